@@ -1,0 +1,33 @@
+// bf16 and fp16 storage types that need no CUDA header, so NVRTC compiles emitted code with
+// only pk's embedded headers.
+#pragma once
+
+namespace pk {
+
+struct bf16 { unsigned short bits; };
+struct f16 { unsigned short bits; };
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(bf16 x) {
+  return __uint_as_float(static_cast<unsigned int>(x.bits) << 16);
+}
+__device__ __forceinline__ float to_float(f16 x) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+  return f;
+}
+
+template <class T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) {
+  unsigned short b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(x));
+  return bf16{b};
+}
+template <> __device__ __forceinline__ f16 from_float<f16>(float x) {
+  unsigned short b;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
+  return f16{b};
+}
+
+}  // namespace pk

@@ -1,0 +1,49 @@
+// The kernel ABI shared by emitted code and the host runtime: what every pk kernel receives.
+#pragma once
+
+#ifndef PK_MAX_RANKS
+#define PK_MAX_RANKS 16
+#endif
+
+namespace pk {
+
+// Filled by a bounded wait that gave up; the host reads it after the launch.
+struct WaitError {
+  unsigned int code;            // 0: no error, 1: wait timed out
+  int rank;                     // rank that waited
+  int slot;                     // flag slot it waited on
+  int block;                    // block that waited
+  unsigned long long expected;  // value it waited for (>=)
+  unsigned long long seen;      // value it last read
+};
+
+// Passed by value as the first argument of every pk kernel.
+struct LaunchContext {
+  int rank;
+  int world;
+  // Monotone launch counter: 1 for the first launch, +1 per launch. Flags only grow, so a wait
+  // for "count signals per launch" compares flag >= epoch * count and never needs a reset.
+  unsigned long long epoch;
+  unsigned long long timeout_ns;                // bound on every wait
+  unsigned long long* flags[PK_MAX_RANKS];      // each rank's flag array, mapped into this rank
+  WaitError* error;                             // this rank's error slot (device memory)
+};
+
+// A symmetric tensor: the same shape on every rank, every rank's copy addressable.
+// Contiguous, row-major.
+template <class T>
+struct SymTensor {
+  T* peer[PK_MAX_RANKS];
+  long long shape[4];
+  long long numel;
+};
+
+// A tensor that lives on this rank only. Contiguous, row-major.
+template <class T>
+struct Tensor {
+  T* data;
+  long long shape[4];
+  long long numel;
+};
+
+}  // namespace pk
