@@ -7,6 +7,10 @@ namespace pk {
 struct bf16 { unsigned short bits; };
 struct f16 { unsigned short bits; };
 
+// The conversions are device code; host code (the runtime) includes this header only for the
+// storage types, so they are hidden from a plain C++ compiler.
+#if defined(__CUDACC__)
+
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(bf16 x) {
   return __uint_as_float(static_cast<unsigned int>(x.bits) << 16);
@@ -29,5 +33,6 @@ template <> __device__ __forceinline__ f16 from_float<f16>(float x) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
   return f16{b};
 }
+#endif  // __CUDACC__
 
 }  // namespace pk

@@ -1,0 +1,64 @@
+// Per-rank communicator state: rank, world, stream, flag buffer, epoch counter, error slot.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include <pk/device/launch_context.cuh>
+#include <pk/runtime/exchange.h>
+#include <pk/runtime/symmetric.h>
+
+namespace pk {
+
+struct ContextOptions {
+  int flag_slots = 4096;  // uint64 flags per rank
+  // Bound on every device wait; PK_WAIT_TIMEOUT_MS overrides the default of 10 s.
+  unsigned long long timeout_ns = 0;
+  cudaStream_t stream = nullptr;  // null: the context creates (and owns) a non-blocking stream
+};
+
+class Context {
+ public:
+  // Collective over `ex` (which must outlive the context). Sets the device, enables peer access
+  // to same-process peers, allocates the symmetric flag buffer (zeroed once, never reset) and
+  // the error slot.
+  static Result<std::unique_ptr<Context>> create(Exchange& ex, ContextOptions options = {});
+  ~Context();
+
+  int rank() const { return ex_->rank(); }
+  int world() const { return ex_->world(); }
+  int device() const { return ex_->device(); }
+  int flag_slots() const { return flag_slots_; }
+  cudaStream_t stream() const { return stream_; }
+  Exchange& exchange() const { return *ex_; }
+  unsigned long long epoch() const { return epoch_; }
+  unsigned long long timeout_ns() const { return timeout_ns_; }
+  void set_timeout_ns(unsigned long long ns) { timeout_ns_ = ns; }
+
+  // The LaunchContext for the next launch: epoch advances by one. Every rank must make the
+  // same sequence of launches (the epochs must agree for waits on epoch * count to match).
+  LaunchContext make_launch_context();
+
+  // Synchronises the stream, reads the error slot and clears it. A timeout becomes
+  // "rank R timed out waiting on flag slot S in block B: expected >= E, saw V". After a timeout
+  // the ranks' counters disagree: create a new context before launching again.
+  Status check_errors();
+
+  // SymmetricBuffer::allocate on this context's exchange.
+  Result<SymmetricBuffer> allocate(std::size_t bytes, bool zero = true);
+
+  const SymmetricBuffer& flags() const { return flags_; }
+
+ private:
+  Context() = default;
+  Exchange* ex_ = nullptr;
+  int flag_slots_ = 0;
+  cudaStream_t stream_ = nullptr;
+  bool owns_stream_ = false;
+  SymmetricBuffer flags_;
+  WaitError* error_ = nullptr;
+  unsigned long long epoch_ = 0;
+  unsigned long long timeout_ns_ = 0;
+};
+
+}  // namespace pk

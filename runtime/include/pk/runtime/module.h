@@ -1,0 +1,62 @@
+// Loaded kernels: a module from a cubin (cuModuleLoadData via the lazily loaded driver) and
+// launches of its functions on a rank's stream.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pk/runtime/context.h>
+#include <pk/runtime/kernel_args.h>
+#include <pk/runtime/nvrtc_compile.h>
+#include <pk/runtime/status.h>
+
+namespace pk {
+
+struct LaunchConfig {
+  dim3 grid{1, 1, 1};
+  dim3 block{128, 1, 1};
+  unsigned int shared_bytes = 0;  // dynamic shared memory; > 48 KiB is opted into automatically
+};
+
+class Kernel {
+ public:
+  // Launches on `stream` (the caller's stream; cudaStream_t and CUstream are the same handle).
+  Status launch(const LaunchConfig& cfg, cudaStream_t stream, KernelArgs& args) const;
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class Module;
+  void* function_ = nullptr;  // CUfunction
+  std::string name_;
+};
+
+class Module {
+ public:
+  // Loads `image` (cubin or PTX) into the current device's primary context. Call on the rank's
+  // thread after cudaSetDevice (Context::create does that).
+  static Result<std::unique_ptr<Module>> load(const std::vector<char>& image);
+  // compile() for the current device's architecture (unless req.arch is set), then load().
+  static Result<std::unique_ptr<Module>> compile_and_load(CompileRequest req);
+  ~Module();
+
+  // An `extern "C"` kernel of the module.
+  Result<Kernel> kernel(const std::string& name) const;
+
+ private:
+  Module() = default;
+  void* module_ = nullptr;  // CUmodule
+};
+
+// Launches `kernel` for the next epoch on ctx's stream with arguments
+// (ctx.make_launch_context(), rest...): the signature every emitted kernel has.
+template <class... Rest>
+Status launch(Context& ctx, const Kernel& kernel, const LaunchConfig& cfg, const Rest&... rest) {
+  KernelArgs args;
+  args.add(ctx.make_launch_context());
+  (args.add(rest), ...);
+  return kernel.launch(cfg, ctx.stream(), args);
+}
+
+}  // namespace pk

@@ -1,0 +1,44 @@
+// Machine profiles: measured bandwidth per transfer mechanism and the two hand-off latencies.
+//
+// File format (text, one record per line, '#' starts a comment):
+//   version 1
+//   device <free text>
+//   <mechanism> <size_bytes> <sms> <GB/s>   mechanism: copy_engine | tma | ldst; sms 0 = n/a
+//   handoff intra_sm_ns <ns>                 mbarrier hand-off inside an SM
+//   handoff inter_sm_ns <ns>                 global-flag hand-off between SMs
+#pragma once
+#include <string>
+#include <vector>
+
+#include <pk/runtime/status.h>
+
+namespace pk {
+
+enum class Mechanism { copy_engine, tma, ldst };
+
+const char* mechanism_name(Mechanism m);
+
+struct BandwidthPoint {
+  Mechanism mechanism;
+  long long bytes;
+  int sms;
+  double gbps;
+};
+
+struct MachineProfile {
+  std::string device;
+  std::vector<BandwidthPoint> points;
+  double intra_sm_ns = 0;
+  double inter_sm_ns = 0;
+
+  static Result<MachineProfile> parse(const std::string& text);
+  static Result<MachineProfile> load(const std::string& path);
+  std::string serialize() const;
+
+  // Bandwidth for `bytes` with `sms` SMs: the curve of the largest measured SM count <= sms
+  // (the smallest if none), interpolated linearly in log2(bytes) and clamped at its ends.
+  // Returns 0 when the mechanism has no points.
+  double bandwidth(Mechanism m, long long bytes, int sms) const;
+};
+
+}  // namespace pk

@@ -1,0 +1,78 @@
+// Per-rank context: flag buffer and error slot set up once, epochs handed out per launch.
+#include <pk/runtime/context.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <pk/runtime/checks.h>
+#include <pk/runtime/cuda_check.h>
+
+namespace pk {
+
+Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions options) {
+  PK_RETURN_IF_ERROR(check_world(ex.world()));
+  if (options.flag_slots < 1) return Status::error("flag_slots must be positive");
+  std::unique_ptr<Context> c(new Context());
+  c->ex_ = &ex;
+  c->flag_slots_ = options.flag_slots;
+  c->timeout_ns_ = options.timeout_ns;
+  if (c->timeout_ns_ == 0) {
+    c->timeout_ns_ = 10ull * 1000 * 1000 * 1000;
+    if (const char* ms = std::getenv("PK_WAIT_TIMEOUT_MS"))
+      c->timeout_ns_ = std::strtoull(ms, nullptr, 10) * 1000ull * 1000ull;
+  }
+  PK_CUDA_TRY(cudaSetDevice(ex.device()));
+  if (options.stream) {
+    c->stream_ = options.stream;
+  } else {
+    PK_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream_, cudaStreamNonBlocking));
+    c->owns_stream_ = true;
+  }
+  PK_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&c->error_), sizeof(WaitError)));
+  PK_CUDA_TRY(cudaMemset(c->error_, 0, sizeof(WaitError)));
+  // Zeroed here, once: the counters only ever grow afterwards.
+  PK_ASSIGN_OR_RETURN(c->flags_, SymmetricBuffer::allocate(
+                                     ex, sizeof(unsigned long long) * options.flag_slots, true));
+  return c;
+}
+
+Context::~Context() {
+  if (ex_) cudaSetDevice(ex_->device());
+  (void)flags_.free();
+  if (error_) cudaFree(error_);
+  if (owns_stream_ && stream_) cudaStreamDestroy(stream_);
+}
+
+LaunchContext Context::make_launch_context() {
+  LaunchContext c{};
+  c.rank = rank();
+  c.world = world();
+  c.epoch = ++epoch_;
+  c.timeout_ns = timeout_ns_;
+  for (int r = 0; r < world(); ++r)
+    c.flags[r] = static_cast<unsigned long long*>(flags_.peer(r));
+  c.error = error_;
+  return c;
+}
+
+Status Context::check_errors() {
+  PK_CUDA_TRY(cudaSetDevice(device()));
+  PK_CUDA_TRY(cudaStreamSynchronize(stream_));
+  WaitError e{};
+  PK_CUDA_TRY(cudaMemcpy(&e, error_, sizeof(e), cudaMemcpyDeviceToHost));
+  if (e.code == 0) return Status::ok();
+  PK_CUDA_TRY(cudaMemset(error_, 0, sizeof(WaitError)));
+  if (e.code == 1)
+    return Status::error("rank " + std::to_string(e.rank) + " timed out waiting on flag slot " +
+                         std::to_string(e.slot) + " in block " + std::to_string(e.block) +
+                         ": expected >= " + std::to_string(e.expected) + ", saw " +
+                         std::to_string(e.seen));
+  return Status::error("rank " + std::to_string(rank()) + ": device error code " +
+                       std::to_string(e.code));
+}
+
+Result<SymmetricBuffer> Context::allocate(std::size_t bytes, bool zero) {
+  return SymmetricBuffer::allocate(*ex_, bytes, zero);
+}
+
+}  // namespace pk

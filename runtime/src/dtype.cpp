@@ -1,0 +1,28 @@
+// Element type sizes and names.
+#include <pk/runtime/dtype.h>
+
+namespace pk {
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::bf16: return 2;
+    case DType::f16: return 2;
+    case DType::i32: return 4;
+    case DType::u64: return 8;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
+    case DType::i32: return "i32";
+    case DType::u64: return "u64";
+  }
+  return "?";
+}
+
+}  // namespace pk
