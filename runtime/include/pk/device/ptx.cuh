@@ -4,6 +4,10 @@
 
 namespace pk {
 
+// std::is_same without <type_traits> (NVRTC has no standard library here).
+template <class A, class B> struct is_same { static constexpr bool value = false; };
+template <class A> struct is_same<A, A> { static constexpr bool value = true; };
+
 // 16 bytes moved as one vector access.
 struct alignas(16) Vec16 {
   unsigned int w[4];

@@ -99,19 +99,19 @@ __device__ __forceinline__ void store_async_bulk(void* peer_dst, const void* sme
 template <class T>
 __device__ __forceinline__ void store_add_async_bulk(T* peer_dst, const T* smem_src,
                                                      unsigned int bytes) {
-  if constexpr (__is_same(T, float)) {
+  if constexpr (is_same<T, float>::value) {
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(
                      peer_dst),
                  "r"(smem_addr(smem_src)), "r"(bytes)
                  : "memory");
-  } else if constexpr (__is_same(T, bf16)) {
+  } else if constexpr (is_same<T, bf16>::value) {
     asm volatile(
         "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 [%0], [%1], %2;" ::"l"(
             peer_dst),
         "r"(smem_addr(smem_src)), "r"(bytes)
         : "memory");
   } else {
-    static_assert(__is_same(T, f16), "store_add_async_bulk supports f32, bf16 and f16");
+    static_assert(is_same<T, f16>::value, "store_add_async_bulk supports f32, bf16 and f16");
     asm volatile(
         "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%0], [%1], %2;" ::"l"(
             peer_dst),

@@ -1,0 +1,74 @@
+// Tests the machine-profile format: parsing, errors with line numbers, lookup, round trip.
+#include <gtest/gtest.h>
+
+#include <pk/runtime/profile.h>
+
+namespace {
+
+const char* kText = R"(# test profile
+version 1
+device Test GPU
+handoff intra_sm_ns 64
+handoff inter_sm_ns 832
+copy_engine 1024 0 0.4
+copy_engine 1048576 0 225   # comment after a record
+ldst 268435456 1 39
+ldst 268435456 8 301
+ldst 1024 8 10
+tma 4096 16 200
+)";
+
+TEST(Profile, Parses) {
+  auto p = pk::MachineProfile::parse(kText);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_EQ(p->device, "Test GPU");
+  EXPECT_DOUBLE_EQ(p->intra_sm_ns, 64);
+  EXPECT_DOUBLE_EQ(p->inter_sm_ns, 832);
+  EXPECT_EQ(p->points.size(), 6u);
+}
+
+TEST(Profile, Lookup) {
+  auto p = pk::MachineProfile::parse(kText);
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_DOUBLE_EQ(p->bandwidth(pk::Mechanism::copy_engine, 1048576, 0), 225);
+  EXPECT_DOUBLE_EQ(p->bandwidth(pk::Mechanism::copy_engine, 1 << 30, 0), 225);  // clamped
+  EXPECT_DOUBLE_EQ(p->bandwidth(pk::Mechanism::copy_engine, 16, 0), 0.4);
+  // Halfway in log2 between 1 KiB and 1 MiB is 32 KiB.
+  EXPECT_NEAR(p->bandwidth(pk::Mechanism::copy_engine, 32768, 0), (0.4 + 225) / 2, 1e-9);
+  EXPECT_DOUBLE_EQ(p->bandwidth(pk::Mechanism::ldst, 268435456, 4), 39);   // 1-SM curve
+  EXPECT_DOUBLE_EQ(p->bandwidth(pk::Mechanism::ldst, 268435456, 132), 301);  // 8-SM curve
+  EXPECT_DOUBLE_EQ(p->bandwidth(pk::Mechanism::tma, 4096, 1), 200);  // smallest SM curve
+}
+
+TEST(Profile, RoundTrip) {
+  auto p = pk::MachineProfile::parse(kText);
+  ASSERT_TRUE(p.is_ok());
+  auto q = pk::MachineProfile::parse(p->serialize());
+  ASSERT_TRUE(q.is_ok()) << q.status().message();
+  EXPECT_EQ(q->device, p->device);
+  EXPECT_EQ(q->points.size(), p->points.size());
+  EXPECT_DOUBLE_EQ(q->bandwidth(pk::Mechanism::ldst, 268435456, 8), 301);
+}
+
+TEST(Profile, Errors) {
+  auto no_version = pk::MachineProfile::parse("ldst 1 1 1\n");
+  EXPECT_FALSE(no_version.is_ok());
+  auto bad = pk::MachineProfile::parse("version 1\nldst 1024 x 3\n");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos);
+  EXPECT_FALSE(pk::MachineProfile::parse("version 1\nwarp_drive 1 1 1\n").is_ok());
+  EXPECT_FALSE(pk::MachineProfile::parse("version 2\n").is_ok());
+  EXPECT_FALSE(pk::MachineProfile::parse("version 1\nhandoff sideways_ns 3\n").is_ok());
+}
+
+TEST(Profile, ShippedH200Profile) {
+  auto p = pk::MachineProfile::load(PK_H200_PROFILE);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_NEAR(p->bandwidth(pk::Mechanism::copy_engine, 1ll << 30, 0), 397, 1);
+  EXPECT_NEAR(p->bandwidth(pk::Mechanism::ldst, 256ll << 20, 8), 301, 1);
+  EXPECT_GT(p->bandwidth(pk::Mechanism::tma, 1 << 20, 16), 0);
+  EXPECT_DOUBLE_EQ(p->intra_sm_ns, 64);
+  EXPECT_DOUBLE_EQ(p->inter_sm_ns, 832);
+}
+
+}  // namespace
