@@ -31,9 +31,9 @@ template <class T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}                      // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {                // NOLINT
-    if (status_.is_ok()) status_ = Status::error("Result constructed from an ok Status");
-  }
+  Result(Status status)                                                // NOLINT
+      : status_(status.is_ok() ? Status::error("Result constructed from an ok Status")
+                               : std::move(status)) {}
 
   bool is_ok() const { return value_.has_value(); }
   explicit operator bool() const { return is_ok(); }

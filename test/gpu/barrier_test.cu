@@ -1,0 +1,95 @@
+// Barrier: 100000 back-to-back launches, and a racing rank that breaks a reset-and-compare-equal
+// barrier (test-only variant, expected to time out) but not pk::barrier (monotone epochs).
+#include <pk/device/all.cuh>
+
+#include <atomic>
+#include <chrono>
+
+#include "harness.h"
+
+namespace {
+
+__device__ void spin_ns(unsigned long long ns) {
+  const unsigned long long t0 = pk::globaltimer_ns();
+  while (pk::globaltimer_ns() - t0 < ns) {
+  }
+}
+
+__global__ void k_barrier(pk::LaunchContext c, int slot) {
+  pk::barrier_block(c, slot);
+}
+
+// One rank dawdles after signalling, so the other can finish this launch and signal again.
+__global__ void k_barrier_slow_rank(pk::LaunchContext c, int slot, int slow, unsigned long long ns) {
+  if (threadIdx.x != 0) return;
+  pk::signal_all(c, slot);
+  if (c.rank == slow) spin_ns(ns);
+  pk::wait_ge(c, slot, c.epoch * (c.world - 1));
+}
+
+// The broken design, for contrast: wait until the flag EQUALS world-1, then reset it to 0.
+__global__ void k_barrier_reset_equal(pk::LaunchContext c, int slot, int slow,
+                                      unsigned long long ns) {
+  if (threadIdx.x != 0) return;
+  pk::signal_all(c, slot);
+  if (c.rank == slow) spin_ns(ns);
+  unsigned long long* f = c.flags[c.rank] + slot;
+  const unsigned long long want = c.world - 1;
+  const unsigned long long t0 = pk::globaltimer_ns();
+  unsigned long long v;
+  while ((v = pk::ld_acquire_sys(f)) != want) {
+    if (pk::globaltimer_ns() - t0 > c.timeout_ns) {
+      pk::record_wait_timeout(c, slot, want, v);
+      return;
+    }
+  }
+  pk::st_relaxed_sys(f, 0);
+}
+
+void many_launches(pk::Context& ctx) {
+  constexpr int kLaunches = 100000;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kLaunches; ++i) {
+    k_barrier<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 1);
+    if (i % 10000 == 9999) PKT_OK(ctx.check_errors());
+  }
+  PKT_OK(ctx.check_errors());
+  PKT_CUDA(cudaGetLastError());
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> l(pkt::out_mutex());
+  std::printf("rank %d: %d barrier launches in %.2f s (%.2f us each)\n", ctx.rank(), kLaunches, s,
+              s / kLaunches * 1e6);
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(2);
+  pkt::run_ranks(2, many_launches);
+
+  constexpr int kRaces = 20;
+  constexpr unsigned long long kDelay = 2'000'000;  // 2 ms: far longer than a launch
+  pk::ContextOptions opt;
+  opt.timeout_ns = 50'000'000;  // 50 ms
+
+  pkt::run_ranks(2, [&](pk::Context& ctx) {
+    for (int i = 0; i < kRaces; ++i)
+      k_barrier_slow_rank<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 2, 1, kDelay);
+    pk::Status s = ctx.check_errors();
+    PKT_CHECK(s.is_ok(), "pk::barrier with a racing rank: " + s.message());
+  }, opt);
+
+  std::atomic<int> timeouts{0};
+  pkt::run_ranks(2, [&](pk::Context& ctx) {
+    for (int i = 0; i < kRaces; ++i)
+      k_barrier_reset_equal<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 3, 1, kDelay);
+    pk::Status s = ctx.check_errors();
+    if (!s.is_ok()) {
+      ++timeouts;
+      std::lock_guard<std::mutex> l(pkt::out_mutex());
+      std::printf("reset-and-compare-equal barrier failed as expected: %s\n", s.message().c_str());
+    }
+  }, opt);
+  PKT_CHECK(timeouts.load() > 0, "the reset-and-compare-equal barrier should have timed out");
+  return pkt::finish("barrier_test");
+}

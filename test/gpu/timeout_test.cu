@@ -1,0 +1,41 @@
+// A wait whose signal never comes returns a timeout error carrying the diagnostic.
+#include <pk/device/all.cuh>
+
+#include <chrono>
+
+#include "harness.h"
+
+namespace {
+
+constexpr int kSlot = 5;
+constexpr int kWaitingBlock = 3;
+
+__global__ void k_wait_forever(pk::LaunchContext c) {
+  if (threadIdx.x == 0 && blockIdx.x == kWaitingBlock && c.rank == 0)
+    pk::wait_ge(c, kSlot, c.epoch);  // rank 1 never signals
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(2);
+  pk::ContextOptions opt;
+  opt.timeout_ns = 50'000'000;  // 50 ms
+  pkt::run_ranks(2, [](pk::Context& ctx) {
+    const auto t0 = std::chrono::steady_clock::now();
+    k_wait_forever<<<8, 32, 0, ctx.stream()>>>(ctx.make_launch_context());
+    pk::Status s = ctx.check_errors();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (ctx.rank() == 1) {
+      PKT_CHECK(s.is_ok(), s.message());
+      return;
+    }
+    const std::string want = "rank 0 timed out waiting on flag slot 5 in block 3: expected >= 1, saw 0";
+    PKT_CHECK(s.message() == want, "got '" + s.message() + "'");
+    PKT_CHECK(ms >= 45 && ms < 5000, "took " + std::to_string(ms) + " ms");
+    // The slot is cleared after reporting.
+    PKT_OK(ctx.check_errors());
+  }, opt);
+  return pkt::finish("timeout_test");
+}
