@@ -1,0 +1,224 @@
+// The pkc command line: parses flags, runs the phases, writes the output atomically.
+#include "pk/Driver/Driver.h"
+#include "pk/Driver/Frontend.h"
+#include "pk/Emitter/CudaEmitter.h"
+#include "pk/Nvrtc/NvrtcCompiler.h"
+#include "pk/Passes/Decisions.h"
+#include "pk/Pipeline/Pipeline.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "pk/Dialect/Pk.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#ifndef PKC_VERSION
+#define PKC_VERSION "0.0.0"
+#endif
+
+namespace cl = llvm::cl;
+
+namespace pk {
+namespace {
+
+enum class Phase { Mlir, DeviceMlir, Cuda, Ptx, Cubin };
+
+cl::OptionCategory category("pkc options");
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("<spec.mlir | spec.pk.cpp>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
+                                cl::value_desc("file"), cl::init("-"), cl::cat(category));
+cl::opt<Phase> emit(
+    "emit", cl::desc("Phase to stop after"), cl::init(Phase::Cuda), cl::cat(category),
+    cl::values(clEnumValN(Phase::Mlir, "mlir", "spec-level pk dialect"),
+               clEnumValN(Phase::DeviceMlir, "device-mlir", "device-level pk after the passes"),
+               clEnumValN(Phase::Cuda, "cuda", "CUDA C++ (default)"),
+               clEnumValN(Phase::Ptx, "ptx", "PTX through NVRTC"),
+               clEnumValN(Phase::Cubin, "cubin", "a cubin through NVRTC")));
+cl::opt<std::string> arch("arch", cl::desc("GPU architecture"), cl::init("sm_90a"),
+                          cl::cat(category));
+cl::list<std::string> includeDirs("I", cl::desc("Include directory for C++ specs"),
+                                  cl::Prefix, cl::cat(category));
+cl::list<std::string> defines("D", cl::desc("Macro definition for C++ specs"), cl::Prefix,
+                              cl::cat(category));
+cl::opt<std::string> standard("std", cl::desc("C++ standard for C++ specs"),
+                              cl::init("c++20"), cl::cat(category));
+cl::opt<bool> explain("explain", cl::desc("Print each decision the passes took and why"),
+                      cl::cat(category));
+cl::opt<std::string> profilePath("profile", cl::desc("Machine profile (default: built-in H200)"),
+                                 cl::cat(category));
+cl::opt<bool> allowMulticast("allow-multicast",
+                             cl::desc("Allow NVLink multicast lowerings (off by default)"),
+                             cl::cat(category));
+cl::opt<std::string> depfile("MF", cl::desc("Write a Make-style depfile"), cl::cat(category));
+cl::opt<bool> writeDeps("MD", cl::desc("Write dependencies (with -MF)"), cl::cat(category));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "pkc") << message << "\n";
+  return 1;
+}
+
+bool endsWith(llvm::StringRef s, llvm::StringRef suffix) { return s.ends_with(suffix); }
+
+// Writes through a temporary file in the destination's directory and renames it into place,
+// so a failed or interrupted run never leaves a partial output behind.
+bool writeAtomically(const std::string &path, llvm::StringRef bytes, std::string &error) {
+  if (path == "-") {
+    llvm::outs() << bytes;
+    llvm::outs().flush();
+    return true;
+  }
+  llvm::SmallString<256> tmp;
+  int fd = -1;
+  llvm::SmallString<256> model(path);
+  model += ".pkc-tmp-%%%%%%";
+  if (auto ec = llvm::sys::fs::createUniqueFile(model, fd, tmp)) {
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << bytes;
+    out.close();
+    if (out.has_error()) {
+      error = "cannot write '" + path + "': " + out.error().message();
+      out.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (auto ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+std::string escapeForMake(llvm::StringRef path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#') out += '\\';
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+} // namespace
+
+int runPkcDriver(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "pkc " << PKC_VERSION << "\n"; });
+  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::ParseCommandLineOptions(argc, argv, "pkc: a compiler for multi-GPU kernels\n");
+
+  if (emit == Phase::Cubin && outputPath == "-")
+    return fail("--emit=cubin writes binary data: give an output file with -o");
+  if (llvm::sys::fs::is_directory(inputPath))
+    return fail("'" + inputPath + "' is a directory, not a spec file");
+  if (!llvm::sys::fs::exists(inputPath))
+    return fail("no such file: '" + inputPath + "'");
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::pk::PkDialect, mlir::arith::ArithDialect, mlir::scf::SCFDialect>();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  std::vector<std::string> dependencies = {inputPath};
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  bool isCpp = endsWith(inputPath, ".cpp") || endsWith(inputPath, ".cc") ||
+               endsWith(inputPath, ".cxx");
+  if (isCpp) {
+    FrontendOptions fe;
+    fe.includeDirs.assign(includeDirs.begin(), includeDirs.end());
+    fe.defines.assign(defines.begin(), defines.end());
+    fe.standard = standard;
+    module = parseCppSpec(inputPath, fe, context, &dependencies);
+  } else {
+    std::string error;
+    auto file = mlir::openInputFile(inputPath, &error);
+    if (!file) return fail(error);
+    if (llvm::StringRef(file->getBuffer()).contains('\0'))
+      return fail("'" + inputPath + "' is a binary file, not a spec");
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  }
+  if (!module) return 1;
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (emit == Phase::Mlir) {
+    module->print(os);
+  } else {
+    mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::applyPassManagerCLOptions(pm))) return 1;
+    PipelineOptions options;
+    options.profilePath = profilePath;
+    options.allowMulticast = allowMulticast;
+    buildDevicePipeline(pm, options);
+    if (mlir::failed(pm.run(*module))) return 1;
+    if (explain) {
+      for (auto kernel : module->getOps<mlir::pk::KernelOp>()) {
+        llvm::errs() << "pkc: decisions for kernel '" << kernel.getSymName() << "':\n";
+        for (const std::string &d : mlir::pk::getDecisions(kernel))
+          llvm::errs() << "  - " << d << "\n";
+      }
+    }
+    if (emit == Phase::DeviceMlir) {
+      module->print(os);
+    } else {
+      std::string cuda;
+      llvm::raw_string_ostream cudaStream(cuda);
+      mlir::pk::CudaEmitOptions eo;
+      eo.sourceName = llvm::sys::path::filename(inputPath).str();
+      eo.pkcVersion = PKC_VERSION;
+      if (mlir::failed(mlir::pk::emitCuda(*module, cudaStream, eo))) return 1;
+      if (emit == Phase::Cuda) {
+        os << cuda;
+      } else {
+        NvrtcResult r = compileWithNvrtc(
+            cuda, llvm::sys::path::stem(inputPath).str() + ".cu", arch,
+            emit == Phase::Ptx ? NvrtcTarget::Ptx : NvrtcTarget::Cubin);
+        if (!r.ok) {
+          std::string opts;
+          for (const std::string &o : r.options) opts += " " + o;
+          return fail("NVRTC failed to compile the generated CUDA for " + arch + ":\n" + r.log +
+                      "\n(reproduce: pkc " + inputPath + " --emit=cuda -o x.cu, then NVRTC "
+                      "with" + opts + ")");
+        }
+        os << r.output;
+      }
+    }
+  }
+
+  std::string error;
+  if (!writeAtomically(outputPath, text, error)) return fail(error);
+  if (writeDeps || !depfile.empty()) {
+    if (depfile.empty()) return fail("-MD needs -MF <file>");
+    std::string deps = escapeForMake(outputPath) + ":";
+    for (const std::string &d : dependencies) deps += " \\\n  " + escapeForMake(d);
+    deps += "\n";
+    if (!writeAtomically(depfile, deps, error)) return fail(error);
+  }
+  if (outputPath != "-")
+    llvm::errs() << "pkc: wrote " << outputPath << " (" << text.size() << " bytes)\n";
+  return 0;
+}
+
+} // namespace pk

@@ -1,0 +1,100 @@
+// Emission patterns for the arith ops that compute indices, counts and scalars.
+#include "Emitter.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+namespace {
+
+std::string scalarType(Type t) {
+  if (isa<IndexType>(t)) return "long long";
+  if (t.isSignlessInteger(1)) return "bool";
+  return elementTypeName(t);
+}
+
+cuda::Pattern binary(StringRef op) {
+  std::string sym = op.str();
+  return [sym](Emitter &e, Operation *o) -> LogicalResult {
+    std::string type = scalarType(o->getResult(0).getType());
+    if (type.empty()) return o->emitError("no CUDA emission pattern for this operand type");
+    e.line() << "const " << type << " " << e.bind(o->getResult(0), "v") << " = "
+             << e.name(o->getOperand(0)) << " " << sym << " " << e.name(o->getOperand(1)) << ";";
+    return success();
+  };
+}
+
+cuda::Pattern call(StringRef fn) {
+  std::string f = fn.str();
+  return [f](Emitter &e, Operation *o) -> LogicalResult {
+    std::string type = scalarType(o->getResult(0).getType());
+    e.line() << "const " << type << " " << e.bind(o->getResult(0), "v") << " = " << f << "("
+             << e.name(o->getOperand(0)) << ", " << e.name(o->getOperand(1)) << ");";
+    return success();
+  };
+}
+
+LogicalResult emitConstant(Emitter &e, Operation *op) {
+  auto c = cast<arith::ConstantOp>(op);
+  std::string type = scalarType(c.getType());
+  if (type.empty()) return op->emitError("no CUDA emission pattern for a constant of type ")
+                           << c.getType();
+  std::string value;
+  if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+    value = c.getType().isSignlessInteger(1) ? (i.getValue().isZero() ? "false" : "true")
+                                              : std::to_string(i.getValue().getSExtValue()) + "LL";
+  } else if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
+    llvm::SmallString<32> s;
+    f.getValue().toString(s, 0, 0);
+    value = std::string(s.str()) + "f";
+    if (type != "float") value = "pk::from_float<" + type + ">(" + value + ")";
+  } else {
+    return op->emitError("no CUDA emission pattern for this constant");
+  }
+  e.line() << "const " << type << " " << e.bind(c.getResult(), "c") << " = " << value << ";";
+  return success();
+}
+
+LogicalResult emitCmpI(Emitter &e, Operation *op) {
+  auto cmp = cast<arith::CmpIOp>(op);
+  const char *sym = nullptr;
+  switch (cmp.getPredicate()) {
+  case arith::CmpIPredicate::eq: sym = "=="; break;
+  case arith::CmpIPredicate::ne: sym = "!="; break;
+  case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: sym = "<"; break;
+  case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: sym = "<="; break;
+  case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: sym = ">"; break;
+  case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: sym = ">="; break;
+  }
+  e.line() << "const bool " << e.bind(cmp.getResult(), "p") << " = " << e.name(cmp.getLhs())
+           << " " << sym << " " << e.name(cmp.getRhs()) << ";";
+  return success();
+}
+
+} // namespace
+
+void mlir::pk::cuda::addArithPatterns(PatternTable &table) {
+  table["arith.constant"] = emitConstant;
+  table["arith.addi"] = binary("+");
+  table["arith.subi"] = binary("-");
+  table["arith.muli"] = binary("*");
+  table["arith.divsi"] = binary("/");
+  table["arith.divui"] = binary("/");
+  table["arith.remsi"] = binary("%");
+  table["arith.remui"] = binary("%");
+  table["arith.minsi"] = call("min");
+  table["arith.maxsi"] = call("max");
+  table["arith.cmpi"] = emitCmpI;
+  table["arith.select"] = [](Emitter &e, Operation *op) -> LogicalResult {
+    auto s = cast<arith::SelectOp>(op);
+    e.line() << "const " << scalarType(s.getType()) << " " << e.bind(s.getResult(), "v")
+             << " = " << e.name(s.getCondition()) << " ? " << e.name(s.getTrueValue()) << " : "
+             << e.name(s.getFalseValue()) << ";";
+    return success();
+  };
+  table["arith.index_cast"] = [](Emitter &e, Operation *op) -> LogicalResult {
+    e.line() << "const " << scalarType(op->getResult(0).getType()) << " "
+             << e.bind(op->getResult(0), "v") << " = " << e.name(op->getOperand(0)) << ";";
+    return success();
+  };
+}

@@ -1,0 +1,64 @@
+// Emission patterns for the device communication primitives.
+#include "Emitter.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+namespace {
+
+std::string reduceOpName(ReduceKind k) {
+  return "pk::ReduceOp::" + stringifyReduceKind(k).str();
+}
+
+// Elements of a 1-D tile at origin `i` that lie inside a tensor: the tile clipped to it.
+std::string clippedCount(Emitter &e, Value tensor, Value origin, int64_t extent) {
+  return "min(" + std::to_string(extent) + "LL, " + e.name(tensor) + ".shape[0] - " +
+         e.name(origin) + ")";
+}
+
+// A reduced tile whose only use is a store to this rank's tensor is reduced straight into
+// the destination: no register or shared-memory staging.
+LogicalResult emitReduce(Emitter &e, Operation *op) {
+  auto r = cast<ReduceOp>(op);
+  if (r.getSource().getType().getRank() != 1)
+    return op->emitError("no CUDA emission pattern for pk.comm.reduce on rank > 1 tensors yet");
+  auto store = r.getResult().hasOneUse()
+                   ? dyn_cast<TileStoreOp>(*r.getResult().getUsers().begin())
+                   : TileStoreOp();
+  if (!store || store.getIndices()[0] != r.getIndices()[0] ||
+      store->getBlock() != op->getBlock())
+    return op->emitError("no CUDA emission pattern for a reduced tile other than stored at "
+                         "its own origin");
+  std::string dest = e.name(store.getDest());
+  std::string ptr = isa<SymTensorType>(store.getDest().getType())
+                        ? dest + ".peer[ctx.rank]" : dest + ".data";
+  std::string origin = e.name(r.getIndices()[0]);
+  int64_t extent = r.getResult().getType().getShape()[0];
+  const char *fn = r.getTransport() == Transport::multimem ? "pk::reduce_tile_multimem"
+                                                           : "pk::reduce_tile";
+  e.line() << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())
+           << ", " << origin << ", " << clippedCount(e, r.getSource(), r.getIndices()[0], extent)
+           << ", " << ptr << " + " << origin << ");";
+  e.markEmitted(store);
+  return success();
+}
+
+LogicalResult emitAllReduceTile(Emitter &e, Operation *op) {
+  auto r = cast<CommAllReduceOp>(op);
+  if (r.getSource().getType().getRank() != 1)
+    return op->emitError("no CUDA emission pattern for pk.comm.all_reduce on rank > 1 tensors yet");
+  const char *fn = r.getTransport() == Transport::multimem ? "pk::all_reduce_tile_multimem"
+                                                           : "pk::all_reduce_tile";
+  e.line() << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())
+           << ", " << e.name(r.getDest()) << ", " << e.name(r.getIndices()[0]) << ", "
+           << clippedCount(e, r.getSource(), r.getIndices()[0], r.getShape()[0]) << ");";
+  return success();
+}
+
+} // namespace
+
+void mlir::pk::cuda::addCommPatterns(PatternTable &table) {
+  table["pk.comm.reduce"] = emitReduce;
+  table["pk.comm.all_reduce"] = emitAllReduceTile;
+}

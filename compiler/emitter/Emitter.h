@@ -1,0 +1,62 @@
+// The CUDA emitter's state and its pattern table; patterns live in one file per op family.
+#pragma once
+
+#include "pk/Dialect/Pk.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include <functional>
+#include <string>
+
+namespace mlir::pk::cuda {
+
+class Emitter;
+using Pattern = std::function<LogicalResult(Emitter &, Operation *)>;
+using PatternTable = llvm::StringMap<Pattern>;
+
+class Emitter {
+public:
+  Emitter(llvm::raw_ostream &os, const PatternTable &patterns) : os(os), patterns(patterns) {}
+
+  /// A new line at the current indentation.
+  llvm::raw_ostream &line();
+  void indent() { depth += 2; }
+  void dedent() { depth -= 2; }
+
+  /// The C++ name of a value; values get names when their defining op is emitted.
+  std::string name(Value v);
+  std::string bind(Value v, StringRef prefix);
+  void bindTo(Value v, StringRef expr) { names[v] = expr.str(); }
+  /// A fresh, deterministic C++ identifier.
+  std::string fresh(StringRef prefix) { return (prefix + Twine(counter++)).str(); }
+
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitBlock(Block &block);
+  /// Marks an op as emitted by another op's pattern (fusions), so it is skipped.
+  void markEmitted(Operation *op) { emitted.insert(op); }
+
+  /// Per-kernel facts patterns share.
+  int threads = 512;
+  int blocks = 0;
+  llvm::raw_ostream &os;
+
+private:
+  const PatternTable &patterns;
+  llvm::DenseMap<Value, std::string> names;
+  llvm::DenseSet<Operation *> emitted;
+  int depth = 0;
+  int counter = 0;
+};
+
+/// The C++ type of a pk element type (pk::bf16, float, ...), or "" if unsupported.
+std::string elementTypeName(Type type);
+/// The C++ type of a kernel argument, or "" if unsupported.
+std::string argumentTypeName(Type type);
+
+void addStructurePatterns(PatternTable &table);
+void addArithPatterns(PatternTable &table);
+void addSyncPatterns(PatternTable &table);
+void addCommPatterns(PatternTable &table);
+void addTilePatterns(PatternTable &table);
+
+} // namespace mlir::pk::cuda

@@ -1,0 +1,136 @@
+// Emission patterns for structure ops: kernels, workers, tile loops, rank and sizes.
+#include "Emitter.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+namespace {
+
+int64_t countFlagSlots(KernelOp kernel) {
+  int64_t slots = 0;
+  kernel.walk([&](FlagOp f) { slots = std::max<int64_t>(slots, int64_t(f.getSlot()) + 1); });
+  return slots;
+}
+
+LogicalResult emitKernel(Emitter &e, Operation *op) {
+  auto kernel = cast<KernelOp>(op);
+  auto level = kernel->getAttrOfType<StringAttr>("pk.level");
+  if (!level || level.getValue() != "device")
+    return kernel.emitError("kernel '") << kernel.getSymName()
+           << "' is still at the spec level; run the lowering passes before emitting CUDA";
+  // Every worker runs in all blocks of the grid, one after another (communicator-only
+  // kernels); the grid is fixed per kernel so per-block flags pair up across launches.
+  int64_t blocks = 0;
+  for (auto worker : kernel.getBody().getOps<WorkerOp>()) {
+    if (worker.getRole() != Role::communicator)
+      return worker.emitError("no CUDA emission pattern for worker role '")
+             << stringifyRole(worker.getRole()) << "' yet";
+    blocks = std::max<int64_t>(blocks, worker.getBlocks());
+  }
+  e.blocks = blocks > 0 ? int(blocks) : 132;
+  std::string name = kernel.getSymName().str();
+  e.os << "\nnamespace pk_" << name << " {\n";
+  e.os << "constexpr int kThreads = " << e.threads << ";      // threads per block\n";
+  e.os << "constexpr int kBlocks = " << e.blocks
+       << ";       // fixed grid: block b pairs with block b of every peer\n";
+  e.os << "constexpr int kFlagSlots = " << countFlagSlots(kernel)
+       << ";     // flag slots per block\n";
+  e.os << "}  // namespace pk_" << name << "\n";
+  e.os << "\n// pk-launch " << name << " threads=" << e.threads << " blocks=" << e.blocks
+       << " flag_slots=" << countFlagSlots(kernel) << " args=";
+  Block &entry = kernel.getBody().front();
+  for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
+    if (argumentTypeName(arg.getType()).empty())
+      return kernel.emitError("no CUDA type for kernel argument #") << i << " of type "
+             << arg.getType();
+    e.os << (i ? "," : "") << arg.getType();
+  }
+  e.os << "\nextern \"C\" __global__ void __launch_bounds__(" << e.threads << ") " << name
+       << "(pk::LaunchContext ctx";
+  for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
+    std::string argName = "arg" + std::to_string(i);
+    e.os << ", " << argumentTypeName(arg.getType()) << " " << argName;
+    e.bindTo(arg, argName);
+  }
+  e.os << ") {";
+  e.indent();
+  e.line() << "__shared__ int pk_abort;  // set when a bounded wait gave up";
+  if (failed(e.emitBlock(entry))) return failure();
+  e.dedent();
+  e.line() << "}\n";
+  return success();
+}
+
+LogicalResult emitWorker(Emitter &e, Operation *op) {
+  auto worker = cast<WorkerOp>(op);
+  e.line() << "{  // worker <" << stringifyRole(worker.getRole()) << ">";
+  e.indent();
+  if (failed(e.emitBlock(worker.getBody().front()))) return failure();
+  e.dedent();
+  e.line() << "}";
+  return success();
+}
+
+// Tiles are numbered row-major over the iteration space and dealt to blocks round-robin.
+LogicalResult emitTileForeach(Emitter &e, Operation *op) {
+  auto loop = cast<TileForeachOp>(op);
+  auto steps = loop.getSteps();
+  size_t n = steps.size();
+  std::vector<std::string> counts;
+  for (size_t d = 0; d < n; ++d) {
+    std::string c = e.fresh("pk_tiles");
+    e.line() << "const long long " << c << " = (" << e.name(loop.getUpperBounds()[d]) << " + "
+             << steps[d] - 1 << ") / " << steps[d] << ";";
+    counts.push_back(c);
+  }
+  std::string total = "1LL";
+  for (auto &c : counts) total += " * " + c;
+  std::string t = e.fresh("pk_tile");
+  e.line() << "for (long long " << t << " = blockIdx.x; " << t << " < " << total << "; " << t
+           << " += gridDim.x) {";
+  e.indent();
+  std::string rest = t;
+  for (size_t d = n; d-- > 0;) {
+    Value iv = loop.getBody().front().getArgument(d);
+    std::string ivName = e.bind(iv, "i");
+    e.line() << "const long long " << ivName << " = (" << rest << " % " << counts[d] << ") * "
+             << steps[d] << ";";
+    if (d) rest = "(" + rest + " / " + counts[d] + ")";
+  }
+  if (failed(e.emitBlock(loop.getBody().front()))) return failure();
+  e.dedent();
+  e.line() << "}";
+  return success();
+}
+
+LogicalResult emitNothing(Emitter &, Operation *) { return success(); }
+
+LogicalResult emitReturn(Emitter &e, Operation *) {
+  e.line() << "return;";
+  return success();
+}
+
+} // namespace
+
+void mlir::pk::cuda::addStructurePatterns(PatternTable &table) {
+  table["pk.kernel"] = emitKernel;
+  table["pk.worker"] = emitWorker;
+  table["pk.tile.foreach"] = emitTileForeach;
+  table["pk.yield"] = emitNothing;
+  table["pk.return"] = emitReturn;
+  table["pk.rank"] = [](Emitter &e, Operation *op) {
+    e.line() << "const long long " << e.bind(op->getResult(0), "rank") << " = ctx.rank;";
+    return success();
+  };
+  table["pk.world_size"] = [](Emitter &e, Operation *op) {
+    e.line() << "const long long " << e.bind(op->getResult(0), "world") << " = ctx.world;";
+    return success();
+  };
+  table["pk.dim"] = [](Emitter &e, Operation *op) {
+    auto dim = cast<DimOp>(op);
+    e.line() << "const long long " << e.bind(dim.getResult(), "n") << " = "
+             << e.name(dim.getTensor()) << ".shape[" << dim.getDim() << "];";
+    return success();
+  };
+}

@@ -1,0 +1,71 @@
+// Emission patterns for flags, signals, waits and barriers. One thread of the block talks
+// to the peers; block barriers order the other threads' work around it.
+#include "Emitter.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+namespace {
+
+LogicalResult emitFlag(Emitter &e, Operation *op) {
+  auto flag = cast<FlagOp>(op);
+  std::string slot = e.bind(flag.getResult(), "flag");
+  if (flag.getScope() == FlagScope::block)
+    e.line() << "const int " << slot << " = " << flag.getSlot()
+             << " * gridDim.x + blockIdx.x;  // per-block slot";
+  else
+    e.line() << "const int " << slot << " = " << flag.getSlot() << " * gridDim.x;  // grid slot";
+  return success();
+}
+
+// The block's writes happen before thread 0's system-scope release.
+LogicalResult emitSignal(Emitter &e, Operation *op) {
+  auto s = cast<SignalOp>(op);
+  e.line() << "__syncthreads();";
+  e.line() << "if (threadIdx.x == 0) pk::signal(ctx, int(" << e.name(s.getPeer()) << "), "
+           << e.name(s.getFlag()) << ");";
+  return success();
+}
+
+LogicalResult emitSignalAll(Emitter &e, Operation *op) {
+  auto s = cast<SignalAllOp>(op);
+  e.line() << "__syncthreads();";
+  e.line() << "if (threadIdx.x == 0) pk::signal_all(ctx, " << e.name(s.getFlag()) << ");";
+  return success();
+}
+
+// Thread 0 waits (acquire); the block barrier then orders every thread's reads after it.
+// A wait that gave up makes the whole block leave; the host reports the error slot.
+void emitBoundedAbort(Emitter &e, const std::string &call) {
+  e.line() << "if (threadIdx.x == 0) pk_abort = !" << call << ";";
+  e.line() << "__syncthreads();";
+  e.line() << "if (pk_abort) return;";
+}
+
+LogicalResult emitWait(Emitter &e, Operation *op) {
+  auto w = cast<WaitOp>(op);
+  if (w.getCompare() != Compare::ge)
+    return op->emitError("flags are monotone epochs: a wait must compare with >=, not ==");
+  e.line() << "__syncthreads();";
+  emitBoundedAbort(e, "pk::wait_ge(ctx, " + e.name(w.getFlag()) + ", ctx.epoch * " +
+                          "(unsigned long long)(" + e.name(w.getCount()) + "))");
+  return success();
+}
+
+LogicalResult emitBarrier(Emitter &e, Operation *op) {
+  auto b = cast<BarrierOp>(op);
+  e.line() << "__syncthreads();";
+  emitBoundedAbort(e, "pk::barrier(ctx, " + e.name(b.getFlag()) + ")");
+  return success();
+}
+
+} // namespace
+
+void mlir::pk::cuda::addSyncPatterns(PatternTable &table) {
+  table["pk.sync.flag"] = emitFlag;
+  table["pk.sync.signal"] = emitSignal;
+  table["pk.sync.signal_all"] = emitSignalAll;
+  table["pk.sync.wait"] = emitWait;
+  table["pk.sync.barrier"] = emitBarrier;
+}

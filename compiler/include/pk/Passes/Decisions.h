@@ -1,0 +1,15 @@
+// Records the decisions passes take, with reasons, on the kernel (`pk.decisions`), so that
+// `pkc --explain` and the emitted CUDA header can show them.
+#pragma once
+
+#include "mlir/IR/Operation.h"
+#include <string>
+
+namespace mlir::pk {
+/// "file:line:col" of a location, or "<unknown>".
+std::string formatLocation(Location loc);
+/// Appends "rule: what at loc: reason" to the enclosing kernel's decision list.
+void recordDecision(Operation *op, StringRef rule, const Twine &decision);
+/// The decisions recorded on a kernel, in order.
+SmallVector<std::string> getDecisions(Operation *kernel);
+} // namespace mlir::pk

@@ -1,0 +1,66 @@
+// pkc's passes: the three design rules, lowering to the device level, verification.
+#ifndef PK_PASSES_TD
+#define PK_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PkSelectTransportPass : Pass<"pk-select-transport", "::mlir::ModuleOp"> {
+  let summary = "Rule 1: choose each transfer's mechanism by message size";
+  let description = [{
+    Resolves every `auto` transport on communication intent from the machine profile's
+    bandwidth and latency curves: copy engine only for very large host-driven transfers,
+    TMA from a few KiB with few SMs, ld/st for small messages and for anything that must
+    reduce in registers. Records each decision and its reason in the kernel's
+    `pk.decisions` attribute.
+
+    Before: `pk.coll.all_reduce <sum> %x into %y : !pk.sym<1024xbf16>, ...`
+    After:  `pk.coll.all_reduce <sum> %x into %y {transport = #pk.transport<ldst>} ...`
+  }];
+  let options = [
+    Option<"profilePath", "profile", "std::string", "\"\"",
+           "Machine profile file (default: the built-in H200 profile)">,
+    Option<"allowMulticast", "allow-multicast", "bool", "false",
+           "Allow NVLink multicast (multimem) where the machine has it">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
+def PkSelectOverlapPass : Pass<"pk-select-overlap", "::mlir::ModuleOp"> {
+  let summary = "Rule 2: choose intra- or inter-SM overlap by granularity";
+  let description = [{
+    A tile sent to a peer from inside a tile loop whose compute produces it moves at the
+    compute tile's granularity: the compute block's storer sends it (intra-SM, an
+    mbarrier hand-off). Transfers that reduce in registers, whose granularity differs from
+    the compute tile, or collectives without compute run on communicator blocks
+    (inter-SM, a global-flag hand-off).
+  }];
+  let options = [
+    Option<"profilePath", "profile", "std::string", "\"\"",
+           "Machine profile file (default: the built-in H200 profile)">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
+def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
+  let summary = "Rule 3: lower communication intent to one-way device primitives";
+  let description = [{
+    Rewrites collective intent into device-level workers that use only the primitives:
+    senders write one-way into pre-allocated landing buffers (or readers pull from
+    symmetric inputs) and bump monotone flags; no handshakes, no staging copies. Sets
+    `pk.level = "device"` on the kernel.
+
+    Before: `pk.coll.all_reduce <sum> %x into %y {transport = #pk.transport<ldst>}`
+    After:  a `pk.worker <communicator>` that signals arrival, waits for the peers,
+            reduces each tile with `pk.comm.reduce`, stores it, then signals and waits
+            for departure so no rank overwrites its input while a peer still reads it.
+  }];
+  let options = [
+    Option<"tileElements", "tile-elements", "int64_t", "4096",
+           "Elements per tile of a 1-D collective">,
+    Option<"profilePath", "profile", "std::string", "\"\"",
+           "Machine profile file (default: the built-in H200 profile)">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect"];
+}
+
+#endif // PK_PASSES_TD

@@ -1,0 +1,55 @@
+// Rule 1: choose each transfer's mechanism (ld/st, TMA, copy engine, multimem) by size.
+#include "ProfileOption.h"
+#include "pk/Passes/Decisions.h"
+#include "pk/Passes/Passes.h"
+
+namespace mlir::pk {
+#define GEN_PASS_DEF_PKSELECTTRANSPORTPASS
+#include "pk/Passes/Passes.h.inc"
+} // namespace mlir::pk
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+// Bytes of a statically shaped tensor or tile; nullopt when any dimension is dynamic.
+std::optional<uint64_t> staticBytes(ArrayRef<int64_t> shape, Type element) {
+  uint64_t n = element.getIntOrFloatBitWidth() / 8;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d)) return std::nullopt;
+    n *= uint64_t(d);
+  }
+  return n;
+}
+
+struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTransport> {
+  using PkSelectTransportPassBase::PkSelectTransportPassBase;
+
+  void runOnOperation() override {
+    auto profile = loadProfileOption(getOperation(), profilePath);
+    if (!profile) return signalPassFailure();
+    getOperation().walk([&](Operation *op) {
+      auto attr = op->getAttrOfType<TransportAttr>("transport");
+      if (!attr || attr.getValue() != Transport::automatic) return;
+      ::pk::TransferQuery q;
+      q.multicastAllowed = allowMulticast;
+      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(op)) {
+        Type in = op->getOperand(0).getType();
+        q.bytes = staticBytes(getTensorShape(in), getTensorElementType(in));
+        q.reducesOnRead = isa<AllReduceOp, ReduceScatterOp>(op);
+      } else if (isa<StoreTileOp, AddTileOp>(op)) {
+        auto tile = cast<TileType>(op->getOperand(0).getType());
+        q.bytes = staticBytes(tile.getShape(), tile.getElementType());
+      } else {
+        return;
+      }
+      ::pk::TransportChoice choice = ::pk::chooseTransport(*profile, q);
+      op->setAttr("transport",
+                  TransportAttr::get(op->getContext(), *symbolizeTransport(choice.mechanism)));
+      recordDecision(op, "rule 1 (transport)", choice.mechanism + ": " + choice.reason);
+    });
+  }
+};
+
+} // namespace

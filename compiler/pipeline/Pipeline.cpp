@@ -1,0 +1,31 @@
+// The pass pipeline from spec-level to device-level pk.
+#include "pk/Pipeline/Pipeline.h"
+#include "pk/Passes/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace pk {
+
+void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) {
+  mlir::pk::PkSelectTransportPassOptions transport;
+  transport.profilePath = options.profilePath;
+  transport.allowMulticast = options.allowMulticast;
+  pm.addPass(mlir::pk::createPkSelectTransportPass(transport));
+  mlir::pk::PkSelectOverlapPassOptions overlap;
+  overlap.profilePath = options.profilePath;
+  pm.addPass(mlir::pk::createPkSelectOverlapPass(overlap));
+  mlir::pk::PkLowerCollectivesPassOptions lower;
+  lower.profilePath = options.profilePath;
+  pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
+}
+
+void registerPipelines() {
+  mlir::PassPipelineRegistration<>(
+      "pk-to-device", "Lower spec-level pk kernels to the device level",
+      [](mlir::OpPassManager &pm) {
+        pm.addPass(mlir::pk::createPkSelectTransportPass());
+        pm.addPass(mlir::pk::createPkSelectOverlapPass());
+        pm.addPass(mlir::pk::createPkLowerCollectivesPass());
+      });
+}
+
+} // namespace pk

@@ -1,0 +1,37 @@
+// The pk dialect: one header for its dialect class, attributes, types and ops.
+#pragma once
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "pk/Dialect/PkDialect.h.inc"
+#include "pk/Dialect/PkEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "pk/Dialect/PkAttrs.h.inc"
+#define GET_TYPEDEF_CLASSES
+#include "pk/Dialect/PkTypes.h.inc"
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkStructureOps.h.inc"
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkTileOps.h.inc"
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkCollectiveOps.h.inc"
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkCommOps.h.inc"
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkSyncOps.h.inc"
+
+namespace mlir::pk {
+/// Element types tiles and tensors may hold.
+bool isSupportedElementType(Type type);
+/// Shape and element type of a local or symmetric tensor type.
+ArrayRef<int64_t> getTensorShape(Type tensorType);
+Type getTensorElementType(Type tensorType);
+} // namespace mlir::pk

@@ -1,0 +1,108 @@
+// Communication intent: what must move between ranks, before any mechanism is chosen.
+#ifndef PK_COLLECTIVE_OPS_TD
+#define PK_COLLECTIVE_OPS_TD
+
+include "pk/Dialect/PkTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Pk_CollectiveOp<string mnemonic, bit reduces>
+    : Pk_Op<"coll." # mnemonic> {
+  let arguments = !if(reduces,
+      (ins Pk_ReduceKindAttr:$kind, Pk_SymTensorType:$input, Pk_AnyTensor:$output,
+           DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport,
+           DefaultValuedAttr<Pk_AlgorithmAttr, "::mlir::pk::Algorithm::automatic">:$algorithm),
+      (ins Pk_SymTensorType:$input, Pk_AnyTensor:$output,
+           DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport));
+  let assemblyFormat = !if(reduces,
+      "$kind $input `into` $output attr-dict `:` qualified(type($input)) `,` qualified(type($output))",
+      "$input `into` $output attr-dict `:` qualified(type($input)) `,` qualified(type($output))");
+  let hasVerifier = 1;
+}
+
+def Pk_AllReduceOp : Pk_CollectiveOp<"all_reduce", 1> {
+  let summary = "Reduces a symmetric tensor over all ranks into every rank's output";
+  let description = [{
+    After the op, `output` on every rank holds the element-wise reduction of `input` over
+    all ranks. `input` must be symmetric (peers read it); `output` has the same shape and
+    element type. The passes choose the algorithm (one-shot: every rank reads every peer;
+    two-shot: reduce-scatter then all-gather) and the transport unless they are given.
+
+    Ordering: the op reads every rank's `input` as it was when that rank reached the op,
+    and no rank's later writes to `input` can overtake a peer's reads of it.
+
+    ```mlir
+    pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+}
+
+def Pk_AllGatherOp : Pk_CollectiveOp<"all_gather", 0> {
+  let summary = "Concatenates every rank's input, by rank, into every rank's output";
+  let description = [{
+    `output`'s first dimension is the world size times `input`'s; the other dimensions
+    and the element type match. Rank r's input lands at rows [r*n, (r+1)*n).
+
+    ```mlir
+    pk.coll.all_gather %x into %y : !pk.sym<?x4096xbf16>, !pk.sym<?x4096xbf16>
+    ```
+  }];
+}
+
+def Pk_ReduceScatterOp : Pk_CollectiveOp<"reduce_scatter", 1> {
+  let summary = "Reduces over ranks and leaves rank r with the r-th block of rows";
+  let description = [{
+    `input`'s first dimension is the world size times `output`'s. Rank r receives the
+    reduction over ranks of input rows [r*n, (r+1)*n).
+
+    ```mlir
+    pk.coll.reduce_scatter <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    ```
+  }];
+}
+
+def Pk_AllToAllOp : Pk_CollectiveOp<"all_to_all", 0> {
+  let summary = "Rank r sends its j-th block of rows to rank j, which stores it as block r";
+  let description = [{
+    `input` and `output` have the same shape; the first dimension splits into world-size
+    equal blocks.
+
+    ```mlir
+    pk.coll.all_to_all %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    ```
+  }];
+}
+
+class Pk_TileToPeerOp<string mnemonic> : Pk_Op<"coll." # mnemonic> {
+  let arguments = (ins Pk_TileType:$value, Pk_SymTensorType:$dest, Index:$peer,
+                       Variadic<Index>:$indices,
+                       DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport,
+                       DefaultValuedAttr<Pk_OverlapAttr, "::mlir::pk::Overlap::automatic">:$overlap);
+  let assemblyFormat = "$value `,` $dest `[` $indices `]` `on` $peer attr-dict `:` qualified(type($value)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def Pk_StoreTileOp : Pk_TileToPeerOp<"store_tile"> {
+  let summary = "Intent: a tile stored into a peer's symmetric tensor";
+  let description = [{
+    The tile must end up in `peer`'s copy of `dest` at the given origin before the kernel
+    ends on `peer`. The passes pick the mechanism, the overlap scheme and the signal.
+
+    ```mlir
+    pk.coll.store_tile %t, %c[%m, %n] on %p : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+    ```
+  }];
+}
+
+def Pk_AddTileOp : Pk_TileToPeerOp<"add_tile"> {
+  let summary = "Intent: a tile added into a peer's symmetric tensor";
+  let description = [{
+    Like `pk.coll.store_tile`, but adds element-wise; concurrent adds from several ranks
+    into the same elements are all applied.
+
+    ```mlir
+    pk.coll.add_tile %t, %c[%m, %n] on %p : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+    ```
+  }];
+}
+
+#endif // PK_COLLECTIVE_OPS_TD

@@ -1,0 +1,97 @@
+// The device communication primitives: tile-granular transfers started by the GPU.
+#ifndef PK_COMM_OPS_TD
+#define PK_COMM_OPS_TD
+
+include "pk/Dialect/PkTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Pk_PeerStoreOp<string mnemonic> : Pk_Op<"comm." # mnemonic> {
+  let arguments = (ins Pk_TileType:$value, Pk_SymTensorType:$dest, Index:$peer,
+                       Variadic<Index>:$indices, Pk_TransportAttr:$transport);
+  let assemblyFormat = "$transport $value `,` $dest `[` $indices `]` `on` $peer attr-dict `:` qualified(type($value)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def Pk_StoreAsyncOp : Pk_PeerStoreOp<"store_async"> {
+  let summary = "Writes a tile into a peer's symmetric tensor";
+  let description = [{
+    Starts the write; it is complete only once the issuing worker has waited for it (TMA:
+    `cp.async.bulk.wait_group 0`). A signal that publishes the tile waits for completion
+    first. Transports: `tma` (bulk tensor store from shared memory; the tile must be in
+    `smem`), `ldst` (register stores).
+
+    ```mlir
+    pk.comm.store_async <tma> %t, %c[%m, %n] on %p : !pk.tile<128x256xbf16, smem>, !pk.sym<?x?xbf16>
+    ```
+  }];
+}
+
+def Pk_StoreAddAsyncOp : Pk_PeerStoreOp<"store_add_async"> {
+  let summary = "Adds a tile into a peer's symmetric tensor";
+  let description = [{
+    As `pk.comm.store_async`, but adds element-wise (`cp.reduce.async.bulk.tensor .add`
+    for `tma`; `red.global.add` for `ldst`). Element types: f32, bf16, f16.
+
+    ```mlir
+    pk.comm.store_add_async <tma> %t, %c[%m, %n] on %p : !pk.tile<128x256xbf16, smem>, !pk.sym<?x?xbf16>
+    ```
+  }];
+}
+
+def Pk_ReduceOp : Pk_Op<"comm.reduce"> {
+  let summary = "Reads a tile from every rank and reduces it into a local tile";
+  let description = [{
+    Loads the tile at the given origin from every rank's copy of `source` (this rank's
+    included), reduces in f32 and returns it in registers. Transport `ldst` (peer loads)
+    or `multimem` (`multimem.ld_reduce`, only where multicast exists and is allowed).
+
+    Ordering: the caller must have waited for every peer's signal that its tile is
+    ready; the reads are plain loads after that acquire.
+
+    ```mlir
+    %t = pk.comm.reduce <sum> <ldst> %x[%i] : !pk.sym<?xbf16> -> !pk.tile<4096xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_ReduceKindAttr:$kind, Pk_TransportAttr:$transport,
+                       Pk_SymTensorType:$source, Variadic<Index>:$indices);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$kind $transport $source `[` $indices `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_CommAllReduceOp : Pk_Op<"comm.all_reduce"> {
+  let summary = "Reduces a tile over all ranks and writes the result to every rank";
+  let description = [{
+    Reads the tile at the origin from every rank's `source`, reduces it and stores the
+    result at the same origin in every rank's `dest` (the two-shot building block). The
+    tile shape is given by `shape`.
+
+    ```mlir
+    pk.comm.all_reduce <sum> <ldst> %x[%i] into %y {shape = array<i64: 4096>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_ReduceKindAttr:$kind, Pk_TransportAttr:$transport,
+                       Pk_SymTensorType:$source, Variadic<Index>:$indices,
+                       Pk_SymTensorType:$dest, DenseI64ArrayAttr:$shape);
+  let assemblyFormat = "$kind $transport $source `[` $indices `]` `into` $dest attr-dict `:` qualified(type($source)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def Pk_LoadPeerOp : Pk_Op<"comm.load_peer"> {
+  let summary = "Loads a tile from a peer's symmetric tensor (pull)";
+  let description = [{
+    Transport `tma` (bulk tensor load from the peer address into shared memory) or
+    `ldst` (register loads). The caller must have waited for the peer's signal.
+
+    ```mlir
+    %t = pk.comm.load_peer <tma> %x[%i, %j] on %p : !pk.sym<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins Pk_TransportAttr:$transport, Pk_SymTensorType:$source, Index:$peer,
+                       Variadic<Index>:$indices);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$transport $source `[` $indices `]` `on` $peer attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+#endif // PK_COMM_OPS_TD

@@ -1,0 +1,120 @@
+// Tile ops: loads, stores and compute on tiles of this rank.
+#ifndef PK_TILE_OPS_TD
+#define PK_TILE_OPS_TD
+
+include "pk/Dialect/PkTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+def Pk_TileLoadOp : Pk_Op<"tile.load"> {
+  let summary = "Loads a tile of this rank's tensor";
+  let description = [{
+    Loads the tile whose origin is given by the indices (one per tensor dimension) from
+    this rank's tensor (its own copy, for a symmetric tensor). Elements outside the tensor
+    read as zero. The tile's rank must equal the tensor's and its element type must match.
+
+    ```mlir
+    %t = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins Arg<Pk_AnyTensor, "", [MemRead]>:$source, Variadic<Index>:$indices);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileStoreOp : Pk_Op<"tile.store"> {
+  let summary = "Stores a tile into this rank's tensor";
+  let description = [{
+    Writes the tile at the origin given by the indices into this rank's tensor; elements
+    outside the tensor are dropped. Ordering: a plain store; a later signal publishes it.
+
+    ```mlir
+    pk.tile.store %t, %c[%m, %n] : !pk.tile<128x256xbf16>, !pk.tensor<?x?xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$value, Arg<Pk_AnyTensor, "", [MemWrite]>:$dest,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = "$value `,` $dest `[` $indices `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileZerosOp : Pk_Op<"tile.zeros", [Pure]> {
+  let summary = "A register tile of zeros";
+  let description = [{
+    Typically the initial accumulator of a matrix multiply.
+
+    ```mlir
+    %acc = pk.tile.zeros : !pk.tile<128x256xf32>
+    ```
+  }];
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileMmaOp : Pk_Op<"tile.mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Tile matrix multiply-accumulate: acc + a @ b";
+  let description = [{
+    `a` is M x K, `b` is K x N, `acc` and the result are M x N register tiles of f32.
+    `a` and `b` have the same element type (bf16 or f16). Lowers to wgmma on Hopper.
+
+    ```mlir
+    %r = pk.tile.mma %a, %b, %acc : !pk.tile<128x64xbf16, smem>, !pk.tile<64x256xbf16, smem>, !pk.tile<128x256xf32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$a, Pk_TileType:$b, Pk_TileType:$acc);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
+  let summary = "An element-wise operation on tiles";
+  let description = [{
+    Applies `kind` element by element: unary kinds (`exp`, `neg`) take one tile, binary
+    kinds (`add`, `sub`, `mul`, `div`, `max`, `min`) two tiles of the same shape and type.
+    The result has the type of the operands.
+
+    ```mlir
+    %s = pk.tile.map <add> %a, %b : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+    ```
+  }];
+  let arguments = (ins Pk_MapKindAttr:$kind, Variadic<Pk_TileType>:$inputs);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$kind $inputs attr-dict `:` qualified(type($inputs)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileCastOp : Pk_Op<"tile.cast", [Pure]> {
+  let summary = "Converts a tile's element type";
+  let description = [{
+    Converts every element (round to nearest even when narrowing). Shapes must match.
+
+    ```mlir
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$input);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `to` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileReduceRowsOp : Pk_Op<"tile.reduce_rows", [Pure]> {
+  let summary = "Reduces each row of a 2-D tile to one element";
+  let description = [{
+    For an M x N tile returns the M x 1 tile of row sums, maxima or minima (the pieces of
+    a softmax).
+
+    ```mlir
+    %m = pk.tile.reduce_rows <max> %s : !pk.tile<64x128xf32> -> !pk.tile<64x1xf32>
+    ```
+  }];
+  let arguments = (ins Pk_ReduceKindAttr:$kind, Pk_TileType:$input);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+#endif // PK_TILE_OPS_TD

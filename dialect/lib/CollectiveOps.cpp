@@ -1,0 +1,78 @@
+// Communication intent ops: shape and type rules of each collective.
+#include "TileAccess.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkCollectiveOps.cpp.inc"
+
+// Input and output share element type and rank; dimensions other than the first agree;
+// `firstDimEqual` says whether the first must agree too where both are static.
+static LogicalResult verifyCollective(Operation *op, Type input, Type output,
+                                      bool reduces, bool firstDimEqual) {
+  auto in = getTensorShape(input), out = getTensorShape(output);
+  if (getTensorElementType(input) != getTensorElementType(output))
+    return op->emitOpError("input and output element types differ");
+  if (reduces && !isReducibleElementType(getTensorElementType(input)))
+    return op->emitOpError("reductions support bf16, f16 and f32, got ")
+           << getTensorElementType(input);
+  if (in.size() != out.size())
+    return op->emitOpError("input and output ranks differ");
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (d == 0 && !firstDimEqual) continue;
+    if (!ShapedType::isDynamic(in[d]) && !ShapedType::isDynamic(out[d]) && in[d] != out[d])
+      return op->emitOpError("dimension ") << d << " differs: " << in[d] << " vs " << out[d];
+  }
+  return success();
+}
+
+static LogicalResult verifyPrescribedTransport(Operation *op, Transport t, bool reduces) {
+  if (reduces && (t == Transport::tma || t == Transport::copy_engine))
+    return op->emitOpError("transport '") << stringifyTransport(t)
+           << "' cannot reduce while reading; use ldst, multimem or auto";
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyCollective(*this, getInput().getType(), getOutput().getType(), true, true)))
+    return failure();
+  return verifyPrescribedTransport(*this, getTransport(), true);
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (!isa<SymTensorType>(getOutput().getType()))
+    return emitOpError("output must be symmetric: peers write their rows into it");
+  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyCollective(*this, getInput().getType(), getOutput().getType(), true, false)))
+    return failure();
+  return verifyPrescribedTransport(*this, getTransport(), true);
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (!isa<SymTensorType>(getOutput().getType()))
+    return emitOpError("output must be symmetric: peers write their blocks into it");
+  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true);
+}
+
+static LogicalResult verifyTileToPeer(Operation *op, TileType tile, SymTensorType dest,
+                                      size_t numIndices, bool adds) {
+  if (failed(verifyTileAccess(op, dest, tile, numIndices)))
+    return failure();
+  if (adds && !isReducibleElementType(tile.getElementType()))
+    return op->emitOpError("adds support bf16, f16 and f32, got ") << tile.getElementType();
+  return success();
+}
+
+LogicalResult StoreTileOp::verify() {
+  return verifyTileToPeer(*this, getValue().getType(), getDest().getType(),
+                          getIndices().size(), false);
+}
+
+LogicalResult AddTileOp::verify() {
+  return verifyTileToPeer(*this, getValue().getType(), getDest().getType(),
+                          getIndices().size(), true);
+}

@@ -1,0 +1,83 @@
+// Device communication primitives: verifiers for transports and tile placement.
+#include "TileAccess.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkCommOps.cpp.inc"
+
+// A primitive carries the mechanism the passes chose: never `auto`.
+static LogicalResult verifyChosen(Operation *op, Transport t) {
+  if (t == Transport::automatic)
+    return op->emitOpError("needs a concrete transport; 'auto' is resolved by pk-select-transport");
+  return success();
+}
+
+static LogicalResult verifyPeerStore(Operation *op, TileType tile, SymTensorType dest,
+                                     size_t numIndices, Transport t, bool adds) {
+  if (failed(verifyChosen(op, t)) || failed(verifyTileAccess(op, dest, tile, numIndices)))
+    return failure();
+  if (t == Transport::tma && tile.getMemorySpace() != MemorySpace::smem)
+    return op->emitOpError("TMA transfers read the tile from shared memory; the tile is in registers");
+  if (t == Transport::copy_engine)
+    return op->emitOpError("the copy engine is driven from the host and cannot move a tile");
+  if (adds && !isReducibleElementType(tile.getElementType()))
+    return op->emitOpError("adds support bf16, f16 and f32, got ") << tile.getElementType();
+  return success();
+}
+
+LogicalResult StoreAsyncOp::verify() {
+  return verifyPeerStore(*this, getValue().getType(), getDest().getType(), getIndices().size(),
+                         getTransport(), false);
+}
+
+LogicalResult StoreAddAsyncOp::verify() {
+  return verifyPeerStore(*this, getValue().getType(), getDest().getType(), getIndices().size(),
+                         getTransport(), true);
+}
+
+// Read-side reductions need registers: only ld/st or multimem can reduce while reading.
+static LogicalResult verifyReadReduce(Operation *op, Transport t, Type element) {
+  if (failed(verifyChosen(op, t)))
+    return failure();
+  if (t != Transport::ldst && t != Transport::multimem)
+    return op->emitOpError("reduces while reading, which needs transport ldst or multimem");
+  if (!isReducibleElementType(element))
+    return op->emitOpError("reductions support bf16, f16 and f32, got ") << element;
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyReadReduce(*this, getTransport(), getSource().getType().getElementType())))
+    return failure();
+  if (getResult().getType().getMemorySpace() != MemorySpace::reg)
+    return emitOpError("produces a register tile");
+  return verifyTileAccess(*this, getSource().getType(), getResult().getType(),
+                          getIndices().size());
+}
+
+LogicalResult CommAllReduceOp::verify() {
+  SymTensorType src = getSource().getType(), dst = getDest().getType();
+  if (failed(verifyReadReduce(*this, getTransport(), src.getElementType())))
+    return failure();
+  if (src != dst)
+    return emitOpError("source and destination must have the same type");
+  if (getShape().size() != static_cast<size_t>(src.getRank()) || getIndices().size() != getShape().size())
+    return emitOpError("needs one index and one tile extent per tensor dimension");
+  for (int64_t e : getShape())
+    if (e <= 0)
+      return emitOpError("tile extents must be positive");
+  return success();
+}
+
+LogicalResult LoadPeerOp::verify() {
+  if (failed(verifyChosen(*this, getTransport())))
+    return failure();
+  TileType tile = getResult().getType();
+  if (getTransport() == Transport::tma && tile.getMemorySpace() != MemorySpace::smem)
+    return emitOpError("TMA loads land in shared memory; declare the tile as smem");
+  if (getTransport() == Transport::copy_engine || getTransport() == Transport::multimem)
+    return emitOpError("loads a tile with tma or ldst only");
+  return verifyTileAccess(*this, getSource().getType(), tile, getIndices().size());
+}

@@ -1,0 +1,124 @@
+// Structure ops: kernels, tile loops and workers.
+#include "pk/Dialect/Pk.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkStructureOps.cpp.inc"
+
+//===- pk.kernel ------------------------------------------------------------===//
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &builder, ArrayRef<Type> args, ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name),
+      buildType, getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void KernelOp::print(OpAsmPrinter &printer) {
+  function_interface_impl::printFunctionOp(printer, *this, /*isVariadic=*/false,
+                                           getFunctionTypeAttrName(), getArgAttrsAttrName(),
+                                           getResAttrsAttrName());
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getFunctionType().getResults().empty())
+    return emitOpError("must not return values; a kernel's effects are its stores");
+  if (getBody().empty())
+    return emitOpError("must have a body");
+  for (auto [i, type] : llvm::enumerate(getFunctionType().getInputs())) {
+    if (!isa<LocalTensorType, SymTensorType, IndexType, IntegerType, FloatType>(type))
+      return emitOpError("argument #") << i << " has type " << type
+             << "; kernel arguments must be !pk.tensor, !pk.sym, index, integer or float";
+  }
+  Block &entry = getBody().front();
+  if (entry.getNumArguments() != getFunctionType().getNumInputs())
+    return emitOpError("entry block must have as many arguments as the kernel type");
+  return success();
+}
+
+//===- pk.dim ---------------------------------------------------------------===//
+
+LogicalResult DimOp::verify() {
+  int64_t rank = getTensorShape(getTensor().getType()).size();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError("dimension ") << getDim() << " is out of range for a tensor of rank "
+                                     << rank;
+  return success();
+}
+
+//===- pk.tile.foreach ------------------------------------------------------===//
+
+void TileForeachOp::build(OpBuilder &builder, OperationState &state, ValueRange upperBounds,
+                          ArrayRef<int64_t> steps) {
+  state.addOperands(upperBounds);
+  state.addAttribute(getStepsAttrName(state.name), builder.getDenseI64ArrayAttr(steps));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  for (Value ub : upperBounds) block->addArgument(builder.getIndexType(), ub.getLoc());
+  body->push_back(block);
+  ensureTerminator(*body, builder, state.location);
+}
+
+// pk.tile.foreach (%i, %j) to (%M, %N) step [128, 256] attr-dict { body }
+ParseResult TileForeachOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> ivs;
+  SmallVector<OpAsmParser::UnresolvedOperand> ubs;
+  Type indexType = parser.getBuilder().getIndexType();
+  if (parser.parseArgumentList(ivs, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("to") ||
+      parser.parseOperandList(ubs, OpAsmParser::Delimiter::Paren) ||
+      parser.resolveOperands(ubs, indexType, result.operands) ||
+      parser.parseKeyword("step"))
+    return failure();
+  DenseI64ArrayAttr steps = dyn_cast_or_null<DenseI64ArrayAttr>(
+      DenseI64ArrayAttr::parse(parser, Type()));
+  if (!steps)
+    return failure();
+  result.addAttribute(getStepsAttrName(result.name), steps);
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  for (auto &iv : ivs) iv.type = indexType;
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, ivs))
+    return failure();
+  TileForeachOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void TileForeachOp::print(OpAsmPrinter &p) {
+  p << " (";
+  llvm::interleaveComma(getBody().getArguments(), p, [&](BlockArgument a) { p << a; });
+  p << ") to (" << getUpperBounds() << ") step ";
+  getStepsAttr().print(p);
+  p.printOptionalAttrDict((*this)->getAttrs(), {getStepsAttrName()});
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
+}
+
+LogicalResult TileForeachOp::verify() {
+  size_t n = getUpperBounds().size();
+  if (n == 0)
+    return emitOpError("needs at least one dimension");
+  if (getSteps().size() != n)
+    return emitOpError("has ") << n << " upper bounds but " << getSteps().size() << " steps";
+  if (getBody().front().getNumArguments() != n)
+    return emitOpError("body must take one index argument per dimension");
+  for (int64_t s : getSteps())
+    if (s <= 0)
+      return emitOpError("steps must be positive, got ") << s;
+  return success();
+}
+
+//===- pk.worker ------------------------------------------------------------===//
+
+LogicalResult WorkerOp::verify() {
+  if (getBlocks() < 0)
+    return emitOpError("block count must be 0 (chosen at launch) or positive");
+  return success();
+}

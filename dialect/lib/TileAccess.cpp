@@ -1,0 +1,21 @@
+// Shared verification of ops that address a tile of a tensor at an origin.
+#include "TileAccess.h"
+
+using namespace mlir;
+
+LogicalResult mlir::pk::verifyTileAccess(Operation *op, Type tensorType, TileType tile,
+                                         size_t numIndices) {
+  ArrayRef<int64_t> shape = getTensorShape(tensorType);
+  if (numIndices != shape.size())
+    return op->emitOpError("needs ") << shape.size() << " indices for a tensor of rank "
+                                     << shape.size() << ", got " << numIndices;
+  if (tile.getRank() != static_cast<int64_t>(shape.size()))
+    return op->emitOpError("tile rank ") << tile.getRank() << " does not match tensor rank "
+                                         << shape.size();
+  if (tile.getElementType() != getTensorElementType(tensorType))
+    return op->emitOpError("tile element type ") << tile.getElementType()
+           << " does not match tensor element type " << getTensorElementType(tensorType);
+  return success();
+}
+
+bool mlir::pk::isReducibleElementType(Type t) { return t.isBF16() || t.isF16() || t.isF32(); }

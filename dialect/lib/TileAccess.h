@@ -1,0 +1,10 @@
+// Shared verification of ops that address a tile of a tensor at an origin.
+#pragma once
+#include "pk/Dialect/Pk.h"
+
+namespace mlir::pk {
+/// One index per tensor dimension, the tile's rank equal to the tensor's, same element type.
+LogicalResult verifyTileAccess(Operation *op, Type tensorType, TileType tile, size_t numIndices);
+/// Element types that reductions and adds support.
+bool isReducibleElementType(Type type);
+} // namespace mlir::pk

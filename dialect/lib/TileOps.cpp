@@ -1,0 +1,73 @@
+// Tile ops: verifiers for loads, stores and tile compute.
+#include "TileAccess.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+#define GET_OP_CLASSES
+#include "pk/Dialect/PkTileOps.cpp.inc"
+
+LogicalResult TileLoadOp::verify() {
+  return verifyTileAccess(*this, getSource().getType(), getResult().getType(),
+                          getIndices().size());
+}
+
+LogicalResult TileStoreOp::verify() {
+  return verifyTileAccess(*this, getDest().getType(), getValue().getType(),
+                          getIndices().size());
+}
+
+LogicalResult TileZerosOp::verify() {
+  if (getResult().getType().getMemorySpace() != MemorySpace::reg)
+    return emitOpError("produces a register tile; load into shared memory instead");
+  return success();
+}
+
+LogicalResult TileMmaOp::verify() {
+  TileType a = getA().getType(), b = getB().getType(), acc = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError("operands must be 2-D tiles");
+  auto as = a.getShape(), bs = b.getShape(), cs = acc.getShape();
+  if (as[1] != bs[0])
+    return emitOpError("inner dimensions differ: a is ") << as[0] << "x" << as[1]
+           << ", b is " << bs[0] << "x" << bs[1];
+  if (cs[0] != as[0] || cs[1] != bs[1])
+    return emitOpError("accumulator must be ") << as[0] << "x" << bs[1] << ", got " << cs[0]
+                                               << "x" << cs[1];
+  if (a.getElementType() != b.getElementType() ||
+      !(a.getElementType().isBF16() || a.getElementType().isF16()))
+    return emitOpError("a and b must both be bf16 or both be f16");
+  if (!acc.getElementType().isF32() || acc.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("accumulator must be an f32 register tile");
+  return success();
+}
+
+static bool isUnary(MapKind kind) { return kind == MapKind::exp || kind == MapKind::neg; }
+
+LogicalResult TileMapOp::verify() {
+  size_t expected = isUnary(getKind()) ? 1 : 2;
+  if (getInputs().size() != expected)
+    return emitOpError("'") << stringifyMapKind(getKind()) << "' takes " << expected
+                            << " operand(s), got " << getInputs().size();
+  for (Value in : getInputs())
+    if (in.getType() != getResult().getType())
+      return emitOpError("operands and result must have the same tile type");
+  return success();
+}
+
+LogicalResult TileCastOp::verify() {
+  if (getInput().getType().getShape() != getResult().getType().getShape())
+    return emitOpError("cannot change the tile shape");
+  return success();
+}
+
+LogicalResult TileReduceRowsOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getRank() != 2)
+    return emitOpError("input must be a 2-D tile");
+  if (out.getRank() != 2 || out.getShape()[0] != in.getShape()[0] || out.getShape()[1] != 1)
+    return emitOpError("result must be a ") << in.getShape()[0] << "x1 tile";
+  if (out.getElementType() != in.getElementType())
+    return emitOpError("result element type must equal the input's");
+  return success();
+}

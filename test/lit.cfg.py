@@ -1,0 +1,19 @@
+# lit configuration for pkc's FileCheck tests.
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "pkc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".cpp", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs", "unit", "gpu"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pkc_obj_root, "test")
+config.substitutions.append(("%pkc_src", config.pkc_src_root))
+config.substitutions.append(("%specs", os.path.join(config.pkc_src_root, "templates", "specs")))
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.pkc_tools_dir, append_path=False)
+for var in ["NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"]:
+    config.environment[var] = "1" if var != "NCCL_NVLS_ENABLE" else "0"
+llvm_config.add_tool_substitutions(["pkc", "pkc-opt"], [config.pkc_tools_dir])
