@@ -13,7 +13,10 @@ config.substitutions.append(("%pkc_src", config.pkc_src_root))
 config.substitutions.append(("%specs", os.path.join(config.pkc_src_root, "templates", "specs")))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.pkc_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.pkc_tools_dir, append_path=True)
 for var in ["NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"]:
     config.environment[var] = "1" if var != "NCCL_NVLS_ENABLE" else "0"
 llvm_config.add_tool_substitutions(["pkc", "pkc-opt"], [config.pkc_tools_dir])
+if config.pkc_static_llvm.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("static-llvm")
+config.substitutions.append(("%pkc_bin", os.path.join(config.pkc_tools_dir, "pkc")))

@@ -37,6 +37,25 @@ std::optional<MachineProfile> loadProfileOrBuiltin(const std::string &path, std:
   return loaded.value();
 }
 
+double effectiveBandwidth(const MachineProfile &profile, Mechanism m, long long bytes) {
+  // Best over the profiled SM counts. Below a curve's smallest measured size the transfer
+  // is latency-bound: time stays at that size's time, so bandwidth falls with the size.
+  double best = 0;
+  std::set<int> counts;
+  for (const BandwidthPoint &p : profile.points)
+    if (p.mechanism == m) counts.insert(p.sms);
+  for (int sms : counts) {
+    long long smallest = -1;
+    for (const BandwidthPoint &p : profile.points)
+      if (p.mechanism == m && p.sms == sms && (smallest < 0 || p.bytes < smallest))
+        smallest = p.bytes;
+    double g = profile.bandwidth(m, std::max(bytes, smallest), sms);
+    if (bytes < smallest) g *= double(bytes) / double(smallest);
+    best = std::max(best, g);
+  }
+  return best;
+}
+
 int smsFor90Percent(const MachineProfile &profile, Mechanism m, long long bytes) {
   std::set<int> counts;
   for (const BandwidthPoint &p : profile.points)
@@ -76,7 +95,7 @@ TransportChoice chooseTransport(const MachineProfile &profile, const TransferQue
   Mechanism best = Mechanism::ldst;
   double bestGbps = -1;
   for (Mechanism m : candidates) {
-    double g = profile.bandwidth(m, bytes, 1 << 20);
+    double g = effectiveBandwidth(profile, m, bytes);
     if (g > bestGbps) bestGbps = g, best = m;
   }
   std::string size = formatBytes(*q.bytes);

@@ -4,6 +4,7 @@
 #include "pk/Emitter/CudaEmitter.h"
 #include "pk/Nvrtc/NvrtcCompiler.h"
 #include "pk/Passes/Decisions.h"
+#include "pk/Passes/Passes.h"
 #include "pk/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -122,6 +123,7 @@ int runPkcDriver(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  mlir::pk::registerPkPasses();  // so --mlir-print-ir-after=<pass> can name pkc's passes
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "pkc " << PKC_VERSION << "\n"; });
   cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv, "pkc: a compiler for multi-GPU kernels\n");

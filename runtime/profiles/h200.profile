@@ -17,7 +17,10 @@ copy_engine 16777216 0 367
 copy_engine 67108864 0 389
 copy_engine 268435456 0 395
 copy_engine 1073741824 0 397
-# SM ld/st stores, all SMs (528 blocks x 512 threads)
+# SM ld/st stores, all SMs (528 blocks x 512 threads); the two small sizes assume a ~2 us
+# device-initiated round trip (HARDWARE.md: the link moves 1 MiB in under 3 us)
+ldst 4096 132 2
+ldst 65536 132 30
 ldst 1048576 132 193
 ldst 4194304 132 300
 ldst 16777216 132 351
@@ -32,7 +35,11 @@ ldst 268435456 32 353
 ldst 268435456 66 361
 # TMA: not measured on this pair yet; ParallelKittens reports about 74% of peak (478 GB/s
 # nominal -> ~354 GB/s) from about 2 KB with about 15 SMs. Placeholder curve until calibrated.
-tma 2048 16 354
+# TMA bulk stores: ParallelKittens reports ~74% of link peak from ~2 KB per message with ~15
+# SMs. These totals are estimates until pk-calibrate measures them on this machine.
+tma 65536 16 28
+tma 1048576 16 200
+tma 16777216 16 340
 tma 268435456 16 354
 tma 268435456 8 250
 tma 268435456 1 40

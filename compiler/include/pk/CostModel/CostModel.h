@@ -15,6 +15,10 @@ const MachineProfile &builtinProfile();
 /// when the file is unreadable or malformed.
 std::optional<MachineProfile> loadProfileOrBuiltin(const std::string &path, std::string &error);
 
+/// Best bandwidth of a mechanism for a message of `bytes` over the profiled SM counts;
+/// below a curve's smallest sample the time is taken as that sample's (latency-bound).
+double effectiveBandwidth(const MachineProfile &profile, Mechanism m, long long bytes);
+
 /// Fewest profiled SMs that reach 90% of the mechanism's best bandwidth at this size.
 int smsFor90Percent(const MachineProfile &profile, Mechanism m, long long bytes);
 

@@ -1,0 +1,418 @@
+// RUN: pkc-opt %s -split-input-file -verify-diagnostics --allow-unregistered-dialect
+// One case per verifier message of the pk dialect.
+
+// expected-error @+1 {{tile must have between 1 and 4 dimensions, got 5}}
+pk.kernel @k(%a: !pk.tile<1x1x1x1x1xf32>) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{tile dimensions must be positive and static}}
+pk.kernel @k(%a: !pk.tile<0x4xf32>) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{tensor dimensions must be positive or '?'}}
+pk.kernel @k(%a: !pk.tensor<0xf32>) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{symmetric tensor element type must be bf16, f16, f32, f64, i32 or i64, got 'i8'}}
+pk.kernel @k(%a: !pk.sym<?xi8>) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{expected memory space 'reg' or 'smem'}}
+pk.kernel @k(%a: !pk.tile<4xf32, global>) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{'pk.kernel' op must not return values; a kernel's effects are its stores}}
+pk.kernel @k() -> index {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{'pk.kernel' op region #0 ('body') failed to verify constraint: region with 1 blocks}}
+pk.kernel @k()
+
+// -----
+
+// expected-error @+1 {{'pk.kernel' op argument #0 has type 'memref<4xf32>'; kernel arguments must be !pk.tensor, !pk.sym, index, integer or float}}
+pk.kernel @k(%a: memref<4xf32>) {
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>) {
+  // expected-error @+1 {{'pk.dim' op dimension 1 is out of range for a tensor of rank 1}}
+  %n = pk.dim %x, 1 : !pk.sym<?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  // expected-error @+1 {{'pk.tile.foreach' op needs at least one dimension}}
+  pk.tile.foreach () to () step [] {
+  }
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%n: index) {
+  // expected-error @+1 {{'pk.tile.foreach' op has 1 upper bounds but 2 steps}}
+  pk.tile.foreach (%i) to (%n) step [4, 4] {
+  }
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%n: index) {
+  // expected-error @+1 {{'pk.tile.foreach' op body must take one index argument per dimension}}
+  "pk.tile.foreach"(%n) <{steps = array<i64: 4>}> ({
+    "pk.yield"() : () -> ()
+  }) : (index) -> ()
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%n: index) {
+  // expected-error @+1 {{'pk.tile.foreach' op steps must be positive, got 0}}
+  pk.tile.foreach (%i) to (%n) step [0] {
+  }
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  // expected-error @+1 {{'pk.worker' op block count must be 0 (chosen at launch) or positive}}
+  pk.worker <loader> blocks -1 {
+  }
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.tile.load' op needs 2 indices for a tensor of rank 2, got 1}}
+  %t = pk.tile.load %a[%i] : !pk.tensor<?x?xbf16> -> !pk.tile<64x64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.tile.load' op tile rank 1 does not match tensor rank 2}}
+  %t = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  %t = pk.tile.zeros : !pk.tile<64x64xf32>
+  // expected-error @+1 {{'pk.tile.store' op tile element type 'f32' does not match tensor element type 'bf16'}}
+  pk.tile.store %t, %a[%i, %i] : !pk.tile<64x64xf32>, !pk.tensor<?x?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  // expected-error @+1 {{'pk.tile.zeros' op produces a register tile; load into shared memory instead}}
+  %t = pk.tile.zeros : !pk.tile<64x64xf32, smem>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?xbf16>, %i: index) {
+  %t = pk.tile.load %a[%i] : !pk.tensor<?xbf16> -> !pk.tile<64xbf16>
+  %acc = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.tile.mma' op operands must be 2-D tiles}}
+  %r = pk.tile.mma %t, %t, %acc : !pk.tile<64xbf16>, !pk.tile<64xbf16>, !pk.tile<64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<64x32xbf16>
+  %y = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<64x64xbf16>
+  %acc = pk.tile.zeros : !pk.tile<64x64xf32>
+  // expected-error @+1 {{'pk.tile.mma' op inner dimensions differ: a is 64x32, b is 64x64}}
+  %r = pk.tile.mma %x, %y, %acc : !pk.tile<64x32xbf16>, !pk.tile<64x64xbf16>, !pk.tile<64x64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<64x64xbf16>
+  %acc = pk.tile.zeros : !pk.tile<32x64xf32>
+  // expected-error @+1 {{'pk.tile.mma' op accumulator must be 64x64, got 32x64}}
+  %r = pk.tile.mma %x, %x, %acc : !pk.tile<64x64xbf16>, !pk.tile<64x64xbf16>, !pk.tile<32x64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xf32>, %i: index) {
+  %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xf32> -> !pk.tile<64x64xf32>
+  %acc = pk.tile.zeros : !pk.tile<64x64xf32>
+  // expected-error @+1 {{'pk.tile.mma' op a and b must both be bf16 or both be f16}}
+  %r = pk.tile.mma %x, %x, %acc : !pk.tile<64x64xf32>, !pk.tile<64x64xf32>, !pk.tile<64x64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<64x64xbf16>
+  // expected-error @+1 {{'pk.tile.mma' op accumulator must be an f32 register tile}}
+  %r = pk.tile.mma %x, %x, %x : !pk.tile<64x64xbf16>, !pk.tile<64x64xbf16>, !pk.tile<64x64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.tile.map' op 'exp' takes 1 operand(s), got 2}}
+  %r = pk.tile.map <exp> %t, %t : !pk.tile<64xf32>, !pk.tile<64xf32> -> !pk.tile<64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.tile.map' op operands and result must have the same tile type}}
+  %r = pk.tile.map <neg> %t : !pk.tile<64xf32> -> !pk.tile<32xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.tile.cast' op cannot change the tile shape}}
+  %r = pk.tile.cast %t : !pk.tile<64xf32> to !pk.tile<32xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.tile.reduce_rows' op input must be a 2-D tile}}
+  %r = pk.tile.reduce_rows <sum> %t : !pk.tile<64xf32> -> !pk.tile<64x1xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %t = pk.tile.zeros : !pk.tile<64x32xf32>
+  // expected-error @+1 {{'pk.tile.reduce_rows' op result must be a 64x1 tile}}
+  %r = pk.tile.reduce_rows <sum> %t : !pk.tile<64x32xf32> -> !pk.tile<32x1xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %t = pk.tile.zeros : !pk.tile<64x32xf32>
+  // expected-error @+1 {{'pk.tile.reduce_rows' op result element type must equal the input's}}
+  %r = pk.tile.reduce_rows <sum> %t : !pk.tile<64x32xf32> -> !pk.tile<64x1xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xf32>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op input and output element types differ}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xi32>, %y: !pk.tensor<?xi32>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op reductions support bf16, f16 and f32, got 'i32'}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xi32>, !pk.tensor<?xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?x?xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op input and output ranks differ}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.tensor<?x?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<8xbf16>, %y: !pk.tensor<16xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op dimension 0 differs: 8 vs 16}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<8xbf16>, !pk.tensor<16xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op transport 'tma' cannot reduce while reading; use ldst, multimem or auto}}
+  pk.coll.all_reduce <sum> %x into %y {transport = #pk.transport<tma>} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_gather' op output must be symmetric: peers write their rows into it}}
+  pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_to_all' op output must be symmetric: peers write their blocks into it}}
+  pk.coll.all_to_all %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%c: !pk.sym<?xi32>, %p: index) {
+  %t = "test.tile"() : () -> !pk.tile<64xi32>
+  // expected-error @+1 {{'pk.coll.add_tile' op adds support bf16, f16 and f32, got 'i32'}}
+  pk.coll.add_tile %t, %c[%p] on %p : !pk.tile<64xi32>, !pk.sym<?xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%c: !pk.sym<?xf32>, %p: index) {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.comm.store_async' op needs a concrete transport; 'auto' is resolved by pk-select-transport}}
+  pk.comm.store_async <auto> %t, %c[%p] on %p : !pk.tile<64xf32>, !pk.sym<?xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%c: !pk.sym<?xf32>, %p: index) {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.comm.store_async' op TMA transfers read the tile from shared memory; the tile is in registers}}
+  pk.comm.store_async <tma> %t, %c[%p] on %p : !pk.tile<64xf32>, !pk.sym<?xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%c: !pk.sym<?xf32>, %p: index) {
+  %t = pk.tile.zeros : !pk.tile<64xf32>
+  // expected-error @+1 {{'pk.comm.store_add_async' op the copy engine is driven from the host and cannot move a tile}}
+  pk.comm.store_add_async <copy_engine> %t, %c[%p] on %p : !pk.tile<64xf32>, !pk.sym<?xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%c: !pk.sym<?xi32>, %p: index) {
+  %t = "test.tile"() : () -> !pk.tile<64xi32>
+  // expected-error @+1 {{'pk.comm.store_add_async' op adds support bf16, f16 and f32, got 'i32'}}
+  pk.comm.store_add_async <ldst> %t, %c[%p] on %p : !pk.tile<64xi32>, !pk.sym<?xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.comm.reduce' op reduces while reading, which needs transport ldst or multimem}}
+  %t = pk.comm.reduce <sum> <tma> %x[%i] : !pk.sym<?xbf16> -> !pk.tile<64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xi32>, %i: index) {
+  // expected-error @+1 {{'pk.comm.reduce' op reductions support bf16, f16 and f32, got 'i32'}}
+  %t = pk.comm.reduce <sum> <ldst> %x[%i] : !pk.sym<?xi32> -> !pk.tile<64xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.comm.reduce' op produces a register tile}}
+  %t = pk.comm.reduce <sum> <ldst> %x[%i] : !pk.sym<?xbf16> -> !pk.tile<64xbf16, smem>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xf32>, %i: index) {
+  // expected-error @+1 {{'pk.comm.all_reduce' op source and destination must have the same type}}
+  pk.comm.all_reduce <sum> <ldst> %x[%i] into %y {shape = array<i64: 64>} : !pk.sym<?xbf16>, !pk.sym<?xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.comm.all_reduce' op needs one index and one tile extent per tensor dimension}}
+  pk.comm.all_reduce <sum> <ldst> %x[%i] into %x {shape = array<i64: 64, 2>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.comm.all_reduce' op tile extents must be positive}}
+  pk.comm.all_reduce <sum> <ldst> %x[%i] into %x {shape = array<i64: 0>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.comm.load_peer' op TMA loads land in shared memory; declare the tile as smem}}
+  %t = pk.comm.load_peer <tma> %x[%i] on %i : !pk.sym<?xbf16> -> !pk.tile<64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
+  // expected-error @+1 {{'pk.comm.load_peer' op loads a tile with tma or ldst only}}
+  %t = pk.comm.load_peer <multimem> %x[%i] on %i : !pk.sym<?xbf16> -> !pk.tile<64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  // expected-error @+1 {{'pk.sync.flag' op flag slot must be in [0, 1024), got 1024}}
+  %f = pk.sync.flag 1024 <block> : !pk.flag
+  pk.return
+}

@@ -1,0 +1,2 @@
+pk.kernel @k() {
+  pk.return

@@ -1,0 +1,4 @@
+pk.kernel @k() {
+  pk.bogus
+  pk.return
+}

@@ -1,0 +1,9 @@
+// RUN: not pkc %s --emit=cuda -o /dev/null 2>&1 | FileCheck %s
+// Tests that a worker role the emitter cannot place yet is an explicit error.
+
+// CHECK: no-pattern-role.mlir:[[@LINE+2]]:3: error: no CUDA emission pattern for worker role 'loader' yet
+pk.kernel @k() attributes {pk.level = "device"} {
+  pk.worker <loader> blocks 0 {
+  }
+  pk.return
+}
