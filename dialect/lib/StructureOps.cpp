@@ -29,16 +29,11 @@ void KernelOp::print(OpAsmPrinter &printer) {
 LogicalResult KernelOp::verify() {
   if (!getFunctionType().getResults().empty())
     return emitOpError("must not return values; a kernel's effects are its stores");
-  if (getBody().empty())
-    return emitOpError("must have a body");
   for (auto [i, type] : llvm::enumerate(getFunctionType().getInputs())) {
     if (!isa<LocalTensorType, SymTensorType, IndexType, IntegerType, FloatType>(type))
       return emitOpError("argument #") << i << " has type " << type
              << "; kernel arguments must be !pk.tensor, !pk.sym, index, integer or float";
   }
-  Block &entry = getBody().front();
-  if (entry.getNumArguments() != getFunctionType().getNumInputs())
-    return emitOpError("entry block must have as many arguments as the kernel type");
   return success();
 }
 
@@ -46,8 +41,9 @@ LogicalResult KernelOp::verify() {
 
 LogicalResult DimOp::verify() {
   int64_t rank = getTensorShape(getTensor().getType()).size();
-  if (getDim() < 0 || getDim() >= rank)
-    return emitOpError("dimension ") << getDim() << " is out of range for a tensor of rank "
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dimension ") << dim << " is out of range for a tensor of rank "
                                      << rank;
   return success();
 }
@@ -118,7 +114,7 @@ LogicalResult TileForeachOp::verify() {
 //===- pk.worker ------------------------------------------------------------===//
 
 LogicalResult WorkerOp::verify() {
-  if (getBlocks() < 0)
+  if (getBlocksAttr().getInt() < 0)
     return emitOpError("block count must be 0 (chosen at launch) or positive");
   return success();
 }

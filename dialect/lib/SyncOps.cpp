@@ -8,7 +8,8 @@ using namespace mlir::pk;
 #include "pk/Dialect/PkSyncOps.cpp.inc"
 
 LogicalResult FlagOp::verify() {
-  if (getSlot() < 0 || getSlot() >= 1024)
-    return emitOpError("flag slot must be in [0, 1024), got ") << getSlot();
+  int64_t slot = getSlotAttr().getInt();
+  if (slot < 0 || slot >= 1024)
+    return emitOpError("flag slot must be in [0, 1024), got ") << slot;
   return success();
 }
