@@ -122,8 +122,9 @@ int runPkcDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  // Passes first: the IR-printing options list the pass names registered when they are made.
+  mlir::pk::registerPkPasses();
   mlir::registerPassManagerCLOptions();
-  mlir::pk::registerPkPasses();  // so --mlir-print-ir-after=<pass> can name pkc's passes
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "pkc " << PKC_VERSION << "\n"; });
   cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(argc, argv, "pkc: a compiler for multi-GPU kernels\n");
