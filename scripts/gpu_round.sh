@@ -25,9 +25,15 @@ fi
 step() { echo "== $*"; }
 status_of() { [ "$1" -eq 0 ] && echo ok || echo "FAILED($1)"; }
 
+# pkc itself needs LLVM, which the GPU machine lacks: use a statically linked pkc carried in
+# .carry/pkc (or PKC_EXECUTABLE) to generate the kernels the GPU tests run.
+PKC_BIN="${PKC_EXECUTABLE:-$ROOT/.carry/pkc}"
+PKC_ARGS=()
+[ -x "$PKC_BIN" ] && PKC_ARGS=(-DPKC_EXECUTABLE="$PKC_BIN")
+
 step configure
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" 2>&1 | tee "$OUT/configure.log"
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" 2>&1 | tee "$OUT/configure.log"
 CONF=$?
 step build
 cmake --build "$BUILD" -j "$(nproc)" 2>&1 | tee "$OUT/build.log"
