@@ -2,7 +2,10 @@
 // twice with RANK / WORLD_SIZE / LOCAL_RANK and a private PK_BOOTSTRAP_FILE. The children
 // exchange CUDA IPC handles through NCCL and run a store + signal/wait across processes.
 #include <pk/device/all.cuh>
+#include <signal.h>
 #include <sys/wait.h>
+
+#include <chrono>
 #include <unistd.h>
 
 #include "harness.h"
@@ -24,13 +27,20 @@ __global__ void k_push(pk::LaunchContext c, pk::SymTensor<float> landing, const 
 
 __global__ void k_barrier(pk::LaunchContext c) { pk::barrier_block(c, 1); }
 
+// Progress on stderr, so a hang shows the last step each rank reached.
+void step(const char* what) {
+  std::fprintf(stderr, "rank %s: %s\n", std::getenv("RANK"), what);
+}
+
 int child() {
+  step("bootstrap");
   auto ex = pk::NcclExchange::create_from_env();
   if (!ex.is_ok()) {
     pkt::fail(ex.status().message());
     return pkt::finish("bootstrap_mp_test child");
   }
   [&] {
+    step("context");
     auto ctx = pk::Context::create(**ex);
     PKT_OK(ctx.is_ok() ? pk::Status::ok() : ctx.status());
     pk::Context& c = **ctx;
@@ -45,6 +55,7 @@ int child() {
     PKT_CUDA(cudaMalloc(&out, n * 4));
     PKT_CUDA(pkt::poison(out, n * 4));
     PKT_CUDA(cudaMemcpy(src, mine.data(), n * 4, cudaMemcpyHostToDevice));
+    step("push");
     k_push<<<1, 256, 0, c.stream()>>>(c.make_launch_context(), *landing, src, n, out);
     PKT_OK(c.check_errors());
     std::vector<float> got(n);
@@ -54,8 +65,10 @@ int child() {
         pkt::fail("rank " + std::to_string(c.rank()) + ": element " + std::to_string(i));
         break;
       }
+    step("barriers");
     for (int i = 0; i < 10000; ++i) k_barrier<<<1, 32, 0, c.stream()>>>(c.make_launch_context());
     PKT_OK(c.check_errors());
+    step("allocate/free");
     // IPC mappings are opened and closed cleanly across processes.
     for (int i = 0; i < 100; ++i) {
       auto b = c.allocate(1 << 20);
@@ -88,10 +101,21 @@ int main(int argc, char** argv) {
     }
     kids.push_back(p);
   }
+  // A child stuck in a collective must not hang the test: give up after 90 s and say so.
   int worst = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
   for (pid_t p : kids) {
     int st = 0;
-    waitpid(p, &st, 0);
+    pid_t done = 0;
+    while ((done = waitpid(p, &st, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+      usleep(10000);
+    if (done == 0) {
+      std::fprintf(stderr, "bootstrap_mp_test: child %d still running after 90 s; killing it\n", p);
+      kill(p, SIGKILL);
+      waitpid(p, &st, 0);
+      worst = 1;
+      continue;
+    }
     const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
     if (code != 0 && worst != 1) worst = code == 77 ? 77 : 1;
   }
