@@ -5,7 +5,7 @@
 // every rank straight into the output, depart, wait for the peers' departure.
 // CHECK-LABEL: pk.kernel @all_reduce
 // CHECK-SAME: pk.level = "device"
-// CHECK: pk.worker <communicator> blocks 64 {
+// CHECK: pk.worker <communicator> blocks {{[0-9]+}} {
 // CHECK: %[[ARRIVE:.*]] = pk.sync.flag 0 <block>
 // CHECK: %[[DEPART:.*]] = pk.sync.flag 1 <block>
 // CHECK: %[[W:.*]] = pk.world_size

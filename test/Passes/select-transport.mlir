@@ -1,4 +1,4 @@
-// RUN: pkc-opt %s -split-input-file --pk-select-transport | FileCheck %s
+// RUN: pkc-opt %s -split-input-file --pk-select-transport=profile=%S/Inputs/crossover.profile | FileCheck %s
 // RUN: pkc-opt %s -split-input-file --pk-select-transport=allow-multicast=true | FileCheck %s --check-prefix=MULTICAST
 // RUN: not pkc-opt %s --pk-select-transport=profile=%t.missing 2>&1 | FileCheck %s --check-prefix=NOPROFILE
 // Rule 1: each transfer's mechanism by message size, with the reason recorded.

@@ -39,12 +39,21 @@ TEST(CostModel, CopyEngineOnlyForHostDrivenTransfers) {
   EXPECT_EQ(pk::chooseTransport(pk::builtinProfile(), q).mechanism, "copy_engine");
 }
 
+// A profile in which TMA beats ld/st at 1 MiB, whatever the measured one says.
+pk::MachineProfile crossoverProfile() {
+  auto p = pk::MachineProfile::parse("version 1\nldst 4096 132 2\nldst 1048576 132 190\n"
+                                     "ldst 268435456 132 369\ntma 65536 16 28\n"
+                                     "tma 1048576 16 200\ntma 268435456 16 354\n");
+  EXPECT_TRUE(p.is_ok());
+  return p.is_ok() ? p.value() : pk::MachineProfile{};
+}
+
 TEST(CostModel, TmaNeedsSixteenByteMultiples) {
   pk::TransferQuery q;
-  q.bytes = 1ull << 20;  // TMA's best size in the built-in profile
-  EXPECT_EQ(pk::chooseTransport(pk::builtinProfile(), q).mechanism, "tma");
+  q.bytes = 1ull << 20;
+  EXPECT_EQ(pk::chooseTransport(crossoverProfile(), q).mechanism, "tma");
   q.bytes = (1ull << 20) + 2;
-  pk::TransportChoice c = pk::chooseTransport(pk::builtinProfile(), q);
+  pk::TransportChoice c = pk::chooseTransport(crossoverProfile(), q);
   EXPECT_EQ(c.mechanism, "ldst");
   EXPECT_NE(c.reason.find("16 bytes"), std::string::npos);
 }
