@@ -55,6 +55,27 @@ LaunchContext Context::make_launch_context() {
   return c;
 }
 
+Result<LaunchContext> Context::make_launch_context(const std::string& kernel) {
+  auto it = kernel_flags_.find(kernel);
+  if (it == kernel_flags_.end()) {
+    const int offset = kKernelFlagRegion * static_cast<int>(kernel_flags_.size() + 1);
+    if (offset + kKernelFlagRegion > flag_slots_)
+      return Status::error("no flag region left for kernel '" + kernel + "': " +
+                           std::to_string(kernel_flags_.size()) + " kernels already use this "
+                           "context; raise ContextOptions::flag_slots");
+    it = kernel_flags_.emplace(kernel, KernelFlags{offset, 0}).first;
+  }
+  LaunchContext c{};
+  c.rank = rank();
+  c.world = world();
+  c.epoch = ++it->second.epoch;
+  c.timeout_ns = timeout_ns_;
+  for (int r = 0; r < world(); ++r)
+    c.flags[r] = static_cast<unsigned long long*>(flags_.peer(r)) + it->second.offset;
+  c.error = error_;
+  return c;
+}
+
 Status Context::check_errors() {
   PK_CUDA_TRY(cudaSetDevice(device()));
   PK_CUDA_TRY(cudaStreamSynchronize(stream_));

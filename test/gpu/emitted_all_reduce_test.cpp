@@ -23,6 +23,14 @@ int launchFact(const std::string &cu, const std::string &key) {
   return at == std::string::npos ? -1 : std::atoi(cu.c_str() + at + key.size() + 2);
 }
 
+// A second kernel with another grid and flag use, interleaved with the all-reduce: each
+// kernel must get its own flag region and epoch from the runtime, or the waits would mix.
+const char *kOther = R"(#include <pk/device/all.cuh>
+extern "C" __global__ void other(pk::LaunchContext ctx) {
+  if (threadIdx.x == 0) pk::barrier(ctx, blockIdx.x);
+}
+)";
+
 }  // namespace
 
 int main() {
@@ -45,6 +53,16 @@ int main() {
     pk::LaunchConfig cfg;
     cfg.grid = dim3(blocks);
     cfg.block = dim3(threads);
+    pk::CompileRequest otherReq;
+    otherReq.source = kOther;
+    otherReq.program_name = "other.cu";
+    auto otherMod = pk::Module::compile_and_load(otherReq);
+    PKT_OK(otherMod.is_ok() ? pk::Status::ok() : otherMod.status());
+    auto other = (*otherMod)->kernel("other");
+    PKT_OK(other.is_ok() ? pk::Status::ok() : other.status());
+    pk::LaunchConfig otherCfg;
+    otherCfg.grid = dim3(3);
+    otherCfg.block = dim3(32);
 
     for (long long n : sizes) {
       auto xb = ctx.allocate(n * sizeof(pk::bf16));
@@ -64,7 +82,10 @@ int main() {
 
       // Many launches back to back: flags are monotone epochs, never reset.
       const int launches = n < 100000 ? 2000 : 20;
-      for (int l = 0; l < launches; ++l) PKT_OK(pk::launch(ctx, *kernel, cfg, *x, *y));
+      for (int l = 0; l < launches; ++l) {
+        PKT_OK(pk::launch(ctx, *kernel, cfg, *x, *y));
+        if (l % 3 == 0) PKT_OK(pk::launch(ctx, *other, otherCfg));
+      }
       PKT_CUDA(cudaStreamSynchronize(ctx.stream()));
       PKT_OK(ctx.check_errors());
 

@@ -2,7 +2,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include <pk/device/launch_context.cuh>
 #include <pk/runtime/exchange.h>
@@ -11,11 +13,16 @@
 namespace pk {
 
 struct ContextOptions {
-  int flag_slots = 4096;  // uint64 flags per rank
+  // uint64 flags per rank: region 0 for make_launch_context(), then one region of
+  // kKernelFlagRegion slots per named kernel.
+  int flag_slots = 65536;
   // Bound on every device wait; PK_WAIT_TIMEOUT_MS overrides the default of 10 s.
   unsigned long long timeout_ns = 0;
   cudaStream_t stream = nullptr;  // null: the context creates (and owns) a non-blocking stream
 };
+
+// Flag slots each named kernel owns (emitted kernels index slot * gridDim.x + blockIdx.x).
+constexpr int kKernelFlagRegion = 2048;
 
 class Context {
  public:
@@ -39,6 +46,12 @@ class Context {
   // same sequence of launches (the epochs must agree for waits on epoch * count to match).
   LaunchContext make_launch_context();
 
+  // The LaunchContext for the next launch of the kernel named `kernel`: each kernel has its own
+  // flag region and its own epoch, so kernels with different grids or flag counts never share
+  // a slot, and a kernel's waits (flag >= epoch * count) count only its own launches. Regions
+  // are handed out in first-launch order, which SPMD programs share across ranks.
+  Result<LaunchContext> make_launch_context(const std::string& kernel);
+
   // Synchronises the stream, reads the error slot and clears it. A timeout becomes
   // "rank R timed out waiting on flag slot S in block B: expected >= E, saw V". After a timeout
   // the ranks' counters disagree: create a new context before launching again.
@@ -58,6 +71,11 @@ class Context {
   SymmetricBuffer flags_;
   WaitError* error_ = nullptr;
   unsigned long long epoch_ = 0;
+  struct KernelFlags {
+    int offset;                // first slot of the kernel's region
+    unsigned long long epoch;  // launches of this kernel so far
+  };
+  std::map<std::string, KernelFlags> kernel_flags_;
   unsigned long long timeout_ns_ = 0;
 };
 

@@ -49,12 +49,14 @@ class Module {
   void* module_ = nullptr;  // CUmodule
 };
 
-// Launches `kernel` for the next epoch on ctx's stream with arguments
-// (ctx.make_launch_context(), rest...): the signature every emitted kernel has.
+// Launches `kernel` for its next epoch on ctx's stream with arguments
+// (launch context, rest...): the signature every emitted kernel has. The launch context
+// carries the kernel's own flag region and epoch.
 template <class... Rest>
 Status launch(Context& ctx, const Kernel& kernel, const LaunchConfig& cfg, const Rest&... rest) {
+  PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(kernel.name()));
   KernelArgs args;
-  args.add(ctx.make_launch_context());
+  args.add(lc);
   (args.add(rest), ...);
   return kernel.launch(cfg, ctx.stream(), args);
 }
