@@ -1,13 +1,9 @@
 // In-process NVRTC through dlopen, with the embedded device headers.
 #include "pk/Nvrtc/NvrtcCompiler.h"
-#include "pk/EmbeddedFiles.h"
+#include <pk/runtime/embedded_headers.h>
 
 #include <dlfcn.h>
 #include <cstdlib>
-
-namespace pk_device_headers {
-pk::EmbeddedFileList embeddedFiles();
-}
 
 namespace pk {
 namespace {
@@ -78,11 +74,10 @@ NvrtcResult compileWithNvrtc(const std::string &source, const std::string &sourc
   if (virtualArch.rfind("sm_", 0) == 0) virtualArch.replace(0, 3, "compute_");
   r.options = {"--gpu-architecture=" + (target == NvrtcTarget::Ptx ? virtualArch : arch),
                "-std=c++17", "--device-as-default-execution-space"};
-  EmbeddedFileList headers = pk_device_headers::embeddedFiles();
   std::vector<const char *> names, texts, opts;
-  for (size_t i = 0; i < headers.count; ++i) {
-    names.push_back(headers.files[i].name);
-    texts.push_back(headers.files[i].text);
+  for (const EmbeddedHeader &h : embedded_headers()) {
+    names.push_back(h.name);
+    texts.push_back(h.text);
   }
   for (const std::string &o : r.options) opts.push_back(o.c_str());
   Program prog = nullptr;

@@ -77,7 +77,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       int64_t nextSlot = 0;
       // The profile's SM count for 90% of peak ld/st bandwidth was measured with 1024-thread
       // blocks; emitted blocks have 512 threads, so twice as many keep as many bytes in flight.
-      int64_t blocks = 2 * profile->smsFor90Percent("ldst", 256ull << 20);
+      int64_t blocks = 2 * ::pk::smsFor90Percent(*profile, ::pk::Mechanism::ldst, 256ll << 20);
       kernel.walk([&](Operation *op) {
         if (auto ar = dyn_cast<AllReduceOp>(op)) {
           failed |= mlir::failed(lowerAllReduce(ar, nextSlot, blocks));

@@ -19,8 +19,8 @@ struct SelectOverlap : mlir::pk::impl::PkSelectOverlapPassBase<SelectOverlap> {
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
-    std::string intra = std::to_string(int(profile->intraSmHandoffNs())) + " ns";
-    std::string inter = std::to_string(int(profile->interSmHandoffNs())) + " ns";
+    std::string intra = std::to_string(int(profile->intra_sm_ns)) + " ns";
+    std::string inter = std::to_string(int(profile->inter_sm_ns)) + " ns";
 
     getOperation().walk([&](Operation *op) {
       if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op)) {

@@ -81,7 +81,7 @@ ParseResult TileForeachOp::parse(OpAsmParser &parser, OperationState &result) {
   if (!steps)
     return failure();
   result.addAttribute(getStepsAttrName(result.name), steps);
-  if (parser.parseOptionalAttrDict(result.attributes))
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   for (auto &iv : ivs) iv.type = indexType;
   Region *body = result.addRegion();
@@ -96,7 +96,7 @@ void TileForeachOp::print(OpAsmPrinter &p) {
   llvm::interleaveComma(getBody().getArguments(), p, [&](BlockArgument a) { p << a; });
   p << ") to (" << getUpperBounds() << ") step ";
   getStepsAttr().print(p);
-  p.printOptionalAttrDict((*this)->getAttrs(), {getStepsAttrName()});
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {getStepsAttrName()});
   p << " ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
 }

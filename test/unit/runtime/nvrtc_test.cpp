@@ -67,7 +67,7 @@ TEST_F(Nvrtc, PtxHasTheOrderingInstructions) {
         "%globaltimer", "cp.async.bulk.wait_group 0", "fence.proxy.async",
         "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16",
         "cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "multimem.ld_reduce",
-        "multimem.st", "red.global.add.noftz.v4.bf16x2"})
+        "multimem.st", "red.relaxed.sys.global.add.noftz.v4.bf16x2"})
     EXPECT_NE(ptx.find(insn), std::string::npos) << insn;
 }
 

@@ -62,12 +62,13 @@ def Pk_WaitOp : Pk_Op<"sync.wait"> {
     Compare `eq` exists only so the protocol checker can reject it.
 
     ```mlir
-    pk.sync.wait %f, %n <ge>
+    pk.sync.wait %f, %n
+    pk.sync.wait %g, %n compare <eq>   // rejected by the protocol checker
     ```
   }];
   let arguments = (ins Pk_FlagType:$flag, Index:$count,
                        DefaultValuedAttr<Pk_CompareAttr, "::mlir::pk::Compare::ge">:$compare);
-  let assemblyFormat = "$flag `,` $count ($compare^)? attr-dict";
+  let assemblyFormat = "$flag `,` $count (`compare` $compare^)? attr-dict";
 }
 
 def Pk_BarrierOp : Pk_Op<"sync.barrier"> {

@@ -29,37 +29,37 @@ __device__ __forceinline__ void store_tile(const LaunchContext& c, const SymTens
 namespace detail {
 
 __device__ __forceinline__ void red_add(float* p, float v) {
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+  asm volatile("red.relaxed.sys.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
 __device__ __forceinline__ void red_add(bf16* p, bf16 v) {
-  asm volatile("red.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
+  asm volatile("red.relaxed.sys.global.add.noftz.bf16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
 }
 __device__ __forceinline__ void red_add(f16* p, f16 v) {
-  asm volatile("red.global.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
+  asm volatile("red.relaxed.sys.global.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
 }
 
 // 16 bytes added at once (sm_90 vector reductions).
 __device__ __forceinline__ void red_add_v4(float* p, const Vec16& v) {
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(__uint_as_float(v.w[0])),
+  asm volatile("red.relaxed.sys.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(__uint_as_float(v.w[0])),
                "f"(__uint_as_float(v.w[1])), "f"(__uint_as_float(v.w[2])),
                "f"(__uint_as_float(v.w[3]))
                : "memory");
 }
 __device__ __forceinline__ void red_add_v4(bf16* p, const Vec16& v) {
-  asm volatile("red.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]),
+  asm volatile("red.relaxed.sys.global.add.noftz.v4.bf16x2 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]),
                "r"(v.w[1]), "r"(v.w[2]), "r"(v.w[3])
                : "memory");
 }
 __device__ __forceinline__ void red_add_v4(f16* p, const Vec16& v) {
-  asm volatile("red.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]),
+  asm volatile("red.relaxed.sys.global.add.noftz.v4.f16x2 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.w[0]),
                "r"(v.w[1]), "r"(v.w[2]), "r"(v.w[3])
                : "memory");
 }
 
 }  // namespace detail
 
-// Block-cooperative dst.peer[peer][offset + k] += src[k] for k < count, with red.global.add
-// (atomic per element, so several ranks may add into the same tile concurrently). f32, bf16
+// Block-cooperative dst.peer[peer][offset + k] += src[k] for k < count, with system-scope
+// red.add (atomic per element, so several ranks may add into the same tile concurrently). f32, bf16
 // and f16; 16-byte vector reductions when both ends are 16-byte aligned; any count.
 template <class T>
 __device__ __forceinline__ void store_add_tile(const LaunchContext& c, const SymTensor<T>& dst,

@@ -1,0 +1,112 @@
+// RUN: pkc-opt %s | FileCheck %s
+// RUN: pkc-opt %s | pkc-opt | FileCheck %s
+// RUN: pkc-opt %s --mlir-print-op-generic | pkc-opt | FileCheck %s
+// Round trip of every pk op, type and attribute.
+
+// Tests that the structure ops, rank and sizes round-trip.
+// CHECK-LABEL: pk.kernel @structure
+// CHECK-SAME: (%[[X:.*]]: !pk.sym<?x?xbf16>, %[[Y:.*]]: !pk.tensor<128x?xf32>, %{{.*}}: index, %{{.*}}: i32, %{{.*}}: f32)
+pk.kernel @structure(%x: !pk.sym<?x?xbf16>, %y: !pk.tensor<128x?xf32>, %s: index, %i: i32, %f: f32) {
+  // CHECK: pk.rank
+  %r = pk.rank
+  // CHECK: pk.world_size
+  %w = pk.world_size
+  // CHECK: pk.dim %[[X]], 1 : !pk.sym<?x?xbf16>
+  %n = pk.dim %x, 1 : !pk.sym<?x?xbf16>
+  // CHECK: pk.worker <storer> blocks 4 {
+  pk.worker <storer> blocks 4 {
+    // CHECK: pk.tile.foreach (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}}) step [128, 256] {
+    pk.tile.foreach (%m, %k) to (%n, %n) step [128, 256] {
+    }
+  }
+  // CHECK: pk.worker <loader> blocks 0
+  pk.worker <loader> blocks 0 {}
+  // CHECK: pk.worker <consumer> blocks 0
+  pk.worker <consumer> blocks 0 {}
+  // CHECK: pk.worker <communicator> blocks 0
+  pk.worker <communicator> blocks 0 {}
+  // CHECK: pk.return
+  pk.return
+}
+
+// Tests that tile loads, stores and compute round-trip.
+// CHECK-LABEL: pk.kernel @tiles
+pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  // CHECK: pk.tile.load %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+  %ta = pk.tile.load %a[%c0, %c0] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+  // CHECK: pk.tile.load %{{.*}} : !pk.sym<?x?xbf16> -> !pk.tile<64x256xbf16, smem>
+  %tb = pk.tile.load %b[%c0, %c0] : !pk.sym<?x?xbf16> -> !pk.tile<64x256xbf16, smem>
+  // CHECK: pk.tile.zeros : !pk.tile<128x256xf32>
+  %acc = pk.tile.zeros : !pk.tile<128x256xf32>
+  // CHECK: pk.tile.mma %{{.*}}, %{{.*}}, %{{.*}} : !pk.tile<128x64xbf16, smem>, !pk.tile<64x256xbf16, smem>, !pk.tile<128x256xf32>
+  %r = pk.tile.mma %ta, %tb, %acc : !pk.tile<128x64xbf16, smem>, !pk.tile<64x256xbf16, smem>, !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <add> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  %s = pk.tile.map <add> %r, %r : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <exp> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  %e = pk.tile.map <exp> %s : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.reduce_rows <max> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
+  %m = pk.tile.reduce_rows <max> %e : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
+  // CHECK: pk.tile.cast %{{.*}} : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+  %o = pk.tile.cast %e : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+  // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<128x256xf32>, !pk.tensor<?x?xf32>
+  pk.tile.store %e, %c[%c0, %c0] : !pk.tile<128x256xf32>, !pk.tensor<?x?xf32>
+  pk.return
+}
+
+// Tests that communication intent round-trips, with and without prescribed choices.
+// CHECK-LABEL: pk.kernel @intent
+pk.kernel @intent(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %g: !pk.sym<?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  // CHECK: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  // CHECK: pk.coll.all_reduce <max> {{.*}} {algorithm = #pk.algorithm<two_shot>, transport = #pk.transport<ldst>}
+  pk.coll.all_reduce <max> %x into %y {transport = #pk.transport<ldst>, algorithm = #pk.algorithm<two_shot>} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  // CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.coll.all_gather %x into %g : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  // CHECK: pk.coll.reduce_scatter <min> %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.coll.reduce_scatter <min> %x into %g : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  // CHECK: pk.coll.all_to_all %{{.*}} into %{{.*}} {transport = #pk.transport<copy_engine>}
+  pk.coll.all_to_all %x into %g {transport = #pk.transport<copy_engine>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  %c0 = arith.constant 0 : index
+  %t = pk.tile.zeros : !pk.tile<128x256xf32>
+  %tb = pk.tile.cast %t : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+  // CHECK: pk.coll.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] on %{{.*}} : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  pk.coll.store_tile %tb, %c[%c0, %c0] on %c0 : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  // CHECK: pk.coll.add_tile {{.*}} {overlap = #pk.overlap<intra_sm>}
+  pk.coll.add_tile %tb, %c[%c0, %c0] on %c0 {overlap = #pk.overlap<intra_sm>} : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  pk.return
+}
+
+// Tests that the device primitives round-trip.
+// CHECK-LABEL: pk.kernel @primitives
+pk.kernel @primitives(%x: !pk.sym<?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  pk.worker <communicator> blocks 8 {
+    // CHECK: pk.sync.flag 0 <block> : !pk.flag
+    %f = pk.sync.flag 0 <block> : !pk.flag
+    // CHECK: pk.sync.flag 3 <grid> : !pk.flag
+    %g = pk.sync.flag 3 <grid> : !pk.flag
+    // CHECK: pk.sync.signal %{{.*}} on %{{.*}}
+    pk.sync.signal %f on %c1
+    // CHECK: pk.sync.signal_all %{{.*}}
+    pk.sync.signal_all %f
+    // CHECK: pk.sync.wait %{{.*}}, %{{.*}}{{$}}
+    pk.sync.wait %f, %c1
+    // CHECK: pk.sync.wait %{{.*}}, %{{.*}} compare <eq>
+    pk.sync.wait %g, %c1 compare <eq>
+    // CHECK: pk.sync.barrier %{{.*}}
+    pk.sync.barrier %g
+    // CHECK: pk.comm.reduce <sum> <ldst> %{{.*}}[%{{.*}}] : !pk.sym<?xbf16> -> !pk.tile<4096xbf16>
+    %t = pk.comm.reduce <sum> <ldst> %x[%c0] : !pk.sym<?xbf16> -> !pk.tile<4096xbf16>
+    // CHECK: pk.comm.all_reduce <min> <multimem> %{{.*}}[%{{.*}}] into %{{.*}} {shape = array<i64: 4096>}
+    pk.comm.all_reduce <min> <multimem> %x[%c0] into %x {shape = array<i64: 4096>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    // CHECK: pk.comm.load_peer <tma> %{{.*}}[%{{.*}}, %{{.*}}] on %{{.*}} : !pk.sym<?x?xbf16> -> !pk.tile<128x256xbf16, smem>
+    %p = pk.comm.load_peer <tma> %c[%c0, %c0] on %c1 : !pk.sym<?x?xbf16> -> !pk.tile<128x256xbf16, smem>
+    // CHECK: pk.comm.store_async <tma> %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] on %{{.*}} : !pk.tile<128x256xbf16, smem>, !pk.sym<?x?xbf16>
+    pk.comm.store_async <tma> %p, %c[%c0, %c0] on %c1 : !pk.tile<128x256xbf16, smem>, !pk.sym<?x?xbf16>
+    // CHECK: pk.comm.store_add_async <ldst> %{{.*}} : !pk.tile<4096xbf16>, !pk.sym<?xbf16>
+    pk.comm.store_add_async <ldst> %t, %x[%c0] on %c1 : !pk.tile<4096xbf16>, !pk.sym<?xbf16>
+  }
+  pk.return
+}
