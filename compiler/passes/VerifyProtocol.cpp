@@ -22,7 +22,7 @@ namespace {
 // Two launches are enough to see what one launch leaves behind for the next.
 constexpr int kLaunches = 2;
 
-enum class Check { Range, Count, Equal, BulkWait, ProxyFence, Deadlock, Race };
+enum class Check { Range, TooFew, TooMany, Equal, BulkWait, ProxyFence, Deadlock, Race };
 
 using Clock = std::vector<uint32_t>;
 
@@ -168,18 +168,19 @@ private:
         }
         ++arrivals[flagKey(e.peer, e.slot, e.blockKey)];
       }
+    if (!ok) return false;  // lost signals would only repeat as count errors
     for (const Process &p : procs)
       for (const Event &e : p.events) {
         if (e.kind != EventKind::Wait) continue;
         int64_t seen = arrivals.lookup(flagKey(p.rank, e.slot, e.blockKey));
         if (seen < e.count) {
-          report(e.op, Check::Count,
+          report(e.op, Check::TooFew,
                  "wait on flag slot " + Twine(e.slot) + " can never complete for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
                      " signals per launch but at most " + Twine(seen) + " arrive");
           ok = false;
         } else if (seen > e.count) {
-          report(e.op, Check::Count,
+          report(e.op, Check::TooMany,
                  "wait on flag slot " + Twine(e.slot) + " can be overtaken for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
                      " signals per launch but " + Twine(seen) +
@@ -204,7 +205,7 @@ private:
     for (State &s : states) s.clock.assign(dims, 0);
     std::vector<SmallVector<int, 8>> procsOfRank(world);
     for (int i = 0; i < numProcs; ++i) procsOfRank[procs[i].rank].push_back(i);
-    llvm::DenseMap<int64_t, std::pair<int64_t, Clock>> flags;
+    llvm::DenseMap<int64_t, std::vector<Clock>> flags;  // signals in arrival order
     std::vector<Recorded> accesses;
 
     // When every block of a rank has finished a launch, the host may reuse the rank's
@@ -248,17 +249,16 @@ private:
           }
           const Event &e = p.events[s.pc];
           if (e.kind == EventKind::Wait) {
+            // The wait is owed only the signals that reach launch * count; joining later
+            // ones (a peer's next launch) would hide reuse hazards.
             auto it = flags.find(flagKey(p.rank, e.slot, e.blockKey));
-            int64_t value = it == flags.end() ? 0 : it->second.first;
-            if (value < int64_t(s.launch + 1) * e.count) break;
-            if (it != flags.end()) join(s.clock, it->second.second);
+            int64_t need = int64_t(s.launch + 1) * e.count;
+            if (it == flags.end() ? need > 0 : int64_t(it->second.size()) < need) break;
+            for (int64_t k = 0; k < need; ++k) join(s.clock, it->second[k]);
           }
           s.clock[i]++;
           if (e.kind == EventKind::Signal) {
-            auto &flag = flags[flagKey(e.peer, e.slot, e.blockKey)];
-            if (flag.second.empty()) flag.second.assign(dims, 0);
-            flag.first++;
-            join(flag.second, s.clock);
+            flags[flagKey(e.peer, e.slot, e.blockKey)].push_back(s.clock);
           } else if (e.kind == EventKind::Access) {
             accesses.push_back({&e.access, e.op, i, p.rank, s.launch, s.clock});
           }
@@ -281,7 +281,7 @@ private:
       if (s.launch >= kLaunches || s.pc == procs[i].events.size()) continue;
       const Event &e = procs[i].events[s.pc];
       auto it = flags.find(flagKey(procs[i].rank, e.slot, e.blockKey));
-      int64_t value = it == flags.end() ? 0 : it->second.first;
+      int64_t value = it == flags.end() ? 0 : int64_t(it->second.size());
       if (!first) { first = e.op; launch = s.launch; }
       if (listed++ < 4)
         cycle += (cycle.empty() ? "" : ", ") + ("rank " + Twine(procs[i].rank) +
@@ -354,8 +354,11 @@ private:
                  " in the previous launch is known to be done");
       return;
     }
-    const Recorded *local = a.rank == owner ? &a : (b.rank == owner ? &b : nullptr);
-    const Recorded &here = local ? *local : b;
+    // Report where the owner reads (the data it consumes unordered), else where it writes.
+    auto score = [&](const Recorded &r) {
+      return (r.rank == owner ? 2 : 0) + (r.access->write ? 0 : 1);
+    };
+    const Recorded &here = score(a) > score(b) ? a : b;
     const Recorded &other = &here == &a ? b : a;
     report(here.op, Check::Race,
            "race for world size " + Twine(world) + ": rank " + Twine(here.rank) + " " +

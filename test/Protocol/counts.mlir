@@ -41,27 +41,9 @@ pk.kernel @ring_vs_all(%x: !pk.sym<?xbf16>) {
     %n = arith.addi %r, %c1 : index
     %next = arith.remui %n, %w : index
     pk.sync.signal %a on %next
+    // Alone, a rank signals itself: one arrives where none is expected.
+    // expected-error @+2 {{wait on flag slot 2 can be overtaken for world size 1: rank 0 expects 0 signals per launch but 1 arrive}}
     // expected-error @+1 {{wait on flag slot 2 can never complete for world size 3: rank 0 expects 2 signals per launch but at most 1 arrive}}
-    pk.sync.wait %a, %p
-  }
-  pk.return
-}
-
-// -----
-
-// Tests that a ring signal is overtaken on one rank: a rank signals itself when alone, so
-// its flag grows by one per launch but the wait expects none.
-pk.kernel @ring_alone(%x: !pk.sym<?xbf16>) {
-  pk.worker <communicator> blocks 0 {
-    %a = pk.sync.flag 0 <block> : !pk.flag
-    %r = pk.rank
-    %w = pk.world_size
-    %c1 = arith.constant 1 : index
-    %p = arith.subi %w, %c1 : index
-    %n = arith.addi %r, %c1 : index
-    %next = arith.remui %n, %w : index
-    pk.sync.signal %a on %next
-    // expected-error @+1 {{wait on flag slot 0 can be overtaken for world size 1: rank 0 expects 0 signals per launch but 1 arrive}}
     pk.sync.wait %a, %p
   }
   pk.return
@@ -98,6 +80,8 @@ pk.kernel @signal_per_tile(%x: !pk.sym<?xbf16>) {
     pk.tile.foreach (%i) to (%n) step [4096] {
       pk.sync.signal_all %a
     }
+    // Blocks that get no tile send nothing at all:
+    // expected-error @+2 {{wait on flag slot 0 can never complete for world size 2: rank 0 expects 1 signals per launch but at most 0 arrive}}
     // expected-error @+1 {{wait on flag slot 0 can be overtaken for world size 2: rank 0 expects 1 signals per launch but 4 arrive}}
     pk.sync.wait %a, %p
   }
@@ -141,11 +125,13 @@ pk.kernel @peer_out_of_range(%x: !pk.sym<?xbf16>) {
   pk.worker <communicator> blocks 0 {
     %a = pk.sync.flag 0 <block> : !pk.flag
     %r = pk.rank
+    %w = pk.world_size
     %c1 = arith.constant 1 : index
+    %p = arith.subi %w, %c1 : index
     %next = arith.addi %r, %c1 : index
     // expected-error @+1 {{signal on flag slot 0 targets rank 1, outside [0, 1) for world size 1}}
     pk.sync.signal %a on %next
-    pk.sync.wait %a, %c1
+    pk.sync.wait %a, %p
   }
   pk.return
 }

@@ -11,7 +11,7 @@ pk.kernel @equal_across_launches(%x: !pk.sym<?xbf16>) {
     %p = arith.subi %w, %c1 : index
     pk.sync.signal_all %a
     // expected-error @+1 {{wait on flag slot 0 compares for equality, but the flag is reused by every launch without a reset}}
-    pk.sync.wait %a, %p <eq>
+    pk.sync.wait %a, %p compare <eq>
   }
   pk.return
 }
@@ -30,7 +30,7 @@ pk.kernel @equal_in_loop(%x: !pk.sym<?xbf16>) {
       pk.sync.signal_all %a
       // expected-error @+2 {{wait on flag slot 4 compares for equality, but the flag is reused by every iteration of the tile loop and every launch}}
       // expected-error @+1 {{wait on flag slot 4 can be overtaken for world size 2}}
-      pk.sync.wait %a, %p <eq>
+      pk.sync.wait %a, %p compare <eq>
     }
   }
   pk.return
@@ -47,7 +47,7 @@ pk.kernel @equal_barrier(%x: !pk.sym<?xbf16>) {
     %p = arith.subi %w, %c1 : index
     pk.sync.signal_all %a
     // expected-error @+1 {{wait on flag slot 2 compares for equality}}
-    pk.sync.wait %a, %p <eq>
+    pk.sync.wait %a, %p compare <eq>
   }
   pk.return
 }

@@ -56,7 +56,7 @@ pk.kernel @all_reduce_no_arrive_wait(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>
     %p = arith.subi %w, %c1 : index
     %n = pk.dim %x, 0 : !pk.sym<?xbf16>
     pk.tile.foreach (%i) to (%n) step [4096] {
-      // expected-error @+1 {{race for world size 2: rank 0 reads rank 1's copy of argument 0 here with no wait ordering it after rank 1 made the buffer ready}}
+      // expected-error @+1 {{race for world size 2: rank 1 reads rank 0's copy of argument 0 here with no wait ordering it after rank 0 made the buffer ready}}
       %t = pk.comm.reduce <sum> <ldst> %x[%i] : !pk.sym<?xbf16> -> !pk.tile<4096xbf16>
       pk.tile.store %t, %y[%i] : !pk.tile<4096xbf16>, !pk.tensor<?xbf16>
     }
@@ -79,6 +79,8 @@ pk.kernel @read_before_wait(%y: !pk.sym<?xf32>, %o: !pk.tensor<?xf32>) {
     %n = arith.addi %r, %c1 : index
     %next = arith.remui %n, %w : index
     %t = pk.tile.zeros : !pk.tile<256xf32>
+    // Nothing tells the writer that the owner has read the tile either:
+    // expected-error @+1 {{reuse hazard for world size 2: rank 1's next launch writes rank 0's copy of argument 0 here}}
     pk.comm.store_async <ldst> %t, %y[%c0] on %next : !pk.tile<256xf32>, !pk.sym<?xf32>
     pk.sync.signal %f on %next
     // expected-error @+1 {{race for world size 2: rank 0 reads rank 0's copy of argument 0 here while rank 1 writes it}}

@@ -57,8 +57,9 @@ def Pk_WaitOp : Pk_Op<"sync.wait"> {
     Spins on this rank's flag with acquire loads at system scope until it reaches
     `epoch * count` (compare `ge`; flags are monotone epoch counters). Data published by
     the signals is readable after it with generic-proxy loads; a TMA read of it needs
-    `pk.sync.proxy_fence` (`fence.proxy.async`) between the wait and the read. The wait is bounded: past the launch's timeout it records rank,
-    flag, expected and seen values in the error slot and the kernel exits.
+    `pk.sync.proxy_fence` (`fence.proxy.async`) between the wait and the read. The wait
+    is bounded: past the launch's timeout it records rank, flag, expected and seen values
+    in the error slot and the kernel exits.
     Compare `eq` exists only so the protocol checker can reject it.
 
     ```mlir
