@@ -16,6 +16,7 @@ void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) 
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
+  pm.addPass(mlir::pk::createPkVerifyProtocolPass());
 }
 
 void registerPipelines() {
@@ -25,6 +26,7 @@ void registerPipelines() {
         pm.addPass(mlir::pk::createPkSelectTransportPass());
         pm.addPass(mlir::pk::createPkSelectOverlapPass());
         pm.addPass(mlir::pk::createPkLowerCollectivesPass());
+        pm.addPass(mlir::pk::createPkVerifyProtocolPass());
       });
 }
 

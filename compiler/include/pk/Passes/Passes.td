@@ -63,4 +63,30 @@ def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect"];
 }
 
+def PkVerifyProtocolPass : Pass<"pk-verify-protocol", "::mlir::ModuleOp"> {
+  let summary = "Prove that signals and waits cannot hang, be overtaken or race";
+  let description = [{
+    Interprets each device-level kernel for every world size from 1 to
+    `max-world-size` (and for tensor sizes with and without a partial tile, and one or
+    several blocks where the block count is open) into per-block event lists, runs all
+    ranks together for two launches, and reports at the op:
+    a wait that can never complete or can be overtaken (signals per launch differ from
+    its count), a deadlock (every rank left waits on another), a race (a peer's access
+    and a local access with no wait between them), a reuse hazard (a buffer peers still
+    read or write when its owner finishes the kernel, or reused by the next launch), a
+    release signal after a TMA store without `pk.comm.bulk_wait`, a TMA read after a wait
+    without `pk.sync.proxy_fence`, and a wait that compares with `eq`.
+    dialect/docs/ProtocolChecking.md says what it assumes and what it does not check.
+
+    Before: `pk.sync.signal_all %f` ... `pk.sync.wait %f, %n` where %n = world - 2
+    After:  error: wait on flag slot 0 can never complete for world size 2: rank 0
+            expects 1 signals per launch but at most 0 arrive ... (the IR is unchanged)
+  }];
+  let options = [
+    Option<"maxWorldSize", "max-world-size", "int", "16",
+           "Check every world size from 1 to this">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
 #endif // PK_PASSES_TD

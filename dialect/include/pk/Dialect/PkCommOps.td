@@ -94,4 +94,21 @@ def Pk_LoadPeerOp : Pk_Op<"comm.load_peer"> {
   let hasVerifier = 1;
 }
 
+def Pk_BulkWaitOp : Pk_Op<"comm.bulk_wait"> {
+  let summary = "Waits until this worker's TMA stores have completed";
+  let description = [{
+    `cp.async.bulk.wait_group 0` (not `.read`): every `store_async` / `store_add_async`
+    with transport `tma` that the worker issued before it has been written to the peer's
+    memory. A signal that publishes TMA stores must come after it; the protocol checker
+    (`-pk-verify-protocol`) rejects a signal that follows a TMA store without one.
+
+    ```mlir
+    pk.comm.store_async <tma> %t, %c[%m, %n] on %p : !pk.tile<128x256xbf16, smem>, !pk.sym<?x?xbf16>
+    pk.comm.bulk_wait
+    pk.sync.signal %f on %p
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // PK_COMM_OPS_TD

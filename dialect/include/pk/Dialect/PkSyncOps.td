@@ -56,9 +56,10 @@ def Pk_WaitOp : Pk_Op<"sync.wait"> {
   let description = [{
     Spins on this rank's flag with acquire loads at system scope until it reaches
     `epoch * count` (compare `ge`; flags are monotone epoch counters). Data published by
-    the signals is readable after it; a TMA read of it needs `fence.proxy.async`, which
-    the lowering adds. The wait is bounded: past the launch's timeout it records rank,
-    flag, expected and seen values in the error slot and the kernel exits.
+    the signals is readable after it with generic-proxy loads; a TMA read of it needs
+    `pk.sync.proxy_fence` (`fence.proxy.async`) between the wait and the read. The wait
+    is bounded: past the launch's timeout it records rank, flag, expected and seen values
+    in the error slot and the kernel exits.
     Compare `eq` exists only so the protocol checker can reject it.
 
     ```mlir
@@ -83,6 +84,23 @@ def Pk_BarrierOp : Pk_Op<"sync.barrier"> {
   }];
   let arguments = (ins Pk_FlagType:$flag);
   let assemblyFormat = "$flag attr-dict";
+}
+
+def Pk_ProxyFenceOp : Pk_Op<"sync.proxy_fence"> {
+  let summary = "Orders acquired data before later TMA (async-proxy) reads";
+  let description = [{
+    `fence.proxy.async`: the acquire of a `pk.sync.wait` orders generic-proxy accesses
+    only; a TMA load (`pk.comm.load_peer <tma>`) of data published by the signals it
+    waited for must come after this fence. The protocol checker rejects a TMA read that
+    follows a wait without one.
+
+    ```mlir
+    pk.sync.wait %f, %n <ge>
+    pk.sync.proxy_fence
+    %t = pk.comm.load_peer <tma> %x[%i, %j] on %p : !pk.sym<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // PK_SYNC_OPS_TD

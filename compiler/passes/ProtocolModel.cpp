@@ -1,0 +1,350 @@
+// Interprets a device-level kernel per rank and block into the protocol model's events.
+#include "ProtocolModel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseMap.h"
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::protocol;
+
+namespace {
+
+constexpr int64_t kMaxModelledBlocks = 8;
+
+struct FlagInfo {
+  int64_t slot;
+  bool block;
+};
+
+// Evaluates one block's body. Integer values are concrete for the configuration; tiles
+// and floats are not tracked because the protocol never depends on them.
+class Interpreter {
+public:
+  Interpreter(const Config &c, int rank, int block, int localBlock, int64_t blocksInWorker,
+              Process &out)
+      : config(c), rank(rank), block(block), localBlock(localBlock),
+        blocksInWorker(blocksInWorker), out(out) {}
+
+  Operation *failedOp = nullptr;
+  std::string why;
+
+  void bindArguments(KernelOp kernel) {
+    for (BlockArgument arg : kernel.getBody().getArguments())
+      if (arg.getType().isIntOrIndex())
+        values[arg] = config.dimValue;
+  }
+
+  bool run(Block &body, int depth) {
+    for (Operation &op : body)
+      if (!step(&op, depth))
+        return false;
+    return true;
+  }
+
+private:
+  const Config &config;
+  int rank, block, localBlock;
+  int64_t blocksInWorker;
+  Process &out;
+  llvm::DenseMap<Value, int64_t> values;
+  llvm::DenseMap<Value, FlagInfo> flags;
+
+  bool fail(Operation *op, const std::string &reason) {
+    failedOp = op;
+    why = reason;
+    return false;
+  }
+
+  bool get(Operation *user, Value v, int64_t &result) {
+    auto it = values.find(v);
+    if (it == values.end())
+      return fail(user, "an index operand is not computed from constants, pk.rank, "
+                        "pk.world_size, pk.dim or tile origins");
+    result = it->second;
+    return true;
+  }
+
+  bool getAll(Operation *user, ValueRange vs, SmallVectorImpl<int64_t> &result) {
+    for (Value v : vs) {
+      int64_t x;
+      if (!get(user, v, x)) return false;
+      result.push_back(x);
+    }
+    return true;
+  }
+
+  bool tensorArg(Operation *op, Value tensor, unsigned &number) {
+    auto arg = dyn_cast<BlockArgument>(tensor);
+    if (!arg || !isa<KernelOp>(arg.getOwner()->getParentOp()))
+      return fail(op, "the tensor is not a kernel argument");
+    number = arg.getArgNumber();
+    return true;
+  }
+
+  // Records an access to `memRank`'s copy of `tensor`, covering `shape` from `origin`.
+  bool access(Operation *op, Value tensor, ValueRange indices, ArrayRef<int64_t> shape,
+              int memRank, bool write, bool add, bool tma) {
+    Event e{EventKind::Access, op};
+    if (!tensorArg(op, tensor, e.access.tensor)) return false;
+    SmallVector<int64_t> origin;
+    if (!getAll(op, indices, origin)) return false;
+    e.access.memRank = memRank;
+    e.access.write = write;
+    e.access.add = add;
+    e.access.tma = tma;
+    for (auto [i, o] : llvm::enumerate(origin)) {
+      e.access.lo.push_back(o);
+      e.access.hi.push_back(o + (i < shape.size() ? shape[i] : 1));
+    }
+    out.events.push_back(e);
+    return true;
+  }
+
+  bool signal(Operation *op, Value flag, int peer) {
+    auto f = flags.find(flag);
+    if (f == flags.end()) return fail(op, "the flag is not a pk.sync.flag of this worker");
+    Event e{EventKind::Signal, op};
+    e.peer = peer;
+    e.slot = f->second.slot;
+    e.blockKey = f->second.block ? block : -1;
+    out.events.push_back(e);
+    return true;
+  }
+
+  bool signalAll(Operation *op, Value flag) {
+    for (int p = 1; p < config.world; ++p)
+      if (!signal(op, flag, (rank + p) % config.world)) return false;
+    return true;
+  }
+
+  bool wait(Operation *op, Value flag, int64_t count, bool equal) {
+    auto f = flags.find(flag);
+    if (f == flags.end()) return fail(op, "the flag is not a pk.sync.flag of this worker");
+    Event e{EventKind::Wait, op};
+    e.slot = f->second.slot;
+    e.blockKey = f->second.block ? block : -1;
+    e.count = count;
+    e.equal = equal;
+    out.events.push_back(e);
+    return true;
+  }
+
+  bool arith(Operation *op) {
+    auto binary = [&](auto fn) {
+      int64_t a, b;
+      if (!get(op, op->getOperand(0), a) || !get(op, op->getOperand(1), b)) return false;
+      std::optional<int64_t> r = fn(a, b);
+      if (!r) return fail(op, "division by zero while evaluating the protocol");
+      values[op->getResult(0)] = *r;
+      return true;
+    };
+    using R = std::optional<int64_t>;
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = dyn_cast<IntegerAttr>(c.getValue());
+      if (attr) values[c.getResult()] = attr.getValue().getSExtValue();
+      return true;  // float constants feed tiles only
+    }
+    if (isa<arith::AddIOp>(op)) return binary([](int64_t a, int64_t b) -> R { return a + b; });
+    if (isa<arith::SubIOp>(op)) return binary([](int64_t a, int64_t b) -> R { return a - b; });
+    if (isa<arith::MulIOp>(op)) return binary([](int64_t a, int64_t b) -> R { return a * b; });
+    if (isa<arith::DivSIOp, arith::DivUIOp>(op))
+      return binary([](int64_t a, int64_t b) -> R { return b ? R(a / b) : std::nullopt; });
+    if (isa<arith::RemSIOp, arith::RemUIOp>(op))
+      return binary([](int64_t a, int64_t b) -> R { return b ? R(a % b) : std::nullopt; });
+    if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
+      return binary([](int64_t a, int64_t b) -> R {
+        return b ? R((a + b - 1) / b) : std::nullopt;
+      });
+    if (isa<arith::MinSIOp, arith::MinUIOp>(op))
+      return binary([](int64_t a, int64_t b) -> R { return std::min(a, b); });
+    if (isa<arith::MaxSIOp, arith::MaxUIOp>(op))
+      return binary([](int64_t a, int64_t b) -> R { return std::max(a, b); });
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      auto pred = cmp.getPredicate();
+      return binary([pred](int64_t a, int64_t b) -> R {
+        switch (pred) {
+        case arith::CmpIPredicate::eq: return a == b;
+        case arith::CmpIPredicate::ne: return a != b;
+        case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return a < b;
+        case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return a <= b;
+        case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return a > b;
+        case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return a >= b;
+        }
+        return std::nullopt;
+      });
+    }
+    if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+      if (!sel.getType().isIntOrIndex()) return true;
+      int64_t c, t, f;
+      if (!get(op, sel.getCondition(), c) || !get(op, sel.getTrueValue(), t) ||
+          !get(op, sel.getFalseValue(), f))
+        return false;
+      values[sel.getResult()] = c ? t : f;
+      return true;
+    }
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp,
+            arith::TruncIOp>(op)) {
+      int64_t a;
+      if (!get(op, op->getOperand(0), a)) return false;
+      values[op->getResult(0)] = a;
+      return true;
+    }
+    return fail(op, "the protocol checker cannot evaluate this arith op");
+  }
+
+  // The outermost tile loop of a worker is spread over its blocks (t = block; t += blocks),
+  // as the emitter does; nested loops run whole in each block.
+  bool foreach(TileForeachOp loop, int depth) {
+    SmallVector<int64_t> ubs;
+    if (!getAll(loop, loop.getUpperBounds(), ubs)) return false;
+    ArrayRef<int64_t> steps = loop.getSteps();
+    SmallVector<int64_t> trips;
+    int64_t total = 1;
+    for (auto [ub, st] : llvm::zip(ubs, steps)) {
+      trips.push_back(ub > 0 ? (ub + st - 1) / st : 0);
+      total *= trips.back();
+    }
+    int64_t first = depth == 0 ? localBlock : 0, stride = depth == 0 ? blocksInWorker : 1;
+    Block &body = loop.getBody().front();
+    for (int64_t t = first; t < total; t += stride) {
+      int64_t rest = t;
+      for (int d = int(trips.size()) - 1; d >= 0; --d) {
+        values[body.getArgument(d)] = (rest % trips[d]) * steps[d];
+        rest /= trips[d];
+      }
+      if (!run(body, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  bool step(Operation *op, int depth) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "arith") return arith(op);
+    if (isa<RankOp>(op)) { values[op->getResult(0)] = rank; return true; }
+    if (isa<WorldSizeOp>(op)) { values[op->getResult(0)] = config.world; return true; }
+    if (isa<DimOp>(op)) { values[op->getResult(0)] = config.dimValue; return true; }
+    if (auto f = dyn_cast<FlagOp>(op)) {
+      flags[f.getResult()] = {f.getSlot(), f.getScope() == FlagScope::block};
+      return true;
+    }
+    if (auto s = dyn_cast<SignalOp>(op)) {
+      int64_t peer;
+      return get(op, s.getPeer(), peer) && signal(op, s.getFlag(), int(peer));
+    }
+    if (auto s = dyn_cast<SignalAllOp>(op)) return signalAll(op, s.getFlag());
+    if (auto w = dyn_cast<WaitOp>(op)) {
+      int64_t count;
+      return get(op, w.getCount(), count) &&
+             wait(op, w.getFlag(), count, w.getCompare() == Compare::eq);
+    }
+    if (auto b = dyn_cast<BarrierOp>(op))
+      return signalAll(op, b.getFlag()) && wait(op, b.getFlag(), config.world - 1, false);
+    if (isa<BulkWaitOp>(op)) { out.events.push_back({EventKind::BulkWait, op}); return true; }
+    if (isa<ProxyFenceOp>(op)) { out.events.push_back({EventKind::ProxyFence, op}); return true; }
+    if (auto s = dyn_cast<StoreAsyncOp>(op)) {
+      int64_t peer;
+      return get(op, s.getPeer(), peer) &&
+             access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(),
+                    int(peer), true, false, s.getTransport() == Transport::tma);
+    }
+    if (auto s = dyn_cast<StoreAddAsyncOp>(op)) {
+      int64_t peer;
+      return get(op, s.getPeer(), peer) &&
+             access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(),
+                    int(peer), true, true, s.getTransport() == Transport::tma);
+    }
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      for (int m = 0; m < config.world; ++m)
+        if (!access(op, r.getSource(), r.getIndices(), r.getResult().getType().getShape(), m,
+                    false, false, false))
+          return false;
+      return true;
+    }
+    if (auto a = dyn_cast<CommAllReduceOp>(op)) {
+      for (int m = 0; m < config.world; ++m)
+        if (!access(op, a.getSource(), a.getIndices(), a.getShape(), m, false, false, false))
+          return false;
+      for (int m = 0; m < config.world; ++m)
+        if (!access(op, a.getDest(), a.getIndices(), a.getShape(), m, true, false, false))
+          return false;
+      return true;
+    }
+    if (auto l = dyn_cast<LoadPeerOp>(op)) {
+      int64_t peer;
+      return get(op, l.getPeer(), peer) &&
+             access(op, l.getSource(), l.getIndices(), l.getResult().getType().getShape(),
+                    int(peer), false, false, l.getTransport() == Transport::tma);
+    }
+    if (auto l = dyn_cast<TileLoadOp>(op))
+      return access(op, l.getSource(), l.getIndices(),
+                    cast<TileType>(l.getResult().getType()).getShape(), rank, false, false,
+                    false);
+    if (auto s = dyn_cast<TileStoreOp>(op))
+      return access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(), rank,
+                    true, false, false);
+    if (auto loop = dyn_cast<TileForeachOp>(op)) return foreach(loop, depth);
+    if (isa<YieldOp, ReturnOp>(op)) return true;
+    // Tile compute: no index results, no regions, no effects on memory the protocol sees.
+    bool indexResult = llvm::any_of(op->getResultTypes(),
+                                    [](Type t) { return t.isIntOrIndex(); });
+    if (!indexResult && op->getNumRegions() == 0 && op->getDialect() &&
+        op->getDialect()->getNamespace() == "pk" && isPure(op))
+      return true;
+    return fail(op, "the protocol checker has no model of this op");
+  }
+};
+
+} // namespace
+
+bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
+                                        SmallVectorImpl<Process> &processes,
+                                        Operation *&where, std::string &why) {
+  int firstBlock = 0;
+  for (Operation &op : kernel.getBody().front()) {
+    auto worker = dyn_cast<WorkerOp>(op);
+    if (!worker) {
+      if (isa<ReturnOp>(op)) continue;
+      where = &op;
+      why = "device-level kernels hold only pk.worker ops";
+      return false;
+    }
+    int64_t blocks = worker.getBlocks() > 0 ? worker.getBlocks() : config.blocks;
+    // Blocks with <block> flags only pair with the same block of other ranks, so a few
+    // stand for many; <grid> flags count every block, so those need the exact number.
+    if (blocks > kMaxModelledBlocks) {
+      bool grid = false;
+      worker.walk([&](FlagOp f) { grid |= f.getScope() == FlagScope::grid; });
+      if (grid) {
+        where = worker;
+        why = "a worker with more than " + std::to_string(kMaxModelledBlocks) +
+              " blocks uses a <grid> flag";
+        return false;
+      }
+      blocks = 3;
+    }
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int r = 0; r < config.world; ++r) {
+        Process p;
+        p.rank = r;
+        p.block = firstBlock + int(b);
+        Interpreter interp(config, r, p.block, int(b), blocks, p);
+        interp.bindArguments(kernel);
+        if (!interp.run(worker.getBody().front(), 0)) {
+          where = interp.failedOp;
+          why = interp.why;
+          return false;
+        }
+        processes.push_back(std::move(p));
+      }
+    firstBlock += int(blocks);
+  }
+  return true;
+}
+
+int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {
+  int64_t step = 1;
+  kernel.walk([&](TileForeachOp loop) {
+    for (int64_t s : loop.getSteps()) step = std::max(step, s);
+  });
+  return step;
+}

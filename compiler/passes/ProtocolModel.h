@@ -1,0 +1,59 @@
+// The protocol model: a device-level kernel interpreted into per-block event lists for
+// one world size, so signals, waits and peer accesses can be checked across ranks.
+#pragma once
+
+#include "pk/Dialect/Pk.h"
+#include "llvm/ADT/SmallVector.h"
+#include <cstdint>
+#include <string>
+
+namespace mlir::pk::protocol {
+
+// One configuration the checker tries: the world size and values for what the IR leaves
+// open (tensor sizes and scalar arguments; the block count of `blocks 0` workers).
+struct Config {
+  int world = 1;
+  int64_t dimValue = 1;
+  int64_t blocks = 1;
+};
+
+// A region of one rank's copy of a kernel argument.
+struct Access {
+  unsigned tensor = 0;   // kernel argument number
+  int memRank = 0;       // whose copy is accessed
+  bool write = false;
+  bool add = false;      // element-wise atomic add: adds commute with each other
+  bool tma = false;      // goes through the async (TMA) proxy
+  llvm::SmallVector<int64_t, 2> lo, hi;  // half-open box per dimension
+};
+
+enum class EventKind { Signal, Wait, Access, BulkWait, ProxyFence };
+
+struct Event {
+  EventKind kind;
+  Operation *op;
+  int peer = -1;          // Signal: the rank whose flag grows
+  int64_t slot = 0;       // Signal / Wait: flag slot as written in the IR
+  int64_t blockKey = -1;  // Signal / Wait: block index for <block> flags, -1 for <grid>
+  int64_t count = 0;      // Wait: signals expected per launch
+  bool equal = false;     // Wait: compares with ==
+  Access access;          // Access
+};
+
+// One block of one worker on one rank, running its events in program order.
+struct Process {
+  int rank = 0;
+  int block = 0;  // global block index across the kernel's workers
+  llvm::SmallVector<Event, 16> events;
+};
+
+// Interprets `kernel` for `config`. On IR it cannot evaluate it returns false and sets
+// `where` and `why`; the kernel is then not verified.
+bool buildProcesses(KernelOp kernel, const Config &config,
+                    llvm::SmallVectorImpl<Process> &processes, Operation *&where,
+                    std::string &why);
+
+// The largest tile step of the kernel's loops (used to pick sizes with partial tiles).
+int64_t largestStep(KernelOp kernel);
+
+} // namespace mlir::pk::protocol
