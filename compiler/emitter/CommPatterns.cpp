@@ -56,9 +56,17 @@ LogicalResult emitAllReduceTile(Emitter &e, Operation *op) {
   return success();
 }
 
+// Bulk groups are per thread: the thread that issued the TMA stores waits for them to be
+// complete (not only read) before anything signals that their data is there.
+LogicalResult emitBulkWait(Emitter &e, Operation *) {
+  e.line() << "pk::bulk_wait_complete();";
+  return success();
+}
+
 } // namespace
 
 void mlir::pk::cuda::addCommPatterns(PatternTable &table) {
+  table["pk.comm.bulk_wait"] = emitBulkWait;
   table["pk.comm.reduce"] = emitReduce;
   table["pk.comm.all_reduce"] = emitAllReduceTile;
 }

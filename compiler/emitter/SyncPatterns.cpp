@@ -60,6 +60,12 @@ LogicalResult emitBarrier(Emitter &e, Operation *op) {
   return success();
 }
 
+// TMA reads of data a wait published go through the async proxy: fence it after the wait.
+LogicalResult emitProxyFence(Emitter &e, Operation *) {
+  e.line() << "pk::proxy_fence_after_wait();";
+  return success();
+}
+
 } // namespace
 
 void mlir::pk::cuda::addSyncPatterns(PatternTable &table) {
@@ -68,4 +74,5 @@ void mlir::pk::cuda::addSyncPatterns(PatternTable &table) {
   table["pk.sync.signal_all"] = emitSignalAll;
   table["pk.sync.wait"] = emitWait;
   table["pk.sync.barrier"] = emitBarrier;
+  table["pk.sync.proxy_fence"] = emitProxyFence;
 }
