@@ -14,9 +14,9 @@ namespace {
 using pkc_coll::Coll;
 
 // Host conversions per element type: value -> T rounded to nearest, T -> float.
-inline float to_float(float x) { return x; }
-inline float to_float(pk::bf16 x) { return pkt::to_f(x); }
-inline float to_float(pk::f16 x) {
+inline float host_float(float x) { return x; }
+inline float host_float(pk::bf16 x) { return pkt::to_f(x); }
+inline float host_float(pk::f16 x) {
   __half_raw r;
   r.x = x.bits;
   return __half2float(__half(r));
@@ -56,11 +56,11 @@ template <class T>
 std::vector<double> reference(Coll c, const std::string& op, int W, int me, long long n,
                               long long root, const std::vector<std::vector<T>>& x) {
   std::vector<double> y;
-  auto at = [&](int r, long long i) { return double(to_float(x[r][i])); };
+  auto at = [&](int r, long long i) { return double(host_float(x[r][i])); };
   auto reduced = [&](long long i) {
     double acc = at(0, i);
     for (int r = 1; r < W; ++r) acc = combine(op, acc, at(r, i));
-    return double(to_float(round_to<T>(acc)));
+    return double(host_float(round_to<T>(acc)));
   };
   switch (c) {
     case Coll::all_reduce:
@@ -121,7 +121,7 @@ void run_variant(Coll c, const std::string& dtype, const std::string& op) {
         const auto want = reference<T>(c, op, W, me, n, root, x);
         int bad = 0;
         for (size_t i = 0; i < want.size() && bad < 3; ++i) {
-          const double g = to_float(got[i]);
+          const double g = host_float(got[i]);
           const double tol = in.reduces ? ulp_rel<T>() * std::max(1.0, std::fabs(want[i])) : 0.0;
           if (!(std::fabs(g - want[i]) <= tol)) {
             ++bad;

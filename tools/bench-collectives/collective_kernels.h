@@ -91,7 +91,7 @@ inline pk::Result<Loaded> load(const std::string& path) {
   if (!k.is_ok()) return k.status();
   l.kernel = *k;
   l.module = std::move(*mod);
-  return l;
+  return std::move(l);
 }
 
 // Launches one collective on this rank. x and y are symmetric buffers of at least the
