@@ -58,9 +58,8 @@ pk.kernel @blocks(%a: !pk.sym<1073152xbf16>, %b: !pk.sym<2146304xbf16>,
 // Tests that a run-time size keeps the algorithm open with a threshold, and takes all blocks.
 // DYN-LABEL: pk.kernel @dynamic
 // DYN-SAME: pk.decisions = [{{.*}}both, chosen at run time: two_shot when (W-1)(W-2)/W x bytes >= 307008
-// DYN: pk.coll.all_reduce {{.*}}algorithm = #pk.algorithm<auto>
-// DYN-SAME: pk.blocks = 132 : i64
-// DYN-SAME: pk.two_shot_min_bytes = 307008 : i64
+// DYN-NOT: algorithm =
+// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.tile = 8192 : i64, pk.two_shot_min_bytes = 307008 : i64}
 pk.kernel @dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
