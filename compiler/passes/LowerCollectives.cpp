@@ -97,9 +97,12 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           B.reduce(k, Transport::ldst, x, i, y, i, B.here(y), cnt);
         });
       };
-      // Rank r reduces shard r and writes it into every rank's output.
+      // Rank r reduces shard r and writes it into every rank's output. Shards are rounded
+      // up to whole 16-byte vectors so every shard starts aligned (vector path).
+      int64_t perVec = 16 / (ar.getInput().getType().getElementType().getIntOrFloatBitWidth() / 8);
       auto twoShot = [&] {
-        Value shard = B.div(B.add(n, B.sub(B.world, B.c(1))), B.world);
+        Value even = B.div(B.add(n, B.sub(B.world, B.c(1))), B.world);
+        Value shard = B.mul(B.div(B.add(even, B.c(perVec - 1)), B.c(perVec)), B.c(perVec));
         Value begin = B.min(B.mul(B.rank, shard), n);
         Value len = B.sub(B.min(B.add(begin, shard), n), begin);
         B.tiles(len, tile, false, [&](Value, Value i, Value cnt) {
