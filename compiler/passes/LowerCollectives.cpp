@@ -156,7 +156,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     }
     if (auto a2a = dyn_cast<AllToAllOp>(op)) {
       Value x = a2a.getInput(), y = a2a.getOutput();
-      Value m = B.div(B.dim(x), B.world);  // block length; the host checks divisibility
+      // Block length; with N not a multiple of W the last N mod W elements are not moved.
+      Value m = B.div(B.dim(x), B.world);
       Value mine = B.mul(B.rank, m);
       Transport t = transportOf();
       B.tiles(m, tile, true, [&](Value r, Value i, Value cnt) {
