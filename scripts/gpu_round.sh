@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # GPU round for the pk runtime: configure (no compiler, no LLVM) into build-gpu, build, run the
-# GPU tests and the calibration, and copy logs and the measured profile to $OUT.
+# GPU tests, the collectives benchmark and the calibration, and copy logs, the benchmark table
+# and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
+# collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine: scripts/gpu_round.sh  (OUT defaults to ./gpu-round-out)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 set -u -o pipefail
@@ -46,6 +48,17 @@ step "ctest -L unit"
 ctest --test-dir "$BUILD" -L unit --output-on-failure 2>&1 | tee "$OUT/ctest-unit.log" >/dev/null
 UNIT=$?
 
+# pkc collectives vs NCCL (needs the pkc-generated kernels: -DPKC_EXECUTABLE=<pkc>).
+step bench-collectives
+BENCH=1
+if [ -x "$BUILD/tools/bench-collectives/bench-collectives" ]; then
+  timeout 420 "$BUILD/tools/bench-collectives/bench-collectives" "$OUT/collectives.md" \
+    2>&1 | tee "$OUT/bench-collectives.log"
+  BENCH=$?
+else
+  echo "bench-collectives not built (configure with -DPKC_EXECUTABLE=<pkc>)" | tee "$OUT/bench-collectives.log"
+fi
+
 step calibrate
 CAL_BUILD="$BUILD/calibrate"
 CAL=1
@@ -65,7 +78,8 @@ echo "| configure | $(status_of $CONF) |"
 echo "| build | $(status_of $BUILT) |"
 echo "| unit tests | $(status_of $UNIT) |"
 echo "| gpu tests | $(status_of $GPU) |"
+echo "| bench-collectives | $(status_of $BENCH) (table: collectives.md) |"
 grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest-gpu.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z]+.*)$/| \1 | \2 |/'
 echo "| calibrate | $(status_of $CAL) |"
 grep -E "hand-off|GiB" "$OUT/calibrate.log" 2>/dev/null | sed 's/^/| /; s/$/ | |/'
-[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $CAL -eq 0 ]
+[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $BENCH -eq 0 ] && [ $CAL -eq 0 ]

@@ -61,6 +61,9 @@ cl::opt<std::string> profilePath("profile", cl::desc("Machine profile (default: 
 cl::opt<bool> allowMulticast("allow-multicast",
                              cl::desc("Allow NVLink multicast lowerings (off by default)"),
                              cl::cat(category));
+cl::opt<int64_t> worldSize("world-size",
+                           cl::desc("World size, when known at compile time (default: run time)"),
+                           cl::init(0), cl::cat(category));
 cl::opt<std::string> depfile("MF", cl::desc("Write a Make-style depfile"), cl::cat(category));
 cl::opt<bool> writeDeps("MD", cl::desc("Write dependencies (with -MF)"), cl::cat(category));
 
@@ -174,6 +177,7 @@ int runPkcDriver(int argc, char **argv) {
     PipelineOptions options;
     options.profilePath = profilePath;
     options.allowMulticast = allowMulticast;
+    options.worldSize = worldSize;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;
     if (explain) {

@@ -63,10 +63,50 @@ LogicalResult emitBulkWait(Emitter &e, Operation *) {
   return success();
 }
 
+// The base pointer of a tensor on a rank: `t.peer[r]` for symmetric tensors, `t.data` for
+// local ones (which are always this rank's).
+std::string basePointer(Emitter &e, Value tensor, Value rank) {
+  if (isa<SymTensorType>(tensor.getType()))
+    return e.name(tensor) + ".peer[" + (rank ? e.name(rank) : std::string("ctx.rank")) + "]";
+  return e.name(tensor) + ".data";
+}
+
+LogicalResult emitCopy(Emitter &e, Operation *op) {
+  auto c = cast<CopyOp>(op);
+  e.line() << "pk::copy_elems(" << basePointer(e, c.getSource(), c.getSrcRank()) << " + "
+           << e.name(c.getSrcOffset()) << ", " << basePointer(e, c.getDest(), c.getDstRank())
+           << " + " << e.name(c.getDstOffset()) << ", " << e.name(c.getCount()) << ");";
+  return success();
+}
+
+// Destinations as a pointer array: every rank's copy (two-shot), one rank's, or the local one.
+LogicalResult emitReduceInto(Emitter &e, Operation *op) {
+  auto r = cast<ReduceIntoOp>(op);
+  std::string elem = elementTypeName(getTensorElementType(r.getDest().getType()));
+  std::string dst = e.name(r.getDest());
+  std::string ptrs, count;
+  if (isa<SymTensorType>(r.getDest().getType()) && !r.getDstRank()) {
+    ptrs = dst + ".peer";
+    count = "ctx.world";
+  } else {
+    std::string one = e.fresh("pk_dst");
+    e.line() << elem << "* const " << one << "[1] = {"
+             << basePointer(e, r.getDest(), r.getDstRank()) << "};";
+    ptrs = one;
+    count = "1";
+  }
+  e.line() << "pk::reduce_into<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())
+           << ", " << e.name(r.getSrcOffset()) << ", " << e.name(r.getCount()) << ", " << ptrs
+           << ", " << count << ", " << e.name(r.getDstOffset()) << ");";
+  return success();
+}
+
 } // namespace
 
 void mlir::pk::cuda::addCommPatterns(PatternTable &table) {
   table["pk.comm.bulk_wait"] = emitBulkWait;
   table["pk.comm.reduce"] = emitReduce;
   table["pk.comm.all_reduce"] = emitAllReduceTile;
+  table["pk.comm.copy"] = emitCopy;
+  table["pk.comm.reduce_into"] = emitReduceInto;
 }

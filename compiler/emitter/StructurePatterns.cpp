@@ -1,5 +1,6 @@
 // Emission patterns for structure ops: kernels, workers, tile loops, rank and sizes.
 #include "Emitter.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -104,6 +105,26 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   return success();
 }
 
+// A uniform branch (every block and rank takes the same side: the condition depends only on
+// sizes, rank and world), so flags inside pair up across ranks.
+LogicalResult emitIf(Emitter &e, Operation *op) {
+  auto branch = cast<scf::IfOp>(op);
+  if (branch.getNumResults() != 0)
+    return op->emitError("no CUDA emission pattern for scf.if with results");
+  e.line() << "if (" << e.name(branch.getCondition()) << ") {";
+  e.indent();
+  if (failed(e.emitBlock(*branch.thenBlock()))) return failure();
+  e.dedent();
+  if (branch.elseBlock() && !branch.elseBlock()->without_terminator().empty()) {
+    e.line() << "} else {";
+    e.indent();
+    if (failed(e.emitBlock(*branch.elseBlock()))) return failure();
+    e.dedent();
+  }
+  e.line() << "}";
+  return success();
+}
+
 LogicalResult emitNothing(Emitter &, Operation *) { return success(); }
 
 LogicalResult emitReturn(Emitter &e, Operation *) {
@@ -118,6 +139,8 @@ void mlir::pk::cuda::addStructurePatterns(PatternTable &table) {
   table["pk.worker"] = emitWorker;
   table["pk.tile.foreach"] = emitTileForeach;
   table["pk.yield"] = emitNothing;
+  table["scf.if"] = emitIf;
+  table["scf.yield"] = emitNothing;
   table["pk.return"] = emitReturn;
   table["pk.rank"] = [](Emitter &e, Operation *op) {
     e.line() << "const long long " << e.bind(op->getResult(0), "rank") << " = ctx.rank;";

@@ -14,85 +14,269 @@ using namespace mlir::pk;
 
 namespace {
 
+// Builds the device-level body of one collective inside a communicator worker.
+//
+// Protocol (the same for every collective, so any mix of them in a kernel keeps flag counts
+// per launch fixed): each block signals `arrive` once per peer ("my input is ready and my
+// output is free"), waits for the peers' arrivals, moves its tiles by reading the peers'
+// symmetric inputs directly into the destination, then signals `depart` ("I am done with
+// your input / I finished writing into your output") and waits for the peers' departures
+// before the kernel may end. Flags are per block and monotone epochs: no handshake, no
+// reset, no staging buffer.
+struct CollBuilder {
+  OpBuilder &b;
+  Location loc;
+  Value rank, world, peers;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivSIOp::create(b, loc, x, y); }
+  Value dim(Value t) { return DimOp::create(b, loc, b.getIndexType(), t, 0); }
+  // `n` on the root, 0 elsewhere: rooted collectives whose work happens on the root only.
+  Value onRootOnly(Value root, Value n) {
+    Value isRoot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, root);
+    return arith::SelectOp::create(b, loc, isRoot, n, c(0));
+  }
+  // This rank for a symmetric tensor, none for a local one.
+  Value here(Value tensor) { return isa<SymTensorType>(tensor.getType()) ? rank : Value(); }
+
+  // A tile loop over [0, ub) (or [0, W) x [0, ub) with `overRanks`); calls body(r, i, count).
+  void tiles(Value ub, int64_t tile, bool overRanks,
+             llvm::function_ref<void(Value, Value, Value)> body) {
+    SmallVector<Value> ubs;
+    SmallVector<int64_t> steps;
+    if (overRanks) ubs.push_back(world), steps.push_back(1);
+    ubs.push_back(ub), steps.push_back(tile);
+    auto loop = TileForeachOp::create(b, loc, ubs, steps);
+    OpBuilder::InsertionGuard guard(b);
+    Block &blk = loop.getBody().front();
+    b.setInsertionPointToStart(&blk);
+    Value r = overRanks ? blk.getArgument(0) : Value();
+    Value i = blk.getArgument(overRanks ? 1 : 0);
+    body(r, i, min(c(tile), sub(ub, i)));
+  }
+
+  void copy(Transport t, Value src, Value srcOff, Value srcRank, Value dst, Value dstOff,
+            Value dstRank, Value count) {
+    CopyOp::create(b, loc, t, src, srcOff, srcRank, dst, dstOff, dstRank, count);
+  }
+  void reduce(ReduceKind k, Transport t, Value src, Value srcOff, Value dst, Value dstOff,
+              Value dstRank, Value count) {
+    ReduceIntoOp::create(b, loc, k, t, src, srcOff, dst, dstOff, dstRank, count);
+  }
+};
+
 struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollectives> {
   using PkLowerCollectivesPassBase::PkLowerCollectivesPassBase;
 
-  // One-shot all-reduce. Every rank's blocks announce "my input is ready" with a one-way
-  // signal, pull and reduce each tile from all ranks straight into the output (no staging
-  // buffer), then announce "done reading" and wait for the peers' departure so that no rank
-  // overwrites its input while a peer still reads it. Flags are per block: block b pairs
-  // with block b of every peer, so no grid-wide barrier is needed.
-  LogicalResult lowerAllReduce(AllReduceOp op, int64_t &nextSlot, int64_t blocks) {
-    auto input = cast<SymTensorType>(op.getInput().getType());
-    if (input.getRank() != 1)
-      return op.emitOpError("lowering supports 1-D tensors for now; flatten the tensor");
-    if (op.getTransport() == Transport::automatic)
-      return op.emitOpError("transport is still 'auto'; run pk-select-transport first");
-    if (op.getAlgorithm() == Algorithm::two_shot)
-      return op.emitOpError("the two-shot algorithm is not implemented yet; use one_shot or auto");
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
+  // The pull copies and register reductions are ld/st; a TMA or copy-engine choice for a
+  // whole-tensor collective is lowered as ld/st (recorded) until those paths exist here.
+  static Transport lowered(Operation *op, Transport t) {
+    if (t == Transport::ldst) return t;
+    recordDecision(op, "rule 3 (one-way sync)",
+                   "transport '" + stringifyTransport(t) + "' is lowered as ldst: direct "
+                   "collectives use register pulls (TMA/copy-engine pulls are not lowered yet)");
+    return Transport::ldst;
+  }
+
+  // Each collective's tile loops; `b` sits between the arrival and departure waits.
+  LogicalResult emitBody(Operation *op, CollBuilder &B, int64_t tile) {
+    auto transportOf = [&]() {
+      return lowered(op, op->getAttrOfType<TransportAttr>("transport").getValue());
+    };
+    if (auto ar = dyn_cast<AllReduceOp>(op)) {
+      Value x = ar.getInput(), y = ar.getOutput();
+      Value n = B.dim(x);
+      ReduceKind k = ar.getKind();
+      auto oneShot = [&] {
+        B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
+          B.reduce(k, Transport::ldst, x, i, y, i, B.here(y), cnt);
+        });
+      };
+      // Rank r reduces shard r and writes it into every rank's output. Shards are rounded
+      // up to whole 16-byte vectors so every shard starts aligned (vector path).
+      int64_t perVec = 16 / (ar.getInput().getType().getElementType().getIntOrFloatBitWidth() / 8);
+      auto twoShot = [&] {
+        Value even = B.div(B.add(n, B.sub(B.world, B.c(1))), B.world);
+        Value shard = B.mul(B.div(B.add(even, B.c(perVec - 1)), B.c(perVec)), B.c(perVec));
+        Value begin = B.min(B.mul(B.rank, shard), n);
+        Value len = B.sub(B.min(B.add(begin, shard), n), begin);
+        B.tiles(len, tile, false, [&](Value, Value i, Value cnt) {
+          Value at = B.add(begin, i);
+          B.reduce(k, Transport::ldst, x, at, y, at, Value(), cnt);
+        });
+      };
+      if (ar.getTransport() != Transport::ldst) lowered(op, ar.getTransport());
+      if (ar.getAlgorithm() == Algorithm::one_shot) return oneShot(), success();
+      if (ar.getAlgorithm() == Algorithm::two_shot) return twoShot(), success();
+      auto threshold = op->getAttrOfType<IntegerAttr>("pk.two_shot_min_bytes");
+      if (!threshold)
+        return op->emitOpError("algorithm is still 'auto' without a threshold; run "
+                               "pk-select-algorithm first");
+      // two-shot iff (W-1)(W-2) * bytes >= threshold * W, evaluated on the device.
+      int64_t elemBytes = ar.getInput().getType().getElementType().getIntOrFloatBitWidth() / 8;
+      Value lhs = B.mul(B.mul(B.peers, B.sub(B.world, B.c(2))), B.mul(n, B.c(elemBytes)));
+      Value rhs = B.mul(B.c(threshold.getInt()), B.world);
+      Value useTwo = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::sge, lhs, rhs);
+      auto branch = scf::IfOp::create(B.b, B.loc, useTwo, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(B.b);
+        B.b.setInsertionPointToStart(branch.thenBlock());
+        twoShot();
+        B.b.setInsertionPointToStart(branch.elseBlock());
+        oneShot();
+      }
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "both algorithms share the arrival and departure flags, so either branch "
+                     "keeps the per-launch signal counts");
+      return success();
+    }
+    if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+      Value x = rs.getInput(), y = rs.getOutput();
+      Value n = B.dim(y);
+      Value base = B.mul(B.rank, n);
+      Transport t = transportOf();
+      B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
+        B.reduce(rs.getKind(), t, x, B.add(base, i), y, i, B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto ag = dyn_cast<AllGatherOp>(op)) {
+      Value x = ag.getInput(), y = ag.getOutput();
+      Value n = B.dim(x);
+      Transport t = transportOf();
+      B.tiles(n, tile, true, [&](Value r, Value i, Value cnt) {
+        B.copy(t, x, i, r, y, B.add(B.mul(r, n), i), B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+      Value x = a2a.getInput(), y = a2a.getOutput();
+      // Block length; with N not a multiple of W the last N mod W elements are not moved.
+      Value m = B.div(B.dim(x), B.world);
+      Value mine = B.mul(B.rank, m);
+      Transport t = transportOf();
+      B.tiles(m, tile, true, [&](Value r, Value i, Value cnt) {
+        B.copy(t, x, B.add(mine, i), r, y, B.add(B.mul(r, m), i), B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto bc = dyn_cast<BroadcastOp>(op)) {
+      Value x = bc.getInput(), y = bc.getOutput();
+      Transport t = transportOf();
+      B.tiles(B.dim(x), tile, false, [&](Value, Value i, Value cnt) {
+        B.copy(t, x, i, bc.getRoot(), y, i, B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto rd = dyn_cast<ReduceToRootOp>(op)) {
+      Value x = rd.getInput(), y = rd.getOutput();
+      Transport t = transportOf();
+      B.tiles(B.onRootOnly(rd.getRoot(), B.dim(x)), tile, false, [&](Value, Value i, Value cnt) {
+        B.reduce(rd.getKind(), t, x, i, y, i, B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto ga = dyn_cast<GatherOp>(op)) {
+      Value x = ga.getInput(), y = ga.getOutput();
+      Value n = B.dim(x);
+      Transport t = transportOf();
+      B.tiles(B.onRootOnly(ga.getRoot(), n), tile, true, [&](Value r, Value i, Value cnt) {
+        B.copy(t, x, i, r, y, B.add(B.mul(r, n), i), B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto sc = dyn_cast<ScatterOp>(op)) {
+      Value x = sc.getInput(), y = sc.getOutput();
+      Value n = B.dim(y);
+      Value base = B.mul(B.rank, n);
+      Transport t = transportOf();
+      B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
+        B.copy(t, x, B.add(base, i), sc.getRoot(), y, i, B.here(y), cnt);
+      });
+      return success();
+    }
+    return op->emitOpError("has no lowering yet");
+  }
+
+  LogicalResult lower(Operation *op, int64_t &nextSlot, int64_t &blocks) {
+    for (Value v : op->getOperands())
+      if (isa<SymTensorType, LocalTensorType>(v.getType()) && getTensorShape(v.getType()).size() != 1)
+        return op->emitOpError("lowering supports 1-D tensors for now; flatten the tensor");
+    auto transport = op->getAttrOfType<TransportAttr>("transport");
+    if (transport && transport.getValue() == Transport::automatic)
+      return op->emitOpError("transport is still 'auto'; run pk-select-transport first");
+    auto blocksAttr = op->getAttrOfType<IntegerAttr>("pk.blocks");
+    auto tileAttr = op->getAttrOfType<IntegerAttr>("pk.tile");
+    blocks = blocksAttr ? blocksAttr.getInt() : defaultBlocks;
+    int64_t tile = tileAttr ? tileAttr.getInt() : tileElements;
+
+    Location loc = op->getLoc();
+    MLIRContext *ctx = op->getContext();
     OpBuilder b(op);
     auto worker = WorkerOp::create(b, loc, Role::communicator, blocks);
     Block *body = new Block();
     worker.getBody().push_back(body);
     b.setInsertionPointToStart(body);
-
+    CollBuilder B{b, loc, {}, {}, {}};
     auto flagType = FlagType::get(ctx);
-    auto scope = FlagScope::block;
-    Value arrive = FlagOp::create(b, loc, flagType, nextSlot++, scope);
-    Value depart = FlagOp::create(b, loc, flagType, nextSlot++, scope);
-    Value world = WorldSizeOp::create(b, loc, b.getIndexType());
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value peers = arith::SubIOp::create(b, loc, world, one);
+    Value arrive = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
+    Value depart = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
+    B.rank = RankOp::create(b, loc, b.getIndexType());
+    B.world = WorldSizeOp::create(b, loc, b.getIndexType());
+    B.peers = B.sub(B.world, B.c(1));
     SignalAllOp::create(b, loc, arrive);
-    WaitOp::create(b, loc, arrive, peers, Compare::ge);
-    Value n = DimOp::create(b, loc, b.getIndexType(), op.getInput(), 0);
-    auto loop = TileForeachOp::create(b, loc, ValueRange{n}, ArrayRef<int64_t>{tileElements});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&loop.getBody().front());
-      Value i = loop.getBody().front().getArgument(0);
-      auto tile = TileType::get(ctx, {tileElements}, input.getElementType(), MemorySpace::reg);
-      Value reduced = ReduceOp::create(b, loc, tile, op.getKind(), op.getTransport(),
-                                       op.getInput(), ValueRange{i});
-      TileStoreOp::create(b, loc, reduced, op.getOutput(), ValueRange{i});
-    }
+    WaitOp::create(b, loc, arrive, B.peers, Compare::ge);
+    if (failed(emitBody(op, B, tile))) return failure();
     SignalAllOp::create(b, loc, depart);
-    WaitOp::create(b, loc, depart, peers, Compare::ge);
+    WaitOp::create(b, loc, depart, B.peers, Compare::ge);
     YieldOp::create(b, loc);
     recordDecision(op, "rule 3 (one-way sync)",
-                   "one-shot: each block signals arrival once per peer, pulls and reduces " +
-                       Twine(tileElements) + "-element tiles from every rank directly into "
-                       "the output, then signals departure; flags are monotone epochs");
-    op.erase();
+                   "each block signals arrival once per peer, reads the peers' symmetric "
+                   "inputs directly into the destination in " + Twine(tile) +
+                       "-element tiles (no staging buffer), then signals departure; flags "
+                       "are per-block monotone epochs");
+    op->erase();
     return success();
   }
 
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
+    // Without pk-select-algorithm: twice the SMs that reach 90% of the profiled ld/st
+    // bandwidth (1024-thread samples, 512-thread blocks).
+    defaultBlocks = 2 * ::pk::smsFor90Percent(*profile, ::pk::Mechanism::ldst, 256ll << 20);
     bool failed = false;
     getOperation().walk([&](KernelOp kernel) {
       int64_t nextSlot = 0;
-      // The profile's SM count for 90% of peak ld/st bandwidth was measured with 1024-thread
-      // blocks; emitted blocks have 512 threads, so twice as many keep as many bytes in flight.
-      int64_t blocks = 2 * ::pk::smsFor90Percent(*profile, ::pk::Mechanism::ldst, 256ll << 20);
+      SmallVector<Operation *> collectives;
       kernel.walk([&](Operation *op) {
-        if (auto ar = dyn_cast<AllReduceOp>(op)) {
-          failed |= mlir::failed(lowerAllReduce(ar, nextSlot, blocks));
-          recordDecision(kernel, "rule 2 (overlap)",
-                         Twine(blocks) + " communicator blocks: twice the SMs that reach 90% of "
-                         "the profiled ld/st bandwidth (1024-thread samples, 512-thread blocks)");
-        } else if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp, StoreTileOp, AddTileOp>(op)) {
+        if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
+                ReduceToRootOp, GatherOp, ScatterOp>(op))
+          collectives.push_back(op);
+        else if (isa<StoreTileOp, AddTileOp>(op)) {
           op->emitOpError("has no lowering yet");
           failed = true;
         }
       });
+      for (Operation *op : collectives) {
+        int64_t blocks = 0;
+        failed |= mlir::failed(lower(op, nextSlot, blocks));
+        if (!failed)
+          recordDecision(kernel, "rule 2 (overlap)",
+                         Twine(blocks) + " communicator blocks run the collective (no compute "
+                         "to overlap with)");
+      }
       kernel->setAttr("pk.level", StringAttr::get(kernel.getContext(), "device"));
     });
     if (failed) signalPassFailure();
   }
+
+  int64_t defaultBlocks = 64;
 };
 
 } // namespace

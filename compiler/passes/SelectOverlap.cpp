@@ -23,7 +23,8 @@ struct SelectOverlap : mlir::pk::impl::PkSelectOverlapPassBase<SelectOverlap> {
     std::string inter = std::to_string(int(profile->inter_sm_ns)) + " ns";
 
     getOperation().walk([&](Operation *op) {
-      if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op)) {
+      if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp, ReduceToRootOp,
+              GatherOp, ScatterOp>(op)) {
         recordDecision(op, "rule 2 (overlap)",
                        "inter_sm: a whole-tensor collective with no compute tile to ride "
                        "on; communicator blocks run it");

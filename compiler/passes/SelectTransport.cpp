@@ -34,10 +34,11 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
       if (!attr || attr.getValue() != Transport::automatic) return;
       ::pk::TransferQuery q;
       q.multicastAllowed = allowMulticast;
-      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(op)) {
+      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, BroadcastOp, ReduceToRootOp,
+              GatherOp, ScatterOp>(op)) {
         Type in = op->getOperand(0).getType();
         q.bytes = staticBytes(getTensorShape(in), getTensorElementType(in));
-        q.reducesOnRead = isa<AllReduceOp, ReduceScatterOp>(op);
+        q.reducesOnRead = isa<AllReduceOp, ReduceScatterOp, ReduceToRootOp>(op);
       } else if (isa<StoreTileOp, AddTileOp>(op)) {
         auto tile = cast<TileType>(op->getOperand(0).getType());
         q.bytes = staticBytes(tile.getShape(), tile.getElementType());

@@ -13,6 +13,10 @@ void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) 
   mlir::pk::PkSelectOverlapPassOptions overlap;
   overlap.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkSelectOverlapPass(overlap));
+  mlir::pk::PkSelectAlgorithmPassOptions algorithm;
+  algorithm.profilePath = options.profilePath;
+  algorithm.worldSize = options.worldSize;
+  pm.addPass(mlir::pk::createPkSelectAlgorithmPass(algorithm));
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
@@ -25,6 +29,7 @@ void registerPipelines() {
       [](mlir::OpPassManager &pm) {
         pm.addPass(mlir::pk::createPkSelectTransportPass());
         pm.addPass(mlir::pk::createPkSelectOverlapPass());
+        pm.addPass(mlir::pk::createPkSelectAlgorithmPass());
         pm.addPass(mlir::pk::createPkLowerCollectivesPass());
         pm.addPass(mlir::pk::createPkVerifyProtocolPass());
       });

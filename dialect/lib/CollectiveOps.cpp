@@ -76,3 +76,22 @@ LogicalResult AddTileOp::verify() {
   return verifyTileToPeer(*this, getValue().getType(), getDest().getType(),
                           getIndices().size(), true);
 }
+
+// Rooted collectives: the root is a run-time index, so only shapes and types are checked.
+LogicalResult BroadcastOp::verify() {
+  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true);
+}
+
+LogicalResult ReduceToRootOp::verify() {
+  if (failed(verifyCollective(*this, getInput().getType(), getOutput().getType(), true, true)))
+    return failure();
+  return verifyPrescribedTransport(*this, getTransport(), true);
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false);
+}
+
+LogicalResult ScatterOp::verify() {
+  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false);
+}

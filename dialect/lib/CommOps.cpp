@@ -81,3 +81,40 @@ LogicalResult LoadPeerOp::verify() {
     return emitOpError("loads a tile with tma or ldst only");
   return verifyTileAccess(*this, getSource().getType(), tile, getIndices().size());
 }
+
+// A symmetric tensor is addressed on a named rank; a local tensor only on this rank.
+static LogicalResult verifyRankedEnd(Operation *op, Type tensor, bool hasRank, StringRef what,
+                                     bool rankOptionalForSym) {
+  if (isa<LocalTensorType>(tensor) && hasRank)
+    return op->emitOpError(what) << " is a local tensor and cannot be addressed on another rank";
+  if (isa<SymTensorType>(tensor) && !hasRank && !rankOptionalForSym)
+    return op->emitOpError(what) << " is symmetric: name the rank with 'on'";
+  if (getTensorShape(tensor).size() != 1)
+    return op->emitOpError(what) << " must be 1-D; flatten the tensor";
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyChosen(*this, getTransport())))
+    return failure();
+  if (getTransport() != Transport::ldst)
+    return emitOpError("copies with transport ldst only for now");
+  if (getTensorElementType(getSource().getType()) != getTensorElementType(getDest().getType()))
+    return emitOpError("source and destination element types differ");
+  if (failed(verifyRankedEnd(*this, getSource().getType(), bool(getSrcRank()), "source", false)))
+    return failure();
+  return verifyRankedEnd(*this, getDest().getType(), bool(getDstRank()), "destination", false);
+}
+
+LogicalResult ReduceIntoOp::verify() {
+  Type element = getSource().getType().getElementType();
+  if (failed(verifyReadReduce(*this, getTransport(), element)))
+    return failure();
+  if (getTransport() != Transport::ldst)
+    return emitOpError("reduces into a tensor with transport ldst only for now");
+  if (getTensorElementType(getDest().getType()) != element)
+    return emitOpError("source and destination element types differ");
+  if (failed(verifyRankedEnd(*this, getSource().getType(), true, "source", true)))
+    return failure();
+  return verifyRankedEnd(*this, getDest().getType(), bool(getDstRank()), "destination", true);
+}

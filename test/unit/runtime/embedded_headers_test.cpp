@@ -13,7 +13,8 @@ TEST(EmbeddedHeaders, ContainsEveryPrimitive) {
        {"pk/device/all.cuh", "pk/device/launch_context.cuh", "pk/device/bf16.cuh",
         "pk/device/signal.cuh", "pk/device/wait.cuh", "pk/device/barrier.cuh",
         "pk/device/reduce.cuh", "pk/device/all_reduce.cuh", "pk/device/store.cuh",
-        "pk/device/load.cuh", "pk/device/mbarrier.cuh", "pk/device/tensor_map.cuh"}) {
+        "pk/device/load.cuh", "pk/device/mbarrier.cuh", "pk/device/tensor_map.cuh",
+        "pk/device/copy.cuh"}) {
     EXPECT_NE(pk::find_embedded_header(name), nullptr) << name;
   }
   EXPECT_EQ(pk::find_embedded_header("pk/device/nope.cuh"), nullptr);

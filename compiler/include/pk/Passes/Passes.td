@@ -41,6 +41,30 @@ def PkSelectOverlapPass : Pass<"pk-select-overlap", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
+def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
+  let summary = "Rule 1 at the collective level: algorithm, tile size and block count";
+  let description = [{
+    For every collective: one-shot or two-shot (all-reduce: two-shot when the bytes it
+    saves on each GPU's inbound links outweigh one more link hop; it needs a symmetric
+    output), the elements per tile and the number of communicator blocks (enough tiles for
+    every block at large sizes, fewer blocks for small static sizes). When the size or the
+    world size is known only at run time, the algorithm is `auto` with a
+    `pk.two_shot_min_bytes` threshold that the lowering turns into a run-time branch.
+    Every decision is recorded with its reason.
+
+    Before: `pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>`
+    After:  `... {algorithm = #pk.algorithm<auto>, pk.blocks = 66, pk.tile = 8192,
+            pk.two_shot_min_bytes = 307008}`
+  }];
+  let options = [
+    Option<"profilePath", "profile", "std::string", "\"\"",
+           "Machine profile file (default: the built-in H200 profile)">,
+    Option<"worldSize", "world-size", "int64_t", "0",
+           "World size when known at compile time (0: a run-time value)">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
 def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Rule 3: lower communication intent to one-way device primitives";
   let description = [{
@@ -60,7 +84,8 @@ def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
     Option<"profilePath", "profile", "std::string", "\"\"",
            "Machine profile file (default: the built-in H200 profile)">,
   ];
-  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def PkVerifyProtocolPass : Pass<"pk-verify-protocol", "::mlir::ModuleOp"> {

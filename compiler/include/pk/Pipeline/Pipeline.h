@@ -9,6 +9,7 @@ namespace pk {
 struct PipelineOptions {
   std::string profilePath;     // machine profile file; empty: built-in H200 profile
   bool allowMulticast = false; // NVLink multicast only on explicit opt-in
+  int64_t worldSize = 0;       // known world size; 0: a run-time value (the default)
 };
 
 /// Adds the passes that take a spec-level module to device level.

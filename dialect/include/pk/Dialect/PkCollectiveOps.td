@@ -72,6 +72,71 @@ def Pk_AllToAllOp : Pk_CollectiveOp<"all_to_all", 0> {
   }];
 }
 
+class Pk_RootedCollectiveOp<string mnemonic, bit reduces>
+    : Pk_Op<"coll." # mnemonic> {
+  let arguments = !if(reduces,
+      (ins Pk_ReduceKindAttr:$kind, Pk_SymTensorType:$input, Pk_AnyTensor:$output, Index:$root,
+           DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport),
+      (ins Pk_SymTensorType:$input, Pk_AnyTensor:$output, Index:$root,
+           DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport));
+  let assemblyFormat = !if(reduces,
+      "$kind $input `into` $output `root` $root attr-dict `:` qualified(type($input)) `,` qualified(type($output))",
+      "$input `into` $output `root` $root attr-dict `:` qualified(type($input)) `,` qualified(type($output))");
+  let hasVerifier = 1;
+}
+
+def Pk_BroadcastOp : Pk_RootedCollectiveOp<"broadcast", 0> {
+  let summary = "Copies the root rank's input into every rank's output";
+  let description = [{
+    After the op, `output` on every rank equals `input` on rank `root`. Input and output
+    have the same shape and element type. `root` is a run-time value and must be the same
+    on every rank.
+
+    Ordering: every rank reads the root's `input` as it was when the root reached the op;
+    the root's later writes to `input` cannot overtake those reads.
+
+    ```mlir
+    pk.coll.broadcast %x into %y root %r : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+}
+
+def Pk_ReduceToRootOp : Pk_RootedCollectiveOp<"reduce", 1> {
+  let summary = "Reduces a symmetric tensor over all ranks into the root rank's output";
+  let description = [{
+    After the op, `output` on rank `root` holds the element-wise reduction of `input` over
+    all ranks; the other ranks' `output` is not written. Same shape and element type.
+
+    ```mlir
+    pk.coll.reduce <sum> %x into %y root %r : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+}
+
+def Pk_GatherOp : Pk_RootedCollectiveOp<"gather", 0> {
+  let summary = "Concatenates every rank's input, by rank, into the root rank's output";
+  let description = [{
+    `output`'s first dimension is the world size times `input`'s; rank r's input lands at
+    rows [r*n, (r+1)*n) of the root's output. Other ranks' `output` is not written.
+
+    ```mlir
+    pk.coll.gather %x into %y root %r : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+}
+
+def Pk_ScatterOp : Pk_RootedCollectiveOp<"scatter", 0> {
+  let summary = "Gives rank r the r-th block of rows of the root rank's input";
+  let description = [{
+    `input`'s first dimension is the world size times `output`'s; rank r's output receives
+    rows [r*n, (r+1)*n) of the root's input.
+
+    ```mlir
+    pk.coll.scatter %x into %y root %r : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+}
+
 class Pk_TileToPeerOp<string mnemonic> : Pk_Op<"coll." # mnemonic> {
   let arguments = (ins Pk_TileType:$value, Pk_SymTensorType:$dest, Index:$peer,
                        Variadic<Index>:$indices,

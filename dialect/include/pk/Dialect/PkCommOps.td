@@ -111,4 +111,46 @@ def Pk_BulkWaitOp : Pk_Op<"comm.bulk_wait"> {
   let assemblyFormat = "attr-dict";
 }
 
+def Pk_CopyOp : Pk_Op<"comm.copy", [AttrSizedOperandSegments]> {
+  let summary = "Copies a run of elements from one rank's tensor to another's";
+  let description = [{
+    Copies `count` elements starting at `source[src_offset]` on rank `src_rank` to
+    `dest[dst_offset]` on rank `dst_rank`. A symmetric tensor names its rank with `on`; a
+    local tensor has none (it is this rank's). With `ldst` the block moves 16-byte vectors
+    through registers where both ends are 16-byte aligned, scalars otherwise (any count).
+    Pulls (remote source) and pushes (remote destination) are both one-way: the caller
+    waited for the source's publishing signal before and signals after.
+
+    ```mlir
+    pk.comm.copy <ldst> %x[%i] on %r into %y[%j] count %n : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_TransportAttr:$transport,
+                       Pk_AnyTensor:$source, Index:$src_offset, Optional<Index>:$src_rank,
+                       Pk_AnyTensor:$dest, Index:$dst_offset, Optional<Index>:$dst_rank,
+                       Index:$count);
+  let assemblyFormat = "$transport $source `[` $src_offset `]` (`on` $src_rank^)? `into` $dest `[` $dst_offset `]` (`on` $dst_rank^)? `count` $count attr-dict `:` qualified(type($source)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
+def Pk_ReduceIntoOp : Pk_Op<"comm.reduce_into"> {
+  let summary = "Reduces a run of elements over all ranks into one or every rank's tensor";
+  let description = [{
+    Reads `count` elements at `source[src_offset]` from every rank (this one included),
+    reduces them in fp32 and writes the result at `dest[dst_offset]`: on rank `dst_rank`
+    when given, on every rank when `dest` is symmetric and no rank is given (the two-shot
+    step), on this rank when `dest` is local. Transport `ldst` only (reduces in registers).
+
+    ```mlir
+    pk.comm.reduce_into <sum> <ldst> %x[%i] into %y[%j] count %n : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_ReduceKindAttr:$kind, Pk_TransportAttr:$transport,
+                       Pk_SymTensorType:$source, Index:$src_offset,
+                       Pk_AnyTensor:$dest, Index:$dst_offset, Optional<Index>:$dst_rank,
+                       Index:$count);
+  let assemblyFormat = "$kind $transport $source `[` $src_offset `]` `into` $dest `[` $dst_offset `]` (`on` $dst_rank^)? `count` $count attr-dict `:` qualified(type($source)) `,` qualified(type($dest))";
+  let hasVerifier = 1;
+}
+
 #endif // PK_COMM_OPS_TD

@@ -11,5 +11,6 @@
 #include <pk/device/barrier.cuh>
 #include <pk/device/reduce.cuh>
 #include <pk/device/all_reduce.cuh>
+#include <pk/device/copy.cuh>
 #include <pk/device/store.cuh>
 #include <pk/device/load.cuh>

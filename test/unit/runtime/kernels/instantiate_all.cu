@@ -14,6 +14,11 @@ __device__ void use_all(const pk::LaunchContext& c, const pk::SymTensor<T>& a, T
   pk::reduce_tile<pk::ReduceOp::max>(c, a, 0, n, d);
   pk::reduce_tile<pk::ReduceOp::min>(c, a, 0, n, d);
   pk::all_reduce_tile<pk::ReduceOp::sum>(c, a, a, 5, n);
+  pk::copy_elems(a.peer[1] + 3, d, n);
+  T* const one[1] = {d};
+  pk::reduce_into<pk::ReduceOp::sum>(c, a, 3, n, one, 1, 0);
+  pk::reduce_into<pk::ReduceOp::max>(c, a, 0, n, a.peer, c.world, 5);
+  pk::reduce_into<pk::ReduceOp::min>(c, a, 0, n, one, 1, 1);
   pk::store_tile(c, a, 1, 5, d, n);
   pk::store_add_tile(c, a, 1, 5, d, n);
   pk::load_tile(c, a, 1, 5, sm, n);

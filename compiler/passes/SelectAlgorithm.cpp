@@ -1,0 +1,148 @@
+// Rule 1 at the collective level: algorithm (one-shot / two-shot), tile size, block count.
+#include "ProfileOption.h"
+#include "pk/Passes/Decisions.h"
+#include "pk/Passes/Passes.h"
+
+namespace mlir::pk {
+#define GEN_PASS_DEF_PKSELECTALGORITHMPASS
+#include "pk/Passes/Passes.h.inc"
+} // namespace mlir::pk
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+// Bytes one 512-thread block moves per tile: two 16-byte vectors per thread, so a block has
+// enough loads in flight to cover a link round trip without starving other blocks of tiles.
+constexpr int64_t kTileBytes = 16 << 10;
+// The size at which the profile's large-message ld/st bandwidth is read.
+constexpr long long kLargeBytes = 256ll << 20;
+
+struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorithm> {
+  using PkSelectAlgorithmPassBase::PkSelectAlgorithmPassBase;
+
+  // Fewest profiled SM counts whose large-message ld/st bandwidth is within 2% of the best:
+  // collectives without compute may take the SMs, and the last few percent matter for busbw.
+  static int largeBlocks(const ::pk::MachineProfile &p, double &gbps, double &best) {
+    std::vector<int> counts;
+    for (const auto &pt : p.points)
+      if (pt.mechanism == ::pk::Mechanism::ldst && pt.bytes == kLargeBytes) counts.push_back(pt.sms);
+    std::sort(counts.begin(), counts.end());
+    best = 0;
+    for (int s : counts) best = std::max(best, p.bandwidth(::pk::Mechanism::ldst, kLargeBytes, s));
+    for (int s : counts) {
+      gbps = p.bandwidth(::pk::Mechanism::ldst, kLargeBytes, s);
+      if (gbps >= 0.98 * best) return s;
+    }
+    return counts.empty() ? 132 : counts.back();
+  }
+
+  // Bytes of the per-rank work that is split into tiles, when static.
+  static std::optional<int64_t> workBytes(Operation *op) {
+    Type in = op->getOperand(0).getType(), out = op->getOperand(1).getType();
+    // The smaller side is the per-rank shard that tile loops cover (all-gather: the input;
+    // reduce-scatter: the output); the tile loops of all-to-all cover 1/W of it per peer,
+    // but W is not known here, so the whole tensor is the conservative bound.
+    auto bytesOf = [](Type t) -> std::optional<int64_t> {
+      int64_t n = getTensorElementType(t).getIntOrFloatBitWidth() / 8;
+      for (int64_t d : getTensorShape(t)) {
+        if (ShapedType::isDynamic(d)) return std::nullopt;
+        n *= d;
+      }
+      return n;
+    };
+    auto a = bytesOf(in), b = bytesOf(out);
+    if (!a || !b) return std::nullopt;
+    return std::min(*a, *b);
+  }
+
+  void runOnOperation() override {
+    auto profile = loadProfileOption(getOperation(), profilePath);
+    if (!profile) return signalPassFailure();
+    double bigGbps = 0, bestGbps = 0;
+    int maxBlocks = largeBlocks(*profile, bigGbps, bestGbps);
+    // One more link hop (two-shot's stores after its loads) costs about a global-flag
+    // hand-off; it pays off once the inbound bytes it saves take longer than that.
+    int64_t hopBytes = int64_t(profile->inter_sm_ns * bestGbps);
+
+    getOperation().walk([&](Operation *op) {
+      if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
+               ReduceToRootOp, GatherOp, ScatterOp>(op))
+        return;
+      MLIRContext *ctx = op->getContext();
+      Type element = getTensorElementType(op->getOperand(0).getType());
+      int64_t elemBytes = element.getIntOrFloatBitWidth() / 8;
+      int64_t tile = kTileBytes / elemBytes;
+      auto bytes = workBytes(op);
+
+      int64_t blocks = maxBlocks;
+      std::string why = Twine(maxBlocks).str() + " blocks: the fewest profiled SMs within 2% "
+                        "of the best large-message ld/st bandwidth (" +
+                        std::to_string(std::lround(bigGbps)) + " of " +
+                        std::to_string(std::lround(bestGbps)) + " GB/s)";
+      if (bytes) {
+        int64_t tiles = std::max<int64_t>(1, (*bytes + kTileBytes - 1) / kTileBytes);
+        if (tiles < maxBlocks) {
+          blocks = tiles;
+          why = Twine(blocks).str() + " blocks: " + ::pk::formatBytes(*bytes) + " is " +
+                Twine(tiles).str() + " tile(s) of " + ::pk::formatBytes(kTileBytes) +
+                "; more blocks would only add flag traffic";
+        }
+      } else {
+        why += "; the size is a run-time value, and the grid is fixed per kernel";
+      }
+      op->setAttr("pk.blocks", IntegerAttr::get(IntegerType::get(ctx, 64), blocks));
+      op->setAttr("pk.tile", IntegerAttr::get(IntegerType::get(ctx, 64), tile));
+      recordDecision(op, "rule 1 (blocks)", why + "; tiles of " + Twine(tile).str() +
+                                                " elements (" + ::pk::formatBytes(kTileBytes) + ")");
+
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar) {
+        recordDecision(op, "rule 1 (algorithm)",
+                       "direct: every rank reads the peers' data straight from their symmetric "
+                       "inputs into its output, so each byte crosses a link once");
+        return;
+      }
+      if (ar.getAlgorithm() != Algorithm::automatic) {
+        if (ar.getAlgorithm() == Algorithm::two_shot && !isa<SymTensorType>(ar.getOutput().getType())) {
+          op->emitOpError("two-shot writes into the peers' outputs: the output must be symmetric");
+          return signalPassFailure();
+        }
+        return;
+      }
+      auto setAlgorithm = [&](Algorithm a, const Twine &reason) {
+        ar.setAlgorithmAttr(AlgorithmAttr::get(ctx, a));
+        recordDecision(op, "rule 1 (algorithm)", reason);
+      };
+      if (!isa<SymTensorType>(ar.getOutput().getType()))
+        return setAlgorithm(Algorithm::one_shot,
+                            "one_shot: two-shot writes into the peers' outputs, and this output "
+                            "is not symmetric");
+      // Inbound link bytes per GPU: one-shot reads (W-1)N, two-shot reads and receives
+      // 2(W-1)N/W. Two-shot wins when (W-1)(W-2)/W * N >= hopBytes.
+      std::string rule = "two-shot saves (W-1)(W-2)/W x size inbound bytes per GPU and costs one "
+                         "more hop (" + std::to_string(int(profile->inter_sm_ns)) + " ns x " +
+                         std::to_string(std::lround(bestGbps)) + " GB/s = " +
+                         ::pk::formatBytes(hopBytes) + ")";
+      int64_t w = worldSize;
+      if (bytes && w > 0) {
+        int64_t saved = (w - 1) * (w - 2) * *bytes / w;
+        if (saved >= hopBytes)
+          return setAlgorithm(Algorithm::two_shot,
+                              "two_shot: world " + Twine(w) + ", " + ::pk::formatBytes(*bytes) +
+                                  " saves " + ::pk::formatBytes(saved) + " >= the hop; " + rule);
+        return setAlgorithm(Algorithm::one_shot,
+                            "one_shot: world " + Twine(w) + ", " + ::pk::formatBytes(*bytes) +
+                                " saves only " + ::pk::formatBytes(saved) + " < the hop; " + rule);
+      }
+      op->setAttr("pk.two_shot_min_bytes", IntegerAttr::get(IntegerType::get(ctx, 64), hopBytes));
+      recordDecision(op, "rule 1 (algorithm)",
+                     "both, chosen at run time: two_shot when (W-1)(W-2)/W x bytes >= " +
+                         Twine(hopBytes) + ", else one_shot; " + rule +
+                         "; the size or world size is a run-time value");
+    });
+  }
+};
+
+} // namespace

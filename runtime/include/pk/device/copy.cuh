@@ -1,0 +1,124 @@
+// copy_elems and reduce_into: block-cooperative bulk moves for whole-tensor collectives.
+#pragma once
+#include <pk/device/elem.cuh>
+#include <pk/device/launch_context.cuh>
+
+namespace pk {
+
+namespace detail {
+
+// 16-byte vectors each thread keeps in flight: enough bytes outstanding per SM to cover an
+// NVLink round trip (about 1-2 us) at link rate with one 512-thread block per SM.
+constexpr int kUnroll = 4;
+
+// A .cg (L2, not L1) vector load the compiler may schedule with its neighbours: unlike the
+// volatile asm in ptx.cuh it can be batched, and as a memory read it still stays after the
+// __syncthreads() that follows a flag wait.
+__device__ __forceinline__ Vec16 ld_cg_batched(const Vec16* p) {
+  const int4 r = __ldcg(reinterpret_cast<const int4*>(p));
+  Vec16 v;
+  v.w[0] = static_cast<unsigned int>(r.x);
+  v.w[1] = static_cast<unsigned int>(r.y);
+  v.w[2] = static_cast<unsigned int>(r.z);
+  v.w[3] = static_cast<unsigned int>(r.w);
+  return v;
+}
+
+template <class T>
+__device__ __forceinline__ T ld_cg_scalar(const T* p) {
+  if constexpr (ElemBits<T>::bytes == 4) return from_bits<T>(ld_cg_u32(p));
+  else return from_bits<T>(ld_cg_u16(p));
+}
+
+}  // namespace detail
+
+// Copies src[0, count) to dst[0, count); either side may be a peer's memory (pull or push).
+// 16-byte vectors, kUnroll loads in flight per thread before the stores, when both ends are
+// 16-byte aligned; scalars otherwise and for the tail. Any count. No synchronisation.
+template <class T>
+__device__ __forceinline__ void copy_elems(const T* src, T* dst, long long count) {
+  constexpr int V = VecTraits<T>::per16, U = detail::kUnroll;
+  const long long tid = block_thread(), nthr = block_threads();
+  long long done = 0;
+  if (is_aligned16(src) && is_aligned16(dst)) {
+    const long long nvec = count / V;
+    const Vec16* s = reinterpret_cast<const Vec16*>(src);
+    Vec16* d = reinterpret_cast<Vec16*>(dst);
+    for (long long base = tid; base < nvec; base += nthr * U) {
+      Vec16 v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (base + u * nthr < nvec) v[u] = detail::ld_cg_batched(s + base + u * nthr);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (base + u * nthr < nvec) d[base + u * nthr] = v[u];
+    }
+    done = nvec * V;
+  }
+  for (long long k = done + tid; k < count; k += nthr) dst[k] = detail::ld_cg_scalar(src + k);
+}
+
+// Reads src.peer[r][offset, offset + count) for every rank r < c.world, reduces in fp32 (rank
+// order 0..W-1, so every rank computes bit-identical results) and writes the result to
+// dst[j][dst_offset, dst_offset + count) for j < ndst (local, peer, or every rank's copy).
+// Ranks are read two at a time so 2 x kUnroll vectors are in flight per thread. Any count.
+template <ReduceOp R, class T>
+__device__ __forceinline__ void reduce_into(const LaunchContext& c, const SymTensor<T>& src,
+                                            long long offset, long long count, T* const* dst,
+                                            int ndst, long long dst_offset) {
+  constexpr int V = VecTraits<T>::per16, U = detail::kUnroll;
+  const long long tid = block_thread(), nthr = block_threads();
+  bool vec = true;
+  for (int r = 0; r < c.world; ++r) vec = vec && is_aligned16(src.peer[r] + offset);
+  for (int j = 0; j < ndst; ++j) vec = vec && is_aligned16(dst[j] + dst_offset);
+  long long done = 0;
+  if (vec) {
+    const long long nvec = count / V;
+    for (long long base = tid; base < nvec; base += nthr * U) {
+      float acc[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[u][k] = reduce_identity<R>();
+      for (int r = 0; r < c.world; r += 2) {
+        const bool pair = r + 1 < c.world;
+        const Vec16* s0 = reinterpret_cast<const Vec16*>(src.peer[r] + offset);
+        const Vec16* s1 = reinterpret_cast<const Vec16*>(src.peer[pair ? r + 1 : r] + offset);
+        Vec16 a[U], b[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const long long i = base + u * nthr;
+          if (i < nvec) {
+            a[u] = detail::ld_cg_batched(s0 + i);
+            if (pair) b[u] = detail::ld_cg_batched(s1 + i);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            acc[u][k] = reduce_combine<R>(acc[u][k], vec_get<T>(a[u], k));
+            if (pair) acc[u][k] = reduce_combine<R>(acc[u][k], vec_get<T>(b[u], k));
+          }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const long long i = base + u * nthr;
+        if (i >= nvec) continue;
+        Vec16 out;
+#pragma unroll
+        for (int k = 0; k < V; ++k) vec_set<T>(out, k, acc[u][k]);
+        for (int j = 0; j < ndst; ++j) reinterpret_cast<Vec16*>(dst[j] + dst_offset)[i] = out;
+      }
+    }
+    done = nvec * V;
+  }
+  for (long long k = done + tid; k < count; k += nthr) {
+    float acc = reduce_identity<R>();
+    for (int r = 0; r < c.world; ++r) acc = reduce_combine<R>(acc, ld_cg_elem(src.peer[r] + offset + k));
+    const T v = from_float<T>(acc);
+    for (int j = 0; j < ndst; ++j) dst[j][dst_offset + k] = v;
+  }
+}
+
+}  // namespace pk

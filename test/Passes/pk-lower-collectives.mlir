@@ -1,0 +1,63 @@
+// RUN: pkc-opt %s -pk-lower-collectives -split-input-file | FileCheck %s
+// Lowering of collective intent to one-way flags and direct pulls (rule 3).
+
+// Tests that a gather pulls on the root only (the tile bound is 0 elsewhere), copies every
+// rank's input to its row block without staging, between one arrival and one departure.
+// CHECK-LABEL: pk.kernel @gather
+// CHECK: pk.worker <communicator> blocks 8
+// CHECK: %[[ARRIVE:.*]] = pk.sync.flag 0 <block>
+// CHECK: %[[DEPART:.*]] = pk.sync.flag 1 <block>
+// CHECK: %[[RANK:.*]] = pk.rank
+// CHECK: %[[WORLD:.*]] = pk.world_size
+// CHECK: %[[PEERS:.*]] = arith.subi %[[WORLD]]
+// CHECK: pk.sync.signal_all %[[ARRIVE]]
+// CHECK-NEXT: pk.sync.wait %[[ARRIVE]], %[[PEERS]]
+// CHECK: %[[N:.*]] = pk.dim %arg0, 0
+// CHECK: %[[ISROOT:.*]] = arith.cmpi eq, %[[RANK]], %arg2
+// CHECK: %[[BOUND:.*]] = arith.select %[[ISROOT]], %[[N]]
+// CHECK: pk.tile.foreach (%[[R:.*]], %[[I:.*]]) to (%[[WORLD]], %[[BOUND]]) step [1, 1024]
+// CHECK: %[[ROW:.*]] = arith.muli %[[R]], %[[N]]
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %[[I]]
+// CHECK: pk.comm.copy <ldst> %arg0[%[[I]]] on %[[R]] into %arg1[%[[AT]]] count
+// CHECK: pk.sync.signal_all %[[DEPART]]
+// CHECK-NEXT: pk.sync.wait %[[DEPART]], %[[PEERS]]
+pk.kernel @gather(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %root: index) {
+  pk.coll.gather %x into %y root %root {transport = #pk.transport<ldst>, pk.blocks = 8 : i64, pk.tile = 1024 : i64} : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  pk.return
+}
+
+// -----
+
+// Tests that an all-reduce left open branches at run time between two-shot (reduce own shard
+// into every rank's output: no destination rank) and one-shot (into this rank's output), both
+// inside the same arrival/departure pair.
+// CHECK-LABEL: pk.kernel @all_reduce_auto
+// CHECK: pk.sync.wait
+// CHECK: %[[TWO:.*]] = arith.cmpi sge
+// CHECK: scf.if %[[TWO]] {
+// CHECK: pk.comm.reduce_into <sum> <ldst> %arg0[%[[AT:.*]]] into %arg1[%[[AT]]] count
+// CHECK: } else {
+// CHECK: pk.comm.reduce_into <sum> <ldst> %arg0[%[[I:.*]]] into %arg1[%[[I]]] on %{{.*}} count
+// CHECK: }
+// CHECK: pk.sync.signal_all
+// CHECK-NOT: pk.sync.signal_all
+pk.kernel @all_reduce_auto(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
+  pk.coll.all_reduce <sum> %x into %y {transport = #pk.transport<ldst>, pk.two_shot_min_bytes = 307008 : i64} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.return
+}
+
+// -----
+
+// Tests that all-to-all pulls block `rank` of every peer into row block `peer`.
+// CHECK-LABEL: pk.kernel @all_to_all
+// CHECK: %[[RANK:.*]] = pk.rank
+// CHECK: %[[WORLD:.*]] = pk.world_size
+// CHECK: %[[M:.*]] = arith.divsi %{{.*}}, %[[WORLD]]
+// CHECK: %[[MINE:.*]] = arith.muli %[[RANK]], %[[M]]
+// CHECK: pk.tile.foreach (%[[R:.*]], %[[I:.*]]) to (%[[WORLD]], %[[M]])
+// CHECK: %[[SRC:.*]] = arith.addi %[[MINE]], %[[I]]
+// CHECK: pk.comm.copy <ldst> %arg0[%[[SRC]]] on %[[R]] into %arg1[%{{.*}}] on %[[RANK]] count
+pk.kernel @all_to_all(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
+  pk.coll.all_to_all %x into %y {transport = #pk.transport<ldst>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.return
+}

@@ -1,0 +1,76 @@
+// RUN: pkc-opt %s -pk-select-algorithm=world-size=4 -split-input-file | FileCheck %s --check-prefix=W4
+// RUN: pkc-opt %s -pk-select-algorithm=world-size=2 -split-input-file | FileCheck %s --check-prefix=W2
+// RUN: pkc-opt %s -pk-select-algorithm -split-input-file | FileCheck %s --check-prefix=DYN
+// Both sides of every threshold of pk-select-algorithm with the built-in H200 profile:
+// two-shot from (W-1)(W-2)/W x bytes >= 832 ns x 369 GB/s = 307008 bytes (W=4: 204672 bytes),
+// and one block per 16 KiB tile up to 132 blocks.
+
+// Tests that 204672 bytes at world 4 are the first size that picks two-shot.
+// W4-LABEL: pk.kernel @two_shot_at_threshold
+// W4: pk.coll.all_reduce {{.*}}algorithm = #pk.algorithm<two_shot>
+// W2-LABEL: pk.kernel @two_shot_at_threshold
+// W2: pk.coll.all_reduce {{.*}}algorithm = #pk.algorithm<one_shot>
+// DYN-LABEL: pk.kernel @two_shot_at_threshold
+// DYN: pk.coll.all_reduce {{.*}}pk.two_shot_min_bytes = 307008
+pk.kernel @two_shot_at_threshold(%x: !pk.sym<102336xbf16>, %y: !pk.sym<102336xbf16>) {
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<102336xbf16>, !pk.sym<102336xbf16>
+  pk.return
+}
+
+// -----
+
+// Tests that one element less stays one-shot at world 4.
+// W4-LABEL: pk.kernel @one_shot_below_threshold
+// W4: pk.coll.all_reduce {{.*}}algorithm = #pk.algorithm<one_shot>
+// W4-SAME: pk.blocks = 13 : i64
+pk.kernel @one_shot_below_threshold(%x: !pk.sym<102335xbf16>, %y: !pk.sym<102335xbf16>) {
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<102335xbf16>, !pk.sym<102335xbf16>
+  pk.return
+}
+
+// -----
+
+// Tests that a local output keeps one-shot whatever the size: two-shot writes into peers.
+// W4-LABEL: pk.kernel @local_output
+// W4-SAME: pk.decisions = [{{.*}}this output is not symmetric
+// W4: pk.coll.all_reduce {{.*}}algorithm = #pk.algorithm<one_shot>
+pk.kernel @local_output(%x: !pk.sym<16777216xf32>, %y: !pk.tensor<16777216xf32>) {
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<16777216xf32>, !pk.tensor<16777216xf32>
+  pk.return
+}
+
+// -----
+
+// Tests that 131 tiles of 16 KiB get 131 blocks and 133 tiles the 132-block cap.
+// W4-LABEL: pk.kernel @blocks
+// W4-SAME: pk.decisions = [{{.*}}131 blocks: 2.04688 MiB is 131 tile(s) of 16 KiB{{.*}}132 blocks: the fewest profiled SMs within 2% of the best large-message ld/st bandwidth (369 of 369 GB/s)
+// W4: pk.coll.all_gather {{.*}}pk.blocks = 131 : i64, pk.tile = 8192 : i64
+// W4: pk.coll.all_gather {{.*}}pk.blocks = 132 : i64, pk.tile = 4096 : i64
+pk.kernel @blocks(%a: !pk.sym<1073152xbf16>, %b: !pk.sym<2146304xbf16>,
+                  %c: !pk.sym<544768xf32>, %d: !pk.sym<1089536xf32>) {
+  pk.coll.all_gather %a into %b : !pk.sym<1073152xbf16>, !pk.sym<2146304xbf16>
+  pk.coll.all_gather %c into %d : !pk.sym<544768xf32>, !pk.sym<1089536xf32>
+  pk.return
+}
+
+// -----
+
+// Tests that a run-time size keeps the algorithm open with a threshold, and takes all blocks.
+// DYN-LABEL: pk.kernel @dynamic
+// DYN-SAME: pk.decisions = [{{.*}}both, chosen at run time: two_shot when (W-1)(W-2)/W x bytes >= 307008
+// DYN-NOT: algorithm =
+// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.tile = 8192 : i64, pk.two_shot_min_bytes = 307008 : i64}
+pk.kernel @dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  pk.return
+}
+
+// -----
+
+// Tests that the non-reducing collectives are direct reads and record why.
+// DYN-LABEL: pk.kernel @direct
+// DYN-SAME: pk.decisions = [{{.*}}rule 1 (algorithm): pk.coll.broadcast at {{.*}}direct: every rank reads
+pk.kernel @direct(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %r: index) {
+  pk.coll.broadcast %x into %y root %r : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.return
+}
