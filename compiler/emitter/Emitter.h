@@ -38,6 +38,7 @@ public:
   /// Per-kernel facts patterns share.
   int threads = 512;
   int blocks = 0;
+  int checks = 0;  // launch-time argument checks emitted so far (their ids)
   llvm::raw_ostream &os;
 
 private:

@@ -1,5 +1,6 @@
 // Emission patterns for structure ops: kernels, workers, tile loops, rank and sizes.
 #include "Emitter.h"
+#include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -125,6 +126,27 @@ LogicalResult emitIf(Emitter &e, Operation *op) {
   return success();
 }
 
+// A failed argument check is reported once (block 0) and every block leaves before it
+// signals anyone, so no rank waits on another.
+LogicalResult emitCheck(Emitter &e, Operation *op) {
+  auto check = cast<CheckOp>(op);
+  std::string message;
+  llvm::raw_string_ostream quoted(message);
+  quoted << '"';
+  llvm::printEscapedString(check.getMessage(), quoted);
+  quoted << '"';
+  int id = e.checks++;
+  e.line() << "if (!(" << e.name(check.getCondition()) << ")) {";
+  e.indent();
+  e.line() << "if (blockIdx.x == 0 && threadIdx.x == 0) pk::report_check_failure(ctx, " << id
+           << ", " << e.name(check.getExpected()) << ", " << e.name(check.getActual()) << ", "
+           << message << ");";
+  e.line() << "return;";
+  e.dedent();
+  e.line() << "}";
+  return success();
+}
+
 LogicalResult emitNothing(Emitter &, Operation *) { return success(); }
 
 LogicalResult emitReturn(Emitter &e, Operation *) {
@@ -139,6 +161,7 @@ void mlir::pk::cuda::addStructurePatterns(PatternTable &table) {
   table["pk.worker"] = emitWorker;
   table["pk.tile.foreach"] = emitTileForeach;
   table["pk.yield"] = emitNothing;
+  table["pk.check"] = emitCheck;
   table["scf.if"] = emitIf;
   table["scf.yield"] = emitNothing;
   table["pk.return"] = emitReturn;

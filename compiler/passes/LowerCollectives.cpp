@@ -156,7 +156,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     }
     if (auto a2a = dyn_cast<AllToAllOp>(op)) {
       Value x = a2a.getInput(), y = a2a.getOutput();
-      // Block length; with N not a multiple of W the last N mod W elements are not moved.
+      // Block length; the launch-time check rejects N that is not a multiple of W.
       Value m = B.div(B.dim(x), B.world);
       Value mine = B.mul(B.rank, m);
       Transport t = transportOf();
@@ -203,6 +203,41 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return op->emitOpError("has no lowering yet");
   }
 
+  // Sizes are run-time values: the output/input size rules are checked when the kernel
+  // starts (pk.check), before any signal, so a wrong size is an error and never an
+  // out-of-bounds peer access.
+  static void check(CollBuilder &B, Value expected, Value actual, StringRef what) {
+    Value ok = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::eq, expected, actual);
+    CheckOp::create(B.b, B.loc, ok, expected, actual, B.b.getStringAttr(what));
+  }
+
+  static void emitShapeChecks(Operation *op, CollBuilder &B) {
+    StringRef name = op->getName().getStringRef();
+    Value x = op->getOperand(0), y = op->getOperand(1);
+    Value n = B.dim(x), m = B.dim(y);
+    if (isa<AllGatherOp, GatherOp>(op)) {
+      check(B, B.mul(B.world, n), m,
+            (name + ": the output must hold world_size times the input's elements").str());
+    } else if (isa<ReduceScatterOp, ScatterOp>(op)) {
+      check(B, B.mul(B.world, m), n,
+            (name + ": the input must hold world_size times the output's elements").str());
+    } else if (isa<AllToAllOp>(op)) {
+      Value rem = arith::RemSIOp::create(B.b, B.loc, n, B.world);
+      check(B, B.c(0), rem,
+            (name + ": the element count must be a multiple of world_size (remainder shown)").str());
+      check(B, n, m, (name + ": input and output must have the same element count").str());
+    } else {
+      check(B, n, m, (name + ": input and output must have the same element count").str());
+    }
+    if (isa<BroadcastOp, ReduceToRootOp, GatherOp, ScatterOp>(op)) {
+      Value root = op->getOperand(2);
+      Value ok = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::ult, root, B.world);
+      CheckOp::create(B.b, B.loc, ok, B.world, root,
+                      B.b.getStringAttr((name + ": the root must be a rank below world_size "
+                                         "(expected: below the first value)").str()));
+    }
+  }
+
   LogicalResult lower(Operation *op, int64_t &nextSlot, int64_t &blocks) {
     for (Value v : op->getOperands())
       if (isa<SymTensorType, LocalTensorType>(v.getType()) && getTensorShape(v.getType()).size() != 1)
@@ -229,6 +264,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     B.rank = RankOp::create(b, loc, b.getIndexType());
     B.world = WorldSizeOp::create(b, loc, b.getIndexType());
     B.peers = B.sub(B.world, B.c(1));
+    emitShapeChecks(op, B);
     SignalAllOp::create(b, loc, arrive);
     WaitOp::create(b, loc, arrive, B.peers, Compare::ge);
     if (failed(emitBody(op, B, tile))) return failure();

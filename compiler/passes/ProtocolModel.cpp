@@ -283,7 +283,9 @@ private:
       return access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(), rank,
                     true, false, false);
     if (auto loop = dyn_cast<TileForeachOp>(op)) return foreach(loop, depth);
-    if (isa<YieldOp, ReturnOp>(op)) return true;
+    // Argument checks depend only on symmetric shapes: every rank takes the same branch, and
+    // a failing check leaves before any signal. The model follows the passing branch.
+    if (isa<YieldOp, ReturnOp, CheckOp>(op)) return true;
     // Tile compute: no index results, no regions, no effects on memory the protocol sees.
     bool indexResult = llvm::any_of(op->getResultTypes(),
                                     [](Type t) { return t.isIntOrIndex(); });

@@ -118,3 +118,11 @@ LogicalResult WorkerOp::verify() {
     return emitOpError("block count must be 0 (chosen at launch) or positive");
   return success();
 }
+
+//===- pk.check -------------------------------------------------------------===//
+
+LogicalResult CheckOp::verify() {
+  if (getMessage().empty())
+    return emitOpError("needs a message saying what the check requires");
+  return success();
+}

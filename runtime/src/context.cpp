@@ -88,6 +88,12 @@ Status Context::check_errors() {
                          std::to_string(e.slot) + " in block " + std::to_string(e.block) +
                          ": expected >= " + std::to_string(e.expected) + ", saw " +
                          std::to_string(e.seen));
+  if (e.code == 2)
+    return Status::error("rank " + std::to_string(e.rank) + ": the kernel's argument check #" +
+                         std::to_string(e.slot) + " failed: expected " +
+                         std::to_string(static_cast<long long>(e.expected)) + ", got " +
+                         std::to_string(static_cast<long long>(e.seen)) +
+                         " (the kernel printed what the check requires; no data was moved)");
   return Status::error("rank " + std::to_string(rank()) + ": device error code " +
                        std::to_string(e.code));
 }

@@ -416,3 +416,12 @@ pk.kernel @k() {
   %f = pk.sync.flag 1024 <block> : !pk.flag
   pk.return
 }
+
+// -----
+
+pk.kernel @k(%n: index) {
+  %ok = arith.cmpi eq, %n, %n : index
+  // expected-error @+1 {{'pk.check' op needs a message saying what the check requires}}
+  pk.check %ok, "" expected %n got %n
+  pk.return
+}

@@ -13,6 +13,9 @@ pk.kernel @structure(%x: !pk.sym<?x?xbf16>, %y: !pk.tensor<128x?xf32>, %s: index
   %w = pk.world_size
   // CHECK: pk.dim %[[X]], 1 : !pk.sym<?x?xbf16>
   %n = pk.dim %x, 1 : !pk.sym<?x?xbf16>
+  // CHECK: pk.check %{{.*}}, "sizes differ" expected %{{.*}} got %{{.*}}
+  %ok = arith.cmpi eq, %n, %s : index
+  pk.check %ok, "sizes differ" expected %n got %s
   // CHECK: pk.worker <storer> blocks 4 {
   pk.worker <storer> blocks 4 {
     // CHECK: pk.tile.foreach (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}}) step [128, 256] {

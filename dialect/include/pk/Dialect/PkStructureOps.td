@@ -157,4 +157,23 @@ def Pk_WorkerOp : Pk_Op<"worker", [SingleBlockImplicitTerminator<"YieldOp">,
   let hasVerifier = 1;
 }
 
+def Pk_CheckOp : Pk_Op<"check"> {
+  let summary = "A launch-time check of the kernel's arguments";
+  let description = [{
+    Sizes are run-time values, so shape rules that the verifiers cannot decide (an
+    all-gather's output holding world-size times its input, say) are checked when the
+    kernel starts. If `condition` is false the kernel records the check, `expected` and
+    `actual` in the launch's error slot, prints `message`, and every block leaves before
+    any signal, so no rank waits on another and the host call returns an error. Symmetric
+    shapes make every rank take the same branch.
+
+    ```mlir
+    pk.check %ok, "all_gather: the output must hold world_size x the input" expected %want got %n
+    ```
+  }];
+  let arguments = (ins I1:$condition, Index:$expected, Index:$actual, StrAttr:$message);
+  let assemblyFormat = "$condition `,` $message `expected` $expected `got` $actual attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // PK_STRUCTURE_OPS_TD

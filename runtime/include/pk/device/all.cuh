@@ -8,6 +8,7 @@
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/signal.cuh>
 #include <pk/device/wait.cuh>
+#include <pk/device/check.cuh>
 #include <pk/device/barrier.cuh>
 #include <pk/device/reduce.cuh>
 #include <pk/device/all_reduce.cuh>
