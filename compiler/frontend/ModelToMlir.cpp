@@ -56,7 +56,10 @@ public:
                                    ArrayAttr());
     Block *block = new Block();
     op.getBody().push_back(block);
-    for (int a : kernel.body.args) values[a] = block->addArgument(type(a), loc(kernel.loc));
+    for (size_t i = 0; i < kernel.body.args.size(); ++i) {
+      int a = kernel.body.args[i];
+      values[a] = block->addArgument(type(a), loc(kernel.argLocs[i]));
+    }
     b.setInsertionPointToEnd(block);
     for (const Op &o : kernel.body.ops) emit(o);
     b.create<ReturnOp>(loc(kernel.loc));

@@ -60,6 +60,7 @@ struct Kernel {
   SrcLoc loc;
   std::vector<ValueType> values;  // type of every value id
   Region body;                    // args are the kernel's parameters
+  std::vector<SrcLoc> argLocs;    // where each parameter is declared
 };
 
 struct Module {

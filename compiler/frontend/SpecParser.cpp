@@ -10,7 +10,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
-#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Basic/FileManager.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -62,17 +62,6 @@ private:
   ParseResult &result;
 };
 
-class WalkActionFactory : public clang::tooling::FrontendActionFactory {
-public:
-  explicit WalkActionFactory(ParseResult &result) : result(result) {}
-  std::unique_ptr<clang::FrontendAction> create() override {
-    return std::make_unique<WalkAction>(result);
-  }
-
-private:
-  ParseResult &result;
-};
-
 } // namespace
 
 ParseResult parseSpec(const ParseRequest &request) {
@@ -89,7 +78,10 @@ ParseResult parseSpec(const ParseRequest &request) {
       "-fmacro-backtrace-limit=4"};
   for (const std::string &d : request.includeDirs) args.push_back("-I" + d);
   for (const std::string &d : request.defines) args.push_back("-D" + d);
-  clang::tooling::FixedCompilationDatabase db(".", args);
+  // ToolInvocation rather than ClangTool: it keeps the spec's path as the user wrote it, so
+  // Clang's diagnostics and the ops' locations name the file the way `pkc` was given it.
+  args.insert(args.begin(), "pkc");
+  args.push_back(request.path);
 
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   auto map = [&](const char *dir, pk::EmbeddedFileList files) {
@@ -106,14 +98,11 @@ ParseResult parseSpec(const ParseRequest &request) {
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
       llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
+  auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
 
-  clang::tooling::ClangTool tool(db, {request.path},
-                                 std::make_shared<clang::PCHContainerOperations>(), overlay);
-  tool.setPrintErrorMessage(false);
-
-  WalkActionFactory factory(result);
-  int rc = tool.run(&factory);
-  result.clangFailed = rc != 0;
+  clang::tooling::ToolInvocation invocation(args, std::make_unique<WalkAction>(result),
+                                            files.get());
+  result.clangFailed = !invocation.run();
   return result;
 }
 

@@ -46,6 +46,7 @@ public:
       if (!paramType(p, t)) return;
       int v = newValue(t);
       k.body.args.push_back(v);
+      k.argLocs.push_back(loc(p->getLocation()));
       bind(p, v);
     }
     const auto *body = dyn_cast_or_null<CompoundStmt>(fn->getBody());
@@ -855,6 +856,14 @@ void collectKernels(const DeclContext *dc, std::vector<const FunctionDecl *> &ou
       collectKernels(ns, out);
     } else if (const auto *ls = dyn_cast<LinkageSpecDecl>(d)) {
       collectKernels(ls, out);
+    } else if (const auto *ft = dyn_cast<FunctionTemplateDecl>(d)) {
+      // Collected so that the walker can say why a kernel template is not allowed.
+      const FunctionDecl *fd = ft->getTemplatedDecl();
+      for (const auto *a : fd->specific_attrs<AnnotateAttr>())
+        if (a->getAnnotation() == "pk.kernel") {
+          out.push_back(fd);
+          break;
+        }
     } else if (const auto *fd = dyn_cast<FunctionDecl>(d)) {
       if (!fd->doesThisDeclarationHaveABody()) continue;
       for (const auto *a : fd->specific_attrs<AnnotateAttr>())

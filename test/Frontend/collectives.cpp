@@ -15,7 +15,8 @@ PK_KERNEL void colls(Sym<bf16, 2> x, Sym<bf16, 2> y, Tensor<bf16, 2> z) {
   all_to_all(x, y);
 }
 
-// CHECK-LABEL: pk.kernel @peers(%[[A:.*]]: !pk.tensor<?x?xbf16>, %[[C:.*]]: !pk.sym<?x?xbf16>)
+// CHECK-LABEL: pk.kernel @peers
+// CHECK-SAME: (%[[A:.*]]: !pk.tensor<?x?xbf16>, %[[C:.*]]: !pk.sym<?x?xbf16>)
 PK_KERNEL void peers(Tensor<bf16, 2> A, Sym<bf16, 2> C) {
   for (auto [m, n] : tiles(A.rows(), A.cols(), {128, 256})) {
     auto t = load<128, 256>(A, m, n);

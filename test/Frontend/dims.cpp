@@ -3,7 +3,8 @@
 #include <pk/spec.h>
 using namespace pk;
 
-// CHECK-LABEL: pk.kernel @dims(%[[A:.*]]: !pk.tensor<?x?xbf16>, %[[X:.*]]: !pk.sym<?x?xbf16>)
+// CHECK-LABEL: pk.kernel @dims
+// CHECK-SAME: (%[[A:.*]]: !pk.tensor<?x?xbf16>, %[[X:.*]]: !pk.sym<?x?xbf16>)
 PK_KERNEL void dims(Tensor<bf16, 2> a, Sym<bf16, 2> x) {
   // CHECK: %[[R:.*]] = pk.rank
   // CHECK: %[[W:.*]] = pk.world_size

@@ -3,7 +3,8 @@
 #include <pk/spec.h>
 using namespace pk;
 
-// CHECK-LABEL: pk.kernel @prims(%[[X:.*]]: !pk.sym<?xbf16>, %[[Y:.*]]: !pk.sym<?xbf16>)
+// CHECK-LABEL: pk.kernel @prims
+// CHECK-SAME: (%[[X:.*]]: !pk.sym<?xbf16>, %[[Y:.*]]: !pk.sym<?xbf16>)
 PK_KERNEL void prims(Sym<bf16, 1> x, Sym<bf16, 1> y) {
   // CHECK: %[[F:.*]] = pk.sync.flag 3 <block> : !pk.flag
   // CHECK: %[[G:.*]] = pk.sync.flag 4 <grid> : !pk.flag

@@ -3,13 +3,14 @@
 #include <pk/spec.h>
 using namespace pk;
 
-// CHECK-LABEL: pk.kernel @gemm(%[[A:.*]]: !pk.tensor<?x?xbf16>, %[[B:.*]]: !pk.tensor<?x?xbf16>, %[[C:.*]]: !pk.tensor<?x?xf32>)
+// CHECK-LABEL: pk.kernel @gemm
+// CHECK-SAME: (%[[A:.*]]: !pk.tensor<?x?xbf16>, %[[B:.*]]: !pk.tensor<?x?xbf16>, %[[C:.*]]: !pk.tensor<?x?xf32>)
 PK_KERNEL void gemm(Tensor<bf16, 2> A, Tensor<bf16, 2> B, Tensor<f32, 2> C) {
   for (auto [m, n] : tiles(A.rows(), B.cols(), {128, 256})) {
     // CHECK: %[[Z:.*]] = pk.tile.zeros : !pk.tile<128x256xf32>
     auto acc = zeros<f32, 128, 256>();
-    // CHECK: %[[K:.*]] = pk.dim %[[A]], 1
     // CHECK: %[[C0:.*]] = arith.constant 0 : index
+    // CHECK: %[[K:.*]] = pk.dim %[[A]], 1
     // CHECK: %[[C64:.*]] = arith.constant 64 : index
     // CHECK: %[[R:.*]] = scf.for %[[IV:.*]] = %[[C0]] to %[[K]] step %[[C64]] iter_args(%[[ACC:.*]] = %[[Z]]) -> (!pk.tile<128x256xf32>)
     // CHECK: %[[TA:.*]] = pk.tile.load %[[A]][%{{.*}}, %[[IV]]] {{.*}} -> !pk.tile<128x64xbf16, smem>
