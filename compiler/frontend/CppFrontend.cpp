@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
 
@@ -26,6 +27,13 @@ mlir::OwningOpRef<mlir::ModuleOp> parseCppSpec(const std::string &path,
   if (!llvm::sys::fs::exists(path)) {
     mlir::emitError(here) << "no such file: '" << path << "'";
     return nullptr;
+  }
+  // Clang would only warn about NUL bytes and read on; a spec is text.
+  if (auto buffer = llvm::MemoryBuffer::getFile(path)) {
+    if ((*buffer)->getBuffer().contains('\0')) {
+      mlir::emitError(here) << "'" << path << "' is a binary file, not a spec (it has NUL bytes)";
+      return nullptr;
+    }
   }
   fe::ParseRequest request{path, options.includeDirs, options.defines, options.standard};
   fe::ParseResult parsed = fe::parseSpec(request);

@@ -8,12 +8,20 @@
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Basic/SourceManager.h"
+#include "clang/Basic/Stack.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/thread.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
 
 namespace pk_spec_headers {
 pk::EmbeddedFileList embeddedFiles();
@@ -64,7 +72,18 @@ private:
 
 } // namespace
 
-ParseResult parseSpec(const ParseRequest &request) {
+namespace {
+constexpr int kParseSeconds = 20;
+
+struct Shared {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  ParseResult result;
+};
+
+ParseResult parseOnThisThread(const ParseRequest &request) {
+  clang::noteBottomOfStack();
   ParseResult result;
   std::vector<std::string> args = {
       "-std=" + request.standard, "-fsyntax-only",
@@ -104,6 +123,37 @@ ParseResult parseSpec(const ParseRequest &request) {
                                             files.get());
   result.clangFailed = !invocation.run();
   return result;
+}
+} // namespace
+
+ParseResult parseSpec(const ParseRequest &request) {
+  // Hostile specs nest deeply; Clang and the walker recurse on the AST. A large stack
+  // (reserved, not committed) turns what would be a crash into Clang's own limits.
+  //
+  // Clang has no limit on macro expansion or type growth, so a hostile spec could parse
+  // for hours. A watchdog ends the process with a diagnostic past the deadline; nothing
+  // has been written yet (pkc writes its output only after a successful run).
+  auto shared = std::make_shared<Shared>();
+  llvm::thread worker(std::optional<unsigned>(512u << 20), [shared, request] {
+    ParseResult r = parseOnThisThread(request);
+    std::lock_guard<std::mutex> lock(shared->mutex);
+    shared->result = std::move(r);
+    shared->done = true;
+    shared->cv.notify_one();
+  });
+  {
+    std::unique_lock<std::mutex> lock(shared->mutex);
+    if (!shared->cv.wait_for(lock, std::chrono::seconds(kParseSeconds),
+                             [&] { return shared->done; })) {
+      llvm::errs() << request.path << ": error: parsing took longer than " << kParseSeconds
+                   << " s (runaway macro expansion or template growth?); specs parse in "
+                      "milliseconds, simplify the macros or templates\n";
+      llvm::errs().flush();
+      std::_Exit(1);
+    }
+  }
+  worker.join();
+  return std::move(shared->result);
 }
 
 } // namespace pk::fe

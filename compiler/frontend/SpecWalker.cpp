@@ -70,6 +70,9 @@ private:
   Kernel *kernel = nullptr;
   Region *region = nullptr;
   bool failed = false;
+  int exprDepth = 0, loopDepth = 0;
+  // Far beyond any real spec; past them a hostile input gets an error, not a deep recursion.
+  static constexpr int kMaxExprDepth = 256, kMaxLoopDepth = 32;
   llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
 
   //===--- helpers -------------------------------------------------------------===//
@@ -334,6 +337,15 @@ private:
   }
 
   void rangeFor(const CXXForRangeStmt *f) {
+    if (loopDepth >= kMaxLoopDepth)
+      return error(f->getBeginLoc(), "loops nest deeper than " + std::to_string(kMaxLoopDepth) +
+                                         " levels; a kernel's loop nest is a few tile loops");
+    ++loopDepth;
+    rangeForInner(f);
+    --loopDepth;
+  }
+
+  void rangeForInner(const CXXForRangeStmt *f) {
     const auto *call = dyn_cast<CallExpr>(strip(f->getRangeInit()));
     const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
     std::string name = callee ? builtinName(callee) : "";
@@ -519,6 +531,17 @@ private:
 
   int expr(const Expr *e) {
     if (failed) return -1;
+    if (exprDepth >= kMaxExprDepth)
+      return fail(e->getBeginLoc(), "expression nests deeper than " +
+                                        std::to_string(kMaxExprDepth) +
+                                        " levels; split it into named variables");
+    ++exprDepth;
+    int v = exprInner(e);
+    --exprDepth;
+    return v;
+  }
+
+  int exprInner(const Expr *e) {
     e = strip(e);
     SourceLocation l = e->getBeginLoc();
     if (auto *i = dyn_cast<IntegerLiteral>(e)) {
