@@ -1,0 +1,213 @@
+// Model -> pk dialect. The walker already resolved names, types and loop-carried values,
+// so this is a one-to-one mapping of model ops to pk/arith/scf ops.
+#include "ModelToMlir.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "pk/Dialect/Pk.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace pk::fe {
+namespace {
+
+using namespace mlir;
+using namespace mlir::pk;
+
+class Builder {
+public:
+  Builder(const Kernel &kernel, MLIRContext &ctx) : kernel(kernel), ctx(ctx), b(&ctx) {}
+
+  Location loc(const SrcLoc &l) { return FileLineColLoc::get(&ctx, l.file, l.line, l.col); }
+
+  Type elem(Elem e) {
+    switch (e) {
+    case Elem::BF16: return b.getBF16Type();
+    case Elem::F16: return b.getF16Type();
+    case Elem::F32: return b.getF32Type();
+    }
+    return {};
+  }
+
+  Type type(int value) {
+    const ValueType &t = kernel.values[value];
+    switch (t.kind) {
+    case ValueType::Index: return b.getIndexType();
+    case ValueType::Flag: return FlagType::get(&ctx);
+    case ValueType::Tensor:
+      return LocalTensorType::get(&ctx, toDynamic(t.shape), elem(t.elem));
+    case ValueType::Sym: return SymTensorType::get(&ctx, toDynamic(t.shape), elem(t.elem));
+    case ValueType::Tile:
+      return TileType::get(&ctx, t.shape, elem(t.elem),
+                           t.smem ? MemorySpace::smem : MemorySpace::reg);
+    }
+    return {};
+  }
+
+  static SmallVector<int64_t> toDynamic(const std::vector<int64_t> &shape) {
+    return SmallVector<int64_t>(shape.size(), ShapedType::kDynamic);
+  }
+
+  KernelOp build(OpBuilder &top) {
+    SmallVector<Type> argTypes;
+    for (int a : kernel.body.args) argTypes.push_back(type(a));
+    auto fnType = FunctionType::get(&ctx, argTypes, {});
+    auto op = top.create<KernelOp>(loc(kernel.loc), kernel.name, fnType, ArrayAttr(),
+                                   ArrayAttr());
+    Block *block = new Block();
+    op.getBody().push_back(block);
+    for (size_t i = 0; i < kernel.body.args.size(); ++i) {
+      int a = kernel.body.args[i];
+      values[a] = block->addArgument(type(a), loc(kernel.argLocs[i]));
+    }
+    b.setInsertionPointToEnd(block);
+    for (const Op &o : kernel.body.ops) emit(o);
+    b.create<ReturnOp>(loc(kernel.loc));
+    return op;
+  }
+
+private:
+  const Kernel &kernel;
+  MLIRContext &ctx;
+  OpBuilder b;
+  llvm::DenseMap<int, Value> values;
+
+  Value v(int id) { return values.lookup(id); }
+  SmallVector<Value> vs(const std::vector<int> &ids, size_t from = 0) {
+    SmallVector<Value> out;
+    for (size_t i = from; i < ids.size(); ++i) out.push_back(v(ids[i]));
+    return out;
+  }
+  void def(const Op &o, Value result) { values[o.results[0]] = result; }
+
+  static mlir::pk::MapKind mapKind(int k) {
+    switch (fe::MapKind(k)) {
+    case fe::MapKind::Add: return mlir::pk::MapKind::add;
+    case fe::MapKind::Sub: return mlir::pk::MapKind::sub;
+    case fe::MapKind::Mul: return mlir::pk::MapKind::mul;
+    case fe::MapKind::Div: return mlir::pk::MapKind::div;
+    case fe::MapKind::Max: return mlir::pk::MapKind::max;
+    case fe::MapKind::Min: return mlir::pk::MapKind::min;
+    case fe::MapKind::Exp: return mlir::pk::MapKind::exp;
+    case fe::MapKind::Neg: return mlir::pk::MapKind::neg;
+    }
+    return mlir::pk::MapKind::add;
+  }
+  static mlir::pk::ReduceKind reduceKind(int k) {
+    return k == 1 ? mlir::pk::ReduceKind::max : k == 2 ? mlir::pk::ReduceKind::min : mlir::pk::ReduceKind::sum;
+  }
+  static Transport transport(int t) {
+    return t == 1 ? Transport::tma : t == 2 ? Transport::multimem : Transport::ldst;
+  }
+
+  void emit(const Op &o) {
+    Location l = loc(o.loc);
+    const auto &in = o.operands;
+    switch (o.kind) {
+    case OpKind::Rank: return def(o, b.create<RankOp>(l, b.getIndexType()));
+    case OpKind::WorldSize: return def(o, b.create<WorldSizeOp>(l, b.getIndexType()));
+    case OpKind::Dim: return def(o, b.create<DimOp>(l, b.getIndexType(), v(in[0]), o.ints[0]));
+    case OpKind::Constant: return def(o, b.create<arith::ConstantIndexOp>(l, o.ints[0]));
+    case OpKind::Add: return def(o, b.create<arith::AddIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::Sub: return def(o, b.create<arith::SubIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::Mul: return def(o, b.create<arith::MulIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::Div: return def(o, b.create<arith::DivSIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::Rem: return def(o, b.create<arith::RemSIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::TileForeach: {
+      auto loop = b.create<TileForeachOp>(l, vs(in), o.ints);
+      Block &body = loop.getBody().front();
+      for (size_t i = 0; i < o.regions[0].args.size(); ++i)
+        values[o.regions[0].args[i]] = body.getArgument(i);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(body.getTerminator());
+      for (const Op &x : o.regions[0].ops) emit(x);
+      return;
+    }
+    case OpKind::For: {
+      auto loop = b.create<scf::ForOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3));
+      Block *body = loop.getBody();
+      for (size_t i = 0; i < o.regions[0].args.size(); ++i)
+        values[o.regions[0].args[i]] = body->getArgument(i);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        // The builder adds an empty scf.yield when there are no carried values.
+        if (!body->empty()) body->getTerminator()->erase();
+        b.setInsertionPointToEnd(body);
+        for (const Op &x : o.regions[0].ops) emit(x);
+      }
+      for (size_t i = 0; i < o.results.size(); ++i) values[o.results[i]] = loop.getResult(i);
+      return;
+    }
+    case OpKind::Yield: b.create<scf::YieldOp>(l, vs(in)); return;
+    case OpKind::Load:
+      return def(o, b.create<TileLoadOp>(l, type(o.results[0]), v(in[0]), vs(in, 1)));
+    case OpKind::Store: b.create<TileStoreOp>(l, v(in[0]), v(in[1]), vs(in, 2)); return;
+    case OpKind::Zeros: return def(o, b.create<TileZerosOp>(l, type(o.results[0])));
+    case OpKind::Mma:
+      return def(o, b.create<TileMmaOp>(l, v(in[2]).getType(), v(in[0]), v(in[1]), v(in[2])));
+    case OpKind::Map:
+      return def(o, b.create<TileMapOp>(l, type(o.results[0]), mapKind(o.attr), vs(in)));
+    case OpKind::Cast: return def(o, b.create<TileCastOp>(l, type(o.results[0]), v(in[0])));
+    case OpKind::ReduceRows:
+      return def(o, b.create<TileReduceRowsOp>(l, type(o.results[0]), reduceKind(o.attr),
+                                               v(in[0])));
+    case OpKind::AllReduce:
+      b.create<AllReduceOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]));
+      return;
+    case OpKind::ReduceScatter:
+      b.create<ReduceScatterOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]));
+      return;
+    case OpKind::AllGather: b.create<AllGatherOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::AllToAll: b.create<AllToAllOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::StoreTile:
+      b.create<StoreTileOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3));
+      return;
+    case OpKind::AddTile:
+      b.create<AddTileOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3));
+      return;
+    case OpKind::StoreAsync:
+      b.create<StoreAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3),
+                             transport(o.transport));
+      return;
+    case OpKind::StoreAddAsync:
+      b.create<StoreAddAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3),
+                                transport(o.transport));
+      return;
+    case OpKind::CommReduce:
+      return def(o, b.create<ReduceOp>(l, type(o.results[0]), reduceKind(o.attr),
+                                       transport(o.transport), v(in[0]), vs(in, 1)));
+    case OpKind::CommAllReduce:
+      b.create<CommAllReduceOp>(l, reduceKind(o.attr), transport(o.transport), v(in[0]),
+                                vs(in, 2), v(in[1]), o.ints);
+      return;
+    case OpKind::LoadPeer:
+      return def(o, b.create<LoadPeerOp>(l, type(o.results[0]), transport(o.transport),
+                                         v(in[0]), v(in[1]), vs(in, 2)));
+    case OpKind::Flag:
+      return def(o, b.create<FlagOp>(l, FlagType::get(&ctx), o.ints[0],
+                                     o.attr == 1 ? FlagScope::grid : FlagScope::block));
+    case OpKind::Signal: b.create<SignalOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::SignalAll: b.create<SignalAllOp>(l, v(in[0])); return;
+    case OpKind::Wait: b.create<WaitOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::Barrier: b.create<BarrierOp>(l, v(in[0])); return;
+    }
+  }
+};
+
+} // namespace
+
+OwningOpRef<ModuleOp> buildModule(const Module &model, MLIRContext &context) {
+  context.loadDialect<PkDialect, arith::ArithDialect, scf::SCFDialect>();
+  Location unknown = UnknownLoc::get(&context);
+  if (!model.kernels.empty()) {
+    const SrcLoc &l = model.kernels.front().loc;
+    unknown = FileLineColLoc::get(&context, l.file, 1, 1);
+  }
+  OwningOpRef<ModuleOp> module = ModuleOp::create(unknown);
+  OpBuilder top(&context);
+  top.setInsertionPointToEnd(module->getBody());
+  for (const Kernel &k : model.kernels) Builder(k, context).build(top);
+  return module;
+}
+
+} // namespace pk::fe

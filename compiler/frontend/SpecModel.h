@@ -1,0 +1,70 @@
+// The plain-data model between the Clang walker and the MLIR builder: kernels as nested
+// lists of ops over numbered values. Neither Clang nor MLIR headers appear here, because
+// both define names like Type and Attr and their TUs must stay apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pk::fe {
+
+struct SrcLoc {
+  std::string file;
+  unsigned line = 0, col = 0;
+};
+
+enum class Elem { BF16, F16, F32 };
+
+struct ValueType {
+  enum Kind { Index, Tensor, Sym, Tile, Flag } kind = Index;
+  Elem elem = Elem::F32;
+  std::vector<int64_t> shape;  // tiles: static extents; tensors: -1 per dimension
+  bool smem = false;           // tiles only
+};
+
+enum class OpKind {
+  Rank, WorldSize, Dim, Constant,
+  Add, Sub, Mul, Div, Rem,                 // index arithmetic
+  TileForeach, For, Yield,                 // loops (Yield ends a For body)
+  Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
+  AllReduce, AllGather, ReduceScatter, AllToAll, StoreTile, AddTile,
+  StoreAsync, StoreAddAsync, CommReduce, CommAllReduce, LoadPeer,
+  Flag, Signal, SignalAll, Wait, Barrier,
+};
+
+// Small enums carried in Op::attr, matching the dialect's enums by name.
+enum class MapKind { Add, Sub, Mul, Div, Max, Min, Exp, Neg };
+enum class ReduceKind { Sum, Max, Min };
+enum class TransportKind { Ldst, Tma, Multimem };
+
+struct Op;
+struct Region {
+  std::vector<int> args;  // value ids of the block arguments
+  std::vector<Op> ops;
+};
+
+struct Op {
+  OpKind kind;
+  SrcLoc loc;
+  std::vector<int> operands;  // value ids; for Peer-addressed ops: value, dest, peer, indices
+  std::vector<int> results;   // value ids
+  int attr = 0;               // MapKind / ReduceKind / scope, per op
+  int transport = 0;          // TransportKind for primitives
+  std::vector<int64_t> ints;  // Constant value, Dim index, foreach steps, tile shapes, slot
+  std::vector<Region> regions;
+};
+
+struct Kernel {
+  std::string name;
+  SrcLoc loc;
+  std::vector<ValueType> values;  // type of every value id
+  Region body;                    // args are the kernel's parameters
+  std::vector<SrcLoc> argLocs;    // where each parameter is declared
+};
+
+struct Module {
+  std::vector<Kernel> kernels;
+};
+
+} // namespace pk::fe

@@ -1,0 +1,29 @@
+// Parses a C++ spec with Clang into the plain-data model (no Clang or MLIR types here).
+#pragma once
+
+#include "SpecModel.h"
+
+namespace pk::fe {
+
+struct Diagnostic {
+  SrcLoc loc;
+  std::string message;
+};
+
+struct ParseRequest {
+  std::string path;
+  std::vector<std::string> includeDirs;  // -I
+  std::vector<std::string> defines;      // -D
+  std::string standard;                  // -std
+};
+
+struct ParseResult {
+  bool clangFailed = false;             // Clang reported errors (already printed by Clang)
+  std::vector<Diagnostic> errors;       // constructs outside the spec language
+  Module module;
+  std::vector<std::string> dependencies;  // every file read from disk, the spec included
+};
+
+ParseResult parseSpec(const ParseRequest &request);
+
+} // namespace pk::fe

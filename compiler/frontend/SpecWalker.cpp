@@ -1,0 +1,919 @@
+// AST -> model: lowers the statements and expressions of PK_KERNEL functions that the
+// spec language allows, and rejects everything else at its location with a sentence that
+// says what to write instead. Variables become SSA values here (re-assignment rebinds a
+// name; range() loops carry the names they assign), so the MLIR side maps ops one to one.
+#include "SpecWalker.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <functional>
+
+using namespace clang;
+
+namespace pk::fe {
+namespace {
+
+class KernelWalker {
+public:
+  KernelWalker(ASTContext &ctx, const std::string &prefix, ParseResult &result)
+      : ctx(ctx), sm(ctx.getSourceManager()), prefix(prefix), result(result) {}
+
+  void walk(const FunctionDecl *fn) {
+    kernelDecl = fn->getCanonicalDecl();
+    Kernel k;
+    k.name = fn->getNameAsString();
+    k.loc = loc(fn->getLocation());
+    kernel = &k;
+    region = &k.body;
+    if (!fn->getReturnType()->isVoidType())
+      return error(fn->getLocation(), "a kernel returns void; its results are its stores");
+    if (isa<CXXMethodDecl>(fn))
+      return error(fn->getLocation(), "a kernel is a free function, not a member function");
+    if (fn->isTemplated())
+      return error(fn->getLocation(),
+                   "a kernel cannot be a template; write one kernel per element type");
+    for (const ParmVarDecl *p : fn->parameters()) {
+      ValueType t;
+      if (!paramType(p, t)) return;
+      int v = newValue(t);
+      k.body.args.push_back(v);
+      k.argLocs.push_back(loc(p->getLocation()));
+      bind(p, v);
+    }
+    const auto *body = dyn_cast_or_null<CompoundStmt>(fn->getBody());
+    if (!body) return;
+    for (auto it = body->body_begin(); it != body->body_end() && !failed; ++it) {
+      // A trailing `return;` is harmless; any other return is a branch.
+      if (isa<ReturnStmt>(*it) && it + 1 == body->body_end() &&
+          !cast<ReturnStmt>(*it)->getRetValue())
+        break;
+      stmt(*it);
+    }
+    if (!failed) result.module.kernels.push_back(std::move(k));
+  }
+
+private:
+  ASTContext &ctx;
+  SourceManager &sm;
+  const std::string &prefix;
+  ParseResult &result;
+  const FunctionDecl *kernelDecl = nullptr;
+  Kernel *kernel = nullptr;
+  Region *region = nullptr;
+  bool failed = false;
+  int exprDepth = 0, loopDepth = 0;
+  // Far beyond any real spec; past them a hostile input gets an error, not a deep recursion.
+  static constexpr int kMaxExprDepth = 256, kMaxLoopDepth = 32;
+  llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
+
+  //===--- helpers -------------------------------------------------------------===//
+
+  SrcLoc loc(SourceLocation l) {
+    SrcLoc out;
+    PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(l));
+    if (p.isValid()) {
+      out.file = p.getFilename();
+      out.line = p.getLine();
+      out.col = p.getColumn();
+    }
+    return out;
+  }
+
+  void error(SourceLocation l, const std::string &message) {
+    if (failed) return;  // one error per kernel: later ones would be consequences
+    failed = true;
+    result.errors.push_back({loc(l), message});
+  }
+  int fail(SourceLocation l, const std::string &message) {
+    error(l, message);
+    return -1;
+  }
+
+  int newValue(const ValueType &t) {
+    kernel->values.push_back(t);
+    return int(kernel->values.size()) - 1;
+  }
+  const ValueType &typeOf(int v) { return kernel->values[v]; }
+  void bind(const Decl *d, int v) { names[d->getCanonicalDecl()] = v; }
+
+  Op &emit(OpKind kind, SourceLocation l, std::vector<int> operands = {}) {
+    Op op;
+    op.kind = kind;
+    op.loc = loc(l);
+    op.operands = std::move(operands);
+    region->ops.push_back(std::move(op));
+    return region->ops.back();
+  }
+  int emitValue(OpKind kind, SourceLocation l, std::vector<int> operands, const ValueType &t,
+                std::vector<int64_t> ints = {}, int attr = 0, int transport = 0) {
+    int v = newValue(t);
+    Op &op = emit(kind, l, std::move(operands));
+    op.results = {v};
+    op.ints = std::move(ints);
+    op.attr = attr;
+    op.transport = transport;
+    return v;
+  }
+  int constant(SourceLocation l, int64_t value) {
+    return emitValue(OpKind::Constant, l, {}, ValueType{}, {value});
+  }
+
+  static const Expr *strip(const Expr *e) {
+    while (true) {
+      const Expr *before = e;
+      e = e->IgnoreParenImpCasts();
+      if (auto *c = dyn_cast<ExprWithCleanups>(e)) e = c->getSubExpr();
+      if (auto *m = dyn_cast<MaterializeTemporaryExpr>(e)) e = m->getSubExpr();
+      if (auto *b = dyn_cast<CXXBindTemporaryExpr>(e)) e = b->getSubExpr();
+      if (auto *d = dyn_cast<CXXDefaultArgExpr>(e)) e = d->getExpr();
+      if (auto *c = dyn_cast<CXXConstructExpr>(e))
+        if (c->getNumArgs() == 1 && c->getConstructor()->isCopyOrMoveConstructor())
+          e = c->getArg(0);
+      if (e == before) return e;
+    }
+  }
+
+  /// The spec-language name of a builtin ("load", "prim::wait", "operator+"), or "" when
+  /// the function is not declared by the embedded spec header.
+  std::string builtinName(const FunctionDecl *fd) {
+    const FunctionDecl *pattern = fd->getPrimaryTemplate()
+                                      ? fd->getPrimaryTemplate()->getTemplatedDecl()
+                                      : fd;
+    SourceLocation l = sm.getSpellingLoc(pattern->getLocation());
+    if (sm.getFilename(l).str().rfind(prefix, 0) != 0) return "";
+    if (const auto *md = dyn_cast<CXXMethodDecl>(fd))
+      return md->getParent()->getNameAsString() + "::" + md->getNameAsString();
+    std::string q = fd->getQualifiedNameAsString();
+    if (q.rfind("pk::", 0) != 0) return "";
+    return q.substr(4);
+  }
+
+  bool elemType(QualType t, Elem &out) {
+    const auto *rd = t.getCanonicalType()->getAsRecordDecl();
+    std::string n = rd ? rd->getQualifiedNameAsString() : "";
+    if (n == "pk::bf16") out = Elem::BF16;
+    else if (n == "pk::f16") out = Elem::F16;
+    else if (n == "pk::f32") out = Elem::F32;
+    else return false;
+    return true;
+  }
+
+  /// Maps a C++ type to a model type; false (no diagnostic) when it is not in the language.
+  bool mapType(QualType qt, ValueType &out) {
+    QualType t = qt.getNonReferenceType().getCanonicalType();
+    if (t->isIntegerType() && !t->isBooleanType() && !t->isEnumeralType()) {
+      out.kind = ValueType::Index;
+      return true;
+    }
+    const auto *spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(t->getAsRecordDecl());
+    if (!spec) {
+      const auto *rd = t->getAsRecordDecl();
+      if (rd && rd->getQualifiedNameAsString() == "pk::Flag") {
+        out.kind = ValueType::Flag;
+        return true;
+      }
+      return false;
+    }
+    std::string n = spec->getQualifiedNameAsString();
+    const TemplateArgumentList &args = spec->getTemplateArgs();
+    if (args.size() < 1 || args[0].getKind() != TemplateArgument::Type ||
+        !elemType(args[0].getAsType(), out.elem))
+      return false;
+    if (n == "pk::Tensor" || n == "pk::Sym") {
+      out.kind = n == "pk::Sym" ? ValueType::Sym : ValueType::Tensor;
+      int64_t rank = args[1].getAsIntegral().getExtValue();
+      if (rank < 1 || rank > 5) return false;
+      out.shape.assign(rank, -1);
+      return true;
+    }
+    if (n == "pk::Tile" || n == "pk::SmemTile") {
+      out.kind = ValueType::Tile;
+      out.smem = n == "pk::SmemTile";
+      if (args.size() < 2 || args[1].getKind() != TemplateArgument::Pack) return false;
+      for (const TemplateArgument &a : args[1].pack_elements())
+        out.shape.push_back(a.getAsIntegral().getExtValue());
+      if (out.shape.empty()) return false;
+      for (int64_t s : out.shape)
+        if (s <= 0) return false;
+      return true;
+    }
+    return false;
+  }
+
+  std::string typeName(QualType t) { return t.getAsString(ctx.getPrintingPolicy()); }
+
+  bool paramType(const ParmVarDecl *p, ValueType &t) {
+    if (!mapType(p->getType(), t) || t.kind == ValueType::Tile || t.kind == ValueType::Flag) {
+      error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
+                                  "'; parameters are Tensor<T, Rank>, Sym<T, Rank> or index, "
+                                  "with T one of bf16, f16, f32 and Rank 1 to 5");
+      return false;
+    }
+    return true;
+  }
+
+  bool constInt(const Expr *e, int64_t &out) {
+    Expr::EvalResult r;
+    if (e->isValueDependent() || !e->EvaluateAsInt(r, ctx)) return false;
+    out = r.Val.getInt().getExtValue();
+    return true;
+  }
+
+  //===--- statements ----------------------------------------------------------===//
+
+  void stmt(const Stmt *s) {
+    if (failed) return;
+    if (auto *c = dyn_cast<CompoundStmt>(s)) {
+      for (const Stmt *x : c->body()) stmt(x);
+      return;
+    }
+    if (isa<NullStmt>(s)) return;
+    if (auto *d = dyn_cast<DeclStmt>(s)) {
+      for (const Decl *x : d->decls()) declaration(x);
+      return;
+    }
+    if (auto *f = dyn_cast<CXXForRangeStmt>(s)) return rangeFor(f);
+    if (isa<ForStmt, WhileStmt, DoStmt>(s))
+      return error(s->getBeginLoc(),
+                   "this loop is not in the spec language; write `for (auto k : range(lo, "
+                   "hi, step))` for a sequential loop with a constant step, or `for (auto "
+                   "[m, n] : tiles(M, N, {TM, TN}))` for a parallel tile loop");
+    if (isa<IfStmt, SwitchStmt, ConditionalOperator>(s))
+      return error(s->getBeginLoc(),
+                   "branches are not in the spec language; tile loops clip partial tiles at "
+                   "tensor edges, so express the work as loops over tiles instead");
+    if (isa<GotoStmt, IndirectGotoStmt, LabelStmt>(s))
+      return error(s->getBeginLoc(),
+                   "goto and labels are not in the spec language; use range() or tiles() loops");
+    if (isa<BreakStmt, ContinueStmt>(s))
+      return error(s->getBeginLoc(), "break and continue are not in the spec language; loops "
+                                     "run their whole trip count, so narrow the range instead");
+    if (isa<ReturnStmt>(s))
+      return error(s->getBeginLoc(), "return is only allowed as the kernel's last statement; "
+                                     "a kernel runs straight through its loops");
+    if (isa<CXXTryStmt>(s))
+      return error(s->getBeginLoc(), "exceptions are not in the spec language; errors in a "
+                                     "kernel are reported by pkc and the runtime, not thrown");
+    if (isa<AsmStmt>(s))
+      return error(s->getBeginLoc(), "inline assembly is not in the spec language; pkc "
+                                     "chooses the instructions, use the pk/spec.h operations");
+    if (auto *e = dyn_cast<Expr>(s)) {
+      expr(e);
+      return;
+    }
+    error(s->getBeginLoc(), std::string("'") + s->getStmtClassName() +
+                                "' is not in the spec language; a kernel body holds variable "
+                                "declarations, tile loops and calls to pk/spec.h operations");
+  }
+
+  void declaration(const Decl *d) {
+    if (isa<StaticAssertDecl, TypedefNameDecl, UsingDecl, UsingDirectiveDecl>(d)) return;
+    const auto *v = dyn_cast<VarDecl>(d);
+    if (!v)
+      return error(d->getLocation(), "only variable declarations are allowed in a kernel body");
+    if (!v->hasLocalStorage() || v->isStaticLocal())
+      return error(v->getLocation(), "static and thread-local variables are not in the spec "
+                                     "language; declare a plain local `auto x = ...;`");
+    if (isa<DecompositionDecl>(v))
+      return error(v->getLocation(), "structured bindings are only allowed in tiles() loops");
+    if (!v->getInit())
+      return error(v->getLocation(), "declare variables with their value, e.g. `auto acc = "
+                                     "zeros<f32, 128, 256>();`");
+    if (isa<LambdaExpr>(strip(v->getInit())))
+      return error(v->getInit()->getBeginLoc(),
+                   "lambdas are not in the spec language; write the computation inline");
+    ValueType t;
+    if (!mapType(v->getType(), t))
+      return error(v->getLocation(), unsupportedType(v->getType()));
+    int value = expr(v->getInit());
+    if (value >= 0) bind(v, value);
+  }
+
+  std::string unsupportedType(QualType t) {
+    QualType c = t.getNonReferenceType();
+    if (c->isPointerType() || c->isArrayType())
+      return "pointers and arrays are not in the spec language; use Tensor<T, Rank> or Sym<T, "
+             "Rank> parameters and tiles";
+    if (c->isFloatingType())
+      return "floating-point scalars are not in the spec language; compute on tiles of bf16, "
+             "f16 or f32";
+    return "unsupported type '" + typeName(t) +
+           "'; spec variables are index integers, tiles (Tile<T, ...>, SmemTile<T, ...>) or "
+           "flags";
+  }
+
+  /// Collects the variables declared outside `body` that it assigns, in first-seen order.
+  void assignedOuter(const Stmt *body, std::vector<const Decl *> &out,
+                     SourceLocation &where) {
+    llvm::SmallPtrSet<const Decl *, 8> seen;
+    std::function<void(const Stmt *)> visit = [&](const Stmt *s) {
+      if (!s) return;
+      const Expr *lhs = nullptr;
+      if (auto *b = dyn_cast<BinaryOperator>(s); b && b->isAssignmentOp()) lhs = b->getLHS();
+      if (auto *o = dyn_cast<CXXOperatorCallExpr>(s); o && o->isAssignmentOp())
+        lhs = o->getArg(0);
+      if (auto *u = dyn_cast<UnaryOperator>(s); u && u->isIncrementDecrementOp())
+        lhs = u->getSubExpr();
+      if (lhs)
+        if (auto *r = dyn_cast<DeclRefExpr>(strip(lhs))) {
+          const Decl *d = r->getDecl()->getCanonicalDecl();
+          if (names.count(d) && seen.insert(d).second) {
+            out.push_back(d);
+            if (where.isInvalid()) where = s->getBeginLoc();
+          }
+        }
+      for (const Stmt *c : s->children()) visit(c);
+    };
+    visit(body);
+  }
+
+  void rangeFor(const CXXForRangeStmt *f) {
+    if (loopDepth >= kMaxLoopDepth)
+      return error(f->getBeginLoc(), "loops nest deeper than " + std::to_string(kMaxLoopDepth) +
+                                         " levels; a kernel's loop nest is a few tile loops");
+    ++loopDepth;
+    rangeForInner(f);
+    --loopDepth;
+  }
+
+  void rangeForInner(const CXXForRangeStmt *f) {
+    const auto *call = dyn_cast<CallExpr>(strip(f->getRangeInit()));
+    const FunctionDecl *callee = call ? call->getDirectCallee() : nullptr;
+    std::string name = callee ? builtinName(callee) : "";
+    if (name != "tiles" && name != "range")
+      return error(f->getBeginLoc(), "range-based for loops iterate over tiles(...) (parallel) "
+                                     "or range(lo, hi, step) (sequential) only");
+    const VarDecl *var = f->getLoopVariable();
+    std::vector<const Decl *> ivs;
+    if (auto *dd = dyn_cast<DecompositionDecl>(var)) {
+      for (const BindingDecl *b : dd->bindings()) ivs.push_back(b);
+    } else {
+      ivs.push_back(var);
+    }
+    if (name == "tiles") return tilesLoop(f, call, ivs);
+    return sequentialLoop(f, call, var);
+  }
+
+  void tilesLoop(const CXXForRangeStmt *f, const CallExpr *call,
+                 const std::vector<const Decl *> &ivs) {
+    unsigned dims = call->getNumArgs() - 1;
+    if (ivs.size() != dims)
+      return error(f->getLoopVariable()->getLocation(),
+                   "bind one name per tile dimension: `for (auto [m, n] : tiles(M, N, {TM, "
+                   "TN}))`");
+    std::vector<int> ubs;
+    for (unsigned i = 0; i < dims; ++i) ubs.push_back(indexExpr(call->getArg(i)));
+    if (failed) return;
+    std::vector<int64_t> steps;
+    const Expr *init = strip(call->getArg(dims));
+    const auto *list = dyn_cast<InitListExpr>(init);
+    if (auto *c = dyn_cast<CXXConstructExpr>(init)) (void)c;
+    if (!list || list->getNumInits() != dims)
+      return error(call->getArg(dims)->getBeginLoc(),
+                   "give the tile steps as a braced list of integer constants, e.g. {128, 256}");
+    for (unsigned i = 0; i < dims; ++i) {
+      int64_t s;
+      if (!constInt(list->getInit(i), s) || s <= 0)
+        return error(list->getInit(i)->getBeginLoc(),
+                     "tile steps must be positive integer constants, known when pkc runs");
+      steps.push_back(s);
+    }
+    std::vector<const Decl *> assigned;
+    SourceLocation where;
+    assignedOuter(f->getBody(), assigned, where);
+    if (!assigned.empty())
+      return error(where, "the iterations of a tiles() loop run in parallel, so it cannot "
+                          "assign a variable declared outside it; declare the variable inside "
+                          "the loop, or use range() for a sequential loop");
+    Op op;
+    op.kind = OpKind::TileForeach;
+    op.loc = loc(f->getBeginLoc());
+    op.operands = ubs;
+    op.ints = steps;
+    op.regions.emplace_back();
+    for (const Decl *iv : ivs) {
+      int v = newValue(ValueType{});
+      op.regions[0].args.push_back(v);
+      bind(iv, v);
+    }
+    Region *outer = region;
+    region = &op.regions[0];
+    stmt(f->getBody());
+    region = outer;
+    region->ops.push_back(std::move(op));
+  }
+
+  void sequentialLoop(const CXXForRangeStmt *f, const CallExpr *call, const VarDecl *iv) {
+    if (isa<DecompositionDecl>(iv))
+      return error(iv->getLocation(), "range() yields one index; write `for (auto k : range(lo, "
+                                      "hi, step))`");
+    int64_t step;
+    if (!constInt(call->getArg(2), step) || step <= 0)
+      return error(call->getArg(2)->getBeginLoc(),
+                   "the step of range() must be a positive integer constant, so that the trip "
+                   "count is (hi - lo) / step rounded up");
+    int lo = indexExpr(call->getArg(0));
+    int hi = indexExpr(call->getArg(1));
+    if (failed) return;
+    int stepValue = constant(call->getArg(2)->getBeginLoc(), step);
+    std::vector<const Decl *> carried;
+    SourceLocation where;
+    assignedOuter(f->getBody(), carried, where);
+
+    Op op;
+    op.kind = OpKind::For;
+    op.loc = loc(f->getBeginLoc());
+    op.operands = {lo, hi, stepValue};
+    op.regions.emplace_back();
+    int ivValue = newValue(ValueType{});
+    op.regions[0].args.push_back(ivValue);
+    bind(iv, ivValue);
+    std::vector<int> before;
+    for (const Decl *d : carried) {
+      int init = names[d];
+      before.push_back(init);
+      op.operands.push_back(init);
+      int arg = newValue(typeOf(init));
+      op.regions[0].args.push_back(arg);
+      names[d] = arg;
+    }
+    Region *outer = region;
+    region = &op.regions[0];
+    stmt(f->getBody());
+    if (failed) {
+      region = outer;
+      return;
+    }
+    Op yield;
+    yield.kind = OpKind::Yield;
+    yield.loc = op.loc;
+    for (size_t i = 0; i < carried.size(); ++i) {
+      int now = names[carried[i]];
+      if (typeOf(now).kind != typeOf(before[i]).kind ||
+          typeOf(now).shape != typeOf(before[i]).shape) {
+        region = outer;
+        return error(where, "a variable carried by a range() loop must keep its type");
+      }
+      yield.operands.push_back(now);
+    }
+    region->ops.push_back(std::move(yield));
+    region = outer;
+    for (const Decl *d : carried) {
+      int r = newValue(typeOf(names[d]));
+      op.results.push_back(r);
+      names[d] = r;
+    }
+    region->ops.push_back(std::move(op));
+  }
+
+  //===--- expressions ---------------------------------------------------------===//
+
+  int indexExpr(const Expr *e) {
+    int v = expr(e);
+    if (v >= 0 && typeOf(v).kind != ValueType::Index)
+      return fail(e->getBeginLoc(), "expected an index (an integer), got a tile, tensor or flag");
+    return v;
+  }
+  int tileExpr(const Expr *e) {
+    int v = expr(e);
+    if (v >= 0 && typeOf(v).kind != ValueType::Tile)
+      return fail(e->getBeginLoc(), "expected a tile");
+    return v;
+  }
+  int tensorExpr(const Expr *e, bool symOnly) {
+    int v = expr(e);
+    if (v < 0) return v;
+    ValueType::Kind k = typeOf(v).kind;
+    if (k == ValueType::Sym || (!symOnly && k == ValueType::Tensor)) return v;
+    return fail(e->getBeginLoc(), symOnly ? "expected a symmetric tensor (Sym<T, Rank>)"
+                                          : "expected a tensor");
+  }
+
+  /// `C.on(peer)`: returns the tensor and sets `peer`.
+  int peerExpr(const Expr *e, int &peer) {
+    const auto *m = dyn_cast<CXXMemberCallExpr>(strip(e));
+    if (!m || !m->getMethodDecl() || m->getMethodDecl()->getNameAsString() != "on")
+      return fail(e->getBeginLoc(), "name the destination rank with `tensor.on(peer)`");
+    int t = tensorExpr(m->getImplicitObjectArgument(), /*symOnly=*/true);
+    peer = indexExpr(m->getArg(0));
+    return peer < 0 ? -1 : t;
+  }
+
+  bool enumArg(const Expr *e, int &out) {
+    int64_t v;
+    if (!constInt(e, v)) {
+      error(e->getBeginLoc(), "expected a constant such as Sum, Max, Min or Tma, Ldst");
+      return false;
+    }
+    out = int(v);
+    return true;
+  }
+
+  std::vector<int> indices(const CallExpr *call, unsigned from, unsigned rank,
+                           SourceLocation l) {
+    std::vector<int> out;
+    if (call->getNumArgs() - from != rank) {
+      error(l, "give one index per tensor dimension (" + std::to_string(rank) + ")");
+      return out;
+    }
+    for (unsigned i = from; i < call->getNumArgs(); ++i) out.push_back(indexExpr(call->getArg(i)));
+    return out;
+  }
+
+  int expr(const Expr *e) {
+    if (failed) return -1;
+    if (exprDepth >= kMaxExprDepth)
+      return fail(e->getBeginLoc(), "expression nests deeper than " +
+                                        std::to_string(kMaxExprDepth) +
+                                        " levels; split it into named variables");
+    ++exprDepth;
+    int v = exprInner(e);
+    --exprDepth;
+    return v;
+  }
+
+  int exprInner(const Expr *e) {
+    e = strip(e);
+    SourceLocation l = e->getBeginLoc();
+    if (auto *i = dyn_cast<IntegerLiteral>(e)) {
+      if (i->getValue().getActiveBits() > 63)
+        return fail(l, "integer constant does not fit in 64 bits");
+      return constant(l, int64_t(i->getValue().getZExtValue()));
+    }
+    if (auto *r = dyn_cast<DeclRefExpr>(e)) {
+      const Decl *d = r->getDecl()->getCanonicalDecl();
+      auto it = names.find(d);
+      if (it != names.end()) return it->second;
+      int64_t v;
+      if (isa<EnumConstantDecl>(d) || (isa<VarDecl>(d) && constInt(e, v))) {
+        if (constInt(e, v)) return constant(l, v);
+      }
+      return fail(l, "'" + r->getDecl()->getNameAsString() +
+                         "' is not a kernel parameter or a local variable of the kernel; "
+                         "globals are not in the spec language");
+    }
+    if (auto *b = dyn_cast<BinaryOperator>(e)) return binary(b);
+    if (auto *u = dyn_cast<UnaryOperator>(e)) {
+      if (u->getOpcode() == UO_Minus) {
+        int x = indexExpr(u->getSubExpr());
+        if (x < 0) return -1;
+        return emitValue(OpKind::Sub, l, {constant(l, 0), x}, ValueType{});
+      }
+      if (u->getOpcode() == UO_Plus) return expr(u->getSubExpr());
+      return fail(l, "this operator is not in the spec language; index arithmetic has + - * / % "
+                     "and assignment, tiles have + - * / and unary -");
+    }
+    if (isa<CXXNewExpr, CXXDeleteExpr>(e))
+      return fail(l, "heap allocation is not in the spec language; tensors come in as kernel "
+                     "parameters and tiles are values (zeros, load)");
+    if (isa<CXXThrowExpr>(e))
+      return fail(l, "exceptions are not in the spec language; errors in a kernel are reported "
+                     "by pkc and the runtime, not thrown");
+    if (isa<LambdaExpr>(e))
+      return fail(l, "lambdas are not in the spec language; write the computation inline");
+    if (isa<FloatingLiteral>(e))
+      return fail(l, "floating-point scalars are not in the spec language; compute on tiles");
+    if (isa<ConditionalOperator>(e))
+      return fail(l, "the conditional operator is not in the spec language; tile loops clip "
+                     "partial tiles at tensor edges instead of branching");
+    if (auto *op = dyn_cast<CXXOperatorCallExpr>(e)) return operatorCall(op);
+    if (auto *m = dyn_cast<CXXMemberCallExpr>(e)) return memberCall(m);
+    if (auto *c = dyn_cast<CallExpr>(e)) return call(c);
+    if (isa<CXXConstructExpr, InitListExpr, CXXTemporaryObjectExpr>(e))
+      return fail(l, "constructing objects is not in the spec language; tiles come from "
+                     "zeros<T, ...>(), load<...>(...) and tile operations");
+    return fail(l, std::string("'") + e->getStmtClassName() +
+                       "' is not in the spec language; expressions are index arithmetic and "
+                       "calls to pk/spec.h operations");
+  }
+
+  int assign(const Expr *lhs, const Expr *rhs, int value, SourceLocation l) {
+    const auto *r = dyn_cast<DeclRefExpr>(strip(lhs));
+    if (!r || !names.count(r->getDecl()->getCanonicalDecl()))
+      return fail(l, "only local variables can be assigned");
+    if (isa<ParmVarDecl>(r->getDecl()))
+      return fail(l, "kernel parameters cannot be reassigned; declare a local variable");
+    (void)rhs;
+    if (value >= 0) names[r->getDecl()->getCanonicalDecl()] = value;
+    return value;
+  }
+
+  int binary(const BinaryOperator *b) {
+    SourceLocation l = b->getOperatorLoc();
+    if (b->getOpcode() == BO_Assign) return assign(b->getLHS(), b->getRHS(), expr(b->getRHS()), l);
+    if (b->getOpcode() == BO_Comma)
+      return fail(l, "the comma operator is not in the spec language; write one statement each");
+    OpKind k;
+    switch (b->getOpcode()) {
+    case BO_Add: case BO_AddAssign: k = OpKind::Add; break;
+    case BO_Sub: case BO_SubAssign: k = OpKind::Sub; break;
+    case BO_Mul: case BO_MulAssign: k = OpKind::Mul; break;
+    case BO_Div: case BO_DivAssign: k = OpKind::Div; break;
+    case BO_Rem: case BO_RemAssign: k = OpKind::Rem; break;
+    default:
+      return fail(l, "this operator is not in the spec language; index arithmetic has + - * / % "
+                     "and assignment");
+    }
+    int x = indexExpr(b->getLHS());
+    int y = indexExpr(b->getRHS());
+    if (x < 0 || y < 0) return -1;
+    int v = emitValue(k, l, {x, y}, ValueType{});
+    if (b->isCompoundAssignmentOp()) return assign(b->getLHS(), nullptr, v, l);
+    return v;
+  }
+
+  int mapOp(MapKind kind, SourceLocation l, std::vector<const Expr *> args) {
+    std::vector<int> in;
+    for (const Expr *a : args) in.push_back(tileExpr(a));
+    if (failed) return -1;
+    return emitValue(OpKind::Map, l, in, typeOf(in[0]), {}, int(kind));
+  }
+
+  int operatorCall(const CXXOperatorCallExpr *o) {
+    SourceLocation l = o->getOperatorLoc();
+    if (o->isAssignmentOp() && o->getOperator() == OO_Equal)
+      return assign(o->getArg(0), o->getArg(1), expr(o->getArg(1)), l);
+    const FunctionDecl *fd = o->getDirectCallee();
+    std::string n = fd ? builtinName(fd) : "";
+    bool unary = o->getNumArgs() == 1;
+    if (n == "operator+" && !unary) return mapOp(MapKind::Add, l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator-" && !unary) return mapOp(MapKind::Sub, l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator-" && unary) return mapOp(MapKind::Neg, l, {o->getArg(0)});
+    if (n == "operator*") return mapOp(MapKind::Mul, l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator/") return mapOp(MapKind::Div, l, {o->getArg(0), o->getArg(1)});
+    return fail(l, "this operator is not in the spec language; tiles have + - * / and unary -");
+  }
+
+  int memberCall(const CXXMemberCallExpr *m) {
+    const CXXMethodDecl *md = m->getMethodDecl();
+    SourceLocation l = m->getExprLoc();
+    if (md && md->isVirtual())
+      return fail(l, "virtual calls are not in the spec language; call pk/spec.h operations "
+                     "directly");
+    std::string n = md ? builtinName(md) : "";
+    int dim = -1;
+    if (n == "Tensor::size" || n == "Sym::size" || n == "Tensor::rows" || n == "Sym::rows")
+      dim = 0;
+    else if (n == "Tensor::cols" || n == "Sym::cols")
+      dim = 1;
+    else if (n == "Tensor::dim" || n == "Sym::dim") {
+      int64_t d;
+      if (!constInt(m->getArg(0), d))
+        return fail(m->getArg(0)->getBeginLoc(), "the dimension of dim() must be a constant");
+      dim = int(d);
+    } else if (n == "Sym::on") {
+      return fail(l, "`tensor.on(peer)` names a peer's copy; pass it straight to store, "
+                     "store_add or a primitive");
+    }
+    if (dim < 0)
+      return fail(l, "calls to member functions other than the pk/spec.h tensor methods are "
+                     "not in the spec language");
+    int t = tensorExpr(m->getImplicitObjectArgument(), false);
+    if (t < 0) return -1;
+    if (dim >= int(typeOf(t).shape.size()))
+      return fail(l, "dimension " + std::to_string(dim) + " is out of range for a tensor of rank " +
+                         std::to_string(typeOf(t).shape.size()));
+    return emitValue(OpKind::Dim, l, {t}, ValueType{}, {dim});
+  }
+
+  int resultTile(const CallExpr *c, ValueType &t) {
+    if (!mapType(c->getType(), t) || t.kind != ValueType::Tile)
+      return fail(c->getBeginLoc(), "give the tile shape as template arguments, e.g. "
+                                    "load<128, 64>(A, m, k), with positive extents");
+    return 0;
+  }
+
+  int call(const CallExpr *c) {
+    SourceLocation l = c->getExprLoc();
+    const FunctionDecl *fd = c->getDirectCallee();
+    if (!fd)
+      return fail(l, "indirect calls are not in the spec language; call pk/spec.h operations");
+    if (fd->getCanonicalDecl() == kernelDecl)
+      return fail(l, "recursion is not in the spec language; a kernel's work is bounded by "
+                     "its tile loops");
+    std::string n = builtinName(fd);
+    if (n.empty())
+      return fail(l, "calls to '" + fd->getNameAsString() +
+                         "' are not in the spec language; only pk/spec.h operations can be "
+                         "called (write helpers as macros, or inline them)");
+    ValueType idx;
+    auto arg = [&](unsigned i) { return c->getArg(i); };
+    if (n == "rank") return emitValue(OpKind::Rank, l, {}, idx);
+    if (n == "world_size") return emitValue(OpKind::WorldSize, l, {}, idx);
+    if (n == "next_rank" || n == "prev_rank") {
+      int r = emitValue(OpKind::Rank, l, {}, idx);
+      int w = emitValue(OpKind::WorldSize, l, {}, idx);
+      int s = n == "next_rank" ? emitValue(OpKind::Add, l, {r, constant(l, 1)}, idx)
+                               : emitValue(OpKind::Sub, l,
+                                           {emitValue(OpKind::Add, l, {r, w}, idx),
+                                            constant(l, 1)}, idx);
+      return emitValue(OpKind::Rem, l, {s, w}, idx);
+    }
+    if (n == "tiles" || n == "range")
+      return fail(l, "tiles() and range() are only allowed as the range of a for loop");
+    if (n == "load" || n == "load_smem") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int src = tensorExpr(arg(0), false);
+      if (src < 0) return -1;
+      std::vector<int> ops = {src};
+      for (int i : indices(c, 1, typeOf(src).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      return emitValue(OpKind::Load, l, ops, t);
+    }
+    if (n == "store" || n == "store_add") {
+      const auto *m = dyn_cast<CXXMemberCallExpr>(strip(arg(0)));
+      bool toPeer = m && m->getMethodDecl() && builtinName(m->getMethodDecl()) == "Sym::on";
+      int peer = -1;
+      int dest = toPeer ? peerExpr(arg(0), peer) : tensorExpr(arg(0), false);
+      if (n == "store_add" && !toPeer && !failed)
+        return fail(l, "store_add adds into a peer's copy: write store_add(C.on(peer), tile, ...)");
+      int tile = tileExpr(arg(1));
+      if (failed) return -1;
+      std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}
+                                    : std::vector<int>{tile, dest};
+      for (int i : indices(c, 2, typeOf(dest).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      emit(!toPeer ? OpKind::Store : n == "store" ? OpKind::StoreTile : OpKind::AddTile, l, ops);
+      return -2;
+    }
+    if (n == "zeros") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      return emitValue(OpKind::Zeros, l, {}, t);
+    }
+    if (n == "mma") {
+      int a = tileExpr(arg(0)), b = tileExpr(arg(1)), acc = tileExpr(arg(2));
+      if (failed) return -1;
+      return emitValue(OpKind::Mma, l, {a, b, acc}, typeOf(acc));
+    }
+    if (n == "max") return mapOp(MapKind::Max, l, {arg(0), arg(1)});
+    if (n == "min") return mapOp(MapKind::Min, l, {arg(0), arg(1)});
+    if (n == "exp") return mapOp(MapKind::Exp, l, {arg(0)});
+    if (n == "cast") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int in = tileExpr(arg(0));
+      if (in < 0) return -1;
+      return emitValue(OpKind::Cast, l, {in}, t);
+    }
+    if (n == "row_sum" || n == "row_max" || n == "row_min") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int in = tileExpr(arg(0));
+      if (in < 0) return -1;
+      ReduceKind k = n == "row_sum" ? ReduceKind::Sum
+                     : n == "row_max" ? ReduceKind::Max : ReduceKind::Min;
+      return emitValue(OpKind::ReduceRows, l, {in}, t, {}, int(k));
+    }
+    if (n == "all_reduce" || n == "reduce_scatter" || n == "all_gather" || n == "all_to_all") {
+      bool reduces = n == "all_reduce" || n == "reduce_scatter";
+      int kind = 0;
+      if (reduces && !enumArg(arg(0), kind)) return -1;
+      unsigned first = reduces ? 1 : 0;
+      int in = tensorExpr(arg(first), true);
+      int out = tensorExpr(arg(first + 1), false);
+      if (failed) return -1;
+      OpKind k = n == "all_reduce"       ? OpKind::AllReduce
+                 : n == "reduce_scatter" ? OpKind::ReduceScatter
+                 : n == "all_gather"     ? OpKind::AllGather : OpKind::AllToAll;
+      emit(k, l, {in, out}).attr = kind;
+      return -2;
+    }
+    if (n == "prim::store_async" || n == "prim::store_add_async") {
+      int transport, peer = -1;
+      if (!enumArg(arg(0), transport)) return -1;
+      int dest = peerExpr(arg(1), peer);
+      int tile = tileExpr(arg(2));
+      if (failed) return -1;
+      std::vector<int> ops = {tile, dest, peer};
+      for (int i : indices(c, 3, typeOf(dest).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      emit(n == "prim::store_async" ? OpKind::StoreAsync : OpKind::StoreAddAsync, l, ops)
+          .transport = transport;
+      return -2;
+    }
+    if (n == "prim::reduce") {
+      ValueType t;
+      int kind, transport;
+      if (resultTile(c, t) < 0 || !enumArg(arg(0), kind) || !enumArg(arg(1), transport))
+        return -1;
+      int src = tensorExpr(arg(2), true);
+      if (src < 0) return -1;
+      std::vector<int> ops = {src};
+      for (int i : indices(c, 3, typeOf(src).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      return emitValue(OpKind::CommReduce, l, ops, t, {}, kind, transport);
+    }
+    if (n == "prim::all_reduce") {
+      int kind, transport;
+      if (!enumArg(arg(0), kind) || !enumArg(arg(1), transport)) return -1;
+      std::vector<int64_t> shape;
+      if (const TemplateArgumentList *ta = fd->getTemplateSpecializationArgs())
+        if (ta->size() > 0 && ta->get(0).getKind() == TemplateArgument::Pack)
+          for (const TemplateArgument &a : ta->get(0).pack_elements())
+            shape.push_back(a.getAsIntegral().getExtValue());
+      int src = tensorExpr(arg(2), true), dst = tensorExpr(arg(3), true);
+      if (failed) return -1;
+      if (shape.size() != typeOf(src).shape.size())
+        return fail(l, "give the tile shape as template arguments, one extent per tensor "
+                       "dimension: prim::all_reduce<4096>(Sum, Ldst, x, y, i)");
+      std::vector<int> ops = {src, dst};
+      for (int i : indices(c, 4, typeOf(src).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      Op &op = emit(OpKind::CommAllReduce, l, ops);
+      op.attr = kind;
+      op.transport = transport;
+      op.ints = shape;
+      return -2;
+    }
+    if (n == "prim::load_peer" || n == "prim::load_peer_smem") {
+      ValueType t;
+      int transport, peer = -1;
+      if (resultTile(c, t) < 0 || !enumArg(arg(0), transport)) return -1;
+      int src = peerExpr(arg(1), peer);
+      if (failed) return -1;
+      std::vector<int> ops = {src, peer};
+      for (int i : indices(c, 2, typeOf(src).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, transport);
+    }
+    if (n == "prim::flag") {
+      int64_t slot;
+      int scope;
+      if (!constInt(arg(0), slot))
+        return fail(arg(0)->getBeginLoc(), "flag slots are integer constants");
+      if (!enumArg(arg(1), scope)) return -1;
+      ValueType f;
+      f.kind = ValueType::Flag;
+      return emitValue(OpKind::Flag, l, {}, f, {slot}, scope);
+    }
+    if (n == "prim::signal" || n == "prim::wait") {
+      int f = expr(arg(0)), x = indexExpr(arg(1));
+      if (failed) return -1;
+      emit(n == "prim::signal" ? OpKind::Signal : OpKind::Wait, l, {f, x});
+      return -2;
+    }
+    if (n == "prim::signal_all" || n == "prim::barrier") {
+      int f = expr(arg(0));
+      if (failed) return -1;
+      emit(n == "prim::signal_all" ? OpKind::SignalAll : OpKind::Barrier, l, {f});
+      return -2;
+    }
+    return fail(l, "'" + n + "' cannot be used here");
+  }
+};
+
+void collectKernels(const DeclContext *dc, std::vector<const FunctionDecl *> &out) {
+  for (const Decl *d : dc->decls()) {
+    if (const auto *ns = dyn_cast<NamespaceDecl>(d)) {
+      collectKernels(ns, out);
+    } else if (const auto *ls = dyn_cast<LinkageSpecDecl>(d)) {
+      collectKernels(ls, out);
+    } else if (const auto *ft = dyn_cast<FunctionTemplateDecl>(d)) {
+      // Collected so that the walker can say why a kernel template is not allowed.
+      const FunctionDecl *fd = ft->getTemplatedDecl();
+      for (const auto *a : fd->specific_attrs<AnnotateAttr>())
+        if (a->getAnnotation() == "pk.kernel") {
+          out.push_back(fd);
+          break;
+        }
+    } else if (const auto *fd = dyn_cast<FunctionDecl>(d)) {
+      if (!fd->doesThisDeclarationHaveABody()) continue;
+      for (const auto *a : fd->specific_attrs<AnnotateAttr>())
+        if (a->getAnnotation() == "pk.kernel") {
+          out.push_back(fd);
+          break;
+        }
+    }
+  }
+}
+
+} // namespace
+
+void walkKernels(ASTContext &context, const std::string &builtinPrefix, ParseResult &result) {
+  std::vector<const FunctionDecl *> kernels;
+  collectKernels(context.getTranslationUnitDecl(), kernels);
+  if (kernels.empty()) {
+    SrcLoc l;
+    const SourceManager &sm = context.getSourceManager();
+    if (auto entry = sm.getFileEntryRefForID(sm.getMainFileID())) l.file = entry->getName().str();
+    l.line = 1;
+    l.col = 1;
+    result.errors.push_back(
+        {l, "no kernel in this file; mark one with PK_KERNEL (from <pk/spec.h>)"});
+    return;
+  }
+  for (const FunctionDecl *fd : kernels) KernelWalker(context, builtinPrefix, result).walk(fd);
+}
+
+} // namespace pk::fe

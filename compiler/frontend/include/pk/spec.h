@@ -1,0 +1,145 @@
+// pk/spec.h: the pkc spec language, as plain C++ that any compiler or editor accepts.
+//
+// A spec is a function marked PK_KERNEL whose parameters are tensors and whose body says
+// which tiles to load, what to compute and what to communicate. pkc parses it with Clang
+// and lowers the subset declared here to the pk dialect; the functions are declarations
+// only (pkc gives them meaning), so a spec type-checks but never links into a program.
+// No standard library includes: parsing a spec must stay in the millisecond range.
+#ifndef PK_SPEC_H
+#define PK_SPEC_H
+
+// Marks a kernel. The annotation is what pkc looks for; other functions are ignored.
+#define PK_KERNEL [[clang::annotate("pk.kernel")]]
+
+namespace pk {
+
+// Element types. Tags only: a spec never touches single elements.
+struct bf16;
+struct f16;
+struct f32;
+
+// Sizes, offsets, ranks: run-time integers (index in the dialect).
+using index = long;
+
+enum Reduce { Sum, Max, Min };           // reductions over ranks or along rows
+enum Transport { Ldst, Tma, Multimem };  // how a primitive moves bytes
+enum Scope { Block, Grid };              // who shares a flag slot
+
+// A peer's copy of a symmetric tensor: the destination of stores into other ranks.
+template <class T, int Rank> struct Peer {};
+
+// A tensor in this rank's global memory; its sizes are known at launch.
+template <class T, int Rank> struct Tensor {
+  index dim(int d) const;
+  index size() const;  // dimension 0
+  index rows() const;  // dimension 0
+  index cols() const;  // dimension 1
+};
+
+// A symmetric tensor: allocated on every rank with one shape, addressable by peers.
+template <class T, int Rank> struct Sym {
+  index dim(int d) const;
+  index size() const;
+  index rows() const;
+  index cols() const;
+  Peer<T, Rank> on(index peer) const;  // the copy that lives on rank `peer`
+};
+
+// Tiles: statically shaped blocks in registers (Tile) or shared memory (SmemTile).
+template <class T, long... Shape> struct Tile {};
+template <class T, long... Shape> struct SmemTile {};
+
+// A flag slot for the explicit synchronisation primitives.
+struct Flag {};
+
+// This GPU's rank and the number of ranks: run-time values, never constants.
+index rank();
+index world_size();
+index next_rank();  // (rank() + 1) % world_size(): the ring neighbour a shift sends to
+index prev_rank();  // (rank() + world_size() - 1) % world_size()
+
+// Tile loops. `for (auto [m, n] : tiles(M, N, {128, 256}))` visits every tile origin of
+// [0, M) x [0, N) in parallel and in no fixed order; steps are integer constants.
+// `for (auto k : range(lo, hi, step))` is a sequential loop; values assigned inside it
+// carry over to the next iteration.
+struct Steps1 { long s0; };
+struct Steps2 { long s0, s1; };
+struct Steps3 { long s0, s1, s2; };
+struct Origin2 { index i0, i1; };
+struct Origin3 { index i0, i1, i2; };
+template <class V> struct LoopIter {
+  V operator*() const;
+  LoopIter &operator++();
+  bool operator!=(const LoopIter &) const;
+};
+template <class V> struct Loop {
+  LoopIter<V> begin() const;
+  LoopIter<V> end() const;
+};
+Loop<index> tiles(index n, Steps1 steps);
+Loop<Origin2> tiles(index m, index n, Steps2 steps);
+Loop<Origin3> tiles(index a, index b, index c, Steps3 steps);
+Loop<index> range(index lo, index hi, index step = 1);
+
+// Loads and stores of this rank's tensors. The tile shape is given explicitly:
+// `load<128, 64>(A, m, k)`; tiles at an edge are clipped.
+template <long... S, class T, int R, class... I> Tile<T, S...> load(const Tensor<T, R> &, I...);
+template <long... S, class T, int R, class... I> Tile<T, S...> load(const Sym<T, R> &, I...);
+template <long... S, class T, int R, class... I>
+SmemTile<T, S...> load_smem(const Tensor<T, R> &, I...);
+template <long... S, class T, int R, class... I>
+SmemTile<T, S...> load_smem(const Sym<T, R> &, I...);
+template <class X, class T, int R, class... I> void store(const Tensor<T, R> &, X tile, I...);
+template <class X, class T, int R, class... I> void store(const Sym<T, R> &, X tile, I...);
+
+// Compute on register tiles.
+template <class T, long... S> Tile<T, S...> zeros();
+template <class A, class B, long M, long N>
+Tile<f32, M, N> mma(A a, B b, Tile<f32, M, N> acc);  // acc + a @ b
+template <class T, long... S> Tile<T, S...> operator+(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator*(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator/(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> max(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> min(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> exp(Tile<T, S...>);
+template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
+template <class T, long M, long N> Tile<T, M, 1> row_sum(Tile<T, M, N>);
+template <class T, long M, long N> Tile<T, M, 1> row_max(Tile<T, M, N>);
+template <class T, long M, long N> Tile<T, M, 1> row_min(Tile<T, M, N>);
+
+// Communication intent: what must move; pkc picks mechanism, overlap and signals.
+template <class T, int R, class Out> void all_reduce(Reduce, const Sym<T, R> &in, const Out &out);
+template <class T, int R, class Out> void reduce_scatter(Reduce, const Sym<T, R> &in, const Out &out);
+template <class T, int R, class Out> void all_gather(const Sym<T, R> &in, const Out &out);
+template <class T, int R, class Out> void all_to_all(const Sym<T, R> &in, const Out &out);
+// A tile stored into / added into a peer's copy: `store(C.on(p), t, m, n)`. A ring shift
+// is `store(C.on(next_rank()), t, ...)`.
+template <class X, class T, int R, class... I> void store(const Peer<T, R> &, X tile, I...);
+template <class X, class T, int R, class... I> void store_add(const Peer<T, R> &, X tile, I...);
+
+// The eight device primitives, for experts who write the protocol themselves.
+namespace prim {
+template <class X, class T, int R, class... I>
+void store_async(Transport, const Peer<T, R> &, X tile, I...);
+template <class X, class T, int R, class... I>
+void store_add_async(Transport, const Peer<T, R> &, X tile, I...);
+template <long... S, class T, int R, class... I>
+Tile<T, S...> reduce(Reduce, Transport, const Sym<T, R> &, I...);
+template <long... S, class T, int R, class... I>
+void all_reduce(Reduce, Transport, const Sym<T, R> &src, const Sym<T, R> &dst, I...);
+template <long... S, class T, int R, class... I>
+Tile<T, S...> load_peer(Transport, const Peer<T, R> &, I...);
+template <long... S, class T, int R, class... I>
+SmemTile<T, S...> load_peer_smem(Transport, const Peer<T, R> &, I...);
+Flag flag(long slot, Scope scope = Block);
+void signal(Flag, index peer);
+void signal_all(Flag);
+void wait(Flag, index count);
+void barrier(Flag);
+} // namespace prim
+
+} // namespace pk
+
+#endif // PK_SPEC_H

@@ -1,0 +1,1 @@
+#error this spec refuses to build

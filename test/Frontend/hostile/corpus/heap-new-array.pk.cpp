@@ -1,0 +1,5 @@
+#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
+  new char[1 << 30];
+}

@@ -1,0 +1,6 @@
+#include "does/not/exist.h"
+#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
+
+}

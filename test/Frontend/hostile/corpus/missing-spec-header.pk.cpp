@@ -1,0 +1,1 @@
+PK_KERNEL void k() {}

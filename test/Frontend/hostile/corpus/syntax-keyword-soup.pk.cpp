@@ -1,0 +1,1 @@
+class struct union enum template typename ;;;

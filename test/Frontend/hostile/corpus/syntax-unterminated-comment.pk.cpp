@@ -1,0 +1,6 @@
+#include <pk/spec.h>
+using namespace pk;
+/* never closed
+PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
+
+}

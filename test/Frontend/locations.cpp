@@ -1,0 +1,16 @@
+// RUN: pkc %s --emit=mlir --mlir-print-debuginfo | FileCheck %s
+// Tests that every op and every kernel argument carries the spec's file:line:col.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK: pk.kernel @k(%{{.*}} loc("{{.*}}locations.cpp":13:30), %{{.*}} loc("{{.*}}locations.cpp":13:48))
+// CHECK: pk.dim {{.*}} loc(#[[D:loc[0-9]*]])
+// CHECK: pk.coll.all_reduce {{.*}} loc(#[[AR:loc[0-9]*]])
+// CHECK: pk.return loc(#[[K:loc[0-9]*]])
+// CHECK-DAG: #[[D]] = loc("{{.*}}locations.cpp":14:14)
+// CHECK-DAG: #[[AR]] = loc("{{.*}}locations.cpp":15:3)
+// CHECK-DAG: #[[K]] = loc("{{.*}}locations.cpp":13:16)
+PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
+  auto n = x.size();
+  all_reduce(Sum, x, y);
+}

@@ -1,0 +1,9 @@
+// RUN: not pkc %s --emit=mlir -o %t.out 2>&1 | FileCheck %s
+// RUN: not test -e %t.out
+// Tests that delete is rejected at its location with what to write instead.
+#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void k(Sym<f32, 1> x, index p) {
+// CHECK: delete.cpp:[[@LINE+1]]:{{[0-9]+}}: error: heap allocation is not in the spec language
+  delete (int *)p;
+}

@@ -1,0 +1,9 @@
+// RUN: not pkc %s --emit=mlir -o %t.out 2>&1 | FileCheck %s
+// RUN: not test -e %t.out
+// Tests that a floating-point scalar is rejected at its location with what to write instead.
+#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void k(Sym<f32, 1> x) {
+// CHECK: float-var.cpp:[[@LINE+1]]:{{[0-9]+}}: error: floating-point scalars are not in the spec language; compute on tiles
+  float scale = 2;
+}

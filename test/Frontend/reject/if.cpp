@@ -1,0 +1,9 @@
+// RUN: not pkc %s --emit=mlir -o %t.out 2>&1 | FileCheck %s
+// RUN: not test -e %t.out
+// Tests that an if statement is rejected at its location with what to write instead.
+#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
+// CHECK: if.cpp:[[@LINE+1]]:{{[0-9]+}}: error: branches are not in the spec language
+  if (rank() == 0) all_reduce(Sum, x, y);
+}

@@ -1,0 +1,10 @@
+// RUN: not pkc %s --emit=mlir -o %t.out 2>&1 | FileCheck %s
+// RUN: not test -e %t.out
+// Tests that a range() step of zero (infinite trip count) is rejected at its location with what to write instead.
+#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void k(Sym<f32, 1> x) {
+  for (auto i : range(0, x.size(),
+// CHECK: range-zero-step.cpp:[[@LINE+1]]:{{[0-9]+}}: error: the step of range() must be a positive integer constant
+    0)) {}
+}
