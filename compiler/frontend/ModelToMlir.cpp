@@ -159,6 +159,12 @@ private:
       return;
     case OpKind::AllGather: b.create<AllGatherOp>(l, v(in[0]), v(in[1])); return;
     case OpKind::AllToAll: b.create<AllToAllOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::Broadcast: b.create<BroadcastOp>(l, v(in[0]), v(in[1]), v(in[2])); return;
+    case OpKind::ReduceToRoot:
+      b.create<ReduceToRootOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]), v(in[2]));
+      return;
+    case OpKind::Gather: b.create<GatherOp>(l, v(in[0]), v(in[1]), v(in[2])); return;
+    case OpKind::Scatter: b.create<ScatterOp>(l, v(in[0]), v(in[1]), v(in[2])); return;
     case OpKind::StoreTile:
       b.create<StoreTileOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3));
       return;

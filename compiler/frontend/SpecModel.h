@@ -29,6 +29,7 @@ enum class OpKind {
   TileForeach, For, Yield,                 // loops (Yield ends a For body)
   Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
   AllReduce, AllGather, ReduceScatter, AllToAll, StoreTile, AddTile,
+  Broadcast, ReduceToRoot, Gather, Scatter,    // rooted collectives (root: operand 2)
   StoreAsync, StoreAddAsync, CommReduce, CommAllReduce, LoadPeer,
   Flag, Signal, SignalAll, Wait, Barrier,
 };

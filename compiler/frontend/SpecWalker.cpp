@@ -789,6 +789,21 @@ private:
       emit(k, l, {in, out}).attr = kind;
       return -2;
     }
+    if (n == "broadcast" || n == "reduce" || n == "gather" || n == "scatter") {
+      bool reduces = n == "reduce";
+      int kind = 0;
+      if (reduces && !enumArg(arg(0), kind)) return -1;
+      unsigned first = reduces ? 1 : 0;
+      int in = tensorExpr(arg(first), true);
+      int out = tensorExpr(arg(first + 1), false);
+      int root = indexExpr(arg(first + 2));
+      if (failed) return -1;
+      OpKind k = n == "broadcast" ? OpKind::Broadcast
+                 : n == "reduce"  ? OpKind::ReduceToRoot
+                 : n == "gather"  ? OpKind::Gather : OpKind::Scatter;
+      emit(k, l, {in, out, root}).attr = kind;
+      return -2;
+    }
     if (n == "prim::store_async" || n == "prim::store_add_async") {
       int transport, peer = -1;
       if (!enumArg(arg(0), transport)) return -1;

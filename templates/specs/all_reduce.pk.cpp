@@ -4,4 +4,4 @@
 #include <pk/spec.h>
 using namespace pk;
 
-PK_KERNEL void all_reduce(Sym<bf16, 1> x, Tensor<bf16, 1> y) { all_reduce(Sum, x, y); }
+PK_KERNEL void all_reduce(Sym<bf16, 1> x, Sym<bf16, 1> y) { pk::all_reduce(Sum, x, y); }

@@ -114,6 +114,11 @@ template <class T, int R, class Out> void all_reduce(Reduce, const Sym<T, R> &in
 template <class T, int R, class Out> void reduce_scatter(Reduce, const Sym<T, R> &in, const Out &out);
 template <class T, int R, class Out> void all_gather(const Sym<T, R> &in, const Out &out);
 template <class T, int R, class Out> void all_to_all(const Sym<T, R> &in, const Out &out);
+// Rooted collectives; `root` is a rank (a run-time value).
+template <class T, int R, class Out> void broadcast(const Sym<T, R> &in, const Out &out, index root);
+template <class T, int R, class Out> void reduce(Reduce, const Sym<T, R> &in, const Out &out, index root);
+template <class T, int R, class Out> void gather(const Sym<T, R> &in, const Out &out, index root);
+template <class T, int R, class Out> void scatter(const Sym<T, R> &in, const Out &out, index root);
 // A tile stored into / added into a peer's copy: `store(C.on(p), t, m, n)`. A ring shift
 // is `store(C.on(next_rank()), t, ...)`.
 template <class X, class T, int R, class... I> void store(const Peer<T, R> &, X tile, I...);

@@ -3,6 +3,9 @@
 #pragma once
 #include <pk/device/launch_context.cuh>
 #include <pk/device/ptx.cuh>
+#if !defined(__CUDACC_RTC__)
+#include <cstdio>  // device printf under nvcc; NVRTC declares it itself
+#endif
 
 namespace pk {
 
