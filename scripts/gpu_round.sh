@@ -23,7 +23,7 @@ if [ ! -f /usr/local/cuda/include/nccl.h ]; then
 fi
 
 step() { echo "== $*"; }
-status_of() { [ "$1" -eq 0 ] && echo ok || echo "FAILED($1)"; }
+status_of() { case "$1" in 0) echo ok ;; 77) echo skipped ;; *) echo "FAILED($1)" ;; esac; }
 
 # pkc itself needs LLVM, which the GPU machine lacks: use a statically linked pkc carried in
 # .carry/pkc (or PKC_EXECUTABLE) to generate the kernels the GPU tests run.
@@ -46,6 +46,19 @@ step "ctest -L unit"
 ctest --test-dir "$BUILD" -L unit --output-on-failure 2>&1 | tee "$OUT/ctest-unit.log" >/dev/null
 UNIT=$?
 
+step "pytorch (torchrun, 2 GPUs)"
+TORCH=1
+if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
+  (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
+    >"$OUT/pytorch-build.log" 2>&1 &&
+  PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 300 torchrun --nproc_per_node=2 \
+    "$ROOT/python/tests/torchrun_all_reduce.py" 2>&1 | tee "$OUT/pytorch.log"
+  TORCH=$?
+else
+  echo "skipped: no torch or no pkc" | tee "$OUT/pytorch.log"
+  TORCH=77
+fi
+
 step calibrate
 CAL_BUILD="$BUILD/calibrate"
 CAL=1
@@ -66,6 +79,7 @@ echo "| build | $(status_of $BUILT) |"
 echo "| unit tests | $(status_of $UNIT) |"
 echo "| gpu tests | $(status_of $GPU) |"
 grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest-gpu.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z]+.*)$/| \1 | \2 |/'
+echo "| pytorch (torchrun) | $(status_of $TORCH) |"
 echo "| calibrate | $(status_of $CAL) |"
 grep -E "hand-off|GiB" "$OUT/calibrate.log" 2>/dev/null | sed 's/^/| /; s/$/ | |/'
-[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $CAL -eq 0 ]
+[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $TORCH -eq 0 ] && [ $CAL -eq 0 ]
