@@ -74,7 +74,9 @@ std::string cache_key(const std::string& text, const Options& options, const std
 Result<Kernel> compile_spec(const std::string& name, const std::string& text,
                             const Options& options, const Frontend& frontend) {
   std::string arch = options.arch;
-  if (arch.empty()) PK_ASSIGN_OR_RETURN(arch, current_arch());
+  if (arch.empty()) {
+    PK_ASSIGN_OR_RETURN(arch, current_arch());
+  }
   std::string dir;
   if (options.use_cache) {
     if (!options.cache_dir.empty()) {

@@ -26,6 +26,9 @@ Kernel::Kernel(KernelInfo info, std::vector<char> image, bool from_cache)
   state_->image = std::move(image);
 }
 
+const KernelInfo& Kernel::info() const { return state_->info; }
+const std::vector<char>& Kernel::image() const { return state_->image; }
+
 Status Kernel::load(Context& ctx) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   const int dev = ctx.device();

@@ -90,8 +90,8 @@ class Kernel {
  public:
   Kernel(KernelInfo info, std::vector<char> image, bool from_cache);
 
-  const KernelInfo& info() const { return state_->info; }
-  const std::vector<char>& image() const { return state_->image; }  // cubin (sm_*) or PTX
+  const KernelInfo& info() const;
+  const std::vector<char>& image() const;  // cubin (sm_*) or PTX
   bool from_cache() const { return from_cache_; }
 
   // Loads the binary on ctx's device; once per device, safe from every rank's thread.
