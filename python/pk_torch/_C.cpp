@@ -4,6 +4,7 @@
 
 #include <ATen/cuda/CUDAContext.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
