@@ -3,7 +3,9 @@
 # GPU tests, the collectives benchmark and the calibration, and copy logs, the benchmark table
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
-# Run from anywhere on the GPU machine: scripts/gpu_round.sh  (OUT defaults to ./gpu-round-out)
+# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|bench|all]  (default all;
+# OUT defaults to ./gpu-round-out). Each part fits one 10-minute device call; a second call on
+# a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 set -u -o pipefail
 
@@ -25,7 +27,7 @@ if [ ! -f /usr/local/cuda/include/nccl.h ]; then
 fi
 
 step() { echo "== $*"; }
-status_of() { [ "$1" -eq 0 ] && echo ok || echo "FAILED($1)"; }
+status_of() { case "$1" in 0) echo ok ;; 77) echo skipped ;; *) echo "FAILED($1)" ;; esac; }
 
 # pkc itself needs LLVM, which the GPU machine lacks: use a statically linked pkc carried in
 # .carry/pkc (or PKC_EXECUTABLE) to generate the kernels the GPU tests run.
@@ -33,41 +35,66 @@ PKC_BIN="${PKC_EXECUTABLE:-$ROOT/.carry/pkc}"
 PKC_ARGS=()
 [ -x "$PKC_BIN" ] && PKC_ARGS=(-DPKC_EXECUTABLE="$PKC_BIN")
 
+PART="${1:-all}"
+CONF=77 BUILT=77 GPU=77 UNIT=77 TORCH=77 BENCH=77 GEMM=77 CAL=77
+
 step configure
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" 2>&1 | tee "$OUT/configure.log"
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
 CONF=$?
 step build
-cmake --build "$BUILD" -j "$(nproc)" 2>&1 | tee "$OUT/build.log"
+cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1
 BUILT=$?
+[ $BUILT -eq 0 ] || tail -30 "$OUT/build.log"
 
-step "ctest -L gpu"
-ctest --test-dir "$BUILD" -L gpu --output-on-failure 2>&1 | tee "$OUT/ctest-gpu.log"
-GPU=$?
-step "ctest -L unit"
-ctest --test-dir "$BUILD" -L unit --output-on-failure 2>&1 | tee "$OUT/ctest-unit.log" >/dev/null
-UNIT=$?
-
-# pkc collectives vs NCCL (needs the pkc-generated kernels: -DPKC_EXECUTABLE=<pkc>).
-step bench-collectives
-BENCH=1
-if [ -x "$BUILD/tools/bench-collectives/bench-collectives" ]; then
-  timeout 420 "$BUILD/tools/bench-collectives/bench-collectives" "$OUT/collectives.md" \
-    2>&1 | tee "$OUT/bench-collectives.log"
-  BENCH=$?
-else
-  echo "bench-collectives not built (configure with -DPKC_EXECUTABLE=<pkc>)" | tee "$OUT/bench-collectives.log"
+if [ "$PART" = tests ] || [ "$PART" = all ]; then
+  step "ctest -L gpu"
+  ctest --test-dir "$BUILD" -L gpu --output-on-failure >"$OUT/ctest-gpu.log" 2>&1
+  GPU=$?
+  grep -E "Test +#|tests passed|FAIL|fail|error" "$OUT/ctest-gpu.log" | head -60
+  step "ctest -L unit"
+  ctest --test-dir "$BUILD" -L unit --output-on-failure >"$OUT/ctest-unit.log" 2>&1
+  UNIT=$?
+  step "pytorch (torchrun, 2 GPUs)"
+  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
+    (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
+      >"$OUT/pytorch-build.log" 2>&1 &&
+    PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 180 torchrun --nproc_per_node=2 \
+      "$ROOT/python/tests/torchrun_all_reduce.py" >"$OUT/pytorch.log" 2>&1
+    TORCH=$?
+    tail -5 "$OUT/pytorch-build.log" "$OUT/pytorch.log"
+  else
+    echo "skipped: no torch or no pkc" | tee "$OUT/pytorch.log"
+  fi
 fi
 
-step calibrate
-CAL_BUILD="$BUILD/calibrate"
-CAL=1
-if cmake -S "$ROOT/tools/calibrate" -B "$CAL_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc >"$OUT/calibrate-build.log" 2>&1 &&
-   cmake --build "$CAL_BUILD" >>"$OUT/calibrate-build.log" 2>&1; then
-  timeout 300 "$CAL_BUILD/pk-calibrate" "$OUT/h200.measured.profile" "$OUT/profile.md" \
-    2>&1 | tee "$OUT/calibrate.log"
-  CAL=$?
+if [ "$PART" = bench ] || [ "$PART" = all ]; then
+  # pkc collectives vs NCCL (needs the pkc-generated kernels: -DPKC_EXECUTABLE=<pkc>).
+  step bench-collectives
+  if [ -x "$BUILD/tools/bench-collectives/bench-collectives" ]; then
+    timeout 300 "$BUILD/tools/bench-collectives/bench-collectives" "$OUT/collectives.md" \
+      >"$OUT/bench-collectives.log" 2>&1
+    BENCH=$?
+    cat "$OUT/collectives.md" 2>/dev/null || tail -20 "$OUT/bench-collectives.log"
+  else
+    echo "bench-collectives not built (configure with -DPKC_EXECUTABLE=<pkc>)"
+  fi
+  step bench-gemm
+  if [ -x "$BUILD/tools/bench-gemm/bench-gemm" ]; then
+    timeout 200 "$BUILD/tools/bench-gemm/bench-gemm" "$OUT/gemm.md" >"$OUT/bench-gemm.log" 2>&1
+    GEMM=$?
+    cat "$OUT/gemm.md" 2>/dev/null || tail -20 "$OUT/bench-gemm.log"
+  fi
+fi
+
+if [ "${PK_CALIBRATE:-0}" = 1 ]; then
+  step calibrate
+  CAL=1
+  if [ -x "$BUILD/tools/calibrate/pk-calibrate" ]; then
+    timeout 120 "$BUILD/tools/calibrate/pk-calibrate" "$OUT/h200.measured.profile" \
+      "$OUT/profile.md" >"$OUT/calibrate.log" 2>&1
+    CAL=$?
+  fi
 fi
 nvidia-smi topo -m > "$OUT/topo.txt" 2>&1 || true
 
@@ -78,8 +105,12 @@ echo "| configure | $(status_of $CONF) |"
 echo "| build | $(status_of $BUILT) |"
 echo "| unit tests | $(status_of $UNIT) |"
 echo "| gpu tests | $(status_of $GPU) |"
-echo "| bench-collectives | $(status_of $BENCH) (table: collectives.md) |"
-grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest-gpu.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z]+.*)$/| \1 | \2 |/'
+echo "| pytorch (torchrun) | $(status_of $TORCH) |"
+echo "| bench-collectives | $(status_of $BENCH) |"
+echo "| bench-gemm | $(status_of $GEMM) |"
 echo "| calibrate | $(status_of $CAL) |"
-grep -E "hand-off|GiB" "$OUT/calibrate.log" 2>/dev/null | sed 's/^/| /; s/$/ | |/'
-[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $BENCH -eq 0 ] && [ $CAL -eq 0 ]
+grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest-gpu.log" 2>/dev/null |
+  sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z]+.*)$/| \1 | \2 |/'
+for v in $CONF $BUILT $GPU $UNIT $TORCH $BENCH $GEMM $CAL; do
+  [ "$v" -eq 0 ] || [ "$v" -eq 77 ] || exit 1
+done

@@ -2,6 +2,7 @@
 #include "pk/Driver/Driver.h"
 #include "pk/Driver/Frontend.h"
 #include "pk/Emitter/CudaEmitter.h"
+#include "pk/Emitter/LauncherEmitter.h"
 #include "pk/Nvrtc/NvrtcCompiler.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
@@ -32,7 +33,7 @@ namespace cl = llvm::cl;
 namespace pk {
 namespace {
 
-enum class Phase { Mlir, DeviceMlir, Cuda, Ptx, Cubin };
+enum class Phase { Mlir, DeviceMlir, Cuda, Ptx, Cubin, Launcher, LauncherImpl };
 
 cl::OptionCategory category("pkc options");
 cl::opt<std::string> inputPath(cl::Positional, cl::desc("<spec.mlir | spec.pk.cpp>"),
@@ -45,7 +46,10 @@ cl::opt<Phase> emit(
                clEnumValN(Phase::DeviceMlir, "device-mlir", "device-level pk after the passes"),
                clEnumValN(Phase::Cuda, "cuda", "CUDA C++ (default)"),
                clEnumValN(Phase::Ptx, "ptx", "PTX through NVRTC"),
-               clEnumValN(Phase::Cubin, "cubin", "a cubin through NVRTC")));
+               clEnumValN(Phase::Cubin, "cubin", "a cubin through NVRTC"),
+               clEnumValN(Phase::Launcher, "launcher", "typed C++ launcher header"),
+               clEnumValN(Phase::LauncherImpl, "launcher-impl",
+                          "C++ source of the launchers, with the CUDA embedded")));
 cl::opt<std::string> arch("arch", cl::desc("GPU architecture"), cl::init("sm_90a"),
                           cl::cat(category));
 cl::list<std::string> includeDirs("I", cl::desc("Include directory for C++ specs"),
@@ -64,6 +68,13 @@ cl::opt<bool> allowMulticast("allow-multicast",
 cl::opt<int64_t> worldSize("world-size",
                            cl::desc("World size, when known at compile time (default: run time)"),
                            cl::init(0), cl::cat(category));
+cl::opt<std::string> launcherInclude(
+    "launcher-include", cl::desc("How the launcher source includes its header "
+                                 "(default: pk_kernels/<spec name>.h)"),
+    cl::cat(category));
+cl::opt<std::string> launcherNamespace("launcher-namespace",
+                                       cl::desc("C++ namespace of the launchers"),
+                                       cl::init("pk_kernels"), cl::cat(category));
 cl::opt<std::string> depfile("MF", cl::desc("Write a Make-style depfile"), cl::cat(category));
 cl::opt<bool> writeDeps("MD", cl::desc("Write dependencies (with -MF)"), cl::cat(category));
 
@@ -73,6 +84,14 @@ int fail(const llvm::Twine &message) {
 }
 
 bool endsWith(llvm::StringRef s, llvm::StringRef suffix) { return s.ends_with(suffix); }
+
+// "dir/all_reduce.mlir" -> "all_reduce"; "dir/gemm.pk.cpp" -> "gemm".
+std::string specStem(llvm::StringRef path) {
+  llvm::StringRef name = llvm::sys::path::filename(path);
+  for (llvm::StringRef ext : {".mlir", ".pk.cpp", ".cpp", ".cc", ".cxx"})
+    if (name.ends_with(ext)) return name.drop_back(ext.size()).str();
+  return name.str();
+}
 
 // Writes through a temporary file in the destination's directory and renames it into place,
 // so a failed or interrupted run never leaves a partial output behind.
@@ -167,10 +186,27 @@ int runPkcDriver(int argc, char **argv) {
   }
   if (!module) return 1;
 
+  // Launchers are typed from the spec-level signature, before the passes lower it.
+  const bool launcher = emit == Phase::Launcher || emit == Phase::LauncherImpl;
+  std::vector<mlir::pk::KernelSignature> signatures;
+  mlir::pk::LauncherOptions lo;
+  if (launcher) {
+    auto sigs = mlir::pk::collectKernelSignatures(*module, sourceMgr);
+    if (mlir::failed(sigs)) return 1;
+    signatures = std::move(*sigs);
+    lo.sourceName = llvm::sys::path::filename(inputPath).str();
+    lo.pkcVersion = PKC_VERSION;
+    lo.cppNamespace = launcherNamespace;
+    lo.headerInclude = launcherInclude.empty() ? "pk_kernels/" + specStem(inputPath) + ".h"
+                                               : std::string(launcherInclude);
+  }
+
   std::string text;
   llvm::raw_string_ostream os(text);
   if (emit == Phase::Mlir) {
     module->print(os);
+  } else if (emit == Phase::Launcher) {
+    mlir::pk::emitLauncherHeader(signatures, os, lo);
   } else {
     mlir::PassManager pm(&context);
     if (mlir::failed(mlir::applyPassManagerCLOptions(pm))) return 1;
@@ -198,6 +234,10 @@ int runPkcDriver(int argc, char **argv) {
       if (mlir::failed(mlir::pk::emitCuda(*module, cudaStream, eo))) return 1;
       if (emit == Phase::Cuda) {
         os << cuda;
+      } else if (emit == Phase::LauncherImpl) {
+        if (mlir::failed(mlir::pk::emitLauncherSource(signatures, cuda, os, lo,
+                                                      module->getLoc())))
+          return 1;
       } else {
         NvrtcResult r = compileWithNvrtc(
             cuda, llvm::sys::path::stem(inputPath).str() + ".cu", arch,

@@ -1,0 +1,283 @@
+// Typed C++ launchers: signatures read from the spec, host checks, the embedded CUDA.
+#include "pk/Emitter/LauncherEmitter.h"
+#include "Emitter.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+// `%x` at the argument's location in the spec text; empty when the text is not at hand.
+std::string nameFromSource(Location loc, llvm::SourceMgr &sourceMgr) {
+  auto fileLoc = dyn_cast<FileLineColLoc>(loc);
+  if (!fileLoc) return "";
+  for (unsigned id = 1; id <= sourceMgr.getNumBuffers(); ++id) {
+    const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(id);
+    if (buffer->getBufferIdentifier() != fileLoc.getFilename().getValue()) continue;
+    llvm::SMLoc at = sourceMgr.FindLocForLineAndColumn(id, fileLoc.getLine(),
+                                                       fileLoc.getColumn());
+    if (!at.isValid()) return "";
+    llvm::StringRef rest(at.getPointer(), buffer->getBufferEnd() - at.getPointer());
+    if (!rest.consume_front("%")) return "";
+    return rest.take_while([](char c) { return llvm::isAlnum(c) || c == '_'; }).str();
+  }
+  return "";
+}
+
+// A C++ identifier that cannot clash with the launcher's own parameters or keywords.
+std::string cppIdentifier(std::string name, unsigned index, llvm::StringSet<> &taken) {
+  static const llvm::StringSet<> reserved = {
+      "ctx",   "stream", "world",  "auto",   "bool",   "break", "case",  "char",   "class",
+      "const", "do",     "double", "else",   "enum",   "float", "for",   "if",     "int",
+      "long",  "new",    "return", "short",  "signed", "static", "struct", "switch", "this",
+      "union", "using",  "void",   "while",  "delete", "default", "template", "typename"};
+  if (name.empty() || llvm::isDigit(name[0])) name = "arg" + std::to_string(index);
+  if (reserved.contains(name)) name += "_";
+  while (!taken.insert(name).second) name += "_";
+  return name;
+}
+
+void addShapeChecks(const LauncherArg &a, std::vector<LauncherCheck> &checks) {
+  std::string numel;
+  for (size_t k = 0; k < a.shape.size(); ++k) {
+    std::string dim = a.name + ".shape[" + std::to_string(k) + "]";
+    if (a.shape[k] == ShapedType::kDynamic)
+      checks.push_back({dim + " >= 1", dim + " must be positive"});
+    else
+      checks.push_back({dim + " == " + std::to_string(a.shape[k]),
+                        dim + " must be " + std::to_string(a.shape[k]) + " (the spec's type)"});
+    numel += (k ? " * " : "") + dim;
+  }
+  for (size_t k = a.shape.size(); k < 4; ++k)
+    checks.push_back({a.name + ".shape[" + std::to_string(k) + "] == 1",
+                      a.name + " must have rank " + std::to_string(a.shape.size())});
+  checks.push_back({a.name + ".numel == " + numel,
+                    a.name + ".numel must be the product of its shape"});
+  if (a.isSymmetric)
+    checks.push_back({"all_peers_mapped(" + a.name + ".peer, world)",
+                      a.name + " must be mapped on every rank (a SymmetricBuffer of ctx's world)"});
+}
+
+// The shape relations the collectives' descriptions state, when both operands are arguments.
+void addCollectiveChecks(Operation *op, const DenseMap<Value, std::string> &argNames,
+                         std::vector<LauncherCheck> &checks) {
+  if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op)) return;
+  Value in = op->getOperand(0), out = op->getOperand(1);
+  if (!argNames.count(in) || !argNames.count(out)) return;
+  const std::string x = argNames.lookup(in), y = argNames.lookup(out);
+  auto sameFrom = [&](int first, const std::string &why) {
+    for (int k = first; k < 4; ++k) {
+      std::string d = ".shape[" + std::to_string(k) + "]";
+      checks.push_back({y + d + " == " + x + d, y + d + " must equal " + x + d + " (" + why + ")"});
+    }
+  };
+  StringRef opName = op->getName().getStringRef();
+  if (isa<AllReduceOp>(op)) {
+    sameFrom(0, opName.str() + ": same shape");
+  } else if (isa<AllToAllOp>(op)) {
+    sameFrom(0, opName.str() + ": same shape");
+    checks.push_back({x + ".shape[0] % world == 0",
+                      x + ".shape[0] must be a multiple of the world size (" + opName.str() + ")"});
+  } else if (isa<AllGatherOp>(op)) {
+    checks.push_back({y + ".shape[0] == world * " + x + ".shape[0]",
+                      y + ".shape[0] must be the world size times " + x + ".shape[0] (" +
+                          opName.str() + ")"});
+    sameFrom(1, opName.str());
+  } else {
+    checks.push_back({x + ".shape[0] == world * " + y + ".shape[0]",
+                      x + ".shape[0] must be the world size times " + y + ".shape[0] (" +
+                          opName.str() + ")"});
+    sameFrom(1, opName.str());
+  }
+}
+
+std::string typeText(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+std::string parameterList(const KernelSignature &k) {
+  std::string s = "pk::Context& ctx";
+  for (const LauncherArg &a : k.args) s += ", " + a.cppType + " " + a.name;
+  return s;
+}
+
+std::string cppString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct LaunchFacts {
+  int threads = 0, blocks = 0, flagSlots = 0;
+};
+
+// The values of `// pk-launch <name> threads=.. blocks=.. flag_slots=..` in pkc's CUDA.
+std::optional<LaunchFacts> launchFacts(llvm::StringRef cuda, llvm::StringRef kernel) {
+  std::string marker = ("// pk-launch " + kernel + " ").str();
+  size_t at = cuda.find(marker);
+  if (at == StringRef::npos) return std::nullopt;
+  llvm::StringRef line = cuda.substr(at + marker.size()).take_until([](char c) { return c == '\n'; });
+  LaunchFacts f;
+  llvm::SmallVector<llvm::StringRef> fields;
+  line.split(fields, ' ', -1, false);
+  for (llvm::StringRef field : fields) {
+    auto [key, value] = field.split('=');
+    int v = 0;
+    if (value.getAsInteger(10, v)) continue;
+    if (key == "threads") f.threads = v;
+    if (key == "blocks") f.blocks = v;
+    if (key == "flag_slots") f.flagSlots = v;
+  }
+  if (f.threads <= 0 || f.blocks <= 0) return std::nullopt;
+  return f;
+}
+
+} // namespace
+
+FailureOr<std::vector<KernelSignature>>
+mlir::pk::collectKernelSignatures(ModuleOp module, llvm::SourceMgr &sourceMgr) {
+  std::vector<KernelSignature> out;
+  for (KernelOp kernel : module.getOps<KernelOp>()) {
+    KernelSignature sig;
+    sig.name = kernel.getSymName().str();
+    llvm::StringSet<> taken;
+    DenseMap<Value, std::string> argNames;
+    for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments())) {
+      LauncherArg a;
+      a.cppType = cuda::argumentTypeName(arg.getType());
+      if (a.cppType.empty())
+        return kernel.emitError("no C++ launcher type for argument #") << i << " of type "
+               << arg.getType();
+      a.name = cppIdentifier(nameFromSource(arg.getLoc(), sourceMgr), i, taken);
+      a.specType = typeText(arg.getType());
+      if (auto t = dyn_cast<SymTensorType>(arg.getType())) {
+        a.isTensor = a.isSymmetric = true;
+        a.shape.assign(t.getShape().begin(), t.getShape().end());
+      } else if (auto t = dyn_cast<LocalTensorType>(arg.getType())) {
+        a.isTensor = true;
+        a.shape.assign(t.getShape().begin(), t.getShape().end());
+      }
+      if (a.shape.size() > 4)
+        return kernel.emitError("argument '") << a.name << "' has rank " << a.shape.size()
+               << "; pk tensors have at most 4 dimensions";
+      if (a.isTensor) addShapeChecks(a, sig.checks);
+      argNames[arg] = a.name;
+      sig.args.push_back(std::move(a));
+    }
+    kernel.walk([&](Operation *op) { addCollectiveChecks(op, argNames, sig.checks); });
+    out.push_back(std::move(sig));
+  }
+  return out;
+}
+
+void mlir::pk::emitLauncherHeader(const std::vector<KernelSignature> &kernels,
+                                  llvm::raw_ostream &os, const LauncherOptions &options) {
+  os << "// Generated by pkc " << options.pkcVersion << " from " << options.sourceName
+     << ": typed launchers. Do not edit: change the spec and rebuild.\n"
+     << "#pragma once\n"
+     << "#include <cuda_runtime_api.h>\n\n"
+     << "#include <pk/runtime/context.h>\n"
+     << "#include <pk/runtime/dtype.h>\n"
+     << "#include <pk/runtime/status.h>\n\n"
+     << "namespace " << options.cppNamespace << " {\n";
+  for (const KernelSignature &k : kernels) {
+    os << "\n// " << k.name << "(";
+    for (auto [i, a] : llvm::enumerate(k.args))
+      os << (i ? ", " : "") << a.name << ": " << a.specType;
+    os << ")\n"
+       << "// Collective: every rank calls it, in the same order as its other pk launches on ctx.\n"
+       << "// Checks shapes and the world size on the host first; launches on `stream`.\n"
+       << "pk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream);\n"
+       << "// The same on ctx.stream().\n"
+       << "inline pk::Status " << k.name << "(" << parameterList(k) << ") {\n"
+       << "  return " << k.name << "(ctx";
+    for (const LauncherArg &a : k.args) os << ", " << a.name;
+    os << ", ctx.stream());\n}\n";
+  }
+  os << "\n}  // namespace " << options.cppNamespace << "\n";
+}
+
+LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &kernels,
+                                           llvm::StringRef cuda, llvm::raw_ostream &os,
+                                           const LauncherOptions &options, Location loc) {
+  static constexpr llvm::StringLiteral delimiter = "pk_cuda";
+  if (cuda.contains(")pk_cuda\""))
+    return emitError(loc, "the generated CUDA contains the raw-string delimiter ')pk_cuda\"'");
+  os << "// Generated by pkc " << options.pkcVersion << " from " << options.sourceName
+     << ": the launchers declared in " << options.headerInclude
+     << ". Do not edit: change the spec and rebuild.\n"
+     << "#include \"" << options.headerInclude << "\"\n\n"
+     << "#include <map>\n#include <memory>\n#include <mutex>\n\n"
+     << "#include <pk/runtime/checks.h>\n"
+     << "#include <pk/runtime/cuda_check.h>\n"
+     << "#include <pk/runtime/kernel_args.h>\n"
+     << "#include <pk/runtime/module.h>\n\n"
+     << "namespace " << options.cppNamespace << " {\n"
+     << "namespace {\n\n"
+     << "// pkc's CUDA for " << options.sourceName
+     << ". NVRTC compiles it for the device in hand on first use;\n"
+     << "// the runtime caches the binary on disk.\n"
+     << "const char kCuda[] = R\"" << delimiter << "(" << cuda << ")" << delimiter << "\";\n\n"
+     << "template <class T>\n"
+     << "bool all_peers_mapped(T* const* peers, long long world) {\n"
+     << "  for (long long r = 0; r < world; ++r)\n"
+     << "    if (!peers[r]) return false;\n"
+     << "  return true;\n"
+     << "}\n\n"
+     << "// Modules belong to a device's context: each rank loads its own, once.\n"
+     << "pk::Result<pk::Kernel> kernel_on(pk::Context& ctx, const char* name) {\n"
+     << "  static std::mutex mutex;\n"
+     << "  static std::map<int, std::unique_ptr<pk::Module>> modules;\n"
+     << "  std::lock_guard<std::mutex> lock(mutex);\n"
+     << "  std::unique_ptr<pk::Module>& module = modules[ctx.device()];\n"
+     << "  if (!module) {\n"
+     << "    PK_CUDA_TRY(cudaSetDevice(ctx.device()));\n"
+     << "    pk::CompileRequest req;\n"
+     << "    req.source = kCuda;\n"
+     << "    req.program_name = " << cppString(options.sourceName + ".cu") << ";\n"
+     << "    auto loaded = pk::Module::compile_and_load(req);\n"
+     << "    if (!loaded.is_ok()) return loaded.status();\n"
+     << "    module = std::move(*loaded);\n"
+     << "  }\n"
+     << "  return module->kernel(name);\n"
+     << "}\n\n"
+     << "}  // namespace\n";
+  for (const KernelSignature &k : kernels) {
+    std::optional<LaunchFacts> facts = launchFacts(cuda, k.name);
+    if (!facts)
+      return emitError(loc, "no '// pk-launch ") << k.name << "' line in the generated CUDA";
+    os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
+       << "  constexpr int kThreads = " << facts->threads << ", kBlocks = " << facts->blocks
+       << ", kFlagSlots = " << facts->flagSlots << ";\n"
+       << "  const long long world = ctx.world();\n"
+       << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name
+       << "\"));\n"
+       << "  if (ctx.flag_slots() < kBlocks * kFlagSlots)\n"
+       << "    return pk::Status::error(\"" << k.name << ": the context has \" + "
+       << "std::to_string(ctx.flag_slots()) + \" flag slots; the kernel needs \" + "
+       << "std::to_string(kBlocks * kFlagSlots));\n";
+    for (const LauncherCheck &c : k.checks)
+      os << "  if (!(" << c.condition << "))\n"
+         << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+    os << "  (void)world;\n"
+       << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)
+       << "));\n"
+       << "  pk::LaunchConfig cfg;\n"
+       << "  cfg.grid = dim3(kBlocks);\n"
+       << "  cfg.block = dim3(kThreads);\n"
+       << "  pk::KernelArgs args;\n"
+       << "  args.add(ctx.make_launch_context());  // the next epoch: only once checks passed\n";
+    for (const LauncherArg &a : k.args) os << "  args.add(" << a.name << ");\n";
+    os << "  return kernel.launch(cfg, stream, args);\n}\n";
+  }
+  os << "\n}  // namespace " << options.cppNamespace << "\n";
+  return success();
+}

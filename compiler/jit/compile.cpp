@@ -1,0 +1,122 @@
+// Spec -> kernel through the on-disk cache: key, cache entry format, NVRTC, front ends' output.
+#include <pk/jit/compile.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <pk/runtime/capabilities.h>
+#include <pk/runtime/compile_cache.h>
+#include <pk/runtime/cuda_check.h>
+#include <pk/runtime/nvrtc_compile.h>
+
+namespace pk::jit {
+namespace {
+
+constexpr char kImageMarker[] = "\n--pk-jit-image--\n";
+
+Result<std::string> read_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::error(std::string("cannot read ") + what + " '" + path + "'");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result<std::string> current_arch() {
+  int dev = 0, major = 0, minor = 0;
+  PK_CUDA_TRY(cudaGetDevice(&dev));
+  PK_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  PK_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  return arch_for(major, minor);
+}
+
+// A cache entry: the kernel's pk-launch lines, then the binary.
+std::vector<char> pack(const std::string& launch_lines, const std::vector<char>& image) {
+  std::vector<char> out(launch_lines.begin(), launch_lines.end());
+  out.insert(out.end(), kImageMarker, kImageMarker + sizeof(kImageMarker) - 1);
+  out.insert(out.end(), image.begin(), image.end());
+  return out;
+}
+
+Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
+  const std::string marker = kImageMarker;
+  auto at = std::search(entry.begin(), entry.end(), marker.begin(), marker.end());
+  if (at == entry.end()) return Status::error("corrupt pk-jit cache entry");
+  PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos,
+                      parse_launch_lines(std::string(entry.begin(), at)));
+  return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache);
+}
+
+std::string launch_line_of(const std::string& cuda, const std::string& kernel) {
+  const std::string marker = "// pk-launch " + kernel + " ";
+  const std::size_t at = cuda.find(marker);
+  return cuda.substr(at, cuda.find('\n', at) - at) + "\n";
+}
+
+}  // namespace
+
+Result<std::string> read_spec(const std::string& path) { return read_file(path, "spec"); }
+
+std::string cache_key(const std::string& text, const Options& options, const std::string& arch) {
+  std::string key = "pk-jit-kernel 1\npkc " + std::string(pkc_version()) + "\narch " + arch +
+                    "\nkernel " + options.kernel + "\nmulticast " +
+                    (options.allow_multicast ? "1" : "0") + "\nnvrtc";
+  for (const std::string& o : options.nvrtc_options) key += " " + o;
+  // The profile's content, not its path: a re-measured profile changes the decisions.
+  auto profile = options.profile_path.empty() ? Result<std::string>(std::string())
+                                              : read_file(options.profile_path, "profile");
+  key += "\nprofile " + options.profile_path + "\n" + (profile.is_ok() ? *profile : "?") +
+         "\nspec\n" + text;
+  return key;
+}
+
+Result<Kernel> compile_spec(const std::string& name, const std::string& text,
+                            const Options& options, const Frontend& frontend) {
+  std::string arch = options.arch;
+  if (arch.empty()) {
+    PK_ASSIGN_OR_RETURN(arch, current_arch());
+  }
+  std::string dir;
+  if (options.use_cache) {
+    if (!options.cache_dir.empty()) {
+      dir = options.cache_dir;
+    } else {
+      PK_ASSIGN_OR_RETURN(dir, cache_dir());
+    }
+  }
+  // The fast path: a hit needs no MLIR, no front end and no NVRTC.
+  const std::string key = cache_key(text, options, arch);
+  if (options.use_cache)
+    if (auto entry = cache_read(dir, key)) {
+      auto k = unpack(*entry, true);
+      if (k.is_ok()) return k;  // a corrupt entry is recompiled and overwritten
+    }
+
+  PK_ASSIGN_OR_RETURN(std::string cuda, frontend(name, text, options));
+  PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos, parse_launch_lines(cuda));
+  const KernelInfo* chosen = nullptr;
+  for (const KernelInfo& k : infos)
+    if (k.name == options.kernel || (options.kernel.empty() && infos.size() == 1)) chosen = &k;
+  if (!chosen) {
+    std::string names;
+    for (const KernelInfo& k : infos) names += " " + k.name;
+    return Status::error(name + ": " +
+                         (options.kernel.empty() ? "several kernels; choose one in Options::kernel:"
+                                                 : "no kernel '" + options.kernel + "'; it has:") +
+                         names);
+  }
+
+  CompileRequest req;
+  req.source = cuda;
+  req.program_name = name + ".cu";
+  req.arch = arch;
+  req.options = options.nvrtc_options;
+  req.use_cache = false;  // the entry below, keyed by the spec, is the only one
+  PK_ASSIGN_OR_RETURN(CompileOutput out, compile(req));
+  const std::vector<char> entry = pack(launch_line_of(cuda, chosen->name), out.image);
+  if (options.use_cache) PK_RETURN_IF_ERROR(cache_write(dir, key, entry));
+  return unpack(entry, false);
+}
+
+}  // namespace pk::jit

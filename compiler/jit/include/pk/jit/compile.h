@@ -1,0 +1,42 @@
+// Spec -> cached, loadable kernel: options, the on-disk cache, and the front ends that produce
+// CUDA (in-process pipeline in jit.h; a pkc executable here).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <pk/jit/kernel.h>
+#include <pk/runtime/status.h>
+
+namespace pk::jit {
+
+struct Options {
+  std::string arch;                        // NVRTC target, e.g. sm_90a; empty: current device's
+  std::string kernel;                      // which kernel of the spec; empty: the only one
+  std::string profile_path;                // machine profile for the passes; empty: built-in
+  bool allow_multicast = false;
+  std::vector<std::string> nvrtc_options;  // extra NVRTC options
+  bool use_cache = true;
+  std::string cache_dir;                   // empty: pk::cache_dir()
+};
+
+// Produces pkc's CUDA for a spec; errors keep the spec's file:line:col.
+using Frontend = std::function<Result<std::string>(const std::string& name,
+                                                   const std::string& text, const Options&)>;
+
+// The cache key: everything the binary depends on. `name` is left out on purpose: the same
+// spec text under another path is the same kernel.
+std::string cache_key(const std::string& text, const Options& options, const std::string& arch);
+
+// Looks the spec up in the cache first (no front end runs on a hit), else runs `frontend`,
+// NVRTC-compiles its CUDA for the architecture and stores the result as one cache entry.
+Result<Kernel> compile_spec(const std::string& name, const std::string& text,
+                            const Options& options, const Frontend& frontend);
+
+// The front end of a process without LLVM: runs `pkc <spec> --emit=cuda` from `pkc_path`.
+Frontend pkc_frontend(const std::string& pkc_path);
+
+// Reads a spec file (an error names the path).
+Result<std::string> read_spec(const std::string& path);
+
+}  // namespace pk::jit

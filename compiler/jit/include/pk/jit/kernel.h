@@ -1,0 +1,115 @@
+// A JIT-compiled pk kernel: its launch facts, its binary, per-device loading and typed launch.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pk/runtime/context.h>
+#include <pk/runtime/dtype.h>
+#include <pk/runtime/status.h>
+
+namespace pk::jit {
+
+enum class ArgKind { sym_tensor, tensor, scalar };
+
+// One kernel argument as the spec types it (from the emitted `// pk-launch` line).
+struct ArgSpec {
+  ArgKind kind = ArgKind::scalar;
+  std::string element;            // bf16, f16, f32, f64, i32, i64, index
+  std::vector<long long> shape;   // -1 for `?`; empty for scalars
+  std::string text;               // !pk.sym<?xbf16>
+};
+
+struct KernelInfo {
+  std::string name;
+  int threads = 0, blocks = 0, flag_slots = 0;
+  std::vector<ArgSpec> args;
+};
+
+// Every `// pk-launch` line of pkc's CUDA, in order.
+Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda);
+
+// A launch argument with its type erased (SymTensor<T> and Tensor<T> have one layout for all T).
+struct ArgValue {
+  ArgKind kind = ArgKind::scalar;
+  std::string element;
+  SymTensor<unsigned char> sym{};
+  Tensor<unsigned char> tensor{};
+  long long integer = 0;  // index, i32, i64 scalars
+  double real = 0;        // f32, f64 scalars
+};
+
+// The element name pk uses for T ("bf16", "f32", ...).
+template <class T> const char* element_name();
+template <> inline const char* element_name<bf16>() { return "bf16"; }
+template <> inline const char* element_name<f16>() { return "f16"; }
+template <> inline const char* element_name<float>() { return "f32"; }
+template <> inline const char* element_name<double>() { return "f64"; }
+template <> inline const char* element_name<int>() { return "i32"; }
+
+template <class T>
+ArgValue arg_value(const SymTensor<T>& t) {
+  ArgValue v;
+  v.kind = ArgKind::sym_tensor;
+  v.element = element_name<T>();
+  for (int r = 0; r < PK_MAX_RANKS; ++r) v.sym.peer[r] = reinterpret_cast<unsigned char*>(t.peer[r]);
+  for (int k = 0; k < 4; ++k) v.sym.shape[k] = t.shape[k];
+  v.sym.numel = t.numel;
+  return v;
+}
+template <class T>
+ArgValue arg_value(const Tensor<T>& t) {
+  ArgValue v;
+  v.kind = ArgKind::tensor;
+  v.element = element_name<T>();
+  v.tensor.data = reinterpret_cast<unsigned char*>(t.data);
+  for (int k = 0; k < 4; ++k) v.tensor.shape[k] = t.shape[k];
+  v.tensor.numel = t.numel;
+  return v;
+}
+inline ArgValue arg_value(long long i) {  // index and i64 scalars
+  ArgValue v;
+  v.integer = i;
+  v.element = "index";
+  return v;
+}
+inline ArgValue arg_value(float f) {
+  ArgValue v;
+  v.real = f;
+  v.element = "f32";
+  return v;
+}
+
+// Host checks before a launch: argument count, kinds, element types, ranks and static extents,
+// positive extents, peers mapped for every rank of `world`, world within [1, PK_MAX_RANKS].
+Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& args, int world);
+
+class Kernel {
+ public:
+  Kernel(KernelInfo info, std::vector<char> image, bool from_cache);
+
+  const KernelInfo& info() const;
+  const std::vector<char>& image() const;  // cubin (sm_*) or PTX
+  bool from_cache() const { return from_cache_; }
+
+  // Loads the binary on ctx's device; once per device, safe from every rank's thread.
+  Status load(Context& ctx) const;
+
+  // Checks the arguments, then launches for ctx's next epoch on `stream`. Collective: every
+  // rank launches the same kernels in the same order.
+  Status launch_values(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args) const;
+
+  template <class... A>
+  Status launch(Context& ctx, cudaStream_t stream, const A&... args) const {
+    return launch_values(ctx, stream, {arg_value(args)...});
+  }
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  bool from_cache_ = false;
+};
+
+}  // namespace pk::jit

@@ -1,0 +1,120 @@
+// Per-device loading, host-side argument checks and launch of a JIT-compiled kernel.
+#include <pk/jit/kernel.h>
+
+#include <map>
+#include <mutex>
+
+#include <pk/runtime/checks.h>
+#include <pk/runtime/cuda_check.h>
+#include <pk/runtime/kernel_args.h>
+#include <pk/runtime/module.h>
+
+namespace pk::jit {
+
+struct Kernel::State {
+  KernelInfo info;
+  std::vector<char> image;
+  std::mutex mutex;
+  // Modules belong to one device's context: one per device, loaded by the first rank there.
+  std::map<int, std::unique_ptr<Module>> modules;
+  std::map<int, pk::Kernel> functions;
+};
+
+Kernel::Kernel(KernelInfo info, std::vector<char> image, bool from_cache)
+    : state_(std::make_shared<State>()), from_cache_(from_cache) {
+  state_->info = std::move(info);
+  state_->image = std::move(image);
+}
+
+const KernelInfo& Kernel::info() const { return state_->info; }
+const std::vector<char>& Kernel::image() const { return state_->image; }
+
+Status Kernel::load(Context& ctx) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  const int dev = ctx.device();
+  if (state_->functions.count(dev)) return Status::ok();
+  PK_CUDA_TRY(cudaSetDevice(dev));
+  PK_ASSIGN_OR_RETURN(std::unique_ptr<Module> m, Module::load(state_->image));
+  PK_ASSIGN_OR_RETURN(pk::Kernel f, m->kernel(state_->info.name));
+  state_->modules[dev] = std::move(m);
+  state_->functions[dev] = f;
+  return Status::ok();
+}
+
+Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& args, int world) {
+  const std::string who = "kernel " + info.name;
+  PK_RETURN_IF_ERROR(check_world(world).with_context(who));
+  if (args.size() != info.args.size())
+    return Status::error(who + " takes " + std::to_string(info.args.size()) + " arguments, got " +
+                         std::to_string(args.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec& want = info.args[i];
+    const ArgValue& got = args[i];
+    const std::string arg = who + ", argument #" + std::to_string(i) + " (" + want.text + ")";
+    if (got.kind != want.kind)
+      return Status::error(arg + ": wrong kind (symmetric tensor, local tensor or scalar)");
+    const bool int_scalar = want.element == "index" || want.element == "i64" || want.element == "i32";
+    const bool compatible = got.element == want.element ||
+                            (want.kind == ArgKind::scalar && int_scalar && got.element == "index") ||
+                            (want.kind == ArgKind::scalar && want.element == "f64" && got.element == "f32");
+    if (!compatible) return Status::error(arg + ": element type " + got.element + ", want " + want.element);
+    if (want.kind == ArgKind::scalar) continue;
+    const long long* shape = want.kind == ArgKind::sym_tensor ? got.sym.shape : got.tensor.shape;
+    const long long numel = want.kind == ArgKind::sym_tensor ? got.sym.numel : got.tensor.numel;
+    long long product = 1;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const std::string dim = "shape[" + std::to_string(k) + "] = " + std::to_string(shape[k]);
+      if (k < want.shape.size()) {
+        if (want.shape[k] >= 0 && shape[k] != want.shape[k])
+          return Status::error(arg + ": " + dim + ", the spec says " + std::to_string(want.shape[k]));
+        if (shape[k] < 1) return Status::error(arg + ": " + dim + " must be positive");
+        product *= shape[k];
+      } else if (shape[k] != 1) {
+        return Status::error(arg + ": " + dim + " but the spec's rank is " +
+                             std::to_string(want.shape.size()));
+      }
+    }
+    if (numel != product) return Status::error(arg + ": numel does not match the shape");
+    if (want.kind == ArgKind::sym_tensor)
+      for (int r = 0; r < world; ++r)
+        if (!got.sym.peer[r])
+          return Status::error(arg + ": not mapped on rank " + std::to_string(r) +
+                               " (allocate it on ctx's exchange)");
+    if (want.kind == ArgKind::tensor && !got.tensor.data) return Status::error(arg + ": null data");
+  }
+  return Status::ok();
+}
+
+Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
+                             const std::vector<ArgValue>& args) const {
+  const KernelInfo& info = state_->info;
+  PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
+  if (ctx.flag_slots() < info.blocks * info.flag_slots)
+    return Status::error("kernel " + info.name + " needs " +
+                         std::to_string(info.blocks * info.flag_slots) +
+                         " flag slots; the context has " + std::to_string(ctx.flag_slots()));
+  PK_RETURN_IF_ERROR(load(ctx));
+  pk::Kernel f;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    f = state_->functions.at(ctx.device());
+  }
+  KernelArgs packed;
+  packed.add(ctx.make_launch_context());  // the next epoch: only once the checks passed
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgValue& a = args[i];
+    const std::string& e = info.args[i].element;
+    if (a.kind == ArgKind::sym_tensor) packed.add(a.sym);
+    else if (a.kind == ArgKind::tensor) packed.add(a.tensor);
+    else if (e == "i32") packed.add(static_cast<int>(a.integer));
+    else if (e == "f32") packed.add(static_cast<float>(a.real));
+    else if (e == "f64") packed.add(a.real);
+    else packed.add(a.integer);  // index and i64 are long long in emitted code
+  }
+  LaunchConfig cfg;
+  cfg.grid = dim3(info.blocks);
+  cfg.block = dim3(info.threads);
+  return f.launch(cfg, stream, packed);
+}
+
+}  // namespace pk::jit

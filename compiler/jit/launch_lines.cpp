@@ -1,0 +1,79 @@
+// Reads the `// pk-launch` lines pkc writes above every kernel: launch facts and argument types.
+#include <pk/jit/kernel.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace pk::jit {
+namespace {
+
+Result<ArgSpec> parse_type(const std::string& text) {
+  ArgSpec a;
+  a.text = text;
+  std::string body;
+  if (text.rfind("!pk.sym<", 0) == 0) {
+    a.kind = ArgKind::sym_tensor;
+    body = text.substr(8);
+  } else if (text.rfind("!pk.tensor<", 0) == 0) {
+    a.kind = ArgKind::tensor;
+    body = text.substr(11);
+  } else {
+    a.kind = ArgKind::scalar;
+    a.element = text;
+    return a;
+  }
+  if (body.empty() || body.back() != '>') return Status::error("bad argument type '" + text + "'");
+  body.pop_back();
+  // "?x4096xbf16": extents, then the element type.
+  std::stringstream parts(body);
+  std::vector<std::string> pieces;
+  for (std::string p; std::getline(parts, p, 'x');) pieces.push_back(p);
+  if (pieces.size() < 2) return Status::error("bad tensor type '" + text + "'");
+  a.element = pieces.back();
+  for (std::size_t i = 0; i + 1 < pieces.size(); ++i)
+    a.shape.push_back(pieces[i] == "?" ? -1 : std::atoll(pieces[i].c_str()));
+  return a;
+}
+
+}  // namespace
+
+Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
+  std::vector<KernelInfo> out;
+  std::stringstream lines(cuda);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("// pk-launch ", 0) != 0) continue;
+    std::stringstream fields(line.substr(13));
+    KernelInfo k;
+    fields >> k.name;
+    for (std::string f; fields >> f;) {
+      const std::size_t eq = f.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = f.substr(0, eq), value = f.substr(eq + 1);
+      if (key == "threads") k.threads = std::atoi(value.c_str());
+      if (key == "blocks") k.blocks = std::atoi(value.c_str());
+      if (key == "flag_slots") k.flag_slots = std::atoi(value.c_str());
+      if (key == "args") {
+        int depth = 0;
+        std::string cur;
+        for (char c : value + ",") {
+          depth += c == '<' ? 1 : c == '>' ? -1 : 0;
+          if (c == ',' && depth == 0) {
+            if (cur.empty()) continue;
+            PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(cur));
+            k.args.push_back(std::move(a));
+            cur.clear();
+          } else {
+            cur += c;
+          }
+        }
+      }
+    }
+    if (k.name.empty() || k.threads <= 0 || k.blocks <= 0)
+      return Status::error("malformed pk-launch line: " + line);
+    out.push_back(std::move(k));
+  }
+  if (out.empty()) return Status::error("no '// pk-launch' line in the CUDA: not pkc's output?");
+  return out;
+}
+
+}  // namespace pk::jit

@@ -1,0 +1,210 @@
+// pk for PyTorch: a context over torch.distributed, symmetric tensors as torch tensors, and
+// pkc kernels launched on the current CUDA stream.
+#include <torch/extension.h>
+
+#include <ATen/cuda/CUDAContext.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <pk/jit/compile.h>
+#include <pk/runtime/runtime.h>
+
+namespace py = pybind11;
+
+namespace {
+
+void throw_if_error(const pk::Status& s) {
+  if (!s.is_ok()) throw std::runtime_error(s.message());
+}
+
+// The runtime's exchange over a Python callable that all-gathers bytes through the process
+// group (pk_torch._gather_bytes): the runtime needs only rank, world, device and all-gather.
+class TorchExchange final : public pk::Exchange {
+ public:
+  TorchExchange(int rank, int world, int device, py::function gather)
+      : rank_(rank), world_(world), device_(device), gather_(std::move(gather)) {}
+  ~TorchExchange() override {
+    py::gil_scoped_acquire gil;
+    gather_ = py::function();
+  }
+  int rank() const override { return rank_; }
+  int world() const override { return world_; }
+  int device() const override { return device_; }
+  pk::Status all_gather(const void* in, void* out, std::size_t bytes) override {
+    py::gil_scoped_acquire gil;
+    try {
+      std::string got = py::bytes(gather_(py::bytes(static_cast<const char*>(in), bytes)));
+      if (got.size() != bytes * world_)
+        return pk::Status::error("all_gather through torch.distributed returned " +
+                                 std::to_string(got.size()) + " bytes, want " +
+                                 std::to_string(bytes * world_));
+      std::memcpy(out, got.data(), got.size());
+      return pk::Status::ok();
+    } catch (py::error_already_set& e) {
+      return pk::Status::error(std::string("torch.distributed all_gather: ") + e.what());
+    }
+  }
+
+ private:
+  int rank_, world_, device_;
+  py::function gather_;
+};
+
+std::string element_of(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kBFloat16: return "bf16";
+    case at::kHalf: return "f16";
+    case at::kFloat: return "f32";
+    case at::kDouble: return "f64";
+    case at::kInt: return "i32";
+    default: throw std::runtime_error("pk_torch: unsupported dtype " + std::string(c10::toString(t.scalar_type())));
+  }
+}
+
+// A pk context per process: symmetric allocations live until close(), freed in order on every
+// rank (freeing is collective).
+class TorchContext {
+ public:
+  TorchContext(int rank, int world, int device, py::function gather) {
+    ex_ = std::make_unique<TorchExchange>(rank, world, device, std::move(gather));
+    auto ctx = pk::Context::create(*ex_);
+    throw_if_error(ctx.is_ok() ? pk::Status::ok() : ctx.status());
+    ctx_ = std::move(*ctx);
+  }
+  ~TorchContext() {
+    if (ctx_) {
+      // Not collective here: leak rather than free memory peers may still map.
+      for (auto& b : buffers_) b.release();
+    }
+  }
+
+  int rank() const { return ctx_->rank(); }
+  int world() const { return ctx_->world(); }
+
+  // A symmetric tensor: every rank calls with the same shape and dtype.
+  at::Tensor empty(const std::vector<int64_t>& shape, py::object dtype) {
+    live();
+    const at::ScalarType type = torch::python::detail::py_object_to_dtype(dtype);
+    int64_t numel = 1;
+    for (int64_t d : shape) numel *= d;
+    const std::size_t bytes = std::max<std::size_t>(1, numel * c10::elementSize(type));
+    auto buf = ctx_->allocate(bytes);
+    throw_if_error(buf.is_ok() ? pk::Status::ok() : buf.status());
+    auto owned = std::make_unique<pk::SymmetricBuffer>(std::move(*buf));
+    void* local = owned->local();
+    buffers_.push_back(std::move(owned));
+    return torch::from_blob(local, shape, [](void*) {},
+                            at::TensorOptions().dtype(type).device(at::kCUDA, ctx_->device()));
+  }
+
+  // The symmetric buffer holding `t` and t's byte offset in it, or null.
+  const pk::SymmetricBuffer* find(const at::Tensor& t, std::size_t* offset) const {
+    auto p = static_cast<const char*>(t.data_ptr());
+    for (const auto& b : buffers_) {
+      auto base = static_cast<const char*>(b->local());
+      if (p >= base && p + t.nbytes() <= base + b->bytes()) {
+        *offset = p - base;
+        return b.get();
+      }
+    }
+    return nullptr;
+  }
+
+  void barrier() { live(), throw_if_error(ctx_->exchange().barrier()); }
+  void check_errors() { live(), throw_if_error(ctx_->check_errors()); }
+
+  // Collective: frees every symmetric tensor (their torch views must no longer be used).
+  void close() {
+    if (!ctx_) return;
+    for (auto& b : buffers_) throw_if_error(b->free());
+    buffers_.clear();
+    ctx_.reset();
+  }
+
+  pk::Context& get() { return live(), *ctx_; }
+
+ private:
+  void live() const {
+    if (!ctx_) throw std::runtime_error("pk_torch: the context is closed");
+  }
+  std::unique_ptr<TorchExchange> ex_;
+  std::unique_ptr<pk::Context> ctx_;
+  std::vector<std::unique_ptr<pk::SymmetricBuffer>> buffers_;
+};
+
+pk::jit::ArgValue to_arg(TorchContext& ctx, const pk::jit::ArgSpec& spec, py::handle obj, int i) {
+  const std::string where = "argument #" + std::to_string(i) + " (" + spec.text + ")";
+  if (spec.kind == pk::jit::ArgKind::scalar) {
+    if (py::isinstance<py::int_>(obj)) return pk::jit::arg_value(obj.cast<long long>());
+    if (py::isinstance<py::float_>(obj)) return pk::jit::arg_value(obj.cast<float>());
+    throw std::runtime_error("pk_torch: " + where + " must be a Python number");
+  }
+  at::Tensor t = obj.cast<at::Tensor>();
+  if (!t.is_cuda() || t.get_device() != ctx.get().device() || !t.is_contiguous() || t.dim() > 4 ||
+      t.dim() < 1)
+    throw std::runtime_error("pk_torch: " + where +
+                             " must be a contiguous CUDA tensor of 1 to 4 dimensions on this rank's device");
+  pk::jit::ArgValue v;
+  v.kind = spec.kind;
+  v.element = element_of(t);
+  long long shape[4] = {1, 1, 1, 1};
+  for (int64_t k = 0; k < t.dim(); ++k) shape[k] = t.size(k);
+  if (spec.kind == pk::jit::ArgKind::sym_tensor) {
+    std::size_t offset = 0;
+    const pk::SymmetricBuffer* b = ctx.find(t, &offset);
+    if (!b) throw std::runtime_error("pk_torch: " + where + " must come from Context.empty()");
+    for (int r = 0; r < b->world(); ++r) v.sym.peer[r] = static_cast<unsigned char*>(b->peer(r)) + offset;
+    std::copy(shape, shape + 4, v.sym.shape);
+    v.sym.numel = t.numel();
+  } else {
+    v.tensor.data = static_cast<unsigned char*>(t.data_ptr());
+    std::copy(shape, shape + 4, v.tensor.shape);
+    v.tensor.numel = t.numel();
+  }
+  return v;
+}
+
+pk::jit::Kernel compile(const std::string& spec, const std::string& pkc, const std::string& arch) {
+  auto text = pk::jit::read_spec(spec);
+  throw_if_error(text.is_ok() ? pk::Status::ok() : text.status());
+  pk::jit::Options o;
+  o.arch = arch;
+  auto k = pk::jit::compile_spec(spec, *text, o, pk::jit::pkc_frontend(pkc));
+  throw_if_error(k.is_ok() ? pk::Status::ok() : k.status());
+  return *k;
+}
+
+void launch(const pk::jit::Kernel& k, TorchContext& ctx, py::args args) {
+  const auto& specs = k.info().args;
+  if (args.size() != specs.size())
+    throw std::runtime_error("pk_torch: kernel " + k.info().name + " takes " +
+                             std::to_string(specs.size()) + " arguments, got " + std::to_string(args.size()));
+  std::vector<pk::jit::ArgValue> values;
+  for (std::size_t i = 0; i < args.size(); ++i) values.push_back(to_arg(ctx, specs[i], args[i], int(i)));
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(ctx.get().device()).stream();
+  throw_if_error(k.launch_values(ctx.get(), stream, values));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "pk kernels for PyTorch (use the pk_torch package)";
+  py::class_<TorchContext>(m, "Context")
+      .def(py::init<int, int, int, py::function>(), py::arg("rank"), py::arg("world"),
+           py::arg("device"), py::arg("gather_bytes"))
+      .def_property_readonly("rank", &TorchContext::rank)
+      .def_property_readonly("world", &TorchContext::world)
+      .def("empty", &TorchContext::empty, py::arg("shape"), py::arg("dtype"))
+      .def("barrier", &TorchContext::barrier)
+      .def("check_errors", &TorchContext::check_errors)
+      .def("close", &TorchContext::close);
+  py::class_<pk::jit::Kernel>(m, "Kernel")
+      .def_property_readonly("name", [](const pk::jit::Kernel& k) { return k.info().name; })
+      .def_property_readonly("from_cache", &pk::jit::Kernel::from_cache)
+      .def("__call__", &launch);
+  m.def("compile", &compile, py::arg("spec"), py::arg("pkc"), py::arg("arch") = "");
+}

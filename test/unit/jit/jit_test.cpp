@@ -1,0 +1,238 @@
+// The JIT on the CPU (NVRTC needs no GPU; the architecture is given): compile, errors as
+// values with file:line:col, the cache (warm compile in a new process under 5 ms; concurrent
+// compiles from threads and processes leave one entry), argument checks, the pkc front end.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pk/jit/jit.h>
+
+namespace {
+
+const char* self_path;
+
+pk::jit::Options cpu_options(const std::string& cache) {
+  pk::jit::Options o;
+  o.arch = "sm_90a";  // given, so no GPU is queried
+  o.cache_dir = cache;
+  return o;
+}
+
+std::string fresh_dir(const std::string& what) {
+  std::string d = ::testing::TempDir() + "pk-jit-" + what + "-" + std::to_string(getpid());
+  std::system(("rm -rf '" + d + "' && mkdir -p '" + d + "'").c_str());
+  return d;
+}
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+// Child mode: `--compile <cache>`: one compile of the all-reduce spec; prints
+// "from_cache=<0|1> us=<microseconds>" and exits 0 on success.
+int child_compile(const std::string& cache) {
+  auto start = std::chrono::steady_clock::now();
+  auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - start).count();
+  if (!k.is_ok()) {
+    std::fprintf(stderr, "%s\n", k.status().message().c_str());
+    return 1;
+  }
+  std::printf("from_cache=%d us=%lld\n", k->from_cache() ? 1 : 0, static_cast<long long>(us));
+  return 0;
+}
+
+struct ChildResult {
+  int status = -1;
+  std::string out;
+};
+
+ChildResult run_child(const std::string& cache) {
+  ChildResult r;
+  FILE* p = popen(("'" + std::string(self_path) + "' --compile '" + cache + "'").c_str(), "r");
+  if (!p) return r;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) r.out += buf;
+  r.status = pclose(p);
+  return r;
+}
+
+TEST(JitLaunchLines, ParsesFactsAndTypes) {
+  auto infos = pk::jit::parse_launch_lines(
+      "x\n// pk-launch k threads=256 blocks=8 flag_slots=3 args=!pk.sym<?x64xbf16>,!pk.tensor<?xf32>,index\n");
+  ASSERT_TRUE(infos.is_ok()) << infos.status().message();
+  ASSERT_EQ(infos->size(), 1u);
+  const pk::jit::KernelInfo& k = infos->front();
+  EXPECT_EQ(k.name, "k");
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.blocks, 8);
+  EXPECT_EQ(k.flag_slots, 3);
+  ASSERT_EQ(k.args.size(), 3u);
+  EXPECT_EQ(k.args[0].kind, pk::jit::ArgKind::sym_tensor);
+  EXPECT_EQ(k.args[0].shape, (std::vector<long long>{-1, 64}));
+  EXPECT_EQ(k.args[0].element, "bf16");
+  EXPECT_EQ(k.args[1].kind, pk::jit::ArgKind::tensor);
+  EXPECT_EQ(k.args[1].element, "f32");
+  EXPECT_EQ(k.args[2].kind, pk::jit::ArgKind::scalar);
+  EXPECT_EQ(k.args[2].element, "index");
+  EXPECT_FALSE(pk::jit::parse_launch_lines("no launch line").is_ok());
+}
+
+TEST(JitCompile, CompilesTheShippedSpecAndCachesIt) {
+  const std::string cache = fresh_dir("compile");
+  auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  EXPECT_FALSE(k->from_cache());
+  EXPECT_EQ(k->info().name, "all_reduce");
+  ASSERT_EQ(k->info().args.size(), 2u);
+  EXPECT_EQ(k->info().args[0].text, "!pk.sym<?xbf16>");
+  ASSERT_GT(k->image().size(), 4u);
+  EXPECT_EQ(std::string(k->image().begin(), k->image().begin() + 4), "\x7f" "ELF");  // a cubin
+  auto again = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_TRUE(again->from_cache());
+  EXPECT_EQ(again->image(), k->image());
+  EXPECT_EQ(entries(cache).size(), 1u);
+  // Another architecture is another entry.
+  pk::jit::Options ptx = cpu_options(cache);
+  ptx.arch = "compute_90a";
+  auto p = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, ptx);
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_FALSE(p->from_cache());
+  EXPECT_EQ(entries(cache).size(), 2u);
+}
+
+TEST(JitCompile, SpecErrorsKeepFileLineColumn) {
+  const std::string cache = fresh_dir("errors");
+  auto k = pk::jit::compile_string("pk.kernel @k(%x: !pk.sym<?xbf16>) {\n  pk.bogus\n}\n",
+                                   cpu_options(cache), "bad.mlir");
+  ASSERT_FALSE(k.is_ok());
+  EXPECT_NE(k.status().message().find("bad.mlir:2:3: error:"), std::string::npos)
+      << k.status().message();
+  EXPECT_TRUE(entries(cache).empty());  // failures are not cached
+  auto missing = pk::jit::compile_file("/nonexistent/x.mlir", cpu_options(cache));
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/x.mlir"), std::string::npos);
+}
+
+TEST(JitCache, WarmCompileInANewProcessIsUnder5ms) {
+  const std::string cache = fresh_dir("warm");
+  ChildResult cold = run_child(cache);
+  ASSERT_EQ(cold.status, 0) << cold.out;
+  EXPECT_NE(cold.out.find("from_cache=0"), std::string::npos) << cold.out;
+  long long best = -1;
+  for (int i = 0; i < 3; ++i) {  // the best of three, against a loaded machine's noise
+    ChildResult warm = run_child(cache);
+    ASSERT_EQ(warm.status, 0) << warm.out;
+    ASSERT_NE(warm.out.find("from_cache=1"), std::string::npos) << warm.out;
+    long long us = std::atoll(warm.out.substr(warm.out.find("us=") + 3).c_str());
+    best = best < 0 ? us : std::min(best, us);
+  }
+  const long long cold_us = std::atoll(cold.out.substr(cold.out.find("us=") + 3).c_str());
+  std::printf("pk-jit: cold compile %lld us; warm compile in a new process: %lld us\n", cold_us,
+              best);
+  EXPECT_LT(best, 5000);
+}
+
+TEST(JitCache, ConcurrentCompilesLeaveOneEntry) {
+  const std::string cache = fresh_dir("concurrent");
+  std::vector<FILE*> children;
+  for (int i = 0; i < 3; ++i)
+    children.push_back(popen(("'" + std::string(self_path) + "' --compile '" + cache + "'").c_str(), "r"));
+  std::vector<std::vector<char>> images(4);
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
+      if (k.is_ok()) images[t] = k->image();
+      else errors[t] = k.status().message();
+    });
+  for (auto& t : threads) t.join();
+  for (FILE* c : children) {
+    ASSERT_NE(c, nullptr);
+    char buf[256];
+    while (fgets(buf, sizeof buf, c)) {
+    }
+    EXPECT_EQ(pclose(c), 0);
+  }
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_TRUE(errors[t].empty()) << errors[t];
+    EXPECT_EQ(images[t], images[0]);
+  }
+  std::vector<std::string> left = entries(cache);
+  EXPECT_EQ(left.size(), 1u) << "cache entries: " << left.size();
+}
+
+TEST(JitArgs, HostChecksRejectMismatches) {
+  pk::jit::KernelInfo info;
+  info.name = "k";
+  info.threads = 128;
+  info.blocks = 1;
+  auto parsed = pk::jit::parse_launch_lines(
+      "// pk-launch k threads=128 blocks=1 flag_slots=1 args=!pk.sym<?x4xbf16>,!pk.tensor<?xf32>\n");
+  ASSERT_TRUE(parsed.is_ok());
+  info = parsed->front();
+  unsigned char dummy[64];
+  pk::SymTensor<pk::bf16> x{};
+  x.peer[0] = x.peer[1] = reinterpret_cast<pk::bf16*>(dummy);
+  x.shape[0] = 2, x.shape[1] = 4, x.shape[2] = x.shape[3] = 1, x.numel = 8;
+  pk::Tensor<float> y{};
+  y.data = reinterpret_cast<float*>(dummy);
+  y.shape[0] = 3, y.shape[1] = y.shape[2] = y.shape[3] = 1, y.numel = 3;
+  using pk::jit::arg_value;
+  EXPECT_TRUE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 2).is_ok());
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x)}, 2).is_ok());          // count
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(y), arg_value(y)}, 2).is_ok());  // kind
+  pk::Tensor<pk::bf16> ybf{};
+  ybf.data = reinterpret_cast<pk::bf16*>(dummy);
+  ybf.shape[0] = 3, ybf.shape[1] = ybf.shape[2] = ybf.shape[3] = 1, ybf.numel = 3;
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(ybf)}, 2).is_ok());  // dtype
+  pk::SymTensor<pk::bf16> wrong = x;
+  wrong.shape[1] = 5, wrong.numel = 10;  // the spec fixes dimension 1 at 4
+  auto s = pk::jit::check_launch_args(info, {arg_value(wrong), arg_value(y)}, 2);
+  EXPECT_NE(s.message().find("the spec says 4"), std::string::npos) << s.message();
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 3).is_ok());  // peer 2
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 0).is_ok());  // world
+}
+
+TEST(JitPkcFrontend, MatchesTheInProcessPipeline) {
+  pk::jit::Options o = cpu_options(fresh_dir("pkc"));
+  o.use_cache = false;
+  auto via_pkc = pk::jit::compile_spec(PK_ALL_REDUCE_SPEC, *pk::jit::read_spec(PK_ALL_REDUCE_SPEC),
+                                       o, pk::jit::pkc_frontend(PK_PKC));
+  ASSERT_TRUE(via_pkc.is_ok()) << via_pkc.status().message();
+  auto in_process = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, o);
+  ASSERT_TRUE(in_process.is_ok()) << in_process.status().message();
+  EXPECT_EQ(via_pkc->image(), in_process->image());
+  auto bad = pk::jit::compile_spec("dir/bad.mlir", "pk.kernel @k() {\n  pk.bogus\n}\n", o,
+                                   pk::jit::pkc_frontend(PK_PKC));
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("dir/bad.mlir:2:3: error:"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  self_path = argv[0];
+  if (argc == 3 && std::string(argv[1]) == "--compile") return child_compile(argv[2]);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
