@@ -273,8 +273,11 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
        << "  pk::LaunchConfig cfg;\n"
        << "  cfg.grid = dim3(kBlocks);\n"
        << "  cfg.block = dim3(kThreads);\n"
+       << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
+       << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("
+       << cppString(k.name) << "));\n"
        << "  pk::KernelArgs args;\n"
-       << "  args.add(ctx.make_launch_context());  // the next epoch: only once checks passed\n";
+       << "  args.add(lc);\n";
     for (const LauncherArg &a : k.args) os << "  args.add(" << a.name << ");\n";
     os << "  return kernel.launch(cfg, stream, args);\n}\n";
   }

@@ -130,17 +130,12 @@ LogicalResult emitIf(Emitter &e, Operation *op) {
 // signals anyone, so no rank waits on another.
 LogicalResult emitCheck(Emitter &e, Operation *op) {
   auto check = cast<CheckOp>(op);
-  std::string message;
-  llvm::raw_string_ostream quoted(message);
-  quoted << '"';
-  llvm::printEscapedString(check.getMessage(), quoted);
-  quoted << '"';
   int id = e.checks++;
+  e.line() << "// pk-check " << id << ": " << check.getMessage();
   e.line() << "if (!(" << e.name(check.getCondition()) << ")) {";
   e.indent();
   e.line() << "if (blockIdx.x == 0 && threadIdx.x == 0) pk::report_check_failure(ctx, " << id
-           << ", " << e.name(check.getExpected()) << ", " << e.name(check.getActual()) << ", "
-           << message << ");";
+           << ", " << e.name(check.getExpected()) << ", " << e.name(check.getActual()) << ");";
   e.line() << "return;";
   e.dedent();
   e.line() << "}";

@@ -99,8 +99,10 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
     std::lock_guard<std::mutex> lock(state_->mutex);
     f = state_->functions.at(ctx.device());
   }
+  // The kernel's own flag region and next epoch: only once the checks passed.
+  PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(f.name()));
   KernelArgs packed;
-  packed.add(ctx.make_launch_context());  // the next epoch: only once the checks passed
+  packed.add(lc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgValue& a = args[i];
     const std::string& e = info.args[i].element;

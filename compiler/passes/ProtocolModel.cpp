@@ -1,6 +1,7 @@
 // Interprets a device-level kernel per rank and block into the protocol model's events.
 #include "ProtocolModel.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
 #include <limits>
 
@@ -269,6 +270,49 @@ private:
           return false;
       return true;
     }
+    // A run of `count` elements: read from one rank's source, written to one rank's dest.
+    if (auto c = dyn_cast<CopyOp>(op)) {
+      int64_t count, srcRank = rank, dstRank = rank;
+      if (!get(op, c.getCount(), count)) return false;
+      if (c.getSrcRank() && !get(op, c.getSrcRank(), srcRank)) return false;
+      if (c.getDstRank() && !get(op, c.getDstRank(), dstRank)) return false;
+      if (count <= 0) return true;
+      return access(op, c.getSource(), c.getSrcOffset(), {count}, int(srcRank), false, false,
+                    false) &&
+             access(op, c.getDest(), c.getDstOffset(), {count}, int(dstRank), true, false, false);
+    }
+    // Reads every rank's source; writes one rank's dest, or every rank's (symmetric dest
+    // without a rank: the two-shot step), or this rank's local dest.
+    if (auto r = dyn_cast<ReduceIntoOp>(op)) {
+      int64_t count;
+      if (!get(op, r.getCount(), count)) return false;
+      if (count <= 0) return true;
+      for (int m = 0; m < config.world; ++m)
+        if (!access(op, r.getSource(), r.getSrcOffset(), {count}, m, false, false, false))
+          return false;
+      SmallVector<int64_t> targets;
+      if (r.getDstRank()) {
+        int64_t d;
+        if (!get(op, r.getDstRank(), d)) return false;
+        targets.push_back(d);
+      } else if (isa<SymTensorType>(r.getDest().getType())) {
+        for (int m = 0; m < config.world; ++m) targets.push_back(m);
+      } else {
+        targets.push_back(rank);
+      }
+      for (int64_t d : targets)
+        if (!access(op, r.getDest(), r.getDstOffset(), {count}, int(d), true, false, false))
+          return false;
+      return true;
+    }
+    // Run-time algorithm choice: the condition is evaluated like any index value.
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      int64_t cond;
+      if (!get(op, branch.getCondition(), cond)) return false;
+      Region &taken = cond ? branch.getThenRegion() : branch.getElseRegion();
+      return taken.empty() || run(taken.front(), depth);
+    }
+    if (isa<scf::YieldOp>(op)) return true;
     if (auto l = dyn_cast<LoadPeerOp>(op)) {
       int64_t peer;
       return get(op, l.getPeer(), peer) &&

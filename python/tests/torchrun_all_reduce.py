@@ -26,7 +26,8 @@ def main():
         gen = torch.Generator(device="cuda").manual_seed(1000 + rank)
         x = ctx.empty([n], torch.bfloat16)
         x.copy_(torch.randn(n, device="cuda", generator=gen).to(torch.bfloat16))
-        y = torch.full((n,), float("nan"), dtype=torch.bfloat16, device="cuda")
+        y = ctx.empty([n], torch.bfloat16)  # the spec's output is symmetric too
+        y.fill_(float("nan"))
         want = x.clone()
         dist.all_reduce(want)  # torch's answer, from the same inputs
         torch.cuda.synchronize()

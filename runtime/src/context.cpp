@@ -93,7 +93,8 @@ Status Context::check_errors() {
                          std::to_string(e.slot) + " failed: expected " +
                          std::to_string(static_cast<long long>(e.expected)) + ", got " +
                          std::to_string(static_cast<long long>(e.seen)) +
-                         " (the kernel printed what the check requires; no data was moved)");
+                         " (the generated CUDA says what it requires at `pk-check " + std::to_string(e.slot) +
+                         "`; no data was moved)");
   return Status::error("rank " + std::to_string(rank()) + ": device error code " +
                        std::to_string(e.code));
 }
