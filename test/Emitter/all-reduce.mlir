@@ -19,7 +19,7 @@
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (pk_abort) return;
 // CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < {{.*}}; [[T]] += gridDim.x) {
-// CHECK: pk::reduce_tile<pk::ReduceOp::max>(ctx, arg0, [[I:i[0-9]+]], min(4096LL, arg0.shape[0] - [[I]]), arg1.data + [[I]]);
+// CHECK: pk::reduce_into<pk::ReduceOp::max>(ctx, arg0,
 // CHECK: pk::signal_all(ctx, [[DEPART]]);
 // CHECK: pk::wait_ge(ctx, [[DEPART]], ctx.epoch * (unsigned long long)([[PEERS]]))
 pk.kernel @ar(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {

@@ -1,6 +1,6 @@
-// RUN: pkc-opt %s -pk-select-algorithm=world-size=4 -split-input-file | FileCheck %s --check-prefix=W4
-// RUN: pkc-opt %s -pk-select-algorithm=world-size=2 -split-input-file | FileCheck %s --check-prefix=W2
-// RUN: pkc-opt %s -pk-select-algorithm -split-input-file | FileCheck %s --check-prefix=DYN
+// RUN: pkc-opt %s -pk-select-algorithm="world-size=4 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=W4
+// RUN: pkc-opt %s -pk-select-algorithm="world-size=2 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=W2
+// RUN: pkc-opt %s -pk-select-algorithm=profile=%S/Inputs/crossover.profile -split-input-file | FileCheck %s --check-prefix=DYN
 // Both sides of every threshold of pk-select-algorithm with the built-in H200 profile:
 // two-shot from (W-1)(W-2)/W x bytes >= 832 ns x 369 GB/s = 307008 bytes (W=4: 204672 bytes),
 // and one block per 16 KiB tile up to 132 blocks.
