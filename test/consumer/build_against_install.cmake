@@ -33,7 +33,7 @@ foreach(f consumer consumer_kernels.pk/pk_kernels/all_reduce.h)
   endif()
 endforeach()
 file(READ ${WORK}/build/consumer_kernels.pk/pk_kernels/all_reduce.h header)
-if(NOT header MATCHES "pk::Status all_reduce\\(pk::Context& ctx, pk::SymTensor<pk::bf16> x, pk::Tensor<pk::bf16> y, cudaStream_t stream\\);")
+if(NOT header MATCHES "pk::Status all_reduce\\(pk::Context& ctx, pk::SymTensor<pk::bf16> x, pk::SymTensor<pk::bf16> y, cudaStream_t stream\\);")
   message(FATAL_ERROR "unexpected launcher declaration in all_reduce.h:\n${header}")
 endif()
 
