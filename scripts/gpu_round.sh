@@ -62,7 +62,7 @@ if [ "$PART" = tests ] || [ "$PART" = all ]; then
     PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 180 torchrun --nproc_per_node=2 \
       "$ROOT/python/tests/torchrun_all_reduce.py" >"$OUT/pytorch.log" 2>&1
     TORCH=$?
-    tail -5 "$OUT/pytorch-build.log" "$OUT/pytorch.log"
+    tail -n 5 "$OUT/pytorch-build.log" "$OUT/pytorch.log"
   else
     echo "skipped: no torch or no pkc" | tee "$OUT/pytorch.log"
   fi
