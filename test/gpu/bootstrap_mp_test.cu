@@ -56,7 +56,11 @@ int child() {
     PKT_CUDA(pkt::poison(out, n * 4));
     PKT_CUDA(cudaMemcpy(src, mine.data(), n * 4, cudaMemcpyHostToDevice));
     step("push");
-    k_push<<<1, 256, 0, c.stream()>>>(c.make_launch_context(), *landing, src, n, out);
+    // Each kernel gets its own flag region and epoch (the push and the barrier use their
+    // slots a different number of times per launch).
+    auto push_ctx = c.make_launch_context("k_push");
+    PKT_OK(push_ctx.is_ok() ? pk::Status::ok() : push_ctx.status());
+    k_push<<<1, 256, 0, c.stream()>>>(*push_ctx, *landing, src, n, out);
     PKT_OK(c.check_errors());
     std::vector<float> got(n);
     PKT_CUDA(cudaMemcpy(got.data(), out, n * 4, cudaMemcpyDeviceToHost));
@@ -66,7 +70,11 @@ int child() {
         break;
       }
     step("barriers");
-    for (int i = 0; i < 10000; ++i) k_barrier<<<1, 32, 0, c.stream()>>>(c.make_launch_context());
+    for (int i = 0; i < 10000; ++i) {
+      auto barrier_ctx = c.make_launch_context("k_barrier");
+      PKT_OK(barrier_ctx.is_ok() ? pk::Status::ok() : barrier_ctx.status());
+      k_barrier<<<1, 32, 0, c.stream()>>>(*barrier_ctx);
+    }
     PKT_OK(c.check_errors());
     step("allocate/free");
     // IPC mappings are opened and closed cleanly across processes.

@@ -42,8 +42,10 @@ class Context {
   unsigned long long timeout_ns() const { return timeout_ns_; }
   void set_timeout_ns(unsigned long long ns) { timeout_ns_ = ns; }
 
-  // The LaunchContext for the next launch: epoch advances by one. Every rank must make the
-  // same sequence of launches (the epochs must agree for waits on epoch * count to match).
+  // The LaunchContext for the next launch in the shared region 0: epoch advances by one. Every
+  // rank must make the same sequence of launches, and every kernel launched this way must use
+  // its slots the same number of times per launch (waits compare with epoch * count). Kernels
+  // that differ should use make_launch_context(name), which pk::launch does.
   LaunchContext make_launch_context();
 
   // The LaunchContext for the next launch of the kernel named `kernel`: each kernel has its own
