@@ -58,6 +58,22 @@ if cmake -S "$ROOT/tools/calibrate" -B "$CAL_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=
 fi
 nvidia-smi topo -m > "$OUT/topo.txt" 2>&1 || true
 
+# GEMM templates: the SASS must use the Hopper tensor-core path (HGMMA), then the benchmark
+# (pkc's GEMM vs cuBLAS; fused AG+GEMM, GEMM+RS, GEMM+AR vs cuBLAS + NCCL), < 3 minutes.
+step "bench-gemm"
+BENCH_BIN="$BUILD/tools/bench-gemm/pk-bench-gemm"
+HGMMA=0
+if [ -x "$BENCH_BIN" ] && command -v cuobjdump >/dev/null; then
+  cuobjdump --dump-sass "$BENCH_BIN" > "$OUT/bench-gemm.sass" 2>&1
+  HGMMA=$(grep -c HGMMA "$OUT/bench-gemm.sass" || true)
+fi
+echo "HGMMA instructions in pk-bench-gemm: $HGMMA"
+BENCH=1
+if [ -x "$BENCH_BIN" ]; then
+  timeout 300 "$BENCH_BIN" "$OUT/bench-gemm.md" 2>&1 | tee "$OUT/bench-gemm.log"
+  BENCH=$?
+fi
+
 echo
 echo "| step | result |"
 echo "|---|---|"
@@ -68,4 +84,5 @@ echo "| gpu tests | $(status_of $GPU) |"
 grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest-gpu.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z]+.*)$/| \1 | \2 |/'
 echo "| calibrate | $(status_of $CAL) |"
 grep -E "hand-off|GiB" "$OUT/calibrate.log" 2>/dev/null | sed 's/^/| /; s/$/ | |/'
-[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $CAL -eq 0 ]
+echo "| bench-gemm | $(status_of $BENCH) (HGMMA in SASS: $HGMMA) |"
+[ $CONF -eq 0 ] && [ $BUILT -eq 0 ] && [ $GPU -eq 0 ] && [ $CAL -eq 0 ] && [ $BENCH -eq 0 ]
