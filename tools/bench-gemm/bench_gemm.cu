@@ -119,6 +119,8 @@ struct Shared {
   std::mutex m;
   double iter_us[kWorld] = {};
   std::vector<Row> rows;
+  unsigned long long pending_bad = 0;  // both ranks' check results for the row being recorded
+  float pending_max = 0;
   ncclComm_t nccl[kWorld];
 };
 
@@ -171,16 +173,25 @@ struct Rank {
     CUDA_OK(cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, s));
     CUDA_OK(cudaMemcpyAsync(&mx, d_max, sizeof(mx), cudaMemcpyDeviceToHost, s));
     CUDA_OK(cudaStreamSynchronize(s));
-    std::lock_guard<std::mutex> l(sh.m);
     row.bad += bad;
     row.max_err = std::max(row.max_err, mx);
   }
 
+  // Every rank checked its own output; rank 0 records the row with both ranks' results.
   void record(Row& row) {
+    {
+      std::lock_guard<std::mutex> l(sh.m);
+      sh.pending_bad += row.bad;
+      sh.pending_max = std::max(sh.pending_max, row.max_err);
+    }
     sh.barrier.wait();
     if (ctx.rank() == 0) {
       std::lock_guard<std::mutex> l(sh.m);
+      row.bad = sh.pending_bad;
+      row.max_err = sh.pending_max;
       sh.rows.push_back(row);
+      sh.pending_bad = 0;
+      sh.pending_max = 0;
     }
     sh.barrier.wait();
   }
