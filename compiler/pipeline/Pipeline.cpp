@@ -13,6 +13,9 @@ void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) 
   mlir::pk::PkSelectOverlapPassOptions overlap;
   overlap.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkSelectOverlapPass(overlap));
+  mlir::pk::PkLowerGemmPassOptions gemm;
+  gemm.profilePath = options.profilePath;
+  pm.addPass(mlir::pk::createPkLowerGemmPass(gemm));
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
@@ -25,6 +28,7 @@ void registerPipelines() {
       [](mlir::OpPassManager &pm) {
         pm.addPass(mlir::pk::createPkSelectTransportPass());
         pm.addPass(mlir::pk::createPkSelectOverlapPass());
+        pm.addPass(mlir::pk::createPkLowerGemmPass());
         pm.addPass(mlir::pk::createPkLowerCollectivesPass());
         pm.addPass(mlir::pk::createPkVerifyProtocolPass());
       });

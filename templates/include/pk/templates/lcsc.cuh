@@ -94,8 +94,10 @@ __device__ __forceinline__ void run_storer(const typename Job::Params& p, Shared
   Job::storer_end(p, block);
 }
 
+// The whole kernel body; a kernel (lcsc_kernel below, or one pkc emits) wraps it with
+// __launch_bounds__(kThreads, 1), which setmaxnreg needs, and kSharedBytes of dynamic smem.
 template <class Job>
-__global__ void __launch_bounds__(kThreads, 1) lcsc_kernel(const __grid_constant__ typename Job::Params p) {
+__device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
   extern __shared__ unsigned char smem_raw[];
   if constexpr (Job::kHasCommunicator) {
     if (static_cast<int>(blockIdx.x) < p.comm_blocks) {
@@ -123,6 +125,11 @@ __global__ void __launch_bounds__(kThreads, 1) lcsc_kernel(const __grid_constant
     wg::claim_registers<kConsumerRegs>();
     run_consumer<Job>(p, ss, wg::index() - 1, block, blocks);
   }
+}
+
+template <class Job>
+__global__ void __launch_bounds__(kThreads, 1) lcsc_kernel(const __grid_constant__ typename Job::Params p) {
+  lcsc_run<Job>(p);
 }
 
 }  // namespace gemm
