@@ -138,13 +138,21 @@ class GemmRsPlan {
     plan.out_bytes_ = static_cast<std::size_t>(m_own * n * 2);
     return plan;
   }
-  // Zeroes this rank's output (the adds accumulate into it), then launches.
-  Status launch(Context& ctx) const {
+  // Zeroes this rank's output (the adds accumulate into it) on the context's stream and
+  // returns the Params of the next launch of the kernel named `kernel`: for launching a
+  // kernel loaded elsewhere (pkc's emitted wrapper) with grid() blocks of kThreads threads
+  // and kSharedBytes of dynamic shared memory.
+  Result<GemmRsJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_gemm_rs") const {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmRsJob::Params p = p_;
-    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context("pk_gemm_rs"));
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(kernel));
+    return p;
+  }
+  Status launch(Context& ctx) const {
+    PK_ASSIGN_OR_RETURN(GemmRsJob::Params p, prepare(ctx));
     return detail::launch_job<GemmRsJob>(p, p.blocks, ctx.stream());
   }
+  int grid() const { return p_.blocks; }
 
  private:
   GemmRsJob::Params p_{};
@@ -182,12 +190,18 @@ class GemmArPlan {
     plan.out_bytes_ = static_cast<std::size_t>(m * n * 2);
     return plan;
   }
-  Status launch(Context& ctx) const {
+  // As GemmRsPlan::prepare.
+  Result<GemmArJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_gemm_ar") const {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmArJob::Params p = p_;
-    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context("pk_gemm_ar"));
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(kernel));
+    return p;
+  }
+  Status launch(Context& ctx) const {
+    PK_ASSIGN_OR_RETURN(GemmArJob::Params p, prepare(ctx));
     return detail::launch_job<GemmArJob>(p, p.blocks, ctx.stream());
   }
+  int grid() const { return p_.blocks; }
 
  private:
   GemmArJob::Params p_{};
@@ -244,11 +258,17 @@ class AgGemmPlan {
     p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, avail) : avail);
     return plan;
   }
-  Status launch(Context& ctx) const {
+  // The Params of the next launch of the kernel named `kernel` (see GemmRsPlan::prepare).
+  Result<AgGemmJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_ag_gemm") const {
     AgGemmJob::Params p = p_;
-    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context("pk_ag_gemm"));
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(kernel));
+    return p;
+  }
+  Status launch(Context& ctx) const {
+    PK_ASSIGN_OR_RETURN(AgGemmJob::Params p, prepare(ctx));
     return detail::launch_job<AgGemmJob>(p, p.comm_blocks + p.blocks, ctx.stream());
   }
+  int grid() const { return p_.comm_blocks + p_.blocks; }
   int comm_blocks() const { return p_.comm_blocks; }
 
  private:
