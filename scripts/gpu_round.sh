@@ -3,7 +3,7 @@
 # GPU tests, the collectives benchmark and the calibration, and copy logs, the benchmark table
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
-# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|bench|all]  (default all;
+# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|bench|gemm|all] (default all;
 # OUT defaults to ./gpu-round-out). Each part fits one 10-minute device call; a second call on
 # a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -68,7 +68,8 @@ if [ "$PART" = tests ] || [ "$PART" = all ]; then
   fi
 fi
 
-if [ "$PART" = bench ] || [ "$PART" = all ]; then
+if [ "$PART" = bench ] || [ "$PART" = all ] || [ "$PART" = gemm ]; then
+ if [ "$PART" != gemm ]; then
   # pkc collectives vs NCCL (needs the pkc-generated kernels: -DPKC_EXECUTABLE=<pkc>).
   step bench-collectives
   if [ -x "$BUILD/tools/bench-collectives/bench-collectives" ]; then
@@ -79,11 +80,16 @@ if [ "$PART" = bench ] || [ "$PART" = all ]; then
   else
     echo "bench-collectives not built (configure with -DPKC_EXECUTABLE=<pkc>)"
   fi
+ fi
+  # GEMM templates: the SASS must use Hopper's tensor-core path (HGMMA); then the benchmark.
   step bench-gemm
-  if [ -x "$BUILD/tools/bench-gemm/bench-gemm" ]; then
-    timeout 200 "$BUILD/tools/bench-gemm/bench-gemm" "$OUT/gemm.md" >"$OUT/bench-gemm.log" 2>&1
+  GEMM_BIN="$BUILD/tools/bench-gemm/pk-bench-gemm"
+  if [ -x "$GEMM_BIN" ]; then
+    cuobjdump --dump-sass "$GEMM_BIN" > "$OUT/bench-gemm.sass" 2>&1
+    echo "HGMMA instructions in pk-bench-gemm: $(grep -c HGMMA "$OUT/bench-gemm.sass")"
+    timeout 240 "$GEMM_BIN" "$OUT/gemm.md" >"$OUT/bench-gemm.log" 2>&1
     GEMM=$?
-    cat "$OUT/gemm.md" 2>/dev/null || tail -20 "$OUT/bench-gemm.log"
+    cat "$OUT/gemm.md" 2>/dev/null || tail -n 30 "$OUT/bench-gemm.log"
   fi
 fi
 

@@ -59,5 +59,7 @@ void addArithPatterns(PatternTable &table);
 void addSyncPatterns(PatternTable &table);
 void addCommPatterns(PatternTable &table);
 void addTilePatterns(PatternTable &table);
+/// Overrides pk.kernel for kernels lowered to a GEMM template; call after the others.
+void addGemmPatterns(PatternTable &table);
 
 } // namespace mlir::pk::cuda

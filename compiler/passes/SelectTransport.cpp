@@ -42,6 +42,22 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
       } else if (isa<StoreTileOp, AddTileOp>(op)) {
         auto tile = cast<TileType>(op->getOperand(0).getType());
         q.bytes = staticBytes(tile.getShape(), tile.getElementType());
+        // A tile produced by tensor-core compute in this loop leaves from the compute block
+        // itself: ld/st would need the consumers' threads and registers, TMA needs one storer
+        // thread and adds (cp.reduce.async.bulk) without registers. Per-message bandwidth is
+        // the wrong measure here: every compute block has a tile in flight.
+        auto loop = op->getParentOfType<TileForeachOp>();
+        bool computed = false;
+        if (loop) loop.walk([&](TileMmaOp) { computed = true; });
+        if (computed && q.bytes && *q.bytes >= 2048 && *q.bytes % 16 == 0) {
+          op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::tma));
+          recordDecision(op, "rule 1 (transport)",
+                         "tma: " + ::pk::formatBytes(*q.bytes) +
+                             " tile computed by tensor cores in this loop: one storer thread "
+                             "moves it by TMA while the consumer warps keep computing (ld/st "
+                             "would take their threads and registers)");
+          return;
+        }
       } else {
         return;
       }

@@ -17,6 +17,9 @@ void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) 
   algorithm.profilePath = options.profilePath;
   algorithm.worldSize = options.worldSize;
   pm.addPass(mlir::pk::createPkSelectAlgorithmPass(algorithm));
+  mlir::pk::PkLowerGemmPassOptions gemm;
+  gemm.profilePath = options.profilePath;
+  pm.addPass(mlir::pk::createPkLowerGemmPass(gemm));
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
@@ -30,6 +33,7 @@ void registerPipelines() {
         pm.addPass(mlir::pk::createPkSelectTransportPass());
         pm.addPass(mlir::pk::createPkSelectOverlapPass());
         pm.addPass(mlir::pk::createPkSelectAlgorithmPass());
+        pm.addPass(mlir::pk::createPkLowerGemmPass());
         pm.addPass(mlir::pk::createPkLowerCollectivesPass());
         pm.addPass(mlir::pk::createPkVerifyProtocolPass());
       });

@@ -28,11 +28,13 @@ LogicalResult TileMmaOp::verify() {
   if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
     return emitOpError("operands must be 2-D tiles");
   auto as = a.getShape(), bs = b.getShape(), cs = acc.getShape();
-  if (as[1] != bs[0])
+  // b is K x N, or N x K with transpose_b.
+  int64_t bk = getTransposeB() ? bs[1] : bs[0], bn = getTransposeB() ? bs[0] : bs[1];
+  if (as[1] != bk)
     return emitOpError("inner dimensions differ: a is ") << as[0] << "x" << as[1]
-           << ", b is " << bs[0] << "x" << bs[1];
-  if (cs[0] != as[0] || cs[1] != bs[1])
-    return emitOpError("accumulator must be ") << as[0] << "x" << bs[1] << ", got " << cs[0]
+           << ", b is " << bs[0] << "x" << bs[1] << (getTransposeB() ? " (transposed)" : "");
+  if (cs[0] != as[0] || cs[1] != bn)
+    return emitOpError("accumulator must be ") << as[0] << "x" << bn << ", got " << cs[0]
                                                << "x" << cs[1];
   if (a.getElementType() != b.getElementType() ||
       !(a.getElementType().isBF16() || a.getElementType().isF16()))

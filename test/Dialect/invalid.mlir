@@ -173,6 +173,17 @@ pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
 
 // -----
 
+pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
+  %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<64x32xbf16>
+  %y = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xbf16> -> !pk.tile<32x64xbf16>
+  %acc = pk.tile.zeros : !pk.tile<64x64xf32>
+  // expected-error @+1 {{'pk.tile.mma' op inner dimensions differ: a is 64x32, b is 32x64 (transposed)}}
+  %r = pk.tile.mma %x, %y, %acc {transpose_b} : !pk.tile<64x32xbf16>, !pk.tile<32x64xbf16>, !pk.tile<64x64xf32>
+  pk.return
+}
+
+// -----
+
 pk.kernel @k(%a: !pk.tensor<?x?xf32>, %i: index) {
   %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xf32> -> !pk.tile<64x64xf32>
   %acc = pk.tile.zeros : !pk.tile<64x64xf32>

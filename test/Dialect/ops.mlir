@@ -44,6 +44,9 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
   %acc = pk.tile.zeros : !pk.tile<128x256xf32>
   // CHECK: pk.tile.mma %{{.*}}, %{{.*}}, %{{.*}} : !pk.tile<128x64xbf16, smem>, !pk.tile<64x256xbf16, smem>, !pk.tile<128x256xf32>
   %r = pk.tile.mma %ta, %tb, %acc : !pk.tile<128x64xbf16, smem>, !pk.tile<64x256xbf16, smem>, !pk.tile<128x256xf32>
+  // CHECK: pk.tile.mma %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+  %tw = pk.tile.load %a[%c0, %c0] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+  %rt = pk.tile.mma %ta, %tw, %acc {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
   // CHECK: pk.tile.map <add> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   %s = pk.tile.map <add> %r, %r : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.map <exp> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>

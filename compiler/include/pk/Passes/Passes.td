@@ -65,6 +65,28 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
+def PkLowerGemmPass : Pass<"pk-lower-gemm", "::mlir::ModuleOp"> {
+  let summary = "Lower GEMM tile loops (and their fused communication) to the Hopper templates";
+  let description = [{
+    Recognises a kernel whose tile loop computes C = A * B^T with 128x256 tiles and a K loop of
+    64 (`pk.tile.mma {transpose_b}`), and lowers the whole kernel to an instance of the LCSC
+    GEMM template: plain GEMM (the tile is stored), GEMM + reduce-scatter (the tile is added
+    into its owner by `pk.coll.add_tile`, intra-SM as pk-select-overlap decided), AG + GEMM
+    (A is the output of a `pk.coll.all_gather` ahead of the loop: communicator blocks,
+    inter-SM) or GEMM + all-reduce (the stored tensor feeds a `pk.coll.all_reduce`: the
+    storer pushes each tile into every rank). The kernel becomes device-level with a
+    `pk.gemm` dictionary (job, argument positions) that the CUDA emitter instantiates.
+
+    Before: `pk.tile.foreach (%m, %n) ... { scf.for %k ... pk.tile.mma ...; pk.coll.add_tile ... }`
+    After:  `pk.kernel @gemm_rs(...) attributes {pk.gemm = {job = "gemm_rs", a = 0, b = 1, c = 2}, pk.level = "device"}`
+  }];
+  let options = [
+    Option<"profilePath", "profile", "std::string", "\"\"",
+           "Machine profile file (default: the built-in H200 profile)">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
+}
+
 def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Rule 3: lower communication intent to one-way device primitives";
   let description = [{

@@ -58,12 +58,16 @@ def Pk_TileMmaOp : Pk_Op<"tile.mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let description = [{
     `a` is M x K, `b` is K x N, `acc` and the result are M x N register tiles of f32.
     `a` and `b` have the same element type (bf16 or f16). Lowers to wgmma on Hopper.
+    With `transpose_b`, `b` is N x K and the op computes acc + a @ b^T: both operands are
+    then K-major, the layout of a linear layer's weight and the one Hopper's GEMM template
+    loads (see templates/include/pk/templates/gemm_tile.cuh).
 
     ```mlir
     %r = pk.tile.mma %a, %b, %acc : !pk.tile<128x64xbf16, smem>, !pk.tile<64x256xbf16, smem>, !pk.tile<128x256xf32>
+    %s = pk.tile.mma %a, %w, %acc {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
     ```
   }];
-  let arguments = (ins Pk_TileType:$a, Pk_TileType:$b, Pk_TileType:$acc);
+  let arguments = (ins Pk_TileType:$a, Pk_TileType:$b, Pk_TileType:$acc, UnitAttr:$transpose_b);
   let results = (outs Pk_TileType:$result);
   let assemblyFormat = "$a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` qualified(type($acc))";
   let hasVerifier = 1;

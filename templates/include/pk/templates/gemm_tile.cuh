@@ -1,0 +1,116 @@
+// The Hopper bf16 GEMM main loop, split by role: the loader's TMA loads of one K step, the
+// consumer's wgmma over one output tile with fp32 accumulators, and the consumer's hand-over of
+// its accumulators to the storer as bf16 in a TMA-ready (128-byte swizzled) shared-memory box.
+// Operands are K-major: A is [M, K] and B is [N, K] row-major (C = A * B^T, the layout of a
+// linear layer's weight), so both use the same swizzled descriptor.
+#pragma once
+#include <pk/device/bf16.cuh>
+#include <pk/device/load.cuh>
+#include <pk/device/mbarrier.cuh>
+#include <pk/device/store.cuh>
+#include <pk/templates/ring.cuh>
+#include <pk/templates/warpgroup.cuh>
+#include <pk/templates/wgmma.cuh>
+
+namespace pk {
+namespace gemm {
+
+constexpr int kBM = 128;             // tile rows: two consumer warpgroups of 64 rows
+constexpr int kBN = 256;             // tile columns: one m64n256k16 per warpgroup and K step
+constexpr int kBK = 64;              // K step: one 128-byte swizzle row of bf16
+constexpr int kStages = 4;           // ring depth: loads run ~3 K steps ahead of the math
+constexpr int kConsumers = 2;        // math warpgroups
+constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
+constexpr int kEpiCols = 128;        // columns handed to the storer per pass (two 64-col boxes)
+constexpr int kBoxCols = 64;         // C box: 64 x 64 bf16 = one 128-byte swizzle row per row
+constexpr int kBoxRows = 64;
+constexpr int kLoaderRegs = 40;      // setmaxnreg split: 128 x 40 + 256 x 232 <= 64K registers
+constexpr int kConsumerRegs = 232;
+
+constexpr unsigned int kABytes = kBM * kBK * 2;
+constexpr unsigned int kBBytes = kBN * kBK * 2;
+constexpr unsigned int kStageBytes = kABytes + kBBytes;
+constexpr int kBoxElems = kBoxRows * kBoxCols;
+
+struct alignas(1024) SharedStorage {
+  bf16 a[kStages][kBM * kBK];              // 1024-aligned: swizzle atoms start on 1024 B
+  bf16 b[kStages][kBN * kBK];
+  bf16 c[kConsumers][kBoxRows * kEpiCols];  // per consumer: two 64 x 64 boxes
+  Ring<kStages> ring;
+  Mbarrier c_full[kConsumers];   // consumer -> storer: the box pair is written
+  Mbarrier c_empty[kConsumers];  // storer -> consumer: TMA has read it
+};
+// Dynamic shared memory to request: the storage plus room to align its start to 1024 bytes.
+constexpr unsigned int kSharedBytes = sizeof(SharedStorage) + 1024;
+static_assert(kSharedBytes <= 232448, "GEMM shared memory exceeds the sm_90 per-block limit");
+
+__device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
+  const unsigned long long a = reinterpret_cast<unsigned long long>(raw);
+  return *reinterpret_cast<SharedStorage*>((a + 1023ull) & ~1023ull);
+}
+
+__device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
+
+// Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
+// each stage to the loader once the wgmma that read it has completed.
+__device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
+                                         int consumer, float (&acc)[128]) {
+#pragma unroll
+  for (int j = 0; j < 128; ++j) acc[j] = 0.f;
+  int prev = -1;
+  for (int k = 0; k < ksteps; ++k) {
+    ss.ring.wait_full(cur);
+    const unsigned long long da =
+        wg::desc_k_major_sw128(&ss.a[cur.stage][consumer * 64 * kBK]);
+    const unsigned long long db = wg::desc_k_major_sw128(&ss.b[cur.stage][0]);
+#pragma unroll
+    for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
+    wg::fence();
+#pragma unroll
+    for (int kk = 0; kk < kBK / 16; ++kk)  // 16 elements = 32 B = 2 descriptor units
+      wg::mma_m64n256k16_bf16(acc, da + 2ull * kk, db + 2ull * kk);
+    wg::commit();
+#pragma unroll
+    for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
+    if (prev >= 0) {
+      wg::wait<1>();  // the previous step's wgmma is done: its stage may be refilled
+      ss.ring.release(prev);
+    }
+    prev = cur.stage;
+    cur.advance();
+  }
+  wg::wait<0>();
+#pragma unroll
+  for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
+  if (prev >= 0) ss.ring.release(prev);
+}
+
+__device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
+  unsigned int r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// Consumer: writes columns [pass * 128, pass * 128 + 128) of its 64 x 256 accumulator tile as
+// bf16 into its two 64 x 64 boxes, in the 128-byte swizzle the C tensor map uses (16-byte chunk
+// index XOR row % 8: the 8 rows a warp writes at once fall in 8 different bank groups).
+template <int Pass>
+__device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&acc)[128]) {
+  const int t = wg::thread();
+  const int row0 = 16 * (t / 32) + (t % 32) / 4;
+  unsigned char* base = reinterpret_cast<unsigned char*>(boxes);
+#pragma unroll
+  for (int g = Pass * 16; g < Pass * 16 + 16; ++g) {
+    const int col = 8 * g + 2 * (t % 4) - Pass * kEpiCols;  // 0..127 inside this pass
+    const int box = col / kBoxCols, c = col % kBoxCols;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 8 * h;
+      const int off = box * (kBoxElems * 2) + row * 128 + (((c / 8) ^ (row % 8)) * 16) + (c % 8) * 2;
+      *reinterpret_cast<unsigned int*>(base + off) = pack_bf16x2(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
+    }
+  }
+}
+
+}  // namespace gemm
+}  // namespace pk

@@ -1,0 +1,136 @@
+// The Load-Compute-Store-Communicate skeleton: one persistent kernel whose first
+// `comm_blocks` blocks are communicators (inter-SM overlap) and whose other blocks each run
+// a loader, two consumers and a storer (intra-SM overlap), visiting tiles in TileOrder.
+//
+//   warpgroup 0, warp 0: loader   - TMA loads of A and B into the ring (mbarrier full/empty)
+//   warpgroup 0, warp 1: storer   - takes finished boxes from the consumers (mbarrier
+//                                   c_full/c_empty) and stores, reduce-adds or sends them
+//   warpgroups 1, 2:     consumers - wgmma on the ring, fp32 accumulators, bf16 hand-over
+//
+// A Job supplies the data placement and communication:
+//   struct Params { TileOrder order; int k; int comm_blocks; ... };
+//   kHasCommunicator;  communicate(p, smem, comm_block)            (communicator blocks)
+//   before_loads(p, tile)                                            (loader, once per tile)
+//   load_a / load_b(p, tile, k0, smem, bar)                          (loader)
+//   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
+//   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
+#pragma once
+#include <pk/templates/gemm_tile.cuh>
+#include <pk/templates/tile_order.cuh>
+
+namespace pk {
+namespace gemm {
+
+template <class Job>
+__device__ __forceinline__ void run_loader(const typename Job::Params& p, SharedStorage& ss,
+                                           int block, int blocks) {
+  RingCursor<kStages> cur;
+  const int ksteps = k_steps(p.k);
+  const int n = p.order.count();
+  for (int t = block; t < n; t += blocks) {
+    const TileCoord tile = p.order.at(t);
+    Job::before_loads(p, tile);
+    for (int k = 0; k < ksteps; ++k) {
+      ss.ring.wait_empty(cur);
+      Mbarrier* full = &ss.ring.full[cur.stage];
+      mbarrier_arrive_expect_tx(full, kStageBytes);  // out-of-bounds boxes still count fully
+      Job::load_a(p, tile, k * kBK, &ss.a[cur.stage][0], full);
+      Job::load_b(p, tile, k * kBK, &ss.b[cur.stage][0], full);
+      cur.advance();
+    }
+  }
+}
+
+template <class Job>
+__device__ __forceinline__ void run_consumer(const typename Job::Params& p, SharedStorage& ss,
+                                             int consumer, int block, int blocks) {
+  RingCursor<kStages> cur;
+  const int ksteps = k_steps(p.k);
+  const int n = p.order.count();
+  unsigned int handoffs = 0;
+  float acc[128];
+  for (int t = block; t < n; t += blocks) {
+    mma_tile(ss, cur, ksteps, consumer, acc);
+    // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair.
+    mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
+    write_epilogue_boxes<0>(ss.c[consumer], acc);
+    fence_proxy_async_smem();  // generic smem writes -> visible to the TMA store
+    mbarrier_arrive(&ss.c_full[consumer]);
+    ++handoffs;
+    mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
+    write_epilogue_boxes<1>(ss.c[consumer], acc);
+    fence_proxy_async_smem();
+    mbarrier_arrive(&ss.c_full[consumer]);
+    ++handoffs;
+  }
+}
+
+template <class Job>
+__device__ __forceinline__ void run_storer(const typename Job::Params& p, SharedStorage& ss,
+                                           int block, int blocks) {
+  Job::storer_begin(p, block);
+  const int n = p.order.count();
+  const int cols = Job::store_cols(p);
+  unsigned int handoffs = 0;
+  for (int t = block; t < n; t += blocks) {
+    const TileCoord tile = p.order.at(t);
+    const int rows = Job::store_rows(p, tile);
+    for (int pass = 0; pass < kBN / kEpiCols; ++pass, ++handoffs) {
+      for (int w = 0; w < kConsumers; ++w) {
+        mbarrier_wait_parity(&ss.c_full[w], handoffs & 1u);
+        const int row = tile.mi * kBM + w * kBoxRows;
+        for (int b = 0; b < kEpiCols / kBoxCols; ++b) {
+          const int col = tile.ni * kBN + pass * kEpiCols + b * kBoxCols;
+          if (row < rows && col < cols)  // boxes wholly outside the output carry nothing
+            Job::store_box(p, tile, row, col, &ss.c[w][b * kBoxElems]);
+        }
+        bulk_commit();
+        bulk_wait_read();  // the consumer may overwrite the boxes once TMA has read them
+        mbarrier_arrive(&ss.c_empty[w]);
+      }
+    }
+  }
+  bulk_wait_complete();  // every store performed before the job publishes completion
+  Job::storer_end(p, block);
+}
+
+// The whole kernel body; a kernel (lcsc_kernel below, or one pkc emits) wraps it with
+// __launch_bounds__(kThreads, 1), which setmaxnreg needs, and kSharedBytes of dynamic smem.
+template <class Job>
+__device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
+  extern __shared__ unsigned char smem_raw[];
+  if constexpr (Job::kHasCommunicator) {
+    if (static_cast<int>(blockIdx.x) < p.comm_blocks) {
+      Job::communicate(p, smem_raw, blockIdx.x);
+      return;
+    }
+  }
+  const int block = blockIdx.x - p.comm_blocks;
+  const int blocks = gridDim.x - p.comm_blocks;
+  SharedStorage& ss = shared_storage(smem_raw);
+  if (threadIdx.x == 0) {
+    ss.ring.init(kConsumers * wg::kThreads);
+    for (int w = 0; w < kConsumers; ++w) {
+      mbarrier_init(&ss.c_full[w], wg::kThreads);
+      mbarrier_init(&ss.c_empty[w], 1);
+    }
+  }
+  __syncthreads();
+  if (wg::index() == 0) {
+    wg::release_registers<kLoaderRegs>();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (warp == 0 && lane == 0) run_loader<Job>(p, ss, block, blocks);
+    else if (warp == 1 && lane == 0) run_storer<Job>(p, ss, block, blocks);
+  } else {
+    wg::claim_registers<kConsumerRegs>();
+    run_consumer<Job>(p, ss, wg::index() - 1, block, blocks);
+  }
+}
+
+template <class Job>
+__global__ void __launch_bounds__(kThreads, 1) lcsc_kernel(const __grid_constant__ typename Job::Params p) {
+  lcsc_run<Job>(p);
+}
+
+}  // namespace gemm
+}  // namespace pk

@@ -1,0 +1,27 @@
+// GEMM + reduce-scatter over any number of ranks. Every rank holds A[M, K] and B[N, K] (its
+// slice of the reduction axis; B is K-major, a linear layer's weight) and ends with the rows
+// [r * M / W, (r + 1) * M / W) of sum over ranks of A * B^T in C[M / W, N]. bf16 in, fp32
+// accumulation, bf16 out; M a multiple of W, N and K multiples of 8 (TMA row pitches).
+pk.kernel @gemm_rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  %world = pk.world_size
+  %rows = arith.divui %m_all, %world : index
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    %owner = arith.divui %m, %rows : index
+    %row = arith.remui %m, %rows : index
+    pk.coll.add_tile %o, %c[%row, %n] on %owner : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.return
+}

@@ -1,0 +1,166 @@
+// RUN: pkc-opt %s -split-input-file -verify-diagnostics --pk-select-transport --pk-select-overlap --pk-lower-gemm | FileCheck %s
+// pk-lower-gemm: GEMM tile loops become LCSC template instances; the owner reduce-add rides
+// on the compute block's storer (intra-SM), the all-gather on communicator blocks (inter-SM).
+
+// Tests that a GEMM whose tiles are added into their owners lowers to the intra-SM
+// reduce-scatter template, with TMA chosen for the computed tile.
+// CHECK-LABEL: pk.kernel @rs
+// CHECK-SAME: rule 1 (transport): pk.coll.add_tile at {{.*}}: tma: 64 KiB tile computed by tensor cores
+// CHECK-SAME: rule 2 (overlap): pk.coll.add_tile at {{.*}}: intra_sm: the transfer has the compute tile's granularity
+// CHECK-SAME: gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into its owner
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, job = "gemm_rs"}
+// CHECK-SAME: pk.level = "device"
+// CHECK-NEXT: pk.return
+pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  %world = pk.world_size
+  %rows = arith.divui %m_all, %world : index
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    %owner = arith.divui %m, %rows : index
+    %row = arith.remui %m, %rows : index
+    pk.coll.add_tile %o, %c[%row, %n] on %owner : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a GEMM over an all-gathered A lowers to the inter-SM template: communicator
+// blocks push row blocks, their number chosen at launch.
+// CHECK-LABEL: pk.kernel @ag
+// CHECK-SAME: rule 2 (overlap): pk.coll.all_gather at {{.*}}: inter_sm, fused with the GEMM: the shard is gathered ahead of the tile loop at a coarser granularity
+// CHECK-SAME: Communicator SMs: chosen at launch
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 2 : i64, c = 3 : i64, job = "ag_gemm", landing = 1 : i64}
+// CHECK-NEXT: pk.return
+pk.kernel @ag(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  pk.coll.all_gather %a into %a_full : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  %m_all = pk.dim %a_full, 0 : !pk.sym<?x?xbf16>
+  %k_all = pk.dim %a_full, 1 : !pk.sym<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a_full[%m, %k] : !pk.sym<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    pk.tile.store %o, %c[%m, %n] : !pk.tile<128x256xbf16>, !pk.tensor<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a GEMM stored into an all-reduce's input fuses into the push all-reduce template
+// and a plain stored GEMM into the GEMM template.
+// CHECK-LABEL: pk.kernel @ar
+// CHECK-SAME: intra_sm, fused with the GEMM: the all-reduce's input is produced tile by tile
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 3 : i64, job = "gemm_ar"}
+pk.kernel @ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    pk.tile.store %o, %p[%m, %n] : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.coll.all_reduce <sum> %p into %c : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  pk.return
+}
+
+// CHECK-LABEL: pk.kernel @plain
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, job = "gemm"}
+pk.kernel @plain(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    pk.tile.store %o, %c[%m, %n] : !pk.tile<128x256xbf16>, !pk.tensor<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a reduce-add the user forced onto registers (inter-SM) has no template.
+pk.kernel @rs_ldst(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>, %rows: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    %owner = arith.divui %m, %rows : index
+    %row = arith.remui %m, %rows : index
+    // expected-error @+1 {{GEMM + reduce-scatter: only the intra-SM lowering has a template (overlap is 'inter_sm')}}
+    pk.coll.add_tile %o, %c[%row, %n] on %owner {transport = #pk.transport<ldst>} : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a K step other than the template's is refused with its reason.
+pk.kernel @k32(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    // expected-error @+1 {{GEMM K loop: must run from 0 in steps of 64}}
+    %acc = scf.for %k = %c0 to %k_all step %c32 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x32xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x32xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x32xbf16, smem>, !pk.tile<256x32xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    pk.tile.store %o, %c[%m, %n] : !pk.tile<128x256xbf16>, !pk.tensor<?x?xbf16>
+  }
+  pk.return
+}

@@ -1,0 +1,392 @@
+// pk-bench-gemm: pkc's GEMM and fused GEMM + communication kernels against cuBLAS and
+// cuBLAS + NCCL one after the other, on 2 GPUs in one process (one thread per GPU), with the
+// result of each pkc kernel checked against the baseline's result in the same run.
+//   pk-bench-gemm [table.md]     writes the markdown table there as well as to stdout
+// Layout: A[rows, K] and B[N, K] row-major bf16, C = A * B^T (cuBLAS "TN"), fp32 accumulation.
+// Sizes are the local GEMM each rank runs: AG + GEMM gathers M rows (M / 2 per rank), GEMM + RS
+// reduce-scatters the M x N product by rows, GEMM + AR all-reduces it.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pk/runtime/runtime.h>
+#include <pk/templates/host/fused_gemm.cuh>
+
+namespace {
+
+constexpr int kWorld = 2;
+constexpr int kWarmup = 3;
+constexpr int kTimed = 15;
+
+struct Size { long long m, n, k; };
+const Size kSizes[] = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {16384, 4096, 8192}};
+
+#define BENCH_CHECK(cond, msg)                                                     \
+  do {                                                                             \
+    if (!(cond)) {                                                                 \
+      std::fprintf(stderr, "pk-bench-gemm: %s:%d: %s\n", __FILE__, __LINE__, msg); \
+      std::exit(1);                                                                \
+    }                                                                              \
+  } while (0)
+#define CUDA_OK(x) BENCH_CHECK((x) == cudaSuccess, #x)
+#define NCCL_OK(x) BENCH_CHECK((x) == ncclSuccess, #x)
+#define CUBLAS_OK(x) BENCH_CHECK((x) == CUBLAS_STATUS_SUCCESS, #x)
+#define PK_OK(x)                                                                      \
+  do {                                                                                \
+    ::pk::Status s_ = (x);                                                            \
+    if (!s_.is_ok()) {                                                                \
+      std::fprintf(stderr, "pk-bench-gemm: %s: %s\n", #x, s_.message().c_str());     \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+template <class T> T take(pk::Result<T> r, const char* what) {
+  if (!r.is_ok()) {
+    std::fprintf(stderr, "pk-bench-gemm: %s: %s\n", what, r.status().message().c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
+
+// Host barrier for the rank threads, with a slot per rank to combine per-iteration times.
+class Barrier {
+ public:
+  explicit Barrier(int n) : n_(n) {}
+  void wait() {
+    std::unique_lock<std::mutex> l(m_);
+    const unsigned long long gen = gen_;
+    if (++count_ == n_) {
+      count_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(l, [&] { return gen_ != gen; });
+    }
+  }
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int n_, count_ = 0;
+  unsigned long long gen_ = 0;
+};
+
+__global__ void fill_random(pk::bf16* p, long long n, unsigned int seed) {
+  for (long long i = blockIdx.x * 1ll * blockDim.x + threadIdx.x; i < n; i += 1ll * gridDim.x * blockDim.x) {
+    unsigned int x = static_cast<unsigned int>(i) * 2654435761u ^ (seed * 0x9E3779B9u) ^ static_cast<unsigned int>(i >> 32);
+    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+    const float f = (x >> 8) * (1.0f / 8388608.0f) - 1.0f;  // uniform in [-1, 1)
+    p[i] = pk::from_float<pk::bf16>(f);
+  }
+}
+
+// Counts elements with |got - want| > atol + rtol |want| (NaN counts), and the largest error.
+__global__ void compare(const pk::bf16* got, const pk::bf16* want, long long n, float atol, float rtol,
+                        unsigned long long* bad, float* max_err) {
+  unsigned long long local_bad = 0;
+  float local_max = 0.f;
+  for (long long i = blockIdx.x * 1ll * blockDim.x + threadIdx.x; i < n; i += 1ll * gridDim.x * blockDim.x) {
+    const float g = pk::to_float(got[i]), w = pk::to_float(want[i]);
+    const float e = fabsf(g - w);
+    if (!(e <= atol + rtol * fabsf(w))) ++local_bad;
+    if (!(e <= local_max)) local_max = isnan(e) ? INFINITY : fmaxf(local_max, e);
+  }
+  if (local_bad) atomicAdd(bad, local_bad);
+  atomicMax(reinterpret_cast<int*>(max_err), __float_as_int(local_max));  // non-negative floats order as ints
+}
+
+struct Row {
+  std::string job, size;
+  double pk_us = 0, base_us = 0, cublas_us = 0, pk_gemm_us = 0, flops = 0;
+  unsigned long long bad = 0;
+  float max_err = 0;
+  int comm_blocks = 0;
+};
+
+struct Shared {
+  Barrier barrier{kWorld};
+  std::mutex m;
+  double iter_us[kWorld] = {};
+  std::vector<Row> rows;
+  unsigned long long pending_bad = 0;  // both ranks' check results for the row being recorded
+  float pending_max = 0;
+  ncclComm_t nccl[kWorld];
+};
+
+struct Rank {
+  pk::Context& ctx;
+  Shared& sh;
+  cublasHandle_t blas;
+  ncclComm_t nccl;
+  cudaStream_t s;
+  cudaEvent_t e0, e1;
+  unsigned long long* d_bad;
+  float* d_max;
+
+  // Median over kTimed runs of the slower rank's time; each run starts with both ranks idle.
+  double time(const std::function<void()>& op) {
+    std::vector<double> t;
+    for (int i = 0; i < kWarmup + kTimed; ++i) {
+      CUDA_OK(cudaStreamSynchronize(s));
+      sh.barrier.wait();
+      CUDA_OK(cudaEventRecord(e0, s));
+      op();
+      CUDA_OK(cudaEventRecord(e1, s));
+      CUDA_OK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+      sh.iter_us[ctx.rank()] = ms * 1e3;
+      sh.barrier.wait();
+      if (i >= kWarmup) t.push_back(*std::max_element(sh.iter_us, sh.iter_us + kWorld));
+      sh.barrier.wait();
+    }
+    PK_OK(ctx.check_errors());
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+
+  void gemm_ref(const pk::bf16* a, const pk::bf16* b, pk::bf16* c, long long m, long long n, long long k) {
+    const float one = 1.f, zero = 0.f;
+    CUBLAS_OK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(m), int(k), &one, b, CUDA_R_16BF,
+                           int(k), a, CUDA_R_16BF, int(k), &zero, c, CUDA_R_16BF, int(n),
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+
+  void check(Row& row, const pk::bf16* got, const pk::bf16* want, long long n, double k_total) {
+    const float scale = float(std::sqrt(k_total) / 3.0);  // std of a sum of k products of U(-1,1)
+    CUDA_OK(cudaMemsetAsync(d_bad, 0, sizeof(*d_bad), s));
+    CUDA_OK(cudaMemsetAsync(d_max, 0, sizeof(*d_max), s));
+    compare<<<264, 512, 0, s>>>(got, want, n, 0.02f * scale, 1.0f / 64, d_bad, d_max);
+    unsigned long long bad = 0;
+    float mx = 0;
+    CUDA_OK(cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost, s));
+    CUDA_OK(cudaMemcpyAsync(&mx, d_max, sizeof(mx), cudaMemcpyDeviceToHost, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    row.bad += bad;
+    row.max_err = std::max(row.max_err, mx);
+  }
+
+  // Every rank checked its own output; rank 0 records the row with both ranks' results.
+  void record(Row& row) {
+    {
+      std::lock_guard<std::mutex> l(sh.m);
+      sh.pending_bad += row.bad;
+      sh.pending_max = std::max(sh.pending_max, row.max_err);
+    }
+    sh.barrier.wait();
+    if (ctx.rank() == 0) {
+      std::lock_guard<std::mutex> l(sh.m);
+      row.bad = sh.pending_bad;
+      row.max_err = sh.pending_max;
+      sh.rows.push_back(row);
+      sh.pending_bad = 0;
+      sh.pending_max = 0;
+    }
+    sh.barrier.wait();
+  }
+};
+
+pk::bf16* dalloc(long long elems) {
+  void* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, elems * 2));
+  return static_cast<pk::bf16*>(p);
+}
+
+void run_rank(Rank& R, const Size& sz) {
+  const long long m = sz.m, n = sz.n, k = sz.k, w = kWorld, r = R.ctx.rank();
+  const std::string size = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  const double flops = 2.0 * m * n * k;
+  cudaStream_t s = R.s;
+  pk::bf16* a = dalloc(m * k);
+  pk::bf16* b = dalloc(n * k);
+  pk::bf16* c_pk = dalloc(m * n);
+  pk::bf16* c_ref = dalloc(m * n);
+  fill_random<<<1024, 256, 0, s>>>(a, m * k, unsigned(11 + r));
+  fill_random<<<1024, 256, 0, s>>>(b, n * k, unsigned(23 + r));
+  CUDA_OK(cudaStreamSynchronize(s));
+
+  // GEMM alone.
+  Row g{"gemm", size};
+  g.flops = flops;
+  auto gp = take(pk::gemm::GemmPlan::create(a, b, c_pk, m, n, k), "GemmPlan");
+  CUDA_OK(cudaMemsetAsync(c_pk, 0xff, m * n * 2, s));
+  R.gemm_ref(a, b, c_ref, m, n, k);
+  PK_OK(gp.launch(s));
+  R.check(g, c_pk, c_ref, m * n, double(k));
+  g.pk_us = R.time([&] { PK_OK(gp.launch(s)); });
+  g.base_us = g.cublas_us = R.time([&] { R.gemm_ref(a, b, c_ref, m, n, k); });
+  g.pk_gemm_us = g.pk_us;
+  R.record(g);
+
+  // AG + GEMM: rank r's shard is rows [r * M / 2, ...) of A.
+  {
+    Row row{"ag_gemm", size};
+    row.flops = flops;
+    row.cublas_us = g.cublas_us;
+    row.pk_gemm_us = g.pk_us;
+    const long long ms = m / w;
+    const pk::bf16* shard = a + r * ms * k;
+    auto full = take(R.ctx.allocate(size_t(m * k * 2)), "allocate A_full");
+    pk::bf16* gathered = dalloc(m * k);
+    auto plan = take(pk::gemm::AgGemmPlan::create(R.ctx, shard, full, b, c_pk, ms, n, k), "AgGemmPlan");
+    row.comm_blocks = plan.comm_blocks();
+    auto baseline = [&] {
+      NCCL_OK(ncclAllGather(shard, gathered, size_t(ms * k), ncclBfloat16, R.nccl, s));
+      R.gemm_ref(gathered, b, c_ref, m, n, k);
+    };
+    CUDA_OK(cudaMemsetAsync(c_pk, 0xff, m * n * 2, s));
+    CUDA_OK(cudaMemsetAsync(full.local(), 0xff, m * k * 2, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    R.sh.barrier.wait();  // nobody's poison may land after a peer's push
+    baseline();
+    PK_OK(plan.launch(R.ctx));
+    PK_OK(R.ctx.check_errors());
+    R.check(row, c_pk, c_ref, m * n, double(k));
+    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); });
+    row.base_us = R.time(baseline);
+    R.record(row);
+    CUDA_OK(cudaStreamSynchronize(s));
+    R.sh.barrier.wait();
+    PK_OK(full.free());
+    CUDA_OK(cudaFree(gathered));
+  }
+
+  // GEMM + RS and GEMM + AR: each rank's A, B is its own slice of the reduction.
+  {
+    Row row{"gemm_rs", size};
+    row.flops = flops;
+    row.cublas_us = g.cublas_us;
+    row.pk_gemm_us = g.pk_us;
+    const long long mo = m / w;
+    auto out = take(R.ctx.allocate(size_t(mo * n * 2)), "allocate RS output");
+    pk::bf16* scattered = dalloc(mo * n);
+    auto plan = take(pk::gemm::GemmRsPlan::create(R.ctx, a, b, out, m, n, k), "GemmRsPlan");
+    auto baseline = [&] {
+      R.gemm_ref(a, b, c_ref, m, n, k);
+      NCCL_OK(ncclReduceScatter(c_ref, scattered, size_t(mo * n), ncclBfloat16, ncclSum, R.nccl, s));
+    };
+    CUDA_OK(cudaMemsetAsync(out.local(), 0xff, mo * n * 2, s));  // the plan zeroes it; poison anyway
+    baseline();
+    PK_OK(plan.launch(R.ctx));
+    PK_OK(R.ctx.check_errors());
+    R.check(row, static_cast<pk::bf16*>(out.local()), scattered, mo * n, double(k * w));
+    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); });
+    row.base_us = R.time(baseline);
+    R.record(row);
+    CUDA_OK(cudaStreamSynchronize(s));
+    R.sh.barrier.wait();
+    PK_OK(out.free());
+    CUDA_OK(cudaFree(scattered));
+  }
+  {
+    Row row{"gemm_ar", size};
+    row.flops = flops;
+    row.cublas_us = g.cublas_us;
+    row.pk_gemm_us = g.pk_us;
+    auto out = take(R.ctx.allocate(size_t(m * n * 2)), "allocate AR output");
+    auto plan = take(pk::gemm::GemmArPlan::create(R.ctx, a, b, out, m, n, k), "GemmArPlan");
+    auto baseline = [&] {
+      R.gemm_ref(a, b, c_ref, m, n, k);
+      NCCL_OK(ncclAllReduce(c_ref, c_ref, size_t(m * n), ncclBfloat16, ncclSum, R.nccl, s));
+    };
+    CUDA_OK(cudaMemsetAsync(out.local(), 0xff, m * n * 2, s));
+    baseline();
+    PK_OK(plan.launch(R.ctx));
+    PK_OK(R.ctx.check_errors());
+    R.check(row, static_cast<pk::bf16*>(out.local()), c_ref, m * n, double(k * w));
+    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); });
+    row.base_us = R.time(baseline);
+    R.record(row);
+    CUDA_OK(cudaStreamSynchronize(s));
+    R.sh.barrier.wait();
+    PK_OK(out.free());
+  }
+  CUDA_OK(cudaFree(a));
+  CUDA_OK(cudaFree(b));
+  CUDA_OK(cudaFree(c_pk));
+  CUDA_OK(cudaFree(c_ref));
+}
+
+std::string table(const std::vector<Row>& rows) {
+  std::ostringstream o;
+  char buf[512];
+  o << "| job | M x N x K | pkc us | baseline us | speedup | cuBLAS GEMM us | pkc / cuBLAS GEMM time | "
+       "pkc TFLOP/s | exposed comm | comm SMs | check |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    const bool fused = r.job != "gemm";
+    const double exposed = fused ? std::max(0.0, r.pk_us - r.pk_gemm_us) / r.pk_us : 0.0;
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.1f | %.1f (%s) | %.3fx | %.1f | %.3f | %.0f | %s | %d | %s |\n",
+                  r.job.c_str(), r.size.c_str(), r.pk_us, r.base_us,
+                  fused ? "cuBLAS+NCCL" : "cuBLAS", r.base_us / r.pk_us, r.cublas_us,
+                  r.pk_us / r.cublas_us, r.flops / (r.pk_us * 1e6),
+                  fused ? (std::to_string(int(exposed * 1000 + 0.5) / 10.0).substr(0, 4) + "%").c_str() : "-",
+                  r.comm_blocks,
+                  r.bad == 0 ? "ok" : ("FAIL " + std::to_string(r.bad) + " bad, max err " + std::to_string(r.max_err)).c_str());
+    o << buf;
+  }
+  o << "\nbaseline: cuBLAS GEMM (gemm) or cuBLAS then NCCL on the same stream (fused jobs); times are "
+       "medians of " << kTimed << " runs (slower rank) after " << kWarmup << " warm-ups. exposed comm: "
+       "(pkc fused - pkc GEMM alone) / pkc fused.\n";
+  return o.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+  setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
+  setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < kWorld) {
+    std::printf("skipped: needs %d GPUs\n", kWorld);
+    return 77;
+  }
+  const std::string out_path = argc > 1 ? argv[1] : "bench-gemm.md";
+  Shared sh;
+  int devs[kWorld];
+  for (int i = 0; i < kWorld; ++i) devs[i] = i;
+  NCCL_OK(ncclCommInitAll(sh.nccl, kWorld, devs));
+  auto ex = take(pk::NcclExchange::create_single_process(kWorld), "bootstrap");
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r) {
+    threads.emplace_back([&, r] {
+      pk::Exchange& e = *ex[r];
+      CUDA_OK(cudaSetDevice(e.device()));
+      auto ctx = take(pk::Context::create(e), "context");
+      Rank R{*ctx, sh};
+      R.s = ctx->stream();
+      R.nccl = sh.nccl[r];
+      CUBLAS_OK(cublasCreate(&R.blas));
+      CUBLAS_OK(cublasSetStream(R.blas, R.s));
+      CUDA_OK(cudaEventCreate(&R.e0));
+      CUDA_OK(cudaEventCreate(&R.e1));
+      CUDA_OK(cudaMalloc(&R.d_bad, sizeof(*R.d_bad)));
+      CUDA_OK(cudaMalloc(&R.d_max, sizeof(*R.d_max)));
+      for (const Size& sz : kSizes) {
+        run_rank(R, sz);
+        if (r == 0) std::fprintf(stderr, "done %lldx%lldx%lld\n", sz.m, sz.n, sz.k);
+      }
+      CUBLAS_OK(cublasDestroy(R.blas));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < kWorld; ++r) ncclCommDestroy(sh.nccl[r]);
+  const std::string t = table(sh.rows);
+  std::printf("%s", t.c_str());
+  std::ofstream(out_path) << t;
+  bool ok = true;
+  for (const Row& r : sh.rows) ok = ok && r.bad == 0;
+  return ok ? 0 : 1;
+}
