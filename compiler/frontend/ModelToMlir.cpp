@@ -144,7 +144,8 @@ private:
     case OpKind::Store: b.create<TileStoreOp>(l, v(in[0]), v(in[1]), vs(in, 2)); return;
     case OpKind::Zeros: return def(o, b.create<TileZerosOp>(l, type(o.results[0])));
     case OpKind::Mma:
-      return def(o, b.create<TileMmaOp>(l, v(in[2]).getType(), v(in[0]), v(in[1]), v(in[2])));
+      return def(o, b.create<TileMmaOp>(l, v(in[2]).getType(), v(in[0]), v(in[1]), v(in[2]),
+                                        /*transpose_b=*/o.attr == 1));
     case OpKind::Map:
       return def(o, b.create<TileMapOp>(l, type(o.results[0]), mapKind(o.attr), vs(in)));
     case OpKind::Cast: return def(o, b.create<TileCastOp>(l, type(o.results[0]), v(in[0])));

@@ -751,10 +751,10 @@ private:
       if (resultTile(c, t) < 0) return -1;
       return emitValue(OpKind::Zeros, l, {}, t);
     }
-    if (n == "mma") {
+    if (n == "mma" || n == "mma_t") {
       int a = tileExpr(arg(0)), b = tileExpr(arg(1)), acc = tileExpr(arg(2));
       if (failed) return -1;
-      return emitValue(OpKind::Mma, l, {a, b, acc}, typeOf(acc));
+      return emitValue(OpKind::Mma, l, {a, b, acc}, typeOf(acc), {}, n == "mma_t" ? 1 : 0);
     }
     if (n == "max") return mapOp(MapKind::Max, l, {arg(0), arg(1)});
     if (n == "min") return mapOp(MapKind::Min, l, {arg(0), arg(1)});

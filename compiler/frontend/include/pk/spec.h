@@ -96,6 +96,9 @@ template <class X, class T, int R, class... I> void store(const Sym<T, R> &, X t
 template <class T, long... S> Tile<T, S...> zeros();
 template <class A, class B, long M, long N>
 Tile<f32, M, N> mma(A a, B b, Tile<f32, M, N> acc);  // acc + a @ b
+// acc + a @ b^T, with b stored N x K (a linear layer's weight, K-major).
+template <class A, class B, long M, long N>
+Tile<f32, M, N> mma_t(A a, B b, Tile<f32, M, N> acc);
 template <class T, long... S> Tile<T, S...> operator+(Tile<T, S...>, Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>, Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> operator*(Tile<T, S...>, Tile<T, S...>);

@@ -31,6 +31,16 @@ struct PlanOptions {
 
 namespace detail {
 
+// Waits compare a flag with epoch * (signals per launch), so a flag region and its epoch
+// belong to one launch configuration: plans of another shape or grid touch other slots a
+// different number of times. The region is keyed by the kernel and its configuration.
+template <class Params>
+std::string flag_key(const std::string& kernel, const Params& p) {
+  return kernel + "[tiles=" + std::to_string(p.order.count()) + ",k=" + std::to_string(p.k) +
+         ",n=" + std::to_string(p.n) + ",blocks=" + std::to_string(p.blocks) +
+         ",comm=" + std::to_string(p.comm_blocks) + "]";
+}
+
 inline Status check_gemm_dims(long long m, long long n, long long k) {
   if (m <= 0 || n <= 0 || k <= 0)
     return Status::error("gemm: M, N and K must be positive (got " + std::to_string(m) + ", " +
@@ -145,7 +155,7 @@ class GemmRsPlan {
   Result<GemmRsJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_gemm_rs") const {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmRsJob::Params p = p_;
-    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(kernel));
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
     return p;
   }
   Status launch(Context& ctx) const {
@@ -194,7 +204,7 @@ class GemmArPlan {
   Result<GemmArJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_gemm_ar") const {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmArJob::Params p = p_;
-    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(kernel));
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
     return p;
   }
   Status launch(Context& ctx) const {
@@ -261,7 +271,7 @@ class AgGemmPlan {
   // The Params of the next launch of the kernel named `kernel` (see GemmRsPlan::prepare).
   Result<AgGemmJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_ag_gemm") const {
     AgGemmJob::Params p = p_;
-    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(kernel));
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
     return p;
   }
   Status launch(Context& ctx) const {

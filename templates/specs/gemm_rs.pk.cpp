@@ -1,0 +1,15 @@
+// GEMM + reduce-scatter: every rank holds A[M, K] and B[N, K] (its slice of the reduction
+// axis) and ends with rows [r * M / W, (r + 1) * M / W) of the sum over ranks of A * B^T.
+// The C++ twin of gemm_rs.mlir.
+#include <pk/spec.h>
+using namespace pk;
+
+PK_KERNEL void gemm_rs(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> c) {
+  index rows = a.rows() / world_size();
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store_add(c.on(m / rows), cast<bf16>(acc), m % rows, n);
+  }
+}
