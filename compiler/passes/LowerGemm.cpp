@@ -86,10 +86,13 @@ FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
       return st.emitError("GEMM: the tile must be stored at [m, n]");
   } else if (auto add = dyn_cast<AddTileOp>(g.sink)) {
     // Reduce-scatter by rows: the owner is m / rows_per_owner, the row inside it m % that.
-    auto owner = add.getPeer().getDefiningOp<arith::DivUIOp>();
-    auto row = add.getIndices()[0].getDefiningOp<arith::RemUIOp>();
-    if (!owner || !row || owner.getLhs() != m || row.getLhs() != m ||
-        owner.getRhs() != row.getRhs() || add.getIndices()[1] != n)
+    // Indices are non-negative, so signed and unsigned division agree (C++ specs give signed).
+    Operation *owner = add.getPeer().getDefiningOp();
+    Operation *row = add.getIndices()[0].getDefiningOp();
+    if (!owner || !row || !isa<arith::DivUIOp, arith::DivSIOp>(owner) ||
+        !isa<arith::RemUIOp, arith::RemSIOp>(row) || owner->getOperand(0) != m ||
+        row->getOperand(0) != m || owner->getOperand(1) != row->getOperand(1) ||
+        add.getIndices()[1] != n)
       return add.emitError("GEMM + reduce-scatter: add the tile at [m % R, n] on peer m / R "
                            "(R: rows per owner)");
   } else {
