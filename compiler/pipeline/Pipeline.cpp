@@ -5,7 +5,7 @@
 
 namespace pk {
 
-void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) {
+void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   mlir::pk::PkSelectTransportPassOptions transport;
   transport.profilePath = options.profilePath;
   transport.allowMulticast = options.allowMulticast;
@@ -29,14 +29,7 @@ void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options) 
 void registerPipelines() {
   mlir::PassPipelineRegistration<>(
       "pk-to-device", "Lower spec-level pk kernels to the device level",
-      [](mlir::OpPassManager &pm) {
-        pm.addPass(mlir::pk::createPkSelectTransportPass());
-        pm.addPass(mlir::pk::createPkSelectOverlapPass());
-        pm.addPass(mlir::pk::createPkSelectAlgorithmPass());
-        pm.addPass(mlir::pk::createPkLowerGemmPass());
-        pm.addPass(mlir::pk::createPkLowerCollectivesPass());
-        pm.addPass(mlir::pk::createPkVerifyProtocolPass());
-      });
+      [](mlir::OpPassManager &pm) { buildDevicePipeline(pm, PipelineOptions{}); });
 }
 
 } // namespace pk

@@ -13,7 +13,7 @@ struct PipelineOptions {
 };
 
 /// Adds the passes that take a spec-level module to device level.
-void buildDevicePipeline(mlir::PassManager &pm, const PipelineOptions &options);
+void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers the pipeline as `pk-to-device` for pkc-opt.
 void registerPipelines();
