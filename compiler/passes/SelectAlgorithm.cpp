@@ -25,14 +25,23 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
   // Fewest profiled SM counts whose large-message ld/st bandwidth is within 2% of the best:
   // collectives without compute may take the SMs, and the last few percent matter for busbw.
   static int largeBlocks(const ::pk::MachineProfile &p, double &gbps, double &best) {
+    // SM counts measured at the profile's largest ld/st size of at least kLargeBytes (a
+    // calibration's sizes need not include kLargeBytes itself); bandwidth is read there.
+    long long large = 0;
+    for (const auto &pt : p.points)
+      if (pt.mechanism == ::pk::Mechanism::ldst && pt.bytes >= kLargeBytes)
+        large = large ? std::min(large, pt.bytes) : pt.bytes;
+    if (!large)
+      for (const auto &pt : p.points)
+        if (pt.mechanism == ::pk::Mechanism::ldst) large = std::max(large, pt.bytes);
     std::vector<int> counts;
     for (const auto &pt : p.points)
-      if (pt.mechanism == ::pk::Mechanism::ldst && pt.bytes == kLargeBytes) counts.push_back(pt.sms);
+      if (pt.mechanism == ::pk::Mechanism::ldst && pt.bytes == large) counts.push_back(pt.sms);
     std::sort(counts.begin(), counts.end());
     best = 0;
-    for (int s : counts) best = std::max(best, p.bandwidth(::pk::Mechanism::ldst, kLargeBytes, s));
+    for (int s : counts) best = std::max(best, p.bandwidth(::pk::Mechanism::ldst, large, s));
     for (int s : counts) {
-      gbps = p.bandwidth(::pk::Mechanism::ldst, kLargeBytes, s);
+      gbps = p.bandwidth(::pk::Mechanism::ldst, large, s);
       if (gbps >= 0.98 * best) return s;
     }
     return counts.empty() ? 132 : counts.back();

@@ -1,4 +1,4 @@
-// RUN: pkc %s -o - | FileCheck %s
+// RUN: pkc %s --profile=%S/../Passes/Inputs/crossover.profile -o - | FileCheck %s
 // Text tier of the emitted CUDA for the collective primitives (no GPU, no NVRTC).
 
 // Tests that a broadcast pulls from the root's copy with copy_elems into the local output,
