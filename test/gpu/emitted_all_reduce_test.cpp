@@ -93,19 +93,7 @@ int main() {
 
       std::vector<pk::bf16> got(n);
       PKT_CUDA(cudaMemcpy(got.data(), yp, n * 2, cudaMemcpyDeviceToHost));
-      int bad = 0;
-      for (long long i = 0; i < n && bad < 5; ++i) {
-        double want = 0;
-        for (auto &d : data) want += double(pkt::to_f(d[i]));
-        const double g = pkt::to_f(got[i]);
-        // Summed in f32 and rounded once to bf16: within one bf16 ulp of the exact sum.
-        if (!(std::fabs(g - want) <= std::ldexp(std::fabs(want), -7) + 1e-30)) {
-          ++bad;
-          pkt::fail("n=" + std::to_string(n) + " rank " + std::to_string(ctx.rank()) + ": y[" +
-                    std::to_string(i) + "] = " + std::to_string(g) + ", want " +
-                    std::to_string(want));
-        }
-      }
+      pkt::check_bf16_sum(got, data, ctx.rank());
       PKT_OK(yb->free());
       PKT_OK(xb->free());
     }

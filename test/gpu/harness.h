@@ -144,4 +144,22 @@ inline bool close(float got, float want, float rel) {
   return std::fabs(got - want) <= rel * std::fmax(1.0f, std::fabs(want));
 }
 
+// An all-reduce (sum) of bf16 inputs summed in f32 and rounded once to bf16 is within one
+// bf16 ulp of the exact sum; reports the first few elements that are not.
+inline void check_bf16_sum(const std::vector<pk::bf16>& got,
+                           const std::vector<std::vector<pk::bf16>>& inputs, int rank) {
+  const long long n = static_cast<long long>(got.size());
+  int bad = 0;
+  for (long long i = 0; i < n && bad < 5; ++i) {
+    double want = 0;
+    for (const auto& d : inputs) want += double(to_f(d[i]));
+    const double g = to_f(got[i]);
+    if (!(std::fabs(g - want) <= std::ldexp(std::fabs(want), -7) + 1e-30)) {
+      ++bad;
+      fail("n=" + std::to_string(n) + " rank " + std::to_string(rank) + ": y[" +
+           std::to_string(i) + "] = " + std::to_string(g) + ", want " + std::to_string(want));
+    }
+  }
+}
+
 }  // namespace pkt
