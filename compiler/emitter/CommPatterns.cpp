@@ -101,6 +101,27 @@ LogicalResult emitReduceInto(Emitter &e, Operation *op) {
   return success();
 }
 
+// The one-round small-message path: an int status (1 taken, 0 not, -1 a wait gave up, which
+// ends the block like any failed wait), then the op's i1 result.
+LogicalResult emitPushSmall(Emitter &e, Operation *op) {
+  auto p = cast<PushSmallOp>(op);
+  std::string kind = p.getKind() ? reduceOpName(*p.getKind()) : "pk::ReduceOp::sum";
+  std::string status = e.fresh("pk_small");
+  std::string lanes = e.name(p.getLanes());
+  e.line() << "const int " << status << " = pk::push_small<pk::SmallCollective::"
+           << stringifyCollectiveKind(p.getCollective()) << ", " << kind << ">(ctx, "
+           << basePointer(e, p.getInput(), Value()) << ", " << e.name(p.getInput())
+           << ".shape[0], " << basePointer(e, p.getOutput(), Value()) << ", "
+           << e.name(p.getOutput()) << ".shape[0], "
+           << (p.getRoot() ? e.name(p.getRoot()) : std::string("0")) << ", "
+           << e.name(p.getArrive()) << ", " << e.name(p.getDepart()) << ", " << lanes
+           << " - blockIdx.x, " << p.getMaxBytesAttr().getInt() << "LL);";
+  e.line() << "if (" << status << " < 0) return;";
+  std::string taken = e.bind(p.getTaken(), "taken");
+  e.line() << "const bool " << taken << " = " << status << " > 0;";
+  return success();
+}
+
 } // namespace
 
 void mlir::pk::cuda::addCommPatterns(PatternTable &table) {
@@ -109,4 +130,5 @@ void mlir::pk::cuda::addCommPatterns(PatternTable &table) {
   table["pk.comm.all_reduce"] = emitAllReduceTile;
   table["pk.comm.copy"] = emitCopy;
   table["pk.comm.reduce_into"] = emitReduceInto;
+  table["pk.comm.push_small"] = emitPushSmall;
 }

@@ -12,6 +12,11 @@ namespace {
 int64_t countFlagSlots(KernelOp kernel) {
   int64_t slots = 0;
   kernel.walk([&](FlagOp f) { slots = std::max<int64_t>(slots, int64_t(f.getSlot()) + 1); });
+  // The one-round path owns a run of slots from its `lanes` flag on.
+  kernel.walk([&](PushSmallOp p) {
+    if (auto lanes = p.getLanes().getDefiningOp<FlagOp>())
+      slots = std::max<int64_t>(slots, int64_t(lanes.getSlot()) + pushSmallSlotUnits(p));
+  });
   return slots;
 }
 

@@ -70,6 +70,17 @@ struct CollBuilder {
   }
 };
 
+CollectiveKind collectiveKind(Operation *op) {
+  if (isa<AllGatherOp>(op)) return CollectiveKind::all_gather;
+  if (isa<ReduceScatterOp>(op)) return CollectiveKind::reduce_scatter;
+  if (isa<AllToAllOp>(op)) return CollectiveKind::all_to_all;
+  if (isa<BroadcastOp>(op)) return CollectiveKind::broadcast;
+  if (isa<ReduceToRootOp>(op)) return CollectiveKind::reduce;
+  if (isa<GatherOp>(op)) return CollectiveKind::gather;
+  if (isa<ScatterOp>(op)) return CollectiveKind::scatter;
+  return CollectiveKind::all_reduce;
+}
+
 struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollectives> {
   using PkLowerCollectivesPassBase::PkLowerCollectivesPassBase;
 
@@ -261,15 +272,44 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     auto flagType = FlagType::get(ctx);
     Value arrive = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
     Value depart = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
+    auto pushMax = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
+    Value lanes;
+    if (pushMax && pushMax.getInt() > 0) {
+      // The one-round path's per-(source, lane) slots, in block-scope slot units.
+      lanes = FlagOp::create(b, loc, flagType, nextSlot, FlagScope::block);
+      nextSlot += (kPushSmallSlots + blocks - 1) / blocks;
+    }
     B.rank = RankOp::create(b, loc, b.getIndexType());
     B.world = WorldSizeOp::create(b, loc, b.getIndexType());
     B.peers = B.sub(B.world, B.c(1));
     emitShapeChecks(op, B);
+    // The direct path; behind the one-round path's "not taken" when there is one.
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if (lanes) {
+      auto kind = op->getAttrOfType<ReduceKindAttr>("kind");
+      Value root = isa<BroadcastOp, ReduceToRootOp, GatherOp, ScatterOp>(op) ? op->getOperand(2)
+                                                                            : Value();
+      Value taken = PushSmallOp::create(b, loc, b.getI1Type(), CollectiveKindAttr::get(ctx, collectiveKind(op)), kind,
+                                        op->getOperand(0), op->getOperand(1), root, arrive,
+                                        depart, lanes, b.getI64IntegerAttr(pushMax.getInt()));
+      Value direct = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, taken,
+          arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0));
+      auto branch = scf::IfOp::create(b, loc, direct, /*withElseRegion=*/false);
+      guard.emplace(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "messages of up to " + ::pk::formatBytes(pushMax.getInt()) +
+                         " per peer that fit the kernel's landing buffer take one round: each "
+                         "rank pushes them into its peers' landing buffers and signals once "
+                         "per source; larger ones take the direct path below");
+    }
     SignalAllOp::create(b, loc, arrive);
     WaitOp::create(b, loc, arrive, B.peers, Compare::ge);
     if (failed(emitBody(op, B, tile))) return failure();
     SignalAllOp::create(b, loc, depart);
     WaitOp::create(b, loc, depart, B.peers, Compare::ge);
+    guard.reset();
     YieldOp::create(b, loc);
     recordDecision(op, "rule 3 (one-way sync)",
                    "each block signals arrival once per peer, reads the peers' symmetric "

@@ -305,6 +305,9 @@ private:
           return false;
       return true;
     }
+    // The one-round small-message path runs a protocol of its own (pk/device/push_small.cuh);
+    // the model takes the direct path that follows it, which every launch size may take.
+    if (isa<PushSmallOp>(op)) { values[op->getResult(0)] = 0; return true; }
     // Run-time algorithm choice: the condition is evaluated like any index value.
     if (auto branch = dyn_cast<scf::IfOp>(op)) {
       int64_t cond;

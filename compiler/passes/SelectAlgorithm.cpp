@@ -22,8 +22,10 @@ constexpr long long kLargeBytes = 256ll << 20;
 struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorithm> {
   using PkSelectAlgorithmPassBase::PkSelectAlgorithmPassBase;
 
-  // Fewest profiled SM counts whose large-message ld/st bandwidth is within 2% of the best:
-  // collectives without compute may take the SMs, and the last few percent matter for busbw.
+  // The profiled SM count with the best large-message ld/st bandwidth (the fewest of equals):
+  // collectives have no compute to share SMs with, and in a collective every GPU sends and
+  // receives at once, where the profile's one-way figure understates what more SMs buy
+  // (2 x H200, 1 GiB all-to-all: 259 GB/s with 66 blocks, 281 with 132).
   static int largeBlocks(const ::pk::MachineProfile &p, double &gbps, double &best) {
     // SM counts measured at the profile's largest ld/st size of at least kLargeBytes (a
     // calibration's sizes need not include kLargeBytes itself); bandwidth is read there.
@@ -42,7 +44,7 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     for (int s : counts) best = std::max(best, p.bandwidth(::pk::Mechanism::ldst, large, s));
     for (int s : counts) {
       gbps = p.bandwidth(::pk::Mechanism::ldst, large, s);
-      if (gbps >= 0.98 * best) return s;
+      if (gbps >= best) return s;
     }
     return counts.empty() ? 132 : counts.back();
   }
@@ -66,6 +68,44 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     return std::min(*a, *b);
   }
 
+  // The one-round push path for small messages: one flag round instead of two, bought with a
+  // local copy out of the landing buffer. On 2 x H200 (tools/calibrate/latency_probe.cu) push
+  // + one round took 8.1-11.9 us per call from 4 KiB to 1 MiB against 12.5-14.8 us for two
+  // rounds + pull, so the cut-off is an option (default 1 MiB) and the landing slot size
+  // caps it at run time.
+  void selectPush(Operation *op, int64_t elemBytes) {
+    MLIRContext *ctx = op->getContext();
+    // The smallest per-peer message a static size allows (all-to-all: a 1/W block, W <= 16).
+    std::optional<int64_t> msg;
+    auto staticBytes = [&](Type t) -> std::optional<int64_t> {
+      int64_t n = elemBytes;
+      for (int64_t d : getTensorShape(t)) {
+        if (ShapedType::isDynamic(d)) return std::nullopt;
+        n *= d;
+      }
+      return n;
+    };
+    bool perOutput = isa<ReduceScatterOp, ScatterOp>(op);
+    msg = staticBytes(op->getOperand(perOutput ? 1 : 0).getType());
+    if (msg && isa<AllToAllOp>(op)) *msg /= (worldSize > 0 ? worldSize : 16);
+    int64_t limit = pushMaxBytes;
+    std::string why;
+    if (limit <= 0) {
+      why = "off (push-max-bytes=0): every size takes the direct path";
+    } else if (msg && *msg > limit) {
+      why = "off: " + ::pk::formatBytes(*msg) + " per peer is above " +
+            ::pk::formatBytes(limit);
+      limit = 0;
+    } else {
+      why = "one round when a peer's message is at most " + ::pk::formatBytes(limit) +
+            " and fits the kernel's landing buffer (checked at run time): pushing into "
+            "the peers' landing buffers saves a flag round trip, worth more than the local "
+            "copy out of them at these sizes";
+    }
+    op->setAttr("pk.push_max_bytes", IntegerAttr::get(IntegerType::get(ctx, 64), limit));
+    recordDecision(op, "rule 1 (small messages)", why);
+  }
+
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
@@ -86,8 +126,8 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
       auto bytes = workBytes(op);
 
       int64_t blocks = maxBlocks;
-      std::string why = Twine(maxBlocks).str() + " blocks: the fewest profiled SMs within 2% "
-                        "of the best large-message ld/st bandwidth (" +
+      std::string why = Twine(maxBlocks).str() + " blocks: the profiled SM count with the best "
+                        "large-message ld/st bandwidth (" +
                         std::to_string(std::lround(bigGbps)) + " of " +
                         std::to_string(std::lround(bestGbps)) + " GB/s)";
       if (bytes) {
@@ -105,6 +145,7 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
       op->setAttr("pk.tile", IntegerAttr::get(IntegerType::get(ctx, 64), tile));
       recordDecision(op, "rule 1 (blocks)", why + "; tiles of " + Twine(tile).str() +
                                                 " elements (" + ::pk::formatBytes(kTileBytes) + ")");
+      selectPush(op, elemBytes);
 
       auto ar = dyn_cast<AllReduceOp>(op);
       if (!ar) {

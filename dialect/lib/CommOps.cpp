@@ -118,3 +118,34 @@ LogicalResult ReduceIntoOp::verify() {
     return failure();
   return verifyRankedEnd(*this, getDest().getType(), bool(getDstRank()), "destination", true);
 }
+
+LogicalResult PushSmallOp::verify() {
+  CollectiveKind c = getCollective();
+  bool reduces = c == CollectiveKind::all_reduce || c == CollectiveKind::reduce_scatter ||
+                 c == CollectiveKind::reduce;
+  bool rooted = c == CollectiveKind::broadcast || c == CollectiveKind::reduce ||
+                c == CollectiveKind::gather || c == CollectiveKind::scatter;
+  if (reduces != bool(getKind()))
+    return emitOpError(reduces ? "a reducing collective needs a reduction kind"
+                               : "only reducing collectives take a reduction kind");
+  if (rooted != bool(getRoot()))
+    return emitOpError(rooted ? "a rooted collective needs a root" : "only rooted collectives take a root");
+  Type in = getTensorElementType(getInput().getType());
+  if (in != getTensorElementType(getOutput().getType()))
+    return emitOpError("input and output element types differ");
+  if (reduces && !isReducibleElementType(in))
+    return emitOpError("reductions support bf16, f16 and f32, got ") << in;
+  if (getTensorShape(getInput().getType()).size() != 1 || getTensorShape(getOutput().getType()).size() != 1)
+    return emitOpError("works on 1-D tensors");
+  for (Value f : {getArrive(), getDepart(), getLanes()})
+    if (auto def = f.getDefiningOp<FlagOp>(); def && def.getScope() != FlagScope::block)
+      return emitOpError("flags must be <block> flags");
+  if (getMaxBytesAttr().getInt() < 0) return emitOpError("max_bytes must not be negative");
+  return success();
+}
+
+int64_t mlir::pk::pushSmallSlotUnits(PushSmallOp op) {
+  auto worker = op->getParentOfType<WorkerOp>();
+  int64_t blocks = worker && worker.getBlocks() > 0 ? worker.getBlocks() : 1;
+  return (kPushSmallSlots + blocks - 1) / blocks;
+}

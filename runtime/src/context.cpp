@@ -16,6 +16,7 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
   c->ex_ = &ex;
   c->flag_slots_ = options.flag_slots;
   c->timeout_ns_ = options.timeout_ns;
+  c->landing_bytes_ = options.landing_bytes & ~15ull;  // 16-byte vectors in every landing slot
   if (c->timeout_ns_ == 0) {
     c->timeout_ns_ = 10ull * 1000 * 1000 * 1000;
     if (const char* ms = std::getenv("PK_WAIT_TIMEOUT_MS"))
@@ -38,6 +39,7 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
 
 Context::~Context() {
   if (ex_) cudaSetDevice(ex_->device());
+  for (auto& l : landings_) (void)l.free();
   (void)flags_.free();
   if (error_) cudaFree(error_);
   if (owns_stream_ && stream_) cudaStreamDestroy(stream_);
@@ -63,7 +65,13 @@ Result<LaunchContext> Context::make_launch_context(const std::string& kernel) {
       return Status::error("no flag region left for kernel '" + kernel + "': " +
                            std::to_string(kernel_flags_.size()) + " kernels already use this "
                            "context; raise ContextOptions::flag_slots");
-    it = kernel_flags_.emplace(kernel, KernelFlags{offset, 0}).first;
+    KernelFlags k{offset, 0, -1};
+    if (landing_bytes_) {
+      PK_ASSIGN_OR_RETURN(SymmetricBuffer l, SymmetricBuffer::allocate(*ex_, landing_bytes_, false));
+      k.landing = static_cast<int>(landings_.size());
+      landings_.push_back(std::move(l));
+    }
+    it = kernel_flags_.emplace(kernel, k).first;
   }
   LaunchContext c{};
   c.rank = rank();
@@ -73,6 +81,11 @@ Result<LaunchContext> Context::make_launch_context(const std::string& kernel) {
   for (int r = 0; r < world(); ++r)
     c.flags[r] = static_cast<unsigned long long*>(flags_.peer(r)) + it->second.offset;
   c.error = error_;
+  if (it->second.landing >= 0) {
+    const SymmetricBuffer& l = landings_[it->second.landing];
+    for (int r = 0; r < world(); ++r) c.landing[r] = static_cast<unsigned char*>(l.peer(r));
+    c.landing_bytes = landing_bytes_;
+  }
   return c;
 }
 

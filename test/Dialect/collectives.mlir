@@ -33,3 +33,17 @@ pk.kernel @primitives(%x: !pk.sym<?xf32>, %s: !pk.sym<?xf32>, %y: !pk.tensor<?xf
   pk.comm.reduce_into <max> <ldst> %x[%i] into %y[%i] count %i : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
+
+// Tests that the one-round small-message path round-trips with and without a reduction kind
+// and a root.
+// CHECK-LABEL: pk.kernel @push_small
+pk.kernel @push_small(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %root: index) {
+  %a = pk.sync.flag 0 <block> : !pk.flag
+  %d = pk.sync.flag 1 <block> : !pk.flag
+  %l = pk.sync.flag 2 <block> : !pk.flag
+  // CHECK: %{{.*}} = pk.comm.push_small <all_reduce> reduce <sum> %{{.*}}, %{{.*}} flags(%{{.*}}, %{{.*}}, %{{.*}}) max 1048576 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  %t0 = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %d, %l) max 1048576 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  // CHECK: %{{.*}} = pk.comm.push_small <gather> %{{.*}}, %{{.*}} root %{{.*}} flags(%{{.*}}, %{{.*}}, %{{.*}}) max 4096 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  %t1 = pk.comm.push_small <gather> %x, %y root %root flags(%a, %d, %l) max 4096 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.return
+}

@@ -61,3 +61,34 @@ pk.kernel @all_to_all(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_to_all %x into %y {transport = #pk.transport<ldst>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
 }
+
+// -----
+
+// Tests that a collective with a push cut-off first offers the one-round path (its lane
+// slots start after the arrive and depart slots and take ceil(512 / 64) = 8 slot units), and
+// runs the direct protocol only when that path was not taken.
+// CHECK-LABEL: pk.kernel @push_small_first
+// CHECK: %[[ARRIVE:.*]] = pk.sync.flag 0 <block>
+// CHECK: %[[DEPART:.*]] = pk.sync.flag 1 <block>
+// CHECK: %[[LANES:.*]] = pk.sync.flag 2 <block>
+// CHECK: %[[TAKEN:.*]] = pk.comm.push_small <reduce> reduce <max> %arg0, %arg1 root %arg2 flags(%[[ARRIVE]], %[[DEPART]], %[[LANES]]) max 65536
+// CHECK: %[[NO:.*]] = arith.constant false
+// CHECK: %[[DIRECT:.*]] = arith.cmpi eq, %[[TAKEN]], %[[NO]]
+// CHECK: scf.if %[[DIRECT]] {
+// CHECK: pk.sync.signal_all %[[ARRIVE]]
+// CHECK: pk.comm.reduce_into <max>
+// CHECK: pk.sync.wait %[[DEPART]]
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: pk.return
+// CHECK-LABEL: pk.kernel @push_small_next_slots
+// CHECK: pk.sync.flag 10 <block>
+pk.kernel @push_small_first(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %root: index) {
+  pk.coll.reduce <max> %x into %y root %root {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  pk.return
+}
+pk.kernel @push_small_next_slots(%x: !pk.sym<?xf32>, %y: !pk.sym<?xf32>) {
+  pk.coll.all_gather %x into %y {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.sym<?xf32>
+  pk.coll.all_gather %x into %y {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.sym<?xf32>
+  pk.return
+}

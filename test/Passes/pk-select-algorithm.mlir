@@ -1,6 +1,7 @@
 // RUN: pkc-opt %s -pk-select-algorithm="world-size=4 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=W4
 // RUN: pkc-opt %s -pk-select-algorithm="world-size=2 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=W2
 // RUN: pkc-opt %s -pk-select-algorithm=profile=%S/Inputs/crossover.profile -split-input-file | FileCheck %s --check-prefix=DYN
+// RUN: pkc-opt %s -pk-select-algorithm="push-max-bytes=0 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=OFF
 // Both sides of every threshold of pk-select-algorithm with the built-in H200 profile:
 // two-shot from (W-1)(W-2)/W x bytes >= 832 ns x 369 GB/s = 307008 bytes (W=4: 204672 bytes),
 // and one block per 16 KiB tile up to 132 blocks.
@@ -43,9 +44,9 @@ pk.kernel @local_output(%x: !pk.sym<16777216xf32>, %y: !pk.tensor<16777216xf32>)
 
 // Tests that 131 tiles of 16 KiB get 131 blocks and 133 tiles the 132-block cap.
 // W4-LABEL: pk.kernel @blocks
-// W4-SAME: pk.decisions = [{{.*}}131 blocks: 2.04688 MiB is 131 tile(s) of 16 KiB{{.*}}132 blocks: the fewest profiled SMs within 2% of the best large-message ld/st bandwidth (369 of 369 GB/s)
-// W4: pk.coll.all_gather {{.*}}pk.blocks = 131 : i64, pk.tile = 8192 : i64
-// W4: pk.coll.all_gather {{.*}}pk.blocks = 132 : i64, pk.tile = 4096 : i64
+// W4-SAME: pk.decisions = [{{.*}}131 blocks: 2.04688 MiB is 131 tile(s) of 16 KiB{{.*}}132 blocks: the profiled SM count with the best large-message ld/st bandwidth (369 of 369 GB/s)
+// W4: pk.coll.all_gather {{.*}}pk.blocks = 131 : i64, {{.*}}pk.tile = 8192 : i64
+// W4: pk.coll.all_gather {{.*}}pk.blocks = 132 : i64, {{.*}}pk.tile = 4096 : i64
 pk.kernel @blocks(%a: !pk.sym<1073152xbf16>, %b: !pk.sym<2146304xbf16>,
                   %c: !pk.sym<544768xf32>, %d: !pk.sym<1089536xf32>) {
   pk.coll.all_gather %a into %b : !pk.sym<1073152xbf16>, !pk.sym<2146304xbf16>
@@ -59,7 +60,7 @@ pk.kernel @blocks(%a: !pk.sym<1073152xbf16>, %b: !pk.sym<2146304xbf16>,
 // DYN-LABEL: pk.kernel @dynamic
 // DYN-SAME: pk.decisions = [{{.*}}both, chosen at run time: two_shot when (W-1)(W-2)/W x bytes >= 307008
 // DYN-NOT: algorithm =
-// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.tile = 8192 : i64, pk.two_shot_min_bytes = 307008 : i64}
+// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.push_max_bytes = 1048576 : i64, pk.tile = 8192 : i64, pk.two_shot_min_bytes = 307008 : i64}
 pk.kernel @dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
@@ -72,5 +73,31 @@ pk.kernel @dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
 // DYN-SAME: pk.decisions = [{{.*}}rule 1 (algorithm): pk.coll.broadcast at {{.*}}direct: every rank reads
 pk.kernel @direct(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %r: index) {
   pk.coll.broadcast %x into %y root %r : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.return
+}
+
+// -----
+
+// Tests both sides of the one-round push cut-off (1 MiB per peer): an all-reduce of exactly
+// 1 MiB keeps it, 16 bytes more rules it out; an all-to-all's per-peer block is 1/W of its
+// input (W = 4 here); a run-time size keeps it open; push-max-bytes=0 turns it off.
+// W4-LABEL: pk.kernel @push_cutoff
+// W4-SAME: rule 1 (small messages): pk.coll.all_reduce at {{[^"]*}}one round when a peer's message is at most 1 MiB
+// W4-SAME: rule 1 (small messages): pk.coll.all_reduce at {{[^"]*}}off: 1.00002 MiB per peer is above 1 MiB
+// W4: pk.coll.all_reduce {{.*}}pk.push_max_bytes = 1048576
+// W4: pk.coll.all_reduce {{.*}}pk.push_max_bytes = 0
+// W4: pk.coll.all_to_all {{.*}}pk.push_max_bytes = 1048576
+// W4: pk.coll.all_to_all {{.*}}pk.push_max_bytes = 0
+// OFF-LABEL: pk.kernel @push_cutoff
+// OFF-SAME: off (push-max-bytes=0)
+// OFF-COUNT-4: pk.push_max_bytes = 0
+pk.kernel @push_cutoff(%a: !pk.sym<524288xbf16>, %b: !pk.sym<524288xbf16>,
+                       %c: !pk.sym<524296xbf16>, %d: !pk.sym<524296xbf16>,
+                       %e: !pk.sym<2097152xbf16>, %f: !pk.sym<2097152xbf16>,
+                       %g: !pk.sym<2097216xbf16>, %h: !pk.sym<2097216xbf16>) {
+  pk.coll.all_reduce <sum> %a into %b : !pk.sym<524288xbf16>, !pk.sym<524288xbf16>
+  pk.coll.all_reduce <sum> %c into %d : !pk.sym<524296xbf16>, !pk.sym<524296xbf16>
+  pk.coll.all_to_all %e into %f : !pk.sym<2097152xbf16>, !pk.sym<2097152xbf16>
+  pk.coll.all_to_all %g into %h : !pk.sym<2097216xbf16>, !pk.sym<2097216xbf16>
   pk.return
 }

@@ -2,7 +2,9 @@
 // one process (a thread per GPU). For each collective and size: median of per-call times
 // after warm-up, bus bandwidth as nccl-tests defines it, and correctness against NCCL's output
 // on random data. Prints a table and writes it as markdown.
-//   bench-collectives <table.md> [--max-bytes N] [--only name]
+//   bench-collectives <table.md> [--min-bytes N] [--max-bytes N] [--only name]
+// PK_COLLECTIVES_DIR in the environment replaces the built-in kernel directory (sweeps of
+// hand-varied kernels).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -195,13 +197,14 @@ int main(int argc, char** argv) {
   setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <table.md> [--max-bytes N] [--only collective]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <table.md> [--min-bytes N] [--max-bytes N] [--only collective]\n", argv[0]);
     return 2;
   }
   const std::string out_path = argv[1];
-  long long max_bytes = 1ll << 30;
+  long long min_bytes = 4 << 10, max_bytes = 1ll << 30;
   std::string only;
   for (int i = 2; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--min-bytes")) min_bytes = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--max-bytes")) max_bytes = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
   }
@@ -214,7 +217,10 @@ int main(int argc, char** argv) {
   for (Coll c : pkc_coll::kAll)
     if (only.empty() || only == pkc_coll::info(c).name) colls.push_back(c);
   std::vector<long long> sizes;
-  for (long long b = 4 << 10; b <= max_bytes; b *= 4) sizes.push_back(b);
+  for (long long b = 4 << 10; b <= max_bytes; b *= 4)
+    if (b >= min_bytes) sizes.push_back(b);
+  const char* dir_env = std::getenv("PK_COLLECTIVES_DIR");
+  const std::string kernel_dir = dir_env && *dir_env ? dir_env : PK_COLLECTIVES_DIR;
 
   ncclComm_t comms[kWorld];
   int devs[kWorld] = {0, 1};
@@ -241,7 +247,7 @@ int main(int argc, char** argv) {
         auto ctx = pk::Context::create(e);
         CHECK_PK(ctx.is_ok() ? pk::Status::ok() : ctx.status());
         pk::Context& C = **ctx;
-        auto l = pkc_coll::load(pkc_coll::variant_path(PK_COLLECTIVES_DIR, c, "bf16", "sum"));
+        auto l = pkc_coll::load(pkc_coll::variant_path(kernel_dir, c, "bf16", "sum"));
         CHECK_PK(l.is_ok() ? pk::Status::ok() : l.status());
         const int root = 0;
         for (size_t si = 0; si < sizes.size(); ++si) {

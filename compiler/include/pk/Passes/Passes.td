@@ -50,17 +50,21 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
     every block at large sizes, fewer blocks for small static sizes). When the size or the
     world size is known only at run time, the algorithm is `auto` with a
     `pk.two_shot_min_bytes` threshold that the lowering turns into a run-time branch.
-    Every decision is recorded with its reason.
+    Small messages (per peer up to `push-max-bytes`, and within the kernel's landing
+    buffer at run time) take a one-round push path instead: `pk.push_max_bytes`, 0 when a
+    static size rules it out. Every decision is recorded with its reason.
 
     Before: `pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>`
-    After:  `... {algorithm = #pk.algorithm<auto>, pk.blocks = 66, pk.tile = 8192,
-            pk.two_shot_min_bytes = 307008}`
+    After:  `... {algorithm = #pk.algorithm<auto>, pk.blocks = 132, pk.tile = 8192,
+            pk.push_max_bytes = 1048576, pk.two_shot_min_bytes = 307008}`
   }];
   let options = [
     Option<"profilePath", "profile", "std::string", "\"\"",
            "Machine profile file (default: the built-in H200 profile)">,
     Option<"worldSize", "world-size", "int64_t", "0",
            "World size when known at compile time (0: a run-time value)">,
+    Option<"pushMaxBytes", "push-max-bytes", "int64_t", "1048576",
+           "Largest per-peer message of the one-round push path (0: never)">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }

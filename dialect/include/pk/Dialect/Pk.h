@@ -34,4 +34,8 @@ bool isSupportedElementType(Type type);
 /// Shape and element type of a local or symmetric tensor type.
 ArrayRef<int64_t> getTensorShape(Type tensorType);
 Type getTensorElementType(Type tensorType);
+/// Flag slots pk.comm.push_small owns from its `lanes` slot on: PK_MAX_RANKS source ranks x
+/// 32 lanes (pk/device/push_small.cuh), i.e. ceil(this / blocks) block-scope slot units.
+constexpr int64_t kPushSmallSlots = 16 * 32;
+int64_t pushSmallSlotUnits(PushSmallOp op);
 } // namespace mlir::pk

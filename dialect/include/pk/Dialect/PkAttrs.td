@@ -35,6 +35,17 @@ def Pk_ReduceKindEnum : Pk_I32Enum<"ReduceKind", "a reduction", [
     I32EnumAttrCase<"min", 2>]>;
 def Pk_ReduceKindAttr : Pk_EnumAttr<Pk_ReduceKindEnum, "reduce">;
 
+def Pk_CollectiveKindEnum : Pk_I32Enum<"CollectiveKind", "a whole-tensor collective", [
+    I32EnumAttrCase<"all_reduce", 0>,
+    I32EnumAttrCase<"all_gather", 1>,
+    I32EnumAttrCase<"reduce_scatter", 2>,
+    I32EnumAttrCase<"all_to_all", 3>,
+    I32EnumAttrCase<"broadcast", 4>,
+    I32EnumAttrCase<"reduce", 5>,
+    I32EnumAttrCase<"gather", 6>,
+    I32EnumAttrCase<"scatter", 7>]>;
+def Pk_CollectiveKindAttr : Pk_EnumAttr<Pk_CollectiveKindEnum, "collective">;
+
 def Pk_AlgorithmEnum : Pk_I32Enum<"Algorithm", "a collective algorithm", [
     I32EnumAttrCase<"automatic", 0, "auto">,
     I32EnumAttrCase<"one_shot", 1>,

@@ -13,5 +13,6 @@
 #include <pk/device/reduce.cuh>
 #include <pk/device/all_reduce.cuh>
 #include <pk/device/copy.cuh>
+#include <pk/device/push_small.cuh>
 #include <pk/device/store.cuh>
 #include <pk/device/load.cuh>

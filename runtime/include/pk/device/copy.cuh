@@ -8,8 +8,12 @@ namespace pk {
 namespace detail {
 
 // 16-byte vectors each thread keeps in flight: enough bytes outstanding per SM to cover an
-// NVLink round trip (about 1-2 us) at link rate with one 512-thread block per SM.
-constexpr int kUnroll = 4;
+// NVLink round trip (about 1-2 us) at link rate with one 512-thread block per SM. A kernel may
+// define PK_COPY_UNROLL before including pk headers to try another depth.
+#ifndef PK_COPY_UNROLL
+#define PK_COPY_UNROLL 4
+#endif
+constexpr int kUnroll = PK_COPY_UNROLL;
 
 // A .cg (L2, not L1) vector load the compiler may schedule with its neighbours: unlike the
 // volatile asm in ptx.cuh it can be batched, and as a memory read it still stays after the
@@ -58,19 +62,19 @@ __device__ __forceinline__ void copy_elems(const T* src, T* dst, long long count
   for (long long k = done + tid; k < count; k += nthr) dst[k] = detail::ld_cg_scalar(src + k);
 }
 
-// Reads src.peer[r][offset, offset + count) for every rank r < c.world, reduces in fp32 (rank
-// order 0..W-1, so every rank computes bit-identical results) and writes the result to
-// dst[j][dst_offset, dst_offset + count) for j < ndst (local, peer, or every rank's copy).
-// Ranks are read two at a time so 2 x kUnroll vectors are in flight per thread. Any count.
+// Reduces src[0..nsrc)[0, count) element-wise in fp32, in source order (pairs of sources per
+// step, so 2 x kUnroll vectors are in flight per thread; a fixed order makes every rank's
+// result bit-identical), and writes the result to dst[0..ndst)[0, count). Sources and
+// destinations may be local or a peer's memory. Any count; 16-byte vectors where every
+// pointer is 16-byte aligned.
 template <ReduceOp R, class T>
-__device__ __forceinline__ void reduce_into(const LaunchContext& c, const SymTensor<T>& src,
-                                            long long offset, long long count, T* const* dst,
-                                            int ndst, long long dst_offset) {
+__device__ __forceinline__ void reduce_sources(const T* const* src, int nsrc, long long count,
+                                               T* const* dst, int ndst) {
   constexpr int V = VecTraits<T>::per16, U = detail::kUnroll;
   const long long tid = block_thread(), nthr = block_threads();
   bool vec = true;
-  for (int r = 0; r < c.world; ++r) vec = vec && is_aligned16(src.peer[r] + offset);
-  for (int j = 0; j < ndst; ++j) vec = vec && is_aligned16(dst[j] + dst_offset);
+  for (int r = 0; r < nsrc; ++r) vec = vec && is_aligned16(src[r]);
+  for (int j = 0; j < ndst; ++j) vec = vec && is_aligned16(dst[j]);
   long long done = 0;
   if (vec) {
     const long long nvec = count / V;
@@ -80,10 +84,10 @@ __device__ __forceinline__ void reduce_into(const LaunchContext& c, const SymTen
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int k = 0; k < V; ++k) acc[u][k] = reduce_identity<R>();
-      for (int r = 0; r < c.world; r += 2) {
-        const bool pair = r + 1 < c.world;
-        const Vec16* s0 = reinterpret_cast<const Vec16*>(src.peer[r] + offset);
-        const Vec16* s1 = reinterpret_cast<const Vec16*>(src.peer[pair ? r + 1 : r] + offset);
+      for (int r = 0; r < nsrc; r += 2) {
+        const bool pair = r + 1 < nsrc;
+        const Vec16* s0 = reinterpret_cast<const Vec16*>(src[r]);
+        const Vec16* s1 = reinterpret_cast<const Vec16*>(src[pair ? r + 1 : r]);
         Vec16 a[U], b[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -108,17 +112,31 @@ __device__ __forceinline__ void reduce_into(const LaunchContext& c, const SymTen
         Vec16 out;
 #pragma unroll
         for (int k = 0; k < V; ++k) vec_set<T>(out, k, acc[u][k]);
-        for (int j = 0; j < ndst; ++j) reinterpret_cast<Vec16*>(dst[j] + dst_offset)[i] = out;
+        for (int j = 0; j < ndst; ++j) reinterpret_cast<Vec16*>(dst[j])[i] = out;
       }
     }
     done = nvec * V;
   }
   for (long long k = done + tid; k < count; k += nthr) {
     float acc = reduce_identity<R>();
-    for (int r = 0; r < c.world; ++r) acc = reduce_combine<R>(acc, ld_cg_elem(src.peer[r] + offset + k));
+    for (int r = 0; r < nsrc; ++r) acc = reduce_combine<R>(acc, ld_cg_elem(src[r] + k));
     const T v = from_float<T>(acc);
-    for (int j = 0; j < ndst; ++j) dst[j][dst_offset + k] = v;
+    for (int j = 0; j < ndst; ++j) dst[j][k] = v;
   }
+}
+
+// Reads src.peer[r][offset, offset + count) for every rank r < c.world, reduces them in rank
+// order and writes the result to dst[j][dst_offset, dst_offset + count) for j < ndst (local,
+// peer, or every rank's copy). Any count.
+template <ReduceOp R, class T>
+__device__ __forceinline__ void reduce_into(const LaunchContext& c, const SymTensor<T>& src,
+                                            long long offset, long long count, T* const* dst,
+                                            int ndst, long long dst_offset) {
+  const T* from[PK_MAX_RANKS];
+  T* to[PK_MAX_RANKS];
+  for (int r = 0; r < c.world; ++r) from[r] = src.peer[r] + offset;
+  for (int j = 0; j < ndst; ++j) to[j] = dst[j] + dst_offset;
+  reduce_sources<R>(from, c.world, count, to, ndst);
 }
 
 }  // namespace pk

@@ -27,6 +27,10 @@ struct LaunchContext {
   unsigned long long timeout_ns;                // bound on every wait
   unsigned long long* flags[PK_MAX_RANKS];      // each rank's flag array, mapped into this rank
   WaitError* error;                             // this rank's error slot (device memory)
+  // This kernel's landing buffer on every rank (symmetric, landing_bytes each; null and 0 when
+  // the context has none): small collectives push into it instead of handshaking (push_small.cuh).
+  unsigned char* landing[PK_MAX_RANKS];
+  unsigned long long landing_bytes;
 };
 
 // A symmetric tensor: the same shape on every rank, every rank's copy addressable.

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <pk/device/launch_context.cuh>
 #include <pk/runtime/exchange.h>
@@ -19,6 +20,10 @@ struct ContextOptions {
   // Bound on every device wait; PK_WAIT_TIMEOUT_MS overrides the default of 10 s.
   unsigned long long timeout_ns = 0;
   cudaStream_t stream = nullptr;  // null: the context creates (and owns) a non-blocking stream
+  // Symmetric landing buffer per named kernel, allocated at the kernel's first launch (a
+  // collective step: every rank makes the same launches). Small collectives push into it in one
+  // round instead of two; 0 turns that path off. Must be equal on every rank.
+  unsigned long long landing_bytes = 4ull << 20;
 };
 
 // Flag slots each named kernel owns (emitted kernels index slot * gridDim.x + blockIdx.x).
@@ -73,10 +78,14 @@ class Context {
   SymmetricBuffer flags_;
   WaitError* error_ = nullptr;
   unsigned long long epoch_ = 0;
+  unsigned long long landing_bytes_ = 0;
   struct KernelFlags {
     int offset;                // first slot of the kernel's region
     unsigned long long epoch;  // launches of this kernel so far
+    int landing = -1;          // index into landings_, -1 without one
   };
+  // Per-kernel landing buffers in first-launch order (freed in that order on every rank).
+  std::vector<SymmetricBuffer> landings_;
   std::map<std::string, KernelFlags> kernel_flags_;
   unsigned long long timeout_ns_ = 0;
 };

@@ -19,6 +19,20 @@ __device__ void use_all(const pk::LaunchContext& c, const pk::SymTensor<T>& a, T
   pk::reduce_into<pk::ReduceOp::sum>(c, a, 3, n, one, 1, 0);
   pk::reduce_into<pk::ReduceOp::max>(c, a, 0, n, a.peer, c.world, 5);
   pk::reduce_into<pk::ReduceOp::min>(c, a, 0, n, one, 1, 1);
+  {
+    using pk::SmallCollective;
+    const T* x = a.peer[c.rank];
+    int r = 0;
+    r += pk::push_small<SmallCollective::all_reduce, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::all_gather, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::reduce_scatter, pk::ReduceOp::max>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::all_to_all, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::broadcast, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::reduce, pk::ReduceOp::min>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::gather, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20);
+    r += pk::push_small<SmallCollective::scatter, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20);
+    if (r == 42) d[0] = T{};
+  }
   pk::store_tile(c, a, 1, 5, d, n);
   pk::store_add_tile(c, a, 1, 5, d, n);
   pk::load_tile(c, a, 1, 5, sm, n);

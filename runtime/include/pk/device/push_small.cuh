@@ -1,0 +1,187 @@
+// push_small: the one-round path of a whole-tensor collective for small messages. Each rank
+// pushes what every peer needs into the peer's landing buffer, signals once, waits once, and
+// assembles its output locally, instead of the two-round direct protocol (arrive, read the
+// peers' inputs, depart). Used by pkc's collective lowering when the message fits.
+#pragma once
+#include <pk/device/copy.cuh>
+#include <pk/device/elem.cuh>
+#include <pk/device/launch_context.cuh>
+#include <pk/device/signal.cuh>
+#include <pk/device/wait.cuh>
+
+namespace pk {
+
+enum class SmallCollective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, scatter };
+
+namespace small {
+
+// Blocks that may carry data (and own a per-source slot), and message bytes per block.
+constexpr int kLanes = 32;
+constexpr long long kBytesPerLane = 8 << 10;
+// Flag slots the path owns after `base`: one per (source rank, lane).
+constexpr int kSlots = PK_MAX_RANKS * kLanes;
+
+// Bytes of one (parity, source) landing slot: two launch parities x W sources, 16-byte aligned.
+__device__ __forceinline__ unsigned long long slot_bytes(const LaunchContext& c) {
+  return (c.landing_bytes / (2ull * c.world)) & ~15ull;
+}
+
+template <class T>
+__device__ __forceinline__ T* landing(const LaunchContext& c, int owner, int parity, int src) {
+  return reinterpret_cast<T*>(c.landing[owner] + (parity * c.world + src) * slot_bytes(c));
+}
+
+// Releases one flag add on peer `r` at slot `slot` (ordering comes from the caller's fence or
+// from the release itself).
+__device__ __forceinline__ void bump(const LaunchContext& c, int r, int slot) {
+  signal_after_fence(c, r, slot, 1);
+}
+
+// The lane's chunk [lo, hi) of a message of m elements split over `lanes` lanes, in whole
+// 16-element pieces (16-byte vectors for 1-, 2- and 4-byte types).
+__device__ __forceinline__ void chunk(long long m, int lanes, int lane, long long& lo,
+                                      long long& hi) {
+  const long long pieces = (m + 15) / 16, per = (pieces + lanes - 1) / lanes;
+  lo = min(m, lane * per * 16);
+  hi = min(m, lo + per * 16);
+}
+
+}  // namespace small
+
+// Runs collective K on this launch in one round when every per-peer message (msg elements of T)
+// fits a landing slot and max_bytes; returns 1 when it did, 0 when it did not (the caller runs
+// the direct path), -1 when a wait gave up (recorded in c.error; the caller returns).
+//
+// x: this rank's input (nx elements); y: this rank's output; root: for rooted collectives.
+// arrive, depart: the direct path's per-block slots (this block's index); base: first slot of
+// the kSlots this path owns (per source rank and lane, slot base + src * kLanes + lane).
+//
+// Protocol (every rank takes the same branch: the condition depends on sizes, W and the
+// context's landing size, which are equal on every rank). Launch e uses landing parity e & 1.
+//  - lane j < P (P from the message size): push chunk j of every peer's message into
+//    landing[peer][e & 1][me], then (after __syncthreads and a system fence) add 1 to slot
+//    (me, j) on every peer; wait until slot (s, j) >= e for every peer s; assemble chunk j.
+//    Every lane below kLanes adds to (me, j) in every launch, on either path, so that slot
+//    counts launches and ">= e" means "peer s's lane j reached launch e".
+//  - the direct path's arrive and depart slots must also count every launch: lane j adds
+//    them for the blocks b = j (mod P) - arrive early (harmless: a peer cannot be waiting
+//    for an arrival of a later launch), depart only after its waits (so a fast peer's depart
+//    from a later launch can never stand in for a slow peer's depart a direct launch waits
+//    for). Blocks b >= P do nothing else and leave.
+//  - landing reuse: a peer writes parity e & 1 again in launch e + 2, which starts after its
+//    launch e + 1 ended; that needed (lane 0) this rank's signal of launch e + 1, sent after
+//    this rank's launch e (and its reads of parity e & 1) ended. So one parity per launch and
+//    two buffers suffice, with no release handshake.
+// Per-source slots matter for W > 2: one slot shared by all peers could reach its target with
+// a fast peer's signal of launch e + 1 standing in for a slow peer's of launch e.
+template <SmallCollective K, ReduceOp R, class T>
+__device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, long long nx, T* y,
+                                          long long ny, long long root, int arrive, int depart,
+                                          int base, long long max_bytes) {
+  const int me = c.rank, W = c.world, b = blockIdx.x;
+  const int lanes = min(static_cast<int>(gridDim.x), small::kLanes);
+  // Elements each peer receives.
+  long long msg = nx;
+  if (K == SmallCollective::reduce_scatter || K == SmallCollective::scatter) msg = ny;
+  if (K == SmallCollective::all_to_all) msg = nx / W;
+  const long long bytes = msg * static_cast<long long>(sizeof(T));
+  const bool take = c.landing_bytes != 0 && bytes <= static_cast<long long>(small::slot_bytes(c)) &&
+                    bytes <= max_bytes;
+  if (!take) {
+    // The direct path runs; keep this path's per-source slots counting launches.
+    if (b < lanes && threadIdx.x == 0) {
+      fence_acq_rel_sys();
+      for (int r = 0; r < W; ++r)
+        if (r != me) small::bump(c, r, base + me * small::kLanes + b);
+    }
+    return 0;
+  }
+  const long long want = (bytes + small::kBytesPerLane - 1) / small::kBytesPerLane;
+  const int P = want < 1 ? 1 : (want > lanes ? lanes : static_cast<int>(want));
+  if (b >= P) return 1;  // lanes below P carry this block's arrive/depart adds
+  const int parity = static_cast<int>(c.epoch & 1);
+  long long lo, hi;
+  small::chunk(msg, P, b, lo, hi);
+  const bool rooted_send = K == SmallCollective::broadcast || K == SmallCollective::scatter;
+  const bool to_root = K == SmallCollective::reduce || K == SmallCollective::gather;
+
+  __shared__ int pk_small_abort;
+  if (threadIdx.x == 0) pk_small_abort = 0;
+
+  // 1. Push chunk [lo, hi) of every peer's message.
+  for (int r = 0; r < W; ++r) {
+    if (r == me) continue;
+    if (rooted_send && me != root) break;
+    if (to_root && r != root) continue;
+    const T* from = x;
+    if (K == SmallCollective::reduce_scatter || K == SmallCollective::scatter ||
+        K == SmallCollective::all_to_all)
+      from = x + r * msg;
+    copy_elems(from + lo, small::landing<T>(c, r, parity, me) + lo, hi - lo);
+  }
+  __syncthreads();
+
+  // 2. Publish: one fence, then this lane's slot. Counting adds for the blocks this lane
+  // covers (b, b + P, ...): their arrive slots, and the lane slots of idle lanes below kLanes.
+  if (threadIdx.x == 0) {
+    fence_acq_rel_sys();
+    for (int r = 0; r < W; ++r)
+      if (r != me) small::bump(c, r, base + me * small::kLanes + b);
+  }
+  const int covered = (static_cast<int>(gridDim.x) - b + P - 1) / P;  // blocks b, b+P, ...
+  for (int t = threadIdx.x; t < covered * W; t += blockDim.x) {
+    const int r = t % W, blk = b + (t / W) * P;
+    if (r == me) continue;
+    small::bump(c, r, arrive - b + blk);
+    if (blk != b && blk < lanes) small::bump(c, r, base + me * small::kLanes + blk);
+  }
+
+  // 3. Wait for every peer's lane b of this launch (one thread per peer).
+  if (threadIdx.x < W && threadIdx.x != me &&
+      !wait_ge(c, base + threadIdx.x * small::kLanes + b, c.epoch))
+    pk_small_abort = 1;
+  __syncthreads();
+  if (pk_small_abort) return -1;
+
+  // 4. Assemble chunk [lo, hi) of the output from x and the landing slots.
+  auto from_rank = [&](int r) -> const T* {
+    return r == me ? x : small::landing<T>(c, me, parity, r);
+  };
+  const long long cnt = hi - lo;
+  if (K == SmallCollective::all_reduce || K == SmallCollective::reduce_scatter ||
+      K == SmallCollective::reduce) {
+    if (K != SmallCollective::reduce || me == root) {
+      const T* src[PK_MAX_RANKS];
+      for (int r = 0; r < W; ++r) {
+        const T* s = from_rank(r);
+        if (K == SmallCollective::reduce_scatter && r == me) s = x + me * msg;
+        src[r] = s + lo;
+      }
+      T* dst[1] = {y + lo};
+      reduce_sources<R>(src, W, cnt, dst, 1);
+    }
+  } else if (K == SmallCollective::all_gather || K == SmallCollective::all_to_all ||
+             K == SmallCollective::gather) {
+    if (K != SmallCollective::gather || me == root)
+      for (int r = 0; r < W; ++r) {
+        const T* s = from_rank(r);
+        if (K == SmallCollective::all_to_all && r == me) s = x + me * msg;
+        copy_elems(s + lo, y + r * msg + lo, cnt);
+      }
+  } else {  // broadcast, scatter: the root's message
+    const T* s = me == root ? (K == SmallCollective::scatter ? x + root * msg : x)
+                            : small::landing<T>(c, me, parity, static_cast<int>(root));
+    copy_elems(s + lo, y + lo, cnt);
+  }
+
+  // 5. Depart adds for the covered blocks, after the waits (see above). The block's reads of
+  // the landing slots need no ordering against them: reuse is ordered by the next launch.
+  __syncthreads();
+  for (int t = threadIdx.x; t < covered * W; t += blockDim.x) {
+    const int r = t % W, blk = b + (t / W) * P;
+    if (r != me) small::bump(c, r, depart - b + blk);
+  }
+  return 1;
+}
+
+}  // namespace pk

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Exploration round on 2 GPUs, after `scripts/gpu_round.sh bench` has built build-gpu: the
+# small-message latency probe (tools/calibrate/latency_probe.cu), then large-message sweeps of
+# hand-varied copies of the generated bf16 collectives (grid size, tile size, copy unroll depth)
+# through bench-collectives. Findings feed the pk-select-algorithm defaults; the tables go to
+# $OUT. Usage: scripts/gpu_sweep.sh [probe|sweep|all]
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+set -u -o pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${OUT:-$ROOT/gpu-round-out}"
+BUILD="$ROOT/build-gpu"
+PART="${1:-all}"
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH"
+export PK_CACHE_DIR="$BUILD/pk-cache"
+
+if [ "$PART" = probe ] || [ "$PART" = all ]; then
+  nvcc -O2 -arch=sm_90a -std=c++17 -o "$BUILD/latency-probe" "$ROOT/tools/calibrate/latency_probe.cu" &&
+    timeout 120 "$BUILD/latency-probe" | tee "$OUT/latency-probe.txt"
+fi
+
+if [ "$PART" = sweep ] || [ "$PART" = all ]; then
+  BENCH="$BUILD/tools/bench-collectives/bench-collectives"
+  GEN="$BUILD/collectives"
+  # variant: name blocks tile_elems unroll
+  VARIANTS="${PK_SWEEP_VARIANTS:-base:66:8192:4 b132:132:8192:4 b132t32k:132:32768:4 b132t32ku8:132:32768:8 b66t32ku8:66:32768:8}"
+  COLLS="${PK_SWEEP_COLLS:-all_to_all all_gather gather all_reduce reduce_scatter}"
+  : > "$OUT/sweep.txt"
+  for v in $VARIANTS; do
+    IFS=: read -r name blocks tile unroll <<<"$v"
+    dir="$BUILD/sweep/$name"
+    mkdir -p "$dir"
+    for f in "$GEN"/*_bf16.cu "$GEN"/*_bf16_sum.cu; do
+      { echo "#define PK_COPY_UNROLL $unroll"
+        sed -E -e "s/kBlocks = [0-9]+;/kBlocks = $blocks;/" -e "s/ blocks=[0-9]+ / blocks=$blocks /" \
+          -e "s/\b8191\b/$((tile - 1))/g" -e "s/\b8192\b/$tile/g" "$f"; } > "$dir/$(basename "$f")"
+    done
+    for c in $COLLS; do
+      PK_COLLECTIVES_DIR="$dir" timeout 120 "$BENCH" "$dir/$c.md" --only "$c" \
+        --min-bytes "${PK_SWEEP_MIN:-67108864}" > "$dir/$c.log" 2>&1
+      grep -E "^\| $c " "$dir/$c.md" | sed "s/^/| $name /" | tee -a "$OUT/sweep.txt"
+    done
+  done
+fi
