@@ -96,7 +96,10 @@ void run_variant(Coll c, const std::string& dtype, const std::string& op) {
   const auto in = pkc_coll::info(c);
   const std::string path = pkc_coll::variant_path(PK_COLLECTIVES_DIR, c, dtype, op);
   const std::string what = std::string(in.name) + " " + dtype + (in.reduces ? " " + op : "");
-  const long long sizes[] = {1, 4095, 4097, 1000003};
+  // Small sizes take the one-round push path, 1000003 the direct path (both in one context,
+  // so each path's flag counts must survive launches of the other); 262144 elements are
+  // 512 KiB to 1 MiB per peer, at the push cut-off for bf16/f16 at 2 ranks.
+  const long long sizes[] = {1, 4095, 4097, 1000003, 262144, 5, 524288};
   pkt::run_ranks(2, [&](pk::Context& ctx) {
     auto l = pkc_coll::load(path);
     PKT_OK(l.is_ok() ? pk::Status::ok() : l.status());

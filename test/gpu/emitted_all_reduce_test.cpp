@@ -1,6 +1,7 @@
 // The foundation's end-to-end kernel on two GPUs: pkc's CUDA for templates/specs/all_reduce.mlir
 // (generated at build time), JIT-compiled through the runtime, checked against a float64 host
-// reference on random bf16 inputs of sizes on and off the tile, then 2000 back-to-back launches.
+// reference on random bf16 inputs of sizes on and off the tile, then 2000 back-to-back launches
+// alternating between two input/output pairs.
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -65,37 +66,54 @@ int main() {
     otherCfg.block = dim3(32);
 
     for (long long n : sizes) {
-      auto xb = ctx.allocate(n * sizeof(pk::bf16));
-      PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
-      auto x = xb->sym_tensor<pk::bf16>({n});
-      std::vector<std::vector<pk::bf16>> data;
-      for (int r = 0; r < ctx.world(); ++r)
-        data.push_back(pkt::random_data<pk::bf16>(n, 1000 * r + int(n % 997)));
-      PKT_CUDA(cudaMemcpy(xb->local(), data[ctx.rank()].data(), n * 2, cudaMemcpyHostToDevice));
-      // The spec's output is symmetric (so pkc may choose two-shot on more ranks).
-      auto yb = ctx.allocate(n * sizeof(pk::bf16));
-      PKT_OK(yb.is_ok() ? pk::Status::ok() : yb.status());
-      void *yp = yb->local();
-      PKT_CUDA(pkt::poison(yp, n * 2));
-      auto y = yb->sym_tensor<pk::bf16>({n});
-      PKT_OK(y.is_ok() ? pk::Status::ok() : y.status());
+      // Two input/output pairs with different data, used alternately: a launch that read a
+      // landing buffer or an input the next launch overwrites too early shows up as the other
+      // pair's values in the checked outputs.
+      struct Pair {
+        pk::SymmetricBuffer xb, yb;
+        std::vector<std::vector<pk::bf16>> data;
+      };
+      std::vector<Pair> pairs(2);
+      for (int p = 0; p < 2; ++p) {
+        auto xb = ctx.allocate(n * sizeof(pk::bf16));
+        PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
+        auto yb = ctx.allocate(n * sizeof(pk::bf16));  // symmetric: pkc may choose two-shot
+        PKT_OK(yb.is_ok() ? pk::Status::ok() : yb.status());
+        pairs[p].xb = std::move(*xb);
+        pairs[p].yb = std::move(*yb);
+        for (int r = 0; r < ctx.world(); ++r)
+          pairs[p].data.push_back(pkt::random_data<pk::bf16>(n, 1000 * r + int(n % 997) + 7919 * p));
+        PKT_CUDA(cudaMemcpy(pairs[p].xb.local(), pairs[p].data[ctx.rank()].data(), n * 2,
+                            cudaMemcpyHostToDevice));
+        PKT_CUDA(pkt::poison(pairs[p].yb.local(), n * 2));
+      }
       PKT_CUDA(cudaDeviceSynchronize());
       PKT_OK(ctx.exchange().barrier());
 
       // Many launches back to back: flags are monotone epochs, never reset.
       const int launches = n < 100000 ? 2000 : 20;
       for (int l = 0; l < launches; ++l) {
+        Pair &p = pairs[l % 2];
+        auto x = p.xb.sym_tensor<pk::bf16>({n});
+        auto y = p.yb.sym_tensor<pk::bf16>({n});
+        PKT_OK(x.is_ok() ? pk::Status::ok() : x.status());
+        PKT_OK(y.is_ok() ? pk::Status::ok() : y.status());
         PKT_OK(pk::launch(ctx, *kernel, cfg, *x, *y));
         if (l % 3 == 0) PKT_OK(pk::launch(ctx, *other, otherCfg));
       }
       PKT_CUDA(cudaStreamSynchronize(ctx.stream()));
       PKT_OK(ctx.check_errors());
 
-      std::vector<pk::bf16> got(n);
-      PKT_CUDA(cudaMemcpy(got.data(), yp, n * 2, cudaMemcpyDeviceToHost));
-      pkt::check_bf16_sum(got, data, ctx.rank());
-      PKT_OK(yb->free());
-      PKT_OK(xb->free());
+      for (Pair &p : pairs) {
+        std::vector<pk::bf16> got(n);
+        PKT_CUDA(cudaMemcpy(got.data(), p.yb.local(), n * 2, cudaMemcpyDeviceToHost));
+        pkt::check_bf16_sum(got, p.data, ctx.rank());
+      }
+      PKT_OK(ctx.exchange().barrier());  // no rank frees while a peer may still read
+      for (Pair &p : pairs) {
+        PKT_OK(p.yb.free());
+        PKT_OK(p.xb.free());
+      }
     }
   });
   return pkt::finish("emitted_all_reduce_test");

@@ -29,6 +29,12 @@ __device__ __forceinline__ void st_relaxed_sys(unsigned long long* p, unsigned l
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// A flag add with no ordering of its own: counting adds whose order comes from a fence the
+// block issued before (one fence instead of one release per add).
+__device__ __forceinline__ void red_add_relaxed_sys(unsigned long long* p, unsigned long long v) {
+  asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 __device__ __forceinline__ void fence_acq_rel_sys() {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
 }

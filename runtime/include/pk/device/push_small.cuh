@@ -31,10 +31,13 @@ __device__ __forceinline__ T* landing(const LaunchContext& c, int owner, int par
   return reinterpret_cast<T*>(c.landing[owner] + (parity * c.world + src) * slot_bytes(c));
 }
 
-// Releases one flag add on peer `r` at slot `slot` (ordering comes from the caller's fence or
-// from the release itself).
+// One flag add on peer `r` at slot `slot`: the release form publishes data, the relaxed form
+// only counts (its order comes from a fence of the block's, issued once).
 __device__ __forceinline__ void bump(const LaunchContext& c, int r, int slot) {
   signal_after_fence(c, r, slot, 1);
+}
+__device__ __forceinline__ void count(const LaunchContext& c, int r, int slot) {
+  red_add_relaxed_sys(c.flags[r] + slot, 1);
 }
 
 // The lane's chunk [lo, hi) of a message of m elements split over `lanes` lanes, in whole
@@ -89,11 +92,9 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
                     bytes <= max_bytes;
   if (!take) {
     // The direct path runs; keep this path's per-source slots counting launches.
-    if (b < lanes && threadIdx.x == 0) {
-      fence_acq_rel_sys();
+    if (b < lanes && threadIdx.x == 0)
       for (int r = 0; r < W; ++r)
-        if (r != me) small::bump(c, r, base + me * small::kLanes + b);
-    }
+        if (r != me) small::count(c, r, base + me * small::kLanes + b);
     return 0;
   }
   const long long want = (bytes + small::kBytesPerLane - 1) / small::kBytesPerLane;
@@ -132,8 +133,8 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
   for (int t = threadIdx.x; t < covered * W; t += blockDim.x) {
     const int r = t % W, blk = b + (t / W) * P;
     if (r == me) continue;
-    small::bump(c, r, arrive - b + blk);
-    if (blk != b && blk < lanes) small::bump(c, r, base + me * small::kLanes + blk);
+    small::count(c, r, arrive - b + blk);
+    if (blk != b && blk < lanes) small::count(c, r, base + me * small::kLanes + blk);
   }
 
   // 3. Wait for every peer's lane b of this launch (one thread per peer).
@@ -174,12 +175,15 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
     copy_elems(s + lo, y + lo, cnt);
   }
 
-  // 5. Depart adds for the covered blocks, after the waits (see above). The block's reads of
-  // the landing slots need no ordering against them: reuse is ordered by the next launch.
+  // 5. Depart adds for the covered blocks, after the waits (see above): one fence orders them
+  // after the acquires, then relaxed adds. The block's reads of the landing slots need no
+  // ordering against them: reuse is ordered by the next launch.
+  __syncthreads();
+  if (threadIdx.x == 0) fence_acq_rel_sys();
   __syncthreads();
   for (int t = threadIdx.x; t < covered * W; t += blockDim.x) {
     const int r = t % W, blk = b + (t / W) * P;
-    if (r != me) small::bump(c, r, depart - b + blk);
+    if (r != me) small::count(c, r, depart - b + blk);
   }
   return 1;
 }
