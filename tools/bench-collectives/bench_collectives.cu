@@ -150,7 +150,8 @@ void nccl_call(Coll c, const void* x, void* y, long long n, int root, ncclComm_t
 struct Row {
   std::string coll;
   long long bytes = 0;
-  double pkc_us = 0, nccl_us = 0;
+  double pkc_us = 0, nccl_us = 0;            // median of per-call times
+  double pkc_loop_us = 0, nccl_loop_us = 0;  // back-to-back calls, as nccl-tests times them
   bool correct = true;
 };
 
@@ -175,6 +176,25 @@ double median_us(cudaStream_t s, int warm, F&& call) {
   for (auto& e : ev) cudaEventDestroy(e);
   std::sort(t.begin(), t.end());
   return (t[kTimed / 2 - 1] + t[kTimed / 2]) / 2;
+}
+
+// Mean time per call of kTimed calls issued back to back between one event pair (the way
+// nccl-tests and ../shared/HARDWARE.md time NCCL): launch overheads overlap with the previous
+// call's run, unlike in median_us.
+template <class F>
+double loop_us(cudaStream_t s, F&& call) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  CHECK_CUDA(cudaEventRecord(a, s));
+  for (int i = 0; i < kTimed; ++i) call();
+  CHECK_CUDA(cudaEventRecord(b, s));
+  CHECK_CUDA(cudaEventSynchronize(b));
+  float ms = 0;
+  CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms * 1000.0 / kTimed;
 }
 
 std::string fmt(const char* f, double v) {
@@ -288,14 +308,14 @@ int main(int argc, char** argv) {
 
           const int warm = sizes[si] >= (256ll << 20) ? 2 : 5;
           CHECK_PK(e.barrier());
-          const double pkc_us = median_us(C.stream(), warm, [&] {
-            CHECK_PK(pkc_coll::launch<pk::bf16>(C, *l, c, *xb, *yb, n, root));
-          });
+          auto pkc_call = [&] { CHECK_PK(pkc_coll::launch<pk::bf16>(C, *l, c, *xb, *yb, n, root)); };
+          auto nccl_one = [&] { nccl_call(c, xb->local(), nccl_y, n, root, comms[rank], ns); };
+          const double pkc_us = median_us(C.stream(), warm, pkc_call);
+          const double pkc_loop = loop_us(C.stream(), pkc_call);
           CHECK_PK(C.check_errors());
           CHECK_PK(e.barrier());
-          const double nccl_us = median_us(ns, warm, [&] {
-            nccl_call(c, xb->local(), nccl_y, n, root, comms[rank], ns);
-          });
+          const double nccl_us = median_us(ns, warm, nccl_one);
+          const double nccl_loop = loop_us(ns, nccl_one);
           {
             std::lock_guard<std::mutex> g(rows_mutex);
             Row& r = rows[ci * sizes.size() + si];
@@ -304,6 +324,8 @@ int main(int argc, char** argv) {
             // The slower rank's median: a collective is done when every rank is.
             r.pkc_us = std::max(r.pkc_us, pkc_us);
             r.nccl_us = std::max(r.nccl_us, nccl_us);
+            r.pkc_loop_us = std::max(r.pkc_loop_us, pkc_loop);
+            r.nccl_loop_us = std::max(r.nccl_loop_us, nccl_loop);
             r.correct = r.correct && ok;
           }
           CHECK_PK(e.barrier());  // no rank frees while a peer still reads
@@ -336,13 +358,17 @@ int main(int argc, char** argv) {
         " called directly; NCCL_NVLS_ENABLE=0\n- command: `" + cmd + "`\n";
   md += "- bf16, sum, root 0; time = median of " + std::to_string(kTimed) +
         " calls (event pair per call) after warm-up, slower rank; busbw as nccl-tests; "
-        "ratio = NCCL time / pkc time (> 1: pkc faster); correct = pkc output equals NCCL's "
+        "ratio = NCCL time / pkc time (> 1: pkc faster); loop = mean of " +
+        std::to_string(kTimed) + " calls back to back between one event pair (as nccl-tests "
+        "times), with its own ratio; correct = pkc output equals NCCL's "
         "on random data (reductions within 1 bf16 ulp)\n- run time: " +
         fmt("%.0f", seconds) + " s\n\n";
-  md += "| collective | size | pkc us | NCCL us | pkc busbw GB/s | NCCL busbw GB/s | ratio | correct |\n";
-  md += "|---|---|---|---|---|---|---|---|\n";
-  std::printf("%-15s %9s %10s %10s %10s %10s %7s %s\n", "collective", "size", "pkc us", "NCCL us",
-              "pkc GB/s", "NCCL GB/s", "ratio", "correct");
+  md += "| collective | size | pkc us | NCCL us | pkc busbw GB/s | NCCL busbw GB/s | ratio | "
+        "pkc loop us | NCCL loop us | loop ratio | correct |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::printf("%-15s %9s %9s %9s %9s %9s %6s %9s %9s %6s %s\n", "collective", "size", "pkc us",
+              "NCCL us", "pkc GB/s", "NCCL GB/s", "ratio", "pkc loop", "NCCL loop", "ratio",
+              "correct");
   bool all_correct = true;
   for (size_t ci = 0; ci < colls.size(); ++ci)
     for (size_t si = 0; si < sizes.size(); ++si) {
@@ -350,12 +376,15 @@ int main(int argc, char** argv) {
       const double f = bus_factor(colls[ci]);
       const double pb = r.bytes / (r.pkc_us * 1e3) * f, nb = r.bytes / (r.nccl_us * 1e3) * f;
       all_correct = all_correct && r.correct;
-      std::printf("%-15s %9s %10.1f %10.1f %10.1f %10.1f %7.2f %s\n", r.coll.c_str(),
+      std::printf("%-15s %9s %9.1f %9.1f %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %s\n", r.coll.c_str(),
                   size_name(r.bytes).c_str(), r.pkc_us, r.nccl_us, pb, nb, r.nccl_us / r.pkc_us,
+                  r.pkc_loop_us, r.nccl_loop_us, r.nccl_loop_us / r.pkc_loop_us,
                   r.correct ? "yes" : "NO");
       md += "| " + r.coll + " | " + size_name(r.bytes) + " | " + fmt("%.1f", r.pkc_us) + " | " +
             fmt("%.1f", r.nccl_us) + " | " + fmt("%.1f", pb) + " | " + fmt("%.1f", nb) + " | " +
-            fmt("%.2f", r.nccl_us / r.pkc_us) + " | " + (r.correct ? "yes" : "NO") + " |\n";
+            fmt("%.2f", r.nccl_us / r.pkc_us) + " | " + fmt("%.1f", r.pkc_loop_us) + " | " +
+            fmt("%.1f", r.nccl_loop_us) + " | " + fmt("%.2f", r.nccl_loop_us / r.pkc_loop_us) +
+            " | " + (r.correct ? "yes" : "NO") + " |\n";
     }
   if (FILE* f = std::fopen(out_path.c_str(), "w")) {
     std::fputs(md.c_str(), f);
