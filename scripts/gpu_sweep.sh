@@ -22,22 +22,23 @@ fi
 if [ "$PART" = sweep ] || [ "$PART" = all ]; then
   BENCH="$BUILD/tools/bench-collectives/bench-collectives"
   GEN="$BUILD/collectives"
-  # variant: name blocks tile_elems unroll
+  # variant: name:blocks:tile_elems:unroll[:MACRO] (MACRO is #defined before the pk headers)
   VARIANTS="${PK_SWEEP_VARIANTS:-base:66:8192:4 b132:132:8192:4 b132t32k:132:32768:4 b132t32ku8:132:32768:8 b66t32ku8:66:32768:8}"
   COLLS="${PK_SWEEP_COLLS:-all_to_all all_gather gather all_reduce reduce_scatter}"
   : > "$OUT/sweep.txt"
   for v in $VARIANTS; do
-    IFS=: read -r name blocks tile unroll <<<"$v"
+    IFS=: read -r name blocks tile unroll macro <<<"$v"
     dir="$BUILD/sweep/$name"
     mkdir -p "$dir"
     for f in "$GEN"/*_bf16.cu "$GEN"/*_bf16_sum.cu; do
       { echo "#define PK_COPY_UNROLL $unroll"
+        [ -n "$macro" ] && echo "#define $macro 1"
         sed -E -e "s/kBlocks = [0-9]+;/kBlocks = $blocks;/" -e "s/ blocks=[0-9]+ / blocks=$blocks /" \
-          -e "s/\b8191\b/$((tile - 1))/g" -e "s/\b8192\b/$tile/g" "$f"; } > "$dir/$(basename "$f")"
+          -e "s/\b8191\b/$((tile - 1))/g" -e "s/\b8192(LL)?\b/$tile\1/g" "$f"; } > "$dir/$(basename "$f")"
     done
     for c in $COLLS; do
       PK_COLLECTIVES_DIR="$dir" timeout 120 "$BENCH" "$dir/$c.md" --only "$c" \
-        --min-bytes "${PK_SWEEP_MIN:-67108864}" > "$dir/$c.log" 2>&1
+        --min-bytes "${PK_SWEEP_MIN:-67108864}" --max-bytes "${PK_SWEEP_MAX:-1073741824}" > "$dir/$c.log" 2>&1
       grep -E "^\| $c " "$dir/$c.md" | sed "s/^/| $name /" | tee -a "$OUT/sweep.txt"
     done
   done

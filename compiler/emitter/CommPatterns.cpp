@@ -102,21 +102,26 @@ LogicalResult emitReduceInto(Emitter &e, Operation *op) {
 }
 
 // The one-round small-message path: an int status (1 taken, 0 not, -1 a wait gave up, which
-// ends the block like any failed wait), then the op's i1 result.
+// ends the block like any failed wait), then the op's i1 result. The direct path's waits in
+// this worker count only the launches that took it (pk_direct_epoch), since launches that
+// took the one-round path do not signal the direct path's flags.
 LogicalResult emitPushSmall(Emitter &e, Operation *op) {
   auto p = cast<PushSmallOp>(op);
   std::string kind = p.getKind() ? reduceOpName(*p.getKind()) : "pk::ReduceOp::sum";
   std::string status = e.fresh("pk_small");
   std::string lanes = e.name(p.getLanes());
+  std::string direct = e.fresh("pk_direct_epoch");
+  e.line() << "unsigned long long " << direct << " = ctx.epoch;";
   e.line() << "const int " << status << " = pk::push_small<pk::SmallCollective::"
            << stringifyCollectiveKind(p.getCollective()) << ", " << kind << ">(ctx, "
            << basePointer(e, p.getInput(), Value()) << ", " << e.name(p.getInput())
            << ".shape[0], " << basePointer(e, p.getOutput(), Value()) << ", "
            << e.name(p.getOutput()) << ".shape[0], "
            << (p.getRoot() ? e.name(p.getRoot()) : std::string("0")) << ", "
-           << e.name(p.getArrive()) << ", " << e.name(p.getDepart()) << ", " << lanes
-           << " - blockIdx.x, " << p.getMaxBytesAttr().getInt() << "LL);";
+           << e.name(p.getCount()) << ", " << lanes << " - blockIdx.x, "
+           << p.getMaxBytesAttr().getInt() << "LL, " << direct << ");";
   e.line() << "if (" << status << " < 0) return;";
+  e.epoch = direct;
   std::string taken = e.bind(p.getTaken(), "taken");
   e.line() << "const bool " << taken << " = " << status << " > 0;";
   return success();

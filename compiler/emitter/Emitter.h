@@ -39,6 +39,9 @@ public:
   int threads = 512;
   int blocks = 0;
   int checks = 0;  // launch-time argument checks emitted so far (their ids)
+  /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
+  /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
+  std::string epoch = "ctx.epoch";
   llvm::raw_ostream &os;
 
 private:

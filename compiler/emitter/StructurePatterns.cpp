@@ -16,6 +16,8 @@ int64_t countFlagSlots(KernelOp kernel) {
   kernel.walk([&](PushSmallOp p) {
     if (auto lanes = p.getLanes().getDefiningOp<FlagOp>())
       slots = std::max<int64_t>(slots, int64_t(lanes.getSlot()) + pushSmallSlotUnits(p));
+    if (auto count = p.getCount().getDefiningOp<FlagOp>())
+      slots = std::max<int64_t>(slots, int64_t(count.getSlot()) + 1);
   });
   return slots;
 }
@@ -74,6 +76,7 @@ LogicalResult emitWorker(Emitter &e, Operation *op) {
   e.line() << "{  // worker <" << stringifyRole(worker.getRole()) << ">";
   e.indent();
   if (failed(e.emitBlock(worker.getBody().front()))) return failure();
+  e.epoch = "ctx.epoch";  // a push_small's direct-launch count ends with its worker
   e.dedent();
   e.line() << "}";
   return success();

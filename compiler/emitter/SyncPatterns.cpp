@@ -48,7 +48,7 @@ LogicalResult emitWait(Emitter &e, Operation *op) {
   if (w.getCompare() != Compare::ge)
     return op->emitError("flags are monotone epochs: a wait must compare with >=, not ==");
   e.line() << "__syncthreads();";
-  emitBoundedAbort(e, "pk::wait_ge(ctx, " + e.name(w.getFlag()) + ", ctx.epoch * " +
+  emitBoundedAbort(e, "pk::wait_ge(ctx, " + e.name(w.getFlag()) + ", " + e.epoch + " * " +
                           "(unsigned long long)(" + e.name(w.getCount()) + "))");
   return success();
 }

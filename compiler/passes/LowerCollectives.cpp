@@ -273,9 +273,11 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     Value arrive = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
     Value depart = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
     auto pushMax = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
-    Value lanes;
+    Value lanes, count;
     if (pushMax && pushMax.getInt() > 0) {
-      // The one-round path's per-(source, lane) slots, in block-scope slot units.
+      // The one-round path's launch counter, then its per-(source, lane) slots (block-scope
+      // slot units).
+      count = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
       lanes = FlagOp::create(b, loc, flagType, nextSlot, FlagScope::block);
       nextSlot += (kPushSmallSlots + blocks - 1) / blocks;
     }
@@ -290,8 +292,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       Value root = isa<BroadcastOp, ReduceToRootOp, GatherOp, ScatterOp>(op) ? op->getOperand(2)
                                                                             : Value();
       Value taken = PushSmallOp::create(b, loc, b.getI1Type(), CollectiveKindAttr::get(ctx, collectiveKind(op)), kind,
-                                        op->getOperand(0), op->getOperand(1), root, arrive,
-                                        depart, lanes, b.getI64IntegerAttr(pushMax.getInt()));
+                                        op->getOperand(0), op->getOperand(1), root, count,
+                                        lanes, b.getI64IntegerAttr(pushMax.getInt()));
       Value direct = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::eq, taken,
           arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0));

@@ -4,14 +4,14 @@
 // Tests that a broadcast first offers the one-round path (with the root), then pulls from
 // the root's copy with copy_elems into the local output, on the fixed grid the pass chose,
 // between two flag rounds.
-// CHECK-LABEL: // pk-launch broadcast threads=512 blocks=132 flag_slots=6 args=!pk.sym<?xf16>,!pk.tensor<?xf16>,index
+// CHECK-LABEL: // pk-launch broadcast threads=512 blocks=132 flag_slots=7 args=!pk.sym<?xf16>,!pk.tensor<?xf16>,index
 // CHECK: extern "C" __global__ void __launch_bounds__(512) broadcast(pk::LaunchContext ctx, pk::SymTensor<pk::f16> arg0, pk::Tensor<pk::f16> arg1, long long arg2)
 // CHECK: pk::push_small<pk::SmallCollective::broadcast, pk::ReduceOp::sum>(ctx, arg0.peer[ctx.rank], arg0.shape[0], arg1.data, arg1.shape[0], arg2,
 // CHECK: pk::signal_all(ctx, [[ARRIVE:flag[0-9]+]]);
-// CHECK: pk::wait_ge(ctx, [[ARRIVE]], ctx.epoch *
+// CHECK: pk::wait_ge(ctx, [[ARRIVE]], pk_direct_epoch{{[0-9]+}} *
 // CHECK: pk::copy_elems(arg0.peer[arg2] + [[I:i[0-9]+]], arg1.data + [[I]], {{v[0-9]+}});
 // CHECK: pk::signal_all(ctx, [[DEPART:flag[0-9]+]]);
-// CHECK: pk::wait_ge(ctx, [[DEPART]], ctx.epoch *
+// CHECK: pk::wait_ge(ctx, [[DEPART]], pk_direct_epoch{{[0-9]+}} *
 pk.kernel @broadcast(%x: !pk.sym<?xf16>, %y: !pk.tensor<?xf16>, %root: index) {
   pk.coll.broadcast %x into %y root %root : !pk.sym<?xf16>, !pk.tensor<?xf16>
   pk.return

@@ -4,7 +4,7 @@
 // RUN: pkc-opt %s -pk-select-algorithm="push-max-bytes=0 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=OFF
 // Both sides of every threshold of pk-select-algorithm with the built-in H200 profile:
 // two-shot from (W-1)(W-2)/W x bytes >= 832 ns x 369 GB/s = 307008 bytes (W=4: 204672 bytes),
-// and one block per 16 KiB tile up to 132 blocks.
+// and one block per 32 KiB tile up to 132 blocks.
 
 // Tests that 204672 bytes at world 4 are the first size that picks two-shot.
 // W4-LABEL: pk.kernel @two_shot_at_threshold
@@ -23,7 +23,7 @@ pk.kernel @two_shot_at_threshold(%x: !pk.sym<102336xbf16>, %y: !pk.sym<102336xbf
 // Tests that one element less stays one-shot at world 4.
 // W4-LABEL: pk.kernel @one_shot_below_threshold
 // W4: pk.coll.all_reduce {{.*}}algorithm = #pk.algorithm<one_shot>
-// W4-SAME: pk.blocks = 13 : i64
+// W4-SAME: pk.blocks = 7 : i64
 pk.kernel @one_shot_below_threshold(%x: !pk.sym<102335xbf16>, %y: !pk.sym<102335xbf16>) {
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<102335xbf16>, !pk.sym<102335xbf16>
   pk.return
@@ -42,15 +42,15 @@ pk.kernel @local_output(%x: !pk.sym<16777216xf32>, %y: !pk.tensor<16777216xf32>)
 
 // -----
 
-// Tests that 131 tiles of 16 KiB get 131 blocks and 133 tiles the 132-block cap.
+// Tests that 131 tiles of 32 KiB get 131 blocks and 133 tiles the 132-block cap.
 // W4-LABEL: pk.kernel @blocks
-// W4-SAME: pk.decisions = [{{.*}}131 blocks: 2.04688 MiB is 131 tile(s) of 16 KiB{{.*}}132 blocks: the profiled SM count with the best large-message ld/st bandwidth (369 of 369 GB/s)
-// W4: pk.coll.all_gather {{.*}}pk.blocks = 131 : i64, {{.*}}pk.tile = 8192 : i64
-// W4: pk.coll.all_gather {{.*}}pk.blocks = 132 : i64, {{.*}}pk.tile = 4096 : i64
-pk.kernel @blocks(%a: !pk.sym<1073152xbf16>, %b: !pk.sym<2146304xbf16>,
-                  %c: !pk.sym<544768xf32>, %d: !pk.sym<1089536xf32>) {
-  pk.coll.all_gather %a into %b : !pk.sym<1073152xbf16>, !pk.sym<2146304xbf16>
-  pk.coll.all_gather %c into %d : !pk.sym<544768xf32>, !pk.sym<1089536xf32>
+// W4-SAME: pk.decisions = [{{.*}}131 blocks: 4.09375 MiB is 131 tile(s) of 32 KiB{{.*}}132 blocks: the profiled SM count with the best large-message ld/st bandwidth (369 of 369 GB/s)
+// W4: pk.coll.all_gather {{.*}}pk.blocks = 131 : i64, {{.*}}pk.tile = 16384 : i64
+// W4: pk.coll.all_gather {{.*}}pk.blocks = 132 : i64, {{.*}}pk.tile = 8192 : i64
+pk.kernel @blocks(%a: !pk.sym<2146304xbf16>, %b: !pk.sym<4292608xbf16>,
+                  %c: !pk.sym<1089536xf32>, %d: !pk.sym<2179072xf32>) {
+  pk.coll.all_gather %a into %b : !pk.sym<2146304xbf16>, !pk.sym<4292608xbf16>
+  pk.coll.all_gather %c into %d : !pk.sym<1089536xf32>, !pk.sym<2179072xf32>
   pk.return
 }
 
@@ -60,7 +60,7 @@ pk.kernel @blocks(%a: !pk.sym<1073152xbf16>, %b: !pk.sym<2146304xbf16>,
 // DYN-LABEL: pk.kernel @dynamic
 // DYN-SAME: pk.decisions = [{{.*}}both, chosen at run time: two_shot when (W-1)(W-2)/W x bytes >= 307008
 // DYN-NOT: algorithm =
-// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.push_max_bytes = 1048576 : i64, pk.tile = 8192 : i64, pk.two_shot_min_bytes = 307008 : i64}
+// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.push_max_bytes = 1048576 : i64, pk.tile = 16384 : i64, pk.two_shot_min_bytes = 307008 : i64}
 pk.kernel @dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return

@@ -181,13 +181,18 @@ double median_us(cudaStream_t s, int warm, F&& call) {
 // Mean time per call of kTimed calls issued back to back between one event pair (the way
 // nccl-tests and ../shared/HARDWARE.md time NCCL): launch overheads overlap with the previous
 // call's run, unlike in median_us.
+// `host_us` gets the host's time per call to issue them (a call that takes longer to issue
+// than to run leaves the GPU idle between calls).
 template <class F>
-double loop_us(cudaStream_t s, F&& call) {
+double loop_us(cudaStream_t s, F&& call, double* host_us = nullptr) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
   CHECK_CUDA(cudaEventRecord(a, s));
+  const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kTimed; ++i) call();
+  if (host_us)
+    *host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kTimed;
   CHECK_CUDA(cudaEventRecord(b, s));
   CHECK_CUDA(cudaEventSynchronize(b));
   float ms = 0;
@@ -311,11 +316,15 @@ int main(int argc, char** argv) {
           auto pkc_call = [&] { CHECK_PK(pkc_coll::launch<pk::bf16>(C, *l, c, *xb, *yb, n, root)); };
           auto nccl_one = [&] { nccl_call(c, xb->local(), nccl_y, n, root, comms[rank], ns); };
           const double pkc_us = median_us(C.stream(), warm, pkc_call);
-          const double pkc_loop = loop_us(C.stream(), pkc_call);
+          double pkc_host = 0, nccl_host = 0;
+          const double pkc_loop = loop_us(C.stream(), pkc_call, &pkc_host);
           CHECK_PK(C.check_errors());
           CHECK_PK(e.barrier());
           const double nccl_us = median_us(ns, warm, nccl_one);
-          const double nccl_loop = loop_us(ns, nccl_one);
+          const double nccl_loop = loop_us(ns, nccl_one, &nccl_host);
+          if (sizes[si] <= (1 << 20))
+            std::printf("rank %d %s %s: host us per call to issue: pkc %.1f, NCCL %.1f\n", rank,
+                        in.name, size_name(sizes[si]).c_str(), pkc_host, nccl_host);
           {
             std::lock_guard<std::mutex> g(rows_mutex);
             Row& r = rows[ci * sizes.size() + si];

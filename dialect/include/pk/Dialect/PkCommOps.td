@@ -161,30 +161,29 @@ def Pk_PushSmallOp : Pk_Op<"comm.push_small"> {
     `landing_bytes / (2 W)`), each rank pushes what every peer needs into the peer's landing
     buffer (parity `epoch & 1`), adds one to its per-source lane slot on every peer, waits
     for every peer's lane slot, and assembles its output locally; the result is true and the
-    caller skips the direct path. Otherwise it only adds to its lane slots (so they count
-    every launch) and returns false.
+    caller skips the direct path. Otherwise the result is false and the direct path runs.
 
-    `arrive` and `depart` are the direct path's per-block flags: the one-round path adds to
-    them once per peer per block as well (depart only after its waits), so the direct path's
-    `flag >= epoch * count` waits stay exact whichever path a launch takes. `lanes` is the
-    first of `PK_MAX_RANKS x 32` per-(source, lane) slots (block-scope slot units, so the
-    lowering reserves `ceil(512 / blocks)` units for it).
+    `count` is a per-block slot of this rank's own flags that counts the launches that took
+    the one-round path (every rank takes the same path, so the count agrees across ranks).
+    The lane slots expect one add per such launch, and the direct path's waits in the same
+    worker count only the other launches (`epoch - count`), since launches that took the
+    one-round path never signal the direct path's flags. `lanes` is the first of
+    `PK_MAX_RANKS x 32` per-(source, lane) slots (block-scope slot units, so the lowering
+    reserves `ceil(512 / blocks)` units for it).
 
-    Every rank takes the same branch: the condition depends only on sizes, the world size and
-    the context's landing size. The protocol checker models the op as not taken and checks
-    the direct path; the one-round protocol is argued in `pk/device/push_small.cuh` and run
-    by the GPU tests.
+    The condition depends only on sizes, the world size and the context's landing size. The
+    protocol checker models the op as not taken and checks the direct path; the one-round
+    protocol is argued in `pk/device/push_small.cuh` and run by the GPU tests.
 
     ```mlir
-    %taken = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %d, %l) max 1048576 : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    %taken = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%c, %l) max 1048576 : !pk.sym<?xbf16>, !pk.sym<?xbf16>
     ```
   }];
   let arguments = (ins Pk_CollectiveKindAttr:$collective, OptionalAttr<Pk_ReduceKindAttr>:$kind,
                        Pk_AnyTensor:$input, Pk_AnyTensor:$output, Optional<Index>:$root,
-                       Pk_FlagType:$arrive, Pk_FlagType:$depart, Pk_FlagType:$lanes,
-                       I64Attr:$max_bytes);
+                       Pk_FlagType:$count, Pk_FlagType:$lanes, I64Attr:$max_bytes);
   let results = (outs I1:$taken);
-  let assemblyFormat = "$collective (`reduce` $kind^)? $input `,` $output (`root` $root^)? `flags` `(` $arrive `,` $depart `,` $lanes `)` `max` $max_bytes attr-dict `:` qualified(type($input)) `,` qualified(type($output))";
+  let assemblyFormat = "$collective (`reduce` $kind^)? $input `,` $output (`root` $root^)? `flags` `(` $count `,` $lanes `)` `max` $max_bytes attr-dict `:` qualified(type($input)) `,` qualified(type($output))";
   let hasVerifier = 1;
 }
 

@@ -56,33 +56,39 @@ __device__ __forceinline__ void chunk(long long m, int lanes, int lane, long lon
 // the direct path), -1 when a wait gave up (recorded in c.error; the caller returns).
 //
 // x: this rank's input (nx elements); y: this rank's output; root: for rooted collectives.
-// arrive, depart: the direct path's per-block slots (this block's index); base: first slot of
-// the kSlots this path owns (per source rank and lane, slot base + src * kLanes + lane).
+// count: this block's slot, in this rank's own flags, counting the launches that took this
+// path; base: first slot of the kSlots lane slots (source s, lane j: base + s * kLanes + j).
+// direct_epoch: set to the launches so far (this one included) that took the direct path,
+// which the caller's direct-path waits use instead of c.epoch.
 //
-// Protocol (every rank takes the same branch: the condition depends on sizes, W and the
-// context's landing size, which are equal on every rank). Launch e uses landing parity e & 1.
+// Protocol. Every rank takes the same branch (the condition depends on sizes, W and the
+// context's landing size, equal on every rank), so every rank's per-block counter agrees.
+// Launch e uses landing parity e & 1; let k be this path's launch count with this one.
 //  - lane j < P (P from the message size): push chunk j of every peer's message into
 //    landing[peer][e & 1][me], then (after __syncthreads and a system fence) add 1 to slot
-//    (me, j) on every peer; wait until slot (s, j) >= e for every peer s; assemble chunk j.
-//    Every lane below kLanes adds to (me, j) in every launch, on either path, so that slot
-//    counts launches and ">= e" means "peer s's lane j reached launch e".
-//  - the direct path's arrive and depart slots must also count every launch: lane j adds
-//    them for the blocks b = j (mod P) - arrive early (harmless: a peer cannot be waiting
-//    for an arrival of a later launch), depart only after its waits (so a fast peer's depart
-//    from a later launch can never stand in for a slow peer's depart a direct launch waits
-//    for). Blocks b >= P do nothing else and leave.
-//  - landing reuse: a peer writes parity e & 1 again in launch e + 2, which starts after its
-//    launch e + 1 ended; that needed (lane 0) this rank's signal of launch e + 1, sent after
-//    this rank's launch e (and its reads of parity e & 1) ended. So one parity per launch and
-//    two buffers suffice, with no release handshake.
-// Per-source slots matter for W > 2: one slot shared by all peers could reach its target with
-// a fast peer's signal of launch e + 1 standing in for a slow peer's of launch e.
+//    (me, j) on every peer; wait until slot (s, j) >= k for every peer s; assemble chunk j.
+//    Lane j also adds to (me, l) for the idle lanes l = j (mod P) below kLanes (relaxed: those
+//    adds only count), so every lane slot gets exactly one add per launch of this path.
+//  - lane slots get adds from one source each, in launch order, so ">= k" means "peer s's
+//    lane j reached its k-th launch of this path"; one slot shared by several peers could
+//    reach its target with a fast peer's add of a later launch standing in for a slow one's.
+//  - the direct path's flags get nothing from this path: its waits count direct launches
+//    only (epoch - count), and a peer cannot run a direct launch ahead of this rank's (its
+//    arrival needs this rank's), so the counts stay exact whichever path each launch takes.
+//  - landing reuse: a peer writes parity e & 1 again no earlier than launch e + 2, which
+//    starts after its launch e + 1 ended; that launch waited (lane 0, or the direct path's
+//    arrival) for this rank's launch e + 1, which started after this rank's launch e (and its
+//    reads of parity e & 1) ended. Two buffers suffice, with no release handshake.
 template <SmallCollective K, ReduceOp R, class T>
 __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, long long nx, T* y,
-                                          long long ny, long long root, int arrive, int depart,
-                                          int base, long long max_bytes) {
+                                          long long ny, long long root, int count, int base,
+                                          long long max_bytes,
+                                          unsigned long long& direct_epoch) {
   const int me = c.rank, W = c.world, b = blockIdx.x;
   const int lanes = min(static_cast<int>(gridDim.x), small::kLanes);
+  // Launches of this path so far (this block's own counter; only this block touches it).
+  unsigned long long* counter = c.flags[me] + count;
+  const unsigned long long done = ld_relaxed_sys(counter);
   // Elements each peer receives.
   long long msg = nx;
   if (K == SmallCollective::reduce_scatter || K == SmallCollective::scatter) msg = ny;
@@ -91,21 +97,20 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
   const bool take = c.landing_bytes != 0 && bytes <= static_cast<long long>(small::slot_bytes(c)) &&
                     bytes <= max_bytes;
   if (!take) {
-    // The direct path runs; keep this path's per-source slots counting launches.
-    if (b < lanes && threadIdx.x == 0)
-      for (int r = 0; r < W; ++r)
-        if (r != me) small::count(c, r, base + me * small::kLanes + b);
+    direct_epoch = c.epoch - done;
     return 0;
   }
+  const unsigned long long k = done + 1;
+  __syncthreads();  // every thread has read the counter before thread 0 moves it
+  if (threadIdx.x == 0) st_relaxed_sys(counter, k);
   const long long want = (bytes + small::kBytesPerLane - 1) / small::kBytesPerLane;
   const int P = want < 1 ? 1 : (want > lanes ? lanes : static_cast<int>(want));
-  if (b >= P) return 1;  // lanes below P carry this block's arrive/depart adds
+  if (b >= P) return 1;
   const int parity = static_cast<int>(c.epoch & 1);
   long long lo, hi;
   small::chunk(msg, P, b, lo, hi);
   const bool rooted_send = K == SmallCollective::broadcast || K == SmallCollective::scatter;
   const bool to_root = K == SmallCollective::reduce || K == SmallCollective::gather;
-
   __shared__ int pk_small_abort;
   if (threadIdx.x == 0) pk_small_abort = 0;
 
@@ -122,24 +127,21 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
   }
   __syncthreads();
 
-  // 2. Publish: one fence, then this lane's slot. Counting adds for the blocks this lane
-  // covers (b, b + P, ...): their arrive slots, and the lane slots of idle lanes below kLanes.
+  // 2. Publish: one fence, then this lane's slot; counting adds for the idle lanes it covers.
   if (threadIdx.x == 0) {
     fence_acq_rel_sys();
     for (int r = 0; r < W; ++r)
       if (r != me) small::bump(c, r, base + me * small::kLanes + b);
   }
-  const int covered = (static_cast<int>(gridDim.x) - b + P - 1) / P;  // blocks b, b+P, ...
-  for (int t = threadIdx.x; t < covered * W; t += blockDim.x) {
-    const int r = t % W, blk = b + (t / W) * P;
-    if (r == me) continue;
-    small::count(c, r, arrive - b + blk);
-    if (blk != b && blk < lanes) small::count(c, r, base + me * small::kLanes + blk);
+  const int idle = (lanes - b + P - 1) / P - 1;  // lanes b + P, b + 2P, ... below kLanes
+  for (int t = threadIdx.x; t < idle * W; t += blockDim.x) {
+    const int r = t % W, lane = b + (t / W + 1) * P;
+    if (r != me) small::count(c, r, base + me * small::kLanes + lane);
   }
 
   // 3. Wait for every peer's lane b of this launch (one thread per peer).
   if (threadIdx.x < W && threadIdx.x != me &&
-      !wait_ge(c, base + threadIdx.x * small::kLanes + b, c.epoch))
+      !wait_ge(c, base + threadIdx.x * small::kLanes + b, k))
     pk_small_abort = 1;
   __syncthreads();
   if (pk_small_abort) return -1;
@@ -173,17 +175,6 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
     const T* s = me == root ? (K == SmallCollective::scatter ? x + root * msg : x)
                             : small::landing<T>(c, me, parity, static_cast<int>(root));
     copy_elems(s + lo, y + lo, cnt);
-  }
-
-  // 5. Depart adds for the covered blocks, after the waits (see above): one fence orders them
-  // after the acquires, then relaxed adds. The block's reads of the landing slots need no
-  // ordering against them: reuse is ordered by the next launch.
-  __syncthreads();
-  if (threadIdx.x == 0) fence_acq_rel_sys();
-  __syncthreads();
-  for (int t = threadIdx.x; t < covered * W; t += blockDim.x) {
-    const int r = t % W, blk = b + (t / W) * P;
-    if (r != me) small::count(c, r, depart - b + blk);
   }
   return 1;
 }
