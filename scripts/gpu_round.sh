@@ -91,6 +91,13 @@ if [ "$PART" = bench ] || [ "$PART" = all ] || [ "$PART" = gemm ]; then
     GEMM=$?
     cat "$OUT/gemm.md" 2>/dev/null || tail -n 30 "$OUT/bench-gemm.log"
   fi
+  # PyTorch's sequential and fused (symm_mem) AG + GEMM for the same shapes, beside pkc's.
+  if python3 -c 'import torch' 2>/dev/null; then
+    step "torch fused_all_gather_matmul"
+    timeout 240 torchrun --nproc_per_node=2 "$ROOT/tools/bench-gemm/torch_fused.py" \
+      "$OUT/gemm.md" "$OUT/torch_fused.md" >"$OUT/torch-fused.log" 2>&1 || tail -n 20 "$OUT/torch-fused.log"
+    cat "$OUT/torch_fused.md" 2>/dev/null
+  fi
 fi
 
 if [ "${PK_CALIBRATE:-0}" = 1 ]; then
