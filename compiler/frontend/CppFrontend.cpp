@@ -20,23 +20,33 @@ mlir::OwningOpRef<mlir::ModuleOp> parseCppSpec(const std::string &path,
                                                mlir::MLIRContext &context,
                                                std::vector<std::string> *dependencies) {
   auto here = mlir::FileLineColLoc::get(&context, path, 0, 0);
-  if (llvm::sys::fs::is_directory(path)) {
-    mlir::emitError(here) << "'" << path << "' is a directory, not a spec file";
-    return nullptr;
-  }
-  if (!llvm::sys::fs::exists(path)) {
-    mlir::emitError(here) << "no such file: '" << path << "'";
-    return nullptr;
-  }
-  // Clang would only warn about NUL bytes and read on; a spec is text.
-  if (auto buffer = llvm::MemoryBuffer::getFile(path)) {
-    if ((*buffer)->getBuffer().contains('\0')) {
-      mlir::emitError(here) << "'" << path << "' is a binary file, not a spec (it has NUL bytes)";
+  if (options.text) {
+    // Clang would only warn about NUL bytes and read on; a spec is text.
+    if (llvm::StringRef(*options.text).contains('\0')) {
+      mlir::emitError(here) << "'" << path << "' is binary, not a spec (it has NUL bytes)";
       return nullptr;
     }
+  } else {
+    if (llvm::sys::fs::is_directory(path)) {
+      mlir::emitError(here) << "'" << path << "' is a directory, not a spec file";
+      return nullptr;
+    }
+    if (!llvm::sys::fs::exists(path)) {
+      mlir::emitError(here) << "no such file: '" << path << "'";
+      return nullptr;
+    }
+    if (auto buffer = llvm::MemoryBuffer::getFile(path)) {
+      if ((*buffer)->getBuffer().contains('\0')) {
+        mlir::emitError(here) << "'" << path << "' is a binary file, not a spec (it has NUL bytes)";
+        return nullptr;
+      }
+    }
   }
-  fe::ParseRequest request{path, options.includeDirs, options.defines, options.standard};
+  fe::ParseRequest request{path, options.includeDirs, options.defines, options.standard,
+                           options.text, options.exitOnTimeout,
+                           options.clangDiagnostics != nullptr};
   fe::ParseResult parsed = fe::parseSpec(request);
+  if (options.clangDiagnostics) *options.clangDiagnostics += parsed.clangDiagnostics;
   if (parsed.clangFailed) {
     if (parsed.errors.empty()) return nullptr;  // Clang already printed why
   }

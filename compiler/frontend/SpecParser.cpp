@@ -11,8 +11,10 @@
 #include "clang/Basic/Stack.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/thread.h"
@@ -112,6 +114,13 @@ ParseResult parseOnThisThread(const ParseRequest &request) {
                           /*RequiresNullTerminator=*/false));
     }
   };
+  if (request.text) {
+    // The overlay gives the in-memory layer the real working directory, so a relative spec
+    // path resolves to the same absolute name here.
+    llvm::SmallString<256> at(request.path);
+    llvm::sys::fs::make_absolute(at);
+    memory->addFile(at, 0, llvm::MemoryBuffer::getMemBufferCopy(*request.text, request.path));
+  }
   map(kSpecDir, pk_spec_headers::embeddedFiles());
   map(kBuiltinDir, pk_builtin_headers::embeddedFiles());
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
@@ -121,7 +130,13 @@ ParseResult parseOnThisThread(const ParseRequest &request) {
 
   clang::tooling::ToolInvocation invocation(args, std::make_unique<WalkAction>(result),
                                             files.get());
+  std::string clangText;
+  llvm::raw_string_ostream clangStream(clangText);
+  clang::DiagnosticOptions printerOptions;
+  clang::TextDiagnosticPrinter printer(clangStream, printerOptions);
+  if (request.captureClangDiagnostics) invocation.setDiagnosticConsumer(&printer);
   result.clangFailed = !invocation.run();
+  result.clangDiagnostics = std::move(clangText);
   return result;
 }
 } // namespace
@@ -131,8 +146,9 @@ ParseResult parseSpec(const ParseRequest &request) {
   // (reserved, not committed) turns what would be a crash into Clang's own limits.
   //
   // Clang has no limit on macro expansion or type growth, so a hostile spec could parse
-  // for hours. A watchdog ends the process with a diagnostic past the deadline; nothing
-  // has been written yet (pkc writes its output only after a successful run).
+  // for hours. Past the deadline pkc ends the process with a diagnostic (nothing has been
+  // written yet: pkc writes its output only after a successful run); a host process gets an
+  // error instead and the parse finishes on a detached thread (Clang cannot be cancelled).
   auto shared = std::make_shared<Shared>();
   llvm::thread worker(std::optional<unsigned>(512u << 20), [shared, request] {
     ParseResult r = parseOnThisThread(request);
@@ -145,11 +161,20 @@ ParseResult parseSpec(const ParseRequest &request) {
     std::unique_lock<std::mutex> lock(shared->mutex);
     if (!shared->cv.wait_for(lock, std::chrono::seconds(kParseSeconds),
                              [&] { return shared->done; })) {
-      llvm::errs() << request.path << ": error: parsing took longer than " << kParseSeconds
-                   << " s (runaway macro expansion or template growth?); specs parse in "
-                      "milliseconds, simplify the macros or templates\n";
-      llvm::errs().flush();
-      std::_Exit(1);
+      std::string why = "parsing took longer than " + std::to_string(kParseSeconds) +
+                        " s (runaway macro expansion or template growth?); specs parse in "
+                        "milliseconds, simplify the macros or templates";
+      if (request.exitOnTimeout) {
+        llvm::errs() << request.path << ": error: " << why << "\n";
+        llvm::errs().flush();
+        std::_Exit(1);
+      }
+      lock.unlock();
+      worker.detach();
+      ParseResult timedOut;
+      timedOut.clangFailed = true;
+      timedOut.errors.push_back({{request.path, 1, 1}, why});
+      return timedOut;
     }
   }
   worker.join();

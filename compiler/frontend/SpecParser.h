@@ -3,6 +3,8 @@
 
 #include "SpecModel.h"
 
+#include <optional>
+
 namespace pk::fe {
 
 struct Diagnostic {
@@ -15,6 +17,9 @@ struct ParseRequest {
   std::vector<std::string> includeDirs;  // -I
   std::vector<std::string> defines;      // -D
   std::string standard;                  // -std
+  std::optional<std::string> text;       // the spec's text, served from memory at `path`
+  bool exitOnTimeout = true;             // past the time limit: end the process, or fail
+  bool captureClangDiagnostics = false;  // Clang's own diagnostics into the result, not stderr
 };
 
 struct ParseResult {
@@ -22,6 +27,7 @@ struct ParseResult {
   std::vector<Diagnostic> errors;       // constructs outside the spec language
   Module module;
   std::vector<std::string> dependencies;  // every file read from disk, the spec included
+  std::string clangDiagnostics;           // with captureClangDiagnostics: Clang's text
 };
 
 ParseResult parseSpec(const ParseRequest &request);

@@ -1,6 +1,7 @@
 // The in-process front end: the same parser, device pipeline and CUDA emitter as pkc.
 #include <pk/jit/jit.h>
 
+#include "pk/Driver/Frontend.h"
 #include "pk/Emitter/CudaEmitter.h"
 #include "pk/Pipeline/Pipeline.h"
 
@@ -35,8 +36,21 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
   auto fail = [&]() { return Status::error(diagnostics.empty() ? name + ": failed" : diagnostics); };
 
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  // C++ specs go through the Clang front end, the text served from memory under `name`; a
+  // runaway parse becomes an error here instead of ending the host process.
+  llvm::StringRef n(name);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (n.ends_with(".cpp") || n.ends_with(".cc") || n.ends_with(".cxx")) {
+    FrontendOptions fe;
+    fe.text = text;
+    fe.exitOnTimeout = false;
+    std::string clangText;
+    fe.clangDiagnostics = &clangText;
+    module = parseCppSpec(name, fe, context, nullptr);
+    diagStream << clangText;
+  } else {
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  }
   if (!module) return fail();
   mlir::PassManager pm(&context);
   PipelineOptions po;

@@ -131,6 +131,30 @@ TEST(JitCompile, SpecErrorsKeepFileLineColumn) {
   EXPECT_NE(missing.status().message().find("/nonexistent/x.mlir"), std::string::npos);
 }
 
+// C++ specs compile in process too (the Clang front end, the text served from memory under
+// the given name); spec-language and Clang errors come back in the Status with file:line:col.
+TEST(JitCompile, CompilesCppSpecsInProcess) {
+  const std::string cache = fresh_dir("cpp");
+  auto k = pk::jit::compile_file(PK_ALL_REDUCE_CPP_SPEC, cpu_options(cache));
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  EXPECT_EQ(k->info().name, "all_reduce");
+  ASSERT_EQ(k->info().args.size(), 2u);
+  EXPECT_EQ(k->info().args[1].text, "!pk.sym<?xbf16>");
+  const std::string head = "#include <pk/spec.h>\nusing namespace pk;\n";
+  auto lang = pk::jit::compile_string(
+      head + "PK_KERNEL void k(Sym<bf16, 1> x) {\n  int a[3];\n}\n", cpu_options(cache),
+      "lang.pk.cpp");
+  ASSERT_FALSE(lang.is_ok());
+  EXPECT_NE(lang.status().message().find("lang.pk.cpp:4:"), std::string::npos)
+      << lang.status().message();
+  auto cxx = pk::jit::compile_string(head + "PK_KERNEL void k(Sym<bf16, 1> x) {\n  x.nope();\n}\n",
+                                     cpu_options(cache), "cxx.pk.cpp");
+  ASSERT_FALSE(cxx.is_ok());
+  EXPECT_NE(cxx.status().message().find("cxx.pk.cpp:4:"), std::string::npos)
+      << cxx.status().message();
+  EXPECT_NE(cxx.status().message().find("nope"), std::string::npos) << cxx.status().message();
+}
+
 TEST(JitCache, WarmCompileInANewProcessIsUnder5ms) {
   const std::string cache = fresh_dir("warm");
   ChildResult cold = run_child(cache);

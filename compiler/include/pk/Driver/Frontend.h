@@ -3,6 +3,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,15 @@ struct FrontendOptions {
   std::vector<std::string> includeDirs;  // -I
   std::vector<std::string> defines;      // -D
   std::string standard = "c++20";        // -std
+  /// The spec's text, when it is not (or not only) on disk: served to Clang from memory
+  /// under the spec's path, so diagnostics name that path. Empty: read the file.
+  std::optional<std::string> text;
+  /// What a parse that runs past the time limit (runaway macros or templates) does: end the
+  /// process (pkc, whose outputs are not written yet), or return an error and leave the
+  /// parse to finish on a detached thread (a host process, such as the JIT's).
+  bool exitOnTimeout = true;
+  /// Where Clang's own diagnostics (C++ errors) go: null for stderr, else appended here.
+  std::string *clangDiagnostics = nullptr;
 };
 
 /// True when this pkc was built with the Clang front end.
