@@ -87,6 +87,7 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
   const int me = c.rank, W = c.world, b = blockIdx.x;
   const int lanes = min(static_cast<int>(gridDim.x), small::kLanes);
   // Launches of this path so far (this block's own counter; only this block touches it).
+  // Loaded first and used late (the wait target), so its latency hides behind the push.
   unsigned long long* counter = c.flags[me] + count;
   const unsigned long long done = ld_relaxed_sys(counter);
   // Elements each peer receives.
@@ -101,11 +102,13 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
     return 0;
   }
   const unsigned long long k = done + 1;
-  __syncthreads();  // every thread has read the counter before thread 0 moves it
-  if (threadIdx.x == 0) st_relaxed_sys(counter, k);
   const long long want = (bytes + small::kBytesPerLane - 1) / small::kBytesPerLane;
   const int P = want < 1 ? 1 : (want > lanes ? lanes : static_cast<int>(want));
-  if (b >= P) return 1;
+  if (b >= P) {
+    __syncthreads();  // every thread has read the counter before thread 0 moves it
+    if (threadIdx.x == 0) st_relaxed_sys(counter, k);
+    return 1;
+  }
   const int parity = static_cast<int>(c.epoch & 1);
   long long lo, hi;
   small::chunk(msg, P, b, lo, hi);
@@ -143,8 +146,9 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
   if (threadIdx.x < W && threadIdx.x != me &&
       !wait_ge(c, base + threadIdx.x * small::kLanes + b, k))
     pk_small_abort = 1;
-  __syncthreads();
+  __syncthreads();  // also: every thread has read the counter before thread 0 moves it
   if (pk_small_abort) return -1;
+  if (threadIdx.x == 0) st_relaxed_sys(counter, k);
 
   // 4. Assemble chunk [lo, hi) of the output from x and the landing slots.
   auto from_rank = [&](int r) -> const T* {
