@@ -341,6 +341,18 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           failed = true;
         }
       });
+      // The one-round path lands in the kernel's one landing buffer: with several collectives
+      // in a kernel, a fast rank's next collective could overwrite what a peer still reads
+      // from the previous one, so such kernels keep the direct path only.
+      if (collectives.size() > 1)
+        for (Operation *op : collectives)
+          if (auto push = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
+              push && push.getInt() > 0) {
+            op->setAttr("pk.push_max_bytes", IntegerAttr::get(push.getType(), 0));
+            recordDecision(op, "rule 3 (one-way sync)",
+                           "no one-round path: the kernel has " + Twine(collectives.size()) +
+                               " collectives, which would share its landing buffer");
+          }
       for (Operation *op : collectives) {
         int64_t blocks = 0;
         failed |= mlir::failed(lower(op, nextSlot, blocks));

@@ -82,8 +82,13 @@ pk.kernel @all_to_all(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: pk.return
+// A kernel with two collectives keeps the direct path only (they would share its landing
+// buffer): no push_small, and the second collective's flags follow the first's two.
 // CHECK-LABEL: pk.kernel @push_small_next_slots
-// CHECK: pk.sync.flag 11 <block>
+// CHECK-SAME: no one-round path: the kernel has 2 collectives
+// CHECK-NOT: pk.comm.push_small
+// CHECK: pk.sync.flag 2 <block>
+// CHECK-NOT: pk.comm.push_small
 pk.kernel @push_small_first(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %root: index) {
   pk.coll.reduce <max> %x into %y root %root {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
