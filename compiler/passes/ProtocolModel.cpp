@@ -225,7 +225,7 @@ private:
     if (isa<WorldSizeOp>(op)) { values[op->getResult(0)] = config.world; return true; }
     if (isa<DimOp>(op)) { values[op->getResult(0)] = config.dimValue; return true; }
     if (auto f = dyn_cast<FlagOp>(op)) {
-      flags[f.getResult()] = {f.getSlot(), f.getScope() == FlagScope::block};
+      flags[f.getResult()] = {int64_t(f.getSlot()), f.getScope() == FlagScope::block};
       return true;
     }
     if (auto s = dyn_cast<SignalOp>(op)) {
