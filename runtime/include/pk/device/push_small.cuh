@@ -69,9 +69,10 @@ __device__ __forceinline__ void chunk(long long m, int lanes, int lane, long lon
 //    (me, j) on every peer; wait until slot (s, j) >= k for every peer s; assemble chunk j.
 //    Lane j also adds to (me, l) for the idle lanes l = j (mod P) below kLanes (relaxed: those
 //    adds only count), so every lane slot gets exactly one add per launch of this path.
-//  - lane slots get adds from one source each, in launch order, so ">= k" means "peer s's
-//    lane j reached its k-th launch of this path"; one slot shared by several peers could
-//    reach its target with a fast peer's add of a later launch standing in for a slow one's.
+//  - lane slots get adds from one source each, in launch order, so ">= k" means exactly "peer
+//    s's lane j reached its k-th launch of this path" (a slot shared by all peers would count
+//    a fast peer's add of a later launch too; that is harmless only because every rank pushes
+//    to all peers before it signals any, so per-source slots keep the argument local).
 //  - the direct path's flags get nothing from this path: its waits count direct launches
 //    only (epoch - count), and a peer cannot run a direct launch ahead of this rank's (its
 //    arrival needs this rank's), so the counts stay exact whichever path each launch takes.
@@ -79,6 +80,9 @@ __device__ __forceinline__ void chunk(long long m, int lanes, int lane, long lon
 //    starts after its launch e + 1 ended; that launch waited (lane 0, or the direct path's
 //    arrival) for this rank's launch e + 1, which started after this rank's launch e (and its
 //    reads of parity e & 1) ended. Two buffers suffice, with no release handshake.
+// test/unit/runtime/push_protocol_model_test.cpp checks this logic for 2-5 ranks over random
+// interleavings of both paths (and catches seeded bugs: one parity, adds before data, direct
+// waits that count every launch).
 template <SmallCollective K, ReduceOp R, class T>
 __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, long long nx, T* y,
                                           long long ny, long long root, int count, int base,
