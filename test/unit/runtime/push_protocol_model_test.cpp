@@ -60,6 +60,14 @@ void add_lanes(Model& m, Block& blk) {
   for (int l = blk.b + blk.P; l < m.lanes; l += blk.P) m.flag(blk.peer, m.lane_slot(blk.rank, l))++;
 }
 
+// Adds one to `slot` on the block's next peer; true while peers remain for later steps.
+bool signal_next_peer(Model& m, Block& blk, const std::string& slot) {
+  if (blk.peer != blk.rank) m.flag(blk.peer, slot)++;
+  if (++blk.peer < m.W) return true;
+  blk.peer = 0;
+  return false;
+}
+
 // Runs one step of `blk` if it can; returns false when it is blocked on a wait.
 bool step(Model& m, Block& blk) {
   const int me = blk.rank, W = m.W;
@@ -120,9 +128,7 @@ bool step(Model& m, Block& blk) {
       blk.d = m.bugs.direct_counts_epoch ? blk.e : blk.e - m.flag(me, cnt);
       break;
     case 1:  // arrive, one peer per step
-      if (blk.peer != me) m.flag(blk.peer, arrive)++;
-      if (++blk.peer < W) return true;
-      blk.peer = 0;
+      if (signal_next_peer(m, blk, arrive)) return true;
       break;
     case 2:
       if (m.flag(me, arrive) < blk.d * (W - 1)) return false;
@@ -134,9 +140,7 @@ bool step(Model& m, Block& blk) {
                     " read rank " + std::to_string(s) + "'s input of launch " + std::to_string(m.input[s]);
       break;
     case 4:  // depart, one peer per step
-      if (blk.peer != me) m.flag(blk.peer, depart)++;
-      if (++blk.peer < W) return true;
-      blk.peer = 0;
+      if (signal_next_peer(m, blk, depart)) return true;
       break;
     case 5:
       if (m.flag(me, depart) < blk.d * (W - 1)) return false;
