@@ -83,8 +83,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-bool endsWith(llvm::StringRef s, llvm::StringRef suffix) { return s.ends_with(suffix); }
-
 // "dir/all_reduce.mlir" -> "all_reduce"; "dir/gemm.pk.cpp" -> "gemm".
 std::string specStem(llvm::StringRef path) {
   llvm::StringRef name = llvm::sys::path::filename(path);
@@ -167,9 +165,7 @@ int runPkcDriver(int argc, char **argv) {
 
   std::vector<std::string> dependencies = {inputPath};
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  bool isCpp = endsWith(inputPath, ".cpp") || endsWith(inputPath, ".cc") ||
-               endsWith(inputPath, ".cxx");
-  if (isCpp) {
+  if (isCppSpecPath(inputPath)) {
     FrontendOptions fe;
     fe.includeDirs.assign(includeDirs.begin(), includeDirs.end());
     fe.defines.assign(defines.begin(), defines.end());

@@ -38,9 +38,8 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
 
   // C++ specs go through the Clang front end, the text served from memory under `name`; a
   // runaway parse becomes an error here instead of ending the host process.
-  llvm::StringRef n(name);
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (n.ends_with(".cpp") || n.ends_with(".cc") || n.ends_with(".cxx")) {
+  if (isCppSpecPath(name)) {
     FrontendOptions fe;
     fe.text = text;
     fe.exitOnTimeout = false;

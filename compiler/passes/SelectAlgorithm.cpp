@@ -51,21 +51,22 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     return counts.empty() ? 132 : counts.back();
   }
 
+  // Bytes of a tensor type, when its shape is static.
+  static std::optional<int64_t> staticBytes(Type t) {
+    int64_t n = getTensorElementType(t).getIntOrFloatBitWidth() / 8;
+    for (int64_t d : getTensorShape(t)) {
+      if (ShapedType::isDynamic(d)) return std::nullopt;
+      n *= d;
+    }
+    return n;
+  }
+
   // Bytes of the per-rank work that is split into tiles, when static.
   static std::optional<int64_t> workBytes(Operation *op) {
-    Type in = op->getOperand(0).getType(), out = op->getOperand(1).getType();
     // The smaller side is the per-rank shard that tile loops cover (all-gather: the input;
     // reduce-scatter: the output); the tile loops of all-to-all cover 1/W of it per peer,
     // but W is not known here, so the whole tensor is the conservative bound.
-    auto bytesOf = [](Type t) -> std::optional<int64_t> {
-      int64_t n = getTensorElementType(t).getIntOrFloatBitWidth() / 8;
-      for (int64_t d : getTensorShape(t)) {
-        if (ShapedType::isDynamic(d)) return std::nullopt;
-        n *= d;
-      }
-      return n;
-    };
-    auto a = bytesOf(in), b = bytesOf(out);
+    auto a = staticBytes(op->getOperand(0).getType()), b = staticBytes(op->getOperand(1).getType());
     if (!a || !b) return std::nullopt;
     return std::min(*a, *b);
   }
@@ -75,18 +76,10 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
   // + one round took 8.1-11.9 us per call from 4 KiB to 1 MiB against 12.5-14.8 us for two
   // rounds + pull, so the cut-off is an option (default 1 MiB) and the landing slot size
   // caps it at run time.
-  void selectPush(Operation *op, int64_t elemBytes) {
+  void selectPush(Operation *op) {
     MLIRContext *ctx = op->getContext();
     // The smallest per-peer message a static size allows (all-to-all: a 1/W block, W <= 16).
     std::optional<int64_t> msg;
-    auto staticBytes = [&](Type t) -> std::optional<int64_t> {
-      int64_t n = elemBytes;
-      for (int64_t d : getTensorShape(t)) {
-        if (ShapedType::isDynamic(d)) return std::nullopt;
-        n *= d;
-      }
-      return n;
-    };
     bool perOutput = isa<ReduceScatterOp, ScatterOp>(op);
     msg = staticBytes(op->getOperand(perOutput ? 1 : 0).getType());
     if (msg && isa<AllToAllOp>(op)) *msg /= (worldSize > 0 ? worldSize : 16);
@@ -147,7 +140,7 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
       op->setAttr("pk.tile", IntegerAttr::get(IntegerType::get(ctx, 64), tile));
       recordDecision(op, "rule 1 (blocks)", why + "; tiles of " + Twine(tile).str() +
                                                 " elements (" + ::pk::formatBytes(kTileBytes) + ")");
-      selectPush(op, elemBytes);
+      selectPush(op);
 
       auto ar = dyn_cast<AllReduceOp>(op);
       if (!ar) {

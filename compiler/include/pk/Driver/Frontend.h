@@ -3,6 +3,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +25,11 @@ struct FrontendOptions {
   /// Where Clang's own diagnostics (C++ errors) go: null for stderr, else appended here.
   std::string *clangDiagnostics = nullptr;
 };
+
+/// True for a path the C++ front end reads (.cpp, .cc, .cxx); anything else is pk IR text.
+inline bool isCppSpecPath(llvm::StringRef path) {
+  return path.ends_with(".cpp") || path.ends_with(".cc") || path.ends_with(".cxx");
+}
 
 /// True when this pkc was built with the Clang front end.
 bool haveCppFrontend();

@@ -31,11 +31,8 @@ __device__ __forceinline__ T* landing(const LaunchContext& c, int owner, int par
   return reinterpret_cast<T*>(c.landing[owner] + (parity * c.world + src) * slot_bytes(c));
 }
 
-// One flag add on peer `r` at slot `slot`: the release form publishes data, the relaxed form
-// only counts (its order comes from a fence of the block's, issued once).
-__device__ __forceinline__ void bump(const LaunchContext& c, int r, int slot) {
-  signal_after_fence(c, r, slot, 1);
-}
+// One relaxed flag add on peer `r` at slot `slot`: it only counts (data is published by
+// signal_all's fence and release adds).
 __device__ __forceinline__ void count(const LaunchContext& c, int r, int slot) {
   red_add_relaxed_sys(c.flags[r] + slot, 1);
 }
@@ -135,11 +132,7 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
   __syncthreads();
 
   // 2. Publish: one fence, then this lane's slot; counting adds for the idle lanes it covers.
-  if (threadIdx.x == 0) {
-    fence_acq_rel_sys();
-    for (int r = 0; r < W; ++r)
-      if (r != me) small::bump(c, r, base + me * small::kLanes + b);
-  }
+  if (threadIdx.x == 0) signal_all(c, base + me * small::kLanes + b);
   const int idle = (lanes - b + P - 1) / P - 1;  // lanes b + P, b + 2P, ... below kLanes
   for (int t = threadIdx.x; t < idle * W; t += blockDim.x) {
     const int r = t % W, lane = b + (t / W + 1) * P;
