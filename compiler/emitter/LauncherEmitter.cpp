@@ -117,6 +117,7 @@ std::string cppString(llvm::StringRef s) {
 
 struct LaunchFacts {
   int threads = 0, blocks = 0, flagSlots = 0;
+  std::string copyEngine;  // <collective>:<min bytes>:<x>:<y>:<root>, empty without a route
 };
 
 // The values of `// pk-launch <name> threads=.. blocks=.. flag_slots=..` in pkc's CUDA.
@@ -136,8 +137,41 @@ std::optional<LaunchFacts> launchFacts(llvm::StringRef cuda, llvm::StringRef ker
     if (key == "blocks") f.blocks = v;
     if (key == "flag_slots") f.flagSlots = v;
   }
+  for (llvm::StringRef field : fields)
+    if (field.consume_front("copy_engine=")) f.copyEngine = field.str();
   if (f.threads <= 0 || f.blocks <= 0) return std::nullopt;
   return f;
+}
+
+// The launcher's branch to the copy-engine route (pk/runtime/copy_engine.h) for messages of
+// at least the route's size; the kernel launch follows for smaller ones.
+LogicalResult emitCopyEngineBranch(const KernelSignature &k, llvm::StringRef route,
+                                   llvm::raw_ostream &os, Location loc) {
+  if (route.empty()) return success();
+  llvm::SmallVector<llvm::StringRef> parts;
+  route.split(parts, ':');
+  int64_t min = 0, x = -1, y = -1, root = -1;
+  if (parts.size() != 5 || parts[1].getAsInteger(10, min) || parts[2].getAsInteger(10, x) ||
+      parts[3].getAsInteger(10, y) || parts[4].getAsInteger(10, root) || x < 0 || y < 0 ||
+      x >= int64_t(k.args.size()) || y >= int64_t(k.args.size()) ||
+      root >= int64_t(k.args.size()) || !k.args[x].isSymmetric || !k.args[y].isTensor)
+    return emitError(loc, "malformed copy_engine route '") << route << "' for " << k.name;
+  const LauncherArg &in = k.args[x], &out = k.args[y];
+  std::string outPtr = out.isSymmetric ? out.name + ".peer[ctx.rank()]" : out.name + ".data";
+  os << "  {\n"
+     << "    // pkc's copy-engine route (rule 1): large messages are host-issued copy-engine pulls.\n"
+     << "    const pk::CopyEngineRoute route{pk::CopyCollective::" << parts[0] << ", " << min
+     << "LL, " << x << ", " << y << ", " << root << "};\n"
+     << "    const long long message = pk::copy_engine_message_bytes(route.kind, " << in.name
+     << ".numel, " << out.name << ".numel, ctx.world(), int(sizeof(*" << in.name
+     << ".peer[0])));\n"
+     << "    if (pk::takes_copy_engine(ctx, route, message))\n"
+     << "      return pk::copy_engine_collective(ctx, " << cppString(k.name)
+     << ", route.kind, reinterpret_cast<void* const*>(" << in.name << ".peer), " << outPtr
+     << ", message, " << (root >= 0 ? "static_cast<long long>(" + k.args[root].name + ")" : "-1")
+     << ", stream);\n"
+     << "  }\n";
+  return success();
 }
 
 } // namespace
@@ -217,6 +251,7 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "#include \"" << options.headerInclude << "\"\n\n"
      << "#include <map>\n#include <memory>\n#include <mutex>\n\n"
      << "#include <pk/runtime/checks.h>\n"
+     << "#include <pk/runtime/copy_engine.h>\n"
      << "#include <pk/runtime/cuda_check.h>\n"
      << "#include <pk/runtime/kernel_args.h>\n"
      << "#include <pk/runtime/module.h>\n\n"
@@ -267,6 +302,7 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
     for (const LauncherCheck &c : k.checks)
       os << "  if (!(" << c.condition << "))\n"
          << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+    if (failed(emitCopyEngineBranch(k, facts->copyEngine, os, loc))) return failure();
     os << "  (void)world;\n"
        << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)
        << "));\n"

@@ -47,7 +47,11 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
        << ";     // flag slots per block\n";
   e.os << "}  // namespace pk_" << name << "\n";
   e.os << "\n// pk-launch " << name << " threads=" << e.threads << " blocks=" << e.blocks
-       << " flag_slots=" << countFlagSlots(kernel) << " args=";
+       << " flag_slots=" << countFlagSlots(kernel);
+  // The host-driven route the launchers take above a message size (pk/runtime/copy_engine.h).
+  if (auto route = kernel->getAttrOfType<StringAttr>("pk.copy_engine"))
+    e.os << " copy_engine=" << route.getValue();
+  e.os << " args=";
   Block &entry = kernel.getBody().front();
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
     if (argumentTypeName(arg.getType()).empty())

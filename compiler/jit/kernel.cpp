@@ -93,6 +93,21 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
     return Status::error("kernel " + info.name + " needs " +
                          std::to_string(info.blocks * info.flag_slots) +
                          " flag slots; the context has " + std::to_string(ctx.flag_slots()));
+  if (info.copy_engine) {
+    const CopyEngineRoute& route = *info.copy_engine;
+    const ArgValue &x = args[route.x], &y = args[route.y];
+    const std::string& e = info.args[route.x].element;
+    const int elem = e == "bf16" || e == "f16" ? 2 : e == "f64" || e == "i64" ? 8 : 4;
+    const long long y_numel = y.kind == ArgKind::sym_tensor ? y.sym.numel : y.tensor.numel;
+    const long long message = copy_engine_message_bytes(route.kind, x.sym.numel, y_numel,
+                                                        ctx.world(), elem);
+    if (takes_copy_engine(ctx, route, message)) {
+      void* out = y.kind == ArgKind::sym_tensor ? y.sym.peer[ctx.rank()] : y.tensor.data;
+      void* const* in = reinterpret_cast<void* const*>(x.sym.peer);
+      return copy_engine_collective(ctx, info.name, route.kind, in, out, message,
+                                    route.root >= 0 ? args[route.root].integer : -1, stream);
+    }
+  }
   PK_RETURN_IF_ERROR(load(ctx));
   pk::Kernel f;
   {

@@ -70,6 +70,12 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
     }
     if (k.name.empty() || k.threads <= 0 || k.blocks <= 0)
       return Status::error("malformed pk-launch line: " + line);
+    PK_ASSIGN_OR_RETURN(k.copy_engine, parse_copy_engine_route(line));
+    if (k.copy_engine && (k.copy_engine->x >= int(k.args.size()) ||
+                          k.copy_engine->y >= int(k.args.size()) ||
+                          k.copy_engine->root >= int(k.args.size()) ||
+                          k.args[k.copy_engine->x].kind != ArgKind::sym_tensor))
+      return Status::error("pk-launch line of " + k.name + ": copy_engine names arguments it lacks");
     out.push_back(std::move(k));
   }
   if (out.empty()) return Status::error("no '// pk-launch' line in the CUDA: not pkc's output?");

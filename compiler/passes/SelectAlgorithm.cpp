@@ -101,6 +101,62 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     recordDecision(op, "rule 1 (small messages)", why);
   }
 
+  // The copy-engine route (runtime/include/pk/runtime/copy_engine.h): a copy-only collective
+  // that is its kernel's whole body, on kernel arguments, can be run by the host as copy-engine
+  // pulls between two one-way flag rounds. It moves bytes without SMs and runs both
+  // directions of the link at the copy engine's rate, but costs two extra kernel launches, so
+  // it pays only for large messages; the launchers branch on the message size at run time.
+  void selectCopyEngine(Operation *op) {
+    const char *kind = isa<AllGatherOp>(op)   ? "all_gather"
+                       : isa<AllToAllOp>(op)  ? "all_to_all"
+                       : isa<BroadcastOp>(op) ? "broadcast"
+                       : isa<GatherOp>(op)    ? "gather"
+                       : isa<ScatterOp>(op)   ? "scatter"
+                                              : nullptr;
+    if (!kind) return;
+    auto transport = op->getAttrOfType<TransportAttr>("transport");
+    const bool forced = transport && transport.getValue() == Transport::copy_engine;
+    int64_t min = forced ? 1 : copyEngineMinBytes;
+    auto kernel = dyn_cast<KernelOp>(op->getParentOp());
+    auto argIndex = [&](Value v) -> int64_t {
+      auto arg = dyn_cast<BlockArgument>(v);
+      return arg && arg.getOwner()->getParentOp() == kernel ? int64_t(arg.getArgNumber()) : -1;
+    };
+    auto off = [&](const Twine &why) {
+      recordDecision(op, "rule 1 (mechanism)", "SM copies only: " + why);
+    };
+    if (min <= 0) return off("the copy-engine route is off (copy-engine-min-bytes=0)");
+    auto alone = [&] {
+      for (Operation &other : kernel.getBody().front())
+        if (&other != op && !isa<ReturnOp, CheckOp>(other)) return false;
+      return true;
+    };
+    int64_t x = argIndex(op->getOperand(0)), y = argIndex(op->getOperand(1));
+    int64_t root = op->getNumOperands() > 2 ? argIndex(op->getOperand(2)) : -1;
+    if (x < 0 || y < 0 || (op->getNumOperands() > 2 && root < 0))
+      return off("the copy-engine route needs the input, output and root as kernel arguments");
+    if (!kernel || !llvm::hasSingleElement(kernel.getBody()) || !alone())
+      return off("the copy-engine route replaces a whole launch, and this kernel does more than "
+                 "this collective");
+    bool perOutput = isa<ScatterOp>(op);
+    std::optional<int64_t> msg = staticBytes(op->getOperand(perOutput ? 1 : 0).getType());
+    if (msg && isa<AllToAllOp>(op) && worldSize > 0) *msg /= worldSize;
+    if (msg && *msg < min && !forced)
+      return off(::pk::formatBytes(*msg) + " per message is below the copy engine's " +
+                 ::pk::formatBytes(min));
+    op->getParentOp()->setAttr(
+        "pk.copy_engine",
+        StringAttr::get(op->getContext(), Twine(kind) + ":" + Twine(min) + ":" + Twine(x) + ":" +
+                                              Twine(y) + ":" + Twine(root)));
+    recordDecision(op, "rule 1 (mechanism)",
+                   forced ? Twine("copy engine at every size (transport = copy_engine)")
+                          : "copy engine for messages of at least " + ::pk::formatBytes(min) +
+                                " (checked at launch; smaller ones launch the kernel): host-issued "
+                                "pulls between two one-way flag rounds, no SMs spent, and the "
+                                "copy engine keeps its rate with both link directions busy; "
+                                "below that, its two extra launches cost more than it saves");
+  }
+
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
@@ -141,6 +197,7 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
       recordDecision(op, "rule 1 (blocks)", why + "; tiles of " + Twine(tile).str() +
                                                 " elements (" + ::pk::formatBytes(kTileBytes) + ")");
       selectPush(op);
+      selectCopyEngine(op);
 
       auto ar = dyn_cast<AllReduceOp>(op);
       if (!ar) {

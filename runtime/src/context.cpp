@@ -7,6 +7,8 @@
 #include <pk/runtime/checks.h>
 #include <pk/runtime/cuda_check.h>
 
+#include "copy_engine_state.h"
+
 namespace pk {
 
 Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions options) {
@@ -17,6 +19,7 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
   c->flag_slots_ = options.flag_slots;
   c->timeout_ns_ = options.timeout_ns;
   c->landing_bytes_ = options.landing_bytes & ~15ull;  // 16-byte vectors in every landing slot
+  c->copy_engine_min_bytes_ = options.copy_engine_min_bytes;
   if (c->timeout_ns_ == 0) {
     c->timeout_ns_ = 10ull * 1000 * 1000 * 1000;
     if (const char* ms = std::getenv("PK_WAIT_TIMEOUT_MS"))
@@ -39,6 +42,7 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
 
 Context::~Context() {
   if (ex_) cudaSetDevice(ex_->device());
+  copy_engine_.reset();
   for (auto& l : landings_) (void)l.free();
   (void)flags_.free();
   if (error_) cudaFree(error_);
@@ -57,7 +61,7 @@ LaunchContext Context::make_launch_context() {
   return c;
 }
 
-Result<LaunchContext> Context::make_launch_context(const std::string& kernel) {
+Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bool with_landing) {
   auto it = kernel_flags_.find(kernel);
   if (it == kernel_flags_.end()) {
     const int offset = kKernelFlagRegion * static_cast<int>(kernel_flags_.size() + 1);
@@ -66,7 +70,7 @@ Result<LaunchContext> Context::make_launch_context(const std::string& kernel) {
                            std::to_string(kernel_flags_.size()) + " kernels already use this "
                            "context; raise ContextOptions::flag_slots");
     KernelFlags k{offset, 0, -1};
-    if (landing_bytes_) {
+    if (landing_bytes_ && with_landing) {
       PK_ASSIGN_OR_RETURN(SymmetricBuffer l, SymmetricBuffer::allocate(*ex_, landing_bytes_, false));
       k.landing = static_cast<int>(landings_.size());
       landings_.push_back(std::move(l));

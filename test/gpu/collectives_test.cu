@@ -91,11 +91,17 @@ std::vector<double> reference(Coll c, const std::string& op, int W, int me, long
   return y;
 }
 
+// copy_engine_min_bytes: the context's override of pkc's copy-engine threshold (-1: pkc's).
 template <class T>
-void run_variant(Coll c, const std::string& dtype, const std::string& op) {
+void run_variant(Coll c, const std::string& dtype, const std::string& op,
+                 long long copy_engine_min_bytes = -1) {
   const auto in = pkc_coll::info(c);
   const std::string path = pkc_coll::variant_path(PK_COLLECTIVES_DIR, c, dtype, op);
-  const std::string what = std::string(in.name) + " " + dtype + (in.reduces ? " " + op : "");
+  std::string what = std::string(in.name) + " " + dtype + (in.reduces ? " " + op : "");
+  if (copy_engine_min_bytes > 0)
+    what += " copy engine >= " + std::to_string(copy_engine_min_bytes) + " B";
+  pk::ContextOptions options;
+  options.copy_engine_min_bytes = copy_engine_min_bytes;
   // Small sizes take the one-round push path, 1000003 the direct path (both in one context,
   // so each path's flag counts must survive launches of the other); 262144 elements are
   // 512 KiB to 1 MiB per peer, at the push cut-off for bf16/f16 at 2 ranks.
@@ -138,7 +144,7 @@ void run_variant(Coll c, const std::string& dtype, const std::string& op) {
         PKT_OK(yb->free());
       }
     }
-  });
+  }, options);
   std::printf("  %-32s %s\n", what.c_str(), pkt::failure_count() ? "(failures so far)" : "ok");
 }
 
@@ -154,6 +160,13 @@ int main() {
       run_variant<pk::bf16>(c, "bf16", op);
       run_variant<pk::f16>(c, "f16", op);
       run_variant<float>(c, "f32", op);
+    }
+    // The copy-engine route of the copy-only collectives, forced from 4 KiB per message so
+    // that the sizes above cover it (odd byte counts included), interleaved in one context
+    // with kernel launches of the smaller sizes.
+    if (!in.reduces) {
+      run_variant<pk::bf16>(c, "bf16", "", 4096);
+      run_variant<float>(c, "f32", "", 4096);
     }
   }
   return pkt::finish("collectives_test");

@@ -153,6 +153,7 @@ struct Row {
   double pkc_us = 0, nccl_us = 0;            // median of per-call times
   double pkc_loop_us = 0, nccl_loop_us = 0;  // back-to-back calls, as nccl-tests times them
   bool correct = true;
+  bool copy_engine = false;  // pkc took the copy-engine route
 };
 
 // Median of per-call GPU times (an event pair around each call) after `warm` untimed calls.
@@ -222,16 +223,19 @@ int main(int argc, char** argv) {
   setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <table.md> [--min-bytes N] [--max-bytes N] [--only collective]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <table.md> [--min-bytes N] [--max-bytes N] [--only collective] [--copy-engine-min-bytes N]\n", argv[0]);
     return 2;
   }
   const std::string out_path = argv[1];
   long long min_bytes = 4 << 10, max_bytes = 1ll << 30;
   std::string only;
+  long long copy_engine_min = -1;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--min-bytes")) min_bytes = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--max-bytes")) max_bytes = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    // The contexts' override of pkc's copy-engine threshold (0: off, 1: every size).
+    if (!std::strcmp(argv[i], "--copy-engine-min-bytes")) copy_engine_min = std::atoll(argv[i + 1]);
   }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < kWorld) {
@@ -273,7 +277,9 @@ int main(int argc, char** argv) {
         const Coll c = colls[ci];
         const auto in = pkc_coll::info(c);
         // A context per kernel: its flags and epochs count this kernel's launches only.
-        auto ctx = pk::Context::create(e);
+        pk::ContextOptions options;
+        options.copy_engine_min_bytes = copy_engine_min;
+        auto ctx = pk::Context::create(e, options);
         CHECK_PK(ctx.is_ok() ? pk::Status::ok() : ctx.status());
         pk::Context& C = **ctx;
         auto l = pkc_coll::load(pkc_coll::variant_path(kernel_dir, c, "bf16", "sum"));
@@ -340,6 +346,10 @@ int main(int argc, char** argv) {
             r.pkc_loop_us = std::max(r.pkc_loop_us, pkc_loop);
             r.nccl_loop_us = std::max(r.nccl_loop_us, nccl_loop);
             r.correct = r.correct && ok;
+            r.copy_engine = l->copy_engine &&
+                            pk::takes_copy_engine(C, *l->copy_engine,
+                                                  pk::copy_engine_message_bytes(
+                                                      l->copy_engine->kind, nx, ny, kWorld, 2));
           }
           CHECK_PK(e.barrier());  // no rank frees while a peer still reads
           CHECK_CUDA(cudaFree(nccl_y));
@@ -374,14 +384,15 @@ int main(int argc, char** argv) {
         "ratio = NCCL time / pkc time (> 1: pkc faster); loop = mean of " +
         std::to_string(kTimed) + " calls back to back between one event pair (as nccl-tests "
         "times), with its own ratio; correct = pkc output equals NCCL's "
-        "on random data (reductions within 1 bf16 ulp)\n- run time: " +
+        "on random data (reductions within 1 bf16 ulp); path = pkc's kernel or its copy-engine "
+        "route (host-issued copy-engine pulls between two one-way flag rounds)\n- run time: " +
         fmt("%.0f", seconds) + " s\n\n";
   md += "| collective | size | pkc us | NCCL us | pkc busbw GB/s | NCCL busbw GB/s | ratio | "
-        "pkc loop us | NCCL loop us | loop ratio | correct |\n";
-  md += "|---|---|---|---|---|---|---|---|---|---|---|\n";
-  std::printf("%-15s %9s %9s %9s %9s %9s %6s %9s %9s %6s %s\n", "collective", "size", "pkc us",
+        "pkc loop us | NCCL loop us | loop ratio | correct | path |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::printf("%-15s %9s %9s %9s %9s %9s %6s %9s %9s %6s %s %s\n", "collective", "size", "pkc us",
               "NCCL us", "pkc GB/s", "NCCL GB/s", "ratio", "pkc loop", "NCCL loop", "ratio",
-              "correct");
+              "correct", "path");
   bool all_correct = true;
   for (size_t ci = 0; ci < colls.size(); ++ci)
     for (size_t si = 0; si < sizes.size(); ++si) {
@@ -389,15 +400,16 @@ int main(int argc, char** argv) {
       const double f = bus_factor(colls[ci]);
       const double pb = r.bytes / (r.pkc_us * 1e3) * f, nb = r.bytes / (r.nccl_us * 1e3) * f;
       all_correct = all_correct && r.correct;
-      std::printf("%-15s %9s %9.1f %9.1f %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %s\n", r.coll.c_str(),
+      const char* path = r.copy_engine ? "copy engine" : "kernel";
+      std::printf("%-15s %9s %9.1f %9.1f %9.1f %9.1f %6.2f %9.1f %9.1f %6.2f %s %s\n", r.coll.c_str(),
                   size_name(r.bytes).c_str(), r.pkc_us, r.nccl_us, pb, nb, r.nccl_us / r.pkc_us,
                   r.pkc_loop_us, r.nccl_loop_us, r.nccl_loop_us / r.pkc_loop_us,
-                  r.correct ? "yes" : "NO");
+                  r.correct ? "yes" : "NO", path);
       md += "| " + r.coll + " | " + size_name(r.bytes) + " | " + fmt("%.1f", r.pkc_us) + " | " +
             fmt("%.1f", r.nccl_us) + " | " + fmt("%.1f", pb) + " | " + fmt("%.1f", nb) + " | " +
             fmt("%.2f", r.nccl_us / r.pkc_us) + " | " + fmt("%.1f", r.pkc_loop_us) + " | " +
             fmt("%.1f", r.nccl_loop_us) + " | " + fmt("%.2f", r.nccl_loop_us / r.pkc_loop_us) +
-            " | " + (r.correct ? "yes" : "NO") + " |\n";
+            " | " + (r.correct ? "yes" : "NO") + " | " + path + " |\n";
     }
   if (FILE* f = std::fopen(out_path.c_str(), "w")) {
     std::fputs(md.c_str(), f);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -57,6 +58,7 @@ struct Loaded {
   pk::Kernel kernel;
   int threads = 0, blocks = 0, flag_slots = 0;
   std::string args;
+  std::optional<pk::CopyEngineRoute> copy_engine;  // pkc's host-driven route for large messages
 };
 
 // Reads `path`, NVRTC-compiles it for the current device (disk-cached) and finds the kernel.
@@ -81,6 +83,9 @@ inline pk::Result<Loaded> load(const std::string& path) {
     if (k == "args") l.args = v;
   }
   if (l.threads <= 0 || l.blocks <= 0) return pk::Status::error(path + ": bad pk-launch line");
+  auto route = pk::parse_copy_engine_route(src.substr(at, src.find('\n', at) - at));
+  if (!route.is_ok()) return route.status();
+  l.copy_engine = *route;
   pk::CompileRequest req;
   req.source = src;
   req.program_name = path.substr(path.find_last_of('/') + 1);
@@ -106,6 +111,13 @@ pk::Status launch(pk::Context& ctx, const Loaded& l, Coll c, const pk::Symmetric
     return pk::Status::error("kernel needs more flag slots than the context has");
   auto xs = x.sym_tensor<T>({nx});
   if (!xs.is_ok()) return xs.status();
+  if (l.copy_engine) {
+    const long long message = pk::copy_engine_message_bytes(l.copy_engine->kind, nx, ny, W, sizeof(T));
+    if (pk::takes_copy_engine(ctx, *l.copy_engine, message))
+      return pk::copy_engine_collective(ctx, l.kernel.name(), l.copy_engine->kind,
+                                        reinterpret_cast<void* const*>(xs->peer), y.local(),
+                                        message, root, ctx.stream());
+  }
   pk::LaunchConfig cfg;
   cfg.grid = dim3(l.blocks);
   cfg.block = dim3(l.threads);

@@ -52,7 +52,10 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
     `pk.two_shot_min_bytes` threshold that the lowering turns into a run-time branch.
     Small messages (per peer up to `push-max-bytes`, and within the kernel's landing
     buffer at run time) take a one-round push path instead: `pk.push_max_bytes`, 0 when a
-    static size rules it out. Every decision is recorded with its reason.
+    static size rules it out. A copy-only collective that is its kernel's whole body gets a
+    copy-engine route for messages of at least `copy-engine-min-bytes` (the kernel's
+    `pk.copy_engine` attribute, printed on its `// pk-launch` line for the launchers). Every
+    decision is recorded with its reason.
 
     Before: `pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>`
     After:  `... {algorithm = #pk.algorithm<auto>, pk.blocks = 132, pk.tile = 8192,
@@ -65,6 +68,8 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
            "World size when known at compile time (0: a run-time value)">,
     Option<"pushMaxBytes", "push-max-bytes", "int64_t", "1048576",
            "Largest per-peer message of the one-round push path (0: never)">,
+    Option<"copyEngineMinBytes", "copy-engine-min-bytes", "int64_t", "8388608",
+           "Smallest message of the copy-engine route of copy-only collectives (0: never)">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }

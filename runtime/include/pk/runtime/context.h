@@ -24,7 +24,15 @@ struct ContextOptions {
   // collective step: every rank makes the same launches). Small collectives push into it in one
   // round instead of two; 0 turns that path off. Must be equal on every rank.
   unsigned long long landing_bytes = 4ull << 20;
+  // The copy-engine route of copy-only collectives (pk/runtime/copy_engine.h): -1 keeps the
+  // threshold pkc chose for each kernel, 0 turns the route off, n > 0 takes it for messages of
+  // at least n bytes. Must be equal on every rank.
+  long long copy_engine_min_bytes = -1;
 };
+
+// The copy-engine route's per-context state (its second stream, events and sync kernel),
+// created at the route's first use; defined in runtime/src/copy_engine_state.h.
+struct CopyEngineState;
 
 // Flag slots each named kernel owns (emitted kernels index slot * gridDim.x + blockIdx.x).
 constexpr int kKernelFlagRegion = 2048;
@@ -57,7 +65,8 @@ class Context {
   // flag region and its own epoch, so kernels with different grids or flag counts never share
   // a slot, and a kernel's waits (flag >= epoch * count) count only its own launches. Regions
   // are handed out in first-launch order, which SPMD programs share across ranks.
-  Result<LaunchContext> make_launch_context(const std::string& kernel);
+  // with_landing = false: the region gets no landing buffer (host-driven paths never push).
+  Result<LaunchContext> make_launch_context(const std::string& kernel, bool with_landing = true);
 
   // Synchronises the stream, reads the error slot and clears it. A timeout becomes
   // "rank R timed out waiting on flag slot S in block B: expected >= E, saw V". After a timeout
@@ -68,6 +77,10 @@ class Context {
   Result<SymmetricBuffer> allocate(std::size_t bytes, bool zero = true);
 
   const SymmetricBuffer& flags() const { return flags_; }
+
+  long long copy_engine_min_bytes() const { return copy_engine_min_bytes_; }
+  // The copy-engine route's state on this context (null until copy_engine.cpp creates it).
+  std::unique_ptr<CopyEngineState>& copy_engine_state() { return copy_engine_; }
 
  private:
   Context() = default;
@@ -88,6 +101,8 @@ class Context {
   std::vector<SymmetricBuffer> landings_;
   std::map<std::string, KernelFlags> kernel_flags_;
   unsigned long long timeout_ns_ = 0;
+  long long copy_engine_min_bytes_ = -1;
+  std::unique_ptr<CopyEngineState> copy_engine_;
 };
 
 }  // namespace pk

@@ -4,6 +4,7 @@
 #include <pk/runtime/checks.h>
 #include <pk/runtime/compile_cache.h>
 #include <pk/runtime/context.h>
+#include <pk/runtime/copy_engine.h>
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/driver.h>
 #include <pk/runtime/dtype.h>

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <pk/runtime/context.h>
+#include <pk/runtime/copy_engine.h>
 #include <pk/runtime/dtype.h>
 #include <pk/runtime/status.h>
 
@@ -26,6 +27,7 @@ struct KernelInfo {
   std::string name;
   int threads = 0, blocks = 0, flag_slots = 0;
   std::vector<ArgSpec> args;
+  std::optional<CopyEngineRoute> copy_engine;  // launches above its size skip the kernel
 };
 
 // Every `// pk-launch` line of pkc's CUDA, in order.
