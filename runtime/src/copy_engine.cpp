@@ -48,6 +48,10 @@ Result<CopyEngineState*> state_of(Context& ctx) {
   PK_ASSIGN_OR_RETURN(fresh->module, Module::compile_and_load(req));
   PK_ASSIGN_OR_RETURN(fresh->sync, fresh->module->kernel("pk_copy_engine_sync"));
   s = std::move(fresh);
+  // Every rank loads its module before any rank launches the sync kernel: loading a module
+  // can wait for a peer GPU that is already spinning in a wait on this rank (seen on 2 x H200:
+  // a deadlock until the wait timed out). Every rank gets here at the same launch.
+  PK_RETURN_IF_ERROR(ctx.exchange().barrier());
   return s.get();
 }
 
