@@ -18,6 +18,9 @@ namespace {
 // (2 x H200, 1 GiB: 32 KiB tiles took all-to-all from 1902 to 1849 us and gather from 1753 to
 // 1694 us against 16 KiB; all-reduce unchanged).
 constexpr int64_t kTileBytes = 32 << 10;
+// Default copy-engine thresholds per message (see selectCopyEngine).
+constexpr int64_t kCopyEngineMinBytes = 20ll << 20;
+constexpr int64_t kCopyEngineRootSendsMinBytes = 96ll << 20;
 // The size at which the profile's large-message ld/st bandwidth is read.
 constexpr long long kLargeBytes = 256ll << 20;
 
@@ -116,7 +119,16 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     if (!kind) return;
     auto transport = op->getAttrOfType<TransportAttr>("transport");
     const bool forced = transport && transport.getValue() == Transport::copy_engine;
-    int64_t min = forced ? 1 : copyEngineMinBytes;
+    // Measured crossovers against pkc's own kernels on 2 x H200 (the route forced at every
+    // size; docs/benchmarks/collectives-tuning-2xH200.md): about 18-20 MiB per message when
+    // every rank receives (all-gather, all-to-all) or the root receives from all (gather),
+    // where SM copies lose bandwidth; about 90-100 MiB when only the root sends (broadcast,
+    // scatter), where SM copies already run one link direction near its peak.
+    const bool rootSends = isa<BroadcastOp, ScatterOp>(op);
+    int64_t min = copyEngineMinBytes >= 0 ? copyEngineMinBytes
+                  : rootSends             ? kCopyEngineRootSendsMinBytes
+                                          : kCopyEngineMinBytes;
+    if (forced) min = 1;
     auto kernel = dyn_cast<KernelOp>(op->getParentOp());
     auto argIndex = [&](Value v) -> int64_t {
       auto arg = dyn_cast<BlockArgument>(v);

@@ -1,17 +1,20 @@
 // RUN: pkc-opt %s -pk-select-algorithm="profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s
 // RUN: pkc-opt %s -pk-select-algorithm="copy-engine-min-bytes=0 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=OFF
 // RUN: pkc-opt %s -pk-select-algorithm="world-size=2 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=W2
+// RUN: pkc-opt %s -pk-select-algorithm="copy-engine-min-bytes=4096 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=SET
 // The copy-engine route of pk-select-algorithm (rule 1): copy-only collectives that are their
 // kernel's whole body get `pk.copy_engine = "<collective>:<min bytes>:<x>:<y>:<root>"` for the
-// launchers; the default size is 8 MiB per message.
+// launchers; the default size is 20 MiB per message, 96 MiB where only the root sends.
 
 // Tests that a run-time size gets the route with the default threshold.
 // CHECK-LABEL: pk.kernel @all_gather_dynamic
-// CHECK-SAME: pk.copy_engine = "all_gather:8388608:0:1:-1"
-// CHECK: copy engine for messages of at least 8 MiB
+// CHECK-SAME: pk.copy_engine = "all_gather:20971520:0:1:-1"
+// CHECK: copy engine for messages of at least 20 MiB
 // OFF-LABEL: pk.kernel @all_gather_dynamic
 // OFF-NOT: pk.copy_engine =
 // OFF: SM copies only: the copy-engine route is off
+// SET-LABEL: pk.kernel @all_gather_dynamic
+// SET-SAME: pk.copy_engine = "all_gather:4096:0:1:-1"
 pk.kernel @all_gather_dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
@@ -19,11 +22,11 @@ pk.kernel @all_gather_dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
 
 // -----
 
-// Tests both sides of the threshold with static sizes: 8 MiB takes it, one element less not.
+// Tests both sides of the threshold with static sizes: 20 MiB takes it, one element less not.
 // CHECK-LABEL: pk.kernel @at_threshold
-// CHECK-SAME: pk.copy_engine = "all_gather:8388608:0:1:-1"
-pk.kernel @at_threshold(%x: !pk.sym<4194304xbf16>, %y: !pk.sym<8388608xbf16>) {
-  pk.coll.all_gather %x into %y : !pk.sym<4194304xbf16>, !pk.sym<8388608xbf16>
+// CHECK-SAME: pk.copy_engine = "all_gather:20971520:0:1:-1"
+pk.kernel @at_threshold(%x: !pk.sym<10485760xbf16>, %y: !pk.sym<20971520xbf16>) {
+  pk.coll.all_gather %x into %y : !pk.sym<10485760xbf16>, !pk.sym<20971520xbf16>
   pk.return
 }
 
@@ -31,9 +34,9 @@ pk.kernel @at_threshold(%x: !pk.sym<4194304xbf16>, %y: !pk.sym<8388608xbf16>) {
 
 // CHECK-LABEL: pk.kernel @below_threshold
 // CHECK-NOT: pk.copy_engine =
-// CHECK: SM copies only: 8 MiB per message is below the copy engine's 8 MiB
-pk.kernel @below_threshold(%x: !pk.sym<4194303xbf16>, %y: !pk.sym<8388606xbf16>) {
-  pk.coll.all_gather %x into %y : !pk.sym<4194303xbf16>, !pk.sym<8388606xbf16>
+// CHECK: SM copies only: 20 MiB per message is below the copy engine's 20 MiB
+pk.kernel @below_threshold(%x: !pk.sym<10485759xbf16>, %y: !pk.sym<20971518xbf16>) {
+  pk.coll.all_gather %x into %y : !pk.sym<10485759xbf16>, !pk.sym<20971518xbf16>
   pk.return
 }
 
@@ -42,11 +45,11 @@ pk.kernel @below_threshold(%x: !pk.sym<4194303xbf16>, %y: !pk.sym<8388606xbf16>)
 // Tests that an all-to-all's message is a 1/W block when the world size is known.
 // W2-LABEL: pk.kernel @all_to_all_block
 // W2-NOT: pk.copy_engine =
-// W2: SM copies only: 4 MiB per message
+// W2: SM copies only: 10 MiB per message
 // CHECK-LABEL: pk.kernel @all_to_all_block
-// CHECK-SAME: pk.copy_engine = "all_to_all:8388608:0:1:-1"
-pk.kernel @all_to_all_block(%x: !pk.sym<4194304xbf16>, %y: !pk.sym<4194304xbf16>) {
-  pk.coll.all_to_all %x into %y : !pk.sym<4194304xbf16>, !pk.sym<4194304xbf16>
+// CHECK-SAME: pk.copy_engine = "all_to_all:20971520:0:1:-1"
+pk.kernel @all_to_all_block(%x: !pk.sym<10485760xbf16>, %y: !pk.sym<10485760xbf16>) {
+  pk.coll.all_to_all %x into %y : !pk.sym<10485760xbf16>, !pk.sym<10485760xbf16>
   pk.return
 }
 
@@ -54,7 +57,7 @@ pk.kernel @all_to_all_block(%x: !pk.sym<4194304xbf16>, %y: !pk.sym<4194304xbf16>
 
 // Tests a rooted collective: the root is the third argument, the output may be local.
 // CHECK-LABEL: pk.kernel @broadcast
-// CHECK-SAME: pk.copy_engine = "broadcast:8388608:0:1:2"
+// CHECK-SAME: pk.copy_engine = "broadcast:100663296:0:1:2"
 pk.kernel @broadcast(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %root: index) {
   pk.coll.broadcast %x into %y root %root : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
   pk.return
@@ -62,9 +65,22 @@ pk.kernel @broadcast(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %root: index) 
 
 // -----
 
+// Tests the root-sends threshold (96 MiB) from below with a static size, and an explicit one.
+// CHECK-LABEL: pk.kernel @broadcast_below
+// CHECK-NOT: pk.copy_engine =
+// CHECK: SM copies only: 96 MiB per message is below the copy engine's 96 MiB
+// SET-LABEL: pk.kernel @broadcast_below
+// SET-SAME: pk.copy_engine = "broadcast:4096:0:1:2"
+pk.kernel @broadcast_below(%x: !pk.sym<50331647xbf16>, %y: !pk.tensor<50331647xbf16>, %root: index) {
+  pk.coll.broadcast %x into %y root %root : !pk.sym<50331647xbf16>, !pk.tensor<50331647xbf16>
+  pk.return
+}
+
+// -----
+
 // Tests that arguments in another order keep their indices.
 // CHECK-LABEL: pk.kernel @scatter_reordered
-// CHECK-SAME: pk.copy_engine = "scatter:8388608:2:0:1"
+// CHECK-SAME: pk.copy_engine = "scatter:100663296:2:0:1"
 pk.kernel @scatter_reordered(%y: !pk.tensor<?xf32>, %root: index, %x: !pk.sym<?xf32>) {
   pk.coll.scatter %x into %y root %root : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return

@@ -68,8 +68,9 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
            "World size when known at compile time (0: a run-time value)">,
     Option<"pushMaxBytes", "push-max-bytes", "int64_t", "1048576",
            "Largest per-peer message of the one-round push path (0: never)">,
-    Option<"copyEngineMinBytes", "copy-engine-min-bytes", "int64_t", "8388608",
-           "Smallest message of the copy-engine route of copy-only collectives (0: never)">,
+    Option<"copyEngineMinBytes", "copy-engine-min-bytes", "int64_t", "-1",
+           "Smallest message of the copy-engine route of copy-only collectives (0: never; "
+           "-1: the measured defaults, 20 MiB, or 96 MiB where only the root sends)">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
