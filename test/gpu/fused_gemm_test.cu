@@ -21,6 +21,7 @@ struct Case {
   long long m, n, k;  // m: rows per rank's A (GEMM, RS, AR) or per shard (AG)
   int max_blocks;     // 0: all SMs
   int comm_blocks;    // AG only; 0: automatic
+  pk::gemm::Gather gather = pk::gemm::Gather::automatic;  // AG only
 };
 
 std::string name(const char* job, const Case& c, int round, int rank) {
@@ -110,13 +111,16 @@ void ag_gemm(pk::Context& ctx, const Case& c) {
     PlanOptions o;
     o.max_blocks = c.max_blocks;
     o.comm_blocks = c.comm_blocks;
+    o.gather = c.gather;
     auto plan = pk::gemm::AgGemmPlan::create(ctx, da, *full, db, dc, ms, c.n, c.k, o);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
     PKT_OK(plan->launch(ctx));
     PKT_OK(ctx.check_errors());
     std::vector<double> want(m * c.n, 0.0);
     ref_gemm_add(gathered, 0, m, as_float(b), c.n, c.k, want);
-    expect_close(download(dc, m * c.n), want, c.k, name("ag_gemm", c, round, r));
+    const bool ce = plan->copy_engine();
+    PKT_CHECK(ce == (c.gather == pk::gemm::Gather::copy_engine), "ag_gemm took the wrong gather");
+    expect_close(download(dc, m * c.n), want, c.k, name(ce ? "ag_gemm (copy engine)" : "ag_gemm", c, round, r));
     PKT_OK(ctx.exchange().barrier());  // the next round's shard is a new allocation
     cudaFree(da);
     cudaFree(db);
@@ -142,7 +146,12 @@ int main() {
   pkt::require_gpus(2);
   const Case gemm_cases[] = {{200, 264, 136, 0, 0}, {129, 8, 520, 0, 0}, {300, 520, 200, 3, 0}, {1000, 1000, 1000, 0, 0}};
   const Case reduce_cases[] = {{200, 264, 520, 0, 0}, {302, 520, 72, 3, 0}, {2, 8, 8, 0, 0}};
-  const Case ag_cases[] = {{77, 264, 200, 0, 0}, {300, 520, 136, 3, 2}, {130, 24, 600, 2, 1}};
+  constexpr auto kCopyEngine = pk::gemm::Gather::copy_engine;
+  // The copy-engine gather: a tail row block, more tiles than blocks, and (4100 rows of
+  // 2064 bytes) two pushes of 31 and 2 row blocks.
+  const Case ag_cases[] = {{77, 264, 200, 0, 0},   {300, 520, 136, 3, 2},
+                           {130, 24, 600, 2, 1},   {77, 264, 200, 0, 0, kCopyEngine},
+                           {300, 520, 136, 3, 0, kCopyEngine}, {4100, 72, 1032, 0, 0, kCopyEngine}};
   pkt::run_ranks(2, [&](pk::Context& ctx) {
     for (const Case& c : gemm_cases) gemm_alone(ctx, c);
     for (const Case& c : reduce_cases) gemm_reduce(ctx, c, false);

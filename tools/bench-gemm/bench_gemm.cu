@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -112,6 +113,7 @@ struct Row {
   unsigned long long bad = 0;
   float max_err = 0;
   int comm_blocks = 0;
+  bool copy_engine = false;  // ag_gemm gathered with the copy engine
 };
 
 struct Shared {
@@ -239,8 +241,15 @@ void run_rank(Rank& R, const Size& sz) {
     const pk::bf16* shard = a + r * ms * k;
     auto full = take(R.ctx.allocate(size_t(m * k * 2)), "allocate A_full");
     pk::bf16* gathered = dalloc(m * k);
-    auto plan = take(pk::gemm::AgGemmPlan::create(R.ctx, shard, full, b, c_pk, ms, n, k), "AgGemmPlan");
+    // PK_AG_GATHER=sm|copy_engine overrides the plan's automatic choice (for measuring both).
+    pk::gemm::PlanOptions opt;
+    if (const char* g = std::getenv("PK_AG_GATHER")) {
+      if (!std::strcmp(g, "sm")) opt.gather = pk::gemm::Gather::sm;
+      if (!std::strcmp(g, "copy_engine")) opt.gather = pk::gemm::Gather::copy_engine;
+    }
+    auto plan = take(pk::gemm::AgGemmPlan::create(R.ctx, shard, full, b, c_pk, ms, n, k, opt), "AgGemmPlan");
     row.comm_blocks = plan.comm_blocks();
+    row.copy_engine = plan.copy_engine();
     auto baseline = [&] {
       NCCL_OK(ncclAllGather(shard, gathered, size_t(ms * k), ncclBfloat16, R.nccl, s));
       R.gemm_ref(gathered, b, c_ref, m, n, k);
@@ -327,12 +336,13 @@ std::string table(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     const bool fused = r.job != "gemm";
     const double exposed = fused ? std::max(0.0, r.pk_us - r.pk_gemm_us) / r.pk_us : 0.0;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %.1f | %.1f (%s) | %.3fx | %.1f | %.3f | %.0f | %s | %d | %s |\n",
+    const std::string comm = r.copy_engine ? "0 (copy engine)" : std::to_string(r.comm_blocks);
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.1f | %.1f (%s) | %.3fx | %.1f | %.3f | %.0f | %s | %s | %s |\n",
                   r.job.c_str(), r.size.c_str(), r.pk_us, r.base_us,
                   fused ? "cuBLAS+NCCL" : "cuBLAS", r.base_us / r.pk_us, r.cublas_us,
                   r.pk_us / r.cublas_us, r.flops / (r.pk_us * 1e6),
                   fused ? (std::to_string(int(exposed * 1000 + 0.5) / 10.0).substr(0, 4) + "%").c_str() : "-",
-                  r.comm_blocks,
+                  comm.c_str(),
                   r.bad == 0 ? "ok" : ("FAIL " + std::to_string(r.bad) + " bad, max err " + std::to_string(r.max_err)).c_str());
     o << buf;
   }

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include <pk/runtime/context.h>
@@ -23,11 +24,21 @@
 namespace pk {
 namespace gemm {
 
+// How AG + GEMM moves the shards: communicator blocks (TMA, inter-SM overlap) or the copy
+// engine (host-issued pushes on a second stream, no SM spent on the transfer).
+enum class Gather { automatic, sm, copy_engine };
+
 struct PlanOptions {
   int max_blocks = 0;   // cap on compute blocks (0: every SM not used by communicators)
   int comm_blocks = 0;  // AG + GEMM communicator blocks (0: chosen from the tile count)
   int group_m = 8;      // L2 group height in row tiles
+  Gather gather = Gather::automatic;  // automatic: the copy engine from kAgCopyEngineMinBytes
 };
+
+// Shard size from which AG + GEMM's automatic choice takes the copy engine: its pushes then
+// run far ahead of the rows the GEMM needs, and its SMs compute instead (measured on 2 x H200,
+// docs/benchmarks/gemm-2xH200.md).
+constexpr long long kAgCopyEngineMinBytes = 16ll << 20;
 
 namespace detail {
 
@@ -229,8 +240,42 @@ inline int choose_comm_blocks(int sms, int tiles) {
   return best;
 }
 
+namespace detail {
+
+// The copy-engine gather's device side: one-block kernels on the second stream, beside the
+// GEMM on the one SM it leaves free. Before the pushes: every peer's compute blocks finished
+// reading the rows of the previous launch (the same wait as AgGemmJob::communicate).
+static __global__ void ag_ce_wait_done(LaunchContext c, int blocks) {
+  if (threadIdx.x == 0 && c.epoch > 1)
+    wait_ge(c, kAgDoneSlot, (c.epoch - 1) * static_cast<unsigned long long>(c.world - 1) * blocks);
+}
+
+// After the push of row blocks [rb0, rb1) (stream order: the copies have completed): one
+// release signal per row block on every peer, as a communicator block would give.
+static __global__ void ag_ce_signal_rows(LaunchContext c, int row_blocks, int rb0, int rb1) {
+  if (threadIdx.x != 0) return;
+  fence_acq_rel_sys();
+  for (int i = 1; i < c.world; ++i)
+    for (int rb = rb0; rb < rb1; ++rb)
+      signal_after_fence(c, (c.rank + i) % c.world, kAgRowSlot + c.rank * row_blocks + rb, 1);
+}
+
+// The second stream and its fork/join events, shared by copies of a plan.
+struct SideStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+  ~SideStream() {
+    if (join) cudaEventDestroy(join);
+    if (fork) cudaEventDestroy(fork);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+}  // namespace detail
+
 // Each rank: its shard A_shard[Ms, K] and B[N, K]; `a_full` (symmetric) holds [W * Ms, K] as
-// the landing buffer; `c` is this rank's [W * Ms, N].
+// the landing buffer; `c` is this rank's [W * Ms, N]. With the copy-engine gather, create() is
+// collective (every rank makes the same plans in the same order).
 class AgGemmPlan {
  public:
   static Result<AgGemmPlan> create(Context& ctx, const bf16* a_shard, const SymmetricBuffer& a_full,
@@ -261,28 +306,96 @@ class AgGemmPlan {
     p.m_shard = static_cast<int>(m_shard);
     p.n = static_cast<int>(n);
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    const long long shard_bytes = m_shard * k * 2;
+    bool ce = opt.gather == Gather::copy_engine ||
+              (opt.gather == Gather::automatic && opt.comm_blocks == 0 &&
+               shard_bytes >= kAgCopyEngineMinBytes);
+    if (w == 1) ce = false;
     p.comm_blocks = opt.comm_blocks > 0 ? opt.comm_blocks : choose_comm_blocks(sms, p.order.count());
-    if (w == 1) p.comm_blocks = 0;
+    if (w == 1 || ce) p.comm_blocks = 0;
     if (p.comm_blocks >= sms) return Status::error("ag_gemm: no SM left for compute blocks");
-    const int avail = sms - p.comm_blocks;
+    // The copy-engine gather leaves one SM free for its one-block signal kernels: a GEMM on
+    // every SM would keep them from running until it ended, and it waits for their signals.
+    const int avail = sms - p.comm_blocks - (ce ? 1 : 0);
     p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, avail) : avail);
+    if (ce) {
+      auto side = std::make_shared<detail::SideStream>();
+      PK_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&side->stream, cudaStreamNonBlocking),
+                                     "cudaStreamCreateWithFlags"));
+      PK_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&side->fork, cudaEventDisableTiming),
+                                     "cudaEventCreate"));
+      PK_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&side->join, cudaEventDisableTiming),
+                                     "cudaEventCreate"));
+      // Load the signal kernels on every rank before any rank can spin in one of them: a load
+      // may wait for a peer GPU that is busy in a wait on this rank.
+      cudaFuncAttributes attr;
+      PK_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attr, detail::ag_ce_wait_done), "load"));
+      PK_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attr, detail::ag_ce_signal_rows), "load"));
+      PK_RETURN_IF_ERROR(ctx.exchange().barrier());
+      plan.side_ = std::move(side);
+    }
     return plan;
   }
-  // The Params of the next launch of the kernel named `kernel` (see GemmRsPlan::prepare).
+  // The Params of the next launch of the kernel named `kernel` (see GemmRsPlan::prepare), for
+  // a caller that launches the kernel itself; the copy-engine gather needs launch().
   Result<AgGemmJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_ag_gemm") const {
+    if (side_)
+      return Status::error("ag_gemm: this plan gathers with the copy engine, which only "
+                           "AgGemmPlan::launch drives; create it with Gather::sm to launch the "
+                           "kernel yourself");
     AgGemmJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
     return p;
   }
   Status launch(Context& ctx) const {
-    PK_ASSIGN_OR_RETURN(AgGemmJob::Params p, prepare(ctx));
-    return detail::launch_job<AgGemmJob>(p, p.comm_blocks + p.blocks, ctx.stream());
+    if (!side_) {
+      PK_ASSIGN_OR_RETURN(AgGemmJob::Params p, prepare(ctx));
+      return detail::launch_job<AgGemmJob>(p, p.comm_blocks + p.blocks, ctx.stream());
+    }
+    AgGemmJob::Params p = p_;
+    PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key("pk_ag_gemm_ce", p)));
+    return launch_copy_engine(p, ctx.stream());
   }
   int grid() const { return p_.comm_blocks + p_.blocks; }
   int comm_blocks() const { return p_.comm_blocks; }
+  bool copy_engine() const { return side_ != nullptr; }
 
  private:
+  // The GEMM on `stream`; on the second stream, forked from it: wait until the peers are done
+  // with the previous launch's rows, then push this rank's shard into every peer's landing
+  // buffer in chunks of about 8 MiB, each followed by its row blocks' signals; joined back.
+  Status launch_copy_engine(const AgGemmJob::Params& p, cudaStream_t stream) const {
+    const detail::SideStream& side = *side_;
+    auto ok = [](cudaError_t e, const char* what) { return cuda_status(e, what); };
+    PK_RETURN_IF_ERROR(ok(cudaEventRecord(side.fork, stream), "cudaEventRecord"));
+    PK_RETURN_IF_ERROR(ok(cudaStreamWaitEvent(side.stream, side.fork, 0), "cudaStreamWaitEvent"));
+    detail::ag_ce_wait_done<<<1, 32, 0, side.stream>>>(p.ctx, p.blocks);
+    PK_RETURN_IF_ERROR(ok(cudaGetLastError(), "ag_ce_wait_done launch"));
+    PK_RETURN_IF_ERROR(detail::launch_job<AgGemmJob>(p, p.blocks, stream));
+    const long long row_bytes = 2ll * p.k, block_bytes = row_bytes * kBM;
+    const int per_chunk = static_cast<int>(std::max(1ll, (8ll << 20) / block_bytes));
+    const LaunchContext& c = p.ctx;
+    for (int rb0 = 0; rb0 < p.row_blocks; rb0 += per_chunk) {
+      const int rb1 = std::min(p.row_blocks, rb0 + per_chunk);
+      const long long first = static_cast<long long>(rb0) * kBM;
+      const long long rows = std::min<long long>(p.m_shard, static_cast<long long>(rb1) * kBM) - first;
+      const char* src = reinterpret_cast<const char*>(p.a_own_ptr) + first * row_bytes;
+      for (int i = 1; i < c.world; ++i) {
+        const int peer = (c.rank + i) % c.world;
+        char* dst = reinterpret_cast<char*>(p.a_full_peer[peer]) +
+                    (static_cast<long long>(c.rank) * p.m_shard + first) * row_bytes;
+        PK_RETURN_IF_ERROR(ok(cudaMemcpyAsync(dst, src, rows * row_bytes, cudaMemcpyDefault, side.stream),
+                              "cudaMemcpyAsync (copy-engine gather)"));
+      }
+      detail::ag_ce_signal_rows<<<1, 32, 0, side.stream>>>(c, p.row_blocks, rb0, rb1);
+      PK_RETURN_IF_ERROR(ok(cudaGetLastError(), "ag_ce_signal_rows launch"));
+    }
+    PK_RETURN_IF_ERROR(ok(cudaEventRecord(side.join, side.stream), "cudaEventRecord"));
+    return ok(cudaStreamWaitEvent(stream, side.join, 0), "cudaStreamWaitEvent");
+  }
+
   AgGemmJob::Params p_{};
+  std::shared_ptr<detail::SideStream> side_;  // set when the gather takes the copy engine
 };
 
 }  // namespace gemm
