@@ -10,14 +10,19 @@
 namespace pk {
 
 struct CopyEngineState {
-  cudaStream_t side = nullptr;  // the local part's copy runs here, beside the peers' pulls
-  cudaEvent_t fork = nullptr, join = nullptr;
+  static constexpr int kSides = 4;
+  // Second streams: pieces of the peers' pulls and the local copy run there, beside the pulls
+  // on the caller's stream; forked after the ready round, joined before the done round.
+  cudaStream_t side[kSides] = {};
+  cudaEvent_t fork = nullptr, join[kSides] = {};
   std::unique_ptr<Module> module;  // the one-block sync kernel
   Kernel sync;
   ~CopyEngineState() {
-    if (join) cudaEventDestroy(join);
+    for (cudaEvent_t e : join)
+      if (e) cudaEventDestroy(e);
     if (fork) cudaEventDestroy(fork);
-    if (side) cudaStreamDestroy(side);
+    for (cudaStream_t s : side)
+      if (s) cudaStreamDestroy(s);
   }
 };
 

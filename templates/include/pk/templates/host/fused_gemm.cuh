@@ -26,19 +26,17 @@ namespace gemm {
 
 // How AG + GEMM moves the shards: communicator blocks (TMA, inter-SM overlap) or the copy
 // engine (host-issued pushes on a second stream, no SM spent on the transfer).
+// automatic is the SM gather: on 2 x H200 the copy-engine gather was no faster at any measured
+// size (8192^3: 1777 against 1718 us; docs/benchmarks/gemm-2xH200.md), though it frees the
+// communicator SMs; it stays an option for machines where those SMs matter more.
 enum class Gather { automatic, sm, copy_engine };
 
 struct PlanOptions {
   int max_blocks = 0;   // cap on compute blocks (0: every SM not used by communicators)
   int comm_blocks = 0;  // AG + GEMM communicator blocks (0: chosen from the tile count)
   int group_m = 8;      // L2 group height in row tiles
-  Gather gather = Gather::automatic;  // automatic: the copy engine from kAgCopyEngineMinBytes
+  Gather gather = Gather::automatic;
 };
-
-// Shard size from which AG + GEMM's automatic choice takes the copy engine: its pushes then
-// run far ahead of the rows the GEMM needs, and its SMs compute instead (measured on 2 x H200,
-// docs/benchmarks/gemm-2xH200.md).
-constexpr long long kAgCopyEngineMinBytes = 16ll << 20;
 
 namespace detail {
 
@@ -306,11 +304,7 @@ class AgGemmPlan {
     p.m_shard = static_cast<int>(m_shard);
     p.n = static_cast<int>(n);
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
-    const long long shard_bytes = m_shard * k * 2;
-    bool ce = opt.gather == Gather::copy_engine ||
-              (opt.gather == Gather::automatic && opt.comm_blocks == 0 &&
-               shard_bytes >= kAgCopyEngineMinBytes);
-    if (w == 1) ce = false;
+    const bool ce = opt.gather == Gather::copy_engine && w > 1;
     p.comm_blocks = opt.comm_blocks > 0 ? opt.comm_blocks : choose_comm_blocks(sms, p.order.count());
     if (w == 1 || ce) p.comm_blocks = 0;
     if (p.comm_blocks >= sms) return Status::error("ag_gemm: no SM left for compute blocks");
