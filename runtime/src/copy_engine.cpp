@@ -2,9 +2,7 @@
 // copy-engine pulls (see pk/runtime/copy_engine.h).
 #include <pk/runtime/copy_engine.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 #include <vector>
 
@@ -41,11 +39,9 @@ Result<CopyEngineState*> state_of(Context& ctx) {
   if (s) return s.get();
   auto fresh = std::make_unique<CopyEngineState>();
   PK_CUDA_TRY(cudaSetDevice(ctx.device()));
-  for (int i = 0; i < CopyEngineState::kSides; ++i) {
-    PK_CUDA_TRY(cudaStreamCreateWithFlags(&fresh->side[i], cudaStreamNonBlocking));
-    PK_CUDA_TRY(cudaEventCreateWithFlags(&fresh->join[i], cudaEventDisableTiming));
-  }
+  PK_CUDA_TRY(cudaStreamCreateWithFlags(&fresh->side, cudaStreamNonBlocking));
   PK_CUDA_TRY(cudaEventCreateWithFlags(&fresh->fork, cudaEventDisableTiming));
+  PK_CUDA_TRY(cudaEventCreateWithFlags(&fresh->join, cudaEventDisableTiming));
   CompileRequest req;
   req.source = kSyncSource;
   req.program_name = "pk_copy_engine_sync.cu";
@@ -162,34 +158,22 @@ Status copy_engine_collective(Context& ctx, const std::string& kernel, CopyColle
 
   PK_CUDA_TRY(cudaSetDevice(ctx.device()));
   PK_RETURN_IF_ERROR(sync_round(*s, lc, 0, stream).with_context(who + "ready round"));
-  // Streams: the caller's and `split - 1` second ones take equal pieces of every peer pull;
-  // the local copy (source on this rank) runs on one more second stream.
-  int split = 1;
-  if (const char* e = std::getenv("PK_CE_SPLIT")) split = std::max(1, std::min(3, std::atoi(e)));
+  // The local copy (source on this rank) runs on the second stream, forked after the round.
   const bool local_last = !pulls.empty() && (kind == CopyCollective::all_gather ||
                                              kind == CopyCollective::all_to_all ||
                                              (rooted && me == root));
-  std::vector<cudaStream_t> streams = {stream};
-  for (int i = 0; i + 1 < split; ++i) streams.push_back(s->side[i]);
-  const int sides = split - 1 + (local_last ? 1 : 0);
-  if (sides > 0) {
+  const bool fork = local_last && pulls.size() > 1;
+  if (fork) {
     PK_CUDA_TRY(cudaEventRecord(s->fork, stream));
-    for (int i = 0; i < sides; ++i) PK_CUDA_TRY(cudaStreamWaitEvent(s->side[i], s->fork, 0));
-  }
-  if (local_last) {
+    PK_CUDA_TRY(cudaStreamWaitEvent(s->side, s->fork, 0));
     const Pull& p = pulls.back();
-    PK_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, m, cudaMemcpyDefault, s->side[split - 1]));
+    PK_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, m, cudaMemcpyDefault, s->side));
+    PK_CUDA_TRY(cudaEventRecord(s->join, s->side));
     pulls.pop_back();
   }
-  const long long piece = ((m + split - 1) / split + 15) & ~15ll;
   for (const Pull& p : pulls)
-    for (int i = 0; i < split && i * piece < m; ++i)
-      PK_CUDA_TRY(cudaMemcpyAsync(p.dst + i * piece, p.src + i * piece, std::min(piece, m - i * piece),
-                                  cudaMemcpyDefault, streams[i]));
-  for (int i = 0; i < sides; ++i) {
-    PK_CUDA_TRY(cudaEventRecord(s->join[i], s->side[i]));
-    PK_CUDA_TRY(cudaStreamWaitEvent(stream, s->join[i], 0));
-  }
+    PK_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, m, cudaMemcpyDefault, stream));
+  if (fork) PK_CUDA_TRY(cudaStreamWaitEvent(stream, s->join, 0));
   return sync_round(*s, lc, 1, stream).with_context(who + "done round");
 }
 

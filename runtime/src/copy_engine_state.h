@@ -10,19 +10,14 @@
 namespace pk {
 
 struct CopyEngineState {
-  static constexpr int kSides = 4;
-  // Second streams: pieces of the peers' pulls and the local copy run there, beside the pulls
-  // on the caller's stream; forked after the ready round, joined before the done round.
-  cudaStream_t side[kSides] = {};
-  cudaEvent_t fork = nullptr, join[kSides] = {};
+  cudaStream_t side = nullptr;  // the local part's copy runs here, beside the peers' pulls
+  cudaEvent_t fork = nullptr, join = nullptr;
   std::unique_ptr<Module> module;  // the one-block sync kernel
   Kernel sync;
   ~CopyEngineState() {
-    for (cudaEvent_t e : join)
-      if (e) cudaEventDestroy(e);
+    if (join) cudaEventDestroy(join);
     if (fork) cudaEventDestroy(fork);
-    for (cudaStream_t s : side)
-      if (s) cudaStreamDestroy(s);
+    if (side) cudaStreamDestroy(side);
   }
 };
 
