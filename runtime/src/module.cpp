@@ -56,10 +56,11 @@ Status Kernel::launch(const LaunchConfig& cfg, cudaStream_t stream, KernelArgs& 
         d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                               static_cast<int>(cfg.shared_bytes)),
         "cuFuncSetAttribute(max dynamic shared memory)"));
-  return cu_status(d->launch_kernel(f, cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
-                                    cfg.block.y, cfg.block.z, cfg.shared_bytes,
-                                    reinterpret_cast<CUstream>(stream), args.pointers(), nullptr),
-                   ("cuLaunchKernel(" + name_ + ")").c_str());
+  const CUresult r = d->launch_kernel(f, cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
+                                      cfg.block.y, cfg.block.z, cfg.shared_bytes,
+                                      reinterpret_cast<CUstream>(stream), args.pointers(), nullptr);
+  if (r == CUDA_SUCCESS) return Status::ok();  // the message is built only on failure
+  return cu_status(r, ("cuLaunchKernel(" + name_ + ")").c_str());
 }
 
 }  // namespace pk
