@@ -68,6 +68,15 @@ cl::opt<bool> allowMulticast("allow-multicast",
 cl::opt<int64_t> worldSize("world-size",
                            cl::desc("World size, when known at compile time (default: run time)"),
                            cl::init(0), cl::cat(category));
+cl::opt<int64_t> pushMaxBytes("push-max-bytes",
+                             cl::desc("Largest per-peer message of the collectives' one-round "
+                                      "push path (default 1 MiB; 0: never)"),
+                             cl::init(1 << 20), cl::cat(category));
+cl::opt<int64_t> copyEngineMinBytes(
+    "copy-engine-min-bytes",
+    cl::desc("Smallest message of the copy-only collectives' copy-engine route (default: the "
+             "measured 20 MiB, 96 MiB for broadcast and scatter; 0: never)"),
+    cl::init(-1), cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "
                                  "(default: pk_kernels/<spec name>.h)"),
@@ -151,6 +160,10 @@ int runPkcDriver(int argc, char **argv) {
 
   if (emit == Phase::Cubin && outputPath == "-")
     return fail("--emit=cubin writes binary data: give an output file with -o");
+  if (pushMaxBytes < 0)
+    return fail("--push-max-bytes must be 0 (off) or a positive byte count");
+  if (copyEngineMinBytes < -1)
+    return fail("--copy-engine-min-bytes must be -1 (the defaults), 0 (off) or a positive byte count");
   if (llvm::sys::fs::is_directory(inputPath))
     return fail("'" + inputPath + "' is a directory, not a spec file");
   if (!llvm::sys::fs::exists(inputPath))
@@ -210,6 +223,8 @@ int runPkcDriver(int argc, char **argv) {
     options.profilePath = profilePath;
     options.allowMulticast = allowMulticast;
     options.worldSize = worldSize;
+    options.pushMaxBytes = pushMaxBytes;
+    options.copyEngineMinBytes = copyEngineMinBytes;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;
     if (explain) {

@@ -16,6 +16,8 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   mlir::pk::PkSelectAlgorithmPassOptions algorithm;
   algorithm.profilePath = options.profilePath;
   algorithm.worldSize = options.worldSize;
+  algorithm.pushMaxBytes = options.pushMaxBytes;
+  algorithm.copyEngineMinBytes = options.copyEngineMinBytes;
   pm.addPass(mlir::pk::createPkSelectAlgorithmPass(algorithm));
   mlir::pk::PkLowerGemmPassOptions gemm;
   gemm.profilePath = options.profilePath;

@@ -10,6 +10,8 @@ struct PipelineOptions {
   std::string profilePath;     // machine profile file; empty: built-in H200 profile
   bool allowMulticast = false; // NVLink multicast only on explicit opt-in
   int64_t worldSize = 0;       // known world size; 0: a run-time value (the default)
+  int64_t pushMaxBytes = 1 << 20;   // largest per-peer message of the one-round push path
+  int64_t copyEngineMinBytes = -1;  // copy-engine route from; -1: measured defaults, 0: off
 };
 
 /// Adds the passes that take a spec-level module to device level.
