@@ -1,9 +1,11 @@
 // JIT from C++ on two GPUs: compiles templates/specs/all_reduce.mlir at run time (in process,
 // or through a pkc executable when built as jit_pkc_all_reduce_test), launches it on every
 // rank on the caller's stream, and checks against a float64 host sum; then checks that a
-// wrongly typed launch is an error value, not a fault.
+// wrongly typed launch is an error value, not a fault; then an all-gather through the JIT's
+// copy-engine route.
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "harness.h"
 #ifdef PK_JIT_PKC
@@ -12,18 +14,70 @@
 #include <pk/jit/jit.h>
 #endif
 
+namespace {
+
+pk::Result<pk::jit::Kernel> compile(const char* spec) {
+#ifdef PK_JIT_PKC
+  auto text = pk::jit::read_spec(spec);
+  return text.is_ok() ? pk::jit::compile_spec(spec, *text, {}, pk::jit::pkc_frontend(PK_PKC))
+                      : pk::Result<pk::jit::Kernel>(text.status());
+#else
+  return pk::jit::compile_file(spec);
+#endif
+}
+
+// The JIT's copy-engine route: all-gather with the route forced from 4 KiB per message, so
+// 4097 and 1000003 elements take it and 1 element the kernel, in one context.
+void all_gather_copy_engine() {
+  auto kernel = compile(PK_ALL_GATHER_SPEC);
+  if (!kernel.is_ok()) return pkt::fail("compile all_gather: " + kernel.status().message());
+  PKT_CHECK(kernel->info().copy_engine.has_value(), "all_gather has no copy-engine route");
+  pk::ContextOptions options;
+  options.copy_engine_min_bytes = 4096;
+  pkt::run_ranks(2, [&](pk::Context& ctx) {
+    cudaStream_t stream;
+    PKT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const int W = ctx.world();
+    for (long long n : {1LL, 4097LL, 1000003LL, 1LL}) {
+      auto xb = ctx.allocate(n * sizeof(pk::bf16));
+      auto yb = ctx.allocate(W * n * sizeof(pk::bf16));
+      PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
+      PKT_OK(yb.is_ok() ? pk::Status::ok() : yb.status());
+      std::vector<std::vector<pk::bf16>> data;
+      for (int r = 0; r < W; ++r) data.push_back(pkt::random_data<pk::bf16>(n, 17 * r + 3));
+      PKT_CUDA(cudaMemcpy(xb->local(), data[ctx.rank()].data(), n * 2, cudaMemcpyHostToDevice));
+      PKT_CUDA(pkt::poison(yb->local(), W * n * 2));
+      PKT_CUDA(cudaDeviceSynchronize());
+      PKT_OK(ctx.exchange().barrier());
+      auto x = xb->sym_tensor<pk::bf16>({n});
+      auto y = yb->sym_tensor<pk::bf16>({W * n});
+      for (int l = 0; l < 3; ++l) PKT_OK(kernel->launch(ctx, stream, *x, *y));
+      PKT_CUDA(cudaStreamSynchronize(stream));
+      PKT_OK(ctx.check_errors());
+      std::vector<pk::bf16> got(W * n);
+      PKT_CUDA(cudaMemcpy(got.data(), yb->local(), W * n * 2, cudaMemcpyDeviceToHost));
+      long long bad = 0;
+      for (int r = 0; r < W; ++r)
+        for (long long i = 0; i < n; ++i)
+          bad += std::memcmp(&got[r * n + i], &data[r][i], sizeof(pk::bf16)) != 0;
+      PKT_CHECK(bad == 0, "JIT all_gather n=" + std::to_string(n) + " rank " +
+                              std::to_string(ctx.rank()) + ": " + std::to_string(bad) +
+                              " elements differ");
+      PKT_OK(ctx.exchange().barrier());  // peers may still read x until everyone checked
+      PKT_OK(yb->free());
+      PKT_OK(xb->free());
+    }
+    cudaStreamDestroy(stream);
+  }, options);
+}
+
+}  // namespace
+
 int main() {
   pkt::require_gpus(2);
   cudaSetDevice(0);
   auto start = std::chrono::steady_clock::now();
-#ifdef PK_JIT_PKC
-  auto text = pk::jit::read_spec(PK_ALL_REDUCE_SPEC);
-  auto kernel = text.is_ok() ? pk::jit::compile_spec(PK_ALL_REDUCE_SPEC, *text, {},
-                                                     pk::jit::pkc_frontend(PK_PKC))
-                             : pk::Result<pk::jit::Kernel>(text.status());
-#else
-  auto kernel = pk::jit::compile_file(PK_ALL_REDUCE_SPEC);
-#endif
+  auto kernel = compile(PK_ALL_REDUCE_SPEC);
   const double ms = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start).count();
   if (!kernel.is_ok()) {
@@ -68,5 +122,6 @@ int main() {
     }
     cudaStreamDestroy(stream);
   });
+  all_gather_copy_engine();
   return pkt::finish("jit_all_reduce_test");
 }
