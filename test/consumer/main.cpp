@@ -1,6 +1,8 @@
 // Launches pkc's all-reduce through its generated launcher on 2 GPUs (one thread per rank) and
 // checks every element against the host sum; also checks that the launcher's host-side shape
-// check rejects a mismatched output. Exits 77 without 2 GPUs.
+// check rejects a mismatched output; then a scatter through the launcher's copy-engine route
+// (forced from 4 KiB per message by the context) and, for a tiny size, its kernel.
+// Exits 77 without 2 GPUs.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 
 #include <pk/runtime/runtime.h>
 #include <pk_kernels/all_reduce.h>
+#include <pk_kernels/scatter.h>
 
 namespace {
 
@@ -35,7 +38,9 @@ void fail(int rank, const std::string& what) {
 void rank_main(pk::Exchange& ex) {
   const int rank = ex.rank();
   cudaSetDevice(ex.device());
-  auto ctx = pk::Context::create(ex);
+  pk::ContextOptions options;
+  options.copy_engine_min_bytes = 4096;  // the scatter below takes the copy-engine route
+  auto ctx = pk::Context::create(ex, options);
   if (!ctx.is_ok()) return fail(rank, ctx.status().message());
   const long long n = 100003;  // not a multiple of the tile
   auto xb = (*ctx)->allocate(n * sizeof(pk::bf16));
@@ -74,6 +79,35 @@ void rank_main(pk::Exchange& ex) {
   }
   (void)yb->free();
   (void)xb->free();
+
+  // Scatter from root 1: rank r gets block r of the root's x. 100003 elements per block take
+  // the copy-engine route, 3 the kernel.
+  const int W = ex.world();
+  for (long long m : {100003LL, 3LL}) {
+    auto sx = (*ctx)->allocate(W * m * sizeof(pk::bf16));
+    if (!sx.is_ok()) return fail(rank, sx.status().message());
+    std::vector<pk::bf16> in(W * m), out(m);
+    for (long long i = 0; i < W * m; ++i) in[i] = to_bf16(value(rank + 5, i));
+    cudaMemcpy(sx->local(), in.data(), W * m * 2, cudaMemcpyHostToDevice);
+    pk::bf16* sy = nullptr;
+    cudaMalloc(reinterpret_cast<void**>(&sy), m * 2);
+    cudaMemset(sy, 0xff, m * 2);
+    cudaDeviceSynchronize();
+    (void)ex.barrier();
+    auto xs = sx->sym_tensor<pk::bf16>({W * m});
+    auto ys = pk::make_tensor<pk::bf16>(sy, m * 2, {m});
+    s = pk_kernels::scatter(**ctx, *xs, *ys, 1);
+    if (s.is_ok()) s = (*ctx)->check_errors();
+    if (!s.is_ok()) return fail(rank, "scatter: " + s.message());
+    cudaMemcpy(out.data(), sy, m * 2, cudaMemcpyDeviceToHost);
+    for (long long i = 0, shown = 0; i < m; ++i)
+      if (to_float(out[i]) != value(1 + 5, rank * m + i) && shown++ < 5)
+        fail(rank, "scatter m=" + std::to_string(m) + ": y[" + std::to_string(i) + "] = " +
+                       std::to_string(to_float(out[i])));
+    (void)ex.barrier();  // the root's x is read until every rank is done
+    cudaFree(sy);
+    (void)sx->free();
+  }
 }
 
 }  // namespace
