@@ -247,6 +247,8 @@ void run_rank(Rank& R, const Size& sz) {
       if (!std::strcmp(g, "sm")) opt.gather = pk::gemm::Gather::sm;
       if (!std::strcmp(g, "copy_engine")) opt.gather = pk::gemm::Gather::copy_engine;
     }
+    // PK_AG_COMM_BLOCKS=n overrides the plan's communicator-block count (for sweeping it).
+    if (const char* cb = std::getenv("PK_AG_COMM_BLOCKS")) opt.comm_blocks = std::atoi(cb);
     auto plan = take(pk::gemm::AgGemmPlan::create(R.ctx, shard, full, b, c_pk, ms, n, k, opt), "AgGemmPlan");
     row.comm_blocks = plan.comm_blocks();
     row.copy_engine = plan.copy_engine();
