@@ -1,6 +1,5 @@
 // Rule 1's cost model: mechanism choice from the machine profile's bandwidth curves.
 #include "pk/CostModel/CostModel.h"
-#include "pk/EmbeddedFiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,24 +7,9 @@
 #include <set>
 #include <sstream>
 
-namespace pk_builtin_profiles {
-pk::EmbeddedFileList embeddedFiles();
-}
-
 namespace pk {
 
-const MachineProfile &builtinProfile() {
-  static const MachineProfile profile = [] {
-    EmbeddedFileList files = pk_builtin_profiles::embeddedFiles();
-    for (size_t i = 0; i < files.count; ++i)
-      if (std::strcmp(files.files[i].name, "h200.profile") == 0) {
-        auto parsed = MachineProfile::parse(std::string(files.files[i].text, files.files[i].size));
-        if (parsed.is_ok()) return parsed.value();
-      }
-    return MachineProfile{};  // unreachable when the build embedded a valid file (tested)
-  }();
-  return profile;
-}
+const MachineProfile &builtinProfile() { return builtin_profile(); }
 
 std::optional<MachineProfile> loadProfileOrBuiltin(const std::string &path, std::string &error) {
   if (path.empty()) return builtinProfile();

@@ -138,8 +138,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                      "a coarser granularity (128-row blocks of K columns) than the 128x64 tiles the "
                      "loop loads, so communicator blocks push each row block into every peer with "
                      "TMA bulk copies and one flag per row block; compute blocks do the local shard "
-                     "first and wait per row block. Communicator SMs: chosen at launch, the most in "
-                     "[2, 16] that add no wave of compute tiles (the profile's TMA path needs " +
+                     "first and wait per row block. Communicator SMs: chosen at launch from the "
+                     "shapes, 1 to 16, by a cost model of compute waves against the gather's time "
+                     "at the profile's TMA bandwidth for that many SMs (the TMA path needs " +
                          Twine(sms) + " SMs for 90% of its bandwidth on 2 MiB row blocks)");
       gather.erase();
     } else if (auto add = dyn_cast<AddTileOp>(g->sink)) {

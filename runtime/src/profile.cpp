@@ -1,10 +1,17 @@
 // Machine profile text format: parse, serialize, and bandwidth lookup.
 #include <pk/runtime/profile.h>
 
+#include <pk/EmbeddedFiles.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+
+namespace pk_builtin_profiles {
+pk::EmbeddedFileList embeddedFiles();  // generated from runtime/profiles (CMakeLists.txt)
+}
 
 namespace pk {
 
@@ -111,6 +118,19 @@ double MachineProfile::bandwidth(Mechanism m, long long bytes, int sms) const {
     }
   }
   return curve.back()->gbps;
+}
+
+const MachineProfile& builtin_profile() {
+  static const MachineProfile profile = [] {
+    EmbeddedFileList files = pk_builtin_profiles::embeddedFiles();
+    for (std::size_t i = 0; i < files.count; ++i)
+      if (std::strcmp(files.files[i].name, "h200.profile") == 0) {
+        auto parsed = MachineProfile::parse(std::string(files.files[i].text, files.files[i].size));
+        if (parsed.is_ok()) return parsed.value();
+      }
+    return MachineProfile{};  // unreachable when the build embedded a valid file (tested)
+  }();
+  return profile;
 }
 
 }  // namespace pk

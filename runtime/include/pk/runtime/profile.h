@@ -41,4 +41,7 @@ struct MachineProfile {
   double bandwidth(Mechanism m, long long bytes, int sms) const;
 };
 
+// The shipped H200 profile (runtime/profiles/h200.profile, compiled in).
+const MachineProfile& builtin_profile();
+
 }  // namespace pk

@@ -14,6 +14,7 @@
 
 #include <pk/runtime/context.h>
 #include <pk/runtime/cuda_check.h>
+#include <pk/runtime/profile.h>
 #include <pk/runtime/symmetric.h>
 #include <pk/templates/ag_gemm.cuh>
 #include <pk/templates/gemm.cuh>
@@ -228,13 +229,34 @@ class GemmArPlan {
   std::size_t out_bytes_ = 0;
 };
 
-// Communicator blocks for AG + GEMM: the most that do not add a wave of compute tiles over
-// the minimum of 2 (the all-gather rides on SMs the GEMM would leave idle in its last wave).
-inline int choose_comm_blocks(int sms, int tiles) {
-  auto waves = [&](int comm) { return (tiles + (sms - comm) - 1) / (sms - comm); };
-  int best = 2;
-  for (int comm = 3; comm <= 16 && comm < sms; ++comm)
-    if (waves(comm) <= waves(2)) best = comm;
+// Rule 2's communicator count for AG + GEMM, from a cost model. With c communicator blocks the
+// sms - c compute blocks run the tiles in waves of one tile time each; they start on the peers'
+// rows once their own rows are done, but not before the gather (its bytes at the profile's
+// TMA bandwidth for c SMs) has landed. The count with the shortest estimate wins; among equal
+// estimates, the faster gather. Checked against a sweep of 1-16 blocks on 2 x H200
+// (docs/benchmarks/gemm-2xH200.md): the model's choice was the measured best at every size
+// (16 at 2048^3, 4 at 4096^3 and above).
+constexpr double kGemmSmFlopsPerUs = 5.4e6;  // pkc's GEMM: 714 TFLOP/s over 132 SMs (8192^3)
+
+inline int choose_comm_blocks(const MachineProfile& profile, int sms, int tiles, int peer_tiles,
+                              long long k, long long gather_bytes) {
+  const double tile_us = 2.0 * kBM * kBN * static_cast<double>(k) / kGemmSmFlopsPerUs;
+  int best = 1;
+  double best_us = 0, best_gather_us = 0;
+  for (int c = 1; c <= 16 && c < sms; ++c) {
+    const int blocks = sms - c;
+    const double gbps = profile.bandwidth(Mechanism::tma, gather_bytes, c);
+    const double gather_us = gbps > 0 ? gather_bytes / (gbps * 1e3) : 1e30;
+    const double own_done_us = ((tiles - peer_tiles) / blocks) * tile_us;
+    const double peer_us = ((peer_tiles + blocks - 1) / blocks) * tile_us;
+    const double all_us = ((tiles + blocks - 1) / blocks) * tile_us;
+    const double us = std::max(all_us, std::max(gather_us, own_done_us) + peer_us);
+    if (c == 1 || us < best_us || (us == best_us && gather_us < best_gather_us)) {
+      best = c;
+      best_us = us;
+      best_gather_us = gather_us;
+    }
+  }
   return best;
 }
 
@@ -305,7 +327,11 @@ class AgGemmPlan {
     p.n = static_cast<int>(n);
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
     const bool ce = opt.gather == Gather::copy_engine && w > 1;
-    p.comm_blocks = opt.comm_blocks > 0 ? opt.comm_blocks : choose_comm_blocks(sms, p.order.count());
+    const int peer_tiles = p.order.count() / w * (w - 1);
+    p.comm_blocks = opt.comm_blocks > 0
+                        ? opt.comm_blocks
+                        : choose_comm_blocks(builtin_profile(), sms, p.order.count(), peer_tiles,
+                                             k, (w - 1) * m_shard * k * 2);
     if (w == 1 || ce) p.comm_blocks = 0;
     if (p.comm_blocks >= sms) return Status::error("ag_gemm: no SM left for compute blocks");
     // The copy-engine gather leaves one SM free for its one-block signal kernels: a GEMM on
