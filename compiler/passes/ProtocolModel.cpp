@@ -98,7 +98,7 @@ private:
       e.access.lo.push_back(o);
       e.access.hi.push_back(o + (i < shape.size() ? shape[i] : 1));
     }
-    out.events.push_back(e);
+    out.events.push_back(std::move(e));
     return true;
   }
 
@@ -371,9 +371,12 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
       }
       blocks = 3;
     }
+    processes.reserve(processes.size() + blocks * config.world);
+    size_t events = 0;  // the previous block's count, a good guess for the next one's
     for (int64_t b = 0; b < blocks; ++b)
       for (int r = 0; r < config.world; ++r) {
         Process p;
+        p.events.reserve(events);
         p.rank = r;
         p.block = firstBlock + int(b);
         Interpreter interp(config, r, p.block, int(b), blocks, p);
@@ -383,11 +386,26 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
           why = interp.why;
           return false;
         }
+        events = p.events.size();
         processes.push_back(std::move(p));
       }
     firstBlock += int(blocks);
   }
   return true;
+}
+
+int mlir::pk::protocol::numberFlags(MutableArrayRef<Process> processes) {
+  // Unsigned keys: DenseMap hashes signed integers by a multiply that leaves only the low
+  // bits (here the block) in the bucket index; unsigned 64-bit keys get a full mix.
+  llvm::DenseMap<uint64_t, int> numbers;
+  for (Process &p : processes)
+    for (Event &e : p.events) {
+      if (e.kind != EventKind::Signal && e.kind != EventKind::Wait) continue;
+      int holder = e.kind == EventKind::Signal ? e.peer : p.rank;
+      uint64_t key = uint64_t((int64_t(holder) * 1024 + e.slot) * 65536 + (e.blockKey + 1));
+      e.flag = numbers.try_emplace(key, int(numbers.size())).first->second;
+    }
+  return int(numbers.size());
 }
 
 int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {

@@ -6,6 +6,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::pk::protocol {
 
@@ -37,6 +38,7 @@ struct Event {
   int64_t blockKey = -1;  // Signal / Wait: block index for <block> flags, -1 for <grid>
   int64_t count = 0;      // Wait: signals expected per launch
   bool equal = false;     // Wait: compares with ==
+  int flag = -1;          // Signal / Wait: the flag's number (numberFlags)
   Access access;          // Access
 };
 
@@ -44,7 +46,7 @@ struct Event {
 struct Process {
   int rank = 0;
   int block = 0;  // global block index across the kernel's workers
-  llvm::SmallVector<Event, 16> events;
+  std::vector<Event> events;  // out of line: a kernel may have thousands of blocks
 };
 
 // Interprets `kernel` for `config`. On IR it cannot evaluate it returns false and sets
@@ -52,6 +54,11 @@ struct Process {
 bool buildProcesses(KernelOp kernel, const Config &config,
                     llvm::SmallVectorImpl<Process> &processes, Operation *&where,
                     std::string &why);
+
+// Numbers the flags that signals and waits use densely from 0 (a flag is a slot of the
+// rank that holds it, and of one block for <block> flags), so the checks index arrays
+// rather than hash keys per event. Returns how many flags there are.
+int numberFlags(llvm::MutableArrayRef<Process> processes);
 
 // The largest tile step of the kernel's loops (used to pick sizes with partial tiles).
 int64_t largestStep(KernelOp kernel);

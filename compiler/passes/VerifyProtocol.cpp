@@ -1,11 +1,13 @@
 // Proves that a device-level kernel's signals and waits cannot hang, be overtaken or race,
 // by running the protocol model for every world size and checking the cross-rank events.
 #include "ProtocolModel.h"
+#include "ProtocolOrder.h"
 #include "pk/Passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include <deque>
+#include <limits>
 #include <vector>
 
 namespace mlir::pk {
@@ -24,16 +26,6 @@ constexpr int kLaunches = 2;
 
 enum class Check { Range, TooFew, TooMany, Equal, BulkWait, ProxyFence, Deadlock, Race };
 
-using Clock = std::vector<uint32_t>;
-
-void join(Clock &into, const Clock &from) {
-  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
-}
-
-int64_t flagKey(int rank, int64_t slot, int64_t blockKey) {
-  return (int64_t(rank) * 1024 + slot) * 65536 + (blockKey + 1);
-}
-
 std::string where(Operation *op) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -41,21 +33,76 @@ std::string where(Operation *op) {
   return s;
 }
 
-// One access as it happened in the simulation, with the vector clock of its process.
-struct Recorded {
+constexpr int64_t kWholeLo = std::numeric_limits<int64_t>::min();
+constexpr int64_t kWholeHi = std::numeric_limits<int64_t>::max();
+
+// One access as it happened in the simulation, when and what its block knew then, and the
+// facts the race check sweeps over, copied from the event while it is at hand.
+struct Recorded : Stamp {
+  Recorded(const Stamp &at, const Access *access, Operation *op)
+      : Stamp(at), access(access), op(op), write(access->write), add(access->add) {
+    if (!access->lo.empty()) {
+      lo = access->lo[0];
+      hi = access->hi[0];
+    }
+  }
+  bool whole() const { return lo == kWholeLo; }
+
   const Access *access;
   Operation *op;  // null for the host's use of the buffer between launches
-  int proc;
-  int rank;
-  int launch;
-  Clock clock;
+  bool write, add;
+  int64_t lo = kWholeLo, hi = kWholeHi;  // the box in the first dimension
 };
+
+// The accesses to each rank's copy of each kernel argument, in the order they happened.
+using Buffers = llvm::DenseMap<std::pair<int, unsigned>, std::vector<Recorded>>;
 
 bool overlaps(const Access &a, const Access &b) {
   if (a.lo.empty() || b.lo.empty()) return true;  // a whole-tensor access
   for (size_t d = 0; d < std::min(a.lo.size(), b.lo.size()); ++d)
     if (a.hi[d] <= b.lo[d] || b.hi[d] <= a.lo[d]) return false;
   return true;
+}
+
+// Calls `visit(x, y)` once for each pair of `members` that overlaps in the first dimension
+// where at least one writes and at least one is `open`. Each open access is compared only
+// with the accesses whose first-dimension start lies within the widest box of it (a sweep
+// over the accesses sorted by start), so the cost follows the overlapping pairs.
+void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
+                    llvm::function_ref<void(unsigned, unsigned)> visit) {
+  struct Span {
+    int64_t lo, hi;
+    unsigned at;
+    bool operator<(const Span &o) const { return lo < o.lo; }
+  };
+  std::vector<Span> writes, reads;
+  int64_t widest = 0;
+  for (unsigned x = 0; x < members.size(); ++x) {
+    const Recorded &a = members[x];
+    (a.write ? writes : reads).push_back({a.lo, a.hi, x});
+    if (!a.whole()) widest = std::max(widest, a.hi - a.lo);
+  }
+  llvm::sort(writes);
+  llvm::sort(reads);
+  auto scan = [&](const Span &e, ArrayRef<Span> others) {
+    auto pair = [&](const Span &f) {
+      if (f.at != e.at && !(open[f.at] && f.at < e.at)) visit(e.at, f.at);  // else f's turn
+    };
+    // Whole-tensor accesses sort first and overlap everything.
+    auto whole = llvm::partition_point(others, [](const Span &f) { return f.lo == kWholeLo; });
+    for (auto it = others.begin(); it != whole; ++it) pair(*it);
+    int64_t from = e.lo == kWholeLo ? kWholeLo : e.lo - widest;
+    for (auto it = std::lower_bound(whole, others.end(), Span{from, 0, 0});
+         it != others.end() && it->lo < e.hi; ++it)
+      if (it->hi > e.lo) pair(*it);
+  };
+  for (const Span &e : writes) {
+    if (!open[e.at]) continue;
+    scan(e, writes);
+    scan(e, reads);
+  }
+  for (const Span &e : reads)
+    if (open[e.at]) scan(e, writes);
 }
 
 const char *verb(const Access &a) { return a.write ? (a.add ? "adds into" : "writes") : "reads"; }
@@ -85,7 +132,8 @@ public:
           }
           world = w;
           checkInOrder(procs);
-          if (checkCounts(procs)) simulate(procs);
+          std::vector<int64_t> arrivals(numberFlags(procs));  // signals per flag and launch
+          if (checkCounts(procs, arrivals)) simulate(procs, arrivals);
         }
     return !failed;
   }
@@ -152,9 +200,8 @@ private:
 
   // Each wait needs exactly as many signals per launch as it expects: fewer and it hangs,
   // more and the next launch's wait (expecting epoch * count) passes early.
-  bool checkCounts(ArrayRef<Process> procs) {
+  bool checkCounts(ArrayRef<Process> procs, MutableArrayRef<int64_t> arrivals) {
     bool ok = true;
-    llvm::DenseMap<int64_t, int64_t> arrivals;
     for (const Process &p : procs)
       for (const Event &e : p.events) {
         if (e.kind != EventKind::Signal) continue;
@@ -166,13 +213,13 @@ private:
           ok = false;
           continue;
         }
-        ++arrivals[flagKey(e.peer, e.slot, e.blockKey)];
+        ++arrivals[e.flag];
       }
     if (!ok) return false;  // lost signals would only repeat as count errors
     for (const Process &p : procs)
       for (const Event &e : p.events) {
         if (e.kind != EventKind::Wait) continue;
-        int64_t seen = arrivals.lookup(flagKey(p.rank, e.slot, e.blockKey));
+        int64_t seen = arrivals[e.flag];
         if (seen < e.count) {
           report(e.op, Check::TooFew,
                  "wait on flag slot " + Twine(e.slot) + " can never complete for world size " +
@@ -192,32 +239,42 @@ private:
   }
 
   // Runs every block of every rank for two launches; a wait passes once the flag holds
-  // launch * count. Vector clocks give the happens-before order for the race check.
-  void simulate(ArrayRef<Process> procs) {
+  // launch * count. Vector clocks (ProtocolOrder.h) give the happens-before order for the
+  // race check.
+  void simulate(ArrayRef<Process> procs, ArrayRef<int64_t> arrivals) {
     struct State {
       size_t pc = 0;
       int launch = 0;
+      bool ended = false;  // at the end of its launch, counted in `ended` of its rank
       Clock clock;
+      const uint32_t *shared = nullptr;  // copy of `clock` since its last join, once taken
+      SmallVector<std::pair<int, int64_t>, 2> joined;  // per flag: signals already joined
     };
     int numProcs = int(procs.size());
-    int dims = numProcs + world;  // one clock entry per block, one per rank's host
+    Order order(procs, int(arrivals.size()), world);
     std::vector<State> states(numProcs);
-    for (State &s : states) s.clock.assign(dims, 0);
+    for (int i = 0; i < numProcs; ++i) states[i].clock = order.start(i);
     std::vector<SmallVector<int, 8>> procsOfRank(world);
     for (int i = 0; i < numProcs; ++i) procsOfRank[procs[i].rank].push_back(i);
-    llvm::DenseMap<int64_t, std::vector<Clock>> flags;  // signals in arrival order
-    std::vector<Recorded> accesses;
+    std::vector<size_t> ended(world);
+    std::vector<std::vector<Stamp>> flags(arrivals.size());  // signals in arrival order
+    for (size_t f = 0; f < flags.size(); ++f) flags[f].reserve(kLaunches * arrivals[f]);
+    Buffers buffers;
+    auto record = [&](const Stamp &at, const Access *a, Operation *op) {
+      buffers[{a->memRank, a->tensor}].emplace_back(at, a, op);
+    };
+    std::deque<Clock> copies;
+    auto stamp = [&](int i, uint32_t self) {
+      State &s = states[i];
+      if (!s.shared) s.shared = copies.emplace_back(s.clock).data();
+      return Stamp{i, procs[i].rank, s.launch, self, s.shared};
+    };
 
     // When every block of a rank has finished a launch, the host may reuse the rank's
     // buffers before the next launch starts on the same stream.
     auto finishLaunch = [&](int rank) {
       int launch = states[procsOfRank[rank].front()].launch;
-      Clock host(dims, 0);
-      for (int i : procsOfRank[rank]) {
-        if (states[i].launch != launch || states[i].pc != procs[i].events.size()) return false;
-        join(host, states[i].clock);
-      }
-      host[numProcs + rank] = launch + 1;
+      order.endLaunch(rank, procsOfRank[rank], [&](int i) -> Clock & { return states[i].clock; });
       for (BlockArgument arg : kernel.getBody().getArguments()) {
         if (!isa<SymTensorType>(arg.getType())) continue;
         Access a;
@@ -225,14 +282,15 @@ private:
         a.memRank = rank;
         a.write = true;
         hostAccesses.push_back(a);
-        accesses.push_back({&hostAccesses.back(), nullptr, numProcs + rank, rank, launch, host});
+        record({numProcs + rank, rank, launch}, &hostAccesses.back(), nullptr);
       }
       for (int i : procsOfRank[rank]) {
-        join(states[i].clock, host);
         states[i].launch++;
         states[i].pc = 0;
+        states[i].ended = false;
+        states[i].shared = nullptr;
       }
-      return true;
+      ended[rank] = 0;
     };
 
     bool progress = true;
@@ -243,7 +301,12 @@ private:
         const Process &p = procs[i];
         while (s.launch < kLaunches) {
           if (s.pc == p.events.size()) {
-            if (!finishLaunch(p.rank)) break;
+            if (!s.ended) {
+              s.ended = true;
+              ++ended[p.rank];
+            }
+            if (ended[p.rank] < procsOfRank[p.rank].size()) break;
+            finishLaunch(p.rank);
             progress = true;
             continue;
           }
@@ -251,16 +314,20 @@ private:
           if (e.kind == EventKind::Wait) {
             // The wait is owed only the signals that reach launch * count; joining later
             // ones (a peer's next launch) would hide reuse hazards.
-            auto it = flags.find(flagKey(p.rank, e.slot, e.blockKey));
+            const std::vector<Stamp> &arrived = flags[e.flag];
             int64_t need = int64_t(s.launch + 1) * e.count;
-            if (it == flags.end() ? need > 0 : int64_t(it->second.size()) < need) break;
-            for (int64_t k = 0; k < need; ++k) join(s.clock, it->second[k]);
+            if (int64_t(arrived.size()) < need) break;
+            auto seen = llvm::find_if(s.joined, [&](auto &j) { return j.first == e.flag; });
+            if (seen == s.joined.end()) seen = &s.joined.emplace_back(e.flag, 0);
+            for (int64_t k = seen->second; k < need; ++k) order.receive(i, s.clock, arrived[k]);
+            seen->second = std::max(seen->second, need);  // clocks only grow: no need again
+            s.shared = nullptr;
           }
-          s.clock[i]++;
+          uint32_t self = order.tick(i, s.clock);
           if (e.kind == EventKind::Signal) {
-            flags[flagKey(e.peer, e.slot, e.blockKey)].push_back(s.clock);
+            flags[e.flag].push_back(stamp(i, self));
           } else if (e.kind == EventKind::Access) {
-            accesses.push_back({&e.access, e.op, i, p.rank, s.launch, s.clock});
+            record(stamp(i, self), &e.access, e.op);
           }
           s.pc++;
           progress = true;
@@ -268,7 +335,7 @@ private:
       }
     }
     if (reportDeadlock(procs, states, flags)) return;
-    checkRaces(accesses);
+    checkRaces(buffers, order);
   }
 
   template <typename States, typename Flags>
@@ -280,8 +347,7 @@ private:
       const auto &s = states[i];
       if (s.launch >= kLaunches || s.pc == procs[i].events.size()) continue;
       const Event &e = procs[i].events[s.pc];
-      auto it = flags.find(flagKey(procs[i].rank, e.slot, e.blockKey));
-      int64_t value = it == flags.end() ? 0 : int64_t(it->second.size());
+      int64_t value = int64_t(flags[e.flag].size());
       if (!first) { first = e.op; launch = s.launch; }
       if (listed++ < 4)
         cycle += (cycle.empty() ? "" : ", ") + ("rank " + Twine(procs[i].rank) +
@@ -298,25 +364,26 @@ private:
   }
 
   // Two accesses of one rank's copy of a buffer conflict when they overlap, at least one
-  // writes (adds commute with adds), and neither happens before the other.
-  void checkRaces(const std::vector<Recorded> &accesses) {
-    llvm::DenseMap<std::pair<int, unsigned>, SmallVector<unsigned, 16>> groups;
-    for (unsigned i = 0; i < accesses.size(); ++i)
-      groups[{accesses[i].access->memRank, accesses[i].access->tensor}].push_back(i);
-    for (auto &group : groups) {
-      ArrayRef<unsigned> members = group.second;
-      for (size_t x = 0; x < members.size(); ++x) {
-        const Recorded &a = accesses[members[x]];
-        for (size_t y = x + 1; y < members.size(); ++y) {
-          const Recorded &b = accesses[members[y]];
-          if (!a.access->write && !b.access->write) continue;
-          if (a.access->add && b.access->add) continue;
-          if (a.proc == b.proc || !overlaps(*a.access, *b.access)) continue;
-          if (b.clock[a.proc] >= a.clock[a.proc] || a.clock[b.proc] >= b.clock[b.proc])
-            continue;
-          reportRace(a, b);
-        }
-      }
+  // writes (adds commute with adds), and neither happens before the other. Pairs go in
+  // recording order, as the first report at an op is the one kept; pairs that cannot
+  // overlap or whose ops both have a race report already are left out (they change nothing).
+  void checkRaces(const Buffers &buffers, const Order &order) {
+    for (const auto &buffer : buffers) {
+      ArrayRef<Recorded> members = buffer.second;
+      SmallVector<bool> open;
+      for (const Recorded &a : members)
+        open.push_back(a.op && !reported.contains({a.op, int(Check::Race)}));
+      std::vector<std::pair<unsigned, unsigned>> races;
+      forEachOverlap(members, open, [&](unsigned x, unsigned y) {
+        const Recorded &a = members[x], &b = members[y];
+        if (a.add && b.add) return;
+        if (a.proc == b.proc) return;
+        if (!a.whole() && !b.whole() && !overlaps(*a.access, *b.access)) return;
+        if (order.happensBefore(a, b) || order.happensBefore(b, a)) return;
+        races.push_back({std::min(x, y), std::max(x, y)});
+      });
+      llvm::sort(races);
+      for (auto [x, y] : races) reportRace(members[x], members[y]);
     }
   }
 
