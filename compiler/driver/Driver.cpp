@@ -108,6 +108,23 @@ bool writeAtomically(const std::string &path, llvm::StringRef bytes, std::string
     llvm::outs().flush();
     return true;
   }
+  // Devices, pipes and other non-regular outputs (-o /dev/null) are written in place: renaming
+  // a temporary file over one would replace it (as root, /dev/null itself).
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    if (!ec) {
+      out << bytes;
+      out.close();
+      if (!out.has_error()) return true;
+      ec = out.error();
+      out.clear_error();
+    }
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
   llvm::SmallString<256> tmp;
   int fd = -1;
   llvm::SmallString<256> model(path);
