@@ -34,14 +34,17 @@ extern "C" __global__ void pk_copy_engine_sync(pk::LaunchContext c, int phase) {
 
 const char* const kNames[] = {"all_gather", "all_to_all", "broadcast", "gather", "scatter"};
 
+bool rooted(CopyCollective c) {
+  return c == CopyCollective::broadcast || c == CopyCollective::gather ||
+         c == CopyCollective::scatter;
+}
+
 Result<CopyEngineState*> state_of(Context& ctx) {
   std::unique_ptr<CopyEngineState>& s = ctx.copy_engine_state();
   if (s) return s.get();
   auto fresh = std::make_unique<CopyEngineState>();
   PK_CUDA_TRY(cudaSetDevice(ctx.device()));
-  PK_CUDA_TRY(cudaStreamCreateWithFlags(&fresh->side, cudaStreamNonBlocking));
-  PK_CUDA_TRY(cudaEventCreateWithFlags(&fresh->fork, cudaEventDisableTiming));
-  PK_CUDA_TRY(cudaEventCreateWithFlags(&fresh->join, cudaEventDisableTiming));
+  PK_RETURN_IF_ERROR(fresh->side.create());
   CompileRequest req;
   req.source = kSyncSource;
   req.program_name = "pk_copy_engine_sync.cu";
@@ -92,9 +95,7 @@ Result<std::optional<CopyEngineRoute>> parse_copy_engine_route(const std::string
   if (!(in >> r.min_bytes >> c1 >> r.x >> c2 >> r.y >> c3 >> r.root) || c1 != ':' || c2 != ':' ||
       c3 != ':' || (in >> c4) || r.min_bytes < 1 || r.x < 0 || r.y < 0 || r.root < -1)
     return Status::error(bad);
-  const bool rooted = r.kind == CopyCollective::broadcast || r.kind == CopyCollective::gather ||
-                      r.kind == CopyCollective::scatter;
-  if (rooted != (r.root >= 0)) return Status::error(bad + ": root argument mismatch");
+  if (rooted(r.kind) != (r.root >= 0)) return Status::error(bad + ": root argument mismatch");
   return std::optional<CopyEngineRoute>(r);
 }
 
@@ -122,9 +123,7 @@ Status copy_engine_collective(Context& ctx, const std::string& kernel, CopyColle
   const int me = ctx.rank(), W = ctx.world();
   const std::string who = std::string("copy-engine ") + copy_collective_name(kind) + ": ";
   if (message_bytes < 1) return Status::error(who + "empty message");
-  const bool rooted = kind == CopyCollective::broadcast || kind == CopyCollective::gather ||
-                      kind == CopyCollective::scatter;
-  if (rooted && (root < 0 || root >= W))
+  if (rooted(kind) && (root < 0 || root >= W))
     return Status::error(who + "root " + std::to_string(root) + " is not a rank of world " +
                          std::to_string(W));
   for (int r = 0; r < W; ++r)
@@ -161,19 +160,20 @@ Status copy_engine_collective(Context& ctx, const std::string& kernel, CopyColle
   // The local copy (source on this rank) runs on the second stream, forked after the round.
   const bool local_last = !pulls.empty() && (kind == CopyCollective::all_gather ||
                                              kind == CopyCollective::all_to_all ||
-                                             (rooted && me == root));
+                                             (rooted(kind) && me == root));
   const bool fork = local_last && pulls.size() > 1;
   if (fork) {
-    PK_CUDA_TRY(cudaEventRecord(s->fork, stream));
-    PK_CUDA_TRY(cudaStreamWaitEvent(s->side, s->fork, 0));
+    const SideStream& side = s->side;
+    PK_CUDA_TRY(cudaEventRecord(side.fork, stream));
+    PK_CUDA_TRY(cudaStreamWaitEvent(side.stream, side.fork, 0));
     const Pull& p = pulls.back();
-    PK_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, m, cudaMemcpyDefault, s->side));
-    PK_CUDA_TRY(cudaEventRecord(s->join, s->side));
+    PK_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, m, cudaMemcpyDefault, side.stream));
+    PK_CUDA_TRY(cudaEventRecord(side.join, side.stream));
     pulls.pop_back();
   }
   for (const Pull& p : pulls)
     PK_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, m, cudaMemcpyDefault, stream));
-  if (fork) PK_CUDA_TRY(cudaStreamWaitEvent(stream, s->join, 0));
+  if (fork) PK_CUDA_TRY(cudaStreamWaitEvent(stream, s->side.join, 0));
   return sync_round(*s, lc, 1, stream).with_context(who + "done round");
 }
 

@@ -14,5 +14,6 @@
 #include <pk/runtime/module.h>
 #include <pk/runtime/nvrtc_compile.h>
 #include <pk/runtime/profile.h>
+#include <pk/runtime/side_stream.h>
 #include <pk/runtime/status.h>
 #include <pk/runtime/symmetric.h>

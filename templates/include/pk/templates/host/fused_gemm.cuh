@@ -15,6 +15,7 @@
 #include <pk/runtime/context.h>
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/profile.h>
+#include <pk/runtime/side_stream.h>
 #include <pk/runtime/symmetric.h>
 #include <pk/templates/ag_gemm.cuh>
 #include <pk/templates/gemm.cuh>
@@ -280,16 +281,6 @@ static __global__ void ag_ce_signal_rows(LaunchContext c, int row_blocks, int rb
       signal_after_fence(c, (c.rank + i) % c.world, kAgRowSlot + c.rank * row_blocks + rb, 1);
 }
 
-// The second stream and its fork/join events, shared by copies of a plan.
-struct SideStream {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
-  ~SideStream() {
-    if (join) cudaEventDestroy(join);
-    if (fork) cudaEventDestroy(fork);
-    if (stream) cudaStreamDestroy(stream);
-  }
-};
 
 }  // namespace detail
 
@@ -339,13 +330,8 @@ class AgGemmPlan {
     const int avail = sms - p.comm_blocks - (ce ? 1 : 0);
     p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, avail) : avail);
     if (ce) {
-      auto side = std::make_shared<detail::SideStream>();
-      PK_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&side->stream, cudaStreamNonBlocking),
-                                     "cudaStreamCreateWithFlags"));
-      PK_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&side->fork, cudaEventDisableTiming),
-                                     "cudaEventCreate"));
-      PK_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&side->join, cudaEventDisableTiming),
-                                     "cudaEventCreate"));
+      auto side = std::make_shared<SideStream>();  // shared by copies of the plan
+      PK_RETURN_IF_ERROR(side->create());
       // Load the signal kernels on every rank before any rank can spin in one of them: a load
       // may wait for a peer GPU that is busy in a wait on this rank.
       cudaFuncAttributes attr;
@@ -385,7 +371,7 @@ class AgGemmPlan {
   // with the previous launch's rows, then push this rank's shard into every peer's landing
   // buffer in chunks of about 8 MiB, each followed by its row blocks' signals; joined back.
   Status launch_copy_engine(const AgGemmJob::Params& p, cudaStream_t stream) const {
-    const detail::SideStream& side = *side_;
+    const SideStream& side = *side_;
     auto ok = [](cudaError_t e, const char* what) { return cuda_status(e, what); };
     PK_RETURN_IF_ERROR(ok(cudaEventRecord(side.fork, stream), "cudaEventRecord"));
     PK_RETURN_IF_ERROR(ok(cudaStreamWaitEvent(side.stream, side.fork, 0), "cudaStreamWaitEvent"));
@@ -415,7 +401,7 @@ class AgGemmPlan {
   }
 
   AgGemmJob::Params p_{};
-  std::shared_ptr<detail::SideStream> side_;  // set when the gather takes the copy engine
+  std::shared_ptr<SideStream> side_;  // set when the gather takes the copy engine
 };
 
 }  // namespace gemm
