@@ -72,6 +72,10 @@ cl::opt<int64_t> pushMaxBytes("push-max-bytes",
                              cl::desc("Largest per-peer message of the collectives' one-round "
                                       "push path (default 1 MiB; 0: never)"),
                              cl::init(1 << 20), cl::cat(category));
+cl::opt<int64_t> llMaxBytes("ll-max-bytes",
+                           cl::desc("Largest per-peer message of the push path's flag-free LL "
+                                    "variant (default 256 KiB; 0: never)"),
+                           cl::init(256 << 10), cl::cat(category));
 cl::opt<int64_t> copyEngineMinBytes(
     "copy-engine-min-bytes",
     cl::desc("Smallest message of the copy-only collectives' copy-engine route (default: the "
@@ -179,6 +183,8 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--emit=cubin writes binary data: give an output file with -o");
   if (pushMaxBytes < 0)
     return fail("--push-max-bytes must be 0 (off) or a positive byte count");
+  if (llMaxBytes < 0)
+    return fail("--ll-max-bytes must be 0 (off) or a positive byte count");
   if (copyEngineMinBytes < -1)
     return fail("--copy-engine-min-bytes must be -1 (the defaults), 0 (off) or a positive byte count");
   if (llvm::sys::fs::is_directory(inputPath))
@@ -241,6 +247,7 @@ int runPkcDriver(int argc, char **argv) {
     options.allowMulticast = allowMulticast;
     options.worldSize = worldSize;
     options.pushMaxBytes = pushMaxBytes;
+    options.llMaxBytes = llMaxBytes;
     options.copyEngineMinBytes = copyEngineMinBytes;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;

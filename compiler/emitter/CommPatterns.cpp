@@ -118,8 +118,9 @@ LogicalResult emitPushSmall(Emitter &e, Operation *op) {
            << ".shape[0], " << basePointer(e, p.getOutput(), Value()) << ", "
            << e.name(p.getOutput()) << ".shape[0], "
            << (p.getRoot() ? e.name(p.getRoot()) : std::string("0")) << ", "
-           << e.name(p.getCount()) << ", " << lanes << " - blockIdx.x, "
-           << p.getMaxBytesAttr().getInt() << "LL, " << direct << ");";
+           << e.name(p.getCount()) << ", " << e.name(p.getLlCount()) << ", " << lanes
+           << " - blockIdx.x, " << p.getMaxBytesAttr().getInt() << "LL, "
+           << p.getLlMaxBytesAttr().getInt() << "LL, " << direct << ");";
   e.line() << "if (" << status << " < 0) return;";
   e.epoch = direct;
   std::string taken = e.bind(p.getTaken(), "taken");

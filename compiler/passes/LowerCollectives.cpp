@@ -273,11 +273,14 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     Value arrive = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
     Value depart = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
     auto pushMax = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
-    Value lanes, count;
+    Value lanes, count, llCount;
+    int64_t llMax = 0;
     if (pushMax && pushMax.getInt() > 0) {
-      // The one-round path's launch counter, then its per-(source, lane) slots (block-scope
-      // slot units).
+      // The one-round path's launch counters (flag path, LL path), then its per-(source, lane)
+      // slots (block-scope slot units).
       count = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
+      llCount = FlagOp::create(b, loc, flagType, nextSlot++, FlagScope::block);
+      if (auto ll = op->getAttrOfType<IntegerAttr>("pk.ll_max_bytes")) llMax = ll.getInt();
       lanes = FlagOp::create(b, loc, flagType, nextSlot, FlagScope::block);
       nextSlot += (kPushSmallSlots + blocks - 1) / blocks;
     }
@@ -293,7 +296,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                                                                             : Value();
       Value taken = PushSmallOp::create(b, loc, b.getI1Type(), CollectiveKindAttr::get(ctx, collectiveKind(op)), kind,
                                         op->getOperand(0), op->getOperand(1), root, count,
-                                        lanes, b.getI64IntegerAttr(pushMax.getInt()));
+                                        llCount, lanes, b.getI64IntegerAttr(pushMax.getInt()),
+                                        b.getI64IntegerAttr(llMax));
       Value direct = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::eq, taken,
           arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0));
@@ -349,6 +353,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           if (auto push = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
               push && push.getInt() > 0) {
             op->setAttr("pk.push_max_bytes", IntegerAttr::get(push.getType(), 0));
+            op->setAttr("pk.ll_max_bytes", IntegerAttr::get(push.getType(), 0));
             recordDecision(op, "rule 3 (one-way sync)",
                            "no one-round path: the kernel has " + Twine(collectives.size()) +
                                " collectives, which would share its landing buffer");

@@ -17,6 +17,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   algorithm.profilePath = options.profilePath;
   algorithm.worldSize = options.worldSize;
   algorithm.pushMaxBytes = options.pushMaxBytes;
+  algorithm.llMaxBytes = options.llMaxBytes;
   algorithm.copyEngineMinBytes = options.copyEngineMinBytes;
   pm.addPass(mlir::pk::createPkSelectAlgorithmPass(algorithm));
   mlir::pk::PkLowerGemmPassOptions gemm;

@@ -137,10 +137,11 @@ LogicalResult PushSmallOp::verify() {
     return emitOpError("reductions support bf16, f16 and f32, got ") << in;
   if (getTensorShape(getInput().getType()).size() != 1 || getTensorShape(getOutput().getType()).size() != 1)
     return emitOpError("works on 1-D tensors");
-  for (Value f : {getCount(), getLanes()})
+  for (Value f : {getCount(), getLlCount(), getLanes()})
     if (auto def = f.getDefiningOp<FlagOp>(); def && def.getScope() != FlagScope::block)
       return emitOpError("flags must be <block> flags");
   if (getMaxBytesAttr().getInt() < 0) return emitOpError("max_bytes must not be negative");
+  if (getLlMaxBytesAttr().getInt() < 0) return emitOpError("ll_max_bytes must not be negative");
   return success();
 }
 

@@ -19,6 +19,7 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
   c->flag_slots_ = options.flag_slots;
   c->timeout_ns_ = options.timeout_ns;
   c->landing_bytes_ = options.landing_bytes & ~15ull;  // 16-byte vectors in every landing slot
+  c->ll_bytes_ = options.ll_bytes & ~31ull;            // whole 32-byte LL groups
   c->copy_engine_min_bytes_ = options.copy_engine_min_bytes;
   if (c->timeout_ns_ == 0) {
     c->timeout_ns_ = 10ull * 1000 * 1000 * 1000;
@@ -70,8 +71,10 @@ Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bo
                            std::to_string(kernel_flags_.size()) + " kernels already use this "
                            "context; raise ContextOptions::flag_slots");
     KernelFlags k{offset, 0, -1};
-    if (landing_bytes_ && with_landing) {
-      PK_ASSIGN_OR_RETURN(SymmetricBuffer l, SymmetricBuffer::allocate(*ex_, landing_bytes_, false));
+    if (landing_bytes_ + ll_bytes_ && with_landing) {
+      // Zeroed: tag 0 in the LL words matches no launch.
+      PK_ASSIGN_OR_RETURN(SymmetricBuffer l,
+                          SymmetricBuffer::allocate(*ex_, landing_bytes_ + ll_bytes_, true));
       k.landing = static_cast<int>(landings_.size());
       landings_.push_back(std::move(l));
     }
@@ -89,6 +92,7 @@ Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bo
     const SymmetricBuffer& l = landings_[it->second.landing];
     for (int r = 0; r < world(); ++r) c.landing[r] = static_cast<unsigned char*>(l.peer(r));
     c.landing_bytes = landing_bytes_;
+    c.ll_bytes = ll_bytes_;
   }
   return c;
 }
@@ -105,6 +109,11 @@ Status Context::check_errors() {
                          std::to_string(e.slot) + " in block " + std::to_string(e.block) +
                          ": expected >= " + std::to_string(e.expected) + ", saw " +
                          std::to_string(e.seen));
+  if (e.code == 3)
+    return Status::error("rank " + std::to_string(e.rank) + " timed out waiting for rank " +
+                         std::to_string(e.slot) + "'s LL words in block " +
+                         std::to_string(e.block) + ": expected tag " + std::to_string(e.expected) +
+                         ", saw " + std::to_string(e.seen));
   if (e.code == 2)
     return Status::error("rank " + std::to_string(e.rank) + ": the kernel's argument check #" +
                          std::to_string(e.slot) + " failed: expected " +

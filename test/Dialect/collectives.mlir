@@ -41,9 +41,10 @@ pk.kernel @push_small(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %root: index)
   %a = pk.sync.flag 0 <block> : !pk.flag
   %d = pk.sync.flag 1 <block> : !pk.flag
   %l = pk.sync.flag 2 <block> : !pk.flag
-  // CHECK: %{{.*}} = pk.comm.push_small <all_reduce> reduce <sum> %{{.*}}, %{{.*}} flags(%{{.*}}, %{{.*}}) max 1048576 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
-  %t0 = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%d, %l) max 1048576 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
-  // CHECK: %{{.*}} = pk.comm.push_small <gather> %{{.*}}, %{{.*}} root %{{.*}} flags(%{{.*}}, %{{.*}}) max 4096 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
-  %t1 = pk.comm.push_small <gather> %x, %y root %root flags(%d, %l) max 4096 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  %c = pk.sync.flag 3 <block> : !pk.flag
+  // CHECK: %{{.*}} = pk.comm.push_small <all_reduce> reduce <sum> %{{.*}}, %{{.*}} flags(%{{.*}}, %{{.*}}, %{{.*}}) max 1048576 ll 262144 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  %t0 = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%d, %c, %l) max 1048576 ll 262144 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  // CHECK: %{{.*}} = pk.comm.push_small <gather> %{{.*}}, %{{.*}} root %{{.*}} flags(%{{.*}}, %{{.*}}, %{{.*}}) max 4096 ll 0 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  %t1 = pk.comm.push_small <gather> %x, %y root %root flags(%d, %c, %l) max 4096 ll 0 : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
   pk.return
 }

@@ -101,7 +101,7 @@ pk.kernel @push_small_no_kind(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{a reducing collective needs a reduction kind}}
-  %t = pk.comm.push_small <all_reduce> %x, %y flags(%a, %a) max 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <all_reduce> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 
@@ -111,7 +111,7 @@ pk.kernel @push_small_kind(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{only reducing collectives take a reduction kind}}
-  %t = pk.comm.push_small <all_gather> reduce <sum> %x, %y flags(%a, %a) max 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <all_gather> reduce <sum> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 
@@ -121,7 +121,7 @@ pk.kernel @push_small_no_root(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{a rooted collective needs a root}}
-  %t = pk.comm.push_small <broadcast> %x, %y flags(%a, %a) max 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <broadcast> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 
@@ -131,7 +131,7 @@ pk.kernel @push_small_root(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %r: index)
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{only rooted collectives take a root}}
-  %t = pk.comm.push_small <all_to_all> %x, %y root %r flags(%a, %a) max 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <all_to_all> %x, %y root %r flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 
@@ -141,7 +141,7 @@ pk.kernel @push_small_types(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf16>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{input and output element types differ}}
-  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a) max 16 : !pk.sym<?xf32>, !pk.tensor<?xf16>
+  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf16>
   pk.return
 }
 
@@ -151,7 +151,7 @@ pk.kernel @push_small_int(%x: !pk.sym<?xi32>, %y: !pk.tensor<?xi32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{reductions support bf16, f16 and f32}}
-  %t = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %a) max 16 : !pk.sym<?xi32>, !pk.tensor<?xi32>
+  %t = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xi32>, !pk.tensor<?xi32>
   pk.return
 }
 
@@ -161,7 +161,7 @@ pk.kernel @push_small_2d(%x: !pk.sym<?x?xf32>, %y: !pk.tensor<?xf32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{works on 1-D tensors}}
-  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a) max 16 : !pk.sym<?x?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?x?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 
@@ -171,7 +171,7 @@ pk.kernel @push_small_grid(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{flags must be <block> flags}}
-  %t = pk.comm.push_small <all_gather> %x, %y flags(%g, %a) max 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %g, %a) max 16 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 
@@ -181,6 +181,15 @@ pk.kernel @push_small_max(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{max_bytes must not be negative}}
-  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a) max -1 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a, %a) max -1 ll 16 : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @push_small_ll_max(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>) {
+  %a = pk.sync.flag 0 <block> : !pk.flag
+  // expected-error @+1 {{ll_max_bytes must not be negative}}
+  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a, %a) max 16 ll -1 : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }

@@ -9,15 +9,16 @@
 // CHECK: #include <pk/device/all.cuh>
 // CHECK-LABEL: namespace pk_ar {
 // CHECK: constexpr int kThreads = 512;
-// CHECK: constexpr int kFlagSlots = 7;
-// CHECK: // pk-launch ar threads=512 blocks=132 flag_slots=7 args=!pk.sym<?xf32>,!pk.tensor<?xf32>
+// CHECK: constexpr int kFlagSlots = 8;
+// CHECK: // pk-launch ar threads=512 blocks=132 flag_slots=8 args=!pk.sym<?xf32>,!pk.tensor<?xf32>
 // CHECK: extern "C" __global__ void __launch_bounds__(512) ar(pk::LaunchContext ctx, pk::SymTensor<float> arg0, pk::Tensor<float> arg1)
 // CHECK: const int [[ARRIVE:flag[0-9]+]] = 0 * gridDim.x + blockIdx.x;
 // CHECK: const int [[DEPART:flag[0-9]+]] = 1 * gridDim.x + blockIdx.x;
 // CHECK: const int [[COUNT:flag[0-9]+]] = 2 * gridDim.x + blockIdx.x;
-// CHECK: const int [[LANES:flag[0-9]+]] = 3 * gridDim.x + blockIdx.x;
+// CHECK: const int [[LLCOUNT:flag[0-9]+]] = 3 * gridDim.x + blockIdx.x;
+// CHECK: const int [[LANES:flag[0-9]+]] = 4 * gridDim.x + blockIdx.x;
 // CHECK: unsigned long long [[DIRECT:pk_direct_epoch[0-9]+]] = ctx.epoch;
-// CHECK: const int [[S:pk_small[0-9]+]] = pk::push_small<pk::SmallCollective::all_reduce, pk::ReduceOp::max>(ctx, arg0.peer[ctx.rank], arg0.shape[0], arg1.data, arg1.shape[0], 0, [[COUNT]], [[LANES]] - blockIdx.x, 1048576LL, [[DIRECT]]);
+// CHECK: const int [[S:pk_small[0-9]+]] = pk::push_small<pk::SmallCollective::all_reduce, pk::ReduceOp::max>(ctx, arg0.peer[ctx.rank], arg0.shape[0], arg1.data, arg1.shape[0], 0, [[COUNT]], [[LLCOUNT]], [[LANES]] - blockIdx.x, 1048576LL, 262144LL, [[DIRECT]]);
 // CHECK-NEXT: if ([[S]] < 0) return;
 // CHECK-NEXT: const bool [[TAKEN:taken[0-9]+]] = [[S]] > 0;
 // CHECK: const bool [[NOT:p[0-9]+]] = [[TAKEN]] == {{c[0-9]+}};

@@ -65,14 +65,16 @@ pk.kernel @all_to_all(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
 // -----
 
 // Tests that a collective with a push cut-off first offers the one-round path (its launch
-// counter follows the arrive and depart slots, then its lane slots take ceil(512 / 64) = 8
-// slot units), and runs the direct protocol only when that path was not taken.
+// counters for the flag and LL paths follow the arrive and depart slots, then its lane slots
+// take ceil(512 / 64) = 8 slot units; the LL cut-off comes from pk.ll_max_bytes), and runs the
+// direct protocol only when that path was not taken.
 // CHECK-LABEL: pk.kernel @push_small_first
 // CHECK: %[[ARRIVE:.*]] = pk.sync.flag 0 <block>
 // CHECK: %[[DEPART:.*]] = pk.sync.flag 1 <block>
 // CHECK: %[[COUNT:.*]] = pk.sync.flag 2 <block>
-// CHECK: %[[LANES:.*]] = pk.sync.flag 3 <block>
-// CHECK: %[[TAKEN:.*]] = pk.comm.push_small <reduce> reduce <max> %arg0, %arg1 root %arg2 flags(%[[COUNT]], %[[LANES]]) max 65536
+// CHECK: %[[LLCOUNT:.*]] = pk.sync.flag 3 <block>
+// CHECK: %[[LANES:.*]] = pk.sync.flag 4 <block>
+// CHECK: %[[TAKEN:.*]] = pk.comm.push_small <reduce> reduce <max> %arg0, %arg1 root %arg2 flags(%[[COUNT]], %[[LLCOUNT]], %[[LANES]]) max 65536 ll 4096
 // CHECK: %[[NO:.*]] = arith.constant false
 // CHECK: %[[DIRECT:.*]] = arith.cmpi eq, %[[TAKEN]], %[[NO]]
 // CHECK: scf.if %[[DIRECT]] {
@@ -90,7 +92,7 @@ pk.kernel @all_to_all(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
 // CHECK: pk.sync.flag 2 <block>
 // CHECK-NOT: pk.comm.push_small
 pk.kernel @push_small_first(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %root: index) {
-  pk.coll.reduce <max> %x into %y root %root {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.tensor<?xf32>
+  pk.coll.reduce <max> %x into %y root %root {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64, pk.ll_max_bytes = 4096 : i64} : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 pk.kernel @push_small_next_slots(%x: !pk.sym<?xf32>, %y: !pk.sym<?xf32>) {

@@ -2,6 +2,7 @@
 // RUN: pkc-opt %s -pk-select-algorithm="world-size=2 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=W2
 // RUN: pkc-opt %s -pk-select-algorithm=profile=%S/Inputs/crossover.profile -split-input-file | FileCheck %s --check-prefix=DYN
 // RUN: pkc-opt %s -pk-select-algorithm="push-max-bytes=0 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: pkc-opt %s -pk-select-algorithm="ll-max-bytes=0 profile=%S/Inputs/crossover.profile" -split-input-file | FileCheck %s --check-prefix=NOLL
 // Both sides of every threshold of pk-select-algorithm with the built-in H200 profile:
 // two-shot from (W-1)(W-2)/W x bytes >= 832 ns x 369 GB/s = 307008 bytes (W=4: 204672 bytes),
 // and one block per 32 KiB tile up to 132 blocks.
@@ -60,7 +61,7 @@ pk.kernel @blocks(%a: !pk.sym<2146304xbf16>, %b: !pk.sym<4292608xbf16>,
 // DYN-LABEL: pk.kernel @dynamic
 // DYN-SAME: pk.decisions = [{{.*}}both, chosen at run time: two_shot when (W-1)(W-2)/W x bytes >= 307008
 // DYN-NOT: algorithm =
-// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.push_max_bytes = 1048576 : i64, pk.tile = 16384 : i64, pk.two_shot_min_bytes = 307008 : i64}
+// DYN: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} {pk.blocks = 132 : i64, pk.ll_max_bytes = 262144 : i64, pk.push_max_bytes = 1048576 : i64, pk.tile = 16384 : i64, pk.two_shot_min_bytes = 307008 : i64}
 pk.kernel @dynamic(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
@@ -99,5 +100,28 @@ pk.kernel @push_cutoff(%a: !pk.sym<524288xbf16>, %b: !pk.sym<524288xbf16>,
   pk.coll.all_reduce <sum> %c into %d : !pk.sym<524296xbf16>, !pk.sym<524296xbf16>
   pk.coll.all_to_all %e into %f : !pk.sym<2097152xbf16>, !pk.sym<2097152xbf16>
   pk.coll.all_to_all %g into %h : !pk.sym<2097216xbf16>, !pk.sym<2097216xbf16>
+  pk.return
+}
+
+// -----
+
+// Tests both sides of the LL cut-off (256 KiB per peer): an all-reduce of exactly 256 KiB
+// keeps the LL path, 16 bytes more rules it out (the flag path stays); ll-max-bytes=0 and
+// push-max-bytes=0 turn it off.
+// W2-LABEL: pk.kernel @ll_cutoff
+// W2-SAME: rule 1 (LL): pk.coll.all_reduce at {{[^"]*}}LL words when a peer's message is at most 256 KiB
+// W2-SAME: rule 1 (LL): pk.coll.all_reduce at {{[^"]*}}off: 256.016 KiB per peer is above 256 KiB
+// W2: pk.coll.all_reduce {{.*}}pk.ll_max_bytes = 262144 : i64, pk.push_max_bytes = 1048576
+// W2: pk.coll.all_reduce {{.*}}pk.ll_max_bytes = 0 : i64, pk.push_max_bytes = 1048576
+// NOLL-LABEL: pk.kernel @ll_cutoff
+// NOLL-SAME: off (ll-max-bytes=0): small messages take the flag round
+// NOLL-COUNT-2: pk.ll_max_bytes = 0 : i64, pk.push_max_bytes = 1048576
+// OFF-LABEL: pk.kernel @ll_cutoff
+// OFF-SAME: rule 1 (LL): pk.coll.all_reduce at {{[^"]*}}off: the one-round path is off
+// OFF-COUNT-2: pk.ll_max_bytes = 0 : i64, pk.push_max_bytes = 0
+pk.kernel @ll_cutoff(%a: !pk.sym<131072xbf16>, %b: !pk.sym<131072xbf16>,
+                     %c: !pk.sym<131080xbf16>, %d: !pk.sym<131080xbf16>) {
+  pk.coll.all_reduce <sum> %a into %b : !pk.sym<131072xbf16>, !pk.sym<131072xbf16>
+  pk.coll.all_reduce <sum> %c into %d : !pk.sym<131080xbf16>, !pk.sym<131080xbf16>
   pk.return
 }

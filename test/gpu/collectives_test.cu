@@ -91,21 +91,25 @@ std::vector<double> reference(Coll c, const std::string& op, int W, int me, long
   return y;
 }
 
-// copy_engine_min_bytes: the context's override of pkc's copy-engine threshold (-1: pkc's).
+// copy_engine_min_bytes: the context's override of pkc's copy-engine threshold (-1: pkc's);
+// ll = false: no LL slots, so small messages take the flag path.
 template <class T>
 void run_variant(Coll c, const std::string& dtype, const std::string& op,
-                 long long copy_engine_min_bytes = -1) {
+                 long long copy_engine_min_bytes = -1, bool ll = true) {
   const auto in = pkc_coll::info(c);
   const std::string path = pkc_coll::variant_path(PK_COLLECTIVES_DIR, c, dtype, op);
   std::string what = std::string(in.name) + " " + dtype + (in.reduces ? " " + op : "");
   if (copy_engine_min_bytes > 0)
     what += " copy engine >= " + std::to_string(copy_engine_min_bytes) + " B";
+  if (!ll) what += " no LL";
   pk::ContextOptions options;
   options.copy_engine_min_bytes = copy_engine_min_bytes;
-  // Small sizes take the one-round push path, 1000003 the direct path (both in one context,
-  // so each path's flag counts must survive launches of the other); 262144 elements are
-  // 512 KiB to 1 MiB per peer, at the push cut-off for bf16/f16 at 2 ranks.
-  const long long sizes[] = {1, 4095, 4097, 1000003, 262144, 5, 524288};
+  if (!ll) options.ll_bytes = 0;
+  // Up to 256 KiB per peer the LL path (100003: many blocks), up to 1 MiB the flag path, above
+  // that the direct path, interleaved in one context, so each path's counts must survive
+  // launches of the others; 262144 elements are 512 KiB to 1 MiB per peer, at the push
+  // cut-off for bf16/f16 at 2 ranks. Odd sizes: tails, and unaligned shards.
+  const long long sizes[] = {1, 4095, 4097, 1000003, 262144, 5, 524288, 100003, 3};
   pkt::run_ranks(2, [&](pk::Context& ctx) {
     auto l = pkc_coll::load(path);
     PKT_OK(l.is_ok() ? pk::Status::ok() : l.status());
@@ -161,6 +165,7 @@ int main() {
       run_variant<pk::f16>(c, "f16", op);
       run_variant<float>(c, "f32", op);
     }
+    run_variant<pk::bf16>(c, "bf16", ops[0], -1, /*ll=*/false);
     // The copy-engine route of the copy-only collectives, forced from 4 KiB per message so
     // that the sizes above cover it (odd byte counts included), interleaved in one context
     // with kernel launches of the smaller sizes.

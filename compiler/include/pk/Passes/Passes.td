@@ -52,14 +52,16 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
     `pk.two_shot_min_bytes` threshold that the lowering turns into a run-time branch.
     Small messages (per peer up to `push-max-bytes`, and within the kernel's landing
     buffer at run time) take a one-round push path instead: `pk.push_max_bytes`, 0 when a
-    static size rules it out. A copy-only collective that is its kernel's whole body gets a
+    static size rules it out; the smallest (per peer up to `ll-max-bytes`) take its
+    flag-free LL variant: `pk.ll_max_bytes`. A copy-only collective that is its kernel's whole body gets a
     copy-engine route for messages of at least `copy-engine-min-bytes` (the kernel's
     `pk.copy_engine` attribute, printed on its `// pk-launch` line for the launchers). Every
     decision is recorded with its reason.
 
     Before: `pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>`
     After:  `... {algorithm = #pk.algorithm<auto>, pk.blocks = 132, pk.tile = 8192,
-            pk.push_max_bytes = 1048576, pk.two_shot_min_bytes = 307008}`
+            pk.ll_max_bytes = 262144, pk.push_max_bytes = 1048576,
+            pk.two_shot_min_bytes = 307008}`
   }];
   let options = [
     Option<"profilePath", "profile", "std::string", "\"\"",
@@ -68,6 +70,8 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
            "World size when known at compile time (0: a run-time value)">,
     Option<"pushMaxBytes", "push-max-bytes", "int64_t", "1048576",
            "Largest per-peer message of the one-round push path (0: never)">,
+    Option<"llMaxBytes", "ll-max-bytes", "int64_t", "262144",
+           "Largest per-peer message of the push path's flag-free LL variant (0: never)">,
     Option<"copyEngineMinBytes", "copy-engine-min-bytes", "int64_t", "-1",
            "Smallest message of the copy-engine route of copy-only collectives (0: never; "
            "-1: the measured defaults, 20 MiB, or 96 MiB where only the root sends)">,

@@ -11,6 +11,7 @@ struct PipelineOptions {
   bool allowMulticast = false; // NVLink multicast only on explicit opt-in
   int64_t worldSize = 0;       // known world size; 0: a run-time value (the default)
   int64_t pushMaxBytes = 1 << 20;   // largest per-peer message of the one-round push path
+  int64_t llMaxBytes = 256 << 10;   // largest per-peer message of its flag-free LL variant
   int64_t copyEngineMinBytes = -1;  // copy-engine route from; -1: measured defaults, 0: off
 };
 

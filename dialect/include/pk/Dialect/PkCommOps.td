@@ -156,34 +156,43 @@ def Pk_ReduceIntoOp : Pk_Op<"comm.reduce_into"> {
 def Pk_PushSmallOp : Pk_Op<"comm.push_small"> {
   let summary = "Runs a small collective in one round through landing buffers, when it fits";
   let description = [{
-    The one-round path of a whole-tensor collective (`pk::push_small`): when every per-peer
-    message fits both `max_bytes` and a slot of the kernel's landing buffer (the context's
-    `landing_bytes / (2 W)`), each rank pushes what every peer needs into the peer's landing
-    buffer (parity `epoch & 1`), adds one to its per-source lane slot on every peer, waits
-    for every peer's lane slot, and assembles its output locally; the result is true and the
-    caller skips the direct path. Otherwise the result is false and the direct path runs.
+    The one-round paths of a whole-tensor collective (`pk::push_small`). The result is true
+    when one of them ran (the caller skips the direct path), false when the direct path must
+    run.
 
-    `count` is a per-block slot of this rank's own flags that counts the launches that took
-    the one-round path (every rank takes the same path, so the count agrees across ranks).
-    The lane slots expect one add per such launch, and the direct path's waits in the same
-    worker count only the other launches (`epoch - count`), since launches that took the
-    one-round path never signal the direct path's flags. `lanes` is the first of
-    `PK_MAX_RANKS x 32` per-(source, lane) slots (block-scope slot units, so the lowering
-    reserves `ceil(512 / blocks)` units for it).
+    - LL path: when every per-peer message fits both `ll_max_bytes` and an LL slot of the
+      kernel's landing buffer (the context's `ll_bytes / (2 W)`, payload counted twice), each
+      rank stores what every peer needs into the peer's LL slot (parity `epoch & 1`) as 8-byte
+      words of 4 payload bytes and a 4-byte launch tag, and polls its own slots until the words
+      carry this launch's tag. No flags, no fence: an 8-byte store is single-copy atomic.
+    - Flag path: otherwise, when every message fits both `max_bytes` and a raw landing slot
+      (`landing_bytes / (2 W)`), each rank pushes what every peer needs into the peer's landing
+      buffer, adds one to its per-source lane slot on every peer, waits for every peer's lane
+      slot, and assembles its output locally.
 
-    The condition depends only on sizes, the world size and the context's landing size. The
+    `count` and `ll_count` are per-block slots of this rank's own flags that count the
+    launches that took the flag path and the LL path (every rank takes the same path, so the
+    counts agree across ranks). The lane slots expect one add per flag-path launch, and the
+    direct path's waits in the same worker count only the other launches
+    (`epoch - count - ll_count`), since launches that took a one-round path never signal the
+    direct path's flags. `lanes` is the first of `PK_MAX_RANKS x 32` per-(source, lane) slots
+    (block-scope slot units, so the lowering reserves `ceil(512 / blocks)` units for it).
+
+    The condition depends only on sizes, the world size and the context's landing sizes. The
     protocol checker models the op as not taken and checks the direct path; the one-round
-    protocol is argued in `pk/device/push_small.cuh` and run by the GPU tests.
+    protocols are argued in `pk/device/push_small.cuh`, model-checked on the CPU
+    (`push_protocol_model_test`) and run by the GPU tests.
 
     ```mlir
-    %taken = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%c, %l) max 1048576 : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    %taken = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%c, %lc, %l) max 1048576 ll 262144 : !pk.sym<?xbf16>, !pk.sym<?xbf16>
     ```
   }];
   let arguments = (ins Pk_CollectiveKindAttr:$collective, OptionalAttr<Pk_ReduceKindAttr>:$kind,
                        Pk_AnyTensor:$input, Pk_AnyTensor:$output, Optional<Index>:$root,
-                       Pk_FlagType:$count, Pk_FlagType:$lanes, I64Attr:$max_bytes);
+                       Pk_FlagType:$count, Pk_FlagType:$ll_count, Pk_FlagType:$lanes,
+                       I64Attr:$max_bytes, I64Attr:$ll_max_bytes);
   let results = (outs I1:$taken);
-  let assemblyFormat = "$collective (`reduce` $kind^)? $input `,` $output (`root` $root^)? `flags` `(` $count `,` $lanes `)` `max` $max_bytes attr-dict `:` qualified(type($input)) `,` qualified(type($output))";
+  let assemblyFormat = "$collective (`reduce` $kind^)? $input `,` $output (`root` $root^)? `flags` `(` $count `,` $ll_count `,` $lanes `)` `max` $max_bytes `ll` $ll_max_bytes attr-dict `:` qualified(type($input)) `,` qualified(type($output))";
   let hasVerifier = 1;
 }
 

@@ -9,7 +9,8 @@ namespace pk {
 
 // Filled by a bounded wait that gave up; the host reads it after the launch.
 struct WaitError {
-  unsigned int code;            // 0: no error, 1: wait timed out
+  unsigned int code;            // 0: no error, 1: wait timed out, 2: argument check failed,
+                                // 3: LL wait timed out (slot: the source rank)
   int rank;                     // rank that waited
   int slot;                     // flag slot it waited on
   int block;                    // block that waited
@@ -31,6 +32,9 @@ struct LaunchContext {
   // the context has none): small collectives push into it instead of handshaking (push_small.cuh).
   unsigned char* landing[PK_MAX_RANKS];
   unsigned long long landing_bytes;
+  // After those landing_bytes, ll_bytes of LL words (pk/device/push_ll.cuh), zeroed when
+  // allocated; 0 turns the LL path off.
+  unsigned long long ll_bytes;
 };
 
 // A symmetric tensor: the same shape on every rank, every rank's copy addressable.

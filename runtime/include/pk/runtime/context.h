@@ -24,6 +24,10 @@ struct ContextOptions {
   // collective step: every rank makes the same launches). Small collectives push into it in one
   // round instead of two; 0 turns that path off. Must be equal on every rank.
   unsigned long long landing_bytes = 4ull << 20;
+  // LL words for the smallest collectives (pk/device/push_ll.cuh), in the same allocation after
+  // the landing slots: messages of up to ll_bytes / (4 W) bytes can take the flag-free LL path
+  // (pkc caps them further). 0 turns that path off. Must be equal on every rank.
+  unsigned long long ll_bytes = 2ull << 20;
   // The copy-engine route of copy-only collectives (pk/runtime/copy_engine.h): -1 keeps the
   // threshold pkc chose for each kernel, 0 turns the route off, n > 0 takes it for messages of
   // at least n bytes. Must be equal on every rank.
@@ -92,6 +96,7 @@ class Context {
   WaitError* error_ = nullptr;
   unsigned long long epoch_ = 0;
   unsigned long long landing_bytes_ = 0;
+  unsigned long long ll_bytes_ = 0;
   struct KernelFlags {
     int offset;                // first slot of the kernel's region
     unsigned long long epoch;  // launches of this kernel so far
