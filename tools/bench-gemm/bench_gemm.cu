@@ -10,6 +10,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cmath>
 #include <cstdio>
@@ -137,7 +138,9 @@ struct Rank {
   float* d_max;
 
   // Median over kTimed runs of the slower rank's time; each run starts with both ranks idle.
-  double time(const std::function<void()>& op) {
+  // With PK_GEMM_SOAK=n (a diagnostic), also n runs back to back, bracketed by wall-clock
+  // stamps on stderr, so a clock and power trace (nvidia-smi -lms) can be matched to the job.
+  double time(const std::function<void()>& op, const std::string& what = "") {
     std::vector<double> t;
     for (int i = 0; i < kWarmup + kTimed; ++i) {
       CUDA_OK(cudaStreamSynchronize(s));
@@ -155,6 +158,25 @@ struct Rank {
     }
     PK_OK(ctx.check_errors());
     std::sort(t.begin(), t.end());
+    if (const char* soak = std::getenv("PK_GEMM_SOAK"); soak && !what.empty()) {
+      const int n = std::atoi(soak);
+      CUDA_OK(cudaStreamSynchronize(s));
+      sh.barrier.wait();
+      const auto wall = [] {
+        return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      };
+      const double w0 = wall();
+      CUDA_OK(cudaEventRecord(e0, s));
+      for (int i = 0; i < n; ++i) op();
+      CUDA_OK(cudaEventRecord(e1, s));
+      CUDA_OK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+      if (ctx.rank() == 0)
+        std::fprintf(stderr, "soak %s: wall %.3f-%.3f, %d runs back to back, %.1f us each\n",
+                     what.c_str(), w0, wall(), n, ms * 1e3 / n);
+      sh.barrier.wait();
+    }
     return t[t.size() / 2];
   }
 
@@ -226,8 +248,8 @@ void run_rank(Rank& R, const Size& sz) {
   R.gemm_ref(a, b, c_ref, m, n, k);
   PK_OK(gp.launch(s));
   R.check(g, c_pk, c_ref, m * n, double(k));
-  g.pk_us = R.time([&] { PK_OK(gp.launch(s)); });
-  g.base_us = g.cublas_us = R.time([&] { R.gemm_ref(a, b, c_ref, m, n, k); });
+  g.pk_us = R.time([&] { PK_OK(gp.launch(s)); }, "pkc gemm " + size);
+  g.base_us = g.cublas_us = R.time([&] { R.gemm_ref(a, b, c_ref, m, n, k); }, "cublas gemm " + size);
   g.pk_gemm_us = g.pk_us;
   R.record(g);
 
@@ -264,8 +286,8 @@ void run_rank(Rank& R, const Size& sz) {
     PK_OK(plan.launch(R.ctx));
     PK_OK(R.ctx.check_errors());
     R.check(row, c_pk, c_ref, m * n, double(k));
-    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); });
-    row.base_us = R.time(baseline);
+    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); }, "pkc " + row.job + " " + size);
+    row.base_us = R.time(baseline, "baseline " + row.job + " " + size);
     R.record(row);
     CUDA_OK(cudaStreamSynchronize(s));
     R.sh.barrier.wait();
@@ -292,8 +314,8 @@ void run_rank(Rank& R, const Size& sz) {
     PK_OK(plan.launch(R.ctx));
     PK_OK(R.ctx.check_errors());
     R.check(row, static_cast<pk::bf16*>(out.local()), scattered, mo * n, double(k * w));
-    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); });
-    row.base_us = R.time(baseline);
+    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); }, "pkc " + row.job + " " + size);
+    row.base_us = R.time(baseline, "baseline " + row.job + " " + size);
     R.record(row);
     CUDA_OK(cudaStreamSynchronize(s));
     R.sh.barrier.wait();
@@ -316,8 +338,8 @@ void run_rank(Rank& R, const Size& sz) {
     PK_OK(plan.launch(R.ctx));
     PK_OK(R.ctx.check_errors());
     R.check(row, static_cast<pk::bf16*>(out.local()), c_ref, m * n, double(k * w));
-    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); });
-    row.base_us = R.time(baseline);
+    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); }, "pkc " + row.job + " " + size);
+    row.base_us = R.time(baseline, "baseline " + row.job + " " + size);
     R.record(row);
     CUDA_OK(cudaStreamSynchronize(s));
     R.sh.barrier.wait();
@@ -386,7 +408,10 @@ int main(int argc, char** argv) {
       CUDA_OK(cudaEventCreate(&R.e1));
       CUDA_OK(cudaMalloc(&R.d_bad, sizeof(*R.d_bad)));
       CUDA_OK(cudaMalloc(&R.d_max, sizeof(*R.d_max)));
+      // PK_BENCH_M=m: only the sizes with that M (diagnostic runs).
+      const char* only_m = std::getenv("PK_BENCH_M");
       for (const Size& sz : kSizes) {
+        if (only_m && std::atoll(only_m) != sz.m) continue;
         run_rank(R, sz);
         if (r == 0) std::fprintf(stderr, "done %lldx%lldx%lld\n", sz.m, sz.n, sz.k);
       }
