@@ -155,19 +155,16 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       recordDecision(add, "rule 2 (overlap)",
                      "gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into "
                      "its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off from the "
-                     "consumers; each rank stores its own rows first (plainly: the output needs no "
-                     "zeroing), then adds into the other owners starting at rank + 1, so ranks "
-                     "start on different owners; one ready, one phase and one done signal per "
-                     "block (one-way)");
+                     "consumers; tiles alternate between owners starting at rank + 1, so ranks start "
+                     "on different owners; one ready and one done signal per block (one-way)");
     } else if (reduce && reduce.getInput() == cast<TileStoreOp>(g->sink).getDest()) {
       job = "gemm_ar";
       if (failed(index("a", a)) || failed(index("c", reduce.getOutput()))) return failure();
       recordDecision(reduce, "rule 2 (overlap)",
                      "intra_sm, fused with the GEMM: the all-reduce's input is produced tile by tile "
                      "by the loop, so the storer reduce-adds each finished box into every rank's "
-                     "output by TMA (one-shot push; the intermediate product is never written); "
-                     "ranks start their walks at different tiles, and each tile's first rank "
-                     "stores it plainly, so the output needs no zeroing");
+                     "output by TMA (one-shot push; the intermediate product is never written) and "
+                     "ranks start their walks at different tiles");
       reduce.erase();
     } else {
       job = "gemm";

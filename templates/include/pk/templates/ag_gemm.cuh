@@ -115,8 +115,7 @@ struct AgGemmJob {
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_shard; }
   __device__ static int store_cols(const Params& p) { return p.n; }
   __device__ static void storer_begin(const Params&, int) {}
-  __device__ static void before_store(const Params&, const TileCoord&, int, int) {}
-  __device__ static void store_box(const Params& p, const TileCoord& t, int, int row, int col, const bf16* box) {
+  __device__ static void store_box(const Params& p, const TileCoord& t, int row, int col, const bf16* box) {
     store_async_tensor_3d(&p.c, box, col, row, t.seg);
   }
   // Every tile's operands have been consumed: the peers may overwrite our landing rows.

@@ -27,8 +27,7 @@ struct GemmJob {
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }
   __device__ static int store_cols(const Params& p) { return p.n; }
   __device__ static void storer_begin(const Params&, int) {}
-  __device__ static void before_store(const Params&, const TileCoord&, int, int) {}
-  __device__ static void store_box(const Params& p, const TileCoord&, int, int row, int col, const bf16* box) {
+  __device__ static void store_box(const Params& p, const TileCoord&, int row, int col, const bf16* box) {
     store_async_tensor_2d(&p.c, box, col, row);
   }
   __device__ static void storer_end(const Params&, int) {}

@@ -1,10 +1,9 @@
 // Job: GEMM + reduce-scatter, intra-SM overlap. Every rank holds A[M, K] and B[N, K] (K is the
 // sharded axis: each rank has its own slice of the reduction), and rank o ends with
-// C_o[M / W, N] = sum over ranks of rows [o * M / W, (o + 1) * M / W) of A * B^T. Each rank
-// walks its own rows first and stores those tiles plainly into its own C (phase 1), then the
-// other owners' rows, starting at the next rank, and reduce-adds each finished 64 x 64 box
-// straight into its owner's buffer with cp.reduce.async.bulk.tensor (bf16 add), once that owner's
-// phase-1 stores are complete (peer_reduce.cuh). Nothing is zeroed.
+// C_o[M / W, N] = sum over ranks of rows [o * M / W, (o + 1) * M / W) of A * B^T. The storer
+// reduce-adds each finished 64 x 64 box straight into its owner's buffer with
+// cp.reduce.async.bulk.tensor (bf16 add); tiles alternate between owners, starting at the next
+// rank, so ranks start on different owners and traffic is spread over the whole run.
 #pragma once
 #include <pk/templates/lcsc.cuh>
 #include <pk/templates/peer_reduce.cuh>
@@ -18,7 +17,7 @@ struct GemmRsJob {
     TensorMap b;                  // [N, K]
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M / W, N]
     LaunchContext ctx;
-    TileOrder order;              // segments = owners, one after another, first = rank
+    TileOrder order;              // segments = owners, interleaved, first = rank + 1
     int k, m_own, n;
     int comm_blocks;              // always 0
     int blocks;                   // compute blocks, the same on every rank
@@ -36,15 +35,11 @@ struct GemmRsJob {
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_own; }
   __device__ static int store_cols(const Params& p) { return p.n; }
   __device__ static void storer_begin(const Params& p, int block) { peer_reduce_begin(p.ctx, block); }
-  __device__ static void before_store(const Params& p, const TileCoord& t, int pos, int) {
-    first_writer_before_tile(p.ctx, pos, p.order.per_segment(), t.seg, p.blocks);
-  }
-  __device__ static void store_box(const Params& p, const TileCoord& t, int, int row, int col, const bf16* box) {
-    if (t.seg == p.ctx.rank) store_async_tensor_2d(&p.c[t.seg], box, col, row);
-    else store_add_async_tensor_2d(&p.c[t.seg], box, col, row);
+  __device__ static void store_box(const Params& p, const TileCoord& t, int row, int col, const bf16* box) {
+    store_add_async_tensor_2d(&p.c[t.seg], box, col, row);
   }
   __device__ static void storer_end(const Params& p, int block) {
-    peer_reduce_end(p.ctx, block, p.blocks, p.order.per_segment(), p.order.count());
+    peer_reduce_end(p.ctx, block, p.blocks);
   }
 };
 

@@ -13,8 +13,7 @@
 //   before_loads(p, tile)                                            (loader, once per tile)
 //   load_a / load_b(p, tile, k0, smem, bar)                          (loader)
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
-//   storer_begin(p, block); before_store(p, tile, t, block); store_box(p, tile, t, row, col, box);
-//   storer_end(p, block)                                                 (storer; t: walk position)
+//   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/tile_order.cuh>
@@ -75,7 +74,6 @@ __device__ __forceinline__ void run_storer(const typename Job::Params& p, Shared
   unsigned int handoffs = 0;
   for (int t = block; t < n; t += blocks) {
     const TileCoord tile = p.order.at(t);
-    Job::before_store(p, tile, t, block);
     const int rows = Job::store_rows(p, tile);
     for (int pass = 0; pass < kBN / kEpiCols; ++pass, ++handoffs) {
       for (int w = 0; w < kConsumers; ++w) {
@@ -84,7 +82,7 @@ __device__ __forceinline__ void run_storer(const typename Job::Params& p, Shared
         for (int b = 0; b < kEpiCols / kBoxCols; ++b) {
           const int col = tile.ni * kBN + pass * kEpiCols + b * kBoxCols;
           if (row < rows && col < cols)  // boxes wholly outside the output carry nothing
-            Job::store_box(p, tile, t, row, col, &ss.c[w][b * kBoxElems]);
+            Job::store_box(p, tile, row, col, &ss.c[w][b * kBoxElems]);
         }
         bulk_commit();
         bulk_wait_read();  // the consumer may overwrite the boxes once TMA has read them

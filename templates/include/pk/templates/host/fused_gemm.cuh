@@ -147,21 +147,24 @@ class GemmRsPlan {
     for (int r = 0; r < w; ++r) {
       PK_ASSIGN_OR_RETURN(p.c[r], encode_bf16_map(c.peer(r), 1, m_own, n, kBoxRows));
     }
-    // Own rows first (phase 1: plain stores), then the next owners' (see gemm_rs.cuh).
     p.order = TileOrder{w, detail::ceil_div(m_own, kBM), detail::ceil_div(n, kBN), opt.group_m,
-                        ctx.rank(), 0, 0};
+                        (ctx.rank() + 1) % w, 1, 0};
     p.k = static_cast<int>(k);
     p.m_own = static_cast<int>(m_own);
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
     p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
+    plan.out_ = c.local();
+    plan.out_bytes_ = static_cast<std::size_t>(m_own * n * 2);
     return plan;
   }
-  // The Params of the next launch of the kernel named `kernel`: for launching a kernel loaded
-  // elsewhere (pkc's emitted wrapper) with grid() blocks of kThreads threads and kSharedBytes
-  // of dynamic shared memory. The output needs no zeroing: its owner stores every tile first.
+  // Zeroes this rank's output (the adds accumulate into it) on the context's stream and
+  // returns the Params of the next launch of the kernel named `kernel`: for launching a
+  // kernel loaded elsewhere (pkc's emitted wrapper) with grid() blocks of kThreads threads
+  // and kSharedBytes of dynamic shared memory.
   Result<GemmRsJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_gemm_rs") const {
+    PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmRsJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
     return p;
@@ -174,6 +177,8 @@ class GemmRsPlan {
 
  private:
   GemmRsJob::Params p_{};
+  void* out_ = nullptr;
+  std::size_t out_bytes_ = 0;
 };
 
 // Each rank: A[M, K], B[N, K] (its slice of K); `c` holds [M, N] on every rank.
@@ -202,10 +207,13 @@ class GemmArPlan {
     p.comm_blocks = 0;
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
     p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
+    plan.out_ = c.local();
+    plan.out_bytes_ = static_cast<std::size_t>(m * n * 2);
     return plan;
   }
   // As GemmRsPlan::prepare.
   Result<GemmArJob::Params> prepare(Context& ctx, const std::string& kernel = "pk_gemm_ar") const {
+    PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmArJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
     return p;
@@ -218,6 +226,8 @@ class GemmArPlan {
 
  private:
   GemmArJob::Params p_{};
+  void* out_ = nullptr;
+  std::size_t out_bytes_ = 0;
 };
 
 // Rule 2's communicator count for AG + GEMM, from a cost model. With c communicator blocks the
