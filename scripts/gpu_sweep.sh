@@ -31,10 +31,13 @@ if [ "$PART" = sweep ] || [ "$PART" = all ]; then
     dir="$BUILD/sweep/$name"
     mkdir -p "$dir"
     for f in "$GEN"/*_bf16.cu "$GEN"/*_bf16_sum.cu; do
+      # The kernel's own tile size, from its decision comment ("tiles of N elements").
+      base="$(grep -o 'tiles of [0-9]* elements' "$f" | head -1 | awk '{print $3}')"
+      base="${base:-8192}"
       { echo "#define PK_COPY_UNROLL $unroll"
         [ -n "$macro" ] && echo "#define $macro 1"
         sed -E -e "s/kBlocks = [0-9]+;/kBlocks = $blocks;/" -e "s/ blocks=[0-9]+ / blocks=$blocks /" \
-          -e "s/\b8191\b/$((tile - 1))/g" -e "s/\b8192(LL)?\b/$tile\1/g" "$f"; } > "$dir/$(basename "$f")"
+          -e "s/\b$((base - 1))\b/$((tile - 1))/g" -e "s/\b$base(LL)?\b/$tile\1/g" "$f"; } > "$dir/$(basename "$f")"
     done
     for c in $COLLS; do
       PK_COLLECTIVES_DIR="$dir" timeout 120 "$BENCH" "$dir/$c.md" --only "$c" \
