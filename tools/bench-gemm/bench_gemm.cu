@@ -137,47 +137,61 @@ struct Rank {
   unsigned long long* d_bad;
   float* d_max;
 
-  // Median over kTimed runs of the slower rank's time; each run starts with both ranks idle.
-  // With PK_GEMM_SOAK=n (a diagnostic), also n runs back to back, bracketed by wall-clock
-  // stamps on stderr, so a clock and power trace (nvidia-smi -lms) can be matched to the job.
-  double time(const std::function<void()>& op, const std::string& what = "") {
-    std::vector<double> t;
-    for (int i = 0; i < kWarmup + kTimed; ++i) {
-      CUDA_OK(cudaStreamSynchronize(s));
-      sh.barrier.wait();
-      CUDA_OK(cudaEventRecord(e0, s));
-      op();
-      CUDA_OK(cudaEventRecord(e1, s));
-      CUDA_OK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
-      sh.iter_us[ctx.rank()] = ms * 1e3;
-      sh.barrier.wait();
-      if (i >= kWarmup) t.push_back(*std::max_element(sh.iter_us, sh.iter_us + kWorld));
-      sh.barrier.wait();
-    }
+  // Medians over kTimed rounds of the slower rank's time of each op; a round runs every op
+  // once, in an order rotated by one each round, and each run starts with both ranks idle.
+  // Interleaving keeps the ops' shares of a drifting clock even: these GPUs run GEMMs at their
+  // power cap, and the clock a run gets depends on what ran before it (gemm-2xH200.md).
+  std::vector<double> times(const std::vector<std::function<void()>>& ops,
+                            const std::vector<std::string>& labels = {}) {
+    const size_t n = ops.size();
+    std::vector<std::vector<double>> t(n);
+    for (int i = 0; i < kWarmup + kTimed; ++i)
+      for (size_t j = 0; j < n; ++j) {
+        const size_t o = (i + j) % n;
+        CUDA_OK(cudaStreamSynchronize(s));
+        sh.barrier.wait();
+        CUDA_OK(cudaEventRecord(e0, s));
+        ops[o]();
+        CUDA_OK(cudaEventRecord(e1, s));
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+        sh.iter_us[ctx.rank()] = ms * 1e3;
+        sh.barrier.wait();
+        if (i >= kWarmup) t[o].push_back(*std::max_element(sh.iter_us, sh.iter_us + kWorld));
+        sh.barrier.wait();
+      }
     PK_OK(ctx.check_errors());
-    std::sort(t.begin(), t.end());
-    if (const char* soak = std::getenv("PK_GEMM_SOAK"); soak && !what.empty()) {
-      const int n = std::atoi(soak);
-      CUDA_OK(cudaStreamSynchronize(s));
-      sh.barrier.wait();
-      const auto wall = [] {
-        return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-      };
-      const double w0 = wall();
-      CUDA_OK(cudaEventRecord(e0, s));
-      for (int i = 0; i < n; ++i) op();
-      CUDA_OK(cudaEventRecord(e1, s));
-      CUDA_OK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
-      if (ctx.rank() == 0)
-        std::fprintf(stderr, "soak %s: wall %.3f-%.3f, %d runs back to back, %.1f us each\n",
-                     what.c_str(), w0, wall(), n, ms * 1e3 / n);
-      sh.barrier.wait();
+    std::vector<double> med(n);
+    for (size_t o = 0; o < n; ++o) {
+      std::sort(t[o].begin(), t[o].end());
+      med[o] = t[o][t[o].size() / 2];
     }
-    return t[t.size() / 2];
+    if (std::getenv("PK_GEMM_SOAK"))
+      for (size_t o = 0; o < n && o < labels.size(); ++o) soak(ops[o], labels[o]);
+    return med;
+  }
+
+  // PK_GEMM_SOAK=n (a diagnostic): n runs back to back, bracketed by wall-clock stamps on
+  // stderr, so a clock and power trace (nvidia-smi -lms) can be matched to the job.
+  void soak(const std::function<void()>& op, const std::string& what) {
+    const int n = std::atoi(std::getenv("PK_GEMM_SOAK"));
+    CUDA_OK(cudaStreamSynchronize(s));
+    sh.barrier.wait();
+    const auto wall = [] {
+      return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    };
+    const double w0 = wall();
+    CUDA_OK(cudaEventRecord(e0, s));
+    for (int i = 0; i < n; ++i) op();
+    CUDA_OK(cudaEventRecord(e1, s));
+    CUDA_OK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+    if (ctx.rank() == 0)
+      std::fprintf(stderr, "soak %s: wall %.3f-%.3f, %d runs back to back, %.1f us each\n",
+                   what.c_str(), w0, wall(), n, ms * 1e3 / n);
+    sh.barrier.wait();
   }
 
   void gemm_ref(const pk::bf16* a, const pk::bf16* b, pk::bf16* c, long long m, long long n, long long k) {
@@ -227,6 +241,18 @@ pk::bf16* dalloc(long long elems) {
   return static_cast<pk::bf16*>(p);
 }
 
+// A fused job's row: pkc's kernel, cuBLAS + NCCL one after the other, and both GEMMs alone,
+// interleaved (Rank::times), so the GEMM-alone references share the job's clock conditions.
+void time_fused(Rank& R, Row& row, const std::function<void()>& pkc, const std::function<void()>& baseline,
+                const std::function<void()>& cublas_gemm, const std::function<void()>& pk_gemm) {
+  const auto t = R.times({pkc, baseline, cublas_gemm, pk_gemm},
+                         {"pkc " + row.job + " " + row.size, "baseline " + row.job + " " + row.size});
+  row.pk_us = t[0];
+  row.base_us = t[1];
+  row.cublas_us = t[2];
+  row.pk_gemm_us = t[3];
+}
+
 void run_rank(Rank& R, const Size& sz) {
   const long long m = sz.m, n = sz.n, k = sz.k, w = kWorld, r = R.ctx.rank();
   const std::string size = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
@@ -248,17 +274,19 @@ void run_rank(Rank& R, const Size& sz) {
   R.gemm_ref(a, b, c_ref, m, n, k);
   PK_OK(gp.launch(s));
   R.check(g, c_pk, c_ref, m * n, double(k));
-  g.pk_us = R.time([&] { PK_OK(gp.launch(s)); }, "pkc gemm " + size);
-  g.base_us = g.cublas_us = R.time([&] { R.gemm_ref(a, b, c_ref, m, n, k); }, "cublas gemm " + size);
-  g.pk_gemm_us = g.pk_us;
+  auto pk_gemm = [&] { PK_OK(gp.launch(s)); };
+  auto cublas_gemm = [&] { R.gemm_ref(a, b, c_ref, m, n, k); };
+  {
+    const auto t = R.times({pk_gemm, cublas_gemm}, {"pkc gemm " + size, "cublas gemm " + size});
+    g.pk_us = g.pk_gemm_us = t[0];
+    g.base_us = g.cublas_us = t[1];
+  }
   R.record(g);
 
   // AG + GEMM: rank r's shard is rows [r * M / 2, ...) of A.
   {
     Row row{"ag_gemm", size};
     row.flops = flops;
-    row.cublas_us = g.cublas_us;
-    row.pk_gemm_us = g.pk_us;
     const long long ms = m / w;
     const pk::bf16* shard = a + r * ms * k;
     auto full = take(R.ctx.allocate(size_t(m * k * 2)), "allocate A_full");
@@ -286,8 +314,7 @@ void run_rank(Rank& R, const Size& sz) {
     PK_OK(plan.launch(R.ctx));
     PK_OK(R.ctx.check_errors());
     R.check(row, c_pk, c_ref, m * n, double(k));
-    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); }, "pkc " + row.job + " " + size);
-    row.base_us = R.time(baseline, "baseline " + row.job + " " + size);
+    time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
     R.record(row);
     CUDA_OK(cudaStreamSynchronize(s));
     R.sh.barrier.wait();
@@ -299,8 +326,6 @@ void run_rank(Rank& R, const Size& sz) {
   {
     Row row{"gemm_rs", size};
     row.flops = flops;
-    row.cublas_us = g.cublas_us;
-    row.pk_gemm_us = g.pk_us;
     const long long mo = m / w;
     auto out = take(R.ctx.allocate(size_t(mo * n * 2)), "allocate RS output");
     pk::bf16* scattered = dalloc(mo * n);
@@ -314,8 +339,7 @@ void run_rank(Rank& R, const Size& sz) {
     PK_OK(plan.launch(R.ctx));
     PK_OK(R.ctx.check_errors());
     R.check(row, static_cast<pk::bf16*>(out.local()), scattered, mo * n, double(k * w));
-    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); }, "pkc " + row.job + " " + size);
-    row.base_us = R.time(baseline, "baseline " + row.job + " " + size);
+    time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
     R.record(row);
     CUDA_OK(cudaStreamSynchronize(s));
     R.sh.barrier.wait();
@@ -325,8 +349,6 @@ void run_rank(Rank& R, const Size& sz) {
   {
     Row row{"gemm_ar", size};
     row.flops = flops;
-    row.cublas_us = g.cublas_us;
-    row.pk_gemm_us = g.pk_us;
     auto out = take(R.ctx.allocate(size_t(m * n * 2)), "allocate AR output");
     auto plan = take(pk::gemm::GemmArPlan::create(R.ctx, a, b, out, m, n, k), "GemmArPlan");
     auto baseline = [&] {
@@ -338,8 +360,7 @@ void run_rank(Rank& R, const Size& sz) {
     PK_OK(plan.launch(R.ctx));
     PK_OK(R.ctx.check_errors());
     R.check(row, static_cast<pk::bf16*>(out.local()), c_ref, m * n, double(k * w));
-    row.pk_us = R.time([&] { PK_OK(plan.launch(R.ctx)); }, "pkc " + row.job + " " + size);
-    row.base_us = R.time(baseline, "baseline " + row.job + " " + size);
+    time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
     R.record(row);
     CUDA_OK(cudaStreamSynchronize(s));
     R.sh.barrier.wait();
@@ -371,7 +392,9 @@ std::string table(const std::vector<Row>& rows) {
     o << buf;
   }
   o << "\nbaseline: cuBLAS GEMM (gemm) or cuBLAS then NCCL on the same stream (fused jobs); times are "
-       "medians of " << kTimed << " runs (slower rank) after " << kWarmup << " warm-ups. exposed comm: "
+       "medians of " << kTimed << " runs (slower rank) after " << kWarmup << " warm-ups, each row's "
+       "runs interleaved with its references (a fused row: pkc, cuBLAS + NCCL, cuBLAS GEMM alone, pkc "
+       "GEMM alone, rotated each round), so cuBLAS GEMM us and exposed comm are per row. exposed comm: "
        "(pkc fused - pkc GEMM alone) / pkc fused.\n";
   return o.str();
 }
