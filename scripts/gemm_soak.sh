@@ -4,20 +4,9 @@
 # for M = 8192 with PK_GEMM_SOAK=<n> (each job also n times back to back, with wall-clock
 # stamps) while nvidia-smi samples SM clock and power every 20 ms, and prints each job's mean
 # clock and power per GPU. Usage (GPU machine, after the pkc carry): scripts/gemm_soak.sh [n]
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 set -u -o pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-OUT="${OUT:-$ROOT/gpu-round-out}"
-BUILD="$ROOT/build-gpu"
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 N="${1:-300}"
-mkdir -p "$OUT"
-export PATH="/usr/local/cuda/bin:$PATH"
-export PK_CACHE_DIR="$BUILD/pk-cache"
-NCCL_ARGS=()
-if [ ! -f /usr/local/cuda/include/nccl.h ]; then
-  WHEEL="$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)"
-  [ -n "$WHEEL" ] && NCCL_ARGS=(-DNCCL_ROOT="$WHEEL") && export LD_LIBRARY_PATH="$WHEEL/lib:${LD_LIBRARY_PATH:-}"
-fi
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" >"$OUT/configure.log" 2>&1 &&
   cmake --build "$BUILD" -j "$(nproc)" --target pk-bench-gemm >"$OUT/build.log" 2>&1 ||

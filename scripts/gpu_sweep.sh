@@ -4,15 +4,9 @@
 # hand-varied copies of the generated bf16 collectives (grid size, tile size, copy unroll depth)
 # through bench-collectives. Findings feed the pk-select-algorithm defaults; the tables go to
 # $OUT. Usage: scripts/gpu_sweep.sh [probe|sweep|all]
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 set -u -o pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-OUT="${OUT:-$ROOT/gpu-round-out}"
-BUILD="$ROOT/build-gpu"
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 PART="${1:-all}"
-mkdir -p "$OUT"
-export PATH="/usr/local/cuda/bin:$PATH"
-export PK_CACHE_DIR="$BUILD/pk-cache"
 
 if [ "$PART" = probe ] || [ "$PART" = all ]; then
   nvcc -O2 -arch=sm_90a -std=c++17 -o "$BUILD/latency-probe" "$ROOT/tools/calibrate/latency_probe.cu" &&

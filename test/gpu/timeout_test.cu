@@ -1,4 +1,5 @@
-// A wait whose signal never comes returns a timeout error carrying the diagnostic.
+// A wait whose signal never comes (a flag wait, and an LL poll) returns a timeout error
+// carrying the diagnostic.
 #include <pk/device/all.cuh>
 
 #include <chrono>
@@ -13,6 +14,13 @@ constexpr int kWaitingBlock = 3;
 __global__ void k_wait_forever(pk::LaunchContext c) {
   if (threadIdx.x == 0 && blockIdx.x == kWaitingBlock && c.rank == 0)
     pk::wait_ge(c, kSlot, c.epoch);  // rank 1 never signals
+}
+
+// An LL poll for words rank 1 never stores.
+__global__ void k_ll_wait_forever(pk::LaunchContext c) {
+  pk::Vec16 v;
+  if (threadIdx.x == 0 && blockIdx.x == kWaitingBlock && c.rank == 0)
+    pk::ll::get(c, pk::ll::slot(c, 0, static_cast<int>(c.epoch & 1), 1), 0, pk::ll::tag(c.epoch), 1, v);
 }
 
 }  // namespace
@@ -36,6 +44,23 @@ int main() {
     PKT_CHECK(ms >= 45 && ms < 5000, "took " + std::to_string(ms) + " ms");
     // The slot is cleared after reporting.
     PKT_OK(ctx.check_errors());
+  }, opt);
+  pkt::run_ranks(2, [](pk::Context& ctx) {
+    // A named kernel's context carries its landing and LL slots (allocated by every rank).
+    auto lc = ctx.make_launch_context("ll_wait_forever");
+    PKT_OK(lc.is_ok() ? pk::Status::ok() : lc.status());
+    if (ctx.rank() == 0) k_ll_wait_forever<<<8, 32, 0, ctx.stream()>>>(*lc);
+    pk::Status s = ctx.check_errors();
+    if (ctx.rank() == 1) {
+      PKT_CHECK(s.is_ok(), s.message());
+    } else {
+      // Launch 1 of the region: tag 2 (tags are never 0, the zeroed words' value).
+      const std::string want =
+          "rank 0 timed out waiting for rank 1's LL words in block 3: expected tag 2, saw 0";
+      PKT_CHECK(s.message() == want, "got '" + s.message() + "'");
+      PKT_OK(ctx.check_errors());
+    }
+    PKT_OK(ctx.exchange().barrier());  // rank 1 keeps its LL slots until rank 0 is done
   }, opt);
   return pkt::finish("timeout_test");
 }

@@ -17,14 +17,7 @@
 #include <thread>
 #include <vector>
 
-#define CK(x)                                                                           \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
+#include "probe_check.h"
 
 __global__ void sync_round(unsigned long long* peer_flag, const unsigned long long* my_flag,
                            unsigned long long target) {

@@ -13,14 +13,7 @@
 #include <thread>
 #include <vector>
 
-#define CK(x)                                                                           \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
+#include "probe_check.h"
 
 struct Args {
   unsigned long long* my_flags;    // this GPU's flags, one per block

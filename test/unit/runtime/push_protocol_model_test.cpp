@@ -291,54 +291,41 @@ bool caught(Bugs bugs, int W, bool ll = false, bool rooted = false) {
 
 TEST(PushProtocolModel, CatchesOneLandingParity) { EXPECT_TRUE(caught({false, true, false}, 2)); }
 
+// Is a fixed launch plan with a seeded bug caught in one of `trials` random interleavings?
+bool caught_plan(const std::vector<int>& plan, int W, int G, bool rooted, Bugs bugs, int trials) {
+  for (int trial = 0; trial < trials; ++trial)
+    if (!run(W, G, rooted, plan, bugs, unsigned(trial)).empty()) return true;
+  return false;
+}
+
 // LL words of one parity: a fast rank overwrites words its peer has not polled yet.
 TEST(PushProtocolModel, CatchesOneLLParity) {
-  bool hit = false;
-  for (int trial = 0; trial < 400 && !hit; ++trial) {
-    std::vector<int> plan(8, -1);  // LL only
-    Bugs b;
-    b.one_parity = true;
-    hit = !run(2, 2, false, plan, b, unsigned(trial)).empty();
-  }
-  EXPECT_TRUE(hit);
+  Bugs b;
+  b.one_parity = true;
+  EXPECT_TRUE(caught_plan(std::vector<int>(8, -1), 2, 2, false, b, 400));  // LL only
 }
 
 // Rooted LL without tokens: the root never waits, runs ahead and overwrites unread words.
 TEST(PushProtocolModel, CatchesRootedLLWithoutTokens) {
-  bool hit = false;
-  for (int trial = 0; trial < 400 && !hit; ++trial) {
-    std::vector<int> plan(8, -1);
-    Bugs b;
-    b.ll_no_tokens = true;
-    hit = !run(2, 2, true, plan, b, unsigned(trial)).empty();
-  }
-  EXPECT_TRUE(hit);
+  Bugs b;
+  b.ll_no_tokens = true;
+  EXPECT_TRUE(caught_plan(std::vector<int>(8, -1), 2, 2, true, b, 400));
 }
 
 // Rooted LL launches that link non-roots to nobody but the root: two non-roots pass each other
 // through such a launch, and one overwrites landing data the other still reads (found by
 // LLMixedWithTheOtherPathsIsCorrect before push_small linked every pair).
 TEST(PushProtocolModel, CatchesRootedLLThatLinksOnlyTheRoot) {
-  bool hit = false;
-  for (int trial = 0; trial < 2000 && !hit; ++trial) {
-    const std::vector<int> plan = {1, -1, 1, -1, 1, -1, 1, -1};  // flag path, rooted LL, ...
-    Bugs b;
-    b.ll_root_links_only = true;
-    hit = !run(3, 1, true, plan, b, unsigned(trial)).empty();
-  }
-  EXPECT_TRUE(hit);
+  Bugs b;
+  b.ll_root_links_only = true;
+  EXPECT_TRUE(caught_plan({1, -1, 1, -1, 1, -1, 1, -1}, 3, 1, true, b, 2000));  // flag, LL, ...
 }
 
 // Direct waits that do not subtract LL launches wait for signals that never come.
 TEST(PushProtocolModel, CatchesDirectWaitsThatIgnoreLLLaunches) {
-  bool hit = false;
-  for (int trial = 0; trial < 50 && !hit; ++trial) {
-    const std::vector<int> plan = {-1, 0, -1, 0};
-    Bugs b;
-    b.direct_ignores_ll = true;
-    hit = !run(2, 2, false, plan, b, unsigned(trial)).empty();
-  }
-  EXPECT_TRUE(hit);
+  Bugs b;
+  b.direct_ignores_ll = true;
+  EXPECT_TRUE(caught_plan({-1, 0, -1, 0}, 2, 2, false, b, 50));
 }
 
 TEST(PushProtocolModel, CatchesSignalsBeforeTheirData) {

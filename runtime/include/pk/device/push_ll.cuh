@@ -9,6 +9,7 @@
 #include <pk/device/elem.cuh>
 #include <pk/device/launch_context.cuh>
 #include <pk/device/ptx.cuh>
+#include <pk/device/wait.cuh>
 
 namespace pk {
 namespace ll {
@@ -48,19 +49,6 @@ __device__ __forceinline__ void put(unsigned long long* s, long long g, const Ve
                : "memory");
 }
 
-// Records a timed-out LL wait (error code 3: slot = the source rank).
-__device__ __forceinline__ void record_timeout(const LaunchContext& c, int src, unsigned int want,
-                                               unsigned int seen) {
-  if (c.error == nullptr) return;
-  if (atomic_cas_u32(&c.error->code, 0u, 3u) != 0u) return;
-  c.error->rank = c.rank;
-  c.error->slot = src;
-  c.error->block = static_cast<int>(blockIdx.x);
-  c.error->expected = want;
-  c.error->seen = seen;
-  fence_acq_rel_sys();
-}
-
 // Spins until all four words of group g carry tag t, then returns the payload; bounded like
 // wait_ge (false after c.timeout_ns, with the error recorded).
 __device__ __forceinline__ bool get(const LaunchContext& c, const unsigned long long* s,
@@ -87,7 +75,7 @@ __device__ __forceinline__ bool get(const LaunchContext& c, const unsigned long 
     if (spins == 0) start = globaltimer_ns();
     if (spins > 256) nanosleep_ns(64);
     if ((spins & 63) == 63 && globaltimer_ns() - start > c.timeout_ns) {
-      record_timeout(c, src, t, seen);
+      record_wait_timeout(c, src, t, seen, 3);
       return false;
     }
   }

@@ -6,11 +6,13 @@
 namespace pk {
 
 // Records a timed-out wait in the host-visible error slot; the first error of a launch wins.
+// code: 1 for a flag wait, 3 for an LL wait (slot is then the source rank; see WaitError).
 __device__ __forceinline__ void record_wait_timeout(const LaunchContext& c, int slot,
                                                     unsigned long long expected,
-                                                    unsigned long long seen) {
+                                                    unsigned long long seen,
+                                                    unsigned int code = 1) {
   if (c.error == nullptr) return;
-  if (atomic_cas_u32(&c.error->code, 0u, 1u) != 0u) return;
+  if (atomic_cas_u32(&c.error->code, 0u, code) != 0u) return;
   c.error->rank = c.rank;
   c.error->slot = slot;
   c.error->block = static_cast<int>(blockIdx.x);
