@@ -53,10 +53,10 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
     Small messages (per peer up to `push-max-bytes`, and within the kernel's landing
     buffer at run time) take a one-round push path instead: `pk.push_max_bytes`, 0 when a
     static size rules it out; the smallest (per peer up to `ll-max-bytes`) take its
-    flag-free LL variant: `pk.ll_max_bytes`. A copy-only collective that is its kernel's whole body gets a
-    copy-engine route for messages of at least `copy-engine-min-bytes` (the kernel's
-    `pk.copy_engine` attribute, printed on its `// pk-launch` line for the launchers). Every
-    decision is recorded with its reason.
+    flag-free LL variant: `pk.ll_max_bytes`. A copy-only collective that is its kernel's
+    whole body gets a copy-engine route for messages of at least `copy-engine-min-bytes` (the
+    kernel's `pk.copy_engine` attribute, printed on its `// pk-launch` line for the
+    launchers). Every decision is recorded with its reason.
 
     Before: `pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>`
     After:  `... {algorithm = #pk.algorithm<auto>, pk.blocks = 132, pk.tile = 8192,

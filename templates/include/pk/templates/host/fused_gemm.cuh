@@ -281,7 +281,6 @@ static __global__ void ag_ce_signal_rows(LaunchContext c, int row_blocks, int rb
       signal_after_fence(c, (c.rank + i) % c.world, kAgRowSlot + c.rank * row_blocks + rb, 1);
 }
 
-
 }  // namespace detail
 
 // Each rank: its shard A_shard[Ms, K] and B[N, K]; `a_full` (symmetric) holds [W * Ms, K] as
