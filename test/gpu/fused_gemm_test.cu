@@ -1,6 +1,7 @@
 // pkc's GEMM templates on two GPUs against a float64 host reference, on small odd sizes (tails
 // in M, N and K; more K steps than ring stages; more tiles than blocks, so every mbarrier phase
-// wraps), each fused kernel launched twice with fresh data (epochs, landing-buffer reuse):
+// wraps; odd row-tile counts per segment, so a cluster's second block repeats a tile it must
+// not store), each fused kernel launched twice with fresh data (epochs, landing-buffer reuse):
 // GEMM alone, GEMM + reduce-scatter, GEMM + all-reduce, all-gather + GEMM.
 #include <pk/templates/host/fused_gemm.cuh>
 
@@ -138,6 +139,23 @@ void rejects_misaligned() {
             "N = 36 must be rejected");
 }
 
+// Communicator blocks come in whole clusters; another count is refused with the cluster size.
+void rejects_partial_cluster(pk::Context& ctx) {
+  if (pk::gemm::kClusterM == 1) return;
+  auto full = ctx.allocate(2 * 128 * 64 * 2);
+  PKT_OK(full.is_ok() ? pk::Status::ok() : full.status());
+  bf16* d = nullptr;
+  PKT_CUDA(cudaMalloc(&d, 128 * 256 * 2 * 2));
+  PlanOptions o;
+  o.comm_blocks = pk::gemm::kClusterM + 1;
+  auto plan = pk::gemm::AgGemmPlan::create(ctx, d, *full, d, d, 128, 64, 64, o);
+  PKT_CHECK(!plan.is_ok() && plan.status().message().find("multiple of the cluster size") != std::string::npos,
+            "an odd communicator count must be rejected: " +
+                (plan.is_ok() ? std::string("accepted") : plan.status().message()));
+  PKT_OK(ctx.exchange().barrier());
+  cudaFree(d);
+}
+
 // The communicator-count model on the shipped profile picks what the 2 x H200 sweep measured
 // best (docs/benchmarks/gemm-2xH200.md): 16 at 2048^3, 4 at the larger sizes.
 void comm_blocks_model() {
@@ -160,15 +178,19 @@ int main() {
   comm_blocks_model();   // host-only too
   if (pkt::failure_count()) return pkt::finish("fused_gemm_test");
   pkt::require_gpus(2);
-  const Case gemm_cases[] = {{200, 264, 136, 0, 0}, {129, 8, 520, 0, 0}, {300, 520, 200, 3, 0}, {1000, 1000, 1000, 0, 0}};
-  const Case reduce_cases[] = {{200, 264, 520, 0, 0}, {302, 520, 72, 3, 0}, {2, 8, 8, 0, 0}};
+  // max_blocks 3 and 5 round down to whole clusters (one and two).
+  const Case gemm_cases[] = {{200, 264, 136, 0, 0}, {129, 8, 520, 0, 0}, {300, 520, 200, 3, 0},
+                             {1000, 1000, 1000, 0, 0}, {700, 600, 328, 5, 0}};
+  const Case reduce_cases[] = {{200, 264, 520, 0, 0}, {302, 520, 72, 3, 0}, {2, 8, 8, 0, 0},
+                               {1400, 520, 200, 5, 0}};
   constexpr auto kCopyEngine = pk::gemm::Gather::copy_engine;
   // The copy-engine gather: a tail row block, more tiles than blocks, and (4100 rows of
   // 2064 bytes) two pushes of 31 and 2 row blocks.
   const Case ag_cases[] = {{77, 264, 200, 0, 0},   {300, 520, 136, 3, 2},
-                           {130, 24, 600, 2, 1},   {77, 264, 200, 0, 0, kCopyEngine},
+                           {130, 24, 600, 2, 2},   {77, 264, 200, 0, 0, kCopyEngine},
                            {300, 520, 136, 3, 0, kCopyEngine}, {4100, 72, 1032, 0, 0, kCopyEngine}};
   pkt::run_ranks(2, [&](pk::Context& ctx) {
+    rejects_partial_cluster(ctx);
     for (const Case& c : gemm_cases) gemm_alone(ctx, c);
     for (const Case& c : reduce_cases) gemm_reduce(ctx, c, false);
     for (const Case& c : reduce_cases) gemm_reduce(ctx, c, true);

@@ -14,7 +14,7 @@ namespace gemm {
 struct GemmRsJob {
   struct Params {
     TensorMap a;                  // [M, K]
-    TensorMap b;                  // [N, K]
+    TensorMap b;                  // [N, K], box kBRows x 64
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M / W, N]
     LaunchContext ctx;
     TileOrder order;              // segments = owners, interleaved, first = rank + 1
@@ -28,9 +28,6 @@ struct GemmRsJob {
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     // Rows past the owner's last row read the next owner's rows; their results are clipped.
     load_async_tensor_2d(dst, &p.a, k0, t.seg * p.m_own + t.mi * kBM, bar);
-  }
-  __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_own; }
   __device__ static int store_cols(const Params& p) { return p.n; }
