@@ -24,11 +24,16 @@ inline void safety_env() {
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
 }
 
+inline int gpu_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
 // Exits with 77 (ctest SKIP_RETURN_CODE) unless `need` GPUs are usable.
 inline void require_gpus(int need) {
   safety_env();
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+  const int n = gpu_count();
+  if (n == 0) {
     std::printf("skipped: no GPU\n");
     std::exit(77);
   }

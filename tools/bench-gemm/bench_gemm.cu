@@ -2,6 +2,7 @@
 // cuBLAS + NCCL one after the other, on 2 GPUs in one process (one thread per GPU), with the
 // result of each pkc kernel checked against the baseline's result in the same run.
 //   pk-bench-gemm [table.md]     writes the markdown table there as well as to stdout
+// On a machine with one GPU it runs only the GEMM-alone rows (pkc against cuBLAS), and says so.
 // Layout: A[rows, K] and B[N, K] row-major bf16, C = A * B^T (cuBLAS "TN"), fp32 accumulation.
 // Sizes are the local GEMM each rank runs: AG + GEMM gathers M rows (M / 2 per rank), GEMM + RS
 // reduce-scatters the M x N product by rows, GEMM + AR all-reduces it.
@@ -29,7 +30,8 @@
 
 namespace {
 
-constexpr int kWorld = 2;
+constexpr int kMaxWorld = 2;
+int g_world = kMaxWorld;  // 1 on a one-GPU machine: GEMM-alone rows only
 constexpr int kWarmup = 3;
 constexpr int kTimed = 15;
 
@@ -118,13 +120,13 @@ struct Row {
 };
 
 struct Shared {
-  Barrier barrier{kWorld};
+  Barrier barrier{g_world};
   std::mutex m;
-  double iter_us[kWorld] = {};
+  double iter_us[kMaxWorld] = {};
   std::vector<Row> rows;
   unsigned long long pending_bad = 0;  // both ranks' check results for the row being recorded
   float pending_max = 0;
-  ncclComm_t nccl[kWorld];
+  ncclComm_t nccl[kMaxWorld];
 };
 
 struct Rank {
@@ -158,7 +160,7 @@ struct Rank {
         CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
         sh.iter_us[ctx.rank()] = ms * 1e3;
         sh.barrier.wait();
-        if (i >= kWarmup) t[o].push_back(*std::max_element(sh.iter_us, sh.iter_us + kWorld));
+        if (i >= kWarmup) t[o].push_back(*std::max_element(sh.iter_us, sh.iter_us + g_world));
         sh.barrier.wait();
       }
     PK_OK(ctx.check_errors());
@@ -254,7 +256,7 @@ void time_fused(Rank& R, Row& row, const std::function<void()>& pkc, const std::
 }
 
 void run_rank(Rank& R, const Size& sz) {
-  const long long m = sz.m, n = sz.n, k = sz.k, w = kWorld, r = R.ctx.rank();
+  const long long m = sz.m, n = sz.n, k = sz.k, w = g_world, r = R.ctx.rank();
   const std::string size = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   const double flops = 2.0 * m * n * k;
   cudaStream_t s = R.s;
@@ -282,6 +284,13 @@ void run_rank(Rank& R, const Size& sz) {
     g.base_us = g.cublas_us = t[1];
   }
   R.record(g);
+  if (g_world < kMaxWorld) {
+    CUDA_OK(cudaFree(a));
+    CUDA_OK(cudaFree(b));
+    CUDA_OK(cudaFree(c_pk));
+    CUDA_OK(cudaFree(c_ref));
+    return;
+  }
 
   // AG + GEMM: rank r's shard is rows [r * M / 2, ...) of A.
   {
@@ -406,18 +415,22 @@ int main(int argc, char** argv) {
   setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < kWorld) {
-    std::printf("skipped: needs %d GPUs\n", kWorld);
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+    std::printf("skipped: no GPU\n");
     return 77;
+  }
+  if (devices < kMaxWorld) {
+    g_world = 1;
+    std::printf("one GPU: only the GEMM-alone rows (the fused jobs need %d GPUs)\n", kMaxWorld);
   }
   const std::string out_path = argc > 1 ? argv[1] : "bench-gemm.md";
   Shared sh;
-  int devs[kWorld];
-  for (int i = 0; i < kWorld; ++i) devs[i] = i;
-  NCCL_OK(ncclCommInitAll(sh.nccl, kWorld, devs));
-  auto ex = take(pk::NcclExchange::create_single_process(kWorld), "bootstrap");
+  int devs[kMaxWorld];
+  for (int i = 0; i < g_world; ++i) devs[i] = i;
+  NCCL_OK(ncclCommInitAll(sh.nccl, g_world, devs));
+  auto ex = take(pk::NcclExchange::create_single_process(g_world), "bootstrap");
   std::vector<std::thread> threads;
-  for (int r = 0; r < kWorld; ++r) {
+  for (int r = 0; r < g_world; ++r) {
     threads.emplace_back([&, r] {
       pk::Exchange& e = *ex[r];
       CUDA_OK(cudaSetDevice(e.device()));
@@ -442,7 +455,7 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& t : threads) t.join();
-  for (int r = 0; r < kWorld; ++r) ncclCommDestroy(sh.nccl[r]);
+  for (int r = 0; r < g_world; ++r) ncclCommDestroy(sh.nccl[r]);
   const std::string t = table(sh.rows);
   std::printf("%s", t.c_str());
   std::ofstream(out_path) << t;
