@@ -5,8 +5,7 @@
 # collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|bench|gemm|all] (default all;
 # OUT defaults to ./gpu-round-out). Each part fits one 10-minute device call; a second call on
-# a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile; PK_GEMM_AB=1
-# also runs the GEMM benchmark over the unclustered main loop.
+# a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile.
 set -u -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 
@@ -74,12 +73,6 @@ if [ "$PART" = bench ] || [ "$PART" = all ] || [ "$PART" = gemm ]; then
     timeout 240 "$GEMM_BIN" "$OUT/gemm.md" >"$OUT/bench-gemm.log" 2>&1
     GEMM=$?
     cat "$OUT/gemm.md" 2>/dev/null || tail -n 30 "$OUT/bench-gemm.log"
-  fi
-  # PK_GEMM_AB=1: the same benchmark over the unclustered main loop, right after.
-  if [ "${PK_GEMM_AB:-0}" = 1 ] && cmake --build "$BUILD" --target pk-bench-gemm-c1 >"$OUT/build-c1.log" 2>&1; then
-    step "bench-gemm, unclustered (PK_GEMM_CLUSTER_M=1)"
-    timeout 240 "$BUILD/tools/bench-gemm/pk-bench-gemm-c1" "$OUT/gemm-c1.md" >"$OUT/bench-gemm-c1.log" 2>&1
-    cat "$OUT/gemm-c1.md" 2>/dev/null || tail -n 30 "$OUT/bench-gemm-c1.log"
   fi
   # PyTorch's sequential and fused (symm_mem) AG + GEMM for the same shapes, beside pkc's.
   if python3 -c 'import torch' 2>/dev/null; then

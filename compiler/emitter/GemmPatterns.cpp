@@ -56,10 +56,7 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
       e.os << (first ? "" : ",") << k << ":" << i.getInt();
       first = false;
     }
-  // Clusters of kClusterM blocks share B tiles (multicast); the plan's grid is a multiple.
-  e.os << "\nextern \"C\" __global__ void __cluster_dims__(pk::gemm::kClusterM, 1, 1) "
-          "__launch_bounds__(pk::gemm::kThreads, 1) "
-       << name
+  e.os << "\nextern \"C\" __global__ void __launch_bounds__(pk::gemm::kThreads, 1) " << name
        << "(const __grid_constant__ " << type << "::Params p) {\n";
   e.os << "  pk::gemm::lcsc_run<" << type << ">(p);\n";
   e.os << "}\n";

@@ -7,5 +7,5 @@
 // CHECK: #include <pk/templates/gemm_rs.cuh>
 // CHECK: using Job = pk::gemm::GemmRsJob;
 // CHECK: // pk-launch gemm_rs template=gemm_rs plan=pk::gemm::GemmRsPlan threads=384 args=a:0,b:1,c:2
-// CHECK-NEXT: extern "C" __global__ void __cluster_dims__(pk::gemm::kClusterM, 1, 1) __launch_bounds__(pk::gemm::kThreads, 1) gemm_rs(const __grid_constant__ pk::gemm::GemmRsJob::Params p) {
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(pk::gemm::kThreads, 1) gemm_rs(const __grid_constant__ pk::gemm::GemmRsJob::Params p) {
 // CHECK-NEXT:   pk::gemm::lcsc_run<pk::gemm::GemmRsJob>(p);

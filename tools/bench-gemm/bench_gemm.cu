@@ -237,6 +237,16 @@ struct Rank {
   }
 };
 
+// PK_GEMM_MAX_BLOCKS=n, PK_GEMM_GROUP_M=n and PK_GEMM_SPLIT=0 (diagnostic sweeps) override
+// every plan's grid cap, L2 group height and stream-K tail.
+pk::gemm::PlanOptions plan_options() {
+  pk::gemm::PlanOptions opt;
+  if (const char* v = std::getenv("PK_GEMM_MAX_BLOCKS")) opt.max_blocks = std::atoi(v);
+  if (const char* v = std::getenv("PK_GEMM_GROUP_M")) opt.group_m = std::atoi(v);
+  if (const char* v = std::getenv("PK_GEMM_SPLIT")) opt.split_tail = std::atoi(v) != 0;
+  return opt;
+}
+
 pk::bf16* dalloc(long long elems) {
   void* p = nullptr;
   CUDA_OK(cudaMalloc(&p, elems * 2));
@@ -271,7 +281,10 @@ void run_rank(Rank& R, const Size& sz) {
   // GEMM alone.
   Row g{"gemm", size};
   g.flops = flops;
-  auto gp = take(pk::gemm::GemmPlan::create(a, b, c_pk, m, n, k), "GemmPlan");
+  auto gp = take(pk::gemm::GemmPlan::create(a, b, c_pk, m, n, k, plan_options()), "GemmPlan");
+  if (r == 0)
+    std::fprintf(stderr, "pkc gemm %s: %d blocks%s\n", size.c_str(), gp.grid(),
+                 gp.splits_tail() ? ", stream-K tail" : "");
   CUDA_OK(cudaMemsetAsync(c_pk, 0xff, m * n * 2, s));
   R.gemm_ref(a, b, c_ref, m, n, k);
   PK_OK(gp.launch(s));
@@ -301,7 +314,7 @@ void run_rank(Rank& R, const Size& sz) {
     auto full = take(R.ctx.allocate(size_t(m * k * 2)), "allocate A_full");
     pk::bf16* gathered = dalloc(m * k);
     // PK_AG_GATHER=sm|copy_engine overrides the plan's automatic choice (for measuring both).
-    pk::gemm::PlanOptions opt;
+    pk::gemm::PlanOptions opt = plan_options();
     if (const char* g = std::getenv("PK_AG_GATHER")) {
       if (!std::strcmp(g, "sm")) opt.gather = pk::gemm::Gather::sm;
       if (!std::strcmp(g, "copy_engine")) opt.gather = pk::gemm::Gather::copy_engine;
@@ -338,7 +351,7 @@ void run_rank(Rank& R, const Size& sz) {
     const long long mo = m / w;
     auto out = take(R.ctx.allocate(size_t(mo * n * 2)), "allocate RS output");
     pk::bf16* scattered = dalloc(mo * n);
-    auto plan = take(pk::gemm::GemmRsPlan::create(R.ctx, a, b, out, m, n, k), "GemmRsPlan");
+    auto plan = take(pk::gemm::GemmRsPlan::create(R.ctx, a, b, out, m, n, k, plan_options()), "GemmRsPlan");
     auto baseline = [&] {
       R.gemm_ref(a, b, c_ref, m, n, k);
       NCCL_OK(ncclReduceScatter(c_ref, scattered, size_t(mo * n), ncclBfloat16, ncclSum, R.nccl, s));
@@ -359,7 +372,7 @@ void run_rank(Rank& R, const Size& sz) {
     Row row{"gemm_ar", size};
     row.flops = flops;
     auto out = take(R.ctx.allocate(size_t(m * n * 2)), "allocate AR output");
-    auto plan = take(pk::gemm::GemmArPlan::create(R.ctx, a, b, out, m, n, k), "GemmArPlan");
+    auto plan = take(pk::gemm::GemmArPlan::create(R.ctx, a, b, out, m, n, k, plan_options()), "GemmArPlan");
     auto baseline = [&] {
       R.gemm_ref(a, b, c_ref, m, n, k);
       NCCL_OK(ncclAllReduce(c_ref, c_ref, size_t(m * n), ncclBfloat16, ncclSum, R.nccl, s));

@@ -22,10 +22,11 @@ struct AgGemmJob {
   struct Params {
     TensorMap a_own;   // [Ms, K] (this rank's shard), box 128 x 64
     TensorMap a_full;  // [W, Ms, K] (landing buffer), box 1 x 128 x 64
-    TensorMap b;       // [N, K], box kBRows x 64
+    TensorMap b;       // [N, K]
     TensorMap c;       // [W, Ms, N] (this rank's output), box 1 x 64 x 64
     LaunchContext ctx;
     TileOrder order;   // segments = shards, in order, first = rank
+    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     const bf16* a_own_ptr;
     bf16* a_full_peer[PK_MAX_RANKS];
     int k, m_shard, n;
@@ -108,6 +109,9 @@ struct AgGemmJob {
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     if (t.seg == p.ctx.rank) load_async_tensor_2d(dst, &p.a_own, k0, t.mi * kBM, bar);
     else load_async_tensor_3d(dst, &p.a_full, k0, t.mi * kBM, t.seg, bar);
+  }
+  __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
+    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_shard; }
   __device__ static int store_cols(const Params& p) { return p.n; }

@@ -9,9 +9,10 @@ namespace gemm {
 struct GemmJob {
   struct Params {
     TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
-    TensorMap b;  // [N, K], box kBRows x 64, 128-byte swizzle
+    TensorMap b;  // [N, K], box 256 x 64, 128-byte swizzle
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle
     TileOrder order;
+    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     int k, m, n;
     int comm_blocks;  // always 0
   };
@@ -20,6 +21,9 @@ struct GemmJob {
   __device__ static void before_loads(const Params&, const TileCoord&) {}
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     load_async_tensor_2d(dst, &p.a, k0, t.mi * kBM, bar);
+  }
+  __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
+    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }
   __device__ static int store_cols(const Params& p) { return p.n; }

@@ -13,10 +13,11 @@ namespace gemm {
 struct GemmArJob {
   struct Params {
     TensorMap a;                  // [M, K]
-    TensorMap b;                  // [N, K], box kBRows x 64
+    TensorMap b;                  // [N, K]
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M, N]
     LaunchContext ctx;
     TileOrder order;              // one segment, rotated by rank
+    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     int k, m, n;
     int comm_blocks;              // always 0
     int blocks;
@@ -26,6 +27,9 @@ struct GemmArJob {
   __device__ static void before_loads(const Params&, const TileCoord&) {}
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     load_async_tensor_2d(dst, &p.a, k0, t.mi * kBM, bar);
+  }
+  __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
+    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }
   __device__ static int store_cols(const Params& p) { return p.n; }

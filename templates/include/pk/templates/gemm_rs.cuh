@@ -14,10 +14,11 @@ namespace gemm {
 struct GemmRsJob {
   struct Params {
     TensorMap a;                  // [M, K]
-    TensorMap b;                  // [N, K], box kBRows x 64
+    TensorMap b;                  // [N, K]
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M / W, N]
     LaunchContext ctx;
     TileOrder order;              // segments = owners, interleaved, first = rank + 1
+    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     int k, m_own, n;
     int comm_blocks;              // always 0
     int blocks;                   // compute blocks, the same on every rank
@@ -28,6 +29,9 @@ struct GemmRsJob {
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     // Rows past the owner's last row read the next owner's rows; their results are clipped.
     load_async_tensor_2d(dst, &p.a, k0, t.seg * p.m_own + t.mi * kBM, bar);
+  }
+  __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
+    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_own; }
   __device__ static int store_cols(const Params& p) { return p.n; }

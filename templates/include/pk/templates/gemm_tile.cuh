@@ -8,7 +8,6 @@
 #include <pk/device/load.cuh>
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/store.cuh>
-#include <pk/templates/cluster.cuh>
 #include <pk/templates/ring.cuh>
 #include <pk/templates/warpgroup.cuh>
 #include <pk/templates/wgmma.cuh>
@@ -21,13 +20,6 @@ constexpr int kBN = 256;             // tile columns: one m64n256k16 per warpgro
 constexpr int kBK = 64;              // K step: one 128-byte swizzle row of bf16
 constexpr int kStages = 4;           // ring depth: loads run ~3 K steps ahead of the math
 constexpr int kConsumers = 2;        // math warpgroups
-// Blocks per cluster: row tiles that share one B tile. -DPK_GEMM_CLUSTER_M=1 builds the
-// unclustered main loop (for A/B runs: tools/bench-gemm's pk-bench-gemm-c1).
-#ifndef PK_GEMM_CLUSTER_M
-#define PK_GEMM_CLUSTER_M 2
-#endif
-constexpr int kClusterM = PK_GEMM_CLUSTER_M;
-constexpr int kBRows = kBN / kClusterM;  // B rows each block of a cluster loads and multicasts
 constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
 constexpr int kEpiCols = 128;        // columns handed to the storer per pass (two 64-col boxes)
 constexpr int kBoxCols = 64;         // C box: 64 x 64 bf16 = one 128-byte swizzle row per row
@@ -51,31 +43,16 @@ struct alignas(1024) SharedStorage {
 // Dynamic shared memory to request: the storage plus room to align its start to 1024 bytes.
 constexpr unsigned int kSharedBytes = sizeof(SharedStorage) + 1024;
 static_assert(kSharedBytes <= 232448, "GEMM shared memory exceeds the sm_90 per-block limit");
-static_assert(kBN % kClusterM == 0 && (kBRows * kBK * 2) % 1024 == 0,
-              "each block's part of the B tile must start on a 128-byte swizzle atom");
-
-// Arrivals that free a ring stage: one per consumer warpgroup of every block in the cluster,
-// since every block's stage receives the B part each of them multicasts.
-constexpr unsigned int kStageReleases = kConsumers * kClusterM;
 
 __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
   const unsigned long long a = reinterpret_cast<unsigned long long>(raw);
   return *reinterpret_cast<SharedStorage*>((a + 1023ull) & ~1023ull);
 }
 
-__device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
-
-// Consumer warpgroup: the wgmma that read `stage` has completed, so the stage may be refilled
-// in every block of the cluster (each loader multicasts into all of them). One thread per
-// destination block arrives: a warpgroup's wgmma group completes as a whole.
-__device__ __forceinline__ void release_stage(SharedStorage& ss, int stage) {
-  const int t = wg::thread();
-  if (t % 32 == 0 && t / 32 < kClusterM)
-    cluster::arrive(&ss.ring.empty[stage], static_cast<unsigned int>(t / 32));
-}
+__host__ __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
-// each stage to the loaders once the wgmma that read it has completed.
+// each stage to the loader once the wgmma that read it has completed.
 __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
                                          int consumer, float (&acc)[128]) {
 #pragma unroll
@@ -97,7 +74,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
     if (prev >= 0) {
       wg::wait<1>();  // the previous step's wgmma is done: its stage may be refilled
-      release_stage(ss, prev);
+      ss.ring.release(prev);
     }
     prev = cur.stage;
     cur.advance();
@@ -105,7 +82,7 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
   wg::wait<0>();
 #pragma unroll
   for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
-  if (prev >= 0) release_stage(ss, prev);
+  if (prev >= 0) ss.ring.release(prev);
 }
 
 __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {

@@ -1,8 +1,7 @@
 // A shared-memory ring of stages handed between a producer and consumers by mbarrier phases:
 // `full[s]` completes when stage s holds data (TMA transaction bytes), `empty[s]` when every
-// consumer has released it (consumers arrive on it themselves, possibly from another block of
-// the cluster when producers multicast into several blocks' rings). Both sides walk the stages
-// in the same order and flip their phase bit at each wrap, so no counter is ever reset.
+// consumer has released it. Both sides walk the stages in the same order and flip their phase
+// bit at each wrap, so no counter is ever reset.
 #pragma once
 #include <pk/device/mbarrier.cuh>
 
@@ -25,7 +24,7 @@ struct Ring {
   Mbarrier full[Stages];
   Mbarrier empty[Stages];
 
-  // One thread, before the block- or cluster-wide barrier that publishes the ring.
+  // One thread, before the block-wide barrier that publishes the ring.
   __device__ __forceinline__ void init(unsigned int consumer_arrivals) {
     for (int s = 0; s < Stages; ++s) {
       mbarrier_init(&full[s], 1);
@@ -40,6 +39,7 @@ struct Ring {
   __device__ __forceinline__ void wait_full(const RingCursor<Stages>& c) {
     mbarrier_wait_parity(&full[c.stage], c.phase);
   }
+  __device__ __forceinline__ void release(int stage) { mbarrier_arrive(&empty[stage]); }
 };
 
 }  // namespace pk

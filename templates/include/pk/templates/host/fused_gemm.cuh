@@ -37,6 +37,7 @@ struct PlanOptions {
   int max_blocks = 0;   // cap on compute blocks (0: every SM not used by communicators)
   int comm_blocks = 0;  // AG + GEMM communicator blocks (0: chosen from the tile count)
   int group_m = 8;      // L2 group height in row tiles
+  bool split_tail = true;  // share the last partial wave of tiles by K steps (split_tail.cuh)
   Gather gather = Gather::automatic;
 };
 
@@ -67,43 +68,75 @@ inline Status check_gemm_dims(long long m, long long n, long long k) {
   return Status::ok();
 }
 
+inline Result<int> sm_count() {
+  int dev = 0, sms = 0;
+  PK_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+  PK_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+                                 "cudaDeviceGetAttribute"));
+  return sms;
+}
+
 inline int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
-template <class Job>
-Status set_shared_bytes() {
-  // Per device, and a plan may launch on any of them: set before every query and launch.
-  return cuda_status(cudaFuncSetAttribute(lcsc_kernel<Job>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(kSharedBytes)),
-                     "cudaFuncSetAttribute(max dynamic shared memory)");
-}
+// The stream-K tail's device memory (split_tail.cuh), shared by copies of a plan: one fp32
+// partial tile and one flag per block and consumer warpgroup, and the launch epoch the flags
+// count (a plan's launches are stream-ordered, as their flags require).
+class SplitWorkspace {
+ public:
+  static Result<std::shared_ptr<SplitWorkspace>> create(int blocks) {
+    auto ws = std::make_shared<SplitWorkspace>();
+    const std::size_t partial_bytes = static_cast<std::size_t>(blocks) * kConsumers * 32 * 128 * 16;
+    const std::size_t flag_bytes = static_cast<std::size_t>(blocks) * kConsumers * sizeof(unsigned int);
+    PK_RETURN_IF_ERROR(cuda_status(cudaMalloc(&ws->partials_, partial_bytes), "cudaMalloc (stream-K partials)"));
+    PK_RETURN_IF_ERROR(cuda_status(cudaMalloc(&ws->flags_, flag_bytes), "cudaMalloc (stream-K flags)"));
+    PK_RETURN_IF_ERROR(cuda_status(cudaMemset(ws->flags_, 0, flag_bytes), "cudaMemset (stream-K flags)"));
+    return ws;
+  }
+  SplitWorkspace() = default;
+  SplitWorkspace(const SplitWorkspace&) = delete;
+  SplitWorkspace& operator=(const SplitWorkspace&) = delete;
+  ~SplitWorkspace() {
+    cudaFree(partials_);
+    cudaFree(flags_);
+  }
+  SplitTail next_launch(int first) { return SplitTail{first, partials_, flags_, ++epoch_}; }
 
-// Blocks of the kernel that can be resident at once: whole clusters of kClusterM blocks of
-// one SM each (a GPC whose SMs do not pair up leaves one idle). A persistent grid larger
-// than this would wait for blocks that wait for it.
-template <class Job>
-Result<int> resident_blocks() {
-  PK_RETURN_IF_ERROR(set_shared_bytes<Job>());
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(kClusterM);
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = kSharedBytes;
-  int clusters = 0;
-  PK_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveClusters(&clusters, lcsc_kernel<Job>, &cfg),
-                                 "cudaOccupancyMaxActiveClusters"));
-  if (clusters <= 0) return Status::error("gemm: no cluster of the GEMM kernel fits on this GPU");
-  return clusters * kClusterM;
-}
+ private:
+  float4* partials_ = nullptr;
+  unsigned int* flags_ = nullptr;
+  unsigned int epoch_ = 0;
+};
 
-// Compute blocks for `units` cluster tiles on at most `avail` resident blocks (and at most
-// `max_blocks` when positive): whole clusters, never more clusters than tiles to walk.
-inline int compute_blocks(int units, int avail, int max_blocks) {
-  const int cap = max_blocks > 0 ? std::min(max_blocks, avail) : avail;
-  return kClusterM * std::max(1, std::min(units, cap / kClusterM));
-}
+// A plan's stream-K tail (split_tail.cuh): the tiles past the last whole wave when there is a
+// partial wave with at least two K steps per block, and the workspace they need; else none.
+class SplitPlan {
+ public:
+  static Result<SplitPlan> make(int tiles, int blocks, long long k, bool allowed) {
+    SplitPlan sp;
+    sp.first_ = tiles;
+    const int rest = tiles % blocks;
+    if (allowed && tiles > blocks && rest != 0 && 1ll * rest * k_steps(static_cast<int>(k)) >= 2ll * blocks) {
+      sp.first_ = tiles - rest;
+      PK_ASSIGN_OR_RETURN(sp.ws_, SplitWorkspace::create(blocks));
+    }
+    return sp;
+  }
+  // The next launch's SplitTail (a new epoch when the tail is split).
+  SplitTail next() const { return ws_ ? ws_->next_launch(first_) : SplitTail{first_, nullptr, nullptr, 0}; }
+  bool splits() const { return ws_ != nullptr; }
+
+ private:
+  int first_ = 0;
+  std::shared_ptr<SplitWorkspace> ws_;
+};
 
 template <class Job>
 Status launch_job(const typename Job::Params& p, int grid, cudaStream_t stream) {
-  PK_RETURN_IF_ERROR(set_shared_bytes<Job>());
+  // Set on every launch: the attribute is per device, and a plan may launch on any of them.
+  PK_RETURN_IF_ERROR(cuda_status(
+      cudaFuncSetAttribute(lcsc_kernel<Job>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(kSharedBytes)),
+      "cudaFuncSetAttribute(max dynamic shared memory)"));
   lcsc_kernel<Job><<<grid, kThreads, kSharedBytes, stream>>>(p);
   return cuda_status(cudaGetLastError(), "lcsc_kernel launch");
 }
@@ -125,23 +158,30 @@ class GemmPlan {
     GemmPlan plan;
     GemmJob::Params& p = plan.p_;
     PK_ASSIGN_OR_RETURN(p.a, encode_bf16_map(a, 1, m, k, kBM));
-    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBRows));
+    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBN));
     PK_ASSIGN_OR_RETURN(p.c, encode_bf16_map(c, 1, m, n, kBoxRows));
-    p.order = TileOrder{1, detail::ceil_div(m, kBM), detail::ceil_div(n, kBN), opt.group_m, 0, 0, 0, kClusterM};
+    p.order = TileOrder{1, detail::ceil_div(m, kBM), detail::ceil_div(n, kBN), opt.group_m, 0, 0, 0};
     p.k = static_cast<int>(k);
     p.m = static_cast<int>(m);
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
-    PK_ASSIGN_OR_RETURN(int slots, detail::resident_blocks<GemmJob>());
-    plan.grid_ = detail::compute_blocks(p.order.count(), slots, opt.max_blocks);
+    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    plan.grid_ = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
+    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), plan.grid_, k, opt.split_tail));
     return plan;
   }
-  Status launch(cudaStream_t stream) const { return detail::launch_job<GemmJob>(p_, grid_, stream); }
+  Status launch(cudaStream_t stream) const {
+    GemmJob::Params p = p_;
+    p.split = split_.next();
+    return detail::launch_job<GemmJob>(p, grid_, stream);
+  }
   int grid() const { return grid_; }
+  bool splits_tail() const { return split_.splits(); }
 
  private:
   GemmJob::Params p_{};
   int grid_ = 0;
+  detail::SplitPlan split_;
 };
 
 // Each rank: A[M, K], B[N, K] (its slice of K); `c` holds [M / W, N] on every rank. M must be
@@ -163,18 +203,19 @@ class GemmRsPlan {
     GemmRsPlan plan;
     GemmRsJob::Params& p = plan.p_;
     PK_ASSIGN_OR_RETURN(p.a, encode_bf16_map(a, 1, m, k, kBM));
-    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBRows));
+    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBN));
     for (int r = 0; r < w; ++r) {
       PK_ASSIGN_OR_RETURN(p.c[r], encode_bf16_map(c.peer(r), 1, m_own, n, kBoxRows));
     }
     p.order = TileOrder{w, detail::ceil_div(m_own, kBM), detail::ceil_div(n, kBN), opt.group_m,
-                        (ctx.rank() + 1) % w, 1, 0, kClusterM};
+                        (ctx.rank() + 1) % w, 1, 0};
     p.k = static_cast<int>(k);
     p.m_own = static_cast<int>(m_own);
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
-    PK_ASSIGN_OR_RETURN(int slots, detail::resident_blocks<GemmRsJob>());
-    p.blocks = detail::compute_blocks(p.order.count(), slots, opt.max_blocks);
+    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
+    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), p.blocks, k, opt.split_tail));
     plan.out_ = c.local();
     plan.out_bytes_ = static_cast<std::size_t>(m_own * n * 2);
     return plan;
@@ -187,6 +228,7 @@ class GemmRsPlan {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmRsJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
+    p.split = split_.next();
     return p;
   }
   Status launch(Context& ctx) const {
@@ -197,6 +239,7 @@ class GemmRsPlan {
 
  private:
   GemmRsJob::Params p_{};
+  detail::SplitPlan split_;
   void* out_ = nullptr;
   std::size_t out_bytes_ = 0;
 };
@@ -215,19 +258,19 @@ class GemmArPlan {
     GemmArPlan plan;
     GemmArJob::Params& p = plan.p_;
     PK_ASSIGN_OR_RETURN(p.a, encode_bf16_map(a, 1, m, k, kBM));
-    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBRows));
+    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBN));
     for (int r = 0; r < w; ++r) {
       PK_ASSIGN_OR_RETURN(p.c[r], encode_bf16_map(c.peer(r), 1, m, n, kBoxRows));
     }
     const int tm = detail::ceil_div(m, kBM), tn = detail::ceil_div(n, kBN);
-    p.order = TileOrder{1, tm, tn, opt.group_m, 0, 0, 0, kClusterM};
-    p.order.rotate = static_cast<int>((1ll * p.order.count() * ctx.rank()) / w);
+    p.order = TileOrder{1, tm, tn, opt.group_m, 0, 0, static_cast<int>((1ll * tm * tn * ctx.rank()) / w)};
     p.k = static_cast<int>(k);
     p.m = static_cast<int>(m);
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
-    PK_ASSIGN_OR_RETURN(int slots, detail::resident_blocks<GemmArJob>());
-    p.blocks = detail::compute_blocks(p.order.count(), slots, opt.max_blocks);
+    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
+    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), p.blocks, k, opt.split_tail));
     plan.out_ = c.local();
     plan.out_bytes_ = static_cast<std::size_t>(m * n * 2);
     return plan;
@@ -237,6 +280,7 @@ class GemmArPlan {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmArJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
+    p.split = split_.next();
     return p;
   }
   Status launch(Context& ctx) const {
@@ -247,6 +291,7 @@ class GemmArPlan {
 
  private:
   GemmArJob::Params p_{};
+  detail::SplitPlan split_;
   void* out_ = nullptr;
   std::size_t out_bytes_ = 0;
 };
@@ -263,9 +308,9 @@ constexpr double kGemmSmFlopsPerUs = 5.4e6;  // pkc's GEMM: 714 TFLOP/s over 132
 inline int choose_comm_blocks(const MachineProfile& profile, int sms, int tiles, int peer_tiles,
                               long long k, long long gather_bytes) {
   const double tile_us = 2.0 * kBM * kBN * static_cast<double>(k) / kGemmSmFlopsPerUs;
-  int best = kClusterM;
+  int best = 1;
   double best_us = 0, best_gather_us = 0;
-  for (int c = kClusterM; c <= 16 && c < sms; c += kClusterM) {  // whole clusters
+  for (int c = 1; c <= 16 && c < sms; ++c) {
     const int blocks = sms - c;
     const double gbps = profile.bandwidth(Mechanism::tma, gather_bytes, c);
     const double gather_us = gbps > 0 ? gather_bytes / (gbps * 1e3) : 1e30;
@@ -273,7 +318,7 @@ inline int choose_comm_blocks(const MachineProfile& profile, int sms, int tiles,
     const double peer_us = ((peer_tiles + blocks - 1) / blocks) * tile_us;
     const double all_us = ((tiles + blocks - 1) / blocks) * tile_us;
     const double us = std::max(all_us, std::max(gather_us, own_done_us) + peer_us);
-    if (c == kClusterM || us < best_us || (us == best_us && gather_us < best_gather_us)) {
+    if (c == 1 || us < best_us || (us == best_us && gather_us < best_gather_us)) {
       best = c;
       best_us = us;
       best_gather_us = gather_us;
@@ -323,38 +368,33 @@ class AgGemmPlan {
     AgGemmJob::Params& p = plan.p_;
     PK_ASSIGN_OR_RETURN(p.a_own, encode_bf16_map(a_shard, 1, m_shard, k, kBM));
     PK_ASSIGN_OR_RETURN(p.a_full, encode_bf16_map(a_full.local(), w, m_shard, k, kBM, true));
-    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBRows));
+    PK_ASSIGN_OR_RETURN(p.b, encode_bf16_map(b, 1, n, k, kBN));
     PK_ASSIGN_OR_RETURN(p.c, encode_bf16_map(c, w, m_shard, n, kBoxRows, true));
     const int tm = detail::ceil_div(m_shard, kBM), tn = detail::ceil_div(n, kBN);
     p.row_blocks = tm;
     if (kAgRowSlot + w * tm > kKernelFlagRegion)
       return Status::error("ag_gemm: " + std::to_string(w * tm) + " row blocks need more flag slots than the " +
                            std::to_string(kKernelFlagRegion) + " of a kernel's region");
-    p.order = TileOrder{w, tm, tn, opt.group_m, ctx.rank(), 0, 0, kClusterM};
+    p.order = TileOrder{w, tm, tn, opt.group_m, ctx.rank(), 0, 0};
     p.a_own_ptr = a_shard;
     for (int r = 0; r < w; ++r) p.a_full_peer[r] = static_cast<bf16*>(a_full.peer(r));
     p.k = static_cast<int>(k);
     p.m_shard = static_cast<int>(m_shard);
     p.n = static_cast<int>(n);
-    PK_ASSIGN_OR_RETURN(int slots, detail::resident_blocks<AgGemmJob>());
+    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
     const bool ce = opt.gather == Gather::copy_engine && w > 1;
-    if (opt.comm_blocks % kClusterM != 0)
-      return Status::error("ag_gemm: " + std::to_string(opt.comm_blocks) +
-                           " communicator blocks is not a multiple of the cluster size " +
-                           std::to_string(kClusterM));
-    const int tiles = p.order.count() * kClusterM;  // cluster tiles -> block tiles
-    const int peer_tiles = tiles / w * (w - 1);
+    const int peer_tiles = p.order.count() / w * (w - 1);
     p.comm_blocks = opt.comm_blocks > 0
                         ? opt.comm_blocks
-                        : choose_comm_blocks(builtin_profile(), slots, tiles, peer_tiles, k,
-                                             (w - 1) * m_shard * k * 2);
+                        : choose_comm_blocks(builtin_profile(), sms, p.order.count(), peer_tiles,
+                                             k, (w - 1) * m_shard * k * 2);
     if (w == 1 || ce) p.comm_blocks = 0;
-    if (p.comm_blocks + kClusterM > slots)
-      return Status::error("ag_gemm: no SM left for compute blocks");
+    if (p.comm_blocks >= sms) return Status::error("ag_gemm: no SM left for compute blocks");
     // The copy-engine gather leaves one SM free for its one-block signal kernels: a GEMM on
     // every SM would keep them from running until it ended, and it waits for their signals.
-    const int avail = slots - p.comm_blocks - (ce ? 1 : 0);
-    p.blocks = detail::compute_blocks(p.order.count(), avail, opt.max_blocks);
+    const int avail = sms - p.comm_blocks - (ce ? 1 : 0);
+    p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, avail) : avail);
+    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), p.blocks, k, opt.split_tail));
     if (ce) {
       auto side = std::make_shared<SideStream>();  // shared by copies of the plan
       PK_RETURN_IF_ERROR(side->create());
@@ -377,6 +417,7 @@ class AgGemmPlan {
                            "kernel yourself");
     AgGemmJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
+    p.split = split_.next();
     return p;
   }
   Status launch(Context& ctx) const {
@@ -386,6 +427,7 @@ class AgGemmPlan {
     }
     AgGemmJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key("pk_ag_gemm_ce", p)));
+    p.split = split_.next();
     return launch_copy_engine(p, ctx.stream());
   }
   int grid() const { return p_.comm_blocks + p_.blocks; }
@@ -427,6 +469,7 @@ class AgGemmPlan {
   }
 
   AgGemmJob::Params p_{};
+  detail::SplitPlan split_;
   std::shared_ptr<SideStream> side_;  // set when the gather takes the copy engine
 };
 
