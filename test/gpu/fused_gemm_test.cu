@@ -24,7 +24,6 @@ struct Case {
   int max_blocks;     // 0: all SMs
   int comm_blocks;    // AG only; 0: automatic
   pk::gemm::Gather gather = pk::gemm::Gather::automatic;  // AG only
-  bool split = false;  // GEMM alone: the plan shares its last partial wave by K steps
 };
 
 std::string name(const char* job, const Case& c, int round, int rank) {
@@ -45,11 +44,9 @@ void gemm_alone(pk::Context& ctx, const Case& c) {
   o.max_blocks = c.max_blocks;
   auto plan = pk::gemm::GemmPlan::create(da, db, dc, c.m, c.n, c.k, o);
   PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
-  PKT_CHECK(plan->splits_tail() == c.split, name("gemm", c, 0, r) + ": stream-K tail " +
-                                                  (c.split ? "expected" : "not expected"));
   std::vector<double> want(c.m * c.n, 0.0);
   ref_gemm_add(as_float(a), 0, c.m, as_float(b), c.n, c.k, want);
-  for (int round = 0; round < 2; ++round) {  // the second launch reuses the tail's flags
+  for (int round = 0; round < 2; ++round) {  // a second launch of the same plan
     PKT_OK(plan->launch(ctx.stream()));
     PKT_CUDA(cudaStreamSynchronize(ctx.stream()));
     expect_close(download(dc, c.m * c.n), want, c.k, name("gemm", c, round, r));
@@ -146,43 +143,16 @@ void rejects_misaligned() {
             "N = 36 must be rejected");
 }
 
-// The stream-K tail's walk covers every K step of every tile exactly once, each block finishes
-// the tiles whose step 0 it holds and leaves at most one partial (its first tail unit), and every
-// tile's other parts come from the blocks right after its finisher.
-void split_walk_covers() {
-  for (int tiles : {7, 32, 133, 2048})
-    for (int blocks : {3, 5, 128, 132})
-      for (int ksteps : {1, 2, 16, 128}) {
-        const int first = tiles - tiles % blocks;
-        if (tiles <= blocks || first == tiles || 1ll * (tiles - first) * ksteps < 2ll * blocks) continue;
-        const pk::gemm::SplitTail s{first, nullptr, nullptr, 1};
-        std::vector<int> seen(static_cast<std::size_t>(tiles) * ksteps, 0), finisher(tiles, -1);
-        bool ok = true;
-        for (int b = 0; b < blocks; ++b) {
-          pk::gemm::WorkWalk w(b, blocks, tiles, ksteps, s);
-          int partials = 0, tail_units = 0;
-          for (pk::gemm::WorkUnit u; w.next(u);) {
-            ok = ok && u.k0 < u.k1 && u.k1 <= ksteps && u.tile < tiles;
-            if (u.tile < first) ok = ok && u.k0 == 0 && u.k1 == ksteps && u.tile % blocks == b;
-            for (int k = u.k0; k < u.k1; ++k) ++seen[static_cast<std::size_t>(u.tile) * ksteps + k];
-            if (u.finishes()) finisher[u.tile] = b;
-            else ok = ok && tail_units == 0 && ++partials == 1;
-            if (u.tile >= first) ++tail_units;
-          }
-        }
-        for (int v : seen) ok = ok && v == 1;
-        for (int t = first; t < tiles; ++t) {  // the finisher's add_partials loop finds the rest
-          const int b = finisher[t];
-          pk::gemm::WorkWalk w(b, blocks, tiles, ksteps, s);
-          long long covered = std::min<long long>(w.tail_begin(b + 1), 1ll * (t - first + 1) * ksteps) -
-                              1ll * (t - first) * ksteps;
-          for (int q = b + 1; q < blocks && w.tail_begin(q) < 1ll * (t - first + 1) * ksteps; ++q)
-            covered += std::min<long long>(w.tail_begin(q + 1), 1ll * (t - first + 1) * ksteps) - w.tail_begin(q);
-          ok = ok && covered == ksteps;
-        }
-        PKT_CHECK(ok, "stream-K walk: tiles " + std::to_string(tiles) + " blocks " + std::to_string(blocks) +
-                          " ksteps " + std::to_string(ksteps));
-      }
+// Grids are balanced: the fewest blocks that take as many waves as the cap allows.
+void balanced_grids() {
+  struct G { int tiles, avail, cap, want; };
+  for (const G& g : {G{2048, 132, 0, 128}, G{512, 132, 0, 128}, G{128, 132, 0, 128}, G{133, 132, 0, 67},
+                     G{12, 132, 5, 4}, G{32, 132, 3, 3}, G{2048, 128, 0, 128}, G{1, 132, 0, 1}}) {
+    const int got = pk::gemm::detail::balanced_blocks(g.tiles, g.avail, g.cap);
+    PKT_CHECK(got == g.want, std::to_string(g.tiles) + " tiles on " + std::to_string(g.avail) + " SMs (cap " +
+                                 std::to_string(g.cap) + "): " + std::to_string(got) + " blocks, want " +
+                                 std::to_string(g.want));
+  }
 }
 
 // The communicator-count model on the shipped profile picks what the 2 x H200 sweep measured
@@ -205,14 +175,14 @@ void comm_blocks_model() {
 int main() {
   rejects_misaligned();  // host-only: runs without a GPU too
   comm_blocks_model();   // host-only too
-  split_walk_covers();   // host-only too
+  balanced_grids();      // host-only too
   if (pkt::failure_count()) return pkt::finish("fused_gemm_test");
   pkt::require_gpus(1);
-  // The split cases: 32 tiles on 3 blocks (2 left over, 16 K steps each: tiles split between
-  // consecutive blocks) and 18 tiles on 5 (3 left over, 17 K steps).
+  // 32 tiles on 3 blocks (11 waves), and 12 tiles with a cap of 5 blocks: 3 waves either way,
+  // so the plan runs 4 blocks of 3 tiles.
   const Case gemm_cases[] = {{200, 264, 136, 0, 0}, {129, 8, 520, 0, 0}, {300, 520, 200, 3, 0},
-                             {1000, 1000, 1000, 0, 0}, {1000, 1000, 1000, 3, 0, {}, true},
-                             {700, 600, 1032, 5, 0, {}, true}};
+                             {1000, 1000, 1000, 0, 0}, {1000, 1000, 1000, 3, 0},
+                             {500, 600, 1032, 5, 0}};
   const Case reduce_cases[] = {{200, 264, 520, 0, 0}, {302, 520, 72, 3, 0}, {2, 8, 8, 0, 0},
                                {1400, 520, 1000, 5, 0}};
   constexpr auto kCopyEngine = pk::gemm::Gather::copy_engine;

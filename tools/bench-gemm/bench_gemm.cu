@@ -237,13 +237,12 @@ struct Rank {
   }
 };
 
-// PK_GEMM_MAX_BLOCKS=n, PK_GEMM_GROUP_M=n and PK_GEMM_SPLIT=0 (diagnostic sweeps) override
-// every plan's grid cap, L2 group height and stream-K tail.
+// PK_GEMM_MAX_BLOCKS=n and PK_GEMM_GROUP_M=n (diagnostic sweeps) override every plan's grid cap
+// and L2 group height.
 pk::gemm::PlanOptions plan_options() {
   pk::gemm::PlanOptions opt;
   if (const char* v = std::getenv("PK_GEMM_MAX_BLOCKS")) opt.max_blocks = std::atoi(v);
   if (const char* v = std::getenv("PK_GEMM_GROUP_M")) opt.group_m = std::atoi(v);
-  if (const char* v = std::getenv("PK_GEMM_SPLIT")) opt.split_tail = std::atoi(v) != 0;
   return opt;
 }
 
@@ -283,8 +282,7 @@ void run_rank(Rank& R, const Size& sz) {
   g.flops = flops;
   auto gp = take(pk::gemm::GemmPlan::create(a, b, c_pk, m, n, k, plan_options()), "GemmPlan");
   if (r == 0)
-    std::fprintf(stderr, "pkc gemm %s: %d blocks%s\n", size.c_str(), gp.grid(),
-                 gp.splits_tail() ? ", stream-K tail" : "");
+    std::fprintf(stderr, "pkc gemm %s: %d blocks\n", size.c_str(), gp.grid());
   CUDA_OK(cudaMemsetAsync(c_pk, 0xff, m * n * 2, s));
   R.gemm_ref(a, b, c_ref, m, n, k);
   PK_OK(gp.launch(s));

@@ -26,7 +26,6 @@ struct AgGemmJob {
     TensorMap c;       // [W, Ms, N] (this rank's output), box 1 x 64 x 64
     LaunchContext ctx;
     TileOrder order;   // segments = shards, in order, first = rank
-    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     const bf16* a_own_ptr;
     bf16* a_full_peer[PK_MAX_RANKS];
     int k, m_shard, n;

@@ -12,7 +12,6 @@ struct GemmJob {
     TensorMap b;  // [N, K], box 256 x 64, 128-byte swizzle
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle
     TileOrder order;
-    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     int k, m, n;
     int comm_blocks;  // always 0
   };

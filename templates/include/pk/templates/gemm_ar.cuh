@@ -17,7 +17,6 @@ struct GemmArJob {
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M, N]
     LaunchContext ctx;
     TileOrder order;              // one segment, rotated by rank
-    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     int k, m, n;
     int comm_blocks;              // always 0
     int blocks;

@@ -18,7 +18,6 @@ struct GemmRsJob {
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M / W, N]
     LaunchContext ctx;
     TileOrder order;              // segments = owners, interleaved, first = rank + 1
-    SplitTail split;   // the last wave, shared by K steps (split_tail.cuh)
     int k, m_own, n;
     int comm_blocks;              // always 0
     int blocks;                   // compute blocks, the same on every rank

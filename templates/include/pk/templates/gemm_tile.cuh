@@ -49,7 +49,7 @@ __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
   return *reinterpret_cast<SharedStorage*>((a + 1023ull) & ~1023ull);
 }
 
-__host__ __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
+__device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed.

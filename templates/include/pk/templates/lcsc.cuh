@@ -1,7 +1,6 @@
 // The Load-Compute-Store-Communicate skeleton: one persistent kernel whose first
 // `comm_blocks` blocks are communicators (inter-SM overlap) and whose other blocks each run
-// a loader, two consumers and a storer (intra-SM overlap), visiting tiles in TileOrder; the
-// last partial wave of tiles is shared by K steps across every block (split_tail.cuh).
+// a loader, two consumers and a storer (intra-SM overlap), visiting tiles in TileOrder.
 //
 //   warpgroup 0, warp 0: loader   - TMA loads of A and B into the ring (mbarrier full/empty)
 //   warpgroup 0, warp 1: storer   - takes finished boxes from the consumers (mbarrier
@@ -9,7 +8,7 @@
 //   warpgroups 1, 2:     consumers - wgmma on the ring, fp32 accumulators, bf16 hand-over
 //
 // A Job supplies the data placement and communication:
-//   struct Params { TileOrder order; SplitTail split; int k; int comm_blocks; ... };
+//   struct Params { TileOrder order; int k; int comm_blocks; ... };
 //   kHasCommunicator;  communicate(p, smem, comm_block)            (communicator blocks)
 //   before_loads(p, tile)                                            (loader, once per tile)
 //   load_a / load_b(p, tile, k0, smem, bar)                          (loader)
@@ -17,26 +16,21 @@
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
-#include <pk/templates/split_tail.cuh>
 #include <pk/templates/tile_order.cuh>
 
 namespace pk {
 namespace gemm {
 
 template <class Job>
-__device__ __forceinline__ WorkWalk work_walk(const typename Job::Params& p, int block, int blocks) {
-  return WorkWalk(block, blocks, p.order.count(), k_steps(p.k), p.split);
-}
-
-template <class Job>
 __device__ __forceinline__ void run_loader(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {
   RingCursor<kStages> cur;
-  WorkWalk walk = work_walk<Job>(p, block, blocks);
-  for (WorkUnit u; walk.next(u);) {
-    const TileCoord tile = p.order.at(u.tile);
+  const int ksteps = k_steps(p.k);
+  const int n = p.order.count();
+  for (int t = block; t < n; t += blocks) {
+    const TileCoord tile = p.order.at(t);
     Job::before_loads(p, tile);
-    for (int k = u.k0; k < u.k1; ++k) {
+    for (int k = 0; k < ksteps; ++k) {
       ss.ring.wait_empty(cur);
       Mbarrier* full = &ss.ring.full[cur.stage];
       mbarrier_arrive_expect_tx(full, kStageBytes);  // out-of-bounds boxes still count fully
@@ -51,16 +45,12 @@ template <class Job>
 __device__ __forceinline__ void run_consumer(const typename Job::Params& p, SharedStorage& ss,
                                              int consumer, int block, int blocks) {
   RingCursor<kStages> cur;
-  WorkWalk walk = work_walk<Job>(p, block, blocks);
+  const int ksteps = k_steps(p.k);
+  const int n = p.order.count();
   unsigned int handoffs = 0;
   float acc[128];
-  for (WorkUnit u; walk.next(u);) {
-    mma_tile(ss, cur, u.k1 - u.k0, consumer, acc);
-    if (!u.finishes()) {  // another block finishes this tile
-      write_partial(p.split, block, consumer, acc);
-      continue;
-    }
-    add_partials(walk, u.tile, consumer, acc);
+  for (int t = block; t < n; t += blocks) {
+    mma_tile(ss, cur, ksteps, consumer, acc);
     // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair.
     mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
     write_epilogue_boxes<0>(ss.c[consumer], acc);
@@ -79,12 +69,11 @@ template <class Job>
 __device__ __forceinline__ void run_storer(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {
   Job::storer_begin(p, block);
+  const int n = p.order.count();
   const int cols = Job::store_cols(p);
   unsigned int handoffs = 0;
-  WorkWalk walk = work_walk<Job>(p, block, blocks);
-  for (WorkUnit u; walk.next(u);) {
-    if (!u.finishes()) continue;  // its partial went to the finishing block
-    const TileCoord tile = p.order.at(u.tile);
+  for (int t = block; t < n; t += blocks) {
+    const TileCoord tile = p.order.at(t);
     const int rows = Job::store_rows(p, tile);
     for (int pass = 0; pass < kBN / kEpiCols; ++pass, ++handoffs) {
       for (int w = 0; w < kConsumers; ++w) {

@@ -36,8 +36,7 @@ enum class Gather { automatic, sm, copy_engine };
 struct PlanOptions {
   int max_blocks = 0;   // cap on compute blocks (0: every SM not used by communicators)
   int comm_blocks = 0;  // AG + GEMM communicator blocks (0: chosen from the tile count)
-  int group_m = 8;      // L2 group height in row tiles
-  bool split_tail = true;  // share the last partial wave of tiles by K steps (split_tail.cuh)
+  int group_m = 16;     // L2 group height in row tiles (16: measured best with 128 blocks)
   Gather gather = Gather::automatic;
 };
 
@@ -78,57 +77,15 @@ inline Result<int> sm_count() {
 
 inline int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
-// The stream-K tail's device memory (split_tail.cuh), shared by copies of a plan: one fp32
-// partial tile and one flag per block and consumer warpgroup, and the launch epoch the flags
-// count (a plan's launches are stream-ordered, as their flags require).
-class SplitWorkspace {
- public:
-  static Result<std::shared_ptr<SplitWorkspace>> create(int blocks) {
-    auto ws = std::make_shared<SplitWorkspace>();
-    const std::size_t partial_bytes = static_cast<std::size_t>(blocks) * kConsumers * 32 * 128 * 16;
-    const std::size_t flag_bytes = static_cast<std::size_t>(blocks) * kConsumers * sizeof(unsigned int);
-    PK_RETURN_IF_ERROR(cuda_status(cudaMalloc(&ws->partials_, partial_bytes), "cudaMalloc (stream-K partials)"));
-    PK_RETURN_IF_ERROR(cuda_status(cudaMalloc(&ws->flags_, flag_bytes), "cudaMalloc (stream-K flags)"));
-    PK_RETURN_IF_ERROR(cuda_status(cudaMemset(ws->flags_, 0, flag_bytes), "cudaMemset (stream-K flags)"));
-    return ws;
-  }
-  SplitWorkspace() = default;
-  SplitWorkspace(const SplitWorkspace&) = delete;
-  SplitWorkspace& operator=(const SplitWorkspace&) = delete;
-  ~SplitWorkspace() {
-    cudaFree(partials_);
-    cudaFree(flags_);
-  }
-  SplitTail next_launch(int first) { return SplitTail{first, partials_, flags_, ++epoch_}; }
-
- private:
-  float4* partials_ = nullptr;
-  unsigned int* flags_ = nullptr;
-  unsigned int epoch_ = 0;
-};
-
-// A plan's stream-K tail (split_tail.cuh): the tiles past the last whole wave when there is a
-// partial wave with at least two K steps per block, and the workspace they need; else none.
-class SplitPlan {
- public:
-  static Result<SplitPlan> make(int tiles, int blocks, long long k, bool allowed) {
-    SplitPlan sp;
-    sp.first_ = tiles;
-    const int rest = tiles % blocks;
-    if (allowed && tiles > blocks && rest != 0 && 1ll * rest * k_steps(static_cast<int>(k)) >= 2ll * blocks) {
-      sp.first_ = tiles - rest;
-      PK_ASSIGN_OR_RETURN(sp.ws_, SplitWorkspace::create(blocks));
-    }
-    return sp;
-  }
-  // The next launch's SplitTail (a new epoch when the tail is split).
-  SplitTail next() const { return ws_ ? ws_->next_launch(first_) : SplitTail{first_, nullptr, nullptr, 0}; }
-  bool splits() const { return ws_ != nullptr; }
-
- private:
-  int first_ = 0;
-  std::shared_ptr<SplitWorkspace> ws_;
-};
+// Persistent blocks for `tiles` tiles on at most `avail` SMs (and at most `max_blocks` when
+// positive): the fewest that finish in the same number of waves, so that every block walks
+// the same number of tiles and no last partial wave runs on a few SMs. GEMMs run at the power
+// cap on H200, so the SMs this leaves idle give their power to the others' clocks: 2048 tiles
+// on 128 blocks instead of 132 ran 3% faster (docs/benchmarks/gemm-2xH200.md).
+inline int balanced_blocks(int tiles, int avail, int max_blocks) {
+  const int cap = std::max(1, max_blocks > 0 ? std::min(max_blocks, avail) : avail);
+  return ceil_div(tiles, ceil_div(tiles, cap));
+}
 
 template <class Job>
 Status launch_job(const typename Job::Params& p, int grid, cudaStream_t stream) {
@@ -166,22 +123,15 @@ class GemmPlan {
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
-    plan.grid_ = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
-    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), plan.grid_, k, opt.split_tail));
+    plan.grid_ = detail::balanced_blocks(p.order.count(), sms, opt.max_blocks);
     return plan;
   }
-  Status launch(cudaStream_t stream) const {
-    GemmJob::Params p = p_;
-    p.split = split_.next();
-    return detail::launch_job<GemmJob>(p, grid_, stream);
-  }
+  Status launch(cudaStream_t stream) const { return detail::launch_job<GemmJob>(p_, grid_, stream); }
   int grid() const { return grid_; }
-  bool splits_tail() const { return split_.splits(); }
 
  private:
   GemmJob::Params p_{};
   int grid_ = 0;
-  detail::SplitPlan split_;
 };
 
 // Each rank: A[M, K], B[N, K] (its slice of K); `c` holds [M / W, N] on every rank. M must be
@@ -214,8 +164,7 @@ class GemmRsPlan {
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
-    p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
-    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), p.blocks, k, opt.split_tail));
+    p.blocks = detail::balanced_blocks(p.order.count(), sms, opt.max_blocks);
     plan.out_ = c.local();
     plan.out_bytes_ = static_cast<std::size_t>(m_own * n * 2);
     return plan;
@@ -228,7 +177,6 @@ class GemmRsPlan {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmRsJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
-    p.split = split_.next();
     return p;
   }
   Status launch(Context& ctx) const {
@@ -239,7 +187,6 @@ class GemmRsPlan {
 
  private:
   GemmRsJob::Params p_{};
-  detail::SplitPlan split_;
   void* out_ = nullptr;
   std::size_t out_bytes_ = 0;
 };
@@ -269,8 +216,7 @@ class GemmArPlan {
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
     PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
-    p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, sms) : sms);
-    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), p.blocks, k, opt.split_tail));
+    p.blocks = detail::balanced_blocks(p.order.count(), sms, opt.max_blocks);
     plan.out_ = c.local();
     plan.out_bytes_ = static_cast<std::size_t>(m * n * 2);
     return plan;
@@ -280,7 +226,6 @@ class GemmArPlan {
     PK_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(out_, 0, out_bytes_, ctx.stream()), "cudaMemsetAsync"));
     GemmArJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
-    p.split = split_.next();
     return p;
   }
   Status launch(Context& ctx) const {
@@ -291,7 +236,6 @@ class GemmArPlan {
 
  private:
   GemmArJob::Params p_{};
-  detail::SplitPlan split_;
   void* out_ = nullptr;
   std::size_t out_bytes_ = 0;
 };
@@ -393,8 +337,7 @@ class AgGemmPlan {
     // The copy-engine gather leaves one SM free for its one-block signal kernels: a GEMM on
     // every SM would keep them from running until it ended, and it waits for their signals.
     const int avail = sms - p.comm_blocks - (ce ? 1 : 0);
-    p.blocks = std::min(p.order.count(), opt.max_blocks > 0 ? std::min(opt.max_blocks, avail) : avail);
-    PK_ASSIGN_OR_RETURN(plan.split_, detail::SplitPlan::make(p.order.count(), p.blocks, k, opt.split_tail));
+    p.blocks = detail::balanced_blocks(p.order.count(), avail, opt.max_blocks);
     if (ce) {
       auto side = std::make_shared<SideStream>();  // shared by copies of the plan
       PK_RETURN_IF_ERROR(side->create());
@@ -417,7 +360,6 @@ class AgGemmPlan {
                            "kernel yourself");
     AgGemmJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key(kernel, p)));
-    p.split = split_.next();
     return p;
   }
   Status launch(Context& ctx) const {
@@ -427,7 +369,6 @@ class AgGemmPlan {
     }
     AgGemmJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key("pk_ag_gemm_ce", p)));
-    p.split = split_.next();
     return launch_copy_engine(p, ctx.stream());
   }
   int grid() const { return p_.comm_blocks + p_.blocks; }
@@ -469,7 +410,6 @@ class AgGemmPlan {
   }
 
   AgGemmJob::Params p_{};
-  detail::SplitPlan split_;
   std::shared_ptr<SideStream> side_;  // set when the gather takes the copy engine
 };
 
