@@ -1,6 +1,7 @@
 // pkc's compiler path for the fused GEMMs on two GPUs: the CUDA pkc emits for the shipped
 // specs gemm_rs.mlir and ag_gemm.mlir (generated at build time) is JIT-compiled by NVRTC,
-// launched with the Params the host plans build, and checked against a float64 reference.
+// launched with the Params the host plans build, and checked against a float64 reference. On
+// one GPU both run at world size 1 and the two-GPU runs are reported as skipped.
 #include <fstream>
 #include <sstream>
 
@@ -107,8 +108,9 @@ pk::Result<pk::Kernel> load(const char* path, const std::string& name,
 }  // namespace
 
 int main() {
-  pkt::require_gpus(2);
-  pkt::run_ranks(2, [&](pk::Context& ctx) {
+  pkt::require_gpus(1);
+  const int world = pkt::gpu_count() < 2 ? 1 : 2;
+  pkt::run_ranks(world, [&](pk::Context& ctx) {
     std::vector<std::unique_ptr<pk::Module>> modules;
     auto rs = load(PK_EMITTED_GEMM_RS, "gemm_rs", modules);
     PKT_OK(rs.is_ok() ? pk::Status::ok() : rs.status());
@@ -117,5 +119,9 @@ int main() {
     emitted_rs(ctx, *rs);
     emitted_ag(ctx, *ag);
   });
+  if (world < 2 && !pkt::failure_count()) {
+    std::printf("skipped: the two-GPU runs need 2 GPUs (both kernels passed at world size 1)\n");
+    return 77;
+  }
   return pkt::finish("emitted_gemm_test");
 }
