@@ -36,14 +36,18 @@ __device__ __forceinline__ void mbarrier_arrive(Mbarrier* bar) {
 }
 
 // True once the phase with the given parity (0, 1, 0, ...) has completed (acquire at CTA scope).
+// While it has not, the thread may be suspended for up to kMbarrierSuspendNs, and is woken as
+// soon as the phase completes: a long wait (the storer's, through a whole main loop) then
+// does not keep issuing instructions beside the math warps.
+constexpr unsigned int kMbarrierSuspendNs = 10000000;
 __device__ __forceinline__ bool mbarrier_try_wait_parity(Mbarrier* bar, unsigned int parity) {
   unsigned int done;
   asm volatile(
       "{\n\t.reg .pred p;\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n\t"
       "selp.u32 %0, 1, 0, p;\n\t}"
       : "=r"(done)
-      : "r"(smem_addr(bar)), "r"(parity)
+      : "r"(smem_addr(bar)), "r"(parity), "n"(kMbarrierSuspendNs)
       : "memory");
   return done != 0;
 }
