@@ -295,96 +295,90 @@ void run_rank(Rank& R, const Size& sz) {
     g.base_us = g.cublas_us = t[1];
   }
   R.record(g);
-  if (g_world < kMaxWorld) {
-    CUDA_OK(cudaFree(a));
-    CUDA_OK(cudaFree(b));
-    CUDA_OK(cudaFree(c_pk));
-    CUDA_OK(cudaFree(c_ref));
-    return;
-  }
-
-  // AG + GEMM: rank r's shard is rows [r * M / 2, ...) of A.
-  {
-    Row row{"ag_gemm", size};
-    row.flops = flops;
-    const long long ms = m / w;
-    const pk::bf16* shard = a + r * ms * k;
-    auto full = take(R.ctx.allocate(size_t(m * k * 2)), "allocate A_full");
-    pk::bf16* gathered = dalloc(m * k);
-    // PK_AG_GATHER=sm|copy_engine overrides the plan's automatic choice (for measuring both).
-    pk::gemm::PlanOptions opt = plan_options();
-    if (const char* g = std::getenv("PK_AG_GATHER")) {
-      if (!std::strcmp(g, "sm")) opt.gather = pk::gemm::Gather::sm;
-      if (!std::strcmp(g, "copy_engine")) opt.gather = pk::gemm::Gather::copy_engine;
+  if (g_world == kMaxWorld) {  // the fused jobs need both GPUs
+    // AG + GEMM: rank r's shard is rows [r * M / 2, ...) of A.
+    {
+      Row row{"ag_gemm", size};
+      row.flops = flops;
+      const long long ms = m / w;
+      const pk::bf16* shard = a + r * ms * k;
+      auto full = take(R.ctx.allocate(size_t(m * k * 2)), "allocate A_full");
+      pk::bf16* gathered = dalloc(m * k);
+      // PK_AG_GATHER=sm|copy_engine overrides the plan's automatic choice (for measuring both).
+      pk::gemm::PlanOptions opt = plan_options();
+      if (const char* g = std::getenv("PK_AG_GATHER")) {
+        if (!std::strcmp(g, "sm")) opt.gather = pk::gemm::Gather::sm;
+        if (!std::strcmp(g, "copy_engine")) opt.gather = pk::gemm::Gather::copy_engine;
+      }
+      // PK_AG_COMM_BLOCKS=n overrides the plan's communicator-block count (for sweeping it).
+      if (const char* cb = std::getenv("PK_AG_COMM_BLOCKS")) opt.comm_blocks = std::atoi(cb);
+      auto plan = take(pk::gemm::AgGemmPlan::create(R.ctx, shard, full, b, c_pk, ms, n, k, opt), "AgGemmPlan");
+      row.comm_blocks = plan.comm_blocks();
+      row.copy_engine = plan.copy_engine();
+      auto baseline = [&] {
+        NCCL_OK(ncclAllGather(shard, gathered, size_t(ms * k), ncclBfloat16, R.nccl, s));
+        R.gemm_ref(gathered, b, c_ref, m, n, k);
+      };
+      CUDA_OK(cudaMemsetAsync(c_pk, 0xff, m * n * 2, s));
+      CUDA_OK(cudaMemsetAsync(full.local(), 0xff, m * k * 2, s));
+      CUDA_OK(cudaStreamSynchronize(s));
+      R.sh.barrier.wait();  // nobody's poison may land after a peer's push
+      baseline();
+      PK_OK(plan.launch(R.ctx));
+      PK_OK(R.ctx.check_errors());
+      R.check(row, c_pk, c_ref, m * n, double(k));
+      time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
+      R.record(row);
+      CUDA_OK(cudaStreamSynchronize(s));
+      R.sh.barrier.wait();
+      PK_OK(full.free());
+      CUDA_OK(cudaFree(gathered));
     }
-    // PK_AG_COMM_BLOCKS=n overrides the plan's communicator-block count (for sweeping it).
-    if (const char* cb = std::getenv("PK_AG_COMM_BLOCKS")) opt.comm_blocks = std::atoi(cb);
-    auto plan = take(pk::gemm::AgGemmPlan::create(R.ctx, shard, full, b, c_pk, ms, n, k, opt), "AgGemmPlan");
-    row.comm_blocks = plan.comm_blocks();
-    row.copy_engine = plan.copy_engine();
-    auto baseline = [&] {
-      NCCL_OK(ncclAllGather(shard, gathered, size_t(ms * k), ncclBfloat16, R.nccl, s));
-      R.gemm_ref(gathered, b, c_ref, m, n, k);
-    };
-    CUDA_OK(cudaMemsetAsync(c_pk, 0xff, m * n * 2, s));
-    CUDA_OK(cudaMemsetAsync(full.local(), 0xff, m * k * 2, s));
-    CUDA_OK(cudaStreamSynchronize(s));
-    R.sh.barrier.wait();  // nobody's poison may land after a peer's push
-    baseline();
-    PK_OK(plan.launch(R.ctx));
-    PK_OK(R.ctx.check_errors());
-    R.check(row, c_pk, c_ref, m * n, double(k));
-    time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
-    R.record(row);
-    CUDA_OK(cudaStreamSynchronize(s));
-    R.sh.barrier.wait();
-    PK_OK(full.free());
-    CUDA_OK(cudaFree(gathered));
-  }
 
-  // GEMM + RS and GEMM + AR: each rank's A, B is its own slice of the reduction.
-  {
-    Row row{"gemm_rs", size};
-    row.flops = flops;
-    const long long mo = m / w;
-    auto out = take(R.ctx.allocate(size_t(mo * n * 2)), "allocate RS output");
-    pk::bf16* scattered = dalloc(mo * n);
-    auto plan = take(pk::gemm::GemmRsPlan::create(R.ctx, a, b, out, m, n, k, plan_options()), "GemmRsPlan");
-    auto baseline = [&] {
-      R.gemm_ref(a, b, c_ref, m, n, k);
-      NCCL_OK(ncclReduceScatter(c_ref, scattered, size_t(mo * n), ncclBfloat16, ncclSum, R.nccl, s));
-    };
-    CUDA_OK(cudaMemsetAsync(out.local(), 0xff, mo * n * 2, s));  // the plan zeroes it; poison anyway
-    baseline();
-    PK_OK(plan.launch(R.ctx));
-    PK_OK(R.ctx.check_errors());
-    R.check(row, static_cast<pk::bf16*>(out.local()), scattered, mo * n, double(k * w));
-    time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
-    R.record(row);
-    CUDA_OK(cudaStreamSynchronize(s));
-    R.sh.barrier.wait();
-    PK_OK(out.free());
-    CUDA_OK(cudaFree(scattered));
-  }
-  {
-    Row row{"gemm_ar", size};
-    row.flops = flops;
-    auto out = take(R.ctx.allocate(size_t(m * n * 2)), "allocate AR output");
-    auto plan = take(pk::gemm::GemmArPlan::create(R.ctx, a, b, out, m, n, k, plan_options()), "GemmArPlan");
-    auto baseline = [&] {
-      R.gemm_ref(a, b, c_ref, m, n, k);
-      NCCL_OK(ncclAllReduce(c_ref, c_ref, size_t(m * n), ncclBfloat16, ncclSum, R.nccl, s));
-    };
-    CUDA_OK(cudaMemsetAsync(out.local(), 0xff, m * n * 2, s));
-    baseline();
-    PK_OK(plan.launch(R.ctx));
-    PK_OK(R.ctx.check_errors());
-    R.check(row, static_cast<pk::bf16*>(out.local()), c_ref, m * n, double(k * w));
-    time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
-    R.record(row);
-    CUDA_OK(cudaStreamSynchronize(s));
-    R.sh.barrier.wait();
-    PK_OK(out.free());
+    // GEMM + RS and GEMM + AR: each rank's A, B is its own slice of the reduction.
+    {
+      Row row{"gemm_rs", size};
+      row.flops = flops;
+      const long long mo = m / w;
+      auto out = take(R.ctx.allocate(size_t(mo * n * 2)), "allocate RS output");
+      pk::bf16* scattered = dalloc(mo * n);
+      auto plan = take(pk::gemm::GemmRsPlan::create(R.ctx, a, b, out, m, n, k, plan_options()), "GemmRsPlan");
+      auto baseline = [&] {
+        R.gemm_ref(a, b, c_ref, m, n, k);
+        NCCL_OK(ncclReduceScatter(c_ref, scattered, size_t(mo * n), ncclBfloat16, ncclSum, R.nccl, s));
+      };
+      CUDA_OK(cudaMemsetAsync(out.local(), 0xff, mo * n * 2, s));  // the plan zeroes it; poison anyway
+      baseline();
+      PK_OK(plan.launch(R.ctx));
+      PK_OK(R.ctx.check_errors());
+      R.check(row, static_cast<pk::bf16*>(out.local()), scattered, mo * n, double(k * w));
+      time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
+      R.record(row);
+      CUDA_OK(cudaStreamSynchronize(s));
+      R.sh.barrier.wait();
+      PK_OK(out.free());
+      CUDA_OK(cudaFree(scattered));
+    }
+    {
+      Row row{"gemm_ar", size};
+      row.flops = flops;
+      auto out = take(R.ctx.allocate(size_t(m * n * 2)), "allocate AR output");
+      auto plan = take(pk::gemm::GemmArPlan::create(R.ctx, a, b, out, m, n, k, plan_options()), "GemmArPlan");
+      auto baseline = [&] {
+        R.gemm_ref(a, b, c_ref, m, n, k);
+        NCCL_OK(ncclAllReduce(c_ref, c_ref, size_t(m * n), ncclBfloat16, ncclSum, R.nccl, s));
+      };
+      CUDA_OK(cudaMemsetAsync(out.local(), 0xff, m * n * 2, s));
+      baseline();
+      PK_OK(plan.launch(R.ctx));
+      PK_OK(R.ctx.check_errors());
+      R.check(row, static_cast<pk::bf16*>(out.local()), c_ref, m * n, double(k * w));
+      time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
+      R.record(row);
+      CUDA_OK(cudaStreamSynchronize(s));
+      R.sh.barrier.wait();
+      PK_OK(out.free());
+    }
   }
   CUDA_OK(cudaFree(a));
   CUDA_OK(cudaFree(b));
