@@ -19,6 +19,7 @@ PKC_ARGS=()
 [ -x "$PKC_BIN" ] && PKC_ARGS=(-DPKC_EXECUTABLE="$PKC_BIN")
 
 PART="${1:-all}"
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')  # the torchrun parts need two
 CONF=77 BUILT=77 GPU=77 UNIT=77 TORCH=77 BENCH=77 GEMM=77 CAL=77
 
 step configure
@@ -39,7 +40,7 @@ if [ "$PART" = tests ] || [ "$PART" = all ]; then
   ctest --test-dir "$BUILD" -L unit --output-on-failure >"$OUT/ctest-unit.log" 2>&1
   UNIT=$?
   step "pytorch (torchrun, 2 GPUs)"
-  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
+  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ] && [ "$GPUS" -ge 2 ]; then
     (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
       >"$OUT/pytorch-build.log" 2>&1 &&
     PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 180 torchrun --nproc_per_node=2 \
@@ -47,7 +48,7 @@ if [ "$PART" = tests ] || [ "$PART" = all ]; then
     TORCH=$?
     tail -n 5 "$OUT/pytorch-build.log" "$OUT/pytorch.log"
   else
-    echo "skipped: no torch or no pkc" | tee "$OUT/pytorch.log"
+    echo "skipped: no torch, no pkc or fewer than 2 GPUs" | tee "$OUT/pytorch.log"
   fi
 fi
 
@@ -75,7 +76,7 @@ if [ "$PART" = bench ] || [ "$PART" = all ] || [ "$PART" = gemm ]; then
     cat "$OUT/gemm.md" 2>/dev/null || tail -n 30 "$OUT/bench-gemm.log"
   fi
   # PyTorch's sequential and fused (symm_mem) AG + GEMM for the same shapes, beside pkc's.
-  if python3 -c 'import torch' 2>/dev/null; then
+  if python3 -c 'import torch' 2>/dev/null && [ "$GPUS" -ge 2 ]; then
     step "torch fused_all_gather_matmul"
     timeout 240 torchrun --nproc_per_node=2 "$ROOT/tools/bench-gemm/torch_fused.py" \
       "$OUT/gemm.md" "$OUT/torch_fused.md" >"$OUT/torch-fused.log" 2>&1 || tail -n 20 "$OUT/torch-fused.log"
