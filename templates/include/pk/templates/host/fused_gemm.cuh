@@ -81,7 +81,7 @@ inline int ceil_div(long long a, long long b) { return static_cast<int>((a + b -
 // positive): the fewest that finish in the same number of waves, so that every block walks
 // the same number of tiles and no last partial wave runs on a few SMs. GEMMs run at the power
 // cap on H200, so the SMs this leaves idle give their power to the others' clocks: 2048 tiles
-// on 128 blocks instead of 132 ran 3% faster (docs/benchmarks/gemm-2xH200.md).
+// on 128 blocks instead of 132 ran 1-3% faster (docs/benchmarks/gemm-2xH200.md).
 inline int balanced_blocks(int tiles, int avail, int max_blocks) {
   const int cap = std::max(1, max_blocks > 0 ? std::min(max_blocks, avail) : avail);
   return ceil_div(tiles, ceil_div(tiles, cap));
