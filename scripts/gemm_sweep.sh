@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A/B runs of pkc's GEMM plans on a GPU machine, after `scripts/gpu_round.sh none` has built
+# build-gpu: pk-bench-gemm once per (repetition, variant, size), variants rotated within each
+# repetition so they share clock drift, then one line per variant and size with every run's
+# pkc time / cuBLAS time (lower is better). Works on one GPU (GEMM-alone rows only).
+#   PK_SWEEP_VARIANTS="name:ENV=v,ENV=v ..."  (default: the plan's defaults against 8-row groups)
+#   PK_SWEEP_SIZES="4096 8192 16384"  (values of PK_BENCH_M)   PK_SWEEP_REPS=5
+# Knobs pk-bench-gemm reads: PK_GEMM_MAX_BLOCKS, PK_GEMM_GROUP_M.
+set -u -o pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
+BENCH="$BUILD/tools/bench-gemm/pk-bench-gemm"
+VARIANTS="${PK_SWEEP_VARIANTS:-default: g8:PK_GEMM_GROUP_M=8}"
+SIZES="${PK_SWEEP_SIZES:-4096 8192 16384}"
+: > "$OUT/gemm-sweep.txt"
+for rep in $(seq "${PK_SWEEP_REPS:-5}"); do
+  for v in $VARIANTS; do
+    name="${v%%:*}"
+    envs="${v#*:}"
+    for m in $SIZES; do
+      # shellcheck disable=SC2086  # the variant's settings are words on purpose
+      env ${envs//,/ } PK_BENCH_M="$m" timeout 120 "$BENCH" "$OUT/gemm-sweep-run.md" >/dev/null 2>&1 ||
+        echo "failed: $name M=$m"
+      grep '^| gemm' "$OUT/gemm-sweep-run.md" |
+        awk -F'|' -v n="$name" '{gsub(/ /, "", $3); print n, $3, $8 + 0}' >> "$OUT/gemm-sweep.txt"
+    done
+  done
+done
+awk '{k = $1 " " $2; r[k] = r[k] " " $3} END {for (k in r) print k ":" r[k]}' "$OUT/gemm-sweep.txt" | sort
