@@ -241,7 +241,7 @@ class GemmArPlan {
 };
 
 // Rule 2's communicator count for AG + GEMM, from a cost model. With c communicator blocks the
-// sms - c compute blocks run the tiles in waves of one tile time each; they start on the peers'
+// compute blocks (balanced over the other sms - c) run the tiles in waves of one tile time each; they start on the peers'
 // rows once their own rows are done, but not before the gather (its bytes at the profile's
 // TMA bandwidth for c SMs) has landed. The count with the shortest estimate wins; among equal
 // estimates, the faster gather. Checked against a sweep of 1-16 blocks on 2 x H200
@@ -255,7 +255,7 @@ inline int choose_comm_blocks(const MachineProfile& profile, int sms, int tiles,
   int best = 1;
   double best_us = 0, best_gather_us = 0;
   for (int c = 1; c <= 16 && c < sms; ++c) {
-    const int blocks = sms - c;
+    const int blocks = detail::balanced_blocks(tiles, sms - c, 0);  // as the plan will run
     const double gbps = profile.bandwidth(Mechanism::tma, gather_bytes, c);
     const double gather_us = gbps > 0 ? gather_bytes / (gbps * 1e3) : 1e30;
     const double own_done_us = ((tiles - peer_tiles) / blocks) * tile_us;
