@@ -241,9 +241,9 @@ class GemmArPlan {
 };
 
 // Rule 2's communicator count for AG + GEMM, from a cost model. With c communicator blocks the
-// compute blocks (balanced over the other sms - c) run the tiles in waves of one tile time each; they start on the peers'
-// rows once their own rows are done, but not before the gather (its bytes at the profile's
-// TMA bandwidth for c SMs) has landed. The count with the shortest estimate wins; among equal
+// compute blocks (balanced over the other sms - c) run the tiles in waves of one tile time
+// each; they start on the peers' rows once their own rows are done, but not before the gather
+// (its bytes at the profile's TMA bandwidth for c SMs) has landed. The count with the shortest estimate wins; among equal
 // estimates, the faster gather. Checked against a sweep of 1-16 blocks on 2 x H200
 // (docs/benchmarks/gemm-2xH200.md): the model's choice was the measured best at every size
 // (16 at 2048^3, 4 at 4096^3 and above).
