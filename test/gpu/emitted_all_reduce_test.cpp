@@ -1,4 +1,5 @@
-// The foundation's end-to-end kernel on two GPUs: pkc's CUDA for templates/specs/all_reduce.mlir
+// The foundation's end-to-end kernel on two GPUs (on one, at world size 1, then skipped):
+// pkc's CUDA for templates/specs/all_reduce.mlir
 // (generated at build time), JIT-compiled through the runtime, checked against a float64 host
 // reference on random bf16 inputs of sizes on and off the tile, then 2000 back-to-back launches
 // alternating between two input/output pairs.
@@ -35,15 +36,15 @@ extern "C" __global__ void other(pk::LaunchContext ctx) {
 }  // namespace
 
 int main() {
-  pkt::require_gpus(2);
+  const int world = pkt::test_world();
   const std::string cu = readFile(PK_EMITTED_ALL_REDUCE);
   const int threads = launchFact(cu, "threads"), blocks = launchFact(cu, "blocks");
   if (cu.empty() || threads <= 0 || blocks <= 0) {
     pkt::fail("cannot read the emitted kernel or its launch facts from " PK_EMITTED_ALL_REDUCE);
-    return pkt::finish("emitted_all_reduce_test");
+    return pkt::finish_world("emitted_all_reduce_test", world);
   }
   const std::vector<long long> sizes = {1, 7, 4095, 4096, 4097, 100003, (1 << 22) + 5};
-  pkt::run_ranks(2, [&](pk::Context &ctx) {
+  pkt::run_ranks(world, [&](pk::Context &ctx) {
     pk::CompileRequest req;
     req.source = cu;
     req.program_name = "all_reduce.cu";
@@ -116,5 +117,5 @@ int main() {
       }
     }
   });
-  return pkt::finish("emitted_all_reduce_test");
+  return pkt::finish_world("emitted_all_reduce_test", world);
 }

@@ -108,8 +108,7 @@ pk::Result<pk::Kernel> load(const char* path, const std::string& name,
 }  // namespace
 
 int main() {
-  pkt::require_gpus(1);
-  const int world = pkt::gpu_count() < 2 ? 1 : 2;
+  const int world = pkt::test_world();
   pkt::run_ranks(world, [&](pk::Context& ctx) {
     std::vector<std::unique_ptr<pk::Module>> modules;
     auto rs = load(PK_EMITTED_GEMM_RS, "gemm_rs", modules);
@@ -119,9 +118,5 @@ int main() {
     emitted_rs(ctx, *rs);
     emitted_ag(ctx, *ag);
   });
-  if (world < 2 && !pkt::failure_count()) {
-    std::printf("skipped: the two-GPU runs need 2 GPUs (both kernels passed at world size 1)\n");
-    return 77;
-  }
-  return pkt::finish("emitted_gemm_test");
+  return pkt::finish_world("emitted_gemm_test", world);
 }

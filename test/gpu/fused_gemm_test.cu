@@ -177,7 +177,6 @@ int main() {
   comm_blocks_model();   // host-only too
   balanced_grids();      // host-only too
   if (pkt::failure_count()) return pkt::finish("fused_gemm_test");
-  pkt::require_gpus(1);
   // 32 tiles on 3 blocks (11 waves), and 12 tiles with a cap of 5 blocks: 3 waves either way,
   // so the plan runs 4 blocks of 3 tiles.
   const Case gemm_cases[] = {{200, 264, 136, 0, 0}, {129, 8, 520, 0, 0}, {300, 520, 200, 3, 0},
@@ -192,7 +191,7 @@ int main() {
                            {130, 24, 600, 2, 1},   {600, 520, 1000, 4, 2},
                            {77, 264, 200, 0, 0, kCopyEngine},
                            {300, 520, 136, 3, 0, kCopyEngine}, {4100, 72, 1032, 0, 0, kCopyEngine}};
-  const int world = pkt::gpu_count() < 2 ? 1 : 2;
+  const int world = pkt::test_world();
   pkt::run_ranks(world, [&](pk::Context& ctx) {
     for (const Case& c : gemm_cases) gemm_alone(ctx, c);
     for (const Case& c : reduce_cases) gemm_reduce(ctx, c, false);
@@ -200,9 +199,5 @@ int main() {
     for (const Case& c : ag_cases)
       if (world > 1 || c.gather != kCopyEngine) ag_gemm(ctx, c);
   });
-  if (world < 2 && !pkt::failure_count()) {
-    std::printf("skipped: the two-GPU runs need 2 GPUs (every job passed at world size 1)\n");
-    return 77;
-  }
-  return pkt::finish("fused_gemm_test");
+  return pkt::finish_world("fused_gemm_test", world);
 }

@@ -109,6 +109,20 @@ inline int finish(const char* name) {
   return 0;
 }
 
+// The world size a test runs at: 2, or 1 on a one-GPU machine, where finish_world then reports
+// the test as skipped (77) after its world-size-1 run passed, never as passed.
+inline int test_world() {
+  require_gpus(1);
+  return gpu_count() < 2 ? 1 : 2;
+}
+inline int finish_world(const char* name, int world) {
+  if (world < 2 && !failure_count()) {
+    std::printf("skipped: the two-GPU runs need 2 GPUs (%s passed at world size 1)\n", name);
+    return 77;
+  }
+  return finish(name);
+}
+
 // ---- test data ----
 
 inline unsigned short bf16_bits(float f) {  // round to nearest even, as cvt.rn.bf16.f32

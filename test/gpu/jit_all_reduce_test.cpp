@@ -1,4 +1,5 @@
-// JIT from C++ on two GPUs: compiles templates/specs/all_reduce.mlir at run time (in process,
+// JIT from C++ on two GPUs (on one, at world size 1, then reported as skipped): compiles
+// templates/specs/all_reduce.mlir at run time (in process,
 // or through a pkc executable when built as jit_pkc_all_reduce_test), launches it on every
 // rank on the caller's stream, and checks against a float64 host sum; then checks that a
 // wrongly typed launch is an error value, not a fault; then an all-gather through the JIT's
@@ -15,6 +16,9 @@
 #endif
 
 namespace {
+
+int g_world = 2;  // 1 on a one-GPU machine (pkt::test_world)
+
 
 pk::Result<pk::jit::Kernel> compile(const char* spec) {
 #ifdef PK_JIT_PKC
@@ -34,7 +38,7 @@ void all_gather_copy_engine() {
   PKT_CHECK(kernel->info().copy_engine.has_value(), "all_gather has no copy-engine route");
   pk::ContextOptions options;
   options.copy_engine_min_bytes = 4096;
-  pkt::run_ranks(2, [&](pk::Context& ctx) {
+  pkt::run_ranks(g_world, [&](pk::Context& ctx) {
     cudaStream_t stream;
     PKT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const int W = ctx.world();
@@ -74,7 +78,7 @@ void all_gather_copy_engine() {
 }  // namespace
 
 int main() {
-  pkt::require_gpus(2);
+  g_world = pkt::test_world();
   cudaSetDevice(0);
   auto start = std::chrono::steady_clock::now();
   auto kernel = compile(PK_ALL_REDUCE_SPEC);
@@ -82,11 +86,11 @@ int main() {
                         std::chrono::steady_clock::now() - start).count();
   if (!kernel.is_ok()) {
     pkt::fail("compile: " + kernel.status().message());
-    return pkt::finish("jit_all_reduce_test");
+    return pkt::finish_world("jit_all_reduce_test", g_world);
   }
   std::printf("compile: %.2f ms (%s)\n", ms, kernel->from_cache() ? "cache hit" : "compiled");
 
-  pkt::run_ranks(2, [&](pk::Context& ctx) {
+  pkt::run_ranks(g_world, [&](pk::Context& ctx) {
     cudaStream_t stream;  // the caller's own stream, not the context's
     PKT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     for (long long n : {1LL, 4097LL, 1000003LL}) {
@@ -123,5 +127,5 @@ int main() {
     cudaStreamDestroy(stream);
   });
   all_gather_copy_engine();
-  return pkt::finish("jit_all_reduce_test");
+  return pkt::finish_world("jit_all_reduce_test", g_world);
 }
