@@ -14,7 +14,6 @@ namespace {
 
 int g_world = 2;  // 1 on a one-GPU machine: every collective at world size 1, then skipped
 
-
 using pkc_coll::Coll;
 
 // Host conversions per element type: value -> T rounded to nearest, T -> float.

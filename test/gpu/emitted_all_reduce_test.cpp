@@ -1,8 +1,8 @@
 // The foundation's end-to-end kernel on two GPUs (on one, at world size 1, then skipped):
-// pkc's CUDA for templates/specs/all_reduce.mlir
-// (generated at build time), JIT-compiled through the runtime, checked against a float64 host
-// reference on random bf16 inputs of sizes on and off the tile, then 2000 back-to-back launches
-// alternating between two input/output pairs.
+// pkc's CUDA for templates/specs/all_reduce.mlir (generated at build time), JIT-compiled
+// through the runtime, checked against a float64 host reference on random bf16 inputs of
+// sizes on and off the tile, then 2000 back-to-back launches alternating between two
+// input/output pairs.
 #include <cmath>
 #include <fstream>
 #include <sstream>

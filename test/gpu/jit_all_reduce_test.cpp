@@ -1,6 +1,6 @@
 // JIT from C++ on two GPUs (on one, at world size 1, then reported as skipped): compiles
-// templates/specs/all_reduce.mlir at run time (in process,
-// or through a pkc executable when built as jit_pkc_all_reduce_test), launches it on every
+// templates/specs/all_reduce.mlir at run time (in process, or through a pkc executable when
+// built as jit_pkc_all_reduce_test), launches it on every
 // rank on the caller's stream, and checks against a float64 host sum; then checks that a
 // wrongly typed launch is an error value, not a fault; then an all-gather through the JIT's
 // copy-engine route.
@@ -18,7 +18,6 @@
 namespace {
 
 int g_world = 2;  // 1 on a one-GPU machine (pkt::test_world)
-
 
 pk::Result<pk::jit::Kernel> compile(const char* spec) {
 #ifdef PK_JIT_PKC
