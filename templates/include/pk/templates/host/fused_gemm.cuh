@@ -244,9 +244,9 @@ class GemmArPlan {
 // compute blocks (balanced over the other sms - c) run the tiles in waves of one tile time
 // each; they start on the peers' rows once their own rows are done, but not before the gather
 // (its bytes at the profile's TMA bandwidth for c SMs) has landed. The count with the shortest
-// estimate wins; among equal estimates, the faster gather. Checked against a sweep of 1-16 blocks on 2 x H200
-// (docs/benchmarks/gemm-2xH200.md): the model's choice was the measured best at every size
-// (16 at 2048^3, 4 at 4096^3 and above).
+// estimate wins; among equal estimates, the faster gather. Checked against a sweep of 1-16
+// blocks on 2 x H200 (docs/benchmarks/gemm-2xH200.md): the model's choice was the measured
+// best at every size (16 at 2048^3, 4 at 4096^3 and above).
 constexpr double kGemmSmFlopsPerUs = 5.4e6;  // pkc's GEMM: 714 TFLOP/s over 132 SMs (8192^3)
 
 inline int choose_comm_blocks(const MachineProfile& profile, int sms, int tiles, int peer_tiles,
