@@ -53,8 +53,8 @@ __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed.
-__device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
-                                         int consumer, float (&acc)[128]) {
+__device__ __forceinline__ int mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
+                                        int consumer, float (&acc)[128], bool keep_last = false) {
 #pragma unroll
   for (int j = 0; j < 128; ++j) acc[j] = 0.f;
   int prev = -1;
@@ -82,7 +82,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
   wg::wait<0>();
 #pragma unroll
   for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
-  if (prev >= 0) ss.ring.release(prev);
+  if (prev >= 0 && !keep_last) ss.ring.release(prev);
+  return prev;
 }
 
 __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
@@ -91,12 +92,33 @@ __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
   return r;
 }
 
+#ifndef PK_GEMM_STMATRIX
+#define PK_GEMM_STMATRIX 0
+#endif
 // Consumer: writes columns [pass * 128, pass * 128 + 128) of its 64 x 256 accumulator tile as
 // bf16 into its two 64 x 64 boxes, in the 128-byte swizzle the C tensor map uses (16-byte chunk
 // index XOR row % 8: the 8 rows a warp writes at once fall in 8 different bank groups).
 template <int Pass>
 __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&acc)[128]) {
   const int t = wg::thread();
+#if PK_GEMM_STMATRIX
+  // The accumulator fragment of one 8-column group is an 8 x 8 matrix in stmatrix's register
+  // layout, so one stmatrix.x4 stores two groups of both row halves; lane l addresses row l % 8
+  // of matrix l / 8 (row half (l / 8) % 2, group + l / 16).
+  const int lane = t % 32, mat = lane / 8;
+  const int row = 16 * (t / 32) + 8 * (mat % 2) + lane % 8;
+  const unsigned int base = smem_addr(boxes);
+#pragma unroll
+  for (int g = Pass * 16; g < Pass * 16 + 16; g += 2) {
+    const int col = 8 * (g + mat / 2) - Pass * kEpiCols;  // 0..127, a multiple of 8
+    const int box = col / kBoxCols, chunk = (col % kBoxCols) / 8;
+    const unsigned int addr = base + box * (kBoxElems * 2) + row * 128 + ((chunk ^ (row % 8)) * 16);
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+                 "r"(pack_bf16x2(acc[4 * g], acc[4 * g + 1])), "r"(pack_bf16x2(acc[4 * g + 2], acc[4 * g + 3])),
+                 "r"(pack_bf16x2(acc[4 * g + 4], acc[4 * g + 5])), "r"(pack_bf16x2(acc[4 * g + 6], acc[4 * g + 7]))
+                 : "memory");
+  }
+#else
   const int row0 = 16 * (t / 32) + (t % 32) / 4;
   unsigned char* base = reinterpret_cast<unsigned char*>(boxes);
 #pragma unroll
@@ -110,6 +132,7 @@ __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&
       *reinterpret_cast<unsigned int*>(base + off) = pack_bf16x2(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
     }
   }
+#endif
 }
 
 }  // namespace gemm
