@@ -7,7 +7,8 @@
 #   PK_SWEEP_SIZES="4096 8192 16384"  (values of PK_BENCH_M)   PK_SWEEP_REPS=5
 #   PK_SWEEP_BUILDS="name:DEF=v,DEF=v ..."  kernel variants compiled in: pk-bench-gemm is built
 #     again in build-sweep-<name> with those -D defines, and a variant whose settings include
-#     BUILD=<name> runs that binary (e.g. PK_SWEEP_VARIANTS="base: stm:BUILD=stm").
+#     BUILD=<name> runs that binary (e.g. PK_SWEEP_VARIANTS="base: stm:BUILD=stm");
+#     PK_SWEEP_TARGETS adds targets to those builds (e.g. fused_gemm_test).
 # Knobs pk-bench-gemm reads: PK_GEMM_MAX_BLOCKS, PK_GEMM_GROUP_M.
 set -u -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
@@ -20,7 +21,7 @@ for b in ${PK_SWEEP_BUILDS:-}; do
   cmake -S "$ROOT" -B "$ROOT/build-sweep-$name" -G Ninja -DPKC_BUILD_COMPILER=OFF \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
     -DCMAKE_CUDA_FLAGS="${defs//,/ -D}" "${NCCL_ARGS[@]}" >"$OUT/sweep-build-$name.log" 2>&1 &&
-    cmake --build "$ROOT/build-sweep-$name" --target pk-bench-gemm -j "$(nproc)" \
+    cmake --build "$ROOT/build-sweep-$name" --target pk-bench-gemm ${PK_SWEEP_TARGETS:-} -j "$(nproc)" \
       >>"$OUT/sweep-build-$name.log" 2>&1 || { echo "build $name failed"; tail -20 "$OUT/sweep-build-$name.log"; } &
 done
 wait

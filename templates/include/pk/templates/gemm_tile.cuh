@@ -49,6 +49,16 @@ __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
   return *reinterpret_cast<SharedStorage*>((a + 1023ull) & ~1023ull);
 }
 
+#ifndef PK_GEMM_WG_ARRIVE
+#define PK_GEMM_WG_ARRIVE 0
+#endif
+// Arrivals that release a ring stage, per consumer warpgroup: one (its first thread, once the
+// warpgroup's wgmma reading the stage has completed) or every thread.
+constexpr unsigned int kReleaseArrivals = PK_GEMM_WG_ARRIVE ? 1 : wg::kThreads;
+__device__ __forceinline__ void release_stage(SharedStorage& ss, int stage) {
+  if (kReleaseArrivals == wg::kThreads || wg::thread() == 0) ss.ring.release(stage);
+}
+
 __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
@@ -74,7 +84,7 @@ __device__ __forceinline__ int mma_tile(SharedStorage& ss, RingCursor<kStages>& 
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
     if (prev >= 0) {
       wg::wait<1>();  // the previous step's wgmma is done: its stage may be refilled
-      ss.ring.release(prev);
+      release_stage(ss, prev);
     }
     prev = cur.stage;
     cur.advance();
@@ -82,7 +92,7 @@ __device__ __forceinline__ int mma_tile(SharedStorage& ss, RingCursor<kStages>& 
   wg::wait<0>();
 #pragma unroll
   for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
-  if (prev >= 0 && !keep_last) ss.ring.release(prev);
+  if (prev >= 0 && !keep_last) release_stage(ss, prev);
   return prev;
 }
 

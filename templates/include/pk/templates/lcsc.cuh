@@ -117,7 +117,7 @@ __device__ __forceinline__ void run_storer(const typename Job::Params& p, Shared
         bulk_commit();
         bulk_wait_read();
         mbarrier_arrive(&ss.c_empty[w]);
-        mbarrier_arrive_count(&ss.ring.empty[last], wg::kThreads);  // this consumer's share
+        mbarrier_arrive_count(&ss.ring.empty[last], kReleaseArrivals);  // this consumer's share
       }
       ++handoffs;
       continue;
@@ -156,7 +156,7 @@ __device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
   const int blocks = gridDim.x - p.comm_blocks;
   SharedStorage& ss = shared_storage(smem_raw);
   if (threadIdx.x == 0) {
-    ss.ring.init(kConsumers * wg::kThreads);
+    ss.ring.init(kConsumers * kReleaseArrivals);
     for (int w = 0; w < kConsumers; ++w) {
       mbarrier_init(&ss.c_full[w], wg::kThreads);
       mbarrier_init(&ss.c_empty[w], 1);
