@@ -35,14 +35,6 @@ __device__ __forceinline__ void mbarrier_arrive(Mbarrier* bar) {
       : "memory");
 }
 
-// `count` arrivals at once, for a thread that releases a resource on behalf of others.
-__device__ __forceinline__ void mbarrier_arrive_count(Mbarrier* bar, unsigned int count) {
-  asm volatile(
-      "{\n\t.reg .b64 st;\n\t"
-      "mbarrier.arrive.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_addr(bar)), "r"(count)
-      : "memory");
-}
-
 // True once the phase with the given parity (0, 1, 0, ...) has completed (acquire at CTA scope).
 // While it has not, the thread may be suspended for up to kMbarrierSuspendNs, and is woken as
 // soon as the phase completes: a long wait (the storer's, through a whole main loop) then

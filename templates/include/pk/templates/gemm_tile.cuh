@@ -49,22 +49,12 @@ __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
   return *reinterpret_cast<SharedStorage*>((a + 1023ull) & ~1023ull);
 }
 
-#ifndef PK_GEMM_WG_ARRIVE
-#define PK_GEMM_WG_ARRIVE 0
-#endif
-// Arrivals that release a ring stage, per consumer warpgroup: one (its first thread, once the
-// warpgroup's wgmma reading the stage has completed) or every thread.
-constexpr unsigned int kReleaseArrivals = PK_GEMM_WG_ARRIVE ? 1 : wg::kThreads;
-__device__ __forceinline__ void release_stage(SharedStorage& ss, int stage) {
-  if (kReleaseArrivals == wg::kThreads || wg::thread() == 0) ss.ring.release(stage);
-}
-
 __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed.
-__device__ __forceinline__ int mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
-                                        int consumer, float (&acc)[128], bool keep_last = false) {
+__device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
+                                         int consumer, float (&acc)[128]) {
 #pragma unroll
   for (int j = 0; j < 128; ++j) acc[j] = 0.f;
   int prev = -1;
@@ -84,7 +74,7 @@ __device__ __forceinline__ int mma_tile(SharedStorage& ss, RingCursor<kStages>& 
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
     if (prev >= 0) {
       wg::wait<1>();  // the previous step's wgmma is done: its stage may be refilled
-      release_stage(ss, prev);
+      ss.ring.release(prev);
     }
     prev = cur.stage;
     cur.advance();
@@ -92,8 +82,7 @@ __device__ __forceinline__ int mma_tile(SharedStorage& ss, RingCursor<kStages>& 
   wg::wait<0>();
 #pragma unroll
   for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
-  if (prev >= 0 && !keep_last) release_stage(ss, prev);
-  return prev;
+  if (prev >= 0) ss.ring.release(prev);
 }
 
 __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
@@ -102,19 +91,16 @@ __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
   return r;
 }
 
-#ifndef PK_GEMM_STMATRIX
-#define PK_GEMM_STMATRIX 0
-#endif
 // Consumer: writes columns [pass * 128, pass * 128 + 128) of its 64 x 256 accumulator tile as
 // bf16 into its two 64 x 64 boxes, in the 128-byte swizzle the C tensor map uses (16-byte chunk
-// index XOR row % 8: the 8 rows a warp writes at once fall in 8 different bank groups).
+// index XOR row % 8, so the 8 rows of one 8 x 8 matrix fall in 8 different bank groups).
+// The accumulators of one 8-column group are an 8 x 8 matrix per row half in stmatrix's
+// register layout, so one stmatrix.x4 stores two groups of both halves: lane l gives the
+// address of row l % 8 of matrix l / 8 (row half (l / 8) % 2, group + l / 16). Four times
+// fewer shared-memory stores than 4-byte ones; measured 3-5% faster GEMMs.
 template <int Pass>
 __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&acc)[128]) {
   const int t = wg::thread();
-#if PK_GEMM_STMATRIX
-  // The accumulator fragment of one 8-column group is an 8 x 8 matrix in stmatrix's register
-  // layout, so one stmatrix.x4 stores two groups of both row halves; lane l addresses row l % 8
-  // of matrix l / 8 (row half (l / 8) % 2, group + l / 16).
   const int lane = t % 32, mat = lane / 8;
   const int row = 16 * (t / 32) + 8 * (mat % 2) + lane % 8;
   const unsigned int base = smem_addr(boxes);
@@ -124,25 +110,12 @@ __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&
     const int box = col / kBoxCols, chunk = (col % kBoxCols) / 8;
     const unsigned int addr = base + box * (kBoxElems * 2) + row * 128 + ((chunk ^ (row % 8)) * 16);
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
-                 "r"(pack_bf16x2(acc[4 * g], acc[4 * g + 1])), "r"(pack_bf16x2(acc[4 * g + 2], acc[4 * g + 3])),
-                 "r"(pack_bf16x2(acc[4 * g + 4], acc[4 * g + 5])), "r"(pack_bf16x2(acc[4 * g + 6], acc[4 * g + 7]))
+                 "r"(pack_bf16x2(acc[4 * g], acc[4 * g + 1])),
+                 "r"(pack_bf16x2(acc[4 * g + 2], acc[4 * g + 3])),
+                 "r"(pack_bf16x2(acc[4 * g + 4], acc[4 * g + 5])),
+                 "r"(pack_bf16x2(acc[4 * g + 6], acc[4 * g + 7]))
                  : "memory");
   }
-#else
-  const int row0 = 16 * (t / 32) + (t % 32) / 4;
-  unsigned char* base = reinterpret_cast<unsigned char*>(boxes);
-#pragma unroll
-  for (int g = Pass * 16; g < Pass * 16 + 16; ++g) {
-    const int col = 8 * g + 2 * (t % 4) - Pass * kEpiCols;  // 0..127 inside this pass
-    const int box = col / kBoxCols, c = col % kBoxCols;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = row0 + 8 * h;
-      const int off = box * (kBoxElems * 2) + row * 128 + (((c / 8) ^ (row % 8)) * 16) + (c % 8) * 2;
-      *reinterpret_cast<unsigned int*>(base + off) = pack_bf16x2(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
-    }
-  }
-#endif
 }
 
 }  // namespace gemm

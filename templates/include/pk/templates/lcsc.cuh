@@ -41,21 +41,6 @@ __device__ __forceinline__ void run_loader(const typename Job::Params& p, Shared
   }
 }
 
-#ifndef PK_GEMM_BORROW
-#define PK_GEMM_BORROW 0
-#endif
-// With PK_GEMM_BORROW, a consumer hands its whole 64 x 256 tile over at once: columns 0-127 go
-// to its boxes in c, columns 128-255 to its half of the B part of the tile's last ring stage,
-// which the consumers keep instead of releasing it; the storer releases that stage once TMA
-// has read it. The consumer then never waits for the storer inside a tile's epilogue, and the
-// main loop keeps four stages except for the first steps of the next tile.
-constexpr bool kBorrowStage = PK_GEMM_BORROW != 0;
-constexpr int kConsumerBarrier = 1;  // named barrier of the two consumer warpgroups
-
-__device__ __forceinline__ bf16* borrowed_boxes(SharedStorage& ss, int stage, int consumer) {
-  return &ss.b[stage][consumer * 2 * kBoxElems];
-}
-
 template <class Job>
 __device__ __forceinline__ void run_consumer(const typename Job::Params& p, SharedStorage& ss,
                                              int consumer, int block, int blocks) {
@@ -65,18 +50,7 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   unsigned int handoffs = 0;
   float acc[128];
   for (int t = block; t < n; t += blocks) {
-    const int last = mma_tile(ss, cur, ksteps, consumer, acc, kBorrowStage);
-    if constexpr (kBorrowStage) {
-      // The other consumer's wgmma may still read the last stage's B.
-      asm volatile("bar.sync %0, %1;" ::"n"(kConsumerBarrier), "n"(kConsumers * wg::kThreads) : "memory");
-      mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
-      write_epilogue_boxes<0>(ss.c[consumer], acc);
-      write_epilogue_boxes<1>(borrowed_boxes(ss, last, consumer), acc);
-      fence_proxy_async_smem();
-      mbarrier_arrive(&ss.c_full[consumer]);
-      ++handoffs;
-      continue;
-    }
+    mma_tile(ss, cur, ksteps, consumer, acc);
     // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair.
     mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
     write_epilogue_boxes<0>(ss.c[consumer], acc);
@@ -97,31 +71,10 @@ __device__ __forceinline__ void run_storer(const typename Job::Params& p, Shared
   Job::storer_begin(p, block);
   const int n = p.order.count();
   const int cols = Job::store_cols(p);
-  const int ksteps = k_steps(p.k);
   unsigned int handoffs = 0;
-  long long steps = 0;  // K steps of this block so far: locates each tile's last ring stage
   for (int t = block; t < n; t += blocks) {
     const TileCoord tile = p.order.at(t);
     const int rows = Job::store_rows(p, tile);
-    steps += ksteps;
-    if constexpr (kBorrowStage) {
-      const int last = static_cast<int>((steps - 1) % kStages);
-      for (int w = 0; w < kConsumers; ++w) {
-        mbarrier_wait_parity(&ss.c_full[w], handoffs & 1u);
-        const int row = tile.mi * kBM + w * kBoxRows;
-        for (int b = 0; b < kBN / kBoxCols; ++b) {
-          const int col = tile.ni * kBN + b * kBoxCols;
-          const bf16* box = b < 2 ? &ss.c[w][b * kBoxElems] : &borrowed_boxes(ss, last, w)[(b - 2) * kBoxElems];
-          if (row < rows && col < cols) Job::store_box(p, tile, row, col, box);
-        }
-        bulk_commit();
-        bulk_wait_read();
-        mbarrier_arrive(&ss.c_empty[w]);
-        mbarrier_arrive_count(&ss.ring.empty[last], kReleaseArrivals);  // this consumer's share
-      }
-      ++handoffs;
-      continue;
-    }
     for (int pass = 0; pass < kBN / kEpiCols; ++pass, ++handoffs) {
       for (int w = 0; w < kConsumers; ++w) {
         mbarrier_wait_parity(&ss.c_full[w], handoffs & 1u);
@@ -156,7 +109,7 @@ __device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
   const int blocks = gridDim.x - p.comm_blocks;
   SharedStorage& ss = shared_storage(smem_raw);
   if (threadIdx.x == 0) {
-    ss.ring.init(kConsumers * kReleaseArrivals);
+    ss.ring.init(kConsumers * wg::kThreads);
     for (int w = 0; w < kConsumers; ++w) {
       mbarrier_init(&ss.c_full[w], wg::kThreads);
       mbarrier_init(&ss.c_empty[w], 1);
