@@ -247,7 +247,7 @@ class GemmArPlan {
 // estimate wins; among equal estimates, the faster gather. Checked against a sweep of 1-16
 // blocks on 2 x H200 (docs/benchmarks/gemm-2xH200.md): the model's choice was the measured
 // best at every size (16 at 2048^3, 4 at 4096^3 and above).
-constexpr double kGemmSmFlopsPerUs = 5.4e6;  // pkc's GEMM: 714 TFLOP/s over 132 SMs (8192^3)
+constexpr double kGemmSmFlopsPerUs = 6.0e6;  // pkc's GEMM per block: 773 TFLOP/s on 128 (8192^3)
 
 inline int choose_comm_blocks(const MachineProfile& profile, int sms, int tiles, int peer_tiles,
                               long long k, long long gather_bytes) {
