@@ -9,6 +9,8 @@
 #     again in build-sweep-<name> with those -D defines, and a variant whose settings include
 #     BUILD=<name> runs that binary (e.g. PK_SWEEP_VARIANTS="base: stm:BUILD=stm");
 #     PK_SWEEP_TARGETS adds targets to those builds (e.g. fused_gemm_test).
+#   PK_SWEEP_JOBS="gemm gemm_rs"  which rows to report (default gemm; the fused jobs need 2 GPUs):
+#     each entry is the row's time over cuBLAS's GEMM alone in the same run.
 # Knobs pk-bench-gemm reads: PK_GEMM_MAX_BLOCKS, PK_GEMM_GROUP_M.
 set -u -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
@@ -40,8 +42,11 @@ for rep in $(seq "${PK_SWEEP_REPS:-5}"); do
       # shellcheck disable=SC2086  # the variant's settings are words on purpose
       env ${envs//,/ } PK_BENCH_M="$m" timeout 120 "$bin" "$OUT/gemm-sweep-run.md" >/dev/null 2>&1 ||
         echo "failed: $name M=$m"
-      grep '^| gemm' "$OUT/gemm-sweep-run.md" |
-        awk -F'|' -v n="$name" '{gsub(/ /, "", $3); c = $(NF - 1); gsub(/ /, "", c); print n, $3, $8 + 0 (c == "ok" ? "" : "(" c ")")}' >> "$OUT/gemm-sweep.txt"
+      for job in ${PK_SWEEP_JOBS:-gemm}; do
+        grep "^| $job |" "$OUT/gemm-sweep-run.md" |
+          awk -F'|' -v n="$name" -v j="$job" '{gsub(/ /, "", $3); c = $(NF - 1); gsub(/ /, "", c);
+            print n (j == "gemm" ? "" : "/" j), $3, $8 + 0 (c == "ok" ? "" : "(" c ")")}' >> "$OUT/gemm-sweep.txt"
+      done
     done
   done
 done
