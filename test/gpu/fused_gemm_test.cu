@@ -4,6 +4,8 @@
 // GEMM alone, GEMM + reduce-scatter, GEMM + all-reduce, all-gather + GEMM. On one GPU it runs
 // them all at world size 1 (the copy-engine gather needs a peer) and reports the two-GPU
 // runs as skipped.
+#include <algorithm>
+
 #include <pk/templates/host/fused_gemm.cuh>
 
 #include "gemm_reference.h"
@@ -143,6 +145,40 @@ void rejects_misaligned() {
             "N = 36 must be rejected");
 }
 
+// The stmatrix epilogue puts every accumulator where the C tensor map's 128-byte swizzle
+// expects it, and writes each bf16 of a pass's two boxes exactly once. Models: wgmma's
+// accumulator layout (acc[i] of lane l in warp w is row 16 w + 8 ((i / 2) % 2) + l / 4, column
+// 8 (i / 4) + 2 (l % 4) + i % 2), the kernel's register choice (acc[i] is register
+// 2 ((i / 4) % 2) + (i / 2) % 2 of the stmatrix for groups i / 4 rounded down to even) and
+// stmatrix.x4 (register j of lane l is row l / 4, columns 2 (l % 4) and + 1 of matrix j, whose
+// row r lands at the address given by lane 8 j + r).
+void epilogue_layout() {
+  using namespace pk::gemm;
+  for (int pass = 0; pass < kBN / kEpiCols; ++pass) {
+    std::vector<int> written(2 * kBoxElems, 0);
+    int wrong = 0;
+    for (int warp = 0; warp < 4; ++warp)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < 128; ++i) {
+          const int g = i / 4, h = (i / 2) % 2, e = i % 2;
+          if (g / 16 != pass) continue;
+          const int row = 16 * warp + 8 * h + lane / 4, col = 8 * g + 2 * (lane % 4) + e - pass * kEpiCols;
+          const int j = 2 * (g % 2) + h, g0 = g - g % 2 - pass * 16;
+          const unsigned int got = epilogue_row_offset(warp, 8 * j + lane / 4, g0) + (2 * (lane % 4) + e) * 2;
+          const unsigned int want = (col / kBoxCols) * kBoxElems * 2 + row * 128 +
+                                    (((col % kBoxCols) / 8) ^ (row % 8)) * 16 + (col % 8) * 2;
+          if (got != want) ++wrong;
+          if (got / 2 < written.size()) ++written[got / 2];
+        }
+    PKT_CHECK(wrong == 0, "pass " + std::to_string(pass) + ": " + std::to_string(wrong) +
+                              " accumulators land off the swizzled box layout");
+    const auto once = std::count(written.begin(), written.end(), 1);
+    PKT_CHECK(once == static_cast<long>(written.size()),
+              "pass " + std::to_string(pass) + ": " + std::to_string(written.size() - once) +
+                  " box elements written other than once");
+  }
+}
+
 // Grids are balanced: the fewest blocks that take as many waves as the cap allows.
 void balanced_grids() {
   struct G { int tiles, avail, cap, want; };
@@ -176,6 +212,7 @@ int main() {
   rejects_misaligned();  // host-only: runs without a GPU too
   comm_blocks_model();   // host-only too
   balanced_grids();      // host-only too
+  epilogue_layout();     // host-only too
   if (pkt::failure_count()) return pkt::finish("fused_gemm_test");
   // 32 tiles on 3 blocks (11 waves), and 12 tiles with a cap of 5 blocks: 3 waves either way,
   // so the plan runs 4 blocks of 3 tiles.

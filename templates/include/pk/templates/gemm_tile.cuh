@@ -91,24 +91,30 @@ __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
   return r;
 }
 
+// Byte offset in a pass's pair of 64 x 64 boxes of the 16-byte row that lane `lane` of warp
+// `warp` addresses in the stmatrix.x4 for column groups `g`, `g` + 1 of the pass (g even,
+// 0..14). Matrix l / 8 is row half (l / 8) % 2 of group g + l / 16; its row l % 8 lands where
+// the C tensor map's 128-byte swizzle puts it: 16-byte chunk index XOR row % 8, so the 8 rows
+// of one matrix fall in 8 different bank groups. Host-callable for the layout test.
+__host__ __device__ constexpr unsigned int epilogue_row_offset(int warp, int lane, int g) {
+  const int mat = lane / 8;
+  const int row = 16 * warp + 8 * (mat % 2) + lane % 8;
+  const int col = 8 * (g + mat / 2);  // 0..127 inside the pass
+  const int box = col / kBoxCols, chunk = (col % kBoxCols) / 8;
+  return box * (kBoxElems * 2) + row * 128 + ((chunk ^ (row % 8)) * 16);
+}
+
 // Consumer: writes columns [pass * 128, pass * 128 + 128) of its 64 x 256 accumulator tile as
-// bf16 into its two 64 x 64 boxes, in the 128-byte swizzle the C tensor map uses (16-byte chunk
-// index XOR row % 8, so the 8 rows of one 8 x 8 matrix fall in 8 different bank groups).
-// The accumulators of one 8-column group are an 8 x 8 matrix per row half in stmatrix's
-// register layout, so one stmatrix.x4 stores two groups of both halves: lane l gives the
-// address of row l % 8 of matrix l / 8 (row half (l / 8) % 2, group + l / 16). Four times
-// fewer shared-memory stores than 4-byte ones; measured 3-5% faster GEMMs.
+// bf16 into its two boxes. The accumulators of one 8-column group are an 8 x 8 matrix per row
+// half in stmatrix's register layout, so one stmatrix.x4 stores two groups of both halves:
+// four times fewer shared-memory stores than 4-byte ones (measured 3-5% faster GEMMs).
 template <int Pass>
 __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&acc)[128]) {
   const int t = wg::thread();
-  const int lane = t % 32, mat = lane / 8;
-  const int row = 16 * (t / 32) + 8 * (mat % 2) + lane % 8;
   const unsigned int base = smem_addr(boxes);
 #pragma unroll
   for (int g = Pass * 16; g < Pass * 16 + 16; g += 2) {
-    const int col = 8 * (g + mat / 2) - Pass * kEpiCols;  // 0..127, a multiple of 8
-    const int box = col / kBoxCols, chunk = (col % kBoxCols) / 8;
-    const unsigned int addr = base + box * (kBoxElems * 2) + row * 128 + ((chunk ^ (row % 8)) * 16);
+    const unsigned int addr = base + epilogue_row_offset(t / 32, t % 32, g - Pass * 16);
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
                  "r"(pack_bf16x2(acc[4 * g], acc[4 * g + 1])),
                  "r"(pack_bf16x2(acc[4 * g + 2], acc[4 * g + 3])),
