@@ -252,16 +252,26 @@ pk::bf16* dalloc(long long elems) {
   return static_cast<pk::bf16*>(p);
 }
 
-// A fused job's row: pkc's kernel, cuBLAS + NCCL one after the other, and both GEMMs alone,
-// interleaved (Rank::times), so the GEMM-alone references share the job's clock conditions.
-void time_fused(Rank& R, Row& row, const std::function<void()>& pkc, const std::function<void()>& baseline,
-                const std::function<void()>& cublas_gemm, const std::function<void()>& pk_gemm) {
+// A fused job's row: the baseline and pkc's kernel once each, pkc's output checked against the
+// baseline's, then pkc's kernel, cuBLAS + NCCL and both GEMMs alone timed interleaved
+// (Rank::times), so the GEMM-alone references share the job's clock conditions; every rank is
+// done with the row's buffers when it returns.
+void run_fused(Rank& R, Row& row, const std::function<void()>& pkc, const std::function<void()>& baseline,
+               const pk::bf16* got, const pk::bf16* want, long long elems, double k_total,
+               const std::function<void()>& cublas_gemm, const std::function<void()>& pk_gemm) {
+  baseline();
+  pkc();
+  PK_OK(R.ctx.check_errors());
+  R.check(row, got, want, elems, k_total);
   const auto t = R.times({pkc, baseline, cublas_gemm, pk_gemm},
                          {"pkc " + row.job + " " + row.size, "baseline " + row.job + " " + row.size});
   row.pk_us = t[0];
   row.base_us = t[1];
   row.cublas_us = t[2];
   row.pk_gemm_us = t[3];
+  R.record(row);
+  CUDA_OK(cudaStreamSynchronize(R.s));
+  R.sh.barrier.wait();
 }
 
 void run_rank(Rank& R, const Size& sz) {
@@ -323,14 +333,8 @@ void run_rank(Rank& R, const Size& sz) {
       CUDA_OK(cudaMemsetAsync(full.local(), 0xff, m * k * 2, s));
       CUDA_OK(cudaStreamSynchronize(s));
       R.sh.barrier.wait();  // nobody's poison may land after a peer's push
-      baseline();
-      PK_OK(plan.launch(R.ctx));
-      PK_OK(R.ctx.check_errors());
-      R.check(row, c_pk, c_ref, m * n, double(k));
-      time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
-      R.record(row);
-      CUDA_OK(cudaStreamSynchronize(s));
-      R.sh.barrier.wait();
+      run_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, c_pk, c_ref, m * n, double(k),
+                cublas_gemm, pk_gemm);
       PK_OK(full.free());
       CUDA_OK(cudaFree(gathered));
     }
@@ -348,14 +352,8 @@ void run_rank(Rank& R, const Size& sz) {
         NCCL_OK(ncclReduceScatter(c_ref, scattered, size_t(mo * n), ncclBfloat16, ncclSum, R.nccl, s));
       };
       CUDA_OK(cudaMemsetAsync(out.local(), 0xff, mo * n * 2, s));  // the plan zeroes it; poison anyway
-      baseline();
-      PK_OK(plan.launch(R.ctx));
-      PK_OK(R.ctx.check_errors());
-      R.check(row, static_cast<pk::bf16*>(out.local()), scattered, mo * n, double(k * w));
-      time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
-      R.record(row);
-      CUDA_OK(cudaStreamSynchronize(s));
-      R.sh.barrier.wait();
+      run_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, static_cast<pk::bf16*>(out.local()),
+                scattered, mo * n, double(k * w), cublas_gemm, pk_gemm);
       PK_OK(out.free());
       CUDA_OK(cudaFree(scattered));
     }
@@ -369,14 +367,8 @@ void run_rank(Rank& R, const Size& sz) {
         NCCL_OK(ncclAllReduce(c_ref, c_ref, size_t(m * n), ncclBfloat16, ncclSum, R.nccl, s));
       };
       CUDA_OK(cudaMemsetAsync(out.local(), 0xff, m * n * 2, s));
-      baseline();
-      PK_OK(plan.launch(R.ctx));
-      PK_OK(R.ctx.check_errors());
-      R.check(row, static_cast<pk::bf16*>(out.local()), c_ref, m * n, double(k * w));
-      time_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, cublas_gemm, pk_gemm);
-      R.record(row);
-      CUDA_OK(cudaStreamSynchronize(s));
-      R.sh.barrier.wait();
+      run_fused(R, row, [&] { PK_OK(plan.launch(R.ctx)); }, baseline, static_cast<pk::bf16*>(out.local()),
+                c_ref, m * n, double(k * w), cublas_gemm, pk_gemm);
       PK_OK(out.free());
     }
   }
