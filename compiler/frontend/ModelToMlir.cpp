@@ -59,6 +59,7 @@ public:
     for (size_t i = 0; i < kernel.body.args.size(); ++i) {
       int a = kernel.body.args[i];
       values[a] = block->addArgument(type(a), loc(kernel.argLocs[i]));
+      if (kernel.values[a].scratch) op.setArgAttr(i, kScratchAttrName, UnitAttr::get(&ctx));
     }
     b.setInsertionPointToEnd(block);
     for (const Op &o : kernel.body.ops) emit(o);

@@ -21,6 +21,7 @@ struct ValueType {
   Elem elem = Elem::F32;
   std::vector<int64_t> shape;  // tiles: static extents; tensors: -1 per dimension
   bool smem = false;           // tiles only
+  bool scratch = false;        // Scratch<T, Rank> parameters: contents unspecified afterwards
 };
 
 enum class OpKind {

@@ -188,8 +188,9 @@ private:
     if (args.size() < 1 || args[0].getKind() != TemplateArgument::Type ||
         !elemType(args[0].getAsType(), out.elem))
       return false;
-    if (n == "pk::Tensor" || n == "pk::Sym") {
-      out.kind = n == "pk::Sym" ? ValueType::Sym : ValueType::Tensor;
+    if (n == "pk::Tensor" || n == "pk::Sym" || n == "pk::Scratch") {
+      out.kind = n == "pk::Tensor" ? ValueType::Tensor : ValueType::Sym;
+      out.scratch = n == "pk::Scratch";
       int64_t rank = args[1].getAsIntegral().getExtValue();
       if (rank < 1 || rank > 5) return false;
       out.shape.assign(rank, -1);
@@ -214,7 +215,8 @@ private:
   bool paramType(const ParmVarDecl *p, ValueType &t) {
     if (!mapType(p->getType(), t) || t.kind == ValueType::Tile || t.kind == ValueType::Flag) {
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
-                                  "'; parameters are Tensor<T, Rank>, Sym<T, Rank> or index, "
+                                  "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank> "
+                                  "or index, "
                                   "with T one of bf16, f16, f32 and Rank 1 to 5");
       return false;
     }

@@ -30,6 +30,18 @@ void mlir::pk::recordDecision(Operation *op, StringRef rule, const Twine &decisi
   kernel->setAttr("pk.decisions", ArrayAttr::get(ctx, list));
 }
 
+void mlir::pk::dropDecisions(Operation *op) {
+  Operation *kernel = op->getParentOfType<KernelOp>();
+  auto list = kernel ? kernel->getAttrOfType<ArrayAttr>("pk.decisions") : ArrayAttr();
+  if (!list) return;
+  std::string about = (": " + op->getName().getStringRef() + " at " +
+                       formatLocation(op->getLoc()) + ": ").str();
+  SmallVector<Attribute> kept;
+  for (Attribute a : list)
+    if (auto s = dyn_cast<StringAttr>(a); !s || !s.getValue().contains(about)) kept.push_back(a);
+  kernel->setAttr("pk.decisions", ArrayAttr::get(op->getContext(), kept));
+}
+
 SmallVector<std::string> mlir::pk::getDecisions(Operation *kernel) {
   SmallVector<std::string> out;
   if (auto list = kernel->getAttrOfType<ArrayAttr>("pk.decisions"))

@@ -1,6 +1,7 @@
 // Rule 3: lower communication intent to one-way signals and direct reads/writes.
 #include "ProfileOption.h"
 #include "pk/Passes/Decisions.h"
+#include "pk/Passes/EffectLedger.h"
 #include "pk/Passes/Passes.h"
 #include "mlir/IR/Builders.h"
 
@@ -322,6 +323,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                    "inputs directly into the destination in " + Twine(tile) +
                        "-element tiles (no staging buffer), then signals departure; flags "
                        "are per-block monotone epochs");
+    markLowered(op);
     op->erase();
     return success();
   }

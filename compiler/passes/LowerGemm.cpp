@@ -4,6 +4,7 @@
 // overlap scheme and the tile order as decisions.
 #include "ProfileOption.h"
 #include "pk/Passes/Decisions.h"
+#include "pk/Passes/EffectLedger.h"
 #include "pk/Passes/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -32,6 +33,13 @@ bool isTile(Type t, int64_t rows, int64_t cols, bool bf16) {
   if (!tile || tile.getShape().size() != 2) return false;
   return tile.getShape()[0] == rows && tile.getShape()[1] == cols &&
          (bf16 ? tile.getElementType().isBF16() : tile.getElementType().isF32());
+}
+
+// The same value, or equal constants.
+bool sameIndex(Value x, Value y) {
+  if (x == y) return true;
+  std::optional<int64_t> cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  return cx && cy && *cx == *cy;
 }
 
 // Index of a kernel argument, or -1 when `v` is not one.
@@ -78,8 +86,13 @@ FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
   if (!kloop.getResult(0).hasOneUse())
     return kloop.emitError("GEMM: the accumulator must only be cast to bf16");
   auto cast = dyn_cast<TileCastOp>(*kloop.getResult(0).getUsers().begin());
-  if (!cast || !isTile(cast.getType(), kBM, kBN, true) || !cast.getResult().hasOneUse())
+  if (!cast)
     return kloop.emitError("GEMM: the accumulator must be cast to one 128x256 bf16 tile");
+  if (!isTile(cast.getType(), kBM, kBN, true))
+    return cast.emitError("GEMM: the template's output is bf16; this cast makes ")
+           << cast.getType();
+  if (!cast.getResult().hasOneUse())
+    return cast.emitError("GEMM: the bf16 tile must have one use (its store or reduce-add)");
   g.sink = *cast.getResult().getUsers().begin();
   if (auto st = dyn_cast<TileStoreOp>(g.sink)) {
     if (st.getIndices().size() != 2 || st.getIndices()[0] != m || st.getIndices()[1] != n)
@@ -91,7 +104,7 @@ FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
     Operation *row = add.getIndices()[0].getDefiningOp();
     if (!owner || !row || !isa<arith::DivUIOp, arith::DivSIOp>(owner) ||
         !isa<arith::RemUIOp, arith::RemSIOp>(row) || owner->getOperand(0) != m ||
-        row->getOperand(0) != m || owner->getOperand(1) != row->getOperand(1) ||
+        row->getOperand(0) != m || !sameIndex(owner->getOperand(1), row->getOperand(1)) ||
         add.getIndices()[1] != n)
       return add.emitError("GEMM + reduce-scatter: add the tile at [m % R, n] on peer m / R "
                            "(R: rows per owner)");
@@ -102,18 +115,85 @@ FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
   return g;
 }
 
+// Whether `v` is `pk.dim %tensor, d`.
+bool isDimOf(Value v, Value tensor, int64_t d) {
+  auto dim = v.getDefiningOp<DimOp>();
+  return dim && dim.getTensor() == tensor && dim.getDimAttr().getInt() == d;
+}
+
+// Whether `v` is rows(A) / world_size: the rows each rank owns in the reduce-scatter template.
+bool isRowsPerRank(Value v, Value a) {
+  Operation *div = v.getDefiningOp();
+  return div && isa<arith::DivUIOp, arith::DivSIOp>(div) && isDimOf(div->getOperand(0), a, 0) &&
+         div->getOperand(1).getDefiningOp<WorldSizeOp>();
+}
+
+// The template computes the whole product: the loops must cover A's rows, B's rows and K.
+LogicalResult checkBounds(GemmLoop &g) {
+  Value a = g.loadA.getSource(), b = g.loadB.getSource();
+  if (!isDimOf(g.loop.getUpperBounds()[0], a, 0) || !isDimOf(g.loop.getUpperBounds()[1], b, 0))
+    return g.loop.emitError("GEMM tile loop: must cover the rows of A and the rows of B "
+                            "(tiles(a.rows(), b.rows(), {128, 256})): the template computes the "
+                            "whole product");
+  auto kloop = g.loadA->getParentOfType<scf::ForOp>();
+  if (!isDimOf(kloop.getUpperBound(), a, 1) && !isDimOf(kloop.getUpperBound(), b, 1))
+    return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), 64)): "
+                           "the template reduces over all of K");
+  return success();
+}
+
+bool before(Operation *x, Operation *y) { return x->getBlock() == y->getBlock() && x->isBeforeInBlock(y); }
+
 struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
   using PkLowerGemmPassBase::PkLowerGemmPassBase;
 
+  // The template replaces the kernel's whole body: every op with an effect must be one it
+  // implements (`consumed`); anything else would vanish, so it is an error at that op.
+  static LogicalResult accountForEffects(KernelOp kernel, GemmLoop &g,
+                                         ArrayRef<Operation *> consumed, StringRef job) {
+    bool ok = true;
+    kernel.walk([&](Operation *op) {
+      if (!hasSpecEffect(op) || llvm::is_contained(consumed, op)) return;
+      auto diag = op->emitError("'") << op->getName() << "' cannot be part of a kernel whose "
+                  "GEMM loop becomes the " << job << " template (the template replaces the "
+                  "kernel's body and implements only the loop and its fused communication)";
+      if (isa<ReduceScatterOp>(op))
+        diag << "; to fuse a reduce-scatter of the product, add each tile into its owner: "
+                "store_add(c.on(m / rows), tile, m % rows, n) with rows = a.rows() / world_size()";
+      else if (isa<AllReduceOp>(op))
+        diag << "; a fused all-reduce must take the tensor the loop stores, after the loop";
+      else if (isa<AllGatherOp>(op))
+        diag << "; a fused all-gather must come before the loop and produce the A operand it "
+                "loads";
+      else
+        diag << "; put it in a separate kernel";
+      diag.attachNote(g.loop.getLoc()) << "the GEMM loop";
+      ok = false;
+    });
+    return success(ok);
+  }
+
   LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile) {
     FailureOr<GemmLoop> g = matchGemmLoop(loop);
-    if (failed(g)) return failure();
+    if (failed(g) || failed(checkBounds(*g))) return failure();
+    Value a = g->loadA.getSource(), b = g->loadB.getSource();
+    auto store = dyn_cast<TileStoreOp>(g->sink);
+    // Fusion candidates by data flow: an all-gather ahead of the loop that produces A, an
+    // all-reduce after it whose input is what the loop stores.
     AllGatherOp gather;
     AllReduceOp reduce;
     for (Operation &op : kernel.getBody().front()) {
-      if (auto ag = dyn_cast<AllGatherOp>(op)) gather = ag;
-      if (auto ar = dyn_cast<AllReduceOp>(op)) reduce = ar;
+      if (auto ag = dyn_cast<AllGatherOp>(op); ag && ag.getOutput() == a && before(ag, loop))
+        gather = ag;
+      if (auto ar = dyn_cast<AllReduceOp>(op);
+          ar && store && ar.getInput() == store.getDest() && before(loop, ar))
+        reduce = ar;
     }
+    if (b == a || (store && (store.getDest() == a || store.getDest() == b)))
+      return g->sink->emitError("GEMM: the operands and the output must be distinct tensors "
+                                "(the template reads A and B while it writes C)");
+    if (gather && (gather.getInput() == b || gather.getOutput() == b))
+      return gather.emitError("AG + GEMM: the all-gather must feed only the A operand");
     MLIRContext *ctx = kernel.getContext();
     SmallVector<NamedAttribute> facts;
     auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
@@ -123,26 +203,33 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       fact(k, IntegerAttr::get(IntegerType::get(ctx, 64), i));
       return success();
     };
-    Value a = g->loadA.getSource();
-    if (failed(index("b", g->loadB.getSource()))) return failure();
+    if (failed(index("b", b))) return failure();
     std::string job;
-    if (gather && gather.getOutput() == a) {
-      if (!isa<TileStoreOp>(g->sink)) return g->sink->emitError("AG + GEMM: store the tile locally");
+    SmallVector<Operation *> consumed{g->sink};
+    if (gather) {
+      if (!store) return g->sink->emitError("AG + GEMM: store the tile locally");
+      if (!isScratchArgument(a))
+        return gather.emitError("AG + GEMM: the fused template leaves this rank's own rows of "
+                                "the all-gather's output unwritten (the GEMM reads them from the "
+                                "input); declare the output Scratch<T, Rank> (`{pk.scratch}`) "
+                                "to allow that, or gather in a separate kernel");
       job = "ag_gemm";
       if (failed(index("a", gather.getInput())) || failed(index("landing", a)) ||
-          failed(index("c", cast<TileStoreOp>(g->sink).getDest())))
+          failed(index("c", store.getDest())))
         return failure();
       int sms = ::pk::smsFor90Percent(profile, ::pk::Mechanism::tma, 2ll << 20);
+      dropDecisions(gather);
       recordDecision(gather, "rule 2 (overlap)",
                      "inter_sm, fused with the GEMM: the shard is gathered ahead of the tile loop at "
                      "a coarser granularity (128-row blocks of K columns) than the 128x64 tiles the "
                      "loop loads, so communicator blocks push each row block into every peer with "
                      "TMA bulk copies and one flag per row block; compute blocks do the local shard "
-                     "first and wait per row block. Communicator SMs: chosen at launch from the "
+                     "first and wait per row block; this rank's own rows of the scratch output are "
+                     "not written. Communicator SMs: chosen at launch from the "
                      "shapes, 1 to 16, by a cost model of compute waves against the gather's time "
                      "at the profile's TMA bandwidth for that many SMs (the TMA path needs " +
                          Twine(sms) + " SMs for 90% of its bandwidth on 2 MiB row blocks)");
-      gather.erase();
+      consumed.push_back(gather);
     } else if (auto add = dyn_cast<AddTileOp>(g->sink)) {
       if (add.getOverlap() != Overlap::intra_sm)
         return add.emitError("GEMM + reduce-scatter: only the intra-SM lowering has a template "
@@ -150,6 +237,11 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (add.getTransport() != Transport::tma)
         return add.emitError("GEMM + reduce-scatter: the template reduce-adds by TMA; transport is '")
                << stringifyTransport(add.getTransport()) << "'";
+      Value rows = add.getPeer().getDefiningOp()->getOperand(1);
+      if (!isRowsPerRank(rows, a))
+        return add.emitError("GEMM + reduce-scatter: each rank must own a.rows() / world_size() "
+                             "rows (the template's split); add the tile at [m % rows, n] on peer "
+                             "m / rows with rows = a.rows() / world_size()");
       job = "gemm_rs";
       if (failed(index("a", a)) || failed(index("c", add.getDest()))) return failure();
       recordDecision(add, "rule 2 (overlap)",
@@ -157,25 +249,38 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                      "its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off from the "
                      "consumers; tiles alternate between owners starting at rank + 1, so ranks start "
                      "on different owners; one ready and one done signal per block (one-way)");
-    } else if (reduce && reduce.getInput() == cast<TileStoreOp>(g->sink).getDest()) {
+    } else if (reduce) {
+      if (reduce.getKind() != ReduceKind::sum)
+        return reduce.emitError("GEMM + all-reduce: the fused template reduce-adds every tile "
+                                "into the ranks' outputs, which implements <sum> only, not <")
+               << stringifyReduceKind(reduce.getKind())
+               << ">; all-reduce the product in a separate kernel";
+      if (!isScratchArgument(store.getDest()))
+        return store.emitError("GEMM + all-reduce: the fused template never writes the product "
+                               "that feeds the all-reduce, but this store's tensor is a plain "
+                               "argument the caller may read; declare it Scratch<T, Rank> "
+                               "(`{pk.scratch}`) to allow that, or all-reduce in a separate "
+                               "kernel");
       job = "gemm_ar";
       if (failed(index("a", a)) || failed(index("c", reduce.getOutput()))) return failure();
+      dropDecisions(reduce);
       recordDecision(reduce, "rule 2 (overlap)",
                      "intra_sm, fused with the GEMM: the all-reduce's input is produced tile by tile "
                      "by the loop, so the storer reduce-adds each finished box into every rank's "
-                     "output by TMA (one-shot push; the intermediate product is never written) and "
+                     "output by TMA (one-shot push; the scratch product is never written) and "
                      "ranks start their walks at different tiles");
-      reduce.erase();
+      consumed.push_back(reduce);
     } else {
       job = "gemm";
-      if (failed(index("a", a)) || failed(index("c", cast<TileStoreOp>(g->sink).getDest())))
-        return failure();
+      if (failed(index("a", a)) || failed(index("c", store.getDest()))) return failure();
     }
+    if (failed(accountForEffects(kernel, *g, consumed, job))) return failure();
     fact("job", StringAttr::get(ctx, job));
     recordDecision(loop, "template",
                    job + ": persistent LCSC kernel, 128x256x64 tiles, 4-stage TMA ring, 2 consumer "
                    "warpgroups (wgmma m64n256k16, fp32 accumulators, 232 registers) and a loader/"
                    "storer warpgroup (40 registers), L2 groups of 8 row tiles");
+    for (Operation *op : consumed) markLowered(op);
     // The template replaces the spec's body: erase it (users before producers).
     Block &entry = kernel.getBody().front();
     SmallVector<Operation *> ops;

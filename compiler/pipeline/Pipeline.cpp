@@ -6,6 +6,7 @@
 namespace pk {
 
 void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
+  pm.addPass(mlir::pk::createPkTrackEffectsPass());
   mlir::pk::PkSelectTransportPassOptions transport;
   transport.profilePath = options.profilePath;
   transport.allowMulticast = options.allowMulticast;
@@ -26,6 +27,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
+  pm.addPass(mlir::pk::createPkCheckEffectsPass());
   pm.addPass(mlir::pk::createPkVerifyProtocolPass());
 }
 

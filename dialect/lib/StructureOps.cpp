@@ -33,8 +33,23 @@ LogicalResult KernelOp::verify() {
     if (!isa<LocalTensorType, SymTensorType, IndexType, IntegerType, FloatType>(type))
       return emitOpError("argument #") << i << " has type " << type
              << "; kernel arguments must be !pk.tensor, !pk.sym, index, integer or float";
+    if (Attribute scratch = getArgAttr(i, kScratchAttrName)) {
+      if (!isa<UnitAttr>(scratch))
+        return emitOpError("argument #") << i << ": " << kScratchAttrName << " takes no value";
+      if (!isa<SymTensorType>(type))
+        return emitOpError("argument #") << i << " is marked " << kScratchAttrName
+               << " but is not a symmetric tensor (!pk.sym)";
+    }
   }
   return success();
+}
+
+bool mlir::pk::isScratchArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg) return false;
+  auto kernel = dyn_cast_or_null<KernelOp>(arg.getOwner()->getParentOp());
+  return kernel && arg.getOwner() == &kernel.getBody().front() &&
+         kernel.getArgAttr(arg.getArgNumber(), kScratchAttrName);
 }
 
 //===- pk.dim ---------------------------------------------------------------===//

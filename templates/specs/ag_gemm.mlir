@@ -1,8 +1,9 @@
 // All-gather + GEMM over any number of ranks. Rank r holds its row shard A_r[Ms, K] and
 // B[N, K] (K-major); every rank ends with C[W * Ms, N] = [A_0; ...; A_{W-1}] * B^T. `a_full`
-// ([W * Ms, K], symmetric) is the landing buffer of the gathered rows. bf16 in, fp32
+// ([W * Ms, K], symmetric) is the landing buffer of the gathered rows; it is
+// scratch, so the fused lowering need not copy this rank's own rows into it. bf16 in, fp32
 // accumulation, bf16 out; N and K multiples of 8 (TMA row pitches).
-pk.kernel @ag_gemm(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16>, %b: !pk.tensor<?x?xbf16>,
+pk.kernel @ag_gemm(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16> {pk.scratch}, %b: !pk.tensor<?x?xbf16>,
                    %c: !pk.tensor<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index

@@ -1,9 +1,9 @@
 // GEMM + all-reduce over any number of ranks. Every rank holds A[M, K] and B[N, K] (its slice
 // of the reduction axis, B K-major) and ends with C[M, N] = sum over ranks of A * B^T. The
-// product `p` is the all-reduce's input as the spec states it; the fused lowering never
-// writes it (each finished tile goes straight into every rank's C). bf16 in, fp32
+// product `p` is the all-reduce's input as the spec states it; it is scratch, so the fused
+// lowering need not write it (each finished tile goes straight into every rank's C). bf16 in, fp32
 // accumulation, bf16 out; N and K multiples of 8.
-pk.kernel @gemm_ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x?xbf16>,
+pk.kernel @gemm_ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x?xbf16> {pk.scratch},
                    %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index

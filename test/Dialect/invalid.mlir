@@ -436,3 +436,17 @@ pk.kernel @k(%n: index) {
   pk.check %ok, "" expected %n got %n
   pk.return
 }
+
+// -----
+
+// expected-error @+1 {{argument #0 is marked pk.scratch but is not a symmetric tensor (!pk.sym)}}
+pk.kernel @k(%a: !pk.tensor<?xf32> {pk.scratch}) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: pk.scratch takes no value}}
+pk.kernel @k(%a: !pk.sym<?xf32> {pk.scratch = 1}) {
+  pk.return
+}

@@ -3,6 +3,13 @@
 // RUN: pkc-opt %s --mlir-print-op-generic | pkc-opt | FileCheck %s
 // Round trip of every pk op, type and attribute.
 
+// Tests that a scratch argument keeps its marker through a round trip.
+// CHECK-LABEL: pk.kernel @scratch_arg
+// CHECK-SAME: (%{{.*}}: !pk.sym<?xbf16> {pk.scratch}, %{{.*}}: !pk.sym<?xbf16>)
+pk.kernel @scratch_arg(%p: !pk.sym<?xbf16> {pk.scratch}, %q: !pk.sym<?xbf16>) {
+  pk.return
+}
+
 // Tests that the structure ops, rank and sizes round-trip.
 // CHECK-LABEL: pk.kernel @structure
 // CHECK-SAME: (%[[X:.*]]: !pk.sym<?x?xbf16>, %[[Y:.*]]: !pk.tensor<128x?xf32>, %{{.*}}: index, %{{.*}}: i32, %{{.*}}: f32)

@@ -44,7 +44,7 @@ pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x
 // CHECK-SAME: Communicator SMs: chosen at launch
 // CHECK-SAME: pk.gemm = {a = 0 : i64, b = 2 : i64, c = 3 : i64, job = "ag_gemm", landing = 1 : i64}
 // CHECK-NEXT: pk.return
-pk.kernel @ag(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
+pk.kernel @ag(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16> {pk.scratch}, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   pk.coll.all_gather %a into %a_full : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
@@ -72,7 +72,7 @@ pk.kernel @ag(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16>, %b: !pk.tensor<
 // CHECK-LABEL: pk.kernel @ar
 // CHECK-SAME: intra_sm, fused with the GEMM: the all-reduce's input is produced tile by tile
 // CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 3 : i64, job = "gemm_ar"}
-pk.kernel @ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+pk.kernel @ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x?xbf16> {pk.scratch}, %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>

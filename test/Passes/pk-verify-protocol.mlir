@@ -2,10 +2,13 @@
 // RUN: pkc-opt --pk-to-device %specs/all_reduce.mlir | pkc-opt --pk-verify-protocol -verify-diagnostics | FileCheck %s --check-prefix=SHIPPED
 // RUN: pkc-opt --pk-to-device --dump-pass-pipeline %specs/all_reduce.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
 
-// The shipped all-reduce, lowered, verifies clean, and the device pipeline ends with the check.
+// The shipped all-reduce, lowered, verifies clean, and the device pipeline starts with the
+// effect ledger and ends with its check and the protocol check.
 // SHIPPED-LABEL: pk.kernel @all_reduce
 // SHIPPED: pk.sync.wait
+// PIPELINE: pk-track-effects
 // PIPELINE: pk-lower-collectives
+// PIPELINE-NEXT: pk-check-effects
 // PIPELINE-NEXT: pk-verify-protocol
 
 // Tests that the one-shot all-reduce protocol verifies for every world size and leaves

@@ -1,7 +1,8 @@
-// pkc's compiler path for the fused GEMMs on two GPUs: the CUDA pkc emits for the shipped
-// specs gemm_rs.mlir and ag_gemm.mlir (generated at build time) is JIT-compiled by NVRTC,
-// launched with the Params the host plans build, and checked against a float64 reference. On
-// one GPU both run at world size 1 and the two-GPU runs are reported as skipped.
+// pkc's compiler path for the GEMMs on two GPUs: the CUDA pkc emits for the shipped specs
+// gemm_rs, ag_gemm and gemm_ar and for the fusions test/Fusion/accepts.cpp accepts (generated
+// at build time) is JIT-compiled by NVRTC, launched with the Params the host plans build, and
+// checked against a float64 reference of what the spec says. On one GPU they run at world size
+// 1 and the two-GPU runs are reported as skipped.
 #include <fstream>
 #include <sstream>
 
@@ -31,7 +32,7 @@ pk::Status launch_emitted(pk::Context& ctx, const pk::Kernel& kernel, const Para
   return kernel.launch(cfg, ctx.stream(), args);
 }
 
-void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel) {
+void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel, const std::string& name) {
   const int r = ctx.rank(), w = ctx.world();
   const long long m = 2 * 150, n = 264, k = 520, mo = m / w;
   auto out = ctx.allocate(mo * n * 2);
@@ -43,7 +44,7 @@ void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel) {
     PKT_CUDA(cudaDeviceSynchronize());
     auto plan = pk::gemm::GemmRsPlan::create(ctx, da, db, *out, m, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
-    auto p = plan->prepare(ctx, "gemm_rs");
+    auto p = plan->prepare(ctx, name);
     PKT_OK(p.is_ok() ? pk::Status::ok() : p.status());
     PKT_OK(launch_emitted(ctx, kernel, *p, plan->grid()));
     PKT_OK(ctx.check_errors());
@@ -52,14 +53,14 @@ void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel) {
       pkt::ref_gemm_add(pkt::as_float(pkt::random_data<bf16>(m * k, pkt::seed_of(q, 7, round))), r * mo, mo,
                         pkt::as_float(pkt::random_data<bf16>(n * k, pkt::seed_of(q, 8, round))), n, k, want);
     pkt::expect_close(pkt::download(out->local(), mo * n), want, k * w,
-                      "emitted gemm_rs round " + std::to_string(round) + " rank " + std::to_string(r));
+                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r));
     cudaFree(da);
     cudaFree(db);
     PKT_OK(ctx.exchange().barrier());
   }
 }
 
-void emitted_ag(pk::Context& ctx, const pk::Kernel& kernel) {
+void emitted_ag(pk::Context& ctx, const pk::Kernel& kernel, const std::string& name) {
   const int r = ctx.rank(), w = ctx.world();
   const long long ms = 200, n = 264, k = 136, m = ms * w;
   auto full = ctx.allocate(m * k * 2);
@@ -74,7 +75,7 @@ void emitted_ag(pk::Context& ctx, const pk::Kernel& kernel) {
     PKT_CUDA(cudaDeviceSynchronize());
     auto plan = pk::gemm::AgGemmPlan::create(ctx, da, *full, db, dc, ms, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
-    auto p = plan->prepare(ctx, "ag_gemm");
+    auto p = plan->prepare(ctx, name);
     PKT_OK(p.is_ok() ? pk::Status::ok() : p.status());
     PKT_OK(launch_emitted(ctx, kernel, *p, plan->grid()));
     PKT_OK(ctx.check_errors());
@@ -86,12 +87,67 @@ void emitted_ag(pk::Context& ctx, const pk::Kernel& kernel) {
     std::vector<double> want(m * n, 0.0);
     pkt::ref_gemm_add(gathered, 0, m, pkt::as_float(b), n, k, want);
     pkt::expect_close(pkt::download(dc, m * n), want, k,
-                      "emitted ag_gemm round " + std::to_string(round) + " rank " + std::to_string(r));
+                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r));
     PKT_OK(ctx.exchange().barrier());
     cudaFree(da);
     cudaFree(db);
   }
   cudaFree(dc);
+}
+
+// C[M, N] on every rank = sum over ranks of A_r * B_r^T (the scratch product is not checked:
+// its contents are unspecified).
+void emitted_ar(pk::Context& ctx, const pk::Kernel& kernel, const std::string& name) {
+  const int r = ctx.rank(), w = ctx.world();
+  const long long m = 300, n = 264, k = 200;
+  auto out = ctx.allocate(m * n * 2);
+  PKT_OK(out.is_ok() ? pk::Status::ok() : out.status());
+  for (int round = 0; round < 2; ++round) {
+    bf16* da = pkt::upload(pkt::random_data<bf16>(m * k, pkt::seed_of(r, 11, round)));
+    bf16* db = pkt::upload(pkt::random_data<bf16>(n * k, pkt::seed_of(r, 12, round)));
+    PKT_CUDA(pkt::poison(out->local(), m * n * 2));
+    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_OK(ctx.exchange().barrier());  // no peer adds into an output before it is poisoned
+    auto plan = pk::gemm::GemmArPlan::create(ctx, da, db, *out, m, n, k);
+    PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
+    auto p = plan->prepare(ctx, name);
+    PKT_OK(p.is_ok() ? pk::Status::ok() : p.status());
+    PKT_OK(launch_emitted(ctx, kernel, *p, plan->grid()));
+    PKT_OK(ctx.check_errors());
+    std::vector<double> want(m * n, 0.0);
+    for (int q = 0; q < w; ++q)
+      pkt::ref_gemm_add(pkt::as_float(pkt::random_data<bf16>(m * k, pkt::seed_of(q, 11, round))), 0, m,
+                        pkt::as_float(pkt::random_data<bf16>(n * k, pkt::seed_of(q, 12, round))), n, k, want);
+    pkt::expect_close(pkt::download(out->local(), m * n), want, k * w,
+                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r));
+    cudaFree(da);
+    cudaFree(db);
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
+// A plain GEMM into a symmetric tensor: every rank's own product, stored.
+void emitted_gemm(pk::Context& ctx, const pk::Kernel& kernel, const std::string& name) {
+  const int r = ctx.rank();
+  const long long m = 200, n = 392, k = 136;
+  auto out = ctx.allocate(m * n * 2);
+  PKT_OK(out.is_ok() ? pk::Status::ok() : out.status());
+  auto a = pkt::random_data<bf16>(m * k, pkt::seed_of(r, 13, 0));
+  auto b = pkt::random_data<bf16>(n * k, pkt::seed_of(r, 14, 0));
+  bf16* da = pkt::upload(a);
+  bf16* db = pkt::upload(b);
+  bf16* dc = static_cast<bf16*>(out->local());
+  PKT_CUDA(pkt::poison(dc, m * n * 2));
+  auto plan = pk::gemm::GemmPlan::create(da, db, dc, m, n, k);
+  PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
+  PKT_OK(launch_emitted(ctx, kernel, plan->params(), plan->grid()));
+  PKT_OK(ctx.check_errors());
+  std::vector<double> want(m * n, 0.0);
+  pkt::ref_gemm_add(pkt::as_float(a), 0, m, pkt::as_float(b), n, k, want);
+  pkt::expect_close(pkt::download(dc, m * n), want, k, "emitted " + name + " rank " + std::to_string(r));
+  cudaFree(da);
+  cudaFree(db);
+  PKT_OK(ctx.exchange().barrier());
 }
 
 pk::Result<pk::Kernel> load(const char* path, const std::string& name,
@@ -111,12 +167,20 @@ int main() {
   const int world = pkt::test_world();
   pkt::run_ranks(world, [&](pk::Context& ctx) {
     std::vector<std::unique_ptr<pk::Module>> modules;
-    auto rs = load(PK_EMITTED_GEMM_RS, "gemm_rs", modules);
-    PKT_OK(rs.is_ok() ? pk::Status::ok() : rs.status());
-    auto ag = load(PK_EMITTED_AG_GEMM, "ag_gemm", modules);
-    PKT_OK(ag.is_ok() ? pk::Status::ok() : ag.status());
-    emitted_rs(ctx, *rs);
-    emitted_ag(ctx, *ag);
+    auto get = [&](const char* path, const std::string& name) -> pk::Kernel {
+      auto kernel = load(path, name, modules);
+      if (kernel.is_ok()) return *kernel;
+      pkt::fail(name + ": " + kernel.status().message());
+      return pk::Kernel();
+    };
+    emitted_rs(ctx, get(PK_EMITTED_GEMM_RS, "gemm_rs"), "gemm_rs");
+    emitted_ag(ctx, get(PK_EMITTED_AG_GEMM, "ag_gemm"), "ag_gemm");
+    emitted_ar(ctx, get(PK_EMITTED_GEMM_AR, "gemm_ar"), "gemm_ar");
+    // The fusions pkc accepts after checking their data flow (test/Fusion/accepts.cpp).
+    emitted_ar(ctx, get(PK_EMITTED_FUSION, "gemm_ar_scratch"), "gemm_ar_scratch");
+    emitted_gemm(ctx, get(PK_EMITTED_FUSION, "gemm_into_sym"), "gemm_into_sym");
+    emitted_ag(ctx, get(PK_EMITTED_FUSION, "ag_gemm_scratch"), "ag_gemm_scratch");
+    emitted_rs(ctx, get(PK_EMITTED_FUSION, "gemm_rs_rows"), "gemm_rs_rows");
   });
   return pkt::finish_world("emitted_gemm_test", world);
 }

@@ -45,6 +45,12 @@ template <class T, int Rank> struct Sym {
   Peer<T, Rank> on(index peer) const;  // the copy that lives on rank `peer`
 };
 
+// A symmetric tensor the caller lends as workspace: a Sym whose contents after the kernel are
+// unspecified. pkc may skip writing it when a fused template makes the writes unnecessary (the
+// product of a GEMM that is all-reduced, the landing rows of an all-gather feeding a GEMM);
+// stores into a plain Sym or Tensor are always performed.
+template <class T, int Rank> struct Scratch : Sym<T, Rank> {};
+
 // Tiles: statically shaped blocks in registers (Tile) or shared memory (SmemTile).
 template <class T, long... Shape> struct Tile {};
 template <class T, long... Shape> struct SmemTile {};

@@ -4,6 +4,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PkTrackEffectsPass : Pass<"pk-track-effects", "::mlir::ModuleOp"> {
+  let summary = "Number every spec-level op with an effect, for pk-check-effects";
+  let description = [{
+    First pass of the pipeline. Gives every tile store, collective, tile sent to a peer,
+    device primitive and signal / wait / barrier a number (`pk.effect`) and lists their names
+    and locations on the kernel (`pk.effects`). Lowerings that replace such an op mark its
+    number lowered (`pk.lowered`) before erasing it; pk-check-effects, at the end of the
+    pipeline, reports every number that is neither in the IR nor marked.
+
+    Before: `pk.tile.store %t, %c[%m, %n] : ...`
+    After:  `pk.tile.store %t, %c[%m, %n] {pk.effect = 0 : i64} : ...` and
+            `pk.effects = [["pk.tile.store", loc(...)]]` on the kernel
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
 def PkSelectTransportPass : Pass<"pk-select-transport", "::mlir::ModuleOp"> {
   let summary = "Rule 1: choose each transfer's mechanism by message size";
   let description = [{
@@ -122,6 +138,21 @@ def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def PkCheckEffectsPass : Pass<"pk-check-effects", "::mlir::ModuleOp"> {
+  let summary = "Report spec-level effects that a lowering dropped without lowering them";
+  let description = [{
+    Runs after the lowerings. Every op pk-track-effects numbered must still be in the IR
+    (it reaches the emitter, which lowers it or says it cannot) or have been marked lowered
+    by the pass that replaced it. Any other op was thrown away: that is a compiler bug, and
+    it is reported at the op's location instead of compiling to a kernel that silently
+    skips it. Removes the ledger's attributes.
+
+    Before: a kernel whose `pk.effects` lists an op that is gone and not in `pk.lowered`
+    After:  error: 'pk.coll.reduce_scatter' was dropped by a lowering without being lowered
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
 def PkVerifyProtocolPass : Pass<"pk-verify-protocol", "::mlir::ModuleOp"> {

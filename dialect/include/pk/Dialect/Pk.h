@@ -29,6 +29,11 @@
 #include "pk/Dialect/PkSyncOps.h.inc"
 
 namespace mlir::pk {
+/// Unit argument attribute of pk.kernel: the symmetric argument is workspace the caller lends;
+/// its contents after the kernel are unspecified, so a fused lowering may skip writing it.
+constexpr llvm::StringLiteral kScratchAttrName = "pk.scratch";
+/// Whether `v` is a kernel argument marked pk.scratch.
+bool isScratchArgument(Value v);
 /// Element types tiles and tensors may hold.
 bool isSupportedElementType(Type type);
 /// Shape and element type of a local or symmetric tensor type.

@@ -17,6 +17,12 @@ def Pk_KernelOp : Pk_Op<"kernel", [IsolatedFromAbove, FunctionOpInterface,
     its effects are its stores. The attribute `pk.level` is `"spec"` until the passes have
     lowered all communication intent, then `"device"`.
 
+    Every store a kernel's body makes is performed, including stores into symmetric
+    arguments that only feed a later collective, because the caller may read them. A
+    symmetric argument marked `{pk.scratch}` is workspace instead: its contents after the
+    kernel are unspecified, and a fused lowering may skip writing it (the C++ spelling is
+    `Scratch<T, Rank>`).
+
     Ordering: every rank launches the kernel on its own stream; work the stream did before
     the launch is complete and visible on that rank when the kernel starts.
 
@@ -25,6 +31,8 @@ def Pk_KernelOp : Pk_Op<"kernel", [IsolatedFromAbove, FunctionOpInterface,
       pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
       pk.return
     }
+    pk.kernel @gemm_ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>,
+                       %p: !pk.sym<?x?xbf16> {pk.scratch}, %c: !pk.sym<?x?xbf16>) { ... }
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<FunctionType>:$function_type,

@@ -127,6 +127,8 @@ class GemmPlan {
     return plan;
   }
   Status launch(cudaStream_t stream) const { return detail::launch_job<GemmJob>(p_, grid_, stream); }
+  // For launching a kernel loaded elsewhere (pkc's emitted wrapper) with grid() blocks.
+  const GemmJob::Params& params() const { return p_; }
   int grid() const { return grid_; }
 
  private:

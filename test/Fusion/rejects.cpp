@@ -1,0 +1,154 @@
+// RUN: not pkc %s --emit=device-mlir 2>&1 | FileCheck %s
+// Tests that specs a fused GEMM template cannot implement as written are refused at the op
+// that would otherwise be dropped or changed, instead of compiling to a different kernel.
+#include <pk/spec.h>
+using namespace pk;
+
+#define GEMM_LOOP(A, B, OUT)                                                           \
+  for (auto [m, n] : tiles(A.rows(), B.rows(), {128, 256})) {                          \
+    auto acc = zeros<f32, 128, 256>();                                                 \
+    for (auto k : range(0, A.cols(), 64))                                              \
+      acc = mma_t(load_smem<128, 64>(A, m, k), load_smem<256, 64>(B, n, k), acc);      \
+    store(OUT, cast<bf16>(acc), m, n);                                                 \
+  }
+
+// A reduce-scatter of the stored product is not what the gemm template computes.
+PK_KERNEL void gemm_then_rs(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_LOOP(a, b, p)
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.reduce_scatter' cannot be part of a kernel whose GEMM loop becomes the gemm template {{.*}}store_add(c.on(m / rows)
+  reduce_scatter(Sum, p, c);
+}
+
+// A max all-reduce cannot ride on the template's reduce-add.
+PK_KERNEL void gemm_then_ar_max(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_LOOP(a, b, p)
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM + all-reduce: the fused template reduce-adds every tile into the ranks' outputs, which implements <sum> only, not <max>
+  all_reduce(Max, p, c);
+}
+
+// The caller may read `p`, so the fused template (which never writes it) is refused.
+PK_KERNEL void gemm_then_ar_kept(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p, Sym<bf16, 2> c) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM + all-reduce: the fused template never writes the product {{.*}}declare it Scratch<T, Rank>
+  GEMM_LOOP(a, b, p)
+  all_reduce(Sum, p, c);
+}
+
+// An all-reduce of a tensor the loop does not write is a separate collective.
+PK_KERNEL void gemm_then_ar_other(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> q, Sym<bf16, 2> c) {
+  GEMM_LOOP(a, b, p)
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template {{.*}}must take the tensor the loop stores
+  all_reduce(Sum, q, c);
+}
+
+// An all-gather whose output the GEMM does not read.
+PK_KERNEL void ag_unused(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
+  all_gather(a, a_full);
+  GEMM_LOOP(a, b, c)
+}
+
+// An all-gather into the B operand: the template gathers only A.
+PK_KERNEL void ag_wrong_operand(Tensor<bf16, 2> a, Sym<bf16, 2> b, Scratch<bf16, 2> b_full, Tensor<bf16, 2> c) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
+  all_gather(b, b_full);
+  GEMM_LOOP(a, b_full, c)
+}
+
+// An all-gather after the loop that reads its output: the loop would read stale rows.
+PK_KERNEL void ag_after(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  GEMM_LOOP(a_full, b, c)
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
+  all_gather(a, a_full);
+}
+
+// The gathered rows are a plain argument: the template would leave this rank's rows unwritten.
+PK_KERNEL void ag_kept(Sym<bf16, 2> a, Sym<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: AG + GEMM: the fused template leaves this rank's own rows of the all-gather's output unwritten
+  all_gather(a, a_full);
+  GEMM_LOOP(a_full, b, c)
+}
+
+// A reduce-scatter along other rows than a.rows() / world_size().
+PK_KERNEL void rs_wrong_rows(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    // CHECK: rejects.cpp:[[@LINE+1]]:5: error: GEMM + reduce-scatter: each rank must own a.rows() / world_size() rows
+    store_add(c.on(m / 256), cast<bf16>(acc), m % 256, n);
+  }
+}
+
+// A cast to f16 before the collective: the template's output is bf16.
+PK_KERNEL void cast_f16(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<f16, 2> p, Sym<f16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    // CHECK: rejects.cpp:[[@LINE+1]]:14: error: GEMM: the template's output is bf16; this cast makes '!pk.tile<128x256xf16>'
+    store(p, cast<f16>(acc), m, n);
+  }
+  all_reduce(Sum, p, c);
+}
+
+// A second consumer of the scratch product: the template never writes it.
+PK_KERNEL void second_consumer(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c, Sym<bf16, 2> q) {
+  GEMM_LOOP(a, b, p)
+  all_reduce(Sum, p, c);
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm_ar template
+  all_gather(p, q);
+}
+
+// A loop over half the rows: the template computes the whole product.
+PK_KERNEL void half_rows(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM tile loop: must cover the rows of A and the rows of B
+  for (auto [m, n] : tiles(a.rows() / 2, b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
+
+// A K loop over half of K.
+PK_KERNEL void half_k(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, index k_end) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    // CHECK: rejects.cpp:[[@LINE+1]]:5: error: GEMM K loop: must run to the columns of A
+    for (auto k : range(0, k_end, 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
+
+// Another store inside the GEMM loop.
+PK_KERNEL void extra_store(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Tensor<bf16, 2> d) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+    // CHECK: rejects.cpp:[[@LINE+1]]:5: error: 'pk.tile.store' cannot be part of a kernel whose GEMM loop becomes the gemm template
+    store(d, load<128, 256>(a, m, n), m, n);
+  }
+}
+
+// Two GEMM loops in one kernel: the template instance is one GEMM.
+PK_KERNEL void two_gemms(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Tensor<bf16, 2> d) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.tile.store' cannot be part of a kernel whose GEMM loop becomes the gemm template
+  GEMM_LOOP(a, b, c)
+  GEMM_LOOP(a, b, d)
+}
+
+// An unrelated collective beside a GEMM.
+PK_KERNEL void gemm_and_ar(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Sym<f32, 1> x, Sym<f32, 1> y) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template
+  all_reduce(Sum, x, y);
+  GEMM_LOOP(a, b, c)
+}
+
+// The output aliases an operand.
+PK_KERNEL void in_place(Tensor<bf16, 2> a, Tensor<bf16, 2> b) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM: the operands and the output must be distinct tensors
+  GEMM_LOOP(a, b, a)
+}
