@@ -1,7 +1,8 @@
 // pkc's compiler path for the fused GEMMs on two GPUs: the CUDA pkc emits for the shipped
 // specs gemm_rs.mlir and ag_gemm.mlir (generated at build time) is JIT-compiled by NVRTC,
 // launched with the Params the host plans build, and checked against a float64 reference. On
-// one GPU both run at world size 1 and the two-GPU runs are reported as skipped.
+// one GPU both run at world size 1, then at 2, 3 and 4 ranks sharing it (grids from the
+// plans' 1/W share of the SMs).
 #include <fstream>
 #include <sstream>
 
@@ -33,14 +34,18 @@ pk::Status launch_emitted(pk::Context& ctx, const pk::Kernel& kernel, const Para
 
 void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel) {
   const int r = ctx.rank(), w = ctx.world();
-  const long long m = 2 * 150, n = 264, k = 520, mo = m / w;
+  // 300 rows unless the world does not divide them (each rank owns M / W rows).
+  const long long m = 300 % w == 0 ? 300 : 150 * w, n = 264, k = 520, mo = m / w;
   auto out = ctx.allocate(mo * n * 2);
   PKT_OK(out.is_ok() ? pk::Status::ok() : out.status());
   for (int round = 0; round < 2; ++round) {
     bf16* da = pkt::upload(pkt::random_data<bf16>(m * k, pkt::seed_of(r, 7, round)));
     bf16* db = pkt::upload(pkt::random_data<bf16>(n * k, pkt::seed_of(r, 8, round)));
     PKT_CUDA(pkt::poison(out->local(), mo * n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
+    // Every rank's uploads are done before any rank launches: where ranks share a GPU,
+    // an allocation or copy can wait for a kernel that spins for this rank.
+    PKT_OK(ctx.exchange().barrier());
     auto plan = pk::gemm::GemmRsPlan::create(ctx, da, db, *out, m, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
     auto p = plan->prepare(ctx, "gemm_rs");
@@ -71,7 +76,10 @@ void emitted_ag(pk::Context& ctx, const pk::Kernel& kernel) {
     bf16* da = pkt::upload(pkt::random_data<bf16>(ms * k, pkt::seed_of(r, 10, round)));
     bf16* db = pkt::upload(b);
     PKT_CUDA(pkt::poison(dc, m * n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
+    // Every rank's uploads are done before any rank launches: where ranks share a GPU,
+    // an allocation or copy can wait for a kernel that spins for this rank.
+    PKT_OK(ctx.exchange().barrier());
     auto plan = pk::gemm::AgGemmPlan::create(ctx, da, *full, db, dc, ms, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
     auto p = plan->prepare(ctx, "ag_gemm");
@@ -108,15 +116,18 @@ pk::Result<pk::Kernel> load(const char* path, const std::string& name,
 }  // namespace
 
 int main() {
-  const int world = pkt::test_world();
-  pkt::run_ranks(world, [&](pk::Context& ctx) {
-    std::vector<std::unique_ptr<pk::Module>> modules;
-    auto rs = load(PK_EMITTED_GEMM_RS, "gemm_rs", modules);
-    PKT_OK(rs.is_ok() ? pk::Status::ok() : rs.status());
-    auto ag = load(PK_EMITTED_AG_GEMM, "ag_gemm", modules);
-    PKT_OK(ag.is_ok() ? pk::Status::ok() : ag.status());
-    emitted_rs(ctx, *rs);
-    emitted_ag(ctx, *ag);
-  });
-  return pkt::finish_world("emitted_gemm_test", world);
+  for (int world : pkt::test_worlds(/*with_one=*/true)) {
+    pkt::announce_world("emitted_gemm_test", world);
+    pkt::run_ranks(world, [&](pk::Context& ctx) {
+      std::vector<std::unique_ptr<pk::Module>> modules;
+      auto rs = load(PK_EMITTED_GEMM_RS, "gemm_rs", modules);
+      PKT_OK(rs.is_ok() ? pk::Status::ok() : rs.status());
+      auto ag = load(PK_EMITTED_AG_GEMM, "ag_gemm", modules);
+      PKT_OK(ag.is_ok() ? pk::Status::ok() : ag.status());
+      PKT_OK(ctx.exchange().barrier());  // every rank loaded before any spins (shared context)
+      emitted_rs(ctx, *rs);
+      emitted_ag(ctx, *ag);
+    });
+  }
+  return pkt::finish("emitted_gemm_test");
 }

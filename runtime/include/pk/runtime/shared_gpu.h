@@ -62,4 +62,8 @@ Status check_co_resident(int device, const std::string& kernel, long long grid,
 // out), or when ranks sharing a GPU would launch on the same stream.
 Status check_rank_placement(Exchange& ex, cudaStream_t stream);
 
+// For benchmarks and calibration, which measure links that ranks sharing a GPU do not have:
+// an error naming `tool` when PK_SHARED_GPU_RANKS is set or shared-GPU ranks exist.
+Status refuse_shared_gpu(const std::string& tool);
+
 }  // namespace pk
