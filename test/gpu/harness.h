@@ -1,7 +1,10 @@
 // Shared scaffolding for pk GPU tests: skip rules, one thread per rank, checks, test data.
 #pragma once
 #include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,9 +27,21 @@ inline void safety_env() {
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
 }
 
+// The device count, read once in a child process: CUDA in this process then starts only after
+// require_gpus has chosen the shared-GPU settings, some of which CUDA reads when it starts.
 inline int gpu_count() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+  static const int count = [] {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int n = 0;
+      _exit(cudaGetDeviceCount(&n) == cudaSuccess ? std::min(n, 100) : 0);
+    }
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) return WEXITSTATUS(status);
+    int n = 0;  // no child: count here
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+  }();
+  return count;
 }
 
 // Whether the multi-rank parts run as ranks sharing GPU 0 in this process
@@ -36,8 +51,8 @@ inline bool shared_gpu() {
   return (w && *w) || gpu_count() == 1;
 }
 
-// Exits with 77 (ctest SKIP_RETURN_CODE) unless `need` GPUs are usable; ranks sharing one GPU
-// count as the GPUs of a multi-rank test there (see test_worlds).
+// Exits with 77 (ctest SKIP_RETURN_CODE) unless `need` GPUs are usable (tests whose ranks may
+// share one GPU ask test_worlds instead).
 inline void require_gpus(int need) {
   safety_env();
   const int n = gpu_count();
@@ -46,12 +61,11 @@ inline void require_gpus(int need) {
     std::exit(77);
   }
   if (shared_gpu()) {
-    // Before the first CUDA context: eager module loading (a lazy load can wait for another
-    // rank's spinning kernel) and a hardware queue per stream (so no rank's kernel queues
-    // behind another's).
+    // Before this process starts CUDA (gpu_count counted in a child): eager module loading (a
+    // lazy load can wait for another rank's spinning kernel) and a hardware queue per stream
+    // (so no rank's kernel queues behind another's).
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-    return;
   }
   if (n < need) {
     std::printf("skipped: needs %d GPUs\n", need);
@@ -139,7 +153,7 @@ inline int finish(const char* name) {
 // choices run there too; W alone with PK_SHARED_GPU_RANKS=W (2 <= W <= 16), or the list in
 // PK_TEST_WORLDS ("2 3 4 8"). with_one: world size 1 first on a one-GPU machine.
 inline std::vector<int> test_worlds(bool with_one = false) {
-  require_gpus(2);
+  require_gpus(1);
   std::vector<int> worlds;
   if (!shared_gpu()) return {2};
   if (with_one) worlds.push_back(1);
@@ -153,6 +167,10 @@ inline std::vector<int> test_worlds(bool with_one = false) {
     if (end == p) break;
     if (w >= 2 && w <= PK_MAX_RANKS) worlds.push_back(static_cast<int>(w));
     p = end;
+  }
+  if (worlds.empty() || worlds.back() < 2) {  // never a pass that ran no ranks
+    std::printf("FAIL: no world size in [2, %d] in '%s'\n", PK_MAX_RANKS, text.c_str());
+    std::exit(1);
   }
   return worlds;
 }
