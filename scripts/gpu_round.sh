@@ -33,6 +33,7 @@ BUILT=$?
 
 if [ "$PART" = tests ] || [ "$PART" = all ]; then
   step "ctest -L gpu"
+  [ "$GPUS" -lt 2 ] && echo "one GPU: multi-rank tests run as 2, 3 and 4 ranks sharing it (shared GPU, not NVLink)"
   ctest --test-dir "$BUILD" -L gpu --output-on-failure >"$OUT/ctest-gpu.log" 2>&1
   GPU=$?
   grep -E "Test +#|tests passed|FAIL|fail|error" "$OUT/ctest-gpu.log" | head -60

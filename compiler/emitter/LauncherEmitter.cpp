@@ -254,7 +254,8 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "#include <pk/runtime/copy_engine.h>\n"
      << "#include <pk/runtime/cuda_check.h>\n"
      << "#include <pk/runtime/kernel_args.h>\n"
-     << "#include <pk/runtime/module.h>\n\n"
+     << "#include <pk/runtime/module.h>\n"
+     << "#include <pk/runtime/shared_gpu.h>\n\n"
      << "namespace " << options.cppNamespace << " {\n"
      << "namespace {\n\n"
      << "// pkc's CUDA for " << options.sourceName
@@ -307,7 +308,7 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
        << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)
        << "));\n"
        << "  pk::LaunchConfig cfg;\n"
-       << "  cfg.grid = dim3(kBlocks);\n"
+       << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks));  // 1/W of the SMs if W ranks share the GPU\n"
        << "  cfg.block = dim3(kThreads);\n"
        << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
        << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("

@@ -8,6 +8,7 @@
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/kernel_args.h>
 #include <pk/runtime/module.h>
+#include <pk/runtime/shared_gpu.h>
 
 namespace pk::jit {
 
@@ -129,7 +130,7 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
     else packed.add(a.integer);  // index and i64 are long long in emitted code
   }
   LaunchConfig cfg;
-  cfg.grid = dim3(info.blocks);
+  cfg.grid = dim3(rank_grid(ctx, info.blocks));  // 1/W of the SMs when W ranks share the GPU
   cfg.block = dim3(info.threads);
   return f.launch(cfg, stream, packed);
 }

@@ -6,6 +6,7 @@
 
 #include <pk/runtime/checks.h>
 #include <pk/runtime/cuda_check.h>
+#include <pk/runtime/shared_gpu.h>
 
 #include "copy_engine_state.h"
 
@@ -33,6 +34,8 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
     PK_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream_, cudaStreamNonBlocking));
     c->owns_stream_ = true;
   }
+  // Several processes on one GPU would time out in every wait; say so before anything runs.
+  PK_RETURN_IF_ERROR(check_rank_placement(ex, c->stream_));
   PK_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&c->error_), sizeof(WaitError)));
   PK_CUDA_TRY(cudaMemset(c->error_, 0, sizeof(WaitError)));
   // Zeroed here, once: the counters only ever grow afterwards.

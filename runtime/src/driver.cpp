@@ -40,6 +40,8 @@ Loaded load() {
   else if (!sym(lib, "cuModuleUnload", a.module_unload)) missing = "cuModuleUnload";
   else if (!sym(lib, "cuModuleGetFunction", a.module_get_function)) missing = "cuModuleGetFunction";
   else if (!sym(lib, "cuFuncSetAttribute", a.func_set_attribute)) missing = "cuFuncSetAttribute";
+  else if (!sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor", a.occupancy_max_active_blocks))
+    missing = "cuOccupancyMaxActiveBlocksPerMultiprocessor";
   else if (!sym(lib, "cuLaunchKernel", a.launch_kernel)) missing = "cuLaunchKernel";
   else if (!sym(lib, "cuTensorMapEncodeTiled", a.tensor_map_encode_tiled))
     missing = "cuTensorMapEncodeTiled";

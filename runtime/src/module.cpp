@@ -4,6 +4,7 @@
 #include <pk/runtime/capabilities.h>
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/driver.h>
+#include <pk/runtime/shared_gpu.h>
 
 namespace pk {
 
@@ -47,6 +48,19 @@ Result<Kernel> Module::kernel(const std::string& name) const {
   return k;
 }
 
+// Ranks sharing the GPU spin on each other: refuse a grid whose copies cannot all be resident.
+Status Kernel::check_fits_shared_gpu(const LaunchConfig& cfg) const {
+  PK_ASSIGN_OR_RETURN(const DriverApi* d, driver());
+  int device = 0, per_sm = 0;
+  PK_CUDA_TRY(cudaGetDevice(&device));
+  const int threads = static_cast<int>(cfg.block.x * cfg.block.y * cfg.block.z);
+  PK_RETURN_IF_ERROR(cu_status(d->occupancy_max_active_blocks(&per_sm, static_cast<CUfunction>(function_),
+                                                              threads, cfg.shared_bytes),
+                               "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+  const long long grid = static_cast<long long>(cfg.grid.x) * cfg.grid.y * cfg.grid.z;
+  return check_co_resident(device, name_, grid, per_sm);
+}
+
 Status Kernel::launch(const LaunchConfig& cfg, cudaStream_t stream, KernelArgs& args) const {
   if (!args.ok()) return Status::error("kernel " + name_ + ": arguments exceed 32 KiB");
   PK_ASSIGN_OR_RETURN(const DriverApi* d, driver());
@@ -56,6 +70,7 @@ Status Kernel::launch(const LaunchConfig& cfg, cudaStream_t stream, KernelArgs& 
         d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                               static_cast<int>(cfg.shared_bytes)),
         "cuFuncSetAttribute(max dynamic shared memory)"));
+  if (shared_gpu_ranks_exist()) PK_RETURN_IF_ERROR(check_fits_shared_gpu(cfg));
   const CUresult r = d->launch_kernel(f, cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
                                       cfg.block.y, cfg.block.z, cfg.shared_bytes,
                                       reinterpret_cast<CUstream>(stream), args.pointers(), nullptr);

@@ -34,6 +34,32 @@ Status enable_peer_access(int device, int peer_device) {
 
 }  // namespace
 
+// Ranks sharing one GPU in this process: every peer's allocation is a plain pointer on this
+// device, so only the pointers travel (no IPC handles, no peer access to enable).
+Result<SymmetricBuffer> SymmetricBuffer::allocate_shared(SymmetricBuffer b, Exchange& ex, bool zero) {
+  if (zero) {
+    PK_CUDA_TRY(cudaMemset(b.local_, 0, b.bytes_));
+    // The memset's stream only: a device-wide sync would also wait for other ranks' kernels.
+    PK_CUDA_TRY(cudaStreamSynchronize(nullptr));
+  }
+  struct Shared {
+    int device;
+    unsigned long long ptr;
+  } mine{ex.device(), reinterpret_cast<unsigned long long>(b.local_)};
+  std::vector<Shared> all(static_cast<std::size_t>(ex.world()));
+  PK_RETURN_IF_ERROR(ex.all_gather(&mine, all.data(), sizeof(Shared)));
+  b.peers_.assign(all.size(), nullptr);
+  b.opened_.assign(all.size(), false);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].device != mine.device)
+      return Status::error("shared-GPU symmetric allocation: rank " + std::to_string(r) +
+                           " is on device " + std::to_string(all[r].device) + ", not " +
+                           std::to_string(mine.device));
+    b.peers_[r] = reinterpret_cast<void*>(all[r].ptr);
+  }
+  return b;
+}
+
 Result<SymmetricBuffer> SymmetricBuffer::allocate(Exchange& ex, std::size_t bytes, bool zero) {
   if (bytes == 0) return Status::error("symmetric allocation of 0 bytes");
   SymmetricBuffer b;
@@ -42,6 +68,7 @@ Result<SymmetricBuffer> SymmetricBuffer::allocate(Exchange& ex, std::size_t byte
   const int me = ex.device();
   PK_CUDA_TRY(cudaSetDevice(me));
   PK_CUDA_TRY(cudaMalloc(&b.local_, bytes));
+  if (ex.ranks_per_device() > 1) return allocate_shared(std::move(b), ex, zero);
   if (zero) {
     PK_CUDA_TRY(cudaMemset(b.local_, 0, bytes));
     PK_CUDA_TRY(cudaDeviceSynchronize());  // zeros land before any peer learns the address

@@ -1,5 +1,6 @@
 // Barrier: 100000 back-to-back launches, and a racing rank that breaks a reset-and-compare-equal
-// barrier (test-only variant, expected to time out) but not pk::barrier (monotone epochs).
+// barrier (test-only variant, expected to time out) but not pk::barrier (monotone epochs). On
+// 2 GPUs, or at 2, 3 and 4 ranks sharing one GPU.
 #include <pk/device/all.cuh>
 
 #include <atomic>
@@ -61,18 +62,15 @@ void many_launches(pk::Context& ctx) {
               s / kLaunches * 1e6);
 }
 
-}  // namespace
-
-int main() {
-  pkt::require_gpus(2);
-  pkt::run_ranks(2, many_launches);
+void run_world(int world) {
+  pkt::run_ranks(world, many_launches);
 
   constexpr int kRaces = 20;
   constexpr unsigned long long kDelay = 2'000'000;  // 2 ms: far longer than a launch
   pk::ContextOptions opt;
   opt.timeout_ns = 50'000'000;  // 50 ms
 
-  pkt::run_ranks(2, [&](pk::Context& ctx) {
+  pkt::run_ranks(world, [&](pk::Context& ctx) {
     for (int i = 0; i < kRaces; ++i)
       k_barrier_slow_rank<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 2, 1, kDelay);
     pk::Status s = ctx.check_errors();
@@ -80,7 +78,7 @@ int main() {
   }, opt);
 
   std::atomic<int> timeouts{0};
-  pkt::run_ranks(2, [&](pk::Context& ctx) {
+  pkt::run_ranks(world, [&](pk::Context& ctx) {
     for (int i = 0; i < kRaces; ++i)
       k_barrier_reset_equal<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 3, 1, kDelay);
     pk::Status s = ctx.check_errors();
@@ -90,6 +88,16 @@ int main() {
       std::printf("reset-and-compare-equal barrier failed as expected: %s\n", s.message().c_str());
     }
   }, opt);
-  PKT_CHECK(timeouts.load() > 0, "the reset-and-compare-equal barrier should have timed out");
+  PKT_CHECK(timeouts.load() > 0, "the reset-and-compare-equal barrier should have timed out at world size " +
+                                     std::to_string(world));
+}
+
+}  // namespace
+
+int main() {
+  for (int world : pkt::test_worlds()) {
+    pkt::announce_world("barrier_test", world);
+    run_world(world);
+  }
   return pkt::finish("barrier_test");
 }

@@ -1,4 +1,5 @@
-// The foundation's end-to-end kernel on two GPUs (on one, at world size 1, then skipped):
+// The foundation's end-to-end kernel on two GPUs (on one, at world size 1, then 2, 3 and 4
+// ranks sharing it):
 // pkc's CUDA for templates/specs/all_reduce.mlir (generated at build time), JIT-compiled
 // through the runtime, checked against a float64 host reference on random bf16 inputs of
 // sizes on and off the tile, then 2000 back-to-back launches alternating between two
@@ -35,14 +36,7 @@ extern "C" __global__ void other(pk::LaunchContext ctx) {
 
 }  // namespace
 
-int main() {
-  const int world = pkt::test_world();
-  const std::string cu = readFile(PK_EMITTED_ALL_REDUCE);
-  const int threads = launchFact(cu, "threads"), blocks = launchFact(cu, "blocks");
-  if (cu.empty() || threads <= 0 || blocks <= 0) {
-    pkt::fail("cannot read the emitted kernel or its launch facts from " PK_EMITTED_ALL_REDUCE);
-    return pkt::finish_world("emitted_all_reduce_test", world);
-  }
+void run_world(int world, const std::string &cu, int threads, int blocks) {
   const std::vector<long long> sizes = {1, 7, 4095, 4096, 4097, 100003, (1 << 22) + 5};
   pkt::run_ranks(world, [&](pk::Context &ctx) {
     pk::CompileRequest req;
@@ -53,7 +47,7 @@ int main() {
     auto kernel = (*mod)->kernel("all_reduce");
     PKT_OK(kernel.is_ok() ? pk::Status::ok() : kernel.status());
     pk::LaunchConfig cfg;
-    cfg.grid = dim3(blocks);
+    cfg.grid = dim3(pk::rank_grid(ctx, blocks));  // 1/W of the SMs when W ranks share the GPU
     cfg.block = dim3(threads);
     pk::CompileRequest otherReq;
     otherReq.source = kOther;
@@ -65,6 +59,9 @@ int main() {
     pk::LaunchConfig otherCfg;
     otherCfg.grid = dim3(3);
     otherCfg.block = dim3(32);
+    // Every rank has loaded before any launches: a module load can wait for a kernel that is
+    // spinning for this rank (ranks sharing a GPU share its context).
+    PKT_OK(ctx.exchange().barrier());
 
     for (long long n : sizes) {
       // Two input/output pairs with different data, used alternately: a launch that read a
@@ -88,7 +85,7 @@ int main() {
                             cudaMemcpyHostToDevice));
         PKT_CUDA(pkt::poison(pairs[p].yb.local(), n * 2));
       }
-      PKT_CUDA(cudaDeviceSynchronize());
+      PKT_CUDA(pkt::sync_uploads());
       PKT_OK(ctx.exchange().barrier());
 
       // Many launches back to back: flags are monotone epochs, never reset.
@@ -117,5 +114,19 @@ int main() {
       }
     }
   });
-  return pkt::finish_world("emitted_all_reduce_test", world);
+}
+
+int main() {
+  const std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
+  const std::string cu = readFile(PK_EMITTED_ALL_REDUCE);
+  const int threads = launchFact(cu, "threads"), blocks = launchFact(cu, "blocks");
+  if (cu.empty() || threads <= 0 || blocks <= 0) {
+    pkt::fail("cannot read the emitted kernel or its launch facts from " PK_EMITTED_ALL_REDUCE);
+    return pkt::finish("emitted_all_reduce_test");
+  }
+  for (int world : worlds) {
+    pkt::announce_world("emitted_all_reduce_test", world);
+    run_world(world, cu, threads, blocks);
+  }
+  return pkt::finish("emitted_all_reduce_test");
 }

@@ -1,8 +1,8 @@
-// pkc's compiler path for the GEMMs on two GPUs: the CUDA pkc emits for the shipped specs
-// gemm_rs, ag_gemm and gemm_ar and for the fusions test/Fusion/accepts.cpp accepts (generated
-// at build time) is JIT-compiled by NVRTC, launched with the Params the host plans build, and
-// checked against a float64 reference of what the spec says. On one GPU they run at world size
-// 1 and the two-GPU runs are reported as skipped.
+// pkc's compiler path for the GEMMs: the CUDA pkc emits for the shipped specs gemm_rs, ag_gemm
+// and gemm_ar and for the fusions test/Fusion/accepts.cpp accepts (generated at build time) is
+// JIT-compiled by NVRTC, launched with the Params the host plans build, and checked against a
+// float64 reference of what the spec says. On one GPU they run at world size 1, then at 2, 3
+// and 4 ranks sharing it (grids from the plans' 1/W share of the SMs).
 #include <fstream>
 #include <sstream>
 
@@ -34,14 +34,18 @@ pk::Status launch_emitted(pk::Context& ctx, const pk::Kernel& kernel, const Para
 
 void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel, const std::string& name) {
   const int r = ctx.rank(), w = ctx.world();
-  const long long m = 2 * 150, n = 264, k = 520, mo = m / w;
+  // 300 rows unless the world does not divide them (each rank owns M / W rows).
+  const long long m = 300 % w == 0 ? 300 : 150 * w, n = 264, k = 520, mo = m / w;
   auto out = ctx.allocate(mo * n * 2);
   PKT_OK(out.is_ok() ? pk::Status::ok() : out.status());
   for (int round = 0; round < 2; ++round) {
     bf16* da = pkt::upload(pkt::random_data<bf16>(m * k, pkt::seed_of(r, 7, round)));
     bf16* db = pkt::upload(pkt::random_data<bf16>(n * k, pkt::seed_of(r, 8, round)));
     PKT_CUDA(pkt::poison(out->local(), mo * n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
+    // Every rank's uploads are done before any rank launches: where ranks share a GPU,
+    // an allocation or copy can wait for a kernel that spins for this rank.
+    PKT_OK(ctx.exchange().barrier());
     auto plan = pk::gemm::GemmRsPlan::create(ctx, da, db, *out, m, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
     auto p = plan->prepare(ctx, name);
@@ -72,7 +76,10 @@ void emitted_ag(pk::Context& ctx, const pk::Kernel& kernel, const std::string& n
     bf16* da = pkt::upload(pkt::random_data<bf16>(ms * k, pkt::seed_of(r, 10, round)));
     bf16* db = pkt::upload(b);
     PKT_CUDA(pkt::poison(dc, m * n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
+    // Every rank's uploads are done before any rank launches: where ranks share a GPU,
+    // an allocation or copy can wait for a kernel that spins for this rank.
+    PKT_OK(ctx.exchange().barrier());
     auto plan = pk::gemm::AgGemmPlan::create(ctx, da, *full, db, dc, ms, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
     auto p = plan->prepare(ctx, name);
@@ -106,7 +113,7 @@ void emitted_ar(pk::Context& ctx, const pk::Kernel& kernel, const std::string& n
     bf16* da = pkt::upload(pkt::random_data<bf16>(m * k, pkt::seed_of(r, 11, round)));
     bf16* db = pkt::upload(pkt::random_data<bf16>(n * k, pkt::seed_of(r, 12, round)));
     PKT_CUDA(pkt::poison(out->local(), m * n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
     PKT_OK(ctx.exchange().barrier());  // no peer adds into an output before it is poisoned
     auto plan = pk::gemm::GemmArPlan::create(ctx, da, db, *out, m, n, k);
     PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
@@ -138,6 +145,7 @@ void emitted_gemm(pk::Context& ctx, const pk::Kernel& kernel, const std::string&
   bf16* db = pkt::upload(b);
   bf16* dc = static_cast<bf16*>(out->local());
   PKT_CUDA(pkt::poison(dc, m * n * 2));
+  PKT_CUDA(pkt::sync_uploads());  // the launch's stream does not order after the uploads
   auto plan = pk::gemm::GemmPlan::create(da, db, dc, m, n, k);
   PKT_OK(plan.is_ok() ? pk::Status::ok() : plan.status());
   PKT_OK(launch_emitted(ctx, kernel, plan->params(), plan->grid()));
@@ -164,23 +172,32 @@ pk::Result<pk::Kernel> load(const char* path, const std::string& name,
 }  // namespace
 
 int main() {
-  const int world = pkt::test_world();
-  pkt::run_ranks(world, [&](pk::Context& ctx) {
-    std::vector<std::unique_ptr<pk::Module>> modules;
-    auto get = [&](const char* path, const std::string& name) -> pk::Kernel {
-      auto kernel = load(path, name, modules);
-      if (kernel.is_ok()) return *kernel;
-      pkt::fail(name + ": " + kernel.status().message());
-      return pk::Kernel();
-    };
-    emitted_rs(ctx, get(PK_EMITTED_GEMM_RS, "gemm_rs"), "gemm_rs");
-    emitted_ag(ctx, get(PK_EMITTED_AG_GEMM, "ag_gemm"), "ag_gemm");
-    emitted_ar(ctx, get(PK_EMITTED_GEMM_AR, "gemm_ar"), "gemm_ar");
-    // The fusions pkc accepts after checking their data flow (test/Fusion/accepts.cpp).
-    emitted_ar(ctx, get(PK_EMITTED_FUSION, "gemm_ar_scratch"), "gemm_ar_scratch");
-    emitted_gemm(ctx, get(PK_EMITTED_FUSION, "gemm_into_sym"), "gemm_into_sym");
-    emitted_ag(ctx, get(PK_EMITTED_FUSION, "ag_gemm_scratch"), "ag_gemm_scratch");
-    emitted_rs(ctx, get(PK_EMITTED_FUSION, "gemm_rs_rows"), "gemm_rs_rows");
-  });
-  return pkt::finish_world("emitted_gemm_test", world);
+  for (int world : pkt::test_worlds(/*with_one=*/true)) {
+    pkt::announce_world("emitted_gemm_test", world);
+    pkt::run_ranks(world, [&](pk::Context& ctx) {
+      std::vector<std::unique_ptr<pk::Module>> modules;
+      auto get = [&](const char* path, const std::string& name) -> pk::Kernel {
+        auto kernel = load(path, name, modules);
+        if (kernel.is_ok()) return *kernel;
+        pkt::fail(name + ": " + kernel.status().message());
+        return pk::Kernel();
+      };
+      pk::Kernel rs = get(PK_EMITTED_GEMM_RS, "gemm_rs"), ag = get(PK_EMITTED_AG_GEMM, "ag_gemm"),
+                 ar = get(PK_EMITTED_GEMM_AR, "gemm_ar");
+      // The fusions pkc accepts after checking their data flow (test/Fusion/accepts.cpp).
+      pk::Kernel ar2 = get(PK_EMITTED_FUSION, "gemm_ar_scratch"),
+                 plain = get(PK_EMITTED_FUSION, "gemm_into_sym"),
+                 ag2 = get(PK_EMITTED_FUSION, "ag_gemm_scratch"),
+                 rs2 = get(PK_EMITTED_FUSION, "gemm_rs_rows");
+      PKT_OK(ctx.exchange().barrier());  // every rank loaded before any spins (shared context)
+      emitted_rs(ctx, rs, "gemm_rs");
+      emitted_ag(ctx, ag, "ag_gemm");
+      emitted_ar(ctx, ar, "gemm_ar");
+      emitted_ar(ctx, ar2, "gemm_ar_scratch");
+      emitted_gemm(ctx, plain, "gemm_into_sym");
+      emitted_ag(ctx, ag2, "ag_gemm_scratch");
+      emitted_rs(ctx, rs2, "gemm_rs_rows");
+    });
+  }
+  return pkt::finish("emitted_gemm_test");
 }

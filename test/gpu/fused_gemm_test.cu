@@ -2,8 +2,8 @@
 // in M, N and K; more K steps than ring stages; more tiles than blocks, so every mbarrier phase
 // wraps), each fused kernel launched twice with fresh data (epochs, landing-buffer reuse):
 // GEMM alone, GEMM + reduce-scatter, GEMM + all-reduce, all-gather + GEMM. On one GPU it runs
-// them all at world size 1 (the copy-engine gather needs a peer) and reports the two-GPU
-// runs as skipped.
+// them all at world size 1 (the copy-engine gather needs a peer), then at 2, 3 and 4 ranks
+// sharing the GPU, each plan on its 1/W share of the SMs.
 #include <algorithm>
 
 #include <pk/templates/host/fused_gemm.cuh>
@@ -60,8 +60,9 @@ void gemm_alone(pk::Context& ctx, const Case& c) {
 }
 
 // GEMM + RS (all_reduce = false) or GEMM + AR (true): rank q holds A_q[M, K], B_q[N, K].
-void gemm_reduce(pk::Context& ctx, const Case& c, bool all_reduce) {
+void gemm_reduce(pk::Context& ctx, Case c, bool all_reduce) {
   const int r = ctx.rank(), w = ctx.world();
+  c.m = (c.m + w - 1) / w * w;  // every rank owns M / W rows (unchanged at W = 1, 2)
   const long long out_rows = all_reduce ? c.m : c.m / w;
   auto out = ctx.allocate(out_rows * c.n * 2);
   PKT_OK(out.is_ok() ? pk::Status::ok() : out.status());
@@ -74,7 +75,10 @@ void gemm_reduce(pk::Context& ctx, const Case& c, bool all_reduce) {
     bf16* da = upload(pkt::random_data<bf16>(c.m * c.k, seed_of(r, 3, round)));
     bf16* db = upload(pkt::random_data<bf16>(c.n * c.k, seed_of(r, 4, round)));
     PKT_CUDA(pkt::poison(out->local(), out_rows * c.n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
+    // Every rank's uploads are done before any rank launches: where ranks share a GPU,
+    // an allocation or copy can wait for a kernel that spins for this rank.
+    PKT_OK(ctx.exchange().barrier());
     PlanOptions o;
     o.max_blocks = c.max_blocks;
     if (all_reduce) {
@@ -114,7 +118,10 @@ void ag_gemm(pk::Context& ctx, const Case& c) {
     bf16* da = upload(pkt::random_data<bf16>(ms * c.k, seed_of(r, 5, round)));
     bf16* db = upload(b);
     PKT_CUDA(pkt::poison(dc, m * c.n * 2));
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
+    // Every rank's uploads are done before any rank launches: where ranks share a GPU,
+    // an allocation or copy can wait for a kernel that spins for this rank.
+    PKT_OK(ctx.exchange().barrier());
     PlanOptions o;
     o.max_blocks = c.max_blocks;
     o.comm_blocks = c.comm_blocks;
@@ -228,13 +235,15 @@ int main() {
                            {130, 24, 600, 2, 1},   {600, 520, 1000, 4, 2},
                            {77, 264, 200, 0, 0, kCopyEngine},
                            {300, 520, 136, 3, 0, kCopyEngine}, {4100, 72, 1032, 0, 0, kCopyEngine}};
-  const int world = pkt::test_world();
-  pkt::run_ranks(world, [&](pk::Context& ctx) {
-    for (const Case& c : gemm_cases) gemm_alone(ctx, c);
-    for (const Case& c : reduce_cases) gemm_reduce(ctx, c, false);
-    for (const Case& c : reduce_cases) gemm_reduce(ctx, c, true);
-    for (const Case& c : ag_cases)
-      if (world > 1 || c.gather != kCopyEngine) ag_gemm(ctx, c);
-  });
-  return pkt::finish_world("fused_gemm_test", world);
+  for (int world : pkt::test_worlds(/*with_one=*/true)) {
+    pkt::announce_world("fused_gemm_test", world);
+    pkt::run_ranks(world, [&](pk::Context& ctx) {
+      for (const Case& c : gemm_cases) gemm_alone(ctx, c);
+      for (const Case& c : reduce_cases) gemm_reduce(ctx, c, false);
+      for (const Case& c : reduce_cases) gemm_reduce(ctx, c, true);
+      for (const Case& c : ag_cases)
+        if (world > 1 || c.gather != kCopyEngine) ag_gemm(ctx, c);
+    });
+  }
+  return pkt::finish("fused_gemm_test");
 }

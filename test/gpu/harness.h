@@ -1,7 +1,10 @@
 // Shared scaffolding for pk GPU tests: skip rules, one thread per rank, checks, test data.
 #pragma once
 #include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,18 +27,45 @@ inline void safety_env() {
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
 }
 
+// The device count, read once in a child process: CUDA in this process then starts only after
+// require_gpus has chosen the shared-GPU settings, some of which CUDA reads when it starts.
 inline int gpu_count() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+  static const int count = [] {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int n = 0;
+      _exit(cudaGetDeviceCount(&n) == cudaSuccess ? std::min(n, 100) : 0);
+    }
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) return WEXITSTATUS(status);
+    int n = 0;  // no child: count here
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+  }();
+  return count;
 }
 
-// Exits with 77 (ctest SKIP_RETURN_CODE) unless `need` GPUs are usable.
+// Whether the multi-rank parts run as ranks sharing GPU 0 in this process
+// (pk/runtime/shared_gpu.h): on a one-GPU machine, or when PK_SHARED_GPU_RANKS is set.
+inline bool shared_gpu() {
+  const char* w = std::getenv("PK_SHARED_GPU_RANKS");
+  return (w && *w) || gpu_count() == 1;
+}
+
+// Exits with 77 (ctest SKIP_RETURN_CODE) unless `need` GPUs are usable (tests whose ranks may
+// share one GPU ask test_worlds instead).
 inline void require_gpus(int need) {
   safety_env();
   const int n = gpu_count();
   if (n == 0) {
     std::printf("skipped: no GPU\n");
     std::exit(77);
+  }
+  if (shared_gpu()) {
+    // Before this process starts CUDA (gpu_count counted in a child): eager module loading (a
+    // lazy load can wait for another rank's spinning kernel) and a hardware queue per stream
+    // (so no rank's kernel queues behind another's).
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   }
   if (n < need) {
     std::printf("skipped: needs %d GPUs\n", need);
@@ -76,18 +106,14 @@ inline void fail(const std::string& what) {
 
 #define PKT_CUDA(call) PKT_OK(::pk::cuda_status((call), #call))
 
-// Single-process mode: one thread per rank, each with its own Context.
-inline void run_ranks(int world, const std::function<void(pk::Context&)>& fn,
-                      pk::ContextOptions options = {}) {
-  auto ex = pk::NcclExchange::create_single_process(world);
-  if (!ex.is_ok()) {
-    fail("bootstrap: " + ex.status().message());
-    return;
-  }
+// One thread per rank of `ex`, each with its own Context (and so its own stream).
+inline void run_ranks_on(std::vector<std::unique_ptr<pk::Exchange>>& ex,
+                         const std::function<void(pk::Context&)>& fn,
+                         pk::ContextOptions options = {}) {
   std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
+  for (int r = 0; r < static_cast<int>(ex.size()); ++r) {
     threads.emplace_back([&, r] {
-      pk::Exchange& e = *(*ex)[r];
+      pk::Exchange& e = *ex[r];
       cudaSetDevice(e.device());
       auto ctx = pk::Context::create(e, options);
       if (!ctx.is_ok()) {
@@ -100,6 +126,19 @@ inline void run_ranks(int world, const std::function<void(pk::Context&)>& fn,
   for (auto& t : threads) t.join();
 }
 
+// Single-process mode: one thread per rank. On one GPU the ranks share it (no NCCL);
+// otherwise each rank drives GPU r through NCCL.
+inline void run_ranks(int world, const std::function<void(pk::Context&)>& fn,
+                      pk::ContextOptions options = {}) {
+  auto ex = shared_gpu() ? pk::create_shared_gpu_exchanges(world, 0)
+                         : pk::NcclExchange::create_single_process(world);
+  if (!ex.is_ok()) {
+    fail("bootstrap: " + ex.status().message());
+    return;
+  }
+  run_ranks_on(*ex, fn, options);
+}
+
 inline int finish(const char* name) {
   if (failure_count()) {
     std::printf("%s: FAILED (%d failures)\n", name, failure_count());
@@ -109,18 +148,47 @@ inline int finish(const char* name) {
   return 0;
 }
 
-// The world size a test runs at: 2, or 1 on a one-GPU machine, where finish_world then reports
-// the test as skipped (77) after its world-size-1 run passed, never as passed.
-inline int test_world() {
+// The world sizes a multi-rank test runs at: 2 on two or more GPUs (a GPU per rank, NCCL, as
+// before); on one GPU 2, 3 and 4 ranks sharing it, so that odd worlds, tails and world-size
+// choices run there too; W alone with PK_SHARED_GPU_RANKS=W (2 <= W <= 16), or the list in
+// PK_TEST_WORLDS ("2 3 4 8"). with_one: world size 1 first on a one-GPU machine.
+inline std::vector<int> test_worlds(bool with_one = false) {
   require_gpus(1);
-  return gpu_count() < 2 ? 1 : 2;
-}
-inline int finish_world(const char* name, int world) {
-  if (world < 2 && !failure_count()) {
-    std::printf("skipped: the two-GPU runs need 2 GPUs (%s passed at world size 1)\n", name);
-    return 77;
+  std::vector<int> worlds;
+  if (!shared_gpu()) return {2};
+  if (with_one) worlds.push_back(1);
+  const char* one = std::getenv("PK_SHARED_GPU_RANKS");
+  const char* list = std::getenv("PK_TEST_WORLDS");
+  std::string text = one && *one ? one : list && *list ? list : "2 3 4";
+  char* p = &text[0];
+  while (*p) {
+    char* end = nullptr;
+    const long w = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (w >= 2 && w <= PK_MAX_RANKS) worlds.push_back(static_cast<int>(w));
+    p = end;
   }
-  return finish(name);
+  if (worlds.empty() || worlds.back() < 2) {  // never a pass that ran no ranks
+    std::printf("FAIL: no world size in [2, %d] in '%s'\n", PK_MAX_RANKS, text.c_str());
+    std::exit(1);
+  }
+  return worlds;
+}
+
+// Says where the next runs happen: honest labels, since shared ranks say nothing about links.
+inline void announce_world(const char* name, int world) {
+  if (shared_gpu())
+    std::printf("%s: world size %d, %d rank(s) sharing GPU 0 (not NVLink)\n", name, world, world);
+  else
+    std::printf("%s: world size %d, one GPU per rank\n", name, world);
+  std::fflush(stdout);
+}
+
+// Waits for this thread's uploads and memsets (the legacy default stream) before a barrier or
+// a launch. Where ranks share the GPU a device-wide sync would also wait for other ranks'
+// kernels, which may be waiting for this rank's next launch; elsewhere it stays the device sync.
+inline cudaError_t sync_uploads() {
+  return shared_gpu() ? cudaStreamSynchronize(cudaStreamLegacy) : cudaDeviceSynchronize();
 }
 
 // ---- test data ----

@@ -1,4 +1,4 @@
-// JIT from C++ on two GPUs (on one, at world size 1, then reported as skipped): compiles
+// JIT from C++ on two GPUs (on one: world size 1, then 2, 3 and 4 ranks sharing it): compiles
 // templates/specs/all_reduce.mlir at run time (in process, or through a pkc executable when
 // built as jit_pkc_all_reduce_test), launches it on every
 // rank on the caller's stream, and checks against a float64 host sum; then checks that a
@@ -17,7 +17,7 @@
 
 namespace {
 
-int g_world = 2;  // 1 on a one-GPU machine (pkt::test_world)
+int g_world = 2;  // the world size of the current pass (pkt::test_worlds)
 
 pk::Result<pk::jit::Kernel> compile(const char* spec) {
 #ifdef PK_JIT_PKC
@@ -50,7 +50,7 @@ void all_gather_copy_engine() {
       for (int r = 0; r < W; ++r) data.push_back(pkt::random_data<pk::bf16>(n, 17 * r + 3));
       PKT_CUDA(cudaMemcpy(xb->local(), data[ctx.rank()].data(), n * 2, cudaMemcpyHostToDevice));
       PKT_CUDA(pkt::poison(yb->local(), W * n * 2));
-      PKT_CUDA(cudaDeviceSynchronize());
+      PKT_CUDA(pkt::sync_uploads());
       PKT_OK(ctx.exchange().barrier());
       auto x = xb->sym_tensor<pk::bf16>({n});
       auto y = yb->sym_tensor<pk::bf16>({W * n});
@@ -77,7 +77,7 @@ void all_gather_copy_engine() {
 }  // namespace
 
 int main() {
-  g_world = pkt::test_world();
+  const std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
   cudaSetDevice(0);
   auto start = std::chrono::steady_clock::now();
   auto kernel = compile(PK_ALL_REDUCE_SPEC);
@@ -85,46 +85,50 @@ int main() {
                         std::chrono::steady_clock::now() - start).count();
   if (!kernel.is_ok()) {
     pkt::fail("compile: " + kernel.status().message());
-    return pkt::finish_world("jit_all_reduce_test", g_world);
+    return pkt::finish("jit_all_reduce_test");
   }
   std::printf("compile: %.2f ms (%s)\n", ms, kernel->from_cache() ? "cache hit" : "compiled");
 
-  pkt::run_ranks(g_world, [&](pk::Context& ctx) {
-    cudaStream_t stream;  // the caller's own stream, not the context's
-    PKT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    for (long long n : {1LL, 4097LL, 1000003LL}) {
-      auto xb = ctx.allocate(n * sizeof(pk::bf16));
-      PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
-      std::vector<std::vector<pk::bf16>> data;
-      for (int r = 0; r < ctx.world(); ++r) data.push_back(pkt::random_data<pk::bf16>(n, 31 * r + 5));
-      PKT_CUDA(cudaMemcpy(xb->local(), data[ctx.rank()].data(), n * 2, cudaMemcpyHostToDevice));
-      // The spec's output is symmetric (so pkc may pick two-shot on more ranks).
-      auto yb = ctx.allocate(n * sizeof(pk::bf16));
-      PKT_OK(yb.is_ok() ? pk::Status::ok() : yb.status());
-      void* yp = yb->local();
-      PKT_CUDA(pkt::poison(yp, n * 2));
-      auto x = xb->sym_tensor<pk::bf16>({n});
-      auto y = yb->sym_tensor<pk::bf16>({n});
-      auto yf = yb->sym_tensor<float>({n / 2 > 0 ? n / 2 : 1});
-      PKT_CUDA(cudaDeviceSynchronize());
-      PKT_OK(ctx.exchange().barrier());
+  for (int world : worlds) {
+    g_world = world;
+    pkt::announce_world("jit_all_reduce_test", world);
+    pkt::run_ranks(g_world, [&](pk::Context& ctx) {
+      cudaStream_t stream;  // the caller's own stream, not the context's
+      PKT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      for (long long n : {1LL, 4097LL, 1000003LL}) {
+        auto xb = ctx.allocate(n * sizeof(pk::bf16));
+        PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
+        std::vector<std::vector<pk::bf16>> data;
+        for (int r = 0; r < ctx.world(); ++r) data.push_back(pkt::random_data<pk::bf16>(n, 31 * r + 5));
+        PKT_CUDA(cudaMemcpy(xb->local(), data[ctx.rank()].data(), n * 2, cudaMemcpyHostToDevice));
+        // The spec's output is symmetric (so pkc may pick two-shot on more ranks).
+        auto yb = ctx.allocate(n * sizeof(pk::bf16));
+        PKT_OK(yb.is_ok() ? pk::Status::ok() : yb.status());
+        void* yp = yb->local();
+        PKT_CUDA(pkt::poison(yp, n * 2));
+        auto x = xb->sym_tensor<pk::bf16>({n});
+        auto y = yb->sym_tensor<pk::bf16>({n});
+        auto yf = yb->sym_tensor<float>({n / 2 > 0 ? n / 2 : 1});
+        PKT_CUDA(pkt::sync_uploads());
+        PKT_OK(ctx.exchange().barrier());
 
-      // A float output where the spec says bf16: rejected on the host on every rank.
-      pk::Status wrong = kernel->launch(ctx, stream, *x, *yf);
-      PKT_CHECK(!wrong.is_ok() && wrong.message().find("bf16") != std::string::npos,
-                wrong.message());
+        // A float output where the spec says bf16: rejected on the host on every rank.
+        pk::Status wrong = kernel->launch(ctx, stream, *x, *yf);
+        PKT_CHECK(!wrong.is_ok() && wrong.message().find("bf16") != std::string::npos,
+                  wrong.message());
 
-      for (int l = 0; l < 10; ++l) PKT_OK(kernel->launch(ctx, stream, *x, *y));
-      PKT_CUDA(cudaStreamSynchronize(stream));
-      PKT_OK(ctx.check_errors());
-      std::vector<pk::bf16> got(n);
-      PKT_CUDA(cudaMemcpy(got.data(), yp, n * 2, cudaMemcpyDeviceToHost));
-      pkt::check_bf16_sum(got, data, ctx.rank());
-      PKT_OK(yb->free());
-      PKT_OK(xb->free());
-    }
-    cudaStreamDestroy(stream);
-  });
-  all_gather_copy_engine();
-  return pkt::finish_world("jit_all_reduce_test", g_world);
+        for (int l = 0; l < 10; ++l) PKT_OK(kernel->launch(ctx, stream, *x, *y));
+        PKT_CUDA(cudaStreamSynchronize(stream));
+        PKT_OK(ctx.check_errors());
+        std::vector<pk::bf16> got(n);
+        PKT_CUDA(cudaMemcpy(got.data(), yp, n * 2, cudaMemcpyDeviceToHost));
+        pkt::check_bf16_sum(got, data, ctx.rank());
+        PKT_OK(yb->free());
+        PKT_OK(xb->free());
+      }
+      cudaStreamDestroy(stream);
+    });
+    all_gather_copy_engine();
+  }
+  return pkt::finish("jit_all_reduce_test");
 }

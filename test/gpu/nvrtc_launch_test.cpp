@@ -1,6 +1,6 @@
 // The JIT path end to end: NVRTC-compile a kernel with the emitted signature through the
-// embedded headers, load it with the lazily loaded driver, launch it on both ranks (one
-// rank on a one-GPU machine, then reported as skipped).
+// embedded headers, load it with the lazily loaded driver, launch it on both ranks (on a
+// one-GPU machine: one rank, then 2, 3 and 4 ranks sharing the GPU).
 #include <unistd.h>
 
 #include "harness.h"
@@ -20,15 +20,8 @@ extern "C" __global__ void name(pk::LaunchContext ctx, pk::SymTensor<pk::bf16> x
 }
 )";
 
-}  // namespace
-
-int main() {
-  const int world = pkt::test_world();
-  char tmpl[] = "/tmp/pkc-jit-test-XXXXXX";
-  if (!mkdtemp(tmpl)) return 1;
-  setenv("PK_CACHE_DIR", tmpl, 1);
-  const long long n = 100003;
-  pkt::run_ranks(world, [&](pk::Context& ctx) {
+void run_world(int world, long long n) {
+  pkt::run_ranks(world, [n](pk::Context& ctx) {
     pk::CompileRequest req;
     req.source = kSource;
     req.program_name = "jit_reduce.cu";
@@ -37,6 +30,7 @@ int main() {
     PKT_OK(mod.is_ok() ? pk::Status::ok() : mod.status());
     auto kernel = (*mod)->kernel("name");
     PKT_OK(kernel.is_ok() ? pk::Status::ok() : kernel.status());
+    PKT_OK(ctx.exchange().barrier());  // every rank loaded before any spins (shared context)
 
     auto xb = ctx.allocate(n * sizeof(pk::bf16));
     PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
@@ -49,7 +43,7 @@ int main() {
     PKT_CUDA(pkt::poison(yp, n * 2));
     auto y = pk::make_tensor<pk::bf16>(yp, n * 2, {n});
     PKT_OK(y.is_ok() ? pk::Status::ok() : y.status());
-    PKT_CUDA(cudaDeviceSynchronize());
+    PKT_CUDA(pkt::sync_uploads());
     PKT_OK(ctx.exchange().barrier());
 
     pk::LaunchConfig cfg;
@@ -70,9 +64,24 @@ int main() {
                   ", want " + std::to_string(want));
       }
     }
+    PKT_OK(ctx.exchange().barrier());  // peers read x until every rank is done
     cudaFree(yp);
     PKT_OK(xb->free());
   });
+}
+
+}  // namespace
+
+int main() {
+  const std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
+  char tmpl[] = "/tmp/pkc-jit-test-XXXXXX";
+  if (!mkdtemp(tmpl)) return 1;
+  setenv("PK_CACHE_DIR", tmpl, 1);
+  const long long n = 100003;
+  for (int world : worlds) {
+    pkt::announce_world("nvrtc_launch_test", world);
+    run_world(world, n);
+  }
   std::system((std::string("rm -rf ") + tmpl).c_str());
-  return pkt::finish_world("nvrtc_launch_test", world);
+  return pkt::finish("nvrtc_launch_test");
 }

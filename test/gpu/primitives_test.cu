@@ -1,4 +1,5 @@
-// Each data-moving primitive against a host reference, 2 ranks, sizes on and off the tile.
+// Each data-moving primitive against a host reference, sizes on and off the tile: 2 ranks on
+// 2 GPUs, or 2, 3 and 4 ranks sharing one GPU.
 #include <pk/device/all.cuh>
 
 #include "harness.h"
@@ -156,7 +157,7 @@ struct Case {
     };
     auto sync_all = [&]() -> pk::Status {
       PK_RETURN_IF_ERROR(ctx.check_errors());
-      PK_RETURN_IF_ERROR(pk::cuda_status(cudaDeviceSynchronize(), "sync"));
+      PK_RETURN_IF_ERROR(pk::cuda_status(pkt::sync_uploads(), "sync"));
       return ctx.exchange().barrier();
     };
     auto expect = [&](const char* what, const std::function<float(long long)>& want, float rel) {
@@ -178,11 +179,13 @@ struct Case {
 
     // reduce (sum, max)
     PKT_CUDA(poison(out, bytes));
+    PKT_CUDA(pkt::sync_uploads());  // the poison lands before the kernel writes
     k_reduce<T><<<grid, kThreads, 0, ctx.stream()>>>(ctx.make_launch_context(), *src, count, out);
     PKT_OK(sync_all());
     PKT_OK(fetch(out));
     expect("reduce_tile sum", sum, rel);
     PKT_CUDA(poison(out, bytes));
+    PKT_CUDA(pkt::sync_uploads());  // the poison lands before the kernel writes
     k_reduce_max<T><<<grid, kThreads, 0, ctx.stream()>>>(ctx.make_launch_context(), *src, count, out);
     PKT_OK(sync_all());
     PKT_OK(fetch(out));
@@ -224,6 +227,7 @@ struct Case {
 
     // load (pull) from the next rank
     PKT_CUDA(poison(out, bytes));
+    PKT_CUDA(pkt::sync_uploads());  // the poison lands before the kernel writes
     k_load<T><<<grid, kThreads, 0, ctx.stream()>>>(ctx.make_launch_context(), *src, out, count);
     PKT_OK(sync_all());
     PKT_OK(fetch(out));
@@ -252,6 +256,7 @@ struct Case {
              [&](long long i) { return to_f(base[i]) + to_f(data[from][i]); }, 2 * rel);
 
       PKT_CUDA(poison(out, bytes));
+      PKT_CUDA(pkt::sync_uploads());  // the poison lands before the kernel writes
       k_tma_pull<T><<<tgrid, kThreads, 0, ctx.stream()>>>(ctx.make_launch_context(), *src, out, count);
       PKT_OK(sync_all());
       PKT_OK(fetch(out));
@@ -270,15 +275,17 @@ struct Case {
 }  // namespace
 
 int main() {
-  pkt::require_gpus(2);
   // 1 element, under a tile, exactly a tile, a tile + 1, many tiles with an odd tail.
   const long long counts[] = {1, 1000, kTile, kTile + 1, 64 * kTile, 300 * kTile + 8, 1000003};
-  pkt::run_ranks(2, [&](pk::Context& ctx) {
-    unsigned long long pushes = 0;
-    for (long long n : counts) {
-      Case<float>{ctx, n, "f32", pushes}.run();
-      Case<pk::bf16>{ctx, n, "bf16", pushes}.run();
-    }
-  });
+  for (int world : pkt::test_worlds()) {
+    pkt::announce_world("primitives_test", world);
+    pkt::run_ranks(world, [&](pk::Context& ctx) {
+      unsigned long long pushes = 0;
+      for (long long n : counts) {
+        Case<float>{ctx, n, "f32", pushes}.run();
+        Case<pk::bf16>{ctx, n, "bf16", pushes}.run();
+      }
+    });
+  }
   return pkt::finish("primitives_test");
 }

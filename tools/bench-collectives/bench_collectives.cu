@@ -218,6 +218,10 @@ std::string size_name(long long b) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (pk::Status s = pk::refuse_shared_gpu("bench-collectives"); !s.is_ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 2;
+  }
   // NVLink multicast stays off on the shared machines, for NCCL and everything it starts.
   setenv("NCCL_NVLS_ENABLE", "0", 1);
   setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);

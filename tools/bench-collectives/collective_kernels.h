@@ -119,7 +119,7 @@ pk::Status launch(pk::Context& ctx, const Loaded& l, Coll c, const pk::Symmetric
                                         message, root, ctx.stream());
   }
   pk::LaunchConfig cfg;
-  cfg.grid = dim3(l.blocks);
+  cfg.grid = dim3(pk::rank_grid(ctx, l.blocks));  // 1/W of the SMs when W ranks share the GPU
   cfg.block = dim3(l.threads);
   if (in.out_symmetric) {
     auto ys = y.sym_tensor<T>({ny});

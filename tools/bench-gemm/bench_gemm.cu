@@ -408,6 +408,10 @@ std::string table(const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (pk::Status s = pk::refuse_shared_gpu("pk-bench-gemm"); !s.is_ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 2;
+  }
   setenv("NCCL_NVLS_ENABLE", "0", 1);
   setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);

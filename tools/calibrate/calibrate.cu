@@ -133,6 +133,10 @@ double time_gbps(cudaStream_t s, long long bytes, Launch launch) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const char* w = std::getenv("PK_SHARED_GPU_RANKS"); w && *w) {  // no links to measure
+    std::fprintf(stderr, "pk-calibrate refuses the shared-GPU mode (PK_SHARED_GPU_RANKS): unset it\n");
+    return 2;
+  }
   setenv("NCCL_NVLS_ENABLE", "0", 1);
   setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 1);

@@ -67,6 +67,10 @@ struct Rank {
 };
 
 int main() {
+  if (const char* w = std::getenv("PK_SHARED_GPU_RANKS"); w && *w) {  // no links to measure
+    std::fprintf(stderr, "ce-reduce-probe refuses the shared-GPU mode (PK_SHARED_GPU_RANKS): unset it\n");
+    return 2;
+  }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 2) {
     std::printf("skipped: needs 2 GPUs\n");

@@ -118,6 +118,10 @@ struct Side {
 };
 
 int main() {
+  if (const char* w = std::getenv("PK_SHARED_GPU_RANKS"); w && *w) {  // no links to measure
+    std::fprintf(stderr, "latency-probe refuses the shared-GPU mode (PK_SHARED_GPU_RANKS): unset it\n");
+    return 2;
+  }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n < 2) {
     std::printf("skipped: needs 2 GPUs\n");

@@ -17,6 +17,7 @@ struct DriverApi {
   CUresult (*module_unload)(CUmodule);
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*);
   CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*occupancy_max_active_blocks)(int*, CUfunction, int, size_t);
   CUresult (*launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                             unsigned int, unsigned int, unsigned int, CUstream, void**, void**);
   CUresult (*tensor_map_encode_tiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,

@@ -21,6 +21,10 @@ class Exchange {
   virtual Status all_gather(const void* in, void* out, std::size_t bytes) = 0;
   // Returns after every rank has called it.
   virtual Status barrier();
+  // Ranks of this world that share this rank's GPU inside this process: 1 with a GPU of its
+  // own; W in the shared-GPU mode (pk/runtime/shared_gpu.h), where peers' allocations are
+  // plain pointers on the same device and every rank's grid gets 1/W of the SMs.
+  virtual int ranks_per_device() const { return 1; }
 };
 
 // NCCL-backed exchange: the unique id, then ncclAllGather on a small device buffer.

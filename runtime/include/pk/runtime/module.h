@@ -23,11 +23,14 @@ struct LaunchConfig {
 class Kernel {
  public:
   // Launches on `stream` (the caller's stream; cudaStream_t and CUstream are the same handle).
+  // While ranks share this GPU (pk/runtime/shared_gpu.h), first an error unless all their
+  // grids of this shape can be resident at once.
   Status launch(const LaunchConfig& cfg, cudaStream_t stream, KernelArgs& args) const;
   const std::string& name() const { return name_; }
 
  private:
   friend class Module;
+  Status check_fits_shared_gpu(const LaunchConfig& cfg) const;
   void* function_ = nullptr;  // CUfunction
   std::string name_;
 };

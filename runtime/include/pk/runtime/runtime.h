@@ -14,6 +14,7 @@
 #include <pk/runtime/module.h>
 #include <pk/runtime/nvrtc_compile.h>
 #include <pk/runtime/profile.h>
+#include <pk/runtime/shared_gpu.h>
 #include <pk/runtime/side_stream.h>
 #include <pk/runtime/status.h>
 #include <pk/runtime/symmetric.h>

@@ -16,6 +16,7 @@ class SymmetricBuffer {
   // Collective: every rank calls it with the same size, on its own device. Memory is
   // cudaMalloc'd; peers in the same process use the pointer directly (peer access enabled),
   // peers in other processes open its CUDA IPC handle. Handles travel through ex.all_gather.
+  // Ranks sharing one GPU (ex.ranks_per_device() > 1) exchange plain pointers only.
   // `zero` clears the buffer before any peer can see it.
   static Result<SymmetricBuffer> allocate(Exchange& ex, std::size_t bytes, bool zero = true);
 
@@ -50,6 +51,7 @@ class SymmetricBuffer {
                                   unsigned int box_cols) const;
 
  private:
+  static Result<SymmetricBuffer> allocate_shared(SymmetricBuffer b, Exchange& ex, bool zero);
   Exchange* ex_ = nullptr;
   std::size_t bytes_ = 0;
   void* local_ = nullptr;

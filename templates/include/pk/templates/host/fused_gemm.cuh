@@ -15,6 +15,7 @@
 #include <pk/runtime/context.h>
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/profile.h>
+#include <pk/runtime/shared_gpu.h>
 #include <pk/runtime/side_stream.h>
 #include <pk/runtime/symmetric.h>
 #include <pk/templates/ag_gemm.cuh>
@@ -87,13 +88,28 @@ inline int balanced_blocks(int tiles, int avail, int max_blocks) {
   return ceil_div(tiles, ceil_div(tiles, cap));
 }
 
+// Ranks sharing one GPU (pk/runtime/shared_gpu.h) wait for each other's blocks: a fused
+// kernel's grid must fit beside theirs, or this is an error instead of a launch.
 template <class Job>
-Status launch_job(const typename Job::Params& p, int grid, cudaStream_t stream) {
+Status check_fits_shared_gpu(int grid) {
+  int dev = 0, per_sm = 0;
+  PK_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
+  PK_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                     &per_sm, lcsc_kernel<Job>, kThreads, kSharedBytes),
+                                 "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+  return check_co_resident(dev, "lcsc_kernel", grid, per_sm);
+}
+
+// waits_on_peers = false (GEMM alone): no rank waits for another, so no residency check.
+template <class Job>
+Status launch_job(const typename Job::Params& p, int grid, cudaStream_t stream,
+                  bool waits_on_peers = true) {
   // Set on every launch: the attribute is per device, and a plan may launch on any of them.
   PK_RETURN_IF_ERROR(cuda_status(
       cudaFuncSetAttribute(lcsc_kernel<Job>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(kSharedBytes)),
       "cudaFuncSetAttribute(max dynamic shared memory)"));
+  if (waits_on_peers && shared_gpu_ranks_exist()) PK_RETURN_IF_ERROR(check_fits_shared_gpu<Job>(grid));
   lcsc_kernel<Job><<<grid, kThreads, kSharedBytes, stream>>>(p);
   return cuda_status(cudaGetLastError(), "lcsc_kernel launch");
 }
@@ -126,7 +142,9 @@ class GemmPlan {
     plan.grid_ = detail::balanced_blocks(p.order.count(), sms, opt.max_blocks);
     return plan;
   }
-  Status launch(cudaStream_t stream) const { return detail::launch_job<GemmJob>(p_, grid_, stream); }
+  Status launch(cudaStream_t stream) const {
+    return detail::launch_job<GemmJob>(p_, grid_, stream, /*waits_on_peers=*/false);
+  }
   // For launching a kernel loaded elsewhere (pkc's emitted wrapper) with grid() blocks.
   const GemmJob::Params& params() const { return p_; }
   int grid() const { return grid_; }
@@ -165,7 +183,8 @@ class GemmRsPlan {
     p.m_own = static_cast<int>(m_own);
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
-    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    // This rank's share of the SMs: all of them, or 1/W when W ranks share the GPU.
+    PK_ASSIGN_OR_RETURN(int sms, rank_sm_count(ctx));
     p.blocks = detail::balanced_blocks(p.order.count(), sms, opt.max_blocks);
     plan.out_ = c.local();
     plan.out_bytes_ = static_cast<std::size_t>(m_own * n * 2);
@@ -217,7 +236,8 @@ class GemmArPlan {
     p.m = static_cast<int>(m);
     p.n = static_cast<int>(n);
     p.comm_blocks = 0;
-    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    // This rank's share of the SMs: all of them, or 1/W when W ranks share the GPU.
+    PK_ASSIGN_OR_RETURN(int sms, rank_sm_count(ctx));
     p.blocks = detail::balanced_blocks(p.order.count(), sms, opt.max_blocks);
     plan.out_ = c.local();
     plan.out_bytes_ = static_cast<std::size_t>(m * n * 2);
@@ -327,7 +347,8 @@ class AgGemmPlan {
     p.k = static_cast<int>(k);
     p.m_shard = static_cast<int>(m_shard);
     p.n = static_cast<int>(n);
-    PK_ASSIGN_OR_RETURN(int sms, detail::sm_count());
+    // This rank's share of the SMs: all of them, or 1/W when W ranks share the GPU.
+    PK_ASSIGN_OR_RETURN(int sms, rank_sm_count(ctx));
     const bool ce = opt.gather == Gather::copy_engine && w > 1;
     const int peer_tiles = p.order.count() / w * (w - 1);
     p.comm_blocks = opt.comm_blocks > 0
