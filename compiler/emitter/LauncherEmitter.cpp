@@ -316,7 +316,10 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
        << "  pk::KernelArgs args;\n"
        << "  args.add(lc);\n";
     for (const LauncherArg &a : k.args) os << "  args.add(" << a.name << ");\n";
-    os << "  return kernel.launch(cfg, stream, args);\n}\n";
+    os << "  pk::Status s = kernel.launch(cfg, stream, args);\n"
+       << "  if (!s.is_ok()) ctx.retract_launch(" << cppString(k.name)
+       << ");  // nothing ran: keep the epochs in step\n"
+       << "  return s;\n}\n";
   }
   os << "\n}  // namespace " << options.cppNamespace << "\n";
   return success();

@@ -132,7 +132,9 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
   LaunchConfig cfg;
   cfg.grid = dim3(rank_grid(ctx, info.blocks));  // 1/W of the SMs when W ranks share the GPU
   cfg.block = dim3(info.threads);
-  return f.launch(cfg, stream, packed);
+  Status s = f.launch(cfg, stream, packed);
+  if (!s.is_ok()) ctx.retract_launch(f.name());  // nothing ran: keep the epochs in step
+  return s;
 }
 
 }  // namespace pk::jit

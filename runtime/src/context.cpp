@@ -65,6 +65,11 @@ LaunchContext Context::make_launch_context() {
   return c;
 }
 
+void Context::retract_launch(const std::string& kernel) {
+  auto it = kernel_flags_.find(kernel);
+  if (it != kernel_flags_.end() && it->second.epoch > 0) --it->second.epoch;
+}
+
 Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bool with_landing) {
   auto it = kernel_flags_.find(kernel);
   if (it == kernel_flags_.end()) {

@@ -52,12 +52,14 @@ void emitted_rs(pk::Context& ctx, const pk::Kernel& kernel, const std::string& n
     PKT_OK(p.is_ok() ? pk::Status::ok() : p.status());
     PKT_OK(launch_emitted(ctx, kernel, *p, plan->grid()));
     PKT_OK(ctx.check_errors());
-    std::vector<double> want(mo * n, 0.0);
+    std::vector<double> want(mo * n, 0.0), magnitude(mo * n, 0.0);
     for (int q = 0; q < w; ++q)
       pkt::ref_gemm_add(pkt::as_float(pkt::random_data<bf16>(m * k, pkt::seed_of(q, 7, round))), r * mo, mo,
-                        pkt::as_float(pkt::random_data<bf16>(n * k, pkt::seed_of(q, 8, round))), n, k, want);
+                        pkt::as_float(pkt::random_data<bf16>(n * k, pkt::seed_of(q, 8, round))), n, k, want,
+                        &magnitude);
     pkt::expect_close(pkt::download(out->local(), mo * n), want, k * w,
-                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r));
+                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r),
+                      &magnitude, w);
     cudaFree(da);
     cudaFree(db);
     PKT_OK(ctx.exchange().barrier());
@@ -121,12 +123,14 @@ void emitted_ar(pk::Context& ctx, const pk::Kernel& kernel, const std::string& n
     PKT_OK(p.is_ok() ? pk::Status::ok() : p.status());
     PKT_OK(launch_emitted(ctx, kernel, *p, plan->grid()));
     PKT_OK(ctx.check_errors());
-    std::vector<double> want(m * n, 0.0);
+    std::vector<double> want(m * n, 0.0), magnitude(m * n, 0.0);
     for (int q = 0; q < w; ++q)
       pkt::ref_gemm_add(pkt::as_float(pkt::random_data<bf16>(m * k, pkt::seed_of(q, 11, round))), 0, m,
-                        pkt::as_float(pkt::random_data<bf16>(n * k, pkt::seed_of(q, 12, round))), n, k, want);
+                        pkt::as_float(pkt::random_data<bf16>(n * k, pkt::seed_of(q, 12, round))), n, k, want,
+                        &magnitude);
     pkt::expect_close(pkt::download(out->local(), m * n), want, k * w,
-                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r));
+                      "emitted " + name + " round " + std::to_string(round) + " rank " + std::to_string(r),
+                      &magnitude, w);
     cudaFree(da);
     cudaFree(db);
     PKT_OK(ctx.exchange().barrier());

@@ -89,11 +89,11 @@ void gemm_reduce(pk::Context& ctx, Case c, bool all_reduce) {
       PKT_OK(plan.is_ok() ? plan->launch(ctx) : plan.status());
     }
     PKT_OK(ctx.check_errors());
-    std::vector<double> want(out_rows * c.n, 0.0);
+    std::vector<double> want(out_rows * c.n, 0.0), magnitude(out_rows * c.n, 0.0);
     const long long row0 = all_reduce ? 0 : r * out_rows;
-    for (int q = 0; q < w; ++q) ref_gemm_add(as[q], row0, out_rows, bs[q], c.n, c.k, want);
+    for (int q = 0; q < w; ++q) ref_gemm_add(as[q], row0, out_rows, bs[q], c.n, c.k, want, &magnitude);
     expect_close(download(out->local(), out_rows * c.n), want, c.k * w,
-                 name(all_reduce ? "gemm_ar" : "gemm_rs", c, round, r));
+                 name(all_reduce ? "gemm_ar" : "gemm_rs", c, round, r), &magnitude, w);
     cudaFree(da);
     cudaFree(db);
     PKT_OK(ctx.exchange().barrier());  // peers finish reading before the next round's poison

@@ -18,9 +18,11 @@ inline std::vector<float> as_float(const std::vector<bf16>& v) {
   return f;
 }
 
-// out[i, j] += sum_k a[row0 + i, k] * b[j, k] for i < rows.
+// out[i, j] += sum_k a[row0 + i, k] * b[j, k] for i < rows; with `magnitude`, also adds the
+// partial product's absolute value there (the error bound of a sum of rounded partials).
 inline void ref_gemm_add(const std::vector<float>& a, long long row0, long long rows, const std::vector<float>& b,
-                  long long n, long long k, std::vector<double>& out) {
+                  long long n, long long k, std::vector<double>& out,
+                  std::vector<double>* magnitude = nullptr) {
   for (long long i = 0; i < rows; ++i)
     for (long long j = 0; j < n; ++j) {
       double s = 0;
@@ -28,18 +30,24 @@ inline void ref_gemm_add(const std::vector<float>& a, long long row0, long long 
       const float* br = &b[j * k];
       for (long long q = 0; q < k; ++q) s += double(ar[q]) * double(br[q]);
       out[i * n + j] += s;
+      if (magnitude) (*magnitude)[i * n + j] += std::fabs(s);
     }
 }
 
 // The fused kernels add bf16-rounded partial products, so allow a few bf16 ulps of the result
-// plus a small absolute term relative to the spread of the sums.
+// plus a small absolute term relative to the spread of the sums. For a sum over `ranks` partials
+// (`magnitude`: the sum of their absolute values) each partial is rounded to bf16 and each add
+// into the bf16 output rounds again at the running sum's size: at most ranks half-ulps of the
+// magnitude, ranks * magnitude * 2^-9, which can exceed the result's own ulps when partials cancel.
 inline void expect_close(const std::vector<bf16>& got, const std::vector<double>& want, long long k_total,
-                  const std::string& what) {
+                  const std::string& what, const std::vector<double>* magnitude = nullptr,
+                  int ranks = 1) {
   const double atol = 0.02 * std::sqrt(double(k_total));
   long long bad = 0, first = -1;
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = to_f(got[i]);
-    if (!(std::fabs(g - want[i]) <= atol + std::fabs(want[i]) / 64)) {
+    const double rounding = magnitude ? ranks * (*magnitude)[i] / 512 : 0.0;
+    if (!(std::fabs(g - want[i]) <= atol + rounding + std::fabs(want[i]) / 64)) {
       if (first < 0) first = static_cast<long long>(i);
       ++bad;
     }

@@ -223,7 +223,9 @@ struct Case {
     k_store_add<T><<<grid, kThreads, 0, ctx.stream()>>>(ctx.make_launch_context(), *dst, local, count);
     PKT_OK(sync_all());
     PKT_OK(fetch(d->local()));
-    expect("store_add_tile", [&](long long i) { return to_f(base[i]) + sum(i); }, 2 * rel);
+    // W adds into the base, each rounded to T: the error grows with the world size.
+    expect("store_add_tile", [&](long long i) { return to_f(base[i]) + sum(i); },
+           std::max(2, world) * rel);
 
     // load (pull) from the next rank
     PKT_CUDA(poison(out, bytes));

@@ -72,7 +72,7 @@ void too_large_grid(int world) {
     PKT_CHECK(int(fit.grid.x) == std::max(1, sms / world),
               "rank_grid gave " + std::to_string(fit.grid.x) + " blocks at world size " +
                   std::to_string(world));
-    // The refused launch advanced meet's epoch on every rank alike, so the counts still agree.
+    // The refused launch was retracted (its epoch given back), so these count from launch 1.
     for (int i = 0; i < 3; ++i) PKT_OK(pk::launch(ctx, *kernel, fit));
     PKT_OK(ctx.check_errors());
     PKT_OK(ctx.exchange().barrier());

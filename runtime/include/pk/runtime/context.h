@@ -72,6 +72,11 @@ class Context {
   // with_landing = false: the region gets no landing buffer (host-driven paths never push).
   Result<LaunchContext> make_launch_context(const std::string& kernel, bool with_landing = true);
 
+  // Undoes the last make_launch_context(kernel) when that launch did not happen (refused or
+  // failed), so the next launch's waits do not count signals of a launch that never ran. Every
+  // rank must make the same calls.
+  void retract_launch(const std::string& kernel);
+
   // Synchronises the stream, reads the error slot and clears it. A timeout becomes
   // "rank R timed out waiting on flag slot S in block B: expected >= E, saw V". After a timeout
   // the ranks' counters disagree: create a new context before launching again.

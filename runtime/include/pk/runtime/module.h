@@ -61,7 +61,9 @@ Status launch(Context& ctx, const Kernel& kernel, const LaunchConfig& cfg, const
   KernelArgs args;
   args.add(lc);
   (args.add(rest), ...);
-  return kernel.launch(cfg, ctx.stream(), args);
+  Status s = kernel.launch(cfg, ctx.stream(), args);
+  if (!s.is_ok()) ctx.retract_launch(kernel.name());  // nothing ran: keep the epochs in step
+  return s;
 }
 
 }  // namespace pk

@@ -202,7 +202,9 @@ class GemmRsPlan {
   }
   Status launch(Context& ctx) const {
     PK_ASSIGN_OR_RETURN(GemmRsJob::Params p, prepare(ctx));
-    return detail::launch_job<GemmRsJob>(p, p.blocks, ctx.stream());
+    Status s = detail::launch_job<GemmRsJob>(p, p.blocks, ctx.stream());
+    if (!s.is_ok()) ctx.retract_launch(detail::flag_key("pk_gemm_rs", p));  // nothing ran
+    return s;
   }
   int grid() const { return p_.blocks; }
 
@@ -252,7 +254,9 @@ class GemmArPlan {
   }
   Status launch(Context& ctx) const {
     PK_ASSIGN_OR_RETURN(GemmArJob::Params p, prepare(ctx));
-    return detail::launch_job<GemmArJob>(p, p.blocks, ctx.stream());
+    Status s = detail::launch_job<GemmArJob>(p, p.blocks, ctx.stream());
+    if (!s.is_ok()) ctx.retract_launch(detail::flag_key("pk_gemm_ar", p));  // nothing ran
+    return s;
   }
   int grid() const { return p_.blocks; }
 
@@ -388,7 +392,9 @@ class AgGemmPlan {
   Status launch(Context& ctx) const {
     if (!side_) {
       PK_ASSIGN_OR_RETURN(AgGemmJob::Params p, prepare(ctx));
-      return detail::launch_job<AgGemmJob>(p, p.comm_blocks + p.blocks, ctx.stream());
+      Status s = detail::launch_job<AgGemmJob>(p, p.comm_blocks + p.blocks, ctx.stream());
+      if (!s.is_ok()) ctx.retract_launch(detail::flag_key("pk_ag_gemm", p));  // nothing ran
+      return s;
     }
     AgGemmJob::Params p = p_;
     PK_ASSIGN_OR_RETURN(p.ctx, ctx.make_launch_context(detail::flag_key("pk_ag_gemm_ce", p)));
