@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 config.name = "pkc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".cpp", ".test"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs", "unit", "gpu", "consumer"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs", "specs", "unit", "gpu", "consumer"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pkc_obj_root, "test")
 config.substitutions.append(("%pkc_src", config.pkc_src_root))

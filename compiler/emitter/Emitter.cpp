@@ -76,6 +76,11 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
     for (const std::string &d : decisions) os << "//   - " << d << "\n";
   }
   os << "\n#include <pk/device/all.cuh>\n";
+  bool tiles = false;
+  module.walk([&](Operation *op) {
+    tiles |= isa<TileLoadOp, TileZerosOp, TileMapOp, TileCastOp, TileReduceRowsOp, TileMmaOp>(op);
+  });
+  if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   for (Operation &op : module.getBody()->getOperations()) {
     if (!isa<KernelOp>(op))
       return op.emitError("no CUDA emission pattern for '") << op.getName()

@@ -57,6 +57,11 @@ std::string elementTypeName(Type type);
 /// The C++ type of a kernel argument, or "" if unsupported.
 std::string argumentTypeName(Type type);
 
+/// The general tile path's register tile type for `t` in blocks of `threads`.
+std::string tileTypeName(TileType t, int threads);
+/// Whether a kernel's tile ops need the shared-memory stage (row reductions, broadcasts, mma).
+bool usesTileStage(Operation *kernel);
+
 void addStructurePatterns(PatternTable &table);
 void addArithPatterns(PatternTable &table);
 void addSyncPatterns(PatternTable &table);

@@ -69,6 +69,11 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   e.os << ") {";
   e.indent();
   e.line() << "__shared__ int pk_abort;  // set when a bounded wait gave up";
+  if (usesTileStage(kernel)) {
+    e.line() << "// Row reductions, broadcasts and mma pass tiles through these (pk/tile/rows.cuh).";
+    e.line() << "__shared__ float pk_stage[pk::tile::kStageFloats];";
+    e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
+  }
   if (failed(e.emitBlock(entry))) return failure();
   e.dedent();
   e.line() << "}\n";
@@ -113,6 +118,47 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
     if (d) rest = "(" + rest + " / " + counts[d] + ")";
   }
   if (failed(e.emitBlock(loop.getBody().front()))) return failure();
+  e.dedent();
+  e.line() << "}";
+  return success();
+}
+
+// The C++ type of a value a loop carries: an index or a register tile.
+std::string carriedType(Emitter &e, Type t) {
+  if (isa<IndexType>(t)) return "long long";
+  if (auto tile = dyn_cast<TileType>(t)) return tileTypeName(tile, e.threads);
+  return "";
+}
+
+// A sequential loop; the values it carries are variables assigned from the yield each trip
+// (through temporaries, since one yielded value may read another carried one).
+LogicalResult emitFor(Emitter &e, Operation *op) {
+  auto loop = cast<scf::ForOp>(op);
+  std::vector<std::string> vars;
+  for (auto [init, result] : llvm::zip(loop.getInitArgs(), loop.getResults())) {
+    std::string type = carriedType(e, init.getType());
+    if (type.empty())
+      return op->emitError("no CUDA emission pattern for a loop carrying ") << init.getType();
+    std::string v = e.bind(result, "carried");
+    e.line() << type << " " << v << " = " << e.name(init) << ";";
+    vars.push_back(v);
+  }
+  for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), vars)) e.bindTo(arg, v);
+  std::string iv = e.bind(loop.getInductionVar(), "k");
+  e.line() << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
+           << " < " << e.name(loop.getUpperBound()) << "; " << iv << " += "
+           << e.name(loop.getStep()) << ") {";
+  e.indent();
+  for (Operation &inner : loop.getBody()->without_terminator())
+    if (failed(e.emitOp(&inner))) return failure();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  std::vector<std::string> next;
+  for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+    std::string n = e.fresh("next");
+    e.line() << carriedType(e, v.getType()) << " " << n << " = " << e.name(v) << ";";
+    next.push_back(n);
+  }
+  for (auto [v, n] : llvm::zip(vars, next)) e.line() << v << " = " << n << ";";
   e.dedent();
   e.line() << "}";
   return success();
@@ -170,6 +216,7 @@ void mlir::pk::cuda::addStructurePatterns(PatternTable &table) {
   table["pk.yield"] = emitNothing;
   table["pk.check"] = emitCheck;
   table["scf.if"] = emitIf;
+  table["scf.for"] = emitFor;
   table["scf.yield"] = emitNothing;
   table["pk.return"] = emitReturn;
   table["pk.rank"] = [](Emitter &e, Operation *op) {

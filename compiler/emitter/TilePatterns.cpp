@@ -1,15 +1,156 @@
-// Emission patterns for tile ops. Tile compute (mma, map, cast, row reductions) lands with
-// the GEMM templates; until then those ops report that they have no pattern.
+// Emission patterns for tile ops on the general path: every tile is a register tile of the
+// block (pk/tile/rt.cuh) and every op one call into the tile library, so the emitted loop reads
+// like the spec. Loops that match a Hopper template never get here (pk-lower-gemm).
 #include "Emitter.h"
 
 using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::cuda;
 
+namespace {
+
+// The tile library's type for `t` in a block of `threads`: rt<T, rank, S0..S3, threads>.
+std::string tileType(TileType t, int threads) {
+  std::string s = "pk::tile::rt<" + elementTypeName(t.getElementType()) + ", " +
+                  std::to_string(t.getRank());
+  for (int d = 0; d < 4; ++d)
+    s += ", " + std::to_string(d < t.getRank() ? t.getShape()[d] : 1);
+  return s + ", " + std::to_string(threads) + ">";
+}
+
+// A local pointer and shape of this rank's copy of a tensor argument.
+std::string dataOf(Emitter &e, Value tensor) {
+  if (isa<SymTensorType>(tensor.getType())) return e.name(tensor) + ".peer[ctx.rank]";
+  return e.name(tensor) + ".data";
+}
+
+// `const long long o[4] = {...}` for a tile origin, inside the caller's braces.
+std::string origin(Emitter &e, ValueRange indices) {
+  std::string s = "const long long o[4] = {";
+  for (auto [i, v] : llvm::enumerate(indices)) s += (i ? ", " : "") + e.name(v);
+  return s + "};";
+}
+
+std::string declare(Emitter &e, Value v, StringRef prefix) {
+  std::string n = e.bind(v, prefix);
+  e.line() << tileType(cast<TileType>(v.getType()), e.threads) << " " << n << ";";
+  return n;
+}
+
+LogicalResult emitLoad(Emitter &e, Operation *op) {
+  auto load = cast<TileLoadOp>(op);
+  std::string t = declare(e, load.getResult(), "tile");
+  e.line() << "{ " << origin(e, load.getIndices()) << " pk::tile::load(" << t << ", "
+           << dataOf(e, load.getSource()) << ", " << e.name(load.getSource()) << ".shape, o); }";
+  return success();
+}
+
+LogicalResult emitStore(Emitter &e, Operation *op) {
+  auto store = cast<TileStoreOp>(op);
+  e.line() << "{ " << origin(e, store.getIndices()) << " pk::tile::store("
+           << e.name(store.getValue()) << ", " << dataOf(e, store.getDest()) << ", "
+           << e.name(store.getDest()) << ".shape, o); }";
+  return success();
+}
+
+// The fp32 expression of a map kind on x (and y).
+std::string mapLambda(MapKind kind) {
+  switch (kind) {
+  case MapKind::add: return "[](float x, float y) { return x + y; }";
+  case MapKind::sub: return "[](float x, float y) { return x - y; }";
+  case MapKind::mul: return "[](float x, float y) { return x * y; }";
+  case MapKind::div: return "[](float x, float y) { return x / y; }";
+  case MapKind::max: return "[](float x, float y) { return fmaxf(x, y); }";
+  case MapKind::min: return "[](float x, float y) { return fminf(x, y); }";
+  case MapKind::exp: return "[](float x) { return __expf(x); }";
+  case MapKind::neg: return "[](float x) { return -x; }";
+  }
+  return "";
+}
+
+LogicalResult emitMap(Emitter &e, Operation *op) {
+  auto map = cast<TileMapOp>(op);
+  std::string out = declare(e, map.getResult(), "tile");
+  std::string f = mapLambda(map.getKind());
+  if (map.getInputs().size() == 1) {
+    e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0]) << ", " << f << ");";
+    return success();
+  }
+  Value a = map.getInputs()[0], b = map.getInputs()[1];
+  if (a.getType() == map.getResult().getType() && b.getType() == map.getResult().getType()) {
+    e.line() << "pk::tile::map(" << out << ", " << e.name(a) << ", " << e.name(b) << ", " << f
+             << ");";
+    return success();
+  }
+  // One operand is a rows x 1 or 1 x cols tile broadcast against the other.
+  bool vecFirst = a.getType() != map.getResult().getType();
+  Value full = vecFirst ? b : a, vec = vecFirst ? a : b;
+  e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << e.name(vec)
+           << ", " << (vecFirst ? "true" : "false") << ", " << f << ", pk_stage);";
+  return success();
+}
+
+LogicalResult emitCast(Emitter &e, Operation *op) {
+  auto c = cast<TileCastOp>(op);
+  std::string out = declare(e, c.getResult(), "tile");
+  e.line() << "pk::tile::cast(" << out << ", " << e.name(c.getInput()) << ");";
+  return success();
+}
+
+LogicalResult emitZeros(Emitter &e, Operation *op) {
+  std::string out = declare(e, op->getResult(0), "tile");
+  e.line() << "pk::tile::zeros(" << out << ");";
+  return success();
+}
+
+LogicalResult emitReduceRows(Emitter &e, Operation *op) {
+  auto r = cast<TileReduceRowsOp>(op);
+  if (r.getResult().getType().getShape()[0] > 4096)
+    return op->emitError("the general tile path reduces tiles of at most 4096 rows (this one has ")
+           << r.getResult().getType().getShape()[0] << "); use a tile of fewer rows";
+  std::string out = declare(e, r.getResult(), "rows");
+  e.line() << "pk::tile::reduce_rows(" << out << ", " << e.name(r.getInput())
+           << ", pk::tile::RowOp::" << stringifyReduceKind(r.getKind()) << ", pk_stage, pk_rows);";
+  return success();
+}
+
+LogicalResult emitMma(Emitter &e, Operation *op) {
+  auto mma = cast<TileMmaOp>(op);
+  auto a = mma.getA().getType(), b = mma.getB().getType();
+  int64_t n = mma.getTransposeB() ? b.getShape()[0] : b.getShape()[1];
+  if (a.getShape()[0] + n > 4096)
+    return op->emitError("the general tile path multiplies tiles with M + N of at most 4096 "
+                         "(this one: ")
+           << a.getShape()[0] << " + " << n << "); a GEMM loop of the template's shape takes "
+           << "the Hopper template instead";
+  std::string out = declare(e, mma.getResult(), "acc");
+  e.line() << out << " = " << e.name(mma.getAcc()) << ";";
+  e.line() << "pk::tile::mma<" << (mma.getTransposeB() ? "true" : "false") << ">(" << out << ", "
+           << e.name(mma.getA()) << ", " << e.name(mma.getB()) << ", pk_stage);";
+  return success();
+}
+
+} // namespace
+
+bool mlir::pk::cuda::usesTileStage(Operation *kernel) {
+  bool uses = false;
+  kernel->walk([&](Operation *op) {
+    if (isa<TileReduceRowsOp, TileMmaOp>(op)) uses = true;
+    if (auto map = dyn_cast<TileMapOp>(op))
+      for (Value in : map.getInputs())
+        if (in.getType() != map.getResult().getType()) uses = true;
+  });
+  return uses;
+}
+
+std::string mlir::pk::cuda::tileTypeName(TileType t, int threads) { return tileType(t, threads); }
+
 void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
-  // pk.tile.store is emitted by the pattern of the op producing its tile (fused).
-  table["pk.tile.store"] = [](Emitter &, Operation *op) -> LogicalResult {
-    return op->emitError("no CUDA emission pattern for storing this tile: only tiles "
-                         "produced by pk.comm.reduce can be stored yet");
-  };
+  table["pk.tile.load"] = emitLoad;
+  table["pk.tile.store"] = emitStore;
+  table["pk.tile.map"] = emitMap;
+  table["pk.tile.cast"] = emitCast;
+  table["pk.tile.zeros"] = emitZeros;
+  table["pk.tile.reduce_rows"] = emitReduceRows;
+  table["pk.tile.mma"] = emitMma;
 }

@@ -637,7 +637,16 @@ private:
     std::vector<int> in;
     for (const Expr *a : args) in.push_back(tileExpr(a));
     if (failed) return -1;
-    return emitValue(OpKind::Map, l, in, typeOf(in[0]), {}, int(kind));
+    // A broadcast takes the shape of its larger operand (the verifier checks the other).
+    ValueType result = typeOf(in[0]);
+    auto count = [](const ValueType &t) {
+      int64_t n = 1;
+      for (int64_t s : t.shape) n *= s;
+      return n;
+    };
+    if (in.size() == 2 && count(typeOf(in[1])) > count(result)) result = typeOf(in[1]);
+    result.smem = false;
+    return emitValue(OpKind::Map, l, in, result, {}, int(kind));
   }
 
   int operatorCall(const CXXOperatorCallExpr *o) {

@@ -338,7 +338,9 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     getOperation().walk([&](KernelOp kernel) {
       int64_t nextSlot = 0;
       SmallVector<Operation *> collectives;
+      TileForeachOp compute;
       kernel.walk([&](Operation *op) {
+        if (auto loop = dyn_cast<TileForeachOp>(op); loop && !compute) compute = loop;
         if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
                 ReduceToRootOp, GatherOp, ScatterOp>(op))
           collectives.push_back(op);
@@ -347,6 +349,16 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           failed = true;
         }
       });
+      // Local tile compute and a collective in one kernel are phases whose order pkc does not
+      // lower yet: generating both would let them race, so refuse.
+      if (compute && !collectives.empty()) {
+        auto diag = compute.emitError(
+            "this tile loop and a collective are in one kernel; pkc does not order dependent "
+            "phases inside a kernel yet, so it would race: put them in separate kernels");
+        diag.attachNote(collectives.front()->getLoc()) << "the collective";
+        failed = true;
+        return;
+      }
       // The one-round path lands in the kernel's one landing buffer: with several collectives
       // in a kernel, a fast rank's next collective could overwrite what a peer still reads
       // from the previous one, so such kernels keep the direct path only.

@@ -294,6 +294,17 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     return success();
   }
 
+  // A kernel whose only effects are this rank's tile stores can take the general tile path
+  // when its loop does not fit the template; one that communicates cannot yet (its phases
+  // would need ordering), so there a mismatch stays an error.
+  static bool computesLocally(KernelOp kernel) {
+    bool local = true;
+    kernel.walk([&](Operation *op) {
+      if (hasSpecEffect(op) && !isa<TileStoreOp>(op)) local = false;
+    });
+    return local;
+  }
+
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
@@ -305,7 +316,25 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         loop.walk([&](TileMmaOp) { hasMma = true; });
         if (hasMma) gemmLoop = loop;
       });
-      if (gemmLoop) failed |= mlir::failed(lower(kernel, gemmLoop, *profile));
+      if (!gemmLoop) return;
+      if (!computesLocally(kernel)) {
+        failed |= mlir::failed(lower(kernel, gemmLoop, *profile));
+        return;
+      }
+      // Try the template quietly; on a mismatch keep the loop for the general path and say why.
+      std::string why;
+      LogicalResult lowered = failure();
+      {
+        ScopedDiagnosticHandler capture(kernel.getContext(), [&](Diagnostic &d) {
+          if (why.empty()) why = d.str();
+          return success();
+        });
+        lowered = lower(kernel, gemmLoop, *profile);
+      }
+      if (mlir::failed(lowered))
+        recordDecision(gemmLoop, "template",
+                       "general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
+                       "take the Hopper GEMM template: " + why);
     });
     if (failed) signalPassFailure();
   }

@@ -445,6 +445,15 @@ struct VerifyProtocol : mlir::pk::impl::PkVerifyProtocolPassBase<VerifyProtocol>
       // Spec-level kernels still hold intent; their protocol exists only after lowering.
       auto level = kernel->getAttrOfType<StringAttr>("pk.level");
       if (level && level.getValue() != "device") return;
+      // A kernel that only computes on this rank's tiles has no flags to check.
+      bool communicates = false;
+      kernel.walk([&](Operation *op) {
+        communicates |= op->getDialect() == kernel->getDialect() &&
+                        (op->getName().getStringRef().starts_with("pk.sync.") ||
+                         op->getName().getStringRef().starts_with("pk.comm.") ||
+                         op->getName().getStringRef().starts_with("pk.coll.") || isa<WorkerOp>(op));
+      });
+      if (!communicates) return;
       ok &= KernelChecker(kernel, maxWorldSize).run();
     });
     if (!ok) signalPassFailure();

@@ -7,6 +7,7 @@ namespace pk {
 
 void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(mlir::pk::createPkTrackEffectsPass());
+  pm.addPass(mlir::pk::createPkCheckTileRacesPass());
   mlir::pk::PkSelectTransportPassOptions transport;
   transport.profilePath = options.profilePath;
   transport.allowMulticast = options.allowMulticast;

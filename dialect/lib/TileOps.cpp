@@ -51,9 +51,26 @@ LogicalResult TileMapOp::verify() {
   if (getInputs().size() != expected)
     return emitOpError("'") << stringifyMapKind(getKind()) << "' takes " << expected
                             << " operand(s), got " << getInputs().size();
-  for (Value in : getInputs())
-    if (in.getType() != getResult().getType())
-      return emitOpError("operands and result must have the same tile type");
+  TileType out = getResult().getType();
+  bool full = false;
+  for (Value in : getInputs()) {
+    auto t = cast<TileType>(in.getType());
+    if (t == out) {
+      full = true;
+      continue;
+    }
+    // A rows x 1 or 1 x cols register tile broadcast against a 2-D result.
+    bool broadcast = expected == 2 && out.getRank() == 2 && t.getRank() == 2 &&
+                     t.getElementType() == out.getElementType() &&
+                     t.getMemorySpace() == MemorySpace::reg &&
+                     ((t.getShape()[0] == out.getShape()[0] && t.getShape()[1] == 1) ||
+                      (t.getShape()[0] == 1 && t.getShape()[1] == out.getShape()[1]));
+    if (!broadcast)
+      return emitOpError("operands must have the result's tile type, or one of them be a rows x 1 "
+                         "or 1 x cols tile broadcast against it; got ")
+             << t << " for " << out;
+  }
+  if (!full) return emitOpError("one operand must have the result's tile type");
   return success();
 }
 

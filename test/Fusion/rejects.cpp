@@ -99,56 +99,9 @@ PK_KERNEL void second_consumer(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf1
   all_gather(p, q);
 }
 
-// A loop over half the rows: the template computes the whole product.
-PK_KERNEL void half_rows(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM tile loop: must cover the rows of A and the rows of B
-  for (auto [m, n] : tiles(a.rows() / 2, b.rows(), {128, 256})) {
-    auto acc = zeros<f32, 128, 256>();
-    for (auto k : range(0, a.cols(), 64))
-      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
-    store(c, cast<bf16>(acc), m, n);
-  }
-}
-
-// A K loop over half of K.
-PK_KERNEL void half_k(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, index k_end) {
-  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
-    auto acc = zeros<f32, 128, 256>();
-    // CHECK: rejects.cpp:[[@LINE+1]]:5: error: GEMM K loop: must run to the columns of A
-    for (auto k : range(0, k_end, 64))
-      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
-    store(c, cast<bf16>(acc), m, n);
-  }
-}
-
-// Another store inside the GEMM loop.
-PK_KERNEL void extra_store(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Tensor<bf16, 2> d) {
-  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
-    auto acc = zeros<f32, 128, 256>();
-    for (auto k : range(0, a.cols(), 64))
-      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
-    store(c, cast<bf16>(acc), m, n);
-    // CHECK: rejects.cpp:[[@LINE+1]]:5: error: 'pk.tile.store' cannot be part of a kernel whose GEMM loop becomes the gemm template
-    store(d, load<128, 256>(a, m, n), m, n);
-  }
-}
-
-// Two GEMM loops in one kernel: the template instance is one GEMM.
-PK_KERNEL void two_gemms(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Tensor<bf16, 2> d) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.tile.store' cannot be part of a kernel whose GEMM loop becomes the gemm template
-  GEMM_LOOP(a, b, c)
-  GEMM_LOOP(a, b, d)
-}
-
 // An unrelated collective beside a GEMM.
 PK_KERNEL void gemm_and_ar(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Sym<f32, 1> x, Sym<f32, 1> y) {
   // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template
   all_reduce(Sum, x, y);
   GEMM_LOOP(a, b, c)
-}
-
-// The output aliases an operand.
-PK_KERNEL void in_place(Tensor<bf16, 2> a, Tensor<bf16, 2> b) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM: the operands and the output must be distinct tensors
-  GEMM_LOOP(a, b, a)
 }

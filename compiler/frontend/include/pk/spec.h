@@ -105,13 +105,33 @@ Tile<f32, M, N> mma(A a, B b, Tile<f32, M, N> acc);  // acc + a @ b
 // acc + a @ b^T, with b stored N x K (a linear layer's weight, K-major).
 template <class A, class B, long M, long N>
 Tile<f32, M, N> mma_t(A a, B b, Tile<f32, M, N> acc);
-template <class T, long... S> Tile<T, S...> operator+(Tile<T, S...>, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> operator*(Tile<T, S...>, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> operator/(Tile<T, S...>, Tile<T, S...>);
+// Binary element-wise ops take tiles of one shape, or an M x N tile and an M x 1 tile (one
+// value per row, as row_sum gives) or a 1 x N tile (one per column), broadcast over the other
+// dimension: `x - row_max(x)`.
+constexpr long broadcast_dim(long a, long b) { return a == b ? a : a == 1 ? b : b == 1 ? a : -1; }
+template <bool B, class T = void> struct EnableIf {};
+template <class T> struct EnableIf<true, T> { using type = T; };
+template <class X, class Y, class = void> struct Broadcast {};
+template <class T, long... A, long... B>
+struct Broadcast<Tile<T, A...>, Tile<T, B...>,
+                 typename EnableIf<sizeof...(A) == sizeof...(B) &&
+                                   ((broadcast_dim(A, B) > 0) && ...)>::type> {
+  using type = Tile<T, broadcast_dim(A, B)...>;
+};
+template <class X, class Y> using Broadcasted = typename Broadcast<X, Y>::type;
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator+(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator-(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator*(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator/(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> max(Tile<T, S...>, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> min(Tile<T, S...>, Tile<T, S...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> max(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> min(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... S> Tile<T, S...> exp(Tile<T, S...>);
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
 template <class T, long M, long N> Tile<T, M, 1> row_sum(Tile<T, M, N>);

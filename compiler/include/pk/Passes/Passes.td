@@ -20,6 +20,20 @@ def PkTrackEffectsPass : Pass<"pk-track-effects", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
+def PkCheckTileRacesPass : Pass<"pk-check-tile-races", "::mlir::ModuleOp"> {
+  let summary = "Refuse tile loops that read a tensor at other tiles than they write it";
+  let description = [{
+    The iterations of a spec's `pk.tile.foreach` run in parallel and in no order. A loop that
+    stores into a tensor may load from it only the tile it stores (same indices, same shape:
+    an element-wise update in place); any other load of it races with another iteration's
+    store, and is an error at the load with a note at the store.
+
+    Before: `%t = pk.tile.load %a[%m, %k] ...` and `pk.tile.store %o, %a[%m, %n] ...` in one loop
+    After:  error: this tile loop reads a tensor at other tiles than it writes
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
 def PkSelectTransportPass : Pass<"pk-select-transport", "::mlir::ModuleOp"> {
   let summary = "Rule 1: choose each transfer's mechanism by message size";
   let description = [{

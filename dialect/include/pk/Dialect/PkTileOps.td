@@ -77,8 +77,10 @@ def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
   let summary = "An element-wise operation on tiles";
   let description = [{
     Applies `kind` element by element: unary kinds (`exp`, `neg`) take one tile, binary
-    kinds (`add`, `sub`, `mul`, `div`, `max`, `min`) two tiles of the same shape and type.
-    The result has the type of the operands.
+    kinds (`add`, `sub`, `mul`, `div`, `max`, `min`) two tiles of the same shape and type,
+    or a 2-D tile and a rows x 1 (or 1 x cols) register tile of its element type, broadcast
+    along the missing dimension (`x - row_max(x)`). The result has the full operand's type.
+    Arithmetic is fp32, rounded to the element type after the op.
 
     ```mlir
     %s = pk.tile.map <add> %a, %b : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>

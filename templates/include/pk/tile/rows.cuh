@@ -1,0 +1,95 @@
+// Row reductions and row/column broadcasts of register tiles (pk/tile/rt.cuh). Elements of one
+// row live in many threads, so these pass through a shared-memory stage in chunks: correct for
+// every shape, one pass over the tile's elements per chunk.
+#pragma once
+#include <pk/tile/rt.cuh>
+
+namespace pk {
+namespace tile {
+
+constexpr int kStageFloats = 4096;  // the kernel's __shared__ stage (16 KB)
+constexpr int kMaxRows = 4096;      // its __shared__ row accumulators (16 KB)
+
+enum class RowOp { sum, max, min };
+
+__device__ __forceinline__ float row_combine(RowOp op, float a, float b) {
+  return op == RowOp::sum ? a + b : op == RowOp::max ? fmaxf(a, b) : fminf(a, b);
+}
+__device__ __forceinline__ float row_identity(RowOp op) {
+  const float inf = __int_as_float(0x7f800000);
+  return op == RowOp::sum ? 0.f : op == RowOp::max ? -inf : inf;
+}
+
+// out (rows x 1) = the reduction of each row (the last dimension) of in. `stage` holds
+// kStageFloats floats and `rows` kMaxRows, both in shared memory.
+template <class Out, class In>
+__device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, float* rows) {
+  static_assert(Out::kCount == In::kRows, "one result per row");
+  static_assert(In::kRows <= kMaxRows, "too many rows for the row stage");
+  constexpr long long cols = In::kCols;
+  constexpr long long chunk = cols <= kStageFloats ? (kStageFloats / cols) * cols : kStageFloats;
+  constexpr int warps = In::kThreads / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // earlier users of the stage are done
+  for (long long r = threadIdx.x; r < In::kRows; r += In::kThreads) rows[r] = row_identity(op);
+  for (long long e0 = 0; e0 < In::kCount; e0 += chunk) {
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < In::kSlots; ++s) {
+      const long long i = In::index(s);
+      if (i >= e0 && i < e0 + chunk && i < In::kCount) stage[i - e0] = in.v[s];
+    }
+    __syncthreads();
+    // The row segments inside this chunk, one warp each.
+    const long long end = e0 + chunk < In::kCount ? e0 + chunk : In::kCount;
+    const long long r0 = e0 / cols, r1 = (end - 1) / cols;
+    for (long long r = r0 + warp; r <= r1; r += warps) {
+      const long long a = r * cols > e0 ? r * cols : e0;
+      const long long b = (r + 1) * cols < end ? (r + 1) * cols : end;
+      float acc = row_identity(op);
+      for (long long i = a + lane; i < b; i += 32) acc = row_combine(op, acc, stage[i - e0]);
+      for (int o = 16; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));
+      if (lane == 0) rows[r] = row_combine(op, rows[r], acc);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < Out::kSlots; ++s) {
+    const long long i = Out::index(s);
+    if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
+  }
+  __syncthreads();  // the row accumulators may be reused
+}
+
+// out = f(full, vec) (or f(vec, full) with vec_first) where vec is a rows x 1 or 1 x cols tile
+// broadcast along the other dimension of the rows x cols tile `full`.
+template <class Full, class Vec, class F>
+__device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
+                              float* stage) {
+  static_assert(Full::kRank == 2 && Vec::kRank == 2, "broadcasts are between 2-D tiles");
+  constexpr bool by_row = Vec::dim(1) == 1 && Vec::dim(0) == Full::dim(0);
+  static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
+                "broadcast a rows x 1 or 1 x cols tile");
+  for (long long j0 = 0; j0 < Vec::kCount; j0 += kStageFloats) {
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < Vec::kSlots; ++s) {
+      const long long j = Vec::index(s);
+      if (j >= j0 && j < j0 + kStageFloats && j < Vec::kCount) stage[j - j0] = vec.v[s];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < Full::kSlots; ++s) {
+      const long long i = Full::index(s);
+      if (i >= Full::kCount) continue;
+      const long long j = by_row ? i / Full::dim(1) : i % Full::dim(1);
+      if (j < j0 || j >= j0 + kStageFloats) continue;
+      const float x = full.v[s], y = stage[j - j0];
+      out.v[s] = round_to<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
+    }
+  }
+  __syncthreads();
+}
+
+}  // namespace tile
+}  // namespace pk

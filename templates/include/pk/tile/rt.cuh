@@ -1,0 +1,113 @@
+// Register tiles of the general tile path: a statically shaped tile of up to four dimensions,
+// spread over the THREADS threads of a block. Element i (row-major over the tile) lives in
+// thread i % THREADS, slot i / THREADS, so consecutive threads hold consecutive elements and
+// loads and stores coalesce. Values are kept as fp32 and rounded to T after every operation,
+// so a bf16 tile computes exactly as bf16 arithmetic rounded per op would.
+// Every function here is called by all threads of the block alike.
+#pragma once
+#include <pk/device/bf16.cuh>
+#include <pk/device/launch_context.cuh>
+
+namespace pk {
+namespace tile {
+
+template <class T, int R, int S0, int S1, int S2, int S3, int THREADS>
+struct rt {
+  using elem = T;
+  static constexpr int kRank = R;
+  static constexpr int kThreads = THREADS;
+  static constexpr long long kCount = 1ll * S0 * S1 * S2 * S3;
+  static constexpr int kSlots = static_cast<int>((kCount + THREADS - 1) / THREADS);
+  float v[kSlots];
+  // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
+  __host__ __device__ static constexpr int dim(int d) {
+    return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
+  }
+
+  // The tile element slot s of this thread holds (kCount when past the end).
+  __device__ static long long index(int s) { return 1ll * s * THREADS + threadIdx.x; }
+  // Row and column of element i, seeing the tile as rows x last dimension.
+  static constexpr int kCols = R == 1 ? S0 : R == 2 ? S1 : R == 3 ? S2 : S3;
+  static constexpr long long kRows = kCount / kCols;
+  static_assert(THREADS % 32 == 0, "whole warps");
+};
+
+// fp32 -> T -> fp32: the value a T element can hold.
+template <class T>
+__device__ __forceinline__ float round_to(float x) {
+  if constexpr (sizeof(T) == 4) return x;
+  else return to_float(from_float<T>(x));
+}
+
+// The tensor offset of tile element i at `origin`, or -1 when it falls outside the tensor.
+template <class Tile>
+__device__ __forceinline__ long long tensor_offset(long long i, const long long* shape,
+                                                   const long long* origin) {
+  long long coord[4];
+  long long rest = i;
+  for (int d = Tile::kRank - 1; d >= 0; --d) {
+    coord[d] = rest % Tile::dim(d);
+    rest /= Tile::dim(d);
+  }
+  long long off = 0;
+  for (int d = 0; d < Tile::kRank; ++d) {
+    const long long c = origin[d] + coord[d];
+    if (c < 0 || c >= shape[d]) return -1;
+    off = off * shape[d] + c;
+  }
+  return off;
+}
+
+// Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
+template <class Tile, class T>
+__device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const long long i = Tile::index(s);
+    const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
+    t.v[s] = off >= 0 ? to_float(data[off]) : 0.f;
+  }
+}
+
+// Stores the tile at `origin`; elements outside the tensor are dropped.
+template <class Tile, class T>
+__device__ void store(const Tile& t, T* data, const long long* shape, const long long* origin) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const long long i = Tile::index(s);
+    const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
+    if (off >= 0) data[off] = from_float<T>(t.v[s]);
+  }
+}
+
+template <class Tile>
+__device__ void zeros(Tile& t) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) t.v[s] = 0.f;
+}
+
+// Converts element by element, rounding to the destination type.
+template <class To, class From>
+__device__ void cast(To& out, const From& in) {
+  static_assert(To::kCount == From::kCount, "cast keeps the shape");
+#pragma unroll
+  for (int s = 0; s < To::kSlots; ++s) out.v[s] = round_to<typename To::elem>(in.v[s]);
+}
+
+// out = f(a) element by element.
+template <class Tile, class F>
+__device__ void map(Tile& out, const Tile& a, F f) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = round_to<typename Tile::elem>(f(a.v[s]));
+}
+
+// out = f(a, b) for tiles of one shape.
+template <class Tile, class F>
+__device__ void map(Tile& out, const Tile& a, const Tile& b, F f) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s)
+    out.v[s] = round_to<typename Tile::elem>(f(a.v[s], b.v[s]));
+}
+
+}  // namespace tile
+}  // namespace pk

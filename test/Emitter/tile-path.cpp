@@ -1,0 +1,41 @@
+// RUN: pkc %s -o - | FileCheck %s
+// RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// Tests that tile loops outside the Hopper templates lower op by op onto the tile library.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK: #include <pk/tile/mma.cuh>
+// CHECK-LABEL: void __launch_bounds__(512) softmax(
+// CHECK: __shared__ float pk_stage[pk::tile::kStageFloats];
+// CHECK: pk::tile::rt<pk::bf16, 2, 16, 1024, 1, 1, 512> [[X:tile[0-9]+]];
+// CHECK: pk::tile::load([[X]], arg0.data, arg0.shape, o);
+// CHECK: pk::tile::cast([[T:tile[0-9]+]], [[X]]);
+// CHECK: pk::tile::reduce_rows([[MX:rows[0-9]+]], [[T]], pk::tile::RowOp::max, pk_stage, pk_rows);
+// CHECK: pk::tile::map_broadcast([[D:tile[0-9]+]], [[T]], [[MX]], false, [](float x, float y) { return x - y; }, pk_stage);
+// CHECK: pk::tile::map([[E:tile[0-9]+]], [[D]], [](float x) { return __expf(x); });
+// CHECK: pk::tile::reduce_rows([[S:rows[0-9]+]], [[E]], pk::tile::RowOp::sum
+// CHECK: pk::tile::store({{tile[0-9]+}}, arg1.data, arg1.shape, o);
+PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 1024})) {
+    auto t = cast<f32>(load<16, 1024>(x, m, n));
+    auto e = exp(t - row_max(t));
+    store(y, cast<bf16>(e / row_sum(e)), m, n);
+  }
+}
+
+// A GEMM loop of another tile shape takes the general path's mma, and --explain says why.
+// CHECK-LABEL: gemm_128(
+// CHECK: pk::tile::zeros([[Z:tile[0-9]+]]);
+// CHECK: pk::tile::rt<float, 2, 128, 128, 1, 1, 512> [[ACC:carried[0-9]+]] = [[Z]];
+// CHECK: for (long long [[K:k[0-9]+]] = {{.*}}; [[K]] < {{.*}}; [[K]] += {{.*}}) {
+// CHECK: pk::tile::mma<true>([[R:acc[0-9]+]], {{tile[0-9]+}}, {{tile[0-9]+}}, pk_stage);
+// CHECK: [[ACC]] = {{next[0-9]+}};
+// EXPLAIN: general tile path (register tiles, pk/tile/mma.cuh): the loop does not take the Hopper GEMM template: GEMM tile loop: steps must be [128, 256]
+PK_KERNEL void gemm_128(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 128})) {
+    auto acc = zeros<f32, 128, 128>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<128, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}

@@ -1,0 +1,30 @@
+// RUN: pkc-opt %s -split-input-file -verify-diagnostics --pk-check-tile-races | FileCheck %s
+// pk-check-tile-races: a tile loop may read a tensor it writes only at the tile it writes.
+
+// Tests that an element-wise update in place is accepted.
+// CHECK-LABEL: pk.kernel @in_place_square
+pk.kernel @in_place_square(%x: !pk.tensor<?xf32>) {
+  %n = pk.dim %x, 0 : !pk.tensor<?xf32>
+  pk.tile.foreach (%i) to (%n) step [256] {
+    %t = pk.tile.load %x[%i] : !pk.tensor<?xf32> -> !pk.tile<256xf32>
+    %s = pk.tile.map <mul> %t, %t : !pk.tile<256xf32>, !pk.tile<256xf32> -> !pk.tile<256xf32>
+    pk.tile.store %s, %x[%i] : !pk.tile<256xf32>, !pk.tensor<?xf32>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that reading another tile of the tensor the loop writes is refused.
+pk.kernel @shift(%x: !pk.tensor<?xf32>) {
+  %n = pk.dim %x, 0 : !pk.tensor<?xf32>
+  %c1 = arith.constant 1 : index
+  pk.tile.foreach (%i) to (%n) step [256] {
+    %j = arith.addi %i, %c1 : index
+    // expected-error @+1 {{this tile loop reads a tensor at other tiles than it writes}}
+    %t = pk.tile.load %x[%j] : !pk.tensor<?xf32> -> !pk.tile<256xf32>
+    // expected-note @+1 {{the write}}
+    pk.tile.store %t, %x[%i] : !pk.tile<256xf32>, !pk.tensor<?xf32>
+  }
+  pk.return
+}

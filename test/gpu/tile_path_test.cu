@@ -1,0 +1,169 @@
+// The general tile path on one GPU: the kernels of test/specs/tile_path.pk.cpp, compiled by pkc
+// at build time (register tiles, pk/tile/*.cuh), run on sizes with edge tiles in every
+// dimension and checked against float64 references of what each spec says (elements outside a
+// tensor load as zero and are not stored). Outputs are poisoned first; inputs are random.
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <functional>
+
+#include PK_TILE_PATH_CU
+#include "harness.h"
+
+namespace {
+
+using pk::bf16;
+using pk::f16;
+
+float to_host(float x) { return x; }
+float to_host(bf16 x) { return pkt::to_f(x); }
+float to_host(f16 x) {
+  __half h;
+  std::memcpy(&h, &x.bits, 2);
+  return __half2float(h);
+}
+template <class T> T from_host(float x);
+template <> float from_host<float>(float x) { return x; }
+template <> bf16 from_host<bf16>(float x) { return pkt::from_f<bf16>(x); }
+template <> f16 from_host<f16>(float x) {
+  __half h = __float2half_rn(x);
+  f16 r;
+  std::memcpy(&r.bits, &h, 2);
+  return r;
+}
+
+// A device tensor with host data (random in [-2, 2) as T) and its pk::Tensor view.
+template <class T>
+struct DevTensor {
+  std::vector<long long> shape;
+  std::vector<T> host;
+  T* dev = nullptr;
+  DevTensor(std::vector<long long> s, unsigned seed, bool poison = false) : shape(s) {
+    long long n = 1;
+    for (long long d : s) n *= d;
+    host.resize(n);
+    std::mt19937 g(seed);
+    std::uniform_real_distribution<float> u(-2.f, 2.f);
+    for (auto& x : host) x = from_host<T>(u(g));
+    PKT_CUDA(cudaMalloc(&dev, n * sizeof(T)));
+    if (poison) PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
+    else PKT_CUDA(cudaMemcpy(dev, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DevTensor() { cudaFree(dev); }
+  long long numel() const { return static_cast<long long>(host.size()); }
+  pk::Tensor<T> view() const {
+    pk::Tensor<T> t{};
+    t.data = dev;
+    for (size_t d = 0; d < shape.size(); ++d) t.shape[d] = shape[d];
+    t.numel = numel();
+    return t;
+  }
+  double at(long long i) const { return to_host(host[i]); }
+  std::vector<T> download() const {
+    std::vector<T> v(host.size());
+    const cudaError_t e = cudaMemcpy(v.data(), dev, v.size() * sizeof(T), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
+    return v;
+  }
+};
+
+// Every element of `out` against want(i), within atol + rtol * |want|.
+template <class T>
+void expect(const char* what, const DevTensor<T>& out, const std::function<double(long long)>& want,
+            double atol, double rtol) {
+  auto got = out.download();
+  long long bad = 0, first = -1;
+  for (long long i = 0; i < out.numel(); ++i) {
+    const double w = want(i), g = to_host(got[i]);
+    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  }
+  PKT_CHECK(bad == 0, std::string(what) + ": " + std::to_string(bad) + " of " +
+                          std::to_string(out.numel()) + " wrong, first at " + std::to_string(first) +
+                          (first >= 0 ? " got " + std::to_string(to_host(got[first])) + " want " +
+                                            std::to_string(want(first))
+                                      : std::string()));
+}
+
+constexpr int kGrid = 132, kThreads = 512;
+
+void softmax() {
+  const long long M = 37, N = 1500;  // tails in both dimensions (tiles of 16 x 1024)
+  DevTensor<bf16> x({M, N}, 1), y({M, N}, 0, true);
+  tile_softmax<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  std::vector<double> want(M * N);
+  for (long long r = 0; r < M; ++r)
+    for (long long n0 = 0; n0 < N; n0 += 1024) {
+      double mx = -INFINITY, sum = 0;
+      auto v = [&](long long j) { return n0 + j < N ? x.at(r * N + n0 + j) : 0.0; };
+      for (long long j = 0; j < 1024; ++j) mx = std::max(mx, v(j));
+      for (long long j = 0; j < 1024; ++j) sum += std::exp(v(j) - mx);
+      for (long long j = 0; j < 1024 && n0 + j < N; ++j) want[r * N + n0 + j] = std::exp(v(j) - mx) / sum;
+    }
+  expect("tile_softmax", y, [&](long long i) { return want[i]; }, 1e-4, 2e-2);
+}
+
+void add() {
+  const long long n = 10000;
+  DevTensor<float> x({n}, 2), y({n}, 3), z({n}, 0, true);
+  tile_add<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), y.view(), z.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_add", z, [&](long long i) { return x.at(i) + y.at(i); }, 1e-6, 1e-6);
+}
+
+void row_sums() {
+  const long long M = 50, N = 300, T = (N + 127) / 128;
+  DevTensor<float> x({M, N}, 4), s({M, T}, 0, true);
+  tile_row_sums<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), s.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_row_sums", s, [&](long long i) {
+    const long long r = i / T, t = i % T;
+    double sum = 0;
+    for (long long c = t * 128; c < std::min(N, (t + 1) * 128); ++c) sum += x.at(r * N + c);
+    return sum;
+  }, 1e-4, 1e-5);
+}
+
+void bias() {
+  const long long M = 100, N = 70;
+  DevTensor<float> x({M, N}, 5), b({1, N}, 6), y({M, N}, 0, true);
+  tile_bias<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), b.view(), y.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_bias", y, [&](long long i) {
+    const double v = x.at(i);
+    return std::max(v + b.at(i % N), v * v);
+  }, 1e-5, 1e-6);
+}
+
+// C = A * B (or B^T) rounded to T, K reduced in fp32.
+template <class T, class Kernel>
+void gemm(const char* what, Kernel kernel, bool transpose_b, long long M, long long N, long long K) {
+  DevTensor<T> a({M, K}, 7), b(transpose_b ? std::vector<long long>{N, K} : std::vector<long long>{K, N}, 8),
+      c({M, N}, 0, true);
+  kernel<<<kGrid, kThreads>>>(pk::LaunchContext{}, a.view(), b.view(), c.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect(what, c, [&](long long i) {
+    const long long r = i / N, col = i % N;
+    double sum = 0;
+    for (long long k = 0; k < K; ++k)
+      sum += a.at(r * K + k) * (transpose_b ? b.at(col * K + k) : b.at(k * N + col));
+    return sum;
+  }, 1e-3 * std::sqrt(double(K)), 1.0 / 128);
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(1);
+  softmax();
+  add();
+  row_sums();
+  bias();
+  gemm<f16>("tile_gemm_ab", tile_gemm_ab, false, 100, 90, 70);
+  gemm<bf16>("tile_gemm_abt", tile_gemm_abt, true, 200, 150, 136);
+  PKT_CUDA(cudaGetLastError());
+  return pkt::finish("tile_path_test");
+}

@@ -1,0 +1,55 @@
+// Kernels for the general tile path (register tiles, pk/tile/*.cuh), each with edge tiles in
+// every dimension at the sizes test/gpu/tile_path_test.cu runs. The compile tier turns them
+// into sm_90a cubins; the GPU test runs them against float64 references of what they say.
+#include <pk/spec.h>
+using namespace pk;
+
+// Softmax of each 16 x 1024 tile along its rows (elements outside the tensor read as zero).
+PK_KERNEL void tile_softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 1024})) {
+    auto t = cast<f32>(load<16, 1024>(x, m, n));
+    auto e = exp(t - row_max(t));
+    store(y, cast<bf16>(e / row_sum(e)), m, n);
+  }
+}
+
+// z = x + y on 1-D tiles.
+PK_KERNEL void tile_add(Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> z) {
+  for (auto i : tiles(x.size(), {4096}))
+    store(z, load<4096>(x, i) + load<4096>(y, i), i);
+}
+
+// The row sums of every 32 x 128 tile, one column per tile: s[m + r, n / 128].
+PK_KERNEL void tile_row_sums(Tensor<f32, 2> x, Tensor<f32, 2> s) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 128}))
+    store(s, row_sum(load<32, 128>(x, m, n)), m, n / 128);
+}
+
+// y = max(x + bias, x * x) with a 1 x N bias row broadcast over the rows.
+PK_KERNEL void tile_bias(Tensor<f32, 2> x, Tensor<f32, 2> bias, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {64, 64})) {
+    auto t = load<64, 64>(x, m, n);
+    store(y, max(t + load<1, 64>(bias, 0, n), t * t), m, n);
+  }
+}
+
+// C = A * B in f16 with B stored [K, N], 64 x 64 tiles: not the Hopper template's shape, so
+// the general path's mma.
+PK_KERNEL void tile_gemm_ab(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 64})) {
+    auto acc = zeros<f32, 64, 64>();
+    for (auto k : range(0, a.cols(), 32))
+      acc = mma(load<64, 32>(a, m, k), load<32, 64>(b, k, n), acc);
+    store(c, cast<f16>(acc), m, n);
+  }
+}
+
+// C = A * B^T in bf16 with 128 x 128 tiles (the template wants 128 x 256).
+PK_KERNEL void tile_gemm_abt(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 128})) {
+    auto acc = zeros<f32, 128, 128>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<128, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
