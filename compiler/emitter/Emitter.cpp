@@ -78,7 +78,8 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   os << "\n#include <pk/device/all.cuh>\n";
   bool tiles = false;
   module.walk([&](Operation *op) {
-    tiles |= isa<TileLoadOp, TileZerosOp, TileMapOp, TileCastOp, TileReduceRowsOp, TileMmaOp>(op);
+    tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
+                 TileMmaOp>(op);
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   for (Operation &op : module.getBody()->getOperations()) {

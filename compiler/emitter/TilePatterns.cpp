@@ -64,6 +64,19 @@ std::string mapLambda(MapKind kind) {
   case MapKind::min: return "[](float x, float y) { return fminf(x, y); }";
   case MapKind::exp: return "[](float x) { return __expf(x); }";
   case MapKind::neg: return "[](float x) { return -x; }";
+  case MapKind::sqrt: return "[](float x) { return sqrtf(x); }";
+  case MapKind::rsqrt: return "[](float x) { return rsqrtf(x); }";
+  case MapKind::log: return "[](float x) { return logf(x); }";
+  case MapKind::tanh: return "[](float x) { return tanhf(x); }";
+  case MapKind::sigmoid: return "[](float x) { return 1.f / (1.f + __expf(-x)); }";
+  case MapKind::silu: return "[](float x) { return x / (1.f + __expf(-x)); }";
+  case MapKind::gelu_tanh:
+    return "[](float x) { return 0.5f * x * (1.f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))); }";
+  case MapKind::gelu_erf: return "[](float x) { return 0.5f * x * (1.f + erff(x * 0.7071067812f)); }";
+  case MapKind::sin: return "[](float x) { return sinf(x); }";
+  case MapKind::cos: return "[](float x) { return cosf(x); }";
+  case MapKind::abs: return "[](float x) { return fabsf(x); }";
+  case MapKind::pow: return "[](float x, float y) { return powf(x, y); }";
   }
   return "";
 }
@@ -94,6 +107,13 @@ LogicalResult emitCast(Emitter &e, Operation *op) {
   auto c = cast<TileCastOp>(op);
   std::string out = declare(e, c.getResult(), "tile");
   e.line() << "pk::tile::cast(" << out << ", " << e.name(c.getInput()) << ");";
+  return success();
+}
+
+LogicalResult emitSplat(Emitter &e, Operation *op) {
+  auto splat = cast<TileSplatOp>(op);
+  std::string out = declare(e, splat.getResult(), "tile");
+  e.line() << "pk::tile::fill(" << out << ", static_cast<float>(" << e.name(splat.getScalar()) << "));";
   return success();
 }
 
@@ -151,6 +171,7 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.map"] = emitMap;
   table["pk.tile.cast"] = emitCast;
   table["pk.tile.zeros"] = emitZeros;
+  table["pk.tile.splat"] = emitSplat;
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
 }

@@ -2,6 +2,8 @@
 // so this is a one-to-one mapping of model ops to pk/arith/scf ops.
 #include "ModelToMlir.h"
 
+#include <cstring>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -34,6 +36,7 @@ public:
     switch (t.kind) {
     case ValueType::Index: return b.getIndexType();
     case ValueType::Flag: return FlagType::get(&ctx);
+    case ValueType::Scalar: return b.getF32Type();
     case ValueType::Tensor:
       return LocalTensorType::get(&ctx, toDynamic(t.shape), elem(t.elem));
     case ValueType::Sym: return SymTensorType::get(&ctx, toDynamic(t.shape), elem(t.elem));
@@ -91,6 +94,18 @@ private:
     case fe::MapKind::Min: return mlir::pk::MapKind::min;
     case fe::MapKind::Exp: return mlir::pk::MapKind::exp;
     case fe::MapKind::Neg: return mlir::pk::MapKind::neg;
+    case fe::MapKind::Sqrt: return mlir::pk::MapKind::sqrt;
+    case fe::MapKind::Rsqrt: return mlir::pk::MapKind::rsqrt;
+    case fe::MapKind::Log: return mlir::pk::MapKind::log;
+    case fe::MapKind::Tanh: return mlir::pk::MapKind::tanh;
+    case fe::MapKind::Sigmoid: return mlir::pk::MapKind::sigmoid;
+    case fe::MapKind::Silu: return mlir::pk::MapKind::silu;
+    case fe::MapKind::GeluTanh: return mlir::pk::MapKind::gelu_tanh;
+    case fe::MapKind::GeluErf: return mlir::pk::MapKind::gelu_erf;
+    case fe::MapKind::Sin: return mlir::pk::MapKind::sin;
+    case fe::MapKind::Cos: return mlir::pk::MapKind::cos;
+    case fe::MapKind::Abs: return mlir::pk::MapKind::abs;
+    case fe::MapKind::Pow: return mlir::pk::MapKind::pow;
     }
     return mlir::pk::MapKind::add;
   }
@@ -150,6 +165,14 @@ private:
     case OpKind::Map:
       return def(o, b.create<TileMapOp>(l, type(o.results[0]), mapKind(o.attr), vs(in)));
     case OpKind::Cast: return def(o, b.create<TileCastOp>(l, type(o.results[0]), v(in[0])));
+    case OpKind::FConstant: {
+      float f;
+      const uint32_t bits = static_cast<uint32_t>(o.ints[0]);
+      std::memcpy(&f, &bits, sizeof f);
+      return def(o, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(f)));
+    }
+    case OpKind::Splat:
+      return def(o, b.create<TileSplatOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::ReduceRows:
       return def(o, b.create<TileReduceRowsOp>(l, type(o.results[0]), reduceKind(o.attr),
                                                v(in[0])));

@@ -17,7 +17,7 @@ struct SrcLoc {
 enum class Elem { BF16, F16, F32 };
 
 struct ValueType {
-  enum Kind { Index, Tensor, Sym, Tile, Flag } kind = Index;
+  enum Kind { Index, Tensor, Sym, Tile, Flag, Scalar } kind = Index;  // Scalar: an f32
   Elem elem = Elem::F32;
   std::vector<int64_t> shape;  // tiles: static extents; tensors: -1 per dimension
   bool smem = false;           // tiles only
@@ -29,6 +29,7 @@ enum class OpKind {
   Add, Sub, Mul, Div, Rem,                 // index arithmetic
   TileForeach, For, Yield,                 // loops (Yield ends a For body)
   Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
+  FConstant, Splat,                        // an f32 constant (bits in ints[0]); scalar -> tile
   AllReduce, AllGather, ReduceScatter, AllToAll, StoreTile, AddTile,
   Broadcast, ReduceToRoot, Gather, Scatter,    // rooted collectives (root: operand 2)
   StoreAsync, StoreAddAsync, CommReduce, CommAllReduce, LoadPeer,
@@ -36,7 +37,10 @@ enum class OpKind {
 };
 
 // Small enums carried in Op::attr, matching the dialect's enums by name.
-enum class MapKind { Add, Sub, Mul, Div, Max, Min, Exp, Neg };
+enum class MapKind {
+  Add, Sub, Mul, Div, Max, Min, Exp, Neg,
+  Sqrt, Rsqrt, Log, Tanh, Sigmoid, Silu, GeluTanh, GeluErf, Sin, Cos, Abs, Pow,
+};
 enum class ReduceKind { Sum, Max, Min };
 enum class TransportKind { Ldst, Tma, Multimem };
 

@@ -4,6 +4,8 @@
 // name; range() loops carry the names they assign), so the MLIR side maps ops one to one.
 #include "SpecWalker.h"
 
+#include <cstring>
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
@@ -174,6 +176,11 @@ private:
       out.kind = ValueType::Index;
       return true;
     }
+    if (t->isRealFloatingType()) {  // float scalars (kernel arguments, constants) are f32
+      out.kind = ValueType::Scalar;
+      out.elem = Elem::F32;
+      return true;
+    }
     const auto *spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(t->getAsRecordDecl());
     if (!spec) {
       const auto *rd = t->getAsRecordDecl();
@@ -215,8 +222,8 @@ private:
   bool paramType(const ParmVarDecl *p, ValueType &t) {
     if (!mapType(p->getType(), t) || t.kind == ValueType::Tile || t.kind == ValueType::Flag) {
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
-                                  "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank> "
-                                  "or index, "
+                                  "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, "
+                                  "index or float, "
                                   "with T one of bf16, f16, f32 and Rank 1 to 5");
       return false;
     }
@@ -297,7 +304,24 @@ private:
     if (!mapType(v->getType(), t))
       return error(v->getLocation(), unsupportedType(v->getType()));
     int value = expr(v->getInit());
-    if (value >= 0) bind(v, value);
+    if (value < 0) return;
+    const bool wantScalar = t.kind == ValueType::Scalar;
+    if (wantScalar != (typeOf(value).kind == ValueType::Scalar)) {
+      // `float s = 2;`: an integer constant converts, as in C++; other mixes are not in the
+      // language (float scalars only combine with tiles).
+      const auto *lit = dyn_cast<IntegerLiteral>(strip(v->getInit()));
+      if (!wantScalar || !lit)
+        return error(v->getLocation(),
+                     wantScalar ? "a float variable takes a float value (a constant such as 2.0f "
+                                  "or a float parameter); index values do not convert to floats"
+                                : "a float scalar cannot initialise an index variable; float "
+                                  "scalars combine with tiles");
+      const float x = static_cast<float>(lit->getValue().getZExtValue());
+      uint32_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      value = emitValue(OpKind::FConstant, v->getLocation(), {}, t, {int64_t(bits)});
+    }
+    bind(v, value);
   }
 
   std::string unsupportedType(QualType t) {
@@ -582,8 +606,14 @@ private:
                      "by pkc and the runtime, not thrown");
     if (isa<LambdaExpr>(e))
       return fail(l, "lambdas are not in the spec language; write the computation inline");
-    if (isa<FloatingLiteral>(e))
-      return fail(l, "floating-point scalars are not in the spec language; compute on tiles");
+    if (auto *f = dyn_cast<FloatingLiteral>(e)) {
+      const float x = static_cast<float>(f->getValueAsApproximateDouble());
+      uint32_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      ValueType t;
+      t.kind = ValueType::Scalar;
+      return emitValue(OpKind::FConstant, l, {}, t, {int64_t(bits)});
+    }
     if (isa<ConditionalOperator>(e))
       return fail(l, "the conditional operator is not in the spec language; tile loops clip "
                      "partial tiles at tensor edges instead of branching");
@@ -635,8 +665,22 @@ private:
 
   int mapOp(MapKind kind, SourceLocation l, std::vector<const Expr *> args) {
     std::vector<int> in;
-    for (const Expr *a : args) in.push_back(tileExpr(a));
+    for (const Expr *a : args) {
+      int v = expr(a);
+      if (v >= 0 && typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar)
+        return fail(a->getBeginLoc(), "expected a tile or a float scalar");
+      in.push_back(v);
+    }
     if (failed) return -1;
+    // A float scalar beside a tile becomes a tile of that type, every element the scalar.
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (typeOf(in[i]).kind != ValueType::Scalar) continue;
+      if (in.size() != 2 || typeOf(in[1 - i]).kind != ValueType::Tile)
+        return fail(l, "a float scalar combines with a tile, not on its own");
+      ValueType t = typeOf(in[1 - i]);
+      t.smem = false;
+      in[i] = emitValue(OpKind::Splat, l, {in[i]}, t);
+    }
     // A broadcast takes the shape of its larger operand (the verifier checks the other).
     ValueType result = typeOf(in[0]);
     auto count = [](const ValueType &t) {
@@ -770,6 +814,14 @@ private:
     if (n == "max") return mapOp(MapKind::Max, l, {arg(0), arg(1)});
     if (n == "min") return mapOp(MapKind::Min, l, {arg(0), arg(1)});
     if (n == "exp") return mapOp(MapKind::Exp, l, {arg(0)});
+    static const std::pair<const char *, MapKind> unaryMath[] = {
+        {"sqrt", MapKind::Sqrt}, {"rsqrt", MapKind::Rsqrt}, {"log", MapKind::Log},
+        {"tanh", MapKind::Tanh}, {"sigmoid", MapKind::Sigmoid}, {"silu", MapKind::Silu},
+        {"gelu", MapKind::GeluTanh}, {"gelu_erf", MapKind::GeluErf}, {"sin", MapKind::Sin},
+        {"cos", MapKind::Cos}, {"abs", MapKind::Abs}};
+    for (const auto &[name, kind] : unaryMath)
+      if (n == name) return mapOp(kind, l, {arg(0)});
+    if (n == "pow") return mapOp(MapKind::Pow, l, {arg(0), arg(1)});
     if (n == "cast") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;

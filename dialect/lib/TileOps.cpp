@@ -44,7 +44,13 @@ LogicalResult TileMmaOp::verify() {
   return success();
 }
 
-static bool isUnary(MapKind kind) { return kind == MapKind::exp || kind == MapKind::neg; }
+static bool isUnary(MapKind kind) {
+  switch (kind) {
+  case MapKind::add: case MapKind::sub: case MapKind::mul: case MapKind::div:
+  case MapKind::max: case MapKind::min: case MapKind::pow: return false;
+  default: return true;
+  }
+}
 
 LogicalResult TileMapOp::verify() {
   size_t expected = isUnary(getKind()) ? 1 : 2;
@@ -71,6 +77,12 @@ LogicalResult TileMapOp::verify() {
              << t << " for " << out;
   }
   if (!full) return emitOpError("one operand must have the result's tile type");
+  return success();
+}
+
+LogicalResult TileSplatOp::verify() {
+  if (getResult().getType().getMemorySpace() != MemorySpace::reg)
+    return emitOpError("produces a register tile");
   return success();
 }
 

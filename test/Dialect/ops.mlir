@@ -60,6 +60,15 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
   %e = pk.tile.map <exp> %s : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.reduce_rows <max> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
   %m = pk.tile.reduce_rows <max> %e : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
+  // CHECK: pk.tile.map <sub> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x256xf32>
+  %d = pk.tile.map <sub> %e, %m : !pk.tile<128x256xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <gelu_erf> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  %g = pk.tile.map <gelu_erf> %d : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.splat %{{.*}} : f32 -> !pk.tile<128x256xf32>
+  %half = arith.constant 0.5 : f32
+  %h = pk.tile.splat %half : f32 -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <pow> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  %p = pk.tile.map <pow> %g, %h : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.cast %{{.*}} : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
   %o = pk.tile.cast %e : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
   // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<128x256xf32>, !pk.tensor<?x?xf32>

@@ -154,6 +154,46 @@ void gemm(const char* what, Kernel kernel, bool transpose_b, long long M, long l
   }, 1e-3 * std::sqrt(double(K)), 1.0 / 128);
 }
 
+void rms_norm() {
+  const long long M = 20, N = 3000;  // one partial tile per row
+  const float eps = 1e-5f;
+  DevTensor<bf16> x({M, N}, 9), w({1, N}, 10), y({M, N}, 0, true);
+  tile_rms_norm<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), w.view(), y.view(), 1.f / N, eps);
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_rms_norm", y, [&](long long i) {
+    const long long r = i / N;
+    double ss = 0;
+    for (long long c = 0; c < N; ++c) ss += x.at(r * N + c) * x.at(r * N + c);
+    return x.at(i) / std::sqrt(ss / N + eps) * w.at(i % N);
+  }, 1e-3, 2e-2);
+}
+
+void swiglu() {
+  const long long M = 40, N = 1000;
+  DevTensor<bf16> g({M, N}, 11), u({M, N}, 12), y({M, N}, 0, true);
+  tile_swiglu<<<kGrid, kThreads>>>(pk::LaunchContext{}, g.view(), u.view(), y.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_swiglu", y, [&](long long i) {
+    const double a = g.at(i);
+    return a / (1 + std::exp(-a)) * u.at(i);
+  }, 1e-3, 2e-2);
+}
+
+void math() {
+  const long long M = 45, N = 300;
+  DevTensor<float> x({M, N}, 13), y({M, N}, 0, true);
+  tile_math<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_math", y, [&](long long i) {
+    const double t = x.at(i);
+    const double gelu = 0.5 * t * (1 + std::tanh(0.7978845608 * (t + 0.044715 * t * t * t)));
+    const double gelu_erf = 0.5 * t * (1 + std::erf(t / std::sqrt(2.0)));
+    return gelu + 0.5 * gelu_erf - t * t + std::tanh(t) / (1 + std::exp(-t)) +
+           std::sin(t) * std::cos(t) + std::log(std::fabs(t) + 1) + std::sqrt(std::fabs(t)) -
+           std::min(t, 0.25);
+  }, 1e-4, 1e-4);
+}
+
 }  // namespace
 
 int main() {
@@ -164,6 +204,9 @@ int main() {
   bias();
   gemm<f16>("tile_gemm_ab", tile_gemm_ab, false, 100, 90, 70);
   gemm<bf16>("tile_gemm_abt", tile_gemm_abt, true, 200, 150, 136);
+  rms_norm();
+  swiglu();
+  math();
   PKT_CUDA(cudaGetLastError());
   return pkt::finish("tile_path_test");
 }

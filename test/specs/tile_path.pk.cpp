@@ -53,3 +53,30 @@ PK_KERNEL void tile_gemm_abt(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 
     store(c, cast<bf16>(acc), m, n);
   }
 }
+
+// RMSNorm of rows of up to 4096 elements (one tile per row), weights as a 1 x N row.
+PK_KERNEL void tile_rms_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> y, float inv_n,
+                             float eps) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 4096})) {
+    auto t = cast<f32>(load<8, 4096>(x, m, n));
+    auto r = rsqrt(row_sum(t * t) * inv_n + eps);
+    store(y, cast<bf16>(t * r * cast<f32>(load<1, 4096>(w, 0, n))), m, n);
+  }
+}
+
+// SwiGLU's gate: silu(g) * u.
+PK_KERNEL void tile_swiglu(Tensor<bf16, 2> g, Tensor<bf16, 2> u, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(g.rows(), g.cols(), {16, 512}))
+    store(y, cast<bf16>(silu(cast<f32>(load<16, 512>(g, m, n))) * cast<f32>(load<16, 512>(u, m, n))),
+          m, n);
+}
+
+// The other math functions and scalar constants, in one expression.
+PK_KERNEL void tile_math(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 256})) {
+    auto t = load<32, 256>(x, m, n);
+    store(y, gelu(t) + 0.5f * gelu_erf(t) - pow(abs(t), 2.0f) + sigmoid(t) * tanh(t) +
+                 sin(t) * cos(t) + log(abs(t) + 1.0f) + sqrt(abs(t)) - min(t, 0.25f),
+          m, n);
+  }
+}

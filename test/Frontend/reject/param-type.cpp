@@ -4,6 +4,6 @@
 #include <pk/spec.h>
 using namespace pk;
 PK_KERNEL void k(Sym<f32, 1> x,
-// CHECK: param-type.cpp:[[@LINE+1]]:{{[0-9]+}}: error: unsupported kernel parameter type 'float *'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank> or index
+// CHECK: param-type.cpp:[[@LINE+1]]:{{[0-9]+}}: error: unsupported kernel parameter type 'float *'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, index or float
     float *p) {
 }

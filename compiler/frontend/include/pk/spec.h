@@ -133,6 +133,31 @@ Broadcasted<Tile<T, A...>, Tile<T, B...>> max(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> min(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... S> Tile<T, S...> exp(Tile<T, S...>);
+// Math, element by element (fp32 inside, rounded to the element type after each op).
+template <class T, long... S> Tile<T, S...> sqrt(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> rsqrt(Tile<T, S...>);  // 1 / sqrt(x)
+template <class T, long... S> Tile<T, S...> log(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> tanh(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> sigmoid(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> silu(Tile<T, S...>);      // x * sigmoid(x)
+template <class T, long... S> Tile<T, S...> gelu(Tile<T, S...>);      // the tanh approximation
+template <class T, long... S> Tile<T, S...> gelu_erf(Tile<T, S...>);  // the exact (erf) form
+template <class T, long... S> Tile<T, S...> sin(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> cos(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> abs(Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> pow(Tile<T, S...>, float exponent);
+// A float scalar (a `float` kernel parameter or a constant such as 0.5f) combines with a tile
+// as a tile whose every element is that value: `x * rsqrt(row_sum(x * x) * inv_n + eps)`.
+template <class T, long... S> Tile<T, S...> operator+(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator+(float, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator-(float, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator*(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator*(float, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> operator/(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator/(float, Tile<T, S...>);
+template <class T, long... S> Tile<T, S...> max(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> min(Tile<T, S...>, float);
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
 template <class T, long M, long N> Tile<T, M, 1> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> Tile<T, M, 1> row_max(Tile<T, M, N>);

@@ -67,7 +67,19 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     I32EnumAttrCase<"max", 4>,
     I32EnumAttrCase<"min", 5>,
     I32EnumAttrCase<"exp", 6>,
-    I32EnumAttrCase<"neg", 7>]>;
+    I32EnumAttrCase<"neg", 7>,
+    I32EnumAttrCase<"sqrt", 8>,
+    I32EnumAttrCase<"rsqrt", 9>,
+    I32EnumAttrCase<"log", 10>,
+    I32EnumAttrCase<"tanh", 11>,
+    I32EnumAttrCase<"sigmoid", 12>,
+    I32EnumAttrCase<"silu", 13>,
+    I32EnumAttrCase<"gelu_tanh", 14>,
+    I32EnumAttrCase<"gelu_erf", 15>,
+    I32EnumAttrCase<"sin", 16>,
+    I32EnumAttrCase<"cos", 17>,
+    I32EnumAttrCase<"abs", 18>,
+    I32EnumAttrCase<"pow", 19>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [

@@ -76,8 +76,9 @@ def Pk_TileMmaOp : Pk_Op<"tile.mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
 def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
   let summary = "An element-wise operation on tiles";
   let description = [{
-    Applies `kind` element by element: unary kinds (`exp`, `neg`) take one tile, binary
-    kinds (`add`, `sub`, `mul`, `div`, `max`, `min`) two tiles of the same shape and type,
+    Applies `kind` element by element: unary kinds (`exp`, `neg`, `sqrt`, `rsqrt`, `log`,
+    `tanh`, `sigmoid`, `silu`, `gelu_tanh`, `gelu_erf`, `sin`, `cos`, `abs`) take one tile,
+    binary kinds (`add`, `sub`, `mul`, `div`, `max`, `min`, `pow`) two tiles of the same shape and type,
     or a 2-D tile and a rows x 1 (or 1 x cols) register tile of its element type, broadcast
     along the missing dimension (`x - row_max(x)`). The result has the full operand's type.
     Arithmetic is fp32, rounded to the element type after the op.
@@ -89,6 +90,23 @@ def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
   let arguments = (ins Pk_MapKindAttr:$kind, Variadic<Pk_TileType>:$inputs);
   let results = (outs Pk_TileType:$result);
   let assemblyFormat = "$kind $inputs attr-dict `:` qualified(type($inputs)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileSplatOp : Pk_Op<"tile.splat", [Pure]> {
+  let summary = "A register tile with every element set to a scalar";
+  let description = [{
+    How a scalar (a kernel argument such as `eps`, or a constant) enters tile arithmetic: the
+    front end splats it to the other operand's tile type. The value is rounded to the tile's
+    element type.
+
+    ```mlir
+    %e = pk.tile.splat %eps : f32 -> !pk.tile<64x1xf32>
+    ```
+  }];
+  let arguments = (ins AnyFloat:$scalar);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$scalar attr-dict `:` type($scalar) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 

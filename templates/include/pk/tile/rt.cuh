@@ -80,6 +80,14 @@ __device__ void store(const Tile& t, T* data, const long long* shape, const long
   }
 }
 
+// Every element set to x (rounded to the tile's type).
+template <class Tile>
+__device__ void fill(Tile& t, float x) {
+  const float v = round_to<typename Tile::elem>(x);
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) t.v[s] = v;
+}
+
 template <class Tile>
 __device__ void zeros(Tile& t) {
 #pragma unroll
