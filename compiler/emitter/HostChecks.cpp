@@ -3,8 +3,6 @@
 // written once more as an expression the typed launchers and the JIT evaluate on the host.
 #include "Emitter.h"
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
-
 #include <pk/runtime/host_check.h>
 
 using namespace mlir;

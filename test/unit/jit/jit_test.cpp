@@ -302,10 +302,15 @@ TEST(JitHostChecks, LaunchLinesValidateTheirChecks) {
 // so 1024 -> 1000 fails at the call with the kernel's own words; empty tensors pass the checks
 // and are recognised as a launch with nothing to do.
 TEST(JitArgs, RunsTheKernelsChecksOnTheHost) {
-  auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(fresh_dir("host-checks")));
+  const std::string cache = fresh_dir("host-checks");
+  auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
   ASSERT_TRUE(k.is_ok()) << k.status().message();
   const pk::jit::KernelInfo& info = k->info();
   ASSERT_FALSE(info.checks.empty()) << "no pk-host-check line for all_reduce";
+  auto warm = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));  // the cache keeps them
+  ASSERT_TRUE(warm.is_ok()) << warm.status().message();
+  EXPECT_TRUE(warm->from_cache());
+  EXPECT_EQ(warm->info().checks.size(), info.checks.size());
   unsigned char dummy[64];
   auto sym = [&](long long n) {
     pk::SymTensor<pk::bf16> t{};
