@@ -17,12 +17,12 @@ pk.kernel @ag(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.return
 }
 
-// A rooted collective's root check reads a scalar argument; a second kernel numbers on.
+// A rooted collective's root check reads a scalar argument; each kernel numbers its own checks.
 // CHECK-LABEL: // pk-launch bc
-// CHECK-NEXT: // pk-host-check bc 1 if=eq(dim(0,0),dim(1,0)) expected=dim(0,0) actual=dim(1,0) pk.coll.broadcast: input and output must have the same element count
-// CHECK-NEXT: // pk-host-check bc 2 if=ult(arg(2),world) expected=world actual=arg(2) pk.coll.broadcast: the root must be a rank below world_size
-// CHECK: // pk-check 1:
-// CHECK: // pk-check 2:
+// CHECK-NEXT: // pk-host-check bc 0 if=eq(dim(0,0),dim(1,0)) expected=dim(0,0) actual=dim(1,0) pk.coll.broadcast: input and output must have the same element count
+// CHECK-NEXT: // pk-host-check bc 1 if=ult(arg(2),world) expected=world actual=arg(2) pk.coll.broadcast: the root must be a rank below world_size
+// CHECK: // pk-check 0: pk.coll.broadcast: input and output
+// CHECK: // pk-check 1: pk.coll.broadcast: the root
 pk.kernel @bc(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>, %root: index) {
   pk.coll.broadcast %x into %y root %root : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
