@@ -20,7 +20,7 @@ nccl = cache_var("NCCL_LIBRARY")
 cuda_lib = cache_var("CUDAToolkit_LIBRARY_DIR") or "/usr/local/cuda/lib64"
 static_libs = [os.path.join(build, p) for p in (
     "compiler/jit/libpk_jit.a", "runtime/libpk_runtime.a",
-    "runtime/libpk_embedded_headers.a", "runtime/libpk_profile.a")]
+    "runtime/libpk_host_check.a", "runtime/libpk_embedded_headers.a", "runtime/libpk_profile.a")]
 
 setup(
     name="pk_torch",

@@ -38,7 +38,8 @@ public:
   /// Per-kernel facts patterns share.
   int threads = 512;
   int blocks = 0;
-  int checks = 0;  // launch-time argument checks emitted so far (their ids)
+  int checks = 0;  // launch-time argument checks numbered so far
+  llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
   std::string epoch = "ctx.epoch";
@@ -61,6 +62,9 @@ std::string argumentTypeName(Type type);
 std::string tileTypeName(TileType t, int threads);
 /// Whether a kernel's tile ops need the shared-memory stage (row reductions, broadcasts, mma).
 bool usesTileStage(Operation *kernel);
+/// Numbers the kernel's pk.check ops and writes a `// pk-host-check` line (into e.os) for each
+/// one the host can evaluate before a launch (HostChecks.cpp).
+void emitHostChecks(Emitter &e, KernelOp kernel);
 
 void addStructurePatterns(PatternTable &table);
 void addArithPatterns(PatternTable &table);

@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <pk/runtime/host_check.h>
+
 using namespace mlir;
 using namespace mlir::pk;
 
@@ -44,7 +46,7 @@ void addShapeChecks(const LauncherArg &a, std::vector<LauncherCheck> &checks) {
   for (size_t k = 0; k < a.shape.size(); ++k) {
     std::string dim = a.name + ".shape[" + std::to_string(k) + "]";
     if (a.shape[k] == ShapedType::kDynamic)
-      checks.push_back({dim + " >= 1", dim + " must be positive"});
+      checks.push_back({dim + " >= 0", dim + " must not be negative"});  // 0: empty
     else
       checks.push_back({dim + " == " + std::to_string(a.shape[k]),
                         dim + " must be " + std::to_string(a.shape[k]) + " (the spec's type)"});
@@ -172,6 +174,43 @@ LogicalResult emitCopyEngineBranch(const KernelSignature &k, llvm::StringRef rou
      << ", stream);\n"
      << "  }\n";
   return success();
+}
+
+// The kernel's own argument checks as pkc wrote them beside its CUDA (`// pk-host-check`,
+// shared with the JIT): the launcher refuses what the kernel would, at the call.
+LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef cuda,
+                             llvm::raw_ostream &os, Location loc) {
+  ::pk::Result<std::vector<::pk::HostCheck>> checks = ::pk::host_checks_of(cuda.str(), k.name);
+  if (!checks.is_ok()) return emitError(loc, checks.status().message());
+  for (const ::pk::HostCheck &c : *checks) {
+    bool ok = true;
+    auto ref = [&](int a, bool extent) {
+      ok = ok && a < int(k.args.size()) && k.args[a].isTensor == extent;
+    };
+    for (const ::pk::HostExpr *e : {&c.condition, &c.expected, &c.actual})
+      ::pk::for_each_host_ref(*e, ref);
+    if (!ok)
+      return emitError(loc, "pk-host-check ") << c.id << " of " << k.name
+             << " reads an argument the kernel does not have as such";
+    auto name = [&](int a) { return k.args[a].name; };
+    os << "  // pk-check " << c.id << "\n"
+       << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
+       << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": expected ")
+       << " + std::to_string(" << ::pk::host_expr_cpp(c.expected, name) << ") + \", got \" + "
+       << "std::to_string(" << ::pk::host_expr_cpp(c.actual, name) << "));\n";
+  }
+  return success();
+}
+
+// Every rank has the same sizes, so when all tensors are empty every rank returns alike
+// (no launch, no epoch spent): a collective on nothing is a no-op.
+void emitEmptySkip(const KernelSignature &k, llvm::raw_ostream &os) {
+  std::string all;
+  for (const LauncherArg &a : k.args)
+    if (a.isTensor) all += (all.empty() ? "" : " && ") + a.name + ".numel == 0";
+  if (all.empty()) return;
+  os << "  if (" << all << ")\n"
+     << "    return pk::Status::ok();  // empty tensors: nothing to move, on any rank\n";
 }
 
 } // namespace
@@ -303,6 +342,8 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
     for (const LauncherCheck &c : k.checks)
       os << "  if (!(" << c.condition << "))\n"
          << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+    if (failed(emitHostCheckConditions(k, cuda, os, loc))) return failure();
+    emitEmptySkip(k, os);
     if (failed(emitCopyEngineBranch(k, facts->copyEngine, os, loc))) return failure();
     os << "  (void)world;\n"
        << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)

@@ -59,6 +59,7 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
              << arg.getType();
     e.os << (i ? "," : "") << arg.getType();
   }
+  emitHostChecks(e, kernel);
   e.os << "\nextern \"C\" __global__ void __launch_bounds__(" << e.threads << ") " << name
        << "(pk::LaunchContext ctx";
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
@@ -188,7 +189,8 @@ LogicalResult emitIf(Emitter &e, Operation *op) {
 // signals anyone, so no rank waits on another.
 LogicalResult emitCheck(Emitter &e, Operation *op) {
   auto check = cast<CheckOp>(op);
-  int id = e.checks++;
+  auto numbered = e.checkIds.find(op);  // numbered with the kernel's pk-host-check lines
+  int id = numbered != e.checkIds.end() ? numbered->second : e.checks++;
   e.line() << "// pk-check " << id << ": " << check.getMessage();
   e.line() << "if (!(" << e.name(check.getCondition()) << ")) {";
   e.indent();

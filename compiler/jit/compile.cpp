@@ -31,7 +31,7 @@ Result<std::string> current_arch() {
   return arch_for(major, minor);
 }
 
-// A cache entry: the kernel's pk-launch lines, then the binary.
+// A cache entry: the kernel's pk-launch line and pk-host-check lines, then the binary.
 std::vector<char> pack(const std::string& launch_lines, const std::vector<char>& image) {
   std::vector<char> out(launch_lines.begin(), launch_lines.end());
   out.insert(out.end(), kImageMarker, kImageMarker + sizeof(kImageMarker) - 1);
@@ -48,10 +48,13 @@ Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
   return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache);
 }
 
-std::string launch_line_of(const std::string& cuda, const std::string& kernel) {
-  const std::string marker = "// pk-launch " + kernel + " ";
-  const std::size_t at = cuda.find(marker);
-  return cuda.substr(at, cuda.find('\n', at) - at) + "\n";
+// The lines of `kernel` that parse_launch_lines reads: its pk-launch and pk-host-check lines.
+std::string launch_lines_of(const std::string& cuda, const std::string& kernel) {
+  std::string out;
+  for (const std::string& marker : {"// pk-launch " + kernel + " ", "// pk-host-check " + kernel + " "})
+    for (std::size_t at = cuda.find(marker); at != std::string::npos; at = cuda.find(marker, at + 1))
+      if (at == 0 || cuda[at - 1] == '\n') out += cuda.substr(at, cuda.find('\n', at) - at) + "\n";
+  return out;
 }
 
 }  // namespace
@@ -59,7 +62,8 @@ std::string launch_line_of(const std::string& cuda, const std::string& kernel) {
 Result<std::string> read_spec(const std::string& path) { return read_file(path, "spec"); }
 
 std::string cache_key(const std::string& text, const Options& options, const std::string& arch) {
-  std::string key = "pk-jit-kernel 1\npkc " + std::string(pkc_version()) + "\narch " + arch +
+  // Format 2: entries carry the pk-host-check lines too.
+  std::string key = "pk-jit-kernel 2\npkc " + std::string(pkc_version()) + "\narch " + arch +
                     "\nkernel " + options.kernel + "\nmulticast " +
                     (options.allow_multicast ? "1" : "0") + "\nnvrtc";
   for (const std::string& o : options.nvrtc_options) key += " " + o;
@@ -114,7 +118,7 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
   req.options = options.nvrtc_options;
   req.use_cache = false;  // the entry below, keyed by the spec, is the only one
   PK_ASSIGN_OR_RETURN(CompileOutput out, compile(req));
-  const std::vector<char> entry = pack(launch_line_of(cuda, chosen->name), out.image);
+  const std::vector<char> entry = pack(launch_lines_of(cuda, chosen->name), out.image);
   if (options.use_cache) PK_RETURN_IF_ERROR(cache_write(dir, key, entry));
   return unpack(entry, false);
 }

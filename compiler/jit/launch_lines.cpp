@@ -1,4 +1,5 @@
-// Reads the `// pk-launch` lines pkc writes above every kernel: launch facts and argument types.
+// Reads the `// pk-launch` lines pkc writes above every kernel (launch facts and argument types)
+// and the `// pk-host-check` lines that follow them.
 #include <pk/jit/kernel.h>
 
 #include <cstdlib>
@@ -76,6 +77,17 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
                           k.copy_engine->root >= int(k.args.size()) ||
                           k.args[k.copy_engine->x].kind != ArgKind::sym_tensor))
       return Status::error("pk-launch line of " + k.name + ": copy_engine names arguments it lacks");
+    PK_ASSIGN_OR_RETURN(k.checks, host_checks_of(cuda, k.name));
+    for (const HostCheck& c : k.checks) {
+      bool ok = true;
+      auto ref = [&](int a, bool extent) {
+        ok = ok && a < int(k.args.size()) && (k.args[a].kind == ArgKind::scalar) != extent;
+      };
+      for (const HostExpr* e : {&c.condition, &c.expected, &c.actual}) for_each_host_ref(*e, ref);
+      if (!ok)
+        return Status::error("pk-host-check " + std::to_string(c.id) + " of " + k.name +
+                             " reads an argument the pk-launch line does not have as such");
+    }
     out.push_back(std::move(k));
   }
   if (out.empty()) return Status::error("no '// pk-launch' line in the CUDA: not pkc's output?");

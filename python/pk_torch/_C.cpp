@@ -91,7 +91,8 @@ class TorchContext {
     const at::ScalarType type = torch::python::detail::py_object_to_dtype(dtype);
     int64_t numel = 1;
     for (int64_t d : shape) numel *= d;
-    const std::size_t bytes = std::max<std::size_t>(1, numel * c10::elementSize(type));
+    // 0 bytes is fine: the runtime still gives every rank an address (an empty tensor).
+    const std::size_t bytes = numel * c10::elementSize(type);
     auto buf = ctx_->allocate(bytes);
     throw_if_error(buf.is_ok() ? pk::Status::ok() : buf.status());
     auto owned = std::make_unique<pk::SymmetricBuffer>(std::move(*buf));
@@ -101,13 +102,15 @@ class TorchContext {
                             at::TensorOptions().dtype(type).device(at::kCUDA, ctx_->device()));
   }
 
-  // The symmetric buffer holding `t` and t's byte offset in it, or null.
+  // The symmetric buffer holding `t` and t's byte offset in it, or null. Found by t's storage
+  // (empty() wraps each buffer in its own), not by data_ptr(), which is null for empty tensors.
   const pk::SymmetricBuffer* find(const at::Tensor& t, std::size_t* offset) const {
-    auto p = static_cast<const char*>(t.data_ptr());
+    if (!t.has_storage()) return nullptr;
+    const void* storage = t.storage().data();
+    const std::size_t start = static_cast<std::size_t>(t.storage_offset()) * t.element_size();
     for (const auto& b : buffers_) {
-      auto base = static_cast<const char*>(b->local());
-      if (p >= base && p + t.nbytes() <= base + b->bytes()) {
-        *offset = p - base;
+      if (storage == b->local() && start + t.nbytes() <= b->bytes()) {
+        *offset = start;
         return b.get();
       }
     }

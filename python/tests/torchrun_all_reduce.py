@@ -1,6 +1,8 @@
 """Under torchrun --nproc_per_node=2: pkc's all-reduce through pk_torch, on symmetric tensors
 allocated as torch tensors, launched on the current stream; compared with
-torch.distributed.all_reduce. Exits non-zero on any mismatch."""
+torch.distributed.all_reduce. Then bad calls that must raise at the call (a float32 output, a
+1024 -> 1000 all-reduce) and a zero-size all-reduce that must be a no-op. Exits non-zero on any
+mismatch."""
 import os
 import sys
 
@@ -47,6 +49,34 @@ def main():
         failures += 1
     except RuntimeError as e:
         print(f"rank {rank}: rejected as expected: {e}", flush=True)
+    # A wrong size fails at the call (the kernel's own check, run on the host), not at the next
+    # check_errors(); nothing is launched, so check_errors() stays clean.
+    try:
+        kernel(ctx, ctx.empty([1024], torch.bfloat16), ctx.empty([1000], torch.bfloat16))
+        print(f"rank {rank}: a 1024 -> 1000 all-reduce was accepted at the call", flush=True)
+        failures += 1
+    except RuntimeError as e:
+        if "expected 1024, got 1000" not in str(e):
+            print(f"rank {rank}: rejected without the sizes: {e}", flush=True)
+            failures += 1
+        else:
+            print(f"rank {rank}: rejected at the call as expected: {e}", flush=True)
+    torch.cuda.synchronize()
+    try:
+        ctx.check_errors()
+    except RuntimeError as e:
+        print(f"rank {rank}: the refused call still left a device error: {e}", flush=True)
+        failures += 1
+    # Zero elements: symmetric empty tensors are accepted, and the all-reduce is a no-op.
+    e_in, e_out = ctx.empty([0], torch.bfloat16), ctx.empty([0], torch.bfloat16)
+    try:
+        kernel(ctx, e_in, e_out)
+        torch.cuda.synchronize()
+        ctx.check_errors()
+        print(f"rank {rank}: zero-size all-reduce: ok", flush=True)
+    except RuntimeError as e:
+        print(f"rank {rank}: zero-size all-reduce failed: {e}", flush=True)
+        failures += 1
     ctx.close()
     dist.destroy_process_group()
     print(f"rank {rank}: {'FAILED' if failures else 'passed'}", flush=True)

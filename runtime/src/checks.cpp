@@ -62,8 +62,8 @@ Status check_view(std::size_t elem_size, std::size_t capacity_bytes,
     return Status::error("tensor rank " + std::to_string(shape.size()) + " outside [1, 4]");
   long long n = 1;
   for (long long d : shape) {
-    if (d <= 0) return Status::error("shape " + dims(shape) + " has a non-positive extent");
-    if (n > (1ll << 62) / d) return Status::error("shape " + dims(shape) + " overflows");
+    if (d < 0) return Status::error("shape " + dims(shape) + " has a negative extent");
+    if (d > 0 && n > (1ll << 62) / d) return Status::error("shape " + dims(shape) + " overflows");
     n *= d;
   }
   if (static_cast<unsigned long long>(n) * elem_size > capacity_bytes)

@@ -32,6 +32,9 @@ Status enable_peer_access(int device, int peer_device) {
   return cuda_status(e, "cudaDeviceEnablePeerAccess");
 }
 
+// What an allocation of 0 bytes reserves: one allocation granule.
+constexpr std::size_t kEmptyAllocationBytes = 256;
+
 }  // namespace
 
 // Ranks sharing one GPU in this process: every peer's allocation is a plain pointer on this
@@ -61,13 +64,14 @@ Result<SymmetricBuffer> SymmetricBuffer::allocate_shared(SymmetricBuffer b, Exch
 }
 
 Result<SymmetricBuffer> SymmetricBuffer::allocate(Exchange& ex, std::size_t bytes, bool zero) {
-  if (bytes == 0) return Status::error("symmetric allocation of 0 bytes");
   SymmetricBuffer b;
   b.ex_ = &ex;
   b.bytes_ = bytes;
   const int me = ex.device();
   PK_CUDA_TRY(cudaSetDevice(me));
-  PK_CUDA_TRY(cudaMalloc(&b.local_, bytes));
+  // An empty buffer is still a real allocation (cudaMalloc of 0 gives null), so an empty
+  // tensor has an address on every rank and is recognised as symmetric; it holds 0 bytes.
+  PK_CUDA_TRY(cudaMalloc(&b.local_, bytes ? bytes : kEmptyAllocationBytes));
   if (ex.ranks_per_device() > 1) return allocate_shared(std::move(b), ex, zero);
   if (zero) {
     PK_CUDA_TRY(cudaMemset(b.local_, 0, bytes));

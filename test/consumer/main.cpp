@@ -1,6 +1,6 @@
 // Launches pkc's all-reduce through its generated launcher on 2 GPUs (one thread per rank) and
 // checks every element against the host sum; also checks that the launcher's host-side shape
-// check rejects a mismatched output; then a scatter through the launcher's copy-engine route
+// check rejects a mismatched output and that an empty all-reduce is a no-op; then a scatter through the launcher's copy-engine route
 // (forced from 4 KiB per message by the context) and, for a tiny size, its kernel.
 // On one GPU the two ranks share it (PK_SHARED_GPU_RANKS=2, pk/runtime/shared_gpu.h);
 // exits 77 without a GPU.
@@ -65,6 +65,14 @@ void rank_main(pk::Exchange& ex) {
   if (bad.is_ok() || bad.message().find("shape") == std::string::npos)
     fail(rank, "a mismatched output was not rejected: " + bad.message());
 
+  // Empty tensors: a no-op on every rank (no launch, so the next launch's epochs still pair).
+  auto eb = (*ctx)->allocate(0);
+  if (!eb.is_ok()) return fail(rank, eb.status().message());
+  auto empty = eb->sym_tensor<pk::bf16>({0});
+  if (!empty.is_ok()) return fail(rank, empty.status().message());
+  pk::Status none = pk_kernels::all_reduce(**ctx, *empty, *empty);
+  if (!none.is_ok()) fail(rank, "an empty all-reduce failed: " + none.message());
+
   pk::Status s = pk_kernels::all_reduce(**ctx, *x, *y, (*ctx)->stream());
   if (!s.is_ok()) return fail(rank, s.message());
   s = (*ctx)->check_errors();
@@ -78,6 +86,7 @@ void rank_main(pk::Exchange& ex) {
       fail(rank, "y[" + std::to_string(i) + "] = " + std::to_string(to_float(host[i])) +
                      ", want " + std::to_string(want));
   }
+  (void)eb->free();
   (void)yb->free();
   (void)xb->free();
 

@@ -2,8 +2,10 @@
 // templates/specs/all_reduce.mlir at run time (in process, or through a pkc executable when
 // built as jit_pkc_all_reduce_test), launches it on every
 // rank on the caller's stream, and checks against a float64 host sum; then checks that a
-// wrongly typed launch is an error value, not a fault; then an all-gather through the JIT's
-// copy-engine route.
+// wrongly typed launch is an error value, not a fault; that a wrongly sized one fails at the
+// call with the kernel's own check run on the host ("expected 1024, got 1000") and launches
+// nothing; that all-reduces and all-gathers of zero elements are no-ops (on every rank, with
+// later launches still in step); then an all-gather through the JIT's copy-engine route.
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -74,6 +76,61 @@ void all_gather_copy_engine() {
   }, options);
 }
 
+// A wrongly sized all-reduce fails at the call on every rank (the host runs the kernel's
+// check), and empty ones are no-ops; the launches after them still agree on their epochs.
+void host_checks_and_empty_tensors(const pk::jit::Kernel& all_reduce) {
+  auto all_gather = compile(PK_ALL_GATHER_SPEC);
+  if (!all_gather.is_ok()) return pkt::fail("compile all_gather: " + all_gather.status().message());
+  pkt::run_ranks(g_world, [&](pk::Context& ctx) {
+    cudaStream_t stream;
+    PKT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const long long n = 1024;
+    auto xb = ctx.allocate(n * sizeof(pk::bf16));
+    auto yb = ctx.allocate(n * sizeof(pk::bf16));
+    auto eb = ctx.allocate(0);  // an empty symmetric buffer is a real, mapped allocation
+    PKT_OK(xb.is_ok() ? pk::Status::ok() : xb.status());
+    PKT_OK(yb.is_ok() ? pk::Status::ok() : yb.status());
+    PKT_OK(eb.is_ok() ? pk::Status::ok() : eb.status());
+    PKT_CHECK(eb->valid() && eb->bytes() == 0, "allocate(0) did not give an empty buffer");
+    auto x = xb->sym_tensor<pk::bf16>({n});
+    auto y = yb->sym_tensor<pk::bf16>({n});
+    auto short_y = yb->sym_tensor<pk::bf16>({1000});
+    auto empty = eb->sym_tensor<pk::bf16>({0});
+    PKT_OK(empty.is_ok() ? pk::Status::ok() : empty.status());
+
+    pk::Status bad = all_reduce.launch(ctx, stream, *x, *short_y);
+    PKT_CHECK(!bad.is_ok() && bad.message().find("expected 1024, got 1000") != std::string::npos,
+              "a 1024 -> 1000 all-reduce: " + (bad.is_ok() ? std::string("accepted") : bad.message()));
+    // An empty input with a full output is a size mismatch too, not a skip.
+    PKT_CHECK(!all_reduce.launch(ctx, stream, *empty, *y).is_ok(), "0 -> 1024 accepted");
+    for (int l = 0; l < 3; ++l) {
+      PKT_OK(all_reduce.launch(ctx, stream, *empty, *empty));
+      PKT_OK(all_gather->launch(ctx, stream, *empty, *empty));
+    }
+    PKT_CUDA(cudaStreamSynchronize(stream));
+    PKT_OK(ctx.check_errors());  // nothing failed on the device: nothing was launched
+
+    // The next real launches still pair up across ranks and add correctly.
+    std::vector<std::vector<pk::bf16>> data;
+    for (int r = 0; r < ctx.world(); ++r) data.push_back(pkt::random_data<pk::bf16>(n, 7 * r + 1));
+    PKT_CUDA(cudaMemcpy(xb->local(), data[ctx.rank()].data(), n * 2, cudaMemcpyHostToDevice));
+    PKT_CUDA(pkt::poison(yb->local(), n * 2));
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    PKT_OK(all_reduce.launch(ctx, stream, *x, *y));
+    PKT_CUDA(cudaStreamSynchronize(stream));
+    PKT_OK(ctx.check_errors());
+    std::vector<pk::bf16> got(n);
+    PKT_CUDA(cudaMemcpy(got.data(), yb->local(), n * 2, cudaMemcpyDeviceToHost));
+    pkt::check_bf16_sum(got, data, ctx.rank());
+    PKT_OK(ctx.exchange().barrier());
+    PKT_OK(eb->free());
+    PKT_OK(yb->free());
+    PKT_OK(xb->free());
+    cudaStreamDestroy(stream);
+  });
+}
+
 }  // namespace
 
 int main() {
@@ -128,6 +185,7 @@ int main() {
       }
       cudaStreamDestroy(stream);
     });
+    host_checks_and_empty_tensors(*kernel);
     all_gather_copy_engine();
   }
   return pkt::finish("jit_all_reduce_test");

@@ -236,6 +236,126 @@ TEST(JitArgs, HostChecksRejectMismatches) {
   EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 0).is_ok());  // world
 }
 
+// The `// pk-host-check` description pkc writes and the launchers and the JIT read.
+TEST(JitHostChecks, LinesRoundTripAndEvaluate) {
+  const std::string line =
+      "// pk-host-check k 3 if=eq(mul(world,dim(0,0)),dim(1,0)) expected=mul(world,dim(0,0)) "
+      "actual=dim(1,0) pk.coll.all_gather: the output must hold world_size times the input";
+  auto c = pk::parse_host_check(line);
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->kernel, "k");
+  EXPECT_EQ(c->id, 3);
+  EXPECT_EQ(c->message, "pk.coll.all_gather: the output must hold world_size times the input");
+  EXPECT_EQ(pk::print_host_check(*c), line);
+  long long extents[2] = {5, 15};
+  pk::HostValues v;
+  v.world = 3;
+  v.extent = [&](int a, int) -> pk::Result<long long> { return extents[a]; };
+  v.scalar = [](int) -> pk::Result<long long> { return pk::Status::error("no scalars"); };
+  EXPECT_TRUE(pk::run_host_check(*c, v).is_ok());
+  extents[1] = 14;
+  pk::Status s = pk::run_host_check(*c, v);
+  EXPECT_EQ(s.message(),
+            "pk.coll.all_gather: the output must hold world_size times the input: expected 15, got 14");
+  // Unsigned comparisons see a negative root as huge; division by zero is an error, not a trap.
+  auto root = pk::parse_host_expr("ult(-1,world)");
+  ASSERT_TRUE(root.is_ok()) << root.status().message();
+  EXPECT_EQ(*pk::evaluate_host_expr(*root, v), 0);
+  auto slt = pk::parse_host_expr("slt(-1,world)");
+  ASSERT_TRUE(slt.is_ok());
+  EXPECT_EQ(*pk::evaluate_host_expr(*slt, v), 1);
+  auto div = pk::parse_host_expr("rem(7,sub(world,3))");
+  ASSERT_TRUE(div.is_ok());
+  EXPECT_FALSE(pk::evaluate_host_expr(*div, v).is_ok());
+  EXPECT_EQ(pk::host_expr_cpp(*pk::parse_host_expr("ult(arg(2),world)"),
+                              [](int a) { return "a" + std::to_string(a); }),
+            "(static_cast<unsigned long long>(static_cast<long long>(a2)) < "
+            "static_cast<unsigned long long>(world))");
+  for (const char* bad : {"", "mul(world)", "dim(0)", "pow(1,2)", "world)", "dim(0,4)", "eq(1,2"})
+    EXPECT_FALSE(pk::parse_host_expr(bad).is_ok()) << bad;
+  EXPECT_FALSE(pk::parse_host_check("// pk-host-check k 0 if=eq(1,1) expected=1 actual=1").is_ok());
+  EXPECT_FALSE(pk::parse_host_check("// pk-host-check k 0 if=eq(1,1) actual=1 expected=1 m").is_ok());
+}
+
+// A host check that reads an argument the kernel lacks, or a scalar as a tensor, is refused
+// when the lines are read, not at a launch.
+TEST(JitHostChecks, LaunchLinesValidateTheirChecks) {
+  const std::string launch =
+      "// pk-launch k threads=128 blocks=1 flag_slots=1 args=!pk.sym<?xbf16>,index\n";
+  auto good = pk::jit::parse_launch_lines(
+      launch + "// pk-host-check k 0 if=ult(arg(1),world) expected=world actual=arg(1) root\n");
+  ASSERT_TRUE(good.is_ok()) << good.status().message();
+  ASSERT_EQ(good->front().checks.size(), 1u);
+  EXPECT_FALSE(pk::jit::parse_launch_lines(
+      launch + "// pk-host-check k 0 if=eq(dim(1,0),1) expected=1 actual=dim(1,0) m\n").is_ok());
+  EXPECT_FALSE(pk::jit::parse_launch_lines(
+      launch + "// pk-host-check k 0 if=eq(dim(2,0),1) expected=1 actual=dim(2,0) m\n").is_ok());
+  EXPECT_FALSE(pk::jit::parse_launch_lines(launch + "// pk-host-check k 0 if=eq(1 m\n").is_ok());
+  // Another kernel's lines are not this kernel's.
+  auto other = pk::jit::parse_launch_lines(
+      launch + "// pk-host-check other 0 if=eq(1,2) expected=1 actual=2 m\n");
+  ASSERT_TRUE(other.is_ok()) << other.status().message();
+  EXPECT_TRUE(other->front().checks.empty());
+}
+
+// The shipped all-reduce, compiled for real: the kernel's element-count check reaches the host,
+// so 1024 -> 1000 fails at the call with the kernel's own words; empty tensors pass the checks
+// and are recognised as a launch with nothing to do.
+TEST(JitArgs, RunsTheKernelsChecksOnTheHost) {
+  const std::string cache = fresh_dir("host-checks");
+  auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  const pk::jit::KernelInfo& info = k->info();
+  ASSERT_FALSE(info.checks.empty()) << "no pk-host-check line for all_reduce";
+  auto warm = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));  // the cache keeps them
+  ASSERT_TRUE(warm.is_ok()) << warm.status().message();
+  EXPECT_TRUE(warm->from_cache());
+  EXPECT_EQ(warm->info().checks.size(), info.checks.size());
+  unsigned char dummy[64];
+  auto sym = [&](long long n) {
+    pk::SymTensor<pk::bf16> t{};
+    t.peer[0] = t.peer[1] = reinterpret_cast<pk::bf16*>(dummy);
+    t.shape[0] = n, t.shape[1] = t.shape[2] = t.shape[3] = 1, t.numel = n;
+    return pk::jit::arg_value(t);
+  };
+  EXPECT_TRUE(pk::jit::check_launch_args(info, {sym(1024), sym(1024)}, 2).is_ok());
+  pk::Status s = pk::jit::check_launch_args(info, {sym(1024), sym(1000)}, 2);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("kernel all_reduce: "), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("same element count: expected 1024, got 1000"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {sym(0), sym(1024)}, 2).is_ok());
+  EXPECT_TRUE(pk::jit::check_launch_args(info, {sym(0), sym(0)}, 2).is_ok());
+  EXPECT_TRUE(pk::jit::all_tensors_empty({sym(0), sym(0)}));
+  EXPECT_FALSE(pk::jit::all_tensors_empty({sym(0), sym(1)}));
+  EXPECT_FALSE(pk::jit::all_tensors_empty({pk::jit::arg_value(0LL)}));  // no tensor at all
+}
+
+TEST(JitArgs, AcceptsEmptyTensorsOnly) {
+  auto parsed = pk::jit::parse_launch_lines(
+      "// pk-launch k threads=128 blocks=1 flag_slots=1 args=!pk.sym<?x4xbf16>,!pk.tensor<?xf32>\n");
+  ASSERT_TRUE(parsed.is_ok());
+  const pk::jit::KernelInfo& info = parsed->front();
+  unsigned char dummy[64];
+  pk::SymTensor<pk::bf16> x{};
+  x.peer[0] = reinterpret_cast<pk::bf16*>(dummy);
+  x.shape[0] = 0, x.shape[1] = 4, x.shape[2] = x.shape[3] = 1, x.numel = 0;
+  pk::Tensor<float> y{};  // empty, so its data may be null (torch gives null for empty tensors)
+  y.shape[0] = 0, y.shape[1] = y.shape[2] = y.shape[3] = 1, y.numel = 0;
+  using pk::jit::arg_value;
+  pk::Status ok = pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 1);
+  EXPECT_TRUE(ok.is_ok()) << ok.message();
+  pk::Tensor<float> y1 = y;
+  y1.shape[0] = 1, y1.numel = 1;  // not empty: null data is an error
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y1)}, 1).is_ok());
+  pk::SymTensor<pk::bf16> negative = x;
+  negative.shape[0] = -2, negative.numel = -8;
+  pk::Status s = pk::jit::check_launch_args(info, {arg_value(negative), arg_value(y)}, 1);
+  EXPECT_NE(s.message().find("must not be negative"), std::string::npos) << s.message();
+  x.numel = 3;  // the numel must still be the product of the shape
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 1).is_ok());
+}
+
 TEST(JitPkcFrontend, MatchesTheInProcessPipeline) {
   pk::jit::Options o = cpu_options(fresh_dir("pkc"));
   o.use_cache = false;

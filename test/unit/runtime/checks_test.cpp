@@ -52,7 +52,14 @@ TEST(Checks, SymTensorViews) {
   EXPECT_EQ(t->shape[1], 32);
   EXPECT_EQ(static_cast<void*>(t->peer[1]), static_cast<void*>(b));
   EXPECT_FALSE(pk::make_sym_tensor<float>(peers, 1024, {16, 32}).is_ok());  // too big
-  EXPECT_FALSE(pk::make_sym_tensor<float>(peers, 1024, {0, 4}).is_ok());
+  EXPECT_FALSE(pk::make_sym_tensor<float>(peers, 1024, {-1, 4}).is_ok());  // negative
+  // Empty views are tensors too (a collective on them is a no-op), even over 0 bytes.
+  auto empty = pk::make_sym_tensor<float>(peers, 0, {0, 4});
+  ASSERT_TRUE(empty.is_ok()) << empty.status().message();
+  EXPECT_EQ(empty->numel, 0);
+  EXPECT_EQ(empty->shape[0], 0);
+  EXPECT_EQ(empty->shape[1], 4);
+  EXPECT_FALSE(pk::make_sym_tensor<float>(peers, 0, {1}).is_ok());  // 4 bytes over 0
   EXPECT_FALSE(pk::make_sym_tensor<float>(peers, 1024, {1, 1, 1, 1, 1}).is_ok());
   std::vector<void*> misaligned = {a, b + 2};
   EXPECT_FALSE(pk::make_sym_tensor<float>(misaligned, 1000, {4}).is_ok());

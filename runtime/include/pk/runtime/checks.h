@@ -24,7 +24,8 @@ Status check_alignment(const char* name, const void* ptr, std::size_t alignment)
 Status check_divisible(const char* what, long long value, long long divisor);
 
 // Fills a SymTensor view of `shape` over per-rank base pointers holding `capacity_bytes` each:
-// checks rank count, shape (1..4 positive dims) against capacity, and 16-byte alignment.
+// checks rank count, shape (1..4 dims, none negative; 0 is an empty tensor) against capacity,
+// and 16-byte alignment.
 template <class T>
 Result<SymTensor<T>> make_sym_tensor(const std::vector<void*>& peers, std::size_t capacity_bytes,
                                      const std::vector<long long>& shape);

@@ -17,7 +17,8 @@ class SymmetricBuffer {
   // cudaMalloc'd; peers in the same process use the pointer directly (peer access enabled),
   // peers in other processes open its CUDA IPC handle. Handles travel through ex.all_gather.
   // Ranks sharing one GPU (ex.ranks_per_device() > 1) exchange plain pointers only.
-  // `zero` clears the buffer before any peer can see it.
+  // `zero` clears the buffer before any peer can see it. `bytes` may be 0 (for empty tensors):
+  // every rank still gets a distinct address, and bytes() is 0.
   static Result<SymmetricBuffer> allocate(Exchange& ex, std::size_t bytes, bool zero = true);
 
   SymmetricBuffer() = default;

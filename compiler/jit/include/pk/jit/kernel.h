@@ -9,6 +9,7 @@
 #include <pk/runtime/context.h>
 #include <pk/runtime/copy_engine.h>
 #include <pk/runtime/dtype.h>
+#include <pk/runtime/host_check.h>
 #include <pk/runtime/status.h>
 
 namespace pk::jit {
@@ -28,9 +29,10 @@ struct KernelInfo {
   int threads = 0, blocks = 0, flag_slots = 0;
   std::vector<ArgSpec> args;
   std::optional<CopyEngineRoute> copy_engine;  // launches above its size skip the kernel
+  std::vector<HostCheck> checks;  // the kernel's `// pk-host-check` lines
 };
 
-// Every `// pk-launch` line of pkc's CUDA, in order.
+// Every `// pk-launch` line of pkc's CUDA, in order, with the kernel's `// pk-host-check` lines.
 Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda);
 
 // A launch argument with its type erased (SymTensor<T> and Tensor<T> have one layout for all T).
@@ -85,8 +87,14 @@ inline ArgValue arg_value(float f) {
 }
 
 // Host checks before a launch: argument count, kinds, element types, ranks and static extents,
-// positive extents, peers mapped for every rank of `world`, world within [1, PK_MAX_RANKS].
+// extents not negative (0 is an empty tensor), peers mapped for every rank of `world`, world
+// within [1, PK_MAX_RANKS], then the kernel's own checks (info.checks: "expected 1024, got
+// 1000"), so a call the kernel would refuse fails at the call.
 Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& args, int world);
+
+// True when the kernel has tensor arguments and every one is empty: there is nothing to move
+// or compute, and the launch is skipped (see Kernel::launch_values).
+bool all_tensors_empty(const std::vector<ArgValue>& args);
 
 class Kernel {
  public:
@@ -100,7 +108,9 @@ class Kernel {
   Status load(Context& ctx) const;
 
   // Checks the arguments, then launches for ctx's next epoch on `stream`. Collective: every
-  // rank launches the same kernels in the same order.
+  // rank launches the same kernels in the same order. When every tensor argument is empty it
+  // returns ok without launching: sizes are the same on every rank (symmetric tensors, and
+  // the checks tie the others to them), so every rank skips alike and no epoch is spent.
   Status launch_values(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args) const;
 
   template <class... A>

@@ -1,0 +1,75 @@
+// The kernel's launch-time argument checks (pk.check) as the host can evaluate them. pkc writes
+// one line per check whose values depend only on argument sizes, scalar arguments and the
+// world size, above the kernel in its CUDA:
+//   // pk-host-check <kernel> <id> if=<expr> expected=<expr> actual=<expr> <message>
+// <expr> is a constant, `world`, `dim(<arg>,<k>)` (extent k of tensor argument <arg>),
+// `arg(<arg>)` (an integer scalar argument) or `<op>(<expr>,<expr>)` with op one of add sub mul
+// div rem (signed, as C++) and eq ne slt sle sgt sge ult ule ugt uge (1 or 0). The typed
+// launchers (pkc --emit=launcher-impl) and the JIT both read these lines, so the host refuses
+// exactly what the kernel's own check would refuse, at the call; the kernel keeps its check.
+// Plain C++: the compiler links it too.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <pk/runtime/status.h>
+
+namespace pk {
+
+struct HostExpr {
+  enum class Kind { constant, world, dim, arg, add, sub, mul, div, rem,
+                    eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge };
+  Kind kind = Kind::constant;
+  long long value = 0;  // constant: the value; dim and arg: the argument index
+  int dim = 0;          // dim: the extent
+  std::vector<HostExpr> operands;  // the two operands of an operation
+
+  static HostExpr constant(long long v);
+  static HostExpr world();
+  static HostExpr extent(int arg, int k);
+  static HostExpr scalar(int arg);
+  static HostExpr op(Kind kind, HostExpr a, HostExpr b);
+};
+
+struct HostCheck {
+  std::string kernel;
+  int id = -1;  // the kernel's `// pk-check <id>` (the device check it mirrors)
+  HostExpr condition, expected, actual;
+  std::string message;
+};
+
+// The operation named `name` ("mul", "ult", ...); false when there is none.
+bool host_op_kind(const std::string& name, HostExpr::Kind* kind);
+
+std::string print_host_expr(const HostExpr& e);
+Result<HostExpr> parse_host_expr(const std::string& text);
+
+// `// pk-host-check` line text (without the newline) for `c`, and back.
+std::string print_host_check(const HostCheck& c);
+Result<HostCheck> parse_host_check(const std::string& line);
+
+// Every `// pk-host-check` line of `kernel` in pkc's CUDA, in order.
+Result<std::vector<HostCheck>> host_checks_of(const std::string& cuda, const std::string& kernel);
+
+// What an expression reads. Each callback may refuse (a bad argument index, say).
+struct HostValues {
+  long long world = 1;
+  std::function<Result<long long>(int arg, int k)> extent;
+  std::function<Result<long long>(int arg)> scalar;
+};
+
+// The value; division or remainder by zero is an error.
+Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v);
+
+// Runs one check: ok, or "<message>: expected <e>, got <a>".
+Status run_host_check(const HostCheck& c, const HostValues& v);
+
+// The expression as C++ over a launcher's names: `world`, `<name(arg)>.shape[k]`,
+// `static_cast<long long>(<name(arg)>)`.
+std::string host_expr_cpp(const HostExpr& e, const std::function<std::string(int arg)>& name);
+
+// Calls `f(arg, is_extent)` for every argument the expression reads.
+void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool is_extent)>& f);
+
+}  // namespace pk
