@@ -14,7 +14,7 @@ TEST(EmbeddedHeaders, ContainsEveryPrimitive) {
         "pk/device/signal.cuh", "pk/device/wait.cuh", "pk/device/barrier.cuh",
         "pk/device/reduce.cuh", "pk/device/all_reduce.cuh", "pk/device/store.cuh",
         "pk/device/load.cuh", "pk/device/mbarrier.cuh", "pk/device/tensor_map.cuh",
-        "pk/device/copy.cuh"}) {
+        "pk/device/copy.cuh", "pk/tile/rt.cuh", "pk/tile/rows.cuh", "pk/tile/mma.cuh"}) {
     EXPECT_NE(pk::find_embedded_header(name), nullptr) << name;
   }
   EXPECT_EQ(pk::find_embedded_header("pk/device/nope.cuh"), nullptr);
@@ -22,8 +22,10 @@ TEST(EmbeddedHeaders, ContainsEveryPrimitive) {
 
 TEST(EmbeddedHeaders, MatchTheSourceTree) {
   for (const auto& h : pk::embedded_headers()) {
-    // Device primitives live in the runtime's tree, the GEMM/LCSC templates in templates/.
-    const bool is_template = std::string(h.name).rfind("pk/templates/", 0) == 0;
+    // Device primitives live in the runtime's tree; the GEMM/LCSC templates and the tile
+    // library in templates/.
+    const std::string name(h.name);
+    const bool is_template = name.rfind("pk/templates/", 0) == 0 || name.rfind("pk/tile/", 0) == 0;
     std::ifstream in(std::string(is_template ? PK_TEMPLATE_INCLUDE_DIR : PK_RUNTIME_INCLUDE_DIR) + "/" + h.name,
                      std::ios::binary);
     ASSERT_TRUE(in) << h.name;
@@ -43,7 +45,8 @@ TEST(EmbeddedHeaders, NoToolkitIncludes) {
     while (std::getline(in, line)) {
       if (line.rfind("#include", 0) != 0) continue;
       EXPECT_TRUE(line.find("<pk/device/") != std::string::npos ||
-                  line.find("<pk/templates/") != std::string::npos)
+                  line.find("<pk/templates/") != std::string::npos ||
+                  line.find("<pk/tile/") != std::string::npos)
           << h.name << ": " << line;
     }
   }
