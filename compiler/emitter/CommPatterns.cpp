@@ -13,7 +13,7 @@ std::string reduceOpName(ReduceKind k) {
 
 // Elements of a 1-D tile at origin `i` that lie inside a tensor: the tile clipped to it.
 std::string clippedCount(Emitter &e, Value tensor, Value origin, int64_t extent) {
-  return "min(" + std::to_string(extent) + "LL, " + e.name(tensor) + ".shape[0] - " +
+  return "min(" + std::to_string(extent) + "LL, " + e.name(tensor) + ".numel - " +
          e.name(origin) + ")";
 }
 
@@ -115,8 +115,8 @@ LogicalResult emitPushSmall(Emitter &e, Operation *op) {
   e.line() << "const int " << status << " = pk::push_small<pk::SmallCollective::"
            << stringifyCollectiveKind(p.getCollective()) << ", " << kind << ">(ctx, "
            << basePointer(e, p.getInput(), Value()) << ", " << e.name(p.getInput())
-           << ".shape[0], " << basePointer(e, p.getOutput(), Value()) << ", "
-           << e.name(p.getOutput()) << ".shape[0], "
+           << ".numel, " << basePointer(e, p.getOutput(), Value()) << ", "
+           << e.name(p.getOutput()) << ".numel, "
            << (p.getRoot() ? e.name(p.getRoot()) : std::string("0")) << ", "
            << e.name(p.getCount()) << ", " << e.name(p.getLlCount()) << ", " << lanes
            << " - blockIdx.x, " << p.getMaxBytesAttr().getInt() << "LL, "

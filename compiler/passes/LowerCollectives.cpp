@@ -36,7 +36,15 @@ struct CollBuilder {
   Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivSIOp::create(b, loc, x, y); }
-  Value dim(Value t) { return DimOp::create(b, loc, b.getIndexType(), t, 0); }
+  // Element count of a contiguous row-major tensor: a collective of an N-D tensor moves blocks
+  // of whole rows, which are contiguous runs of elements, so it lowers as on the flat tensor.
+  Value dim(Value t) {
+    int64_t rank = int64_t(getTensorShape(t.getType()).size());
+    Value n = DimOp::create(b, loc, b.getIndexType(), t, 0);
+    for (int64_t d = 1; d < rank; ++d) n = mul(n, DimOp::create(b, loc, b.getIndexType(), t, d));
+    return n;
+  }
+  Value dimAt(Value t, int64_t d) { return DimOp::create(b, loc, b.getIndexType(), t, d); }
   // `n` on the root, 0 elsewhere: rooted collectives whose work happens on the root only.
   Value onRootOnly(Value root, Value n) {
     Value isRoot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, root);
@@ -241,6 +249,15 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     } else {
       check(B, n, m, (name + ": input and output must have the same element count").str());
     }
+    // N-D tensors: the dimensions after the first agree, and an all-to-all's blocks are whole
+    // rows (for 1-D tensors these are the checks above).
+    int64_t rank = int64_t(getTensorShape(x.getType()).size());
+    for (int64_t d = 1; d < rank; ++d)
+      check(B, B.dimAt(x, d), B.dimAt(y, d),
+            (name + ": dimension " + Twine(d) + " of the input and the output must agree").str());
+    if (rank > 1 && isa<AllToAllOp>(op))
+      check(B, B.c(0), arith::RemSIOp::create(B.b, B.loc, B.dimAt(x, 0), B.world),
+            (name + ": the rows must be a multiple of world_size (remainder shown)").str());
     if (isa<BroadcastOp, ReduceToRootOp, GatherOp, ScatterOp>(op)) {
       Value root = op->getOperand(2);
       Value ok = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::ult, root, B.world);
@@ -251,9 +268,6 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   }
 
   LogicalResult lower(Operation *op, int64_t &nextSlot, int64_t &blocks) {
-    for (Value v : op->getOperands())
-      if (isa<SymTensorType, LocalTensorType>(v.getType()) && getTensorShape(v.getType()).size() != 1)
-        return op->emitOpError("lowering supports 1-D tensors for now; flatten the tensor");
     auto transport = op->getAttrOfType<TransportAttr>("transport");
     if (transport && transport.getValue() == Transport::automatic)
       return op->emitOpError("transport is still 'auto'; run pk-select-transport first");

@@ -223,7 +223,12 @@ private:
     if (op->getDialect() && op->getDialect()->getNamespace() == "arith") return arith(op);
     if (isa<RankOp>(op)) { values[op->getResult(0)] = rank; return true; }
     if (isa<WorldSizeOp>(op)) { values[op->getResult(0)] = config.world; return true; }
-    if (isa<DimOp>(op)) { values[op->getResult(0)] = config.dimValue; return true; }
+    // The first dimension takes the configured size (with and without a partial tile); the
+    // others are 1, so an N-D tensor's element count is that size too and stays small.
+    if (auto dim = dyn_cast<DimOp>(op)) {
+      values[dim.getResult()] = dim.getDimAttr().getInt() == 0 ? config.dimValue : 1;
+      return true;
+    }
     if (auto f = dyn_cast<FlagOp>(op)) {
       flags[f.getResult()] = {int64_t(f.getSlot()), f.getScope() == FlagScope::block};
       return true;

@@ -89,9 +89,7 @@ static LogicalResult verifyRankedEnd(Operation *op, Type tensor, bool hasRank, S
     return op->emitOpError(what) << " is a local tensor and cannot be addressed on another rank";
   if (isa<SymTensorType>(tensor) && !hasRank && !rankOptionalForSym)
     return op->emitOpError(what) << " is symmetric: name the rank with 'on'";
-  if (getTensorShape(tensor).size() != 1)
-    return op->emitOpError(what) << " must be 1-D; flatten the tensor";
-  return success();
+  return success();  // offsets count elements of the contiguous row-major tensor, any rank
 }
 
 LogicalResult CopyOp::verify() {
@@ -135,8 +133,6 @@ LogicalResult PushSmallOp::verify() {
     return emitOpError("input and output element types differ");
   if (reduces && !isReducibleElementType(in))
     return emitOpError("reductions support bf16, f16 and f32, got ") << in;
-  if (getTensorShape(getInput().getType()).size() != 1 || getTensorShape(getOutput().getType()).size() != 1)
-    return emitOpError("works on 1-D tensors");
   for (Value f : {getCount(), getLlCount(), getLanes()})
     if (auto def = f.getDefiningOp<FlagOp>(); def && def.getScope() != FlagScope::block)
       return emitOpError("flags must be <block> flags");

@@ -57,14 +57,6 @@ pk.kernel @copy_tma(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %i: index) {
 
 // -----
 
-pk.kernel @copy_2d(%x: !pk.sym<?x?xf32>, %y: !pk.tensor<?xf32>, %i: index) {
-  // expected-error @+1 {{source must be 1-D; flatten the tensor}}
-  pk.comm.copy <ldst> %x[%i] on %i into %y[%i] count %i : !pk.sym<?x?xf32>, !pk.tensor<?xf32>
-  pk.return
-}
-
-// -----
-
 pk.kernel @reduce_into_auto(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %i: index) {
   // expected-error @+1 {{needs a concrete transport}}
   pk.comm.reduce_into <sum> <auto> %x[%i] into %y[%i] count %i : !pk.sym<?xf32>, !pk.tensor<?xf32>
@@ -152,16 +144,6 @@ pk.kernel @push_small_int(%x: !pk.sym<?xi32>, %y: !pk.tensor<?xi32>) {
   %g = pk.sync.flag 1 <grid> : !pk.flag
   // expected-error @+1 {{reductions support bf16, f16 and f32}}
   %t = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xi32>, !pk.tensor<?xi32>
-  pk.return
-}
-
-// -----
-
-pk.kernel @push_small_2d(%x: !pk.sym<?x?xf32>, %y: !pk.tensor<?xf32>) {
-  %a = pk.sync.flag 0 <block> : !pk.flag
-  %g = pk.sync.flag 1 <grid> : !pk.flag
-  // expected-error @+1 {{works on 1-D tensors}}
-  %t = pk.comm.push_small <all_gather> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?x?xf32>, !pk.tensor<?xf32>
   pk.return
 }
 

@@ -14,11 +14,3 @@ pk.kernel @no_threshold(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_reduce <sum> %x into %y {transport = #pk.transport<ldst>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
 }
-
-// -----
-
-pk.kernel @two_d(%x: !pk.sym<?x?xbf16>, %y: !pk.sym<?x?xbf16>) {
-  // expected-error @+1 {{lowering supports 1-D tensors for now; flatten the tensor}}
-  pk.coll.all_gather %x into %y {transport = #pk.transport<ldst>} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
-  pk.return
-}

@@ -115,7 +115,8 @@ def Pk_CopyOp : Pk_Op<"comm.copy", [AttrSizedOperandSegments]> {
   let summary = "Copies a run of elements from one rank's tensor to another's";
   let description = [{
     Copies `count` elements starting at `source[src_offset]` on rank `src_rank` to
-    `dest[dst_offset]` on rank `dst_rank`. A symmetric tensor names its rank with `on`; a
+    `dest[dst_offset]` on rank `dst_rank`; offsets count elements of the tensor as stored
+    (contiguous, row-major), whatever its rank. A symmetric tensor names its rank with `on`; a
     local tensor has none (it is this rank's). With `ldst` the block moves 16-byte vectors
     through registers where both ends are 16-byte aligned, scalars otherwise (any count).
     Pulls (remote source) and pushes (remote destination) are both one-way: the caller
