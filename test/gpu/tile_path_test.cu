@@ -207,6 +207,6 @@ int main() {
   rms_norm();
   swiglu();
   math();
-  PKT_CUDA(cudaGetLastError());
+  if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("tile_path_test");
 }
