@@ -7,16 +7,16 @@ using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::cuda;
 
-namespace {
-
 // The tile library's type for `t` in a block of `threads`: rt<T, rank, S0..S3, threads>.
-std::string tileType(TileType t, int threads) {
+std::string mlir::pk::cuda::tileTypeName(TileType t, int threads) {
   std::string s = "pk::tile::rt<" + elementTypeName(t.getElementType()) + ", " +
                   std::to_string(t.getRank());
   for (int d = 0; d < 4; ++d)
     s += ", " + std::to_string(d < t.getRank() ? t.getShape()[d] : 1);
   return s + ", " + std::to_string(threads) + ">";
 }
+
+namespace {
 
 // A local pointer and shape of this rank's copy of a tensor argument.
 std::string dataOf(Emitter &e, Value tensor) {
@@ -33,7 +33,7 @@ std::string origin(Emitter &e, ValueRange indices) {
 
 std::string declare(Emitter &e, Value v, StringRef prefix) {
   std::string n = e.bind(v, prefix);
-  e.line() << tileType(cast<TileType>(v.getType()), e.threads) << " " << n << ";";
+  e.line() << tileTypeName(cast<TileType>(v.getType()), e.threads) << " " << n << ";";
   return n;
 }
 
@@ -162,8 +162,6 @@ bool mlir::pk::cuda::usesTileStage(Operation *kernel) {
   });
   return uses;
 }
-
-std::string mlir::pk::cuda::tileTypeName(TileType t, int threads) { return tileType(t, threads); }
 
 void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.load"] = emitLoad;
