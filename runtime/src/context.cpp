@@ -54,6 +54,7 @@ Context::~Context() {
 }
 
 LaunchContext Context::make_launch_context() {
+  ex_->order_launch(++launches_, timeout_ns_);
   LaunchContext c{};
   c.rank = rank();
   c.world = world();
@@ -71,6 +72,7 @@ void Context::retract_launch(const std::string& kernel) {
 }
 
 Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bool with_landing) {
+  ex_->order_launch(++launches_, timeout_ns_);
   auto it = kernel_flags_.find(kernel);
   if (it == kernel_flags_.end()) {
     const int offset = kKernelFlagRegion * static_cast<int>(kernel_flags_.size() + 1);

@@ -30,6 +30,7 @@ class Hub {
       : world_(world), device_(device),
         timeout_(std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000))) {
     for (auto& s : slots_) s.assign(static_cast<std::size_t>(world), std::string());
+    launches_.assign(static_cast<std::size_t>(world), 0);
     std::lock_guard<std::mutex> l(g_registry_mutex);
     registry()[device_] += world_;
     g_hubs.fetch_add(1);
@@ -61,6 +62,21 @@ class Hub {
     // An all-gather meeting this barrier sees a size mismatch, not stale bytes.
     slots_[round_ & 1][rank].clear();
     return arrive(rank, l);
+  }
+
+  // Launch n of `rank` waits until every rank has reached launch n, so that launch n-1 of every
+  // rank is queued first (Exchange::order_launch). Past the bound it goes ahead: the kernels'
+  // own bounded waits then report a rank that never launched.
+  void order_launch(int rank, unsigned long long n, unsigned long long timeout_ns) {
+    std::unique_lock<std::mutex> l(launch_mutex_);
+    launches_[rank] = n;
+    launch_cv_.notify_all();
+    if (n <= 1) return;  // nothing queued before the first launch
+    launch_cv_.wait_for(l, std::chrono::nanoseconds(timeout_ns), [&] {
+      for (unsigned long long m : launches_)
+        if (m < n) return false;
+      return true;
+    });
   }
 
  private:
@@ -96,6 +112,9 @@ class Hub {
   bool broken_ = false;
   std::string why_;
   std::vector<std::string> slots_[2];
+  std::mutex launch_mutex_;  // apart from mutex_: a launch never waits for an exchange
+  std::condition_variable launch_cv_;
+  std::vector<unsigned long long> launches_;  // per rank, the launch it has reached
 };
 
 class SharedGpuExchange final : public Exchange {
@@ -110,6 +129,9 @@ class SharedGpuExchange final : public Exchange {
     return hub_->all_gather(rank_, in, out, bytes);
   }
   Status barrier() override { return hub_->barrier(rank_); }
+  void order_launch(unsigned long long n, unsigned long long timeout_ns) override {
+    hub_->order_launch(rank_, n, timeout_ns);
+  }
 
  private:
   int rank_, world_, device_;

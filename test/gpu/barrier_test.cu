@@ -52,8 +52,10 @@ void many_launches(pk::Context& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kLaunches; ++i) {
     k_barrier<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 1);
-    // After a timeout the counters disagree and every later launch would wait its full bound:
-    // all ranks stop together at the first error any of them saw.
+    // A thousand kernels queued per stream: where ranks share a GPU their streams may share a
+    // hardware queue, which only works because Context orders the ranks' launches
+    // (Exchange::order_launch). After a timeout the counters disagree and every later launch
+    // would wait its full bound: all ranks stop together at the first error any of them saw.
     if (i % 1000 == 999) {
       pk::Status s = ctx.check_errors();
       if (!s.is_ok())
@@ -84,6 +86,15 @@ void load_kernels(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// One barrier launch and a host barrier: every rank's first launch (slower than later ones) is
+// done before a test whose short timeout assumes that ranks start within a few milliseconds.
+// Epochs count every launch of a context, so a later pk::barrier must use the same slot.
+void warm_up(pk::Context& ctx, int slot) {
+  k_barrier<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), slot);
+  PKT_OK(ctx.check_errors());
+  PKT_OK(ctx.exchange().barrier());
+}
+
 void run_world(int world) {
   pkt::run_ranks(world, [](pk::Context& ctx) {
     load_kernels(ctx);
@@ -97,6 +108,7 @@ void run_world(int world) {
 
   pkt::run_ranks(world, [&](pk::Context& ctx) {
     load_kernels(ctx);
+    warm_up(ctx, 2);
     for (int i = 0; i < kRaces; ++i)
       k_barrier_slow_rank<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 2, 1, kDelay);
     pk::Status s = ctx.check_errors();
@@ -106,6 +118,7 @@ void run_world(int world) {
   std::atomic<int> timeouts{0};
   pkt::run_ranks(world, [&](pk::Context& ctx) {
     load_kernels(ctx);
+    warm_up(ctx, 4);  // slot 3 counts only the reset-and-compare-equal kernel's signals
     for (int i = 0; i < kRaces; ++i)
       k_barrier_reset_equal<<<1, 32, 0, ctx.stream()>>>(ctx.make_launch_context(), 3, 1, kDelay);
     pk::Status s = ctx.check_errors();

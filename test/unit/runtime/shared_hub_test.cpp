@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -86,6 +87,44 @@ TEST(SharedHub, ARankInAnotherCollectiveIsAnError) {
   EXPECT_TRUE(s0.is_ok());
   ASSERT_FALSE(s1.is_ok());
   EXPECT_NE(s1.message().find("rank 0 gave 0 bytes"), std::string::npos) << s1.message();
+}
+
+// Launch n of a rank starts only after every rank has reached launch n, i.e. has queued its
+// launch n-1: the record of "queued" launches never shows a rank two ahead of another.
+TEST(SharedHub, LaunchesAreOrderedAcrossRanks) {
+  for (int world : {2, 3, 5}) {
+    auto ex = pk::detail::make_hub_exchanges(world, 0, 30);
+    std::mutex m;
+    std::vector<unsigned long long> queued(world, 0);
+    int violations = 0;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < world; ++r)
+      threads.emplace_back([&, r] {
+        std::mt19937 g(r + 11);
+        for (unsigned long long n = 1; n <= 400; ++n) {
+          if (g() % 6 == 0) std::this_thread::sleep_for(std::chrono::microseconds(g() % 300));
+          ex[r]->order_launch(n, 10'000'000'000ull);
+          std::lock_guard<std::mutex> l(m);
+          for (unsigned long long q : queued)
+            if (q + 1 < n) ++violations;  // some rank has not queued launch n-1
+          queued[r] = n;
+        }
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(violations, 0) << "world " << world;
+  }
+}
+
+// A rank that never launches holds the others back only for the bound, then they go ahead.
+TEST(SharedHub, LaunchOrderWaitsAreBounded) {
+  auto ex = pk::detail::make_hub_exchanges(2, 0, 30);
+  ex[0]->order_launch(1, 1'000'000'000ull);  // the first launch waits for nobody's earlier one
+  const auto t0 = std::chrono::steady_clock::now();
+  ex[0]->order_launch(2, 100'000'000ull);  // rank 1 never reached launch 2
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(ms, 90);
+  EXPECT_LT(ms, 5000);
 }
 
 TEST(SharedGpuEnv, ParsesTheWorldSize) {

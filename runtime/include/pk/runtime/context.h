@@ -100,6 +100,7 @@ class Context {
   SymmetricBuffer flags_;
   WaitError* error_ = nullptr;
   unsigned long long epoch_ = 0;
+  unsigned long long launches_ = 0;  // launch contexts handed out, both kinds (order_launch)
   unsigned long long landing_bytes_ = 0;
   unsigned long long ll_bytes_ = 0;
   struct KernelFlags {

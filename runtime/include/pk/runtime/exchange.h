@@ -25,6 +25,13 @@ class Exchange {
   // own; W in the shared-GPU mode (pk/runtime/shared_gpu.h), where peers' allocations are
   // plain pointers on the same device and every rank's grid gets 1/W of the SMs.
   virtual int ranks_per_device() const { return 1; }
+  // Called by pk::Context before it hands out this rank's n-th launch context (n counts every
+  // launch of the context). Ranks sharing one GPU wait here, at most timeout_ns, until every
+  // rank has asked for its n-th: then every rank's launch n-1 is queued before any rank queues
+  // launch n. Streams of one process can share a hardware queue, and there a kernel queued
+  // behind its own stream's spinning predecessor would hold back the peer kernel that the
+  // predecessor waits for. With a GPU per rank this is a no-op.
+  virtual void order_launch(unsigned long long /*n*/, unsigned long long /*timeout_ns*/) {}
 };
 
 // NCCL-backed exchange: the unique id, then ncclAllGather on a small device buffer.
