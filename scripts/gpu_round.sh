@@ -3,7 +3,7 @@
 # GPU tests, the collectives benchmark and the calibration, and copy logs, the benchmark table
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
-# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|bench|gemm|all] (default all;
+# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|torch|bench|gemm|all] (default all;
 # OUT defaults to ./gpu-round-out). Each part fits one 10-minute device call; a second call on
 # a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile.
 set -u -o pipefail
@@ -40,16 +40,37 @@ if [ "$PART" = tests ] || [ "$PART" = all ]; then
   step "ctest -L unit"
   ctest --test-dir "$BUILD" -L unit --output-on-failure >"$OUT/ctest-unit.log" 2>&1
   UNIT=$?
-  step "pytorch (torchrun, 2 GPUs)"
-  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ] && [ "$GPUS" -ge 2 ]; then
+fi
+
+if [ "$PART" = tests ] || [ "$PART" = all ] || [ "$PART" = torch ]; then
+  # pk_torch: ranks sharing one GPU as threads (any GPU count); torchrun with a GPU per rank
+  # (two GPUs); on one GPU, torchrun's two processes must be refused with a reason, not hang.
+  step "pytorch"
+  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
     (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
-      >"$OUT/pytorch-build.log" 2>&1 &&
-    PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 180 torchrun --nproc_per_node=2 \
-      "$ROOT/python/tests/torchrun_all_reduce.py" >"$OUT/pytorch.log" 2>&1
+      >"$OUT/pytorch-build.log" 2>&1
     TORCH=$?
-    tail -n 5 "$OUT/pytorch-build.log" "$OUT/pytorch.log"
+    [ $TORCH -eq 0 ] || tail -n 20 "$OUT/pytorch-build.log"
+    run_py() {  # name, then the command; appends to pytorch.log, keeps the first failure
+      local name=$1; shift
+      echo "-- $name" >>"$OUT/pytorch.log"
+      PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 240 "$@" >>"$OUT/pytorch.log" 2>&1
+      local rc=$?
+      echo "$name: $(status_of $rc)"
+      [ $TORCH -ne 0 ] || TORCH=$rc
+    }
+    if [ $TORCH -eq 0 ]; then
+      run_py shared_gpu_all_reduce python3 "$ROOT/python/tests/shared_gpu_all_reduce.py"
+      if [ "$GPUS" -ge 2 ]; then
+        run_py torchrun_all_reduce torchrun --nproc_per_node=2 "$ROOT/python/tests/torchrun_all_reduce.py"
+      else
+        run_py torchrun_one_gpu_refused torchrun --nproc_per_node=2 \
+          "$ROOT/python/tests/torchrun_one_gpu_refused.py"
+      fi
+    fi
+    tail -n 12 "$OUT/pytorch.log"
   else
-    echo "skipped: no torch, no pkc or fewer than 2 GPUs" | tee "$OUT/pytorch.log"
+    echo "skipped: no torch or no pkc" | tee "$OUT/pytorch.log"
   fi
 fi
 
@@ -103,7 +124,7 @@ echo "| configure | $(status_of $CONF) |"
 echo "| build | $(status_of $BUILT) |"
 echo "| unit tests | $(status_of $UNIT) |"
 echo "| gpu tests | $(status_of $GPU) |"
-echo "| pytorch (torchrun) | $(status_of $TORCH) |"
+echo "| pytorch (pk_torch tests) | $(status_of $TORCH) |"
 echo "| bench-collectives | $(status_of $BENCH) |"
 echo "| bench-gemm | $(status_of $GEMM) |"
 echo "| calibrate | $(status_of $CAL) |"

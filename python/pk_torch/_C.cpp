@@ -12,6 +12,7 @@
 
 #include <pk/jit/compile.h>
 #include <pk/runtime/runtime.h>
+#include <pk/runtime/shared_gpu.h>
 
 namespace py = pybind11;
 
@@ -71,9 +72,12 @@ class TorchContext {
  public:
   TorchContext(int rank, int world, int device, py::function gather) {
     ex_ = std::make_unique<TorchExchange>(rank, world, device, std::move(gather));
-    auto ctx = pk::Context::create(*ex_);
-    throw_if_error(ctx.is_ok() ? pk::Status::ok() : ctx.status());
-    ctx_ = std::move(*ctx);
+    create();
+  }
+  // A rank of the shared-GPU mode: `ex` comes from SharedGpuRanks.take() in this rank's thread.
+  explicit TorchContext(std::unique_ptr<pk::Exchange> ex) {
+    ex_ = std::move(ex);
+    create();
   }
   ~TorchContext() {
     if (ctx_) {
@@ -93,7 +97,11 @@ class TorchContext {
     for (int64_t d : shape) numel *= d;
     // 0 bytes is fine: the runtime still gives every rank an address (an empty tensor).
     const std::size_t bytes = numel * c10::elementSize(type);
-    auto buf = ctx_->allocate(bytes);
+    pk::Result<pk::SymmetricBuffer> buf = pk::Status::error("not allocated");
+    {
+      py::gil_scoped_release nogil;
+      buf = ctx_->allocate(bytes);
+    }
     throw_if_error(buf.is_ok() ? pk::Status::ok() : buf.status());
     auto owned = std::make_unique<pk::SymmetricBuffer>(std::move(*buf));
     void* local = owned->local();
@@ -117,24 +125,60 @@ class TorchContext {
     return nullptr;
   }
 
-  void barrier() { live(), throw_if_error(ctx_->exchange().barrier()); }
-  void check_errors() { live(), throw_if_error(ctx_->check_errors()); }
+  // The calls that may wait for other ranks release the GIL: in the shared-GPU mode the other
+  // ranks are Python threads of this process.
+  void barrier() {
+    live();
+    pk::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = ctx_->exchange().barrier();
+    }
+    throw_if_error(s);
+  }
+  void check_errors() {
+    live();
+    pk::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = ctx_->check_errors();
+    }
+    throw_if_error(s);
+  }
 
   // Collective: frees every symmetric tensor (their torch views must no longer be used).
   void close() {
     if (!ctx_) return;
-    for (auto& b : buffers_) throw_if_error(b->free());
+    pk::Status s;
+    {
+      py::gil_scoped_release nogil;
+      for (auto& b : buffers_)
+        if (s.is_ok()) s = b->free();
+    }
+    throw_if_error(s);
     buffers_.clear();
     ctx_.reset();
   }
 
+  // Ranks sharing this rank's GPU in this process (1 with a GPU of its own).
+  int ranks_per_device() const { return ex_->ranks_per_device(); }
+
   pk::Context& get() { return live(), *ctx_; }
 
  private:
+  void create() {
+    pk::Result<std::unique_ptr<pk::Context>> ctx = pk::Status::error("not created");
+    {
+      py::gil_scoped_release nogil;
+      ctx = pk::Context::create(*ex_);
+    }
+    throw_if_error(ctx.is_ok() ? pk::Status::ok() : ctx.status());
+    ctx_ = std::move(*ctx);
+  }
   void live() const {
     if (!ctx_) throw std::runtime_error("pk_torch: the context is closed");
   }
-  std::unique_ptr<TorchExchange> ex_;
+  std::unique_ptr<pk::Exchange> ex_;
   std::unique_ptr<pk::Context> ctx_;
   std::vector<std::unique_ptr<pk::SymmetricBuffer>> buffers_;
 };
@@ -189,8 +233,41 @@ void launch(const pk::jit::Kernel& k, TorchContext& ctx, py::args args) {
   std::vector<pk::jit::ArgValue> values;
   for (std::size_t i = 0; i < args.size(); ++i) values.push_back(to_arg(ctx, specs[i], args[i], int(i)));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(ctx.get().device()).stream();
-  throw_if_error(k.launch_values(ctx.get(), stream, values));
+  // Ranks sharing a GPU wait for each other's kernels: on one stream they would queue behind
+  // each other and time out.
+  if (ctx.ranks_per_device() > 1 && (stream == nullptr || stream == cudaStreamLegacy ||
+                                     stream == cudaStreamPerThread))
+    throw std::runtime_error(
+        "pk_torch: rank " + std::to_string(ctx.rank()) + " shares its GPU with other ranks and "
+        "would launch " + k.info().name + " on the default stream; launch each rank under its own "
+        "torch.cuda.stream(...) (pk_torch.run_shared_gpu does)");
+  pk::Status s;
+  {
+    py::gil_scoped_release nogil;  // the launch waits for the other ranks' turn (order_launch)
+    s = k.launch_values(ctx.get(), stream, values);
+  }
+  throw_if_error(s);
 }
+
+// The W exchanges of ranks sharing one GPU; each rank's thread takes its own once.
+class SharedGpuRanks {
+ public:
+  SharedGpuRanks(int world, int device) {
+    auto ex = pk::create_shared_gpu_exchanges(world, device);
+    throw_if_error(ex.is_ok() ? pk::Status::ok() : ex.status());
+    ex_ = std::move(*ex);
+  }
+  int world() const { return static_cast<int>(ex_.size()); }
+  TorchContext* context(int rank) {
+    if (rank < 0 || rank >= world() || !ex_[rank])
+      throw std::runtime_error("pk_torch: shared-GPU rank " + std::to_string(rank) +
+                               " does not exist or already has its context");
+    return new TorchContext(std::move(ex_[rank]));
+  }
+
+ private:
+  std::vector<std::unique_ptr<pk::Exchange>> ex_;
+};
 
 }  // namespace
 
@@ -201,6 +278,7 @@ PYBIND11_MODULE(_C, m) {
            py::arg("device"), py::arg("gather_bytes"))
       .def_property_readonly("rank", &TorchContext::rank)
       .def_property_readonly("world", &TorchContext::world)
+      .def_property_readonly("ranks_per_device", &TorchContext::ranks_per_device)
       .def("empty", &TorchContext::empty, py::arg("shape"), py::arg("dtype"))
       .def("barrier", &TorchContext::barrier)
       .def("check_errors", &TorchContext::check_errors)
@@ -209,5 +287,9 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("name", [](const pk::jit::Kernel& k) { return k.info().name; })
       .def_property_readonly("from_cache", &pk::jit::Kernel::from_cache)
       .def("__call__", &launch);
+  py::class_<SharedGpuRanks>(m, "SharedGpuRanks")
+      .def(py::init<int, int>(), py::arg("world"), py::arg("device") = 0)
+      .def_property_readonly("world", &SharedGpuRanks::world)
+      .def("context", &SharedGpuRanks::context, py::arg("rank"), py::return_value_policy::take_ownership);
   m.def("compile", &compile, py::arg("spec"), py::arg("pkc"), py::arg("arch") = "");
 }

@@ -1,7 +1,9 @@
 """pk kernels from PyTorch: compile a spec, allocate symmetric tensors, launch on the current
-CUDA stream. One process per GPU (torchrun); the exchange runs over torch.distributed."""
+CUDA stream. One process per GPU (torchrun; the exchange runs over torch.distributed), or, for
+testing on one GPU, W ranks as threads of one process sharing it (run_shared_gpu)."""
 import os
 import shutil
+import threading
 
 import torch
 import torch.distributed as dist
@@ -32,3 +34,35 @@ def compile(spec: str, pkc: str = None, arch: str = ""):
     if not pkc:
         raise RuntimeError("pk_torch.compile: no pkc; pass pkc= or set $PKC")
     return _C.compile(spec, pkc, arch)
+
+
+def run_shared_gpu(world: int, fn, device: int = 0):
+    """Runs fn(ctx) for W ranks sharing one GPU, each in its own thread with its own pk context
+    and its own current CUDA stream; returns the W results in rank order. A test mode: it checks
+    protocols, tails and world sizes, not link speed. Ranks must make the same calls (context
+    creation, empty(), launches, barrier(), close() are collective); the first exception any rank
+    raises is re-raised here. Each context is closed when fn returns."""
+    ranks = _C.SharedGpuRanks(world, device)
+    results = [None] * world
+    errors = [None] * world
+
+    def body(rank):
+        try:
+            torch.cuda.set_device(device)
+            with torch.cuda.stream(torch.cuda.Stream(device)):  # a stream per rank
+                ctx = ranks.context(rank)
+                results[rank] = fn(ctx)
+                torch.cuda.current_stream().synchronize()
+                ctx.close()
+        except BaseException as e:  # noqa: B902 - handed to the caller below
+            errors[rank] = e
+
+    threads = [threading.Thread(target=body, args=(r,), name=f"pk-rank-{r}") for r in range(world)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
