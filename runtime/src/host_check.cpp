@@ -3,7 +3,7 @@
 
 #include <cctype>
 #include <climits>
-#include <sstream>
+#include <cstdlib>
 
 namespace pk {
 namespace {
@@ -96,10 +96,21 @@ class Parser {
   std::size_t at_ = 0;
 };
 
-// "key=<value>" as the next space-separated field of `in`.
-Result<std::string> field(std::istringstream& in, const std::string& key, const std::string& line) {
-  std::string f;
-  if (!(in >> f) || f.rfind(key + "=", 0) != 0)
+// The next space-separated word of `line` from `*at` (empty at the end); plain string code
+// rather than iostreams, which crashed inside a PyTorch extension built by another compiler.
+std::string next_word(const std::string& line, std::size_t* at) {
+  const std::size_t begin = line.find_first_not_of(' ', *at);
+  if (begin == std::string::npos) return *at = line.size(), std::string();
+  std::size_t end = line.find(' ', begin);
+  if (end == std::string::npos) end = line.size();
+  *at = end;
+  return line.substr(begin, end - begin);
+}
+
+// "key=<value>" as the next word of `line`.
+Result<std::string> field(const std::string& line, std::size_t* at, const std::string& key) {
+  const std::string f = next_word(line, at);
+  if (f.rfind(key + "=", 0) != 0)
     return Status::error("malformed pk-host-check line (no " + key + "=): " + line);
   return f.substr(key.size() + 1);
 }
@@ -169,17 +180,23 @@ std::string print_host_check(const HostCheck& c) {
 Result<HostCheck> parse_host_check(const std::string& line) {
   static const std::string prefix = "// pk-host-check ";
   if (line.rfind(prefix, 0) != 0) return Status::error("not a pk-host-check line: " + line);
-  std::istringstream in(line.substr(prefix.size()));
+  std::size_t at = prefix.size();
   HostCheck c;
-  if (!(in >> c.kernel >> c.id) || c.id < 0)
+  c.kernel = next_word(line, &at);
+  const std::string id = next_word(line, &at);
+  char* end = nullptr;
+  const long parsed = id.empty() ? -1 : std::strtol(id.c_str(), &end, 10);
+  if (c.kernel.empty() || id.empty() || *end != '\0' || parsed < 0 || parsed > 1 << 30)
     return Status::error("malformed pk-host-check line (kernel and id): " + line);
-  PK_ASSIGN_OR_RETURN(std::string cond, field(in, "if", line));
-  PK_ASSIGN_OR_RETURN(std::string expected, field(in, "expected", line));
-  PK_ASSIGN_OR_RETURN(std::string actual, field(in, "actual", line));
+  c.id = static_cast<int>(parsed);
+  PK_ASSIGN_OR_RETURN(std::string cond, field(line, &at, "if"));
+  PK_ASSIGN_OR_RETURN(std::string expected, field(line, &at, "expected"));
+  PK_ASSIGN_OR_RETURN(std::string actual, field(line, &at, "actual"));
   PK_ASSIGN_OR_RETURN(c.condition, parse_host_expr(cond));
   PK_ASSIGN_OR_RETURN(c.expected, parse_host_expr(expected));
   PK_ASSIGN_OR_RETURN(c.actual, parse_host_expr(actual));
-  std::getline(in >> std::ws, c.message);
+  const std::size_t message = line.find_first_not_of(' ', at);
+  if (message != std::string::npos) c.message = line.substr(message);
   if (c.message.empty()) return Status::error("pk-host-check line without a message: " + line);
   return c;
 }
@@ -187,11 +204,16 @@ Result<HostCheck> parse_host_check(const std::string& line) {
 Result<std::vector<HostCheck>> host_checks_of(const std::string& cuda, const std::string& kernel) {
   std::vector<HostCheck> out;
   const std::string marker = "// pk-host-check " + kernel + " ";
-  std::istringstream lines(cuda);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(marker, 0) != 0) continue;
-    PK_ASSIGN_OR_RETURN(HostCheck c, parse_host_check(line));
-    out.push_back(std::move(c));
+  for (std::size_t begin = 0; begin < cuda.size();) {
+    std::size_t end = cuda.find('\n', begin);
+    if (end == std::string::npos) end = cuda.size();
+    if (cuda.compare(begin, marker.size(), marker) == 0) {
+      std::string line = cuda.substr(begin, end - begin);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      PK_ASSIGN_OR_RETURN(HostCheck c, parse_host_check(line));
+      out.push_back(std::move(c));
+    }
+    begin = end + 1;
   }
   return out;
 }
