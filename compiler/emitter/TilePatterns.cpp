@@ -53,6 +53,23 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
   return success();
 }
 
+// A register tile written (or added) into rank p's copy of a symmetric tensor: the general
+// path's ld/st route (pk-lower-peer-tiles). Shared-memory tiles and TMA belong to templates.
+LogicalResult emitPeerStore(Emitter &e, Operation *op) {
+  auto tile = cast<TileType>(op->getOperand(0).getType());
+  auto transport = op->getAttrOfType<TransportAttr>("transport");
+  if (tile.getMemorySpace() != MemorySpace::reg || !transport ||
+      transport.getValue() != Transport::ldst)
+    return op->emitError("no CUDA emission pattern for ")
+           << op->getName() << " of a shared-memory tile or by TMA outside a template yet";
+  Value dest = op->getOperand(1), peer = op->getOperand(2);
+  const char *fn = isa<StoreAddAsyncOp>(op) ? "pk::tile::store_add(" : "pk::tile::store(";
+  e.line() << "{ " << origin(e, op->getOperands().drop_front(3)) << " " << fn
+           << e.name(op->getOperand(0)) << ", " << e.name(dest) << ".peer[" << e.name(peer)
+           << "], " << e.name(dest) << ".shape, o); }";
+  return success();
+}
+
 // The fp32 expression of a map kind on x (and y).
 std::string mapLambda(MapKind kind) {
   switch (kind) {
@@ -172,4 +189,6 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.splat"] = emitSplat;
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
+  table["pk.comm.store_async"] = emitPeerStore;
+  table["pk.comm.store_add_async"] = emitPeerStore;
 }

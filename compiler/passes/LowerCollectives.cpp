@@ -359,7 +359,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                 ReduceToRootOp, GatherOp, ScatterOp>(op))
           collectives.push_back(op);
         else if (isa<StoreTileOp, AddTileOp>(op)) {
-          op->emitOpError("has no lowering yet");
+          op->emitOpError("is lowered by pk-lower-peer-tiles, which must run first");
           failed = true;
         }
       });

@@ -219,7 +219,37 @@ private:
     return true;
   }
 
+  // A sequential loop runs whole in every block, trip by trip; index values it carries are
+  // tracked (tiles are not). A tile loop inside it stays spread over the blocks, as emitted.
+  bool forLoop(scf::ForOp loop, int depth) {
+    int64_t lb, ub, st;
+    if (!get(loop, loop.getLowerBound(), lb) || !get(loop, loop.getUpperBound(), ub) ||
+        !get(loop, loop.getStep(), st))
+      return false;
+    if (st <= 0) return fail(loop, "the loop's step is not positive");
+    constexpr int64_t kMaxTrips = 4096;
+    if (ub > lb && (ub - lb + st - 1) / st > kMaxTrips)
+      return fail(loop, "the loop runs more than 4096 trips at the modelled sizes");
+    Block &body = *loop.getBody();
+    auto carry = [&](ValueRange from, ValueRange to) {
+      for (auto [f, t] : llvm::zip(from, to)) {
+        auto it = values.find(f);
+        if (it != values.end()) values[t] = it->second;
+      }
+    };
+    carry(loop.getInitArgs(), loop.getRegionIterArgs());
+    for (int64_t i = lb; i < ub; i += st) {
+      values[loop.getInductionVar()] = i;
+      for (Operation &op : body.without_terminator())
+        if (!step(&op, depth)) return false;
+      carry(body.getTerminator()->getOperands(), loop.getRegionIterArgs());
+    }
+    carry(loop.getRegionIterArgs(), loop.getResults());
+    return true;
+  }
+
   bool step(Operation *op, int depth) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) return forLoop(loop, depth);
     if (op->getDialect() && op->getDialect()->getNamespace() == "arith") return arith(op);
     if (isa<RankOp>(op)) { values[op->getResult(0)] = rank; return true; }
     if (isa<WorldSizeOp>(op)) { values[op->getResult(0)] = config.world; return true; }

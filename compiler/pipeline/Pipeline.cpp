@@ -25,6 +25,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   mlir::pk::PkLowerGemmPassOptions gemm;
   gemm.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerGemmPass(gemm));
+  pm.addPass(mlir::pk::createPkLowerPeerTilesPass());
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));

@@ -154,6 +154,27 @@ def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def PkLowerPeerTilesPass : Pass<"pk-lower-peer-tiles", "::mlir::ModuleOp"> {
+  let summary = "Rule 3: tiles stored or added into peers from a general tile loop";
+  let description = [{
+    Lowers `pk.coll.store_tile` and `pk.coll.add_tile` left in a kernel after
+    pk-lower-gemm (tile loops on the general path: a ring shift, tiles scattered to or added
+    into their owners). The block that computes a tile writes it into rank `p`'s copy with
+    register stores (`pk.comm.store_async <ldst>`) or register adds
+    (`pk.comm.store_add_async <ldst>`, `red.global.add`): intra-SM, no staging. The kernel's
+    body becomes one worker with one-way, per-block monotone flags around it: each block
+    signals `arrive` to every peer and waits for the peers' arrivals before its first peer
+    write (no rank writes into a buffer a peer's previous kernel may still read), and signals
+    `depart` after its last one and waits for the peers' departures (a kernel ends only once
+    every peer has finished writing into it).
+
+    Before: `pk.tile.foreach ... { %t = ...; pk.coll.store_tile %t, %y[%m, %n] on %p }`
+    After:  `pk.worker <communicator> { signal_all/wait arrive; pk.tile.foreach ... {
+            pk.comm.store_async <ldst> %t, %y[%m, %n] on %p }; signal_all/wait depart }`
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect"];
+}
+
 def PkCheckEffectsPass : Pass<"pk-check-effects", "::mlir::ModuleOp"> {
   let summary = "Report spec-level effects that a lowering dropped without lowering them";
   let description = [{

@@ -7,6 +7,7 @@
 #pragma once
 #include <pk/device/bf16.cuh>
 #include <pk/device/launch_context.cuh>
+#include <pk/device/store.cuh>
 
 namespace pk {
 namespace tile {
@@ -77,6 +78,18 @@ __device__ void store(const Tile& t, T* data, const long long* shape, const long
     const long long i = Tile::index(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
     if (off >= 0) data[off] = from_float<T>(t.v[s]);
+  }
+}
+
+// Adds the tile into `data` at `origin` element by element (red.global.add at system scope, so
+// peers' copies and concurrent adders are fine); elements outside the tensor are dropped.
+template <class Tile, class T>
+__device__ void store_add(const Tile& t, T* data, const long long* shape, const long long* origin) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const long long i = Tile::index(s);
+    const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
+    if (off >= 0) ::pk::detail::red_add(data + off, from_float<T>(t.v[s]));
   }
 }
 

@@ -1,0 +1,122 @@
+// Rule 3 for tiles sent to peers from a general tile loop: register stores or adds into the
+// peer's copy, inside the computing block, with one-way arrive/depart flags around the kernel.
+#include "pk/Passes/Decisions.h"
+#include "pk/Passes/EffectLedger.h"
+#include "pk/Passes/Passes.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::pk {
+#define GEN_PASS_DEF_PKLOWERPEERTILESPASS
+#include "pk/Passes/Passes.h.inc"
+} // namespace mlir::pk
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+// The general path's fixed grid (the emitter's default): per-block flags pair block b of
+// every rank, and the tile loop deals tiles to whatever grid the launch gets.
+constexpr int64_t kGeneralPathBlocks = 132;
+
+bool isCollective(Operation *op) {
+  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp, ReduceToRootOp,
+             GatherOp, ScatterOp>(op);
+}
+
+struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles> {
+  using PkLowerPeerTilesPassBase::PkLowerPeerTilesPassBase;
+
+  // Replaces a store_tile / add_tile by the register-path primitive, recording why.
+  static void lowerOne(Operation *op) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value tile = op->getOperand(0), dest = op->getOperand(1), peer = op->getOperand(2);
+    auto indices = op->getOperands().drop_front(3);
+    auto ldst = TransportAttr::get(op->getContext(), Transport::ldst);
+    bool adds = isa<AddTileOp>(op);
+    if (adds)
+      StoreAddAsyncOp::create(b, loc, tile, dest, peer, indices, ldst);
+    else
+      StoreAsyncOp::create(b, loc, tile, dest, peer, indices, ldst);
+    // The select passes chose for a warp-specialised template; the general path has one
+    // kind of worker, so its own choice replaces theirs.
+    dropDecisions(op);
+    recordDecision(op, "rule 1 (transport)",
+                   Twine("ldst: a register tile of the general path; the block's threads ") +
+                       (adds ? "add it into the peer's copy with red.global.add"
+                             : "store it into the peer's copy") +
+                       " straight from registers (TMA would need a shared-memory staging copy)");
+    recordDecision(op, "rule 2 (overlap)",
+                   "intra_sm: the block that computes the tile writes it, so the transfer has "
+                   "the compute tile's granularity and needs no hand-off");
+    markLowered(op);
+    op->erase();
+  }
+
+  LogicalResult lowerKernel(KernelOp kernel, ArrayRef<Operation *> peerTiles) {
+    MLIRContext *ctx = kernel.getContext();
+    Block &entry = kernel.getBody().front();
+    Location loc = peerTiles.front()->getLoc();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(&entry);
+    auto worker = WorkerOp::create(b, loc, Role::communicator, kGeneralPathBlocks);
+    Block *body = new Block();
+    worker.getBody().push_back(body);
+    // The kernel's whole body runs inside the worker, between the two flag rounds.
+    for (Operation &op : llvm::make_early_inc_range(entry))
+      if (&op != worker.getOperation() && !isa<ReturnOp>(op)) op.moveBefore(body, body->end());
+    auto flagType = FlagType::get(ctx);
+    b.setInsertionPointToStart(body);
+    Value arrive = FlagOp::create(b, loc, flagType, 0, FlagScope::block);
+    Value depart = FlagOp::create(b, loc, flagType, 1, FlagScope::block);
+    Value world = WorldSizeOp::create(b, loc, b.getIndexType());
+    Value peers = arith::SubIOp::create(b, loc, world, arith::ConstantIndexOp::create(b, loc, 1));
+    SignalAllOp::create(b, loc, arrive);
+    WaitOp::create(b, loc, arrive, peers, Compare::ge);
+    b.setInsertionPointToEnd(body);
+    SignalAllOp::create(b, loc, depart);
+    WaitOp::create(b, loc, depart, peers, Compare::ge);
+    YieldOp::create(b, loc);
+    recordDecision(kernel, "rule 3 (one-way sync)",
+                   "tiles written into peers: each block signals arrival once per peer and "
+                   "waits for the peers' before its first peer write, then signals departure "
+                   "and waits for the peers' before the kernel ends; per-block monotone "
+                   "flags, no handshake, no staging buffer");
+    for (Operation *op : peerTiles) lowerOne(op);
+    return success();
+  }
+
+  void runOnOperation() override {
+    bool failed = false;
+    getOperation().walk([&](KernelOp kernel) {
+      SmallVector<Operation *> peerTiles;
+      Operation *collective = nullptr, *worker = nullptr;
+      kernel.walk([&](Operation *op) {
+        if (isa<StoreTileOp, AddTileOp>(op)) peerTiles.push_back(op);
+        if (isCollective(op) && !collective) collective = op;
+        if (isa<WorkerOp>(op) && !worker) worker = op;
+      });
+      if (peerTiles.empty()) return;
+      if (collective) {
+        auto diag = peerTiles.front()->emitError(
+            "this tile is written into a peer in a kernel that also runs a collective; pkc "
+            "does not order dependent phases inside a kernel yet, so they would race: put "
+            "them in separate kernels");
+        diag.attachNote(collective->getLoc()) << "the collective";
+        failed = true;
+        return;
+      }
+      if (worker) {  // a template kernel that left a peer tile behind: not this pass's shape
+        peerTiles.front()->emitError("a tile written into a peer next to a lowered template; "
+                                     "pkc cannot lower this combination yet");
+        failed = true;
+        return;
+      }
+      failed |= mlir::failed(lowerKernel(kernel, peerTiles));
+    });
+    if (failed) signalPassFailure();
+  }
+};
+
+} // namespace

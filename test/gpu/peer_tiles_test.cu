@@ -1,0 +1,177 @@
+// Tiles written into peers from general tile loops (test/specs/peer_tiles.pk.cpp, compiled by
+// pkc at build time): a ring shift, adds into one owner and adds into every rank, at world size
+// 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs). Inputs are random and differ per rank,
+// outputs are poisoned first (or hold random values the adds must keep), and every element is
+// checked against a float64 host reference; then 200 back-to-back launches of each.
+#include <cmath>
+#include <functional>
+
+#include PK_PEER_TILES_CU
+#include "harness.h"
+
+namespace {
+
+using pk::bf16;
+
+float host_of(float x) { return x; }
+float host_of(bf16 x) { return pkt::to_f(x); }
+
+// A symmetric tensor of `shape` on every rank, with this rank's data uploaded (or poisoned).
+template <class T>
+struct SymArg {
+  pk::SymmetricBuffer buf;
+  pk::SymTensor<T> view{};
+  std::vector<long long> shape;
+  long long numel = 1;
+  SymArg(pk::Context& ctx, std::vector<long long> s, const std::vector<T>* data) : shape(s) {
+    for (long long d : s) numel *= d;
+    auto b = ctx.allocate(numel * sizeof(T));
+    PKT_OK(b.is_ok() ? pk::Status::ok() : b.status());
+    if (!b.is_ok()) return;
+    buf = std::move(*b);
+    auto v = buf.sym_tensor<T>(shape);
+    PKT_OK(v.is_ok() ? pk::Status::ok() : v.status());
+    if (v.is_ok()) view = *v;
+    if (data)
+      PKT_CUDA(cudaMemcpy(buf.local(), data->data(), numel * sizeof(T), cudaMemcpyHostToDevice));
+    else
+      PKT_CUDA(pkt::poison(buf.local(), numel * sizeof(T)));
+  }
+  std::vector<T> download() const {
+    std::vector<T> v(static_cast<size_t>(numel));
+    const cudaError_t e = cudaMemcpy(v.data(), buf.local(), numel * sizeof(T), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
+    return v;
+  }
+};
+
+// Every element against want(i) within tol(i); reports the first few misses.
+template <class T>
+void expect(const pk::Context& ctx, const char* what, const std::vector<T>& got,
+            const std::function<double(long long)>& want,
+            const std::function<double(long long)>& tol) {
+  long long bad = 0;
+  for (long long i = 0; i < static_cast<long long>(got.size()); ++i) {
+    const double w = want(i), g = host_of(got[i]);
+    if (!(std::fabs(g - w) <= tol(i))) {
+      if (bad < 3)
+        pkt::fail(std::string(what) + " rank " + std::to_string(ctx.rank()) + " element " +
+                  std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+                  std::to_string(w));
+      ++bad;
+    }
+  }
+  if (bad > 3) pkt::fail(std::string(what) + ": " + std::to_string(bad) + " elements wrong");
+}
+
+// All ranks' inputs, reproducible on every rank from (seed, rank).
+template <class T>
+std::vector<std::vector<T>> inputs(int world, long long n, unsigned seed) {
+  std::vector<std::vector<T>> all;
+  for (int r = 0; r < world; ++r) all.push_back(pkt::random_data<T>(n, seed + 97 * r));
+  return all;
+}
+
+// Launches `kernel` for ctx's next epoch of `name` on a grid fitted to the ranks sharing the GPU.
+template <class K, class... A>
+void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int threads,
+            const A&... args) {
+  auto lc = ctx.make_launch_context(name, /*with_landing=*/false);  // these kernels never push
+  PKT_OK(lc.is_ok() ? pk::Status::ok() : lc.status());
+  if (!lc.is_ok()) return;
+  kernel<<<pk::rank_grid(ctx, blocks), threads, 0, ctx.stream()>>>(*lc, args...);
+  PKT_CUDA(cudaGetLastError());
+}
+
+void ring(pk::Context& ctx) {
+  const long long R = 100, C = 170;  // tails of 48 x 80 tiles in both dimensions
+  const int W = ctx.world(), me = ctx.rank();
+  auto all = inputs<bf16>(W, R * C, 11);
+  SymArg<bf16> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 200; ++l)
+    launch(ctx, "ring_shift", ring_shift, pk_ring_shift::kBlocks, pk_ring_shift::kThreads,
+           x.view, y.view);
+  PKT_OK(ctx.check_errors());
+  const int from = (me + W - 1) % W;
+  expect(ctx, "ring_shift", y.download(),
+         [&](long long i) { return double(pkt::to_f(all[from][i])); },
+         [](long long) { return 0.0; });  // a copy: exact
+  PKT_OK(ctx.exchange().barrier());  // no rank frees while a peer may still write
+}
+
+void owner(pk::Context& ctx) {
+  const long long R = 77, C = 130;  // tails of 32 x 64 tiles
+  const int W = ctx.world(), me = ctx.rank();
+  auto all = inputs<float>(W, R * C, 23);
+  auto start = pkt::random_data<float>(R * C, 5);  // y's values before the adds, every rank
+  SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, &start);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  constexpr int kLaunches = 200;
+  for (int l = 0; l < kLaunches; ++l)
+    launch(ctx, "add_to_owner", add_to_owner, pk_add_to_owner::kBlocks,
+           pk_add_to_owner::kThreads, x.view, y.view);
+  PKT_OK(ctx.check_errors());
+  PKT_OK(ctx.exchange().barrier());  // every rank's adds into rank 0 are complete
+  expect(ctx, "add_to_owner", y.download(),
+         [&](long long i) {
+           if (me != 0) return double(start[i]);  // no rank adds into the others
+           double sum = 0;
+           for (int r = 0; r < W; ++r) sum += 2.0 * all[r][i];
+           return start[i] + kLaunches * sum;
+         },
+         // f32 adds, one rounding each (about 2^-24 of the running sum); a missing launch
+         // would be off by a whole 2 * sum.
+         [&](long long) { return 1e-2 + 1e-4 * (std::fabs(start[0]) + 16.0 * kLaunches); });
+  PKT_OK(ctx.exchange().barrier());
+}
+
+void everyone(pk::Context& ctx) {
+  const long long n = 5000;  // a tail of the 2048-element tiles
+  const int W = ctx.world(), me = ctx.rank();
+  auto all = inputs<bf16>(W, n, 31);
+  std::vector<bf16> zero(n, pkt::from_f<bf16>(0.f));
+  SymArg<bf16> x(ctx, {n}, &all[me]), y(ctx, {n}, &zero);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  launch(ctx, "add_to_all", add_to_all, pk_add_to_all::kBlocks, pk_add_to_all::kThreads, x.view,
+         y.view);
+  PKT_OK(ctx.check_errors());
+  PKT_OK(ctx.exchange().barrier());
+  // W bf16 adds in some order, each rounded to bf16 (half an ulp, 2^-8 of a partial sum, and
+  // no partial sum exceeds the sum of magnitudes).
+  expect(ctx, "add_to_all", y.download(),
+         [&](long long i) {
+           double sum = 0;
+           for (int r = 0; r < W; ++r) sum += pkt::to_f(all[r][i]);
+           return sum;
+         },
+         [&](long long i) {
+           double mag = 0;
+           for (int r = 0; r < W; ++r) mag += std::fabs(pkt::to_f(all[r][i]));
+           return W * mag * std::ldexp(1.0, -8);
+         });
+  PKT_OK(ctx.exchange().barrier());
+}
+
+}  // namespace
+
+int main() {
+  for (int world : pkt::test_worlds(/*with_one=*/true)) {
+    pkt::announce_world("peer_tiles_test", world);
+    pkt::run_ranks(world, [](pk::Context& ctx) {
+      // Loaded before any rank spins: a module load can wait for a spinning kernel.
+      cudaFuncAttributes a;
+      PKT_CUDA(cudaFuncGetAttributes(&a, ring_shift));
+      PKT_CUDA(cudaFuncGetAttributes(&a, add_to_owner));
+      PKT_CUDA(cudaFuncGetAttributes(&a, add_to_all));
+      PKT_OK(ctx.exchange().barrier());
+      ring(ctx);
+      owner(ctx);
+      everyone(ctx);
+    });
+  }
+  return pkt::finish("peer_tiles_test");
+}

@@ -1,0 +1,24 @@
+// Tiles written into peers from general tile loops (pk-lower-peer-tiles): a ring shift, tiles
+// added into one owner, and an all-reduce written by hand as adds into every rank. The compile
+// tier turns them into sm_90a cubins; test/gpu/peer_tiles_test.cu runs them at W = 1-4.
+#include <pk/spec.h>
+using namespace pk;
+
+// y on rank (r + 1) % W = x on rank r: a ring shift of 48 x 80 tiles (edge tiles both ways).
+PK_KERNEL void ring_shift(Sym<bf16, 2> x, Sym<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {48, 80}))
+    store(y.on(next_rank()), load<48, 80>(x, m, n), m, n);
+}
+
+// y on rank 0 += 2 x on every rank (adds from all ranks land in one owner).
+PK_KERNEL void add_to_owner(Sym<f32, 2> x, Sym<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 64}))
+    store_add(y.on(0), load<32, 64>(x, m, n) * 2.0f, m, n);
+}
+
+// y on every rank += the sum over ranks of x: each rank adds its tile into every rank's copy.
+PK_KERNEL void add_to_all(Sym<bf16, 1> x, Sym<bf16, 1> y) {
+  for (auto i : tiles(x.size(), {2048}))
+    for (auto p : range(0, world_size()))
+      store_add(y.on(p), load<2048>(x, i), i);
+}
