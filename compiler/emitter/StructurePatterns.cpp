@@ -37,7 +37,7 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
              << stringifyRole(worker.getRole()) << "' yet";
     blocks = std::max<int64_t>(blocks, worker.getBlocks());
   }
-  e.blocks = blocks > 0 ? int(blocks) : 132;
+  e.blocks = int(blocks > 0 ? blocks : kGeneralPathBlocks);
   std::string name = kernel.getSymName().str();
   e.os << "\nnamespace pk_" << name << " {\n";
   e.os << "constexpr int kThreads = " << e.threads << ";      // threads per block\n";

@@ -70,6 +70,20 @@ LogicalResult emitPeerStore(Emitter &e, Operation *op) {
   return success();
 }
 
+// A register tile loaded from rank p's copy of a symmetric tensor (a pull), by ld/st.
+LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
+  auto load = cast<LoadPeerOp>(op);
+  auto tile = cast<TileType>(load.getResult().getType());
+  if (tile.getMemorySpace() != MemorySpace::reg || load.getTransport() != Transport::ldst)
+    return op->emitError("no CUDA emission pattern for pk.comm.load_peer into shared memory or "
+                         "by TMA outside a template yet; load into registers with Ldst");
+  std::string t = declare(e, load.getResult(), "tile");
+  e.line() << "{ " << origin(e, load.getIndices()) << " pk::tile::load(" << t << ", "
+           << e.name(load.getSource()) << ".peer[" << e.name(load.getPeer()) << "], "
+           << e.name(load.getSource()) << ".shape, o); }";
+  return success();
+}
+
 // The fp32 expression of a map kind on x (and y).
 std::string mapLambda(MapKind kind) {
   switch (kind) {
@@ -191,4 +205,5 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.mma"] = emitMma;
   table["pk.comm.store_async"] = emitPeerStore;
   table["pk.comm.store_add_async"] = emitPeerStore;
+  table["pk.comm.load_peer"] = emitPeerLoad;
 }

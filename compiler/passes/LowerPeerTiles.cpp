@@ -15,10 +15,6 @@ using namespace mlir::pk;
 
 namespace {
 
-// The general path's fixed grid (the emitter's default): per-block flags pair block b of
-// every rank, and the tile loop deals tiles to whatever grid the launch gets.
-constexpr int64_t kGeneralPathBlocks = 132;
-
 bool isCollective(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp, ReduceToRootOp,
              GatherOp, ScatterOp>(op);

@@ -43,6 +43,12 @@ public:
     return true;
   }
 
+  bool runOps(ArrayRef<Operation *> ops) {
+    for (Operation *op : ops)
+      if (!step(op, 0)) return false;
+    return true;
+  }
+
 private:
   const Config &config;
   int rank, block, localBlock;
@@ -383,23 +389,38 @@ private:
 bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
                                         SmallVectorImpl<Process> &processes,
                                         Operation *&where, std::string &why) {
-  int firstBlock = 0;
-  for (Operation &op : kernel.getBody().front()) {
-    auto worker = dyn_cast<WorkerOp>(op);
-    if (!worker) {
-      if (isa<ReturnOp>(op)) continue;
+  // Top-level ops outside workers: constants, flags and sizes the workers use (a rooted
+  // collective's root), evaluated first in every block. A kernel with no worker at all (the
+  // explicit primitives, written by hand) is one worker over the general path's grid.
+  Block &top = kernel.getBody().front();
+  SmallVector<Operation *> preamble;
+  SmallVector<std::pair<Block *, int64_t>> bodies;  // (worker body, blocks)
+  bool anyWorker = !top.getOps<WorkerOp>().empty();
+  for (Operation &op : top) {
+    if (auto worker = dyn_cast<WorkerOp>(op)) {
+      bodies.push_back({&worker.getBody().front(),
+                        worker.getBlocks() > 0 ? worker.getBlocks() : config.blocks});
+      continue;
+    }
+    if (isa<ReturnOp>(op) || !anyWorker) continue;
+    if (op.getNumRegions() || !(isPure(&op) || isa<FlagOp>(op))) {
       where = &op;
-      why = "device-level kernels hold only pk.worker ops";
+      why = "an op with effects outside the kernel's workers";
       return false;
     }
-    int64_t blocks = worker.getBlocks() > 0 ? worker.getBlocks() : config.blocks;
+    preamble.push_back(&op);
+  }
+  if (!anyWorker) bodies.push_back({&top, kGeneralPathBlocks});
+  int firstBlock = 0;
+  for (auto [body, workerBlocks] : bodies) {
+    int64_t blocks = workerBlocks;
     // Blocks with <block> flags only pair with the same block of other ranks, so a few
     // stand for many; <grid> flags count every block, so those need the exact number.
     if (blocks > kMaxModelledBlocks) {
       bool grid = false;
-      worker.walk([&](FlagOp f) { grid |= f.getScope() == FlagScope::grid; });
+      body->walk([&](FlagOp f) { grid |= f.getScope() == FlagScope::grid; });
       if (grid) {
-        where = worker;
+        where = body->getParentOp();
         why = "a worker with more than " + std::to_string(kMaxModelledBlocks) +
               " blocks uses a <grid> flag";
         return false;
@@ -416,7 +437,7 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
         p.block = firstBlock + int(b);
         Interpreter interp(config, r, p.block, int(b), blocks, p);
         interp.bindArguments(kernel);
-        if (!interp.run(worker.getBody().front(), 0)) {
+        if (!interp.runOps(preamble) || !interp.run(*body, 0)) {
           where = interp.failedOp;
           why = interp.why;
           return false;

@@ -32,6 +32,10 @@ namespace mlir::pk {
 /// Unit argument attribute of pk.kernel: the symmetric argument is workspace the caller lends;
 /// its contents after the kernel are unspecified, so a fused lowering may skip writing it.
 constexpr llvm::StringLiteral kScratchAttrName = "pk.scratch";
+/// The grid of a kernel whose body is not split into workers (tile loops on the general path,
+/// explicit primitives): its tile loops deal tiles to these blocks, and per-block flags pair
+/// block b of every rank. The emitter, pk-lower-peer-tiles and the protocol model share it.
+constexpr int64_t kGeneralPathBlocks = 132;
 /// Whether `v` is a kernel argument marked pk.scratch.
 bool isScratchArgument(Value v);
 /// Element types tiles and tensors may hold.
