@@ -17,19 +17,37 @@ std::string clippedCount(Emitter &e, Value tensor, Value origin, int64_t extent)
          e.name(origin) + ")";
 }
 
+// `const long long o[4] = {...}` for a tile origin, inside the caller's braces.
+std::string originOf(Emitter &e, ValueRange indices) {
+  std::string s = "const long long o[4] = {";
+  for (auto [i, v] : llvm::enumerate(indices)) s += (i ? ", " : "") + e.name(v);
+  return s + "};";
+}
+
+// The general path's reduce: the tile at the origin, reduced over every rank, in registers.
+LogicalResult emitReduceToRegisters(Emitter &e, ReduceOp r) {
+  if (r.getTransport() != Transport::ldst)
+    return r.emitError("no CUDA emission pattern for a multimem reduce into registers yet");
+  std::string t = e.bind(r.getResult(), "tile");
+  e.line() << tileTypeName(r.getResult().getType(), e.threads) << " " << t << ";";
+  e.line() << "{ " << originOf(e, r.getIndices()) << " pk::tile::load_reduce<"
+           << reduceOpName(r.getKind()) << ">(" << t << ", ctx, " << e.name(r.getSource())
+           << ", o); }";
+  return success();
+}
+
 // A reduced tile whose only use is a store to this rank's tensor is reduced straight into
 // the destination: no register or shared-memory staging.
+// Otherwise (N-D tensors, a tile used in compute) the tile is reduced into registers.
 LogicalResult emitReduce(Emitter &e, Operation *op) {
   auto r = cast<ReduceOp>(op);
-  if (r.getSource().getType().getRank() != 1)
-    return op->emitError("no CUDA emission pattern for pk.comm.reduce on rank > 1 tensors yet");
   auto store = r.getResult().hasOneUse()
                    ? dyn_cast<TileStoreOp>(*r.getResult().getUsers().begin())
                    : TileStoreOp();
-  if (!store || store.getIndices()[0] != r.getIndices()[0] ||
-      store->getBlock() != op->getBlock())
-    return op->emitError("no CUDA emission pattern for a reduced tile other than stored at "
-                         "its own origin");
+  if (r.getSource().getType().getRank() != 1 || !store ||
+      store.getIndices()[0] != r.getIndices()[0] || store->getBlock() != op->getBlock() ||
+      r.getTransport() == Transport::multimem)
+    return emitReduceToRegisters(e, r);
   std::string dest = e.name(store.getDest());
   std::string ptr = isa<SymTensorType>(store.getDest().getType())
                         ? dest + ".peer[ctx.rank]" : dest + ".data";
@@ -44,10 +62,29 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
   return success();
 }
 
+// N-D tiles: reduced into registers, then stored into every rank's copy of the destination.
+LogicalResult emitAllReduceTileNd(Emitter &e, CommAllReduceOp r) {
+  if (r.getTransport() != Transport::ldst)
+    return r.emitError("no CUDA emission pattern for a multimem all_reduce of N-D tiles yet");
+  auto src = r.getSource().getType();
+  auto tile = TileType::get(r.getContext(), r.getShape(), src.getElementType(), MemorySpace::reg);
+  std::string t = e.fresh("pk_reduced");
+  e.line() << "{";
+  e.indent();
+  e.line() << tileTypeName(tile, e.threads) << " " << t << ";";
+  e.line() << originOf(e, r.getIndices());
+  e.line() << "pk::tile::load_reduce<" << reduceOpName(r.getKind()) << ">(" << t << ", ctx, "
+           << e.name(r.getSource()) << ", o);";
+  e.line() << "for (int r = 0; r < ctx.world; ++r) pk::tile::store(" << t << ", "
+           << e.name(r.getDest()) << ".peer[r], " << e.name(r.getDest()) << ".shape, o);";
+  e.dedent();
+  e.line() << "}";
+  return success();
+}
+
 LogicalResult emitAllReduceTile(Emitter &e, Operation *op) {
   auto r = cast<CommAllReduceOp>(op);
-  if (r.getSource().getType().getRank() != 1)
-    return op->emitError("no CUDA emission pattern for pk.comm.all_reduce on rank > 1 tensors yet");
+  if (r.getSource().getType().getRank() != 1) return emitAllReduceTileNd(e, r);
   const char *fn = r.getTransport() == Transport::multimem ? "pk::all_reduce_tile_multimem"
                                                            : "pk::all_reduce_tile";
   e.line() << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())

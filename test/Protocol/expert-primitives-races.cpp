@@ -21,3 +21,12 @@ PK_KERNEL void pull_late(Sym<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {64, 64}))
     store(y, prim::load_peer<64, 64>(Ldst, x.on(prev_rank()), m, n), m, n);
 }
+
+// Every rank writes the same tiles of every rank's y: the writes race (even with equal values).
+// CHECK: expert-primitives-races.cpp:[[@LINE+4]]:5: error: race for world size 2: rank 0 writes rank 0's copy of argument 1 here while rank 1 writes it
+PK_KERNEL void all_reduce_everywhere(Sym<f32, 2> x, Sym<f32, 2> y) {
+  prim::barrier(prim::flag(0));
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
+    prim::all_reduce<16, 256>(Max, Ldst, x, y, m, n);
+  prim::barrier(prim::flag(1));
+}

@@ -25,3 +25,20 @@ PK_KERNEL void push(Sym<f32, 2> x, Sym<f32, 2> y) {
 
 PK_KERNEL void bcast(Sym<f32, 1> x, Sym<f32, 1> y) { broadcast(x, y, 0); }
 PK_KERNEL void to_root(Sym<bf16, 1> x, Sym<bf16, 1> y) { reduce(Sum, x, y, 1); }
+
+// A 2-D tile reduced over the ranks into registers, scaled, stored locally.
+PK_KERNEL void reduce_2d(Sym<f32, 2> x, Tensor<f32, 2> y) {
+  prim::barrier(prim::flag(0));
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
+    store(y, prim::reduce<16, 256>(Sum, Ldst, x, m, n) * 0.5f, m, n);
+  prim::barrier(prim::flag(1));
+}
+
+// A hand-written all-reduce of 2-D rows: each rank reduces its own share of rows into every
+// rank's copy (disjoint writes, so no race).
+PK_KERNEL void all_reduce_rows(Sym<f32, 2> x, Sym<f32, 2> y) {
+  prim::barrier(prim::flag(0));
+  for (auto [m, n] : tiles(x.rows() / world_size(), x.cols(), {1, 256}))
+    prim::all_reduce<1, 256>(Max, Ldst, x, y, m + rank() * (x.rows() / world_size()), n);
+  prim::barrier(prim::flag(1));
+}

@@ -7,6 +7,7 @@
 #pragma once
 #include <pk/device/bf16.cuh>
 #include <pk/device/launch_context.cuh>
+#include <pk/device/reduce.cuh>
 #include <pk/device/store.cuh>
 
 namespace pk {
@@ -90,6 +91,19 @@ __device__ void store_add(const Tile& t, T* data, const long long* shape, const 
     const long long i = Tile::index(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
     if (off >= 0) ::pk::detail::red_add(data + off, from_float<T>(t.v[s]));
+  }
+}
+
+// The tile at `origin` reduced over every rank's copy of `src` (peer loads, fp32 combine);
+// elements outside the tensor read as zero. The caller has waited for the peers' data.
+template <ReduceOp Op, class Tile, class T>
+__device__ void load_reduce(Tile& t, const LaunchContext& c, const SymTensor<T>& src,
+                            const long long* origin) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const long long i = Tile::index(s);
+    const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, src.shape, origin) : -1;
+    t.v[s] = off >= 0 ? round_to<T>(::pk::detail::reduce_elem<Op>(c, src, off)) : 0.f;
   }
 }
 
