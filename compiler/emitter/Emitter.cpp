@@ -79,7 +79,7 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   bool tiles = false;
   module.walk([&](Operation *op) {
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
-                 TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp>(op);
+                 TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp>(op);
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   for (Operation &op : module.getBody()->getOperations()) {

@@ -108,6 +108,12 @@ std::string mapLambda(MapKind kind) {
   case MapKind::cos: return "[](float x) { return cosf(x); }";
   case MapKind::abs: return "[](float x) { return fabsf(x); }";
   case MapKind::pow: return "[](float x, float y) { return powf(x, y); }";
+  case MapKind::lt: return "[](float x, float y) { return x < y ? 1.f : 0.f; }";
+  case MapKind::le: return "[](float x, float y) { return x <= y ? 1.f : 0.f; }";
+  case MapKind::gt: return "[](float x, float y) { return x > y ? 1.f : 0.f; }";
+  case MapKind::ge: return "[](float x, float y) { return x >= y ? 1.f : 0.f; }";
+  case MapKind::eq: return "[](float x, float y) { return x == y ? 1.f : 0.f; }";
+  case MapKind::ne: return "[](float x, float y) { return x != y ? 1.f : 0.f; }";
   }
   return "";
 }
@@ -145,6 +151,22 @@ LogicalResult emitSplat(Emitter &e, Operation *op) {
   auto splat = cast<TileSplatOp>(op);
   std::string out = declare(e, splat.getResult(), "tile");
   e.line() << "pk::tile::fill(" << out << ", static_cast<float>(" << e.name(splat.getScalar()) << "));";
+  return success();
+}
+
+LogicalResult emitSelect(Emitter &e, Operation *op) {
+  auto s = cast<TileSelectOp>(op);
+  std::string out = declare(e, s.getResult(), "tile");
+  e.line() << "pk::tile::select(" << out << ", " << e.name(s.getCond()) << ", "
+           << e.name(s.getOnTrue()) << ", " << e.name(s.getOnFalse()) << ");";
+  return success();
+}
+
+LogicalResult emitIota(Emitter &e, Operation *op) {
+  auto iota = cast<TileIotaOp>(op);
+  std::string out = declare(e, iota.getResult(), "tile");
+  e.line() << "pk::tile::iota(" << out << ", " << e.name(iota.getOrigin()) << ", "
+           << iota.getDim() << ");";
   return success();
 }
 
@@ -201,6 +223,8 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.cast"] = emitCast;
   table["pk.tile.zeros"] = emitZeros;
   table["pk.tile.splat"] = emitSplat;
+  table["pk.tile.select"] = emitSelect;
+  table["pk.tile.iota"] = emitIota;
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
   table["pk.comm.store_async"] = emitPeerStore;

@@ -106,6 +106,12 @@ private:
     case fe::MapKind::Cos: return mlir::pk::MapKind::cos;
     case fe::MapKind::Abs: return mlir::pk::MapKind::abs;
     case fe::MapKind::Pow: return mlir::pk::MapKind::pow;
+    case fe::MapKind::Lt: return mlir::pk::MapKind::lt;
+    case fe::MapKind::Le: return mlir::pk::MapKind::le;
+    case fe::MapKind::Gt: return mlir::pk::MapKind::gt;
+    case fe::MapKind::Ge: return mlir::pk::MapKind::ge;
+    case fe::MapKind::Eq: return mlir::pk::MapKind::eq;
+    case fe::MapKind::Ne: return mlir::pk::MapKind::ne;
     }
     return mlir::pk::MapKind::add;
   }
@@ -165,6 +171,10 @@ private:
     case OpKind::Map:
       return def(o, b.create<TileMapOp>(l, type(o.results[0]), mapKind(o.attr), vs(in)));
     case OpKind::Cast: return def(o, b.create<TileCastOp>(l, type(o.results[0]), v(in[0])));
+    case OpKind::Select:
+      return def(o, b.create<TileSelectOp>(l, type(o.results[0]), v(in[0]), v(in[1]), v(in[2])));
+    case OpKind::Iota:
+      return def(o, b.create<TileIotaOp>(l, type(o.results[0]), v(in[0]), int64_t(o.attr)));
     case OpKind::FConstant: {
       float f;
       const uint32_t bits = static_cast<uint32_t>(o.ints[0]);

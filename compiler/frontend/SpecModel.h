@@ -29,6 +29,7 @@ enum class OpKind {
   Add, Sub, Mul, Div, Rem,                 // index arithmetic
   TileForeach, For, Yield,                 // loops (Yield ends a For body)
   Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
+  Select, Iota,                            // mask select; coordinates (dim in attr)
   FConstant, Splat,                        // an f32 constant (bits in ints[0]); scalar -> tile
   AllReduce, AllGather, ReduceScatter, AllToAll, StoreTile, AddTile,
   Broadcast, ReduceToRoot, Gather, Scatter,    // rooted collectives (root: operand 2)
@@ -40,6 +41,7 @@ enum class OpKind {
 enum class MapKind {
   Add, Sub, Mul, Div, Max, Min, Exp, Neg,
   Sqrt, Rsqrt, Log, Tanh, Sigmoid, Silu, GeluTanh, GeluErf, Sin, Cos, Abs, Pow,
+  Lt, Le, Gt, Ge, Eq, Ne,
 };
 enum class ReduceKind { Sum, Max, Min };
 enum class TransportKind { Ldst, Tma, Multimem };

@@ -590,6 +590,9 @@ private:
     if (auto *b = dyn_cast<BinaryOperator>(e)) return binary(b);
     if (auto *u = dyn_cast<UnaryOperator>(e)) {
       if (u->getOpcode() == UO_Minus) {
+        // A negative float literal (-1e30f, a mask's fill) is one constant.
+        if (auto *f = dyn_cast<FloatingLiteral>(u->getSubExpr()->IgnoreParenImpCasts()))
+          return floatConstant(l, -static_cast<float>(f->getValueAsApproximateDouble()));
         int x = indexExpr(u->getSubExpr());
         if (x < 0) return -1;
         return emitValue(OpKind::Sub, l, {constant(l, 0), x}, ValueType{});
@@ -606,14 +609,8 @@ private:
                      "by pkc and the runtime, not thrown");
     if (isa<LambdaExpr>(e))
       return fail(l, "lambdas are not in the spec language; write the computation inline");
-    if (auto *f = dyn_cast<FloatingLiteral>(e)) {
-      const float x = static_cast<float>(f->getValueAsApproximateDouble());
-      uint32_t bits;
-      std::memcpy(&bits, &x, sizeof bits);
-      ValueType t;
-      t.kind = ValueType::Scalar;
-      return emitValue(OpKind::FConstant, l, {}, t, {int64_t(bits)});
-    }
+    if (auto *f = dyn_cast<FloatingLiteral>(e))
+      return floatConstant(l, static_cast<float>(f->getValueAsApproximateDouble()));
     if (isa<ConditionalOperator>(e))
       return fail(l, "the conditional operator is not in the spec language; tile loops clip "
                      "partial tiles at tensor edges instead of branching");
@@ -637,6 +634,14 @@ private:
     (void)rhs;
     if (value >= 0) names[r->getDecl()->getCanonicalDecl()] = value;
     return value;
+  }
+
+  int floatConstant(SourceLocation l, float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    ValueType t;
+    t.kind = ValueType::Scalar;
+    return emitValue(OpKind::FConstant, l, {}, t, {int64_t(bits)});
   }
 
   int binary(const BinaryOperator *b) {
@@ -693,6 +698,26 @@ private:
     return emitValue(OpKind::Map, l, in, result, {}, int(kind));
   }
 
+  // where(c, a, b): a and b tiles of the result's type, or one of them a float scalar (splat
+  // to the other's type); c a mask of the same shape.
+  int select(const CallExpr *c, SourceLocation l) {
+    int cond = tileExpr(c->getArg(0));
+    int a = expr(c->getArg(1)), b = expr(c->getArg(2));
+    if (failed) return -1;
+    const bool aTile = typeOf(a).kind == ValueType::Tile, bTile = typeOf(b).kind == ValueType::Tile;
+    if (!aTile && !bTile) return fail(l, "where needs a tile as its second or third argument");
+    for (auto [v, e] : {std::pair{a, c->getArg(1)}, std::pair{b, c->getArg(2)}})
+      if (typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar)
+        return fail(e->getBeginLoc(), "expected a tile or a float scalar");
+    ValueType t = typeOf(aTile ? a : b);
+    t.smem = false;
+    if (!aTile) a = emitValue(OpKind::Splat, l, {a}, t);
+    if (!bTile) b = emitValue(OpKind::Splat, l, {b}, t);
+    if (typeOf(cond).shape != t.shape)
+      return fail(c->getArg(0)->getBeginLoc(), "the mask of where must have the tiles' shape");
+    return emitValue(OpKind::Select, l, {cond, a, b}, t);
+  }
+
   int operatorCall(const CXXOperatorCallExpr *o) {
     SourceLocation l = o->getOperatorLoc();
     if (o->isAssignmentOp() && o->getOperator() == OO_Equal)
@@ -705,7 +730,13 @@ private:
     if (n == "operator-" && unary) return mapOp(MapKind::Neg, l, {o->getArg(0)});
     if (n == "operator*") return mapOp(MapKind::Mul, l, {o->getArg(0), o->getArg(1)});
     if (n == "operator/") return mapOp(MapKind::Div, l, {o->getArg(0), o->getArg(1)});
-    return fail(l, "this operator is not in the spec language; tiles have + - * / and unary -");
+    static const std::pair<const char *, MapKind> comparisons[] = {
+        {"operator<", MapKind::Lt}, {"operator<=", MapKind::Le}, {"operator>", MapKind::Gt},
+        {"operator>=", MapKind::Ge}, {"operator==", MapKind::Eq}, {"operator!=", MapKind::Ne}};
+    for (const auto &[name, kind] : comparisons)
+      if (n == name && !unary) return mapOp(kind, l, {o->getArg(0), o->getArg(1)});
+    return fail(l, "this operator is not in the spec language; tiles have + - * /, unary - and "
+                   "the comparisons < <= > >= == !=");
   }
 
   int memberCall(const CXXMemberCallExpr *m) {
@@ -822,6 +853,14 @@ private:
     for (const auto &[name, kind] : unaryMath)
       if (n == name) return mapOp(kind, l, {arg(0)});
     if (n == "pow") return mapOp(MapKind::Pow, l, {arg(0), arg(1)});
+    if (n == "where") return select(c, l);
+    if (n == "row_index" || n == "col_index") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int origin = indexExpr(arg(0));
+      if (origin < 0) return -1;
+      return emitValue(OpKind::Iota, l, {origin}, t, {}, n == "row_index" ? 0 : 1);
+    }
     if (n == "cast") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;

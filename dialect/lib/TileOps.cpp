@@ -47,7 +47,9 @@ LogicalResult TileMmaOp::verify() {
 static bool isUnary(MapKind kind) {
   switch (kind) {
   case MapKind::add: case MapKind::sub: case MapKind::mul: case MapKind::div:
-  case MapKind::max: case MapKind::min: case MapKind::pow: return false;
+  case MapKind::max: case MapKind::min: case MapKind::pow: case MapKind::lt:
+  case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq: case MapKind::ne:
+    return false;
   default: return true;
   }
 }
@@ -83,6 +85,23 @@ LogicalResult TileMapOp::verify() {
 LogicalResult TileSplatOp::verify() {
   if (getResult().getType().getMemorySpace() != MemorySpace::reg)
     return emitOpError("produces a register tile");
+  return success();
+}
+
+LogicalResult TileSelectOp::verify() {
+  auto c = getCond().getType(), r = getResult().getType();
+  if (c.getShape() != r.getShape())
+    return emitOpError("the mask must have the result's shape; got ") << c << " for " << r;
+  if (r.getMemorySpace() != MemorySpace::reg || c.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("selects between register tiles");
+  return success();
+}
+
+LogicalResult TileIotaOp::verify() {
+  auto r = getResult().getType();
+  if (getDim() < 0 || getDim() >= r.getRank())
+    return emitOpError("dimension ") << getDim() << " is not one of the tile's " << r.getRank();
+  if (r.getMemorySpace() != MemorySpace::reg) return emitOpError("produces a register tile");
   return success();
 }
 

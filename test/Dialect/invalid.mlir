@@ -470,3 +470,21 @@ pk.kernel @k(%a: !pk.tensor<?xf32> {pk.scratch}) {
 pk.kernel @k(%a: !pk.sym<?xf32> {pk.scratch = 1}) {
   pk.return
 }
+
+// -----
+
+pk.kernel @k(%i: index) {
+  %t = pk.tile.zeros : !pk.tile<64x64xf32>
+  %m = pk.tile.zeros : !pk.tile<64x1xf32>
+  // expected-error @+1 {{'pk.tile.select' op the mask must have the result's shape}}
+  %r = pk.tile.select %m, %t, %t : !pk.tile<64x1xf32>, !pk.tile<64x64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%i: index) {
+  // expected-error @+1 {{'pk.tile.iota' op dimension 2 is not one of the tile's 2}}
+  %r = pk.tile.iota %i dim 2 : !pk.tile<64x64xf32>
+  pk.return
+}

@@ -69,6 +69,12 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
   %h = pk.tile.splat %half : f32 -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.map <pow> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   %p = pk.tile.map <pow> %g, %h : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.iota %{{.*}} dim 1 : !pk.tile<128x256xf32>
+  %cols = pk.tile.iota %c0 dim 1 : !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <le> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  %mask = pk.tile.map <le> %cols, %e : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.select %{{.*}}, %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x256xf32>
+  %sel = pk.tile.select %mask, %e, %h : !pk.tile<128x256xf32>, !pk.tile<128x256xf32>
   // CHECK: pk.tile.cast %{{.*}} : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
   %o = pk.tile.cast %e : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
   // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<128x256xf32>, !pk.tensor<?x?xf32>

@@ -194,6 +194,40 @@ void math() {
   }, 1e-4, 1e-4);
 }
 
+void causal_softmax() {
+  const long long S = 300;  // tails of the 16 x 256 tiles in both dimensions
+  DevTensor<float> s({S, S}, 14), p({S, S}, 0, true);
+  tile_causal_softmax<<<kGrid, kThreads>>>(pk::LaunchContext{}, s.view(), p.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  // Per 256-column tile: masked and out-of-tensor elements are -1e30 and 0 (zero-filled load,
+  // then masked only where the column exceeds the row), so the softmax runs over the tile.
+  std::vector<double> want(S * S);
+  for (long long r = 0; r < S; ++r)
+    for (long long n0 = 0; n0 < S; n0 += 256) {
+      auto v = [&](long long j) {
+        const long long c = n0 + j;
+        if (c > r) return -1e30;
+        return c < S ? s.at(r * S + c) : 0.0;
+      };
+      double mx = -INFINITY, sum = 0;
+      for (long long j = 0; j < 256; ++j) mx = std::max(mx, v(j));
+      for (long long j = 0; j < 256; ++j) sum += std::exp(v(j) - mx);
+      for (long long j = 0; j < 256 && n0 + j < S; ++j) want[r * S + n0 + j] = std::exp(v(j) - mx) / sum;
+    }
+  expect("tile_causal_softmax", p, [&](long long i) { return want[i]; }, 1e-6, 1e-4);
+}
+
+void band() {
+  const long long M = 70, N = 100;
+  DevTensor<bf16> x({M, N}, 15), y({M, N}, 0, true);
+  tile_band<<<kGrid, kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_band", y, [&](long long i) {
+    const double t = x.at(i);
+    return (t > 0.5 && t < 1.5) || t >= 1.75 ? t : -t;
+  }, 0, 0);
+}
+
 }  // namespace
 
 int main() {
@@ -207,6 +241,8 @@ int main() {
   rms_norm();
   swiglu();
   math();
+  causal_softmax();
+  band();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("tile_path_test");
 }

@@ -80,3 +80,21 @@ PK_KERNEL void tile_math(Tensor<f32, 2> x, Tensor<f32, 2> y) {
           m, n);
   }
 }
+
+// Causal softmax of [S, S] scores in 16 x 256 tiles: row r keeps columns <= r of each tile
+// (masked elements, and those outside the tensor, count as -1e30 and zero).
+PK_KERNEL void tile_causal_softmax(Tensor<f32, 2> s, Tensor<f32, 2> p) {
+  for (auto [m, n] : tiles(s.rows(), s.cols(), {16, 256})) {
+    auto x = where(col_index<16, 256>(n) <= row_index<16, 256>(m), load<16, 256>(s, m, n), -1e30f);
+    auto e = exp(x - row_max(x));
+    store(p, e / row_sum(e), m, n);
+  }
+}
+
+// y = x where 0.5 < x < 1.5 or x >= 1.75, else -x (bf16): comparisons of a tile with floats.
+PK_KERNEL void tile_band(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 64})) {
+    auto t = load<32, 64>(x, m, n);
+    store(y, where((t > 0.5f) * (t < 1.5f) + (t >= 1.75f), t, -t), m, n);
+  }
+}

@@ -159,6 +159,33 @@ template <class T, long... S> Tile<T, S...> operator/(float, Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> max(Tile<T, S...>, float);
 template <class T, long... S> Tile<T, S...> min(Tile<T, S...>, float);
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
+// Masks: comparisons give 1 where true and 0 where false; where(c, a, b) takes a where c is not
+// 0 and b elsewhere (b is never combined with a, so a -inf fill stays -inf). row_index and
+// col_index hold each element's row / column in the tensor (the tile origin plus its offset):
+// a causal mask is where(col_index<M, N>(n) <= row_index<M, N>(m), s, -1e30f).
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator<(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator<=(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator>(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator>=(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator==(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator!=(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... S> Tile<T, S...> operator<(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator<=(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator>(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator>=(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator==(Tile<T, S...>, float);
+template <class T, long... S> Tile<T, S...> operator!=(Tile<T, S...>, float);
+template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, Tile<T, S...> a, Tile<T, S...> b);
+template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, Tile<T, S...> a, float b);
+template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, float a, Tile<T, S...> b);
+template <long M, long N> Tile<f32, M, N> row_index(index m);
+template <long M, long N> Tile<f32, M, N> col_index(index n);
 template <class T, long M, long N> Tile<T, M, 1> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> Tile<T, M, 1> row_max(Tile<T, M, N>);
 template <class T, long M, long N> Tile<T, M, 1> row_min(Tile<T, M, N>);

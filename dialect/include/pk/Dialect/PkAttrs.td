@@ -79,7 +79,14 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     I32EnumAttrCase<"sin", 16>,
     I32EnumAttrCase<"cos", 17>,
     I32EnumAttrCase<"abs", 18>,
-    I32EnumAttrCase<"pow", 19>]>;
+    I32EnumAttrCase<"pow", 19>,
+    // Comparisons: 1 where true, 0 where false (masks for pk.tile.select).
+    I32EnumAttrCase<"lt", 20>,
+    I32EnumAttrCase<"le", 21>,
+    I32EnumAttrCase<"gt", 22>,
+    I32EnumAttrCase<"ge", 23>,
+    I32EnumAttrCase<"eq", 24>,
+    I32EnumAttrCase<"ne", 25>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [

@@ -110,6 +110,41 @@ def Pk_TileSplatOp : Pk_Op<"tile.splat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pk_TileSelectOp : Pk_Op<"tile.select", [Pure, AllTypesMatch<["on_true", "on_false", "result"]>]> {
+  let summary = "Picks elements of one of two tiles by a mask tile";
+  let description = [{
+    Element i of the result is `on_true[i]` where `cond[i]` is not zero and `on_false[i]`
+    elsewhere (a true select: the other operand is never combined, so a `-inf` fill stays
+    `-inf`). Masks come from comparisons (`pk.tile.map <lt>` and friends, 1 or 0). `cond` has
+    the result's shape; its element type may differ.
+
+    ```mlir
+    %r = pk.tile.select %mask, %s, %fill : !pk.tile<64x64xf32>, !pk.tile<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$cond, Pk_TileType:$on_true, Pk_TileType:$on_false);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$cond `,` $on_true `,` $on_false attr-dict `:` qualified(type($cond)) `,` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileIotaOp : Pk_Op<"tile.iota", [Pure]> {
+  let summary = "A register tile of element coordinates along one dimension, plus an origin";
+  let description = [{
+    Element (i0, i1, ...) is `origin + i<dim>`, as the tile's element type: with the tile
+    loop's row origin and `dim = 0` it holds each element's row in the tensor, with the column
+    origin and `dim = 1` its column, which is what a causal mask compares.
+
+    ```mlir
+    %rows = pk.tile.iota %m dim 0 : !pk.tile<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Index:$origin, I64Attr:$dim);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$origin `dim` $dim attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def Pk_TileCastOp : Pk_Op<"tile.cast", [Pure]> {
   let summary = "Converts a tile's element type";
   let description = [{

@@ -107,6 +107,28 @@ __device__ void load_reduce(Tile& t, const LaunchContext& c, const SymTensor<T>&
   }
 }
 
+// out = a where cond is not zero, b elsewhere (element by element; b never mixes with a).
+template <class Tile, class Mask>
+__device__ void select(Tile& out, const Mask& cond, const Tile& a, const Tile& b) {
+  static_assert(Tile::kCount == Mask::kCount && Tile::kThreads == Mask::kThreads, "mask shape");
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0.f ? a.v[s] : b.v[s];
+}
+
+// Element (i0, i1, ...) = origin + i<dim>, rounded to the tile's type.
+template <class Tile>
+__device__ void iota(Tile& t, long long origin, int dim) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    long long rest = Tile::index(s), coord = 0;
+    for (int d = Tile::kRank - 1; d >= 0; --d) {
+      if (d == dim) coord = rest % Tile::dim(d);
+      rest /= Tile::dim(d);
+    }
+    t.v[s] = round_to<typename Tile::elem>(static_cast<float>(origin + coord));
+  }
+}
+
 // Every element set to x (rounded to the tile's type).
 template <class Tile>
 __device__ void fill(Tile& t, float x) {
