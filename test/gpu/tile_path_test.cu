@@ -2,90 +2,15 @@
 // at build time (register tiles, pk/tile/*.cuh), run on sizes with edge tiles in every
 // dimension and checked against float64 references of what each spec says (elements outside a
 // tensor load as zero and are not stored). Outputs are poisoned first; inputs are random.
-#include <cuda_fp16.h>
-
-#include <cmath>
-#include <functional>
-
 #include PK_TILE_PATH_CU
-#include "harness.h"
+#include "tile_test_util.h"
 
 namespace {
 
+using pkt::DevTensor;
+using pkt::expect;
 using pk::bf16;
 using pk::f16;
-
-float to_host(float x) { return x; }
-float to_host(bf16 x) { return pkt::to_f(x); }
-float to_host(f16 x) {
-  __half h;
-  std::memcpy(&h, &x.bits, 2);
-  return __half2float(h);
-}
-template <class T> T from_host(float x);
-template <> float from_host<float>(float x) { return x; }
-template <> bf16 from_host<bf16>(float x) { return pkt::from_f<bf16>(x); }
-template <> f16 from_host<f16>(float x) {
-  __half h = __float2half_rn(x);
-  f16 r;
-  std::memcpy(&r.bits, &h, 2);
-  return r;
-}
-
-// A device tensor with host data (random in [-2, 2) as T) and its pk::Tensor view.
-template <class T>
-struct DevTensor {
-  std::vector<long long> shape;
-  std::vector<T> host;
-  T* dev = nullptr;
-  DevTensor(std::vector<long long> s, unsigned seed, bool poison = false) : shape(s) {
-    long long n = 1;
-    for (long long d : s) n *= d;
-    host.resize(n);
-    std::mt19937 g(seed);
-    std::uniform_real_distribution<float> u(-2.f, 2.f);
-    for (auto& x : host) x = from_host<T>(u(g));
-    PKT_CUDA(cudaMalloc(&dev, n * sizeof(T)));
-    if (poison) PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
-    else PKT_CUDA(cudaMemcpy(dev, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~DevTensor() { cudaFree(dev); }
-  long long numel() const { return static_cast<long long>(host.size()); }
-  pk::Tensor<T> view() const {
-    pk::Tensor<T> t{};
-    t.data = dev;
-    for (size_t d = 0; d < shape.size(); ++d) t.shape[d] = shape[d];
-    t.numel = numel();
-    return t;
-  }
-  double at(long long i) const { return to_host(host[i]); }
-  std::vector<T> download() const {
-    std::vector<T> v(host.size());
-    const cudaError_t e = cudaMemcpy(v.data(), dev, v.size() * sizeof(T), cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
-    return v;
-  }
-};
-
-// Every element of `out` against want(i), within atol + rtol * |want|.
-template <class T>
-void expect(const char* what, const DevTensor<T>& out, const std::function<double(long long)>& want,
-            double atol, double rtol) {
-  auto got = out.download();
-  long long bad = 0, first = -1;
-  for (long long i = 0; i < out.numel(); ++i) {
-    const double w = want(i), g = to_host(got[i]);
-    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
-      if (first < 0) first = i;
-      ++bad;
-    }
-  }
-  PKT_CHECK(bad == 0, std::string(what) + ": " + std::to_string(bad) + " of " +
-                          std::to_string(out.numel()) + " wrong, first at " + std::to_string(first) +
-                          (first >= 0 ? " got " + std::to_string(to_host(got[first])) + " want " +
-                                            std::to_string(want(first))
-                                      : std::string()));
-}
 
 constexpr int kGrid = 132, kThreads = 512;
 
