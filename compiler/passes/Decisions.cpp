@@ -30,7 +30,7 @@ void mlir::pk::recordDecision(Operation *op, StringRef rule, const Twine &decisi
   kernel->setAttr("pk.decisions", ArrayAttr::get(ctx, list));
 }
 
-void mlir::pk::dropDecisions(Operation *op) {
+void mlir::pk::dropDecisions(Operation *op, StringRef rule) {
   Operation *kernel = op->getParentOfType<KernelOp>();
   auto list = kernel ? kernel->getAttrOfType<ArrayAttr>("pk.decisions") : ArrayAttr();
   if (!list) return;
@@ -38,7 +38,9 @@ void mlir::pk::dropDecisions(Operation *op) {
                        formatLocation(op->getLoc()) + ": ").str();
   SmallVector<Attribute> kept;
   for (Attribute a : list)
-    if (auto s = dyn_cast<StringAttr>(a); !s || !s.getValue().contains(about)) kept.push_back(a);
+    if (auto s = dyn_cast<StringAttr>(a);
+        !s || !s.getValue().contains(about) || !s.getValue().starts_with(rule))
+      kept.push_back(a);
   kernel->setAttr("pk.decisions", ArrayAttr::get(op->getContext(), kept));
 }
 

@@ -103,6 +103,34 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return Transport::ldst;
   }
 
+  // In place (input and output the same tensor): the lowerings whose reads and writes stay
+  // race-free, or an error naming what to write instead.
+  static LogicalResult checkInPlace(Operation *op) {
+    if (op->getOperand(0) != op->getOperand(1)) return success();
+    if (isa<AllReduceOp>(op)) {
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "in place: two-shot on the direct path, where rank r alone reads and "
+                     "writes shard r (read every rank's chunk, then write it everywhere); the "
+                     "one-shot and one-round paths would overwrite data a peer still reads");
+      return success();
+    }
+    if (isa<BroadcastOp>(op)) {
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "in place: the root keeps its data (no self-copy), the others overwrite "
+                     "theirs with the root's");
+      return success();
+    }
+    if (isa<ReduceToRootOp>(op)) {
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "in place: only the root writes, each chunk after reading it from every "
+                     "rank");
+      return success();
+    }
+    return op->emitOpError("in place (the same tensor as input and output) is not lowered for ")
+           << op->getName() << " yet: its ranks would overwrite blocks their peers still read; "
+           << "give it a separate output";
+  }
+
   // Each collective's tile loops; `b` sits between the arrival and departure waits.
   LogicalResult emitBody(Operation *op, CollBuilder &B, int64_t tile) {
     auto transportOf = [&]() {
@@ -131,6 +159,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
         });
       };
       if (ar.getTransport() != Transport::ldst) lowered(op, ar.getTransport());
+      if (x == y) return twoShot(), success();
       if (ar.getAlgorithm() == Algorithm::one_shot) return oneShot(), success();
       if (ar.getAlgorithm() == Algorithm::two_shot) return twoShot(), success();
       auto threshold = op->getAttrOfType<IntegerAttr>("pk.two_shot_min_bytes");
@@ -188,7 +217,12 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     if (auto bc = dyn_cast<BroadcastOp>(op)) {
       Value x = bc.getInput(), y = bc.getOutput();
       Transport t = transportOf();
-      B.tiles(B.dim(x), tile, false, [&](Value, Value i, Value cnt) {
+      Value n = B.dim(x);
+      if (x == y) {  // in place: the root has nothing to copy
+        Value isRoot = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::eq, B.rank, bc.getRoot());
+        n = arith::SelectOp::create(B.b, B.loc, isRoot, B.c(0), n);
+      }
+      B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
         B.copy(t, x, i, bc.getRoot(), y, i, B.here(y), cnt);
       });
       return success();
@@ -387,6 +421,24 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                                " collectives, which would share its landing buffer");
           }
       for (Operation *op : collectives) {
+        if (mlir::failed(checkInPlace(op))) {
+          failed = true;
+          continue;
+        }
+        // In place, the direct path only (checkInPlace says why): the one-round path's
+        // choices no longer apply.
+        if (op->getOperand(0) == op->getOperand(1))
+          if (auto push = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
+              push && push.getInt() > 0) {
+            op->setAttr("pk.push_max_bytes", IntegerAttr::get(push.getType(), 0));
+            op->setAttr("pk.ll_max_bytes", IntegerAttr::get(push.getType(), 0));
+            dropDecisions(op, "rule 1 (small messages)");
+            dropDecisions(op, "rule 1 (LL)");
+            if (isa<AllReduceOp>(op)) dropDecisions(op, "rule 1 (algorithm)");
+          }
+      }
+      for (Operation *op : collectives) {
+        if (failed) break;
         int64_t blocks = 0;
         failed |= mlir::failed(lower(op, nextSlot, blocks));
         if (!failed)

@@ -169,6 +169,7 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     int64_t root = op->getNumOperands() > 2 ? argIndex(op->getOperand(2)) : -1;
     if (x < 0 || y < 0 || (op->getNumOperands() > 2 && root < 0))
       return off("the copy-engine route needs the input, output and root as kernel arguments");
+    if (x == y) return off("in place: the SM path skips the copies that would overlap");
     if (!kernel || !llvm::hasSingleElement(kernel.getBody()) || !alone())
       return off("the copy-engine route replaces a whole launch, and this kernel does more than "
                  "this collective");

@@ -10,9 +10,9 @@ namespace mlir::pk {
 std::string formatLocation(Location loc);
 /// Appends "rule: what at loc: reason" to the enclosing kernel's decision list.
 void recordDecision(Operation *op, StringRef rule, const Twine &decision);
-/// Removes the decisions recorded for `op`: for an op a template absorbs, whose earlier
-/// choices (algorithm, transport) never reach the output.
-void dropDecisions(Operation *op);
+/// Removes the decisions recorded for `op` (those whose rule starts with `rule`, when given):
+/// for an op a template absorbs, or choices a later pass overrides, which never reach the output.
+void dropDecisions(Operation *op, StringRef rule = "");
 /// The decisions recorded on a kernel, in order.
 SmallVector<std::string> getDecisions(Operation *kernel);
 } // namespace mlir::pk

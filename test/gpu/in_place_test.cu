@@ -1,0 +1,96 @@
+// In-place collectives (test/specs/in_place.pk.cpp, compiled by pkc at build time) at world
+// size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs): random inputs that differ per
+// rank, sizes on and off the 16-byte vectors and the tiles, every element against a float64
+// reference; a max all-reduce also 100 times back to back (idempotent, so every launch must
+// leave the same answer).
+#include PK_IN_PLACE_CU
+#include "sym_test_util.h"
+
+namespace {
+
+using pk::bf16;
+using pkt::expect;
+using pkt::inputs;
+using pkt::launch;
+using pkt::SymArg;
+
+const std::vector<long long> kSizes = {1, 7, 4097, 100003};
+
+void all_reduce_sum(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  for (long long n : kSizes) {
+    auto all = inputs<bf16>(W, n, 41 + unsigned(n % 97));
+    SymArg<bf16> x(ctx, {n}, &all[me]);
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    launch(ctx, "all_reduce_in_place", all_reduce_in_place, pk_all_reduce_in_place::kBlocks,
+           pk_all_reduce_in_place::kThreads, x.view);
+    PKT_OK(ctx.check_errors());
+    pkt::check_bf16_sum(x.download(), all, me);
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
+void all_reduce_max(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 33, C = 129;
+  auto all = inputs<float>(W, R * C, 7);
+  SymArg<float> x(ctx, {R, C}, &all[me]);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  // Repeated: max is idempotent, so every launch must leave the same answer.
+  for (int l = 0; l < 100; ++l)
+    launch(ctx, "all_reduce_max_in_place", all_reduce_max_in_place,
+           pk_all_reduce_max_in_place::kBlocks, pk_all_reduce_max_in_place::kThreads, x.view);
+  PKT_OK(ctx.check_errors());
+  expect(ctx, "all_reduce_max_in_place", x.download(), [&](long long i) {
+    double m = -INFINITY;
+    for (int r = 0; r < W; ++r) m = std::max(m, double(all[r][i]));
+    return m;
+  }, [](long long) { return 0.0; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
+void broadcast_and_reduce(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  for (long long n : kSizes) {
+    auto all = inputs<float>(W, n, 13 + unsigned(n % 89));
+    SymArg<float> x(ctx, {n}, &all[me]), z(ctx, {n}, &all[me]);
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    launch(ctx, "broadcast_in_place", broadcast_in_place, pk_broadcast_in_place::kBlocks,
+           pk_broadcast_in_place::kThreads, x.view);
+    launch(ctx, "reduce_in_place", reduce_in_place, pk_reduce_in_place::kBlocks,
+           pk_reduce_in_place::kThreads, z.view);
+    PKT_OK(ctx.check_errors());
+    expect(ctx, "broadcast_in_place", x.download(),
+           [&](long long i) { return double(all[W - 1][i]); }, [](long long) { return 0.0; });
+    expect(ctx, "reduce_in_place", z.download(), [&](long long i) {
+      if (me != 0) return double(all[me][i]);  // only the root's copy changes
+      double s = 0;
+      for (int r = 0; r < W; ++r) s += all[r][i];
+      return s;
+    }, [&](long long) { return 1e-5 * W; });
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
+}  // namespace
+
+int main() {
+  for (int world : pkt::test_worlds(/*with_one=*/true)) {
+    pkt::announce_world("in_place_test", world);
+    pkt::run_ranks(world, [](pk::Context& ctx) {
+      cudaFuncAttributes a;  // loaded before any rank spins
+      PKT_CUDA(cudaFuncGetAttributes(&a, all_reduce_in_place));
+      PKT_CUDA(cudaFuncGetAttributes(&a, all_reduce_max_in_place));
+      PKT_CUDA(cudaFuncGetAttributes(&a, broadcast_in_place));
+      PKT_CUDA(cudaFuncGetAttributes(&a, reduce_in_place));
+      PKT_OK(ctx.exchange().barrier());
+      all_reduce_sum(ctx);
+      all_reduce_max(ctx);
+      broadcast_and_reduce(ctx);
+    });
+  }
+  return pkt::finish("in_place_test");
+}

@@ -1,0 +1,84 @@
+// Helpers of the multi-rank tests of pkc-emitted kernels: symmetric tensors with a rank's data
+// (or poisoned), an element-wise check against a float64 reference, every rank's inputs
+// reproducible on every rank, and a launch for the context's next epoch of a kernel.
+#pragma once
+#include <cmath>
+#include <functional>
+
+#include "harness.h"
+
+namespace pkt {
+
+using pk::bf16;
+
+inline float host_of(float x) { return x; }
+inline float host_of(bf16 x) { return pkt::to_f(x); }
+
+// A symmetric tensor of `shape` on every rank, with this rank's data uploaded (or poisoned).
+template <class T>
+struct SymArg {
+  pk::SymmetricBuffer buf;
+  pk::SymTensor<T> view{};
+  std::vector<long long> shape;
+  long long numel = 1;
+  SymArg(pk::Context& ctx, std::vector<long long> s, const std::vector<T>* data) : shape(s) {
+    for (long long d : s) numel *= d;
+    auto b = ctx.allocate(numel * sizeof(T));
+    PKT_OK(b.is_ok() ? pk::Status::ok() : b.status());
+    if (!b.is_ok()) return;
+    buf = std::move(*b);
+    auto v = buf.sym_tensor<T>(shape);
+    PKT_OK(v.is_ok() ? pk::Status::ok() : v.status());
+    if (v.is_ok()) view = *v;
+    if (data)
+      PKT_CUDA(cudaMemcpy(buf.local(), data->data(), numel * sizeof(T), cudaMemcpyHostToDevice));
+    else
+      PKT_CUDA(pkt::poison(buf.local(), numel * sizeof(T)));
+  }
+  std::vector<T> download() const {
+    std::vector<T> v(static_cast<size_t>(numel));
+    const cudaError_t e = cudaMemcpy(v.data(), buf.local(), numel * sizeof(T), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
+    return v;
+  }
+};
+
+// Every element against want(i) within tol(i); reports the first few misses.
+template <class T>
+void expect(const pk::Context& ctx, const char* what, const std::vector<T>& got,
+            const std::function<double(long long)>& want,
+            const std::function<double(long long)>& tol) {
+  long long bad = 0;
+  for (long long i = 0; i < static_cast<long long>(got.size()); ++i) {
+    const double w = want(i), g = host_of(got[i]);
+    if (!(std::fabs(g - w) <= tol(i))) {
+      if (bad < 3)
+        pkt::fail(std::string(what) + " rank " + std::to_string(ctx.rank()) + " element " +
+                  std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+                  std::to_string(w));
+      ++bad;
+    }
+  }
+  if (bad > 3) pkt::fail(std::string(what) + ": " + std::to_string(bad) + " elements wrong");
+}
+
+// All ranks' inputs, reproducible on every rank from (seed, rank).
+template <class T>
+std::vector<std::vector<T>> inputs(int world, long long n, unsigned seed) {
+  std::vector<std::vector<T>> all;
+  for (int r = 0; r < world; ++r) all.push_back(pkt::random_data<T>(n, seed + 97 * r));
+  return all;
+}
+
+// Launches `kernel` for ctx's next epoch of `name` on a grid fitted to the ranks sharing the GPU.
+template <class K, class... A>
+void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int threads,
+            const A&... args) {
+  auto lc = ctx.make_launch_context(name, /*with_landing=*/false);  // these kernels never push
+  PKT_OK(lc.is_ok() ? pk::Status::ok() : lc.status());
+  if (!lc.is_ok()) return;
+  kernel<<<pk::rank_grid(ctx, blocks), threads, 0, ctx.stream()>>>(*lc, args...);
+  PKT_CUDA(cudaGetLastError());
+}
+
+}  // namespace pkt
