@@ -229,6 +229,10 @@ void mlir::pk::cuda::addStructurePatterns(PatternTable &table) {
     e.line() << "const long long " << e.bind(op->getResult(0), "world") << " = ctx.world;";
     return success();
   };
+  table["pk.grid_blocks"] = [](Emitter &e, Operation *op) {
+    e.line() << "const long long " << e.bind(op->getResult(0), "blocks") << " = gridDim.x;";
+    return success();
+  };
   table["pk.dim"] = [](Emitter &e, Operation *op) {
     auto dim = cast<DimOp>(op);
     e.line() << "const long long " << e.bind(dim.getResult(), "n") << " = "

@@ -376,6 +376,107 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return success();
   }
 
+  // The tensors a phase (a collective or a top-level tile loop) reads and writes.
+  static void touches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
+                      llvm::SmallPtrSetImpl<Value> &writes) {
+    if (isCollective(phase)) {  // input, output
+      reads.insert(phase->getOperand(0));
+      writes.insert(phase->getOperand(1));
+      return;
+    }
+    phase->walk([&](Operation *op) {
+      if (auto l = dyn_cast<TileLoadOp>(op)) reads.insert(l.getSource());
+      if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
+    });
+  }
+
+  static bool isCollective(Operation *op) {
+    return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
+               ReduceToRootOp, GatherOp, ScatterOp>(op);
+  }
+
+  // A collective, or a top-level op holding a tile loop (the loop itself, or a range loop
+  // around one).
+  static bool isPhase(Operation *op) {
+    if (isCollective(op)) return true;
+    bool tiles = false;
+    op->walk([&](TileForeachOp) { tiles = true; });
+    return tiles;
+  }
+
+  // A grid-wide barrier before `op`: every block of every rank signals every rank (itself
+  // included) once, then waits for world_size x grid_blocks signals of this launch.
+  static void gridBarrier(Operation *op, int64_t slot) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value f = FlagOp::create(b, loc, FlagType::get(op->getContext()), slot, FlagScope::grid);
+    Value rank = RankOp::create(b, loc, b.getIndexType());
+    Value world = WorldSizeOp::create(b, loc, b.getIndexType());
+    Value blocks = GridBlocksOp::create(b, loc, b.getIndexType());
+    Value count = arith::MulIOp::create(b, loc, world, blocks);
+    SignalAllOp::create(b, loc, f);
+    SignalOp::create(b, loc, f, rank);
+    WaitOp::create(b, loc, f, count, Compare::ge);
+  }
+
+  // Kernels whose phases depend on each other (compute, then a collective of its result, then
+  // compute on that): one worker runs the phases in order, with a grid-wide barrier before
+  // every phase that touches a tensor an earlier phase wrote (or writes one it read).
+  LogicalResult lowerPhases(KernelOp kernel, ArrayRef<Operation *> collectives,
+                            int64_t &nextSlot) {
+    Block &entry = kernel.getBody().front();
+    int64_t blocks = kGeneralPathBlocks;
+    for (Operation *op : collectives)
+      if (auto a = op->getAttrOfType<IntegerAttr>("pk.blocks")) blocks = std::max(blocks, a.getInt());
+    OpBuilder b(kernel.getContext());
+    b.setInsertionPointToStart(&entry);
+    auto worker = WorkerOp::create(b, kernel.getLoc(), Role::communicator, blocks);
+    Block *body = new Block();
+    worker.getBody().push_back(body);
+    for (Operation &op : llvm::make_early_inc_range(entry))
+      if (&op != worker.getOperation() && !isa<ReturnOp>(op)) op.moveBefore(body, body->end());
+    b.setInsertionPointToEnd(body);
+    YieldOp::create(b, kernel.getLoc());
+
+    llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
+    int barriers = 0;
+    for (Operation &op : llvm::make_early_inc_range(*body)) {
+      if (!isPhase(&op)) continue;
+      llvm::SmallPtrSet<Value, 8> reads, writes;
+      touches(&op, reads, writes);
+      bool dependent = false;
+      for (Value v : reads) dependent |= wroteBefore.contains(v);
+      for (Value v : writes) dependent |= wroteBefore.contains(v) || readBefore.contains(v);
+      if (dependent) {
+        gridBarrier(&op, nextSlot++);
+        ++barriers;
+        recordDecision(&op, "rule 3 (one-way sync)",
+                       "this phase uses a tensor an earlier phase of the kernel wrote (or "
+                       "writes one it read): a grid-wide barrier first, each block of each "
+                       "rank signalling every rank once (one persistent launch; all blocks "
+                       "resident)");
+      }
+      readBefore.insert(reads.begin(), reads.end());
+      wroteBefore.insert(writes.begin(), writes.end());
+    }
+    // Each collective's protocol, inlined into the one worker in program order.
+    for (Operation *op : collectives) {
+      Operation *before = op->getPrevNode();
+      int64_t used = 0;
+      if (failed(lower(op, nextSlot, used))) return failure();
+      auto inner = cast<WorkerOp>(before ? before->getNextNode() : &body->front());
+      Block &innerBody = inner.getBody().front();
+      for (Operation &op : llvm::make_early_inc_range(innerBody))
+        if (!isa<YieldOp>(op)) op.moveBefore(inner);
+      inner->erase();
+    }
+    recordDecision(kernel, "rule 2 (overlap)",
+                   Twine("one worker of ") + Twine(blocks) + " blocks runs the kernel's phases in " +
+                       "order (" + Twine(barriers) + " grid-wide barrier" +
+                       (barriers == 1 ? "" : "s") + " between dependent phases)");
+    return success();
+  }
+
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
@@ -397,28 +498,36 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           failed = true;
         }
       });
-      // Local tile compute and a collective in one kernel are phases whose order pkc does not
-      // lower yet: generating both would let them race, so refuse.
-      if (compute && !collectives.empty()) {
-        auto diag = compute.emitError(
-            "this tile loop and a collective are in one kernel; pkc does not order dependent "
-            "phases inside a kernel yet, so it would race: put them in separate kernels");
-        diag.attachNote(collectives.front()->getLoc()) << "the collective";
-        failed = true;
-        return;
+      // Phases that depend on each other run in order in one worker (lowerPhases).
+      bool phased = false;
+      if (!collectives.empty() && (compute || collectives.size() > 1)) {
+        llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
+        for (Operation &op : kernel.getBody().front()) {
+          if (!isPhase(&op)) continue;
+          llvm::SmallPtrSet<Value, 8> reads, writes;
+          touches(&op, reads, writes);
+          for (Value v : reads) phased |= wroteBefore.contains(v);
+          for (Value v : writes) phased |= wroteBefore.contains(v) || readBefore.contains(v);
+          readBefore.insert(reads.begin(), reads.end());
+          wroteBefore.insert(writes.begin(), writes.end());
+        }
+        phased |= bool(compute);  // local compute beside a collective: always one worker
       }
       // The one-round path lands in the kernel's one landing buffer: with several collectives
       // in a kernel, a fast rank's next collective could overwrite what a peer still reads
       // from the previous one, so such kernels keep the direct path only.
-      if (collectives.size() > 1)
+      if (collectives.size() > 1 || phased)
         for (Operation *op : collectives)
           if (auto push = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
               push && push.getInt() > 0) {
             op->setAttr("pk.push_max_bytes", IntegerAttr::get(push.getType(), 0));
             op->setAttr("pk.ll_max_bytes", IntegerAttr::get(push.getType(), 0));
             recordDecision(op, "rule 3 (one-way sync)",
-                           "no one-round path: the kernel has " + Twine(collectives.size()) +
-                               " collectives, which would share its landing buffer");
+                           phased ? Twine("no one-round path: the kernel's phases run in one "
+                                          "worker, where only the direct path is modelled")
+                                  : "no one-round path: the kernel has " +
+                                        Twine(collectives.size()) +
+                                        " collectives, which would share its landing buffer");
           }
       for (Operation *op : collectives) {
         if (mlir::failed(checkInPlace(op))) {
@@ -436,6 +545,11 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
             dropDecisions(op, "rule 1 (LL)");
             if (isa<AllReduceOp>(op)) dropDecisions(op, "rule 1 (algorithm)");
           }
+      }
+      if (phased && !failed) {
+        failed |= mlir::failed(lowerPhases(kernel, collectives, nextSlot));
+        kernel->setAttr("pk.level", StringAttr::get(kernel.getContext(), "device"));
+        return;
       }
       for (Operation *op : collectives) {
         if (failed) break;

@@ -259,6 +259,7 @@ private:
     if (op->getDialect() && op->getDialect()->getNamespace() == "arith") return arith(op);
     if (isa<RankOp>(op)) { values[op->getResult(0)] = rank; return true; }
     if (isa<WorldSizeOp>(op)) { values[op->getResult(0)] = config.world; return true; }
+    if (isa<GridBlocksOp>(op)) { values[op->getResult(0)] = blocksInWorker; return true; }
     // The first dimension takes the configured size (with and without a partial tile); the
     // others are 1, so an N-D tensor's element count is that size too and stays small.
     if (auto dim = dyn_cast<DimOp>(op)) {
@@ -386,6 +387,14 @@ private:
 
 } // namespace
 
+// Whether `v` is computed from pk.grid_blocks (through index arithmetic).
+static bool countsGridBlocks(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def) return false;
+  if (isa<GridBlocksOp>(def)) return true;
+  return llvm::any_of(def->getOperands(), [](Value in) { return countsGridBlocks(in); });
+}
+
 bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
                                         SmallVectorImpl<Process> &processes,
                                         Operation *&where, std::string &why) {
@@ -417,8 +426,13 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
     // Blocks with <block> flags only pair with the same block of other ranks, so a few
     // stand for many; <grid> flags count every block, so those need the exact number.
     if (blocks > kMaxModelledBlocks) {
+      // A <grid> flag is fine with stand-ins when every wait on it counts the blocks through
+      // pk.grid_blocks (the model's block count then); a literal count needs every block.
       bool grid = false;
-      body->walk([&](FlagOp f) { grid |= f.getScope() == FlagScope::grid; });
+      body->walk([&](WaitOp w) {
+        auto f = w.getFlag().getDefiningOp<FlagOp>();
+        if (f && f.getScope() == FlagScope::grid && !countsGridBlocks(w.getCount())) grid = true;
+      });
       if (grid) {
         where = body->getParentOp();
         why = "a worker with more than " + std::to_string(kMaxModelledBlocks) +

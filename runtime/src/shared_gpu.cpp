@@ -75,10 +75,11 @@ Result<int> rank_sm_count(const Context& ctx) {
 }
 
 int rank_grid(const Context& ctx, int blocks) {
-  const int w = ctx.exchange().ranks_per_device();
-  if (w <= 1) return blocks;
+  const int w = std::max(1, ctx.exchange().ranks_per_device());
   auto sms = device_sms(ctx.device());
   if (!sms.is_ok()) return blocks;  // the launch reports the device error
+  // At most one block per SM even with a GPU of its own: kernels with a grid-wide barrier
+  // need every block resident (a GPU with fewer SMs than pkc's grid gets a smaller one).
   return std::max(1, std::min(blocks, *sms / w));
 }
 

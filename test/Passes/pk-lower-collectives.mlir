@@ -95,8 +95,8 @@ pk.kernel @push_small_first(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf32>, %root: in
   pk.coll.reduce <max> %x into %y root %root {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64, pk.ll_max_bytes = 4096 : i64} : !pk.sym<?xf32>, !pk.tensor<?xf32>
   pk.return
 }
-pk.kernel @push_small_next_slots(%x: !pk.sym<?xf32>, %y: !pk.sym<?xf32>) {
+pk.kernel @push_small_next_slots(%x: !pk.sym<?xf32>, %y: !pk.sym<?xf32>, %z: !pk.sym<?xf32>) {
   pk.coll.all_gather %x into %y {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.sym<?xf32>
-  pk.coll.all_gather %x into %y {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.sym<?xf32>
+  pk.coll.all_gather %x into %z {transport = #pk.transport<ldst>, pk.blocks = 64 : i64, pk.tile = 1024 : i64, pk.push_max_bytes = 65536 : i64} : !pk.sym<?xf32>, !pk.sym<?xf32>
   pk.return
 }

@@ -75,108 +75,60 @@ pk.kernel @fifty_all_gathers(%x: !pk.sym<?xbf16>, %y0: !pk.sym<?xbf16>, %y1: !pk
 
 // -----
 
-// Tests that 50 all-gathers into one output are each reported: every one writes the output
-// while the others do, with no wait ordering them (found already for world size 1).
+// Tests that 50 all-gathers into one output are ordered (each writes what the previous one
+// wrote): one worker with a grid-wide barrier before each of the 49 later ones, proved.
+// CHECK-LABEL: pk.kernel @fifty_into_one
+// CHECK-COUNT-49: pk.grid_blocks
 pk.kernel @fifty_into_one(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
-  // expected-error @+1 {{race for world size 1: rank 0 writes rank 0's copy of argument 1 here while rank 0 writes it}}
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.return
 }

@@ -100,6 +100,22 @@ def Pk_WorldSizeOp : Pk_Op<"world_size", [Pure]> {
   let assemblyFormat = "attr-dict";
 }
 
+def Pk_GridBlocksOp : Pk_Op<"grid_blocks", [Pure]> {
+  let summary = "The number of blocks the kernel was launched with";
+  let description = [{
+    A run-time value (`gridDim.x`), the same on every rank: the runtime sizes one grid for all
+    of them (smaller where ranks share a GPU). A grid-wide barrier waits for `world_size *
+    grid_blocks` signals per launch. The protocol checker evaluates it as the number of blocks
+    it models, so such a barrier is checked with a few blocks standing for many.
+
+    ```mlir
+    %b = pk.grid_blocks
+    ```
+  }];
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
 def Pk_DimOp : Pk_Op<"dim", [Pure]> {
   let summary = "The size of one dimension of a tensor";
   let description = [{

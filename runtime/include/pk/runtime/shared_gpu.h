@@ -46,8 +46,9 @@ int ranks_sharing_device(int device);
 // The SMs one rank of ctx may fill: the device's count, divided by the ranks sharing it.
 Result<int> rank_sm_count(const Context& ctx);
 
-// The grid of a kernel sized for a whole GPU (pkc's `// pk-launch ... blocks=N`): `blocks` on a
-// GPU of its own, at most rank_sm_count when ranks share it. pkc's kernels loop over gridDim.x
+// The grid of a kernel sized for a whole GPU (pkc's `// pk-launch ... blocks=N`): at most one
+// block per SM on a GPU of its own (a grid-wide barrier needs all blocks resident), at most
+// rank_sm_count when ranks share it. pkc's kernels loop over gridDim.x
 // and pair block b with block b of every peer, so any grid works that all ranks share.
 int rank_grid(const Context& ctx, int blocks);
 

@@ -1,0 +1,65 @@
+// RUN: pkc %s --emit=device-mlir 2>&1 | FileCheck %s
+// RUN: pkc %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pkc %s --emit=cubin -o %t.cubin
+// Tests that kernels of dependent phases (collective -> collective, compute -> collective ->
+// compute) run in one worker with a grid-wide barrier before each dependent phase, that the
+// protocol checker proves them (no error, no warning), and that they compile for sm_90a.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK-LABEL: pk.kernel @ar_then_ag
+// CHECK-COUNT-1: pk.worker <communicator> blocks 132
+// CHECK: pk.comm.reduce_into
+// CHECK: %[[G:.*]] = pk.sync.flag {{[0-9]+}} <grid>
+// CHECK: %[[R:.*]] = pk.rank
+// CHECK: %[[W:.*]] = pk.world_size
+// CHECK: %[[B:.*]] = pk.grid_blocks
+// CHECK: %[[ALL:.*]] = arith.muli %[[W]], %[[B]]
+// CHECK: pk.sync.signal_all %[[G]]
+// CHECK: pk.sync.signal %[[G]] on %[[R]]
+// CHECK: pk.sync.wait %[[G]], %[[ALL]]
+// CHECK: pk.comm.copy
+// CHECK-NOT: pk.worker
+// CHECK: pk.return
+// EXPLAIN-LABEL: decisions for kernel 'ar_then_ag'
+// EXPLAIN: no one-round path: the kernel's phases run in one worker
+// EXPLAIN: pk.coll.all_gather at {{.*}}phases.cpp:[[@LINE+3]]:26: this phase uses a tensor an earlier phase of the kernel wrote
+// EXPLAIN: one worker of 132 blocks runs the kernel's phases in order (1 grid-wide barrier between dependent phases)
+PK_KERNEL void ar_then_ag(Sym<bf16, 1> x, Sym<bf16, 1> y, Sym<bf16, 1> z) {
+  all_reduce(Sum, x, y); all_gather(y, z);
+}
+
+// EXPLAIN-LABEL: decisions for kernel 'rs_then_ar'
+// EXPLAIN: (1 grid-wide barrier between dependent phases)
+PK_KERNEL void rs_then_ar(Sym<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
+  reduce_scatter(Max, x, y); all_reduce(Min, y, z);
+}
+
+// Independent collectives keep their separate workers (no barrier needed).
+// CHECK-LABEL: pk.kernel @independent
+// CHECK-NOT: <grid>
+// CHECK: pk.worker
+// CHECK: pk.worker
+PK_KERNEL void independent(Sym<f32, 1> a, Sym<f32, 1> b, Sym<f32, 1> c, Sym<f32, 1> d) {
+  all_reduce(Sum, a, b); all_gather(c, d);
+}
+
+// Tensor-parallel RMSNorm: squared row sums of this rank's column shard, an all-reduce of the
+// sums, then the scale of the shard.
+// EXPLAIN-LABEL: decisions for kernel 'tp_rms_norm'
+// EXPLAIN: pk.coll.all_reduce {{.*}}this phase uses a tensor an earlier phase
+// EXPLAIN: pk.tile.foreach {{.*}}this phase uses a tensor an earlier phase
+// EXPLAIN: (2 grid-wide barriers between dependent phases)
+// EXPLAIN-NOT: warning
+PK_KERNEL void tp_rms_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Sym<f32, 2> ss, Sym<f32, 2> total,
+                           Tensor<bf16, 2> y, float inv_n, float eps) {
+  for (auto m : tiles(x.rows(), {8})) {
+    auto t = cast<f32>(load<8, 2048>(x, m, 0));
+    store(ss, row_sum(t * t), m, 0);
+  }
+  all_reduce(Sum, ss, total);
+  for (auto m : tiles(x.rows(), {8})) {
+    auto t = cast<f32>(load<8, 2048>(x, m, 0));
+    store(y, cast<bf16>(t * rsqrt(load<8, 1>(total, m, 0) * inv_n + eps) * cast<f32>(load<1, 2048>(w, 0, 0))), m, 0);
+  }
+}
