@@ -43,6 +43,35 @@ struct SymArg {
   }
 };
 
+// A rank's local (not symmetric) device tensor with `data` uploaded, or poisoned when empty.
+template <class T>
+struct DevLocal {
+  std::vector<long long> shape;
+  long long numel = 1;
+  T* dev = nullptr;
+  DevLocal(std::vector<long long> s, const std::vector<T>& data) : shape(s) {
+    for (long long d : s) numel *= d;
+    PKT_CUDA(cudaMalloc(&dev, numel * sizeof(T)));
+    if (data.empty()) PKT_CUDA(pkt::poison(dev, numel * sizeof(T)));
+    else PKT_CUDA(cudaMemcpy(dev, data.data(), numel * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  DevLocal(const DevLocal&) = delete;
+  ~DevLocal() { cudaFree(dev); }
+  pk::Tensor<T> view() const {
+    pk::Tensor<T> t{};
+    t.data = dev;
+    for (size_t d = 0; d < shape.size(); ++d) t.shape[d] = shape[d];
+    t.numel = numel;
+    return t;
+  }
+  std::vector<T> download() const {
+    std::vector<T> v(static_cast<size_t>(numel));
+    const cudaError_t e = cudaMemcpy(v.data(), dev, numel * sizeof(T), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
+    return v;
+  }
+};
+
 // Every element against want(i) within tol(i); reports the first few misses.
 template <class T>
 void expect(const pk::Context& ctx, const char* what, const std::vector<T>& got,

@@ -1,0 +1,74 @@
+// Kernels of dependent phases (test/specs/phases.pk.cpp, compiled by pkc at build time) at
+// world size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs): an all-reduce feeding an
+// all-gather in one launch, and a tensor-parallel RMSNorm (local sums, all-reduce, scale), each
+// launched 50 times back to back, against float64 references on random inputs per rank.
+#include PK_PHASES_CU
+#include "sym_test_util.h"
+
+namespace {
+
+using pkt::expect;
+using pkt::inputs;
+using pkt::launch;
+using pkt::SymArg;
+
+void ar_then_ag_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  for (long long n : {5LL, 4099LL, 70001LL}) {
+    auto all = inputs<float>(W, n, 3 + unsigned(n % 101));
+    SymArg<float> x(ctx, {n}, &all[me]), y(ctx, {n}, nullptr), z(ctx, {W * n}, nullptr);
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    for (int l = 0; l < 50; ++l)
+      launch(ctx, "ar_then_ag", ar_then_ag, pk_ar_then_ag::kBlocks, pk_ar_then_ag::kThreads, x.view,
+             y.view, z.view);
+    PKT_OK(ctx.check_errors());
+    expect(ctx, "ar_then_ag", z.download(), [&](long long i) {
+      double s = 0;
+      for (int r = 0; r < W; ++r) s += all[r][i % n];
+      return s;
+    }, [&](long long) { return 1e-5 * W; });
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
+void tp_rms_norm_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 37, C = 2048;  // a row tail of the 8-row tiles
+  const float eps = 1e-5f, inv_n = 1.0f / float(C * W);
+  auto shards = inputs<float>(W, R * C, 17);  // rank r holds columns [r*C, (r+1)*C)
+  auto weights = inputs<float>(W, C, 29);
+  pkt::SymArg<float> ss(ctx, {R, 1}, nullptr), total(ctx, {R, 1}, nullptr);
+  pkt::DevLocal<float> x({R, C}, shards[me]), w({1, C}, weights[me]), y({R, C}, {});
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 50; ++l)
+    launch(ctx, "tp_rms_norm", tp_rms_norm, pk_tp_rms_norm::kBlocks, pk_tp_rms_norm::kThreads,
+           x.view(), w.view(), ss.view, total.view, y.view(), inv_n, eps);
+  PKT_OK(ctx.check_errors());
+  expect(ctx, "tp_rms_norm", y.download(), [&](long long i) {
+    const long long r = i / C, c = i % C;
+    double sum = 0;
+    for (int q = 0; q < W; ++q)
+      for (long long k = 0; k < C; ++k) sum += double(shards[q][r * C + k]) * shards[q][r * C + k];
+    return shards[me][i] / std::sqrt(sum * inv_n + eps) * weights[me][c];
+  }, [&](long long) { return 1e-4; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
+}  // namespace
+
+int main() {
+  for (int world : pkt::test_worlds(/*with_one=*/true)) {
+    pkt::announce_world("phases_test", world);
+    pkt::run_ranks(world, [](pk::Context& ctx) {
+      cudaFuncAttributes a;  // loaded before any rank spins
+      PKT_CUDA(cudaFuncGetAttributes(&a, ar_then_ag));
+      PKT_CUDA(cudaFuncGetAttributes(&a, tp_rms_norm));
+      PKT_OK(ctx.exchange().barrier());
+      ar_then_ag_test(ctx);
+      tp_rms_norm_test(ctx);
+    });
+  }
+  return pkt::finish("phases_test");
+}

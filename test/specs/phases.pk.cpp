@@ -1,0 +1,25 @@
+// Kernels of dependent phases (one worker, grid-wide barriers between phases), run by
+// test/gpu/phases_test.cu at W = 1-4 against float64 references.
+#include <pk/spec.h>
+using namespace pk;
+
+// z = all-gather of (all-reduce of x): every rank ends with W copies of the sum.
+PK_KERNEL void ar_then_ag(Sym<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
+  all_reduce(Sum, x, y);
+  all_gather(y, z);
+}
+
+// Tensor-parallel RMSNorm of [rows, 2048] column shards (one per rank, hidden size 2048 x W):
+// squared row sums of the shard, their all-reduce, then the scale of the shard.
+PK_KERNEL void tp_rms_norm(Tensor<f32, 2> x, Tensor<f32, 2> w, Sym<f32, 2> ss, Sym<f32, 2> total,
+                           Tensor<f32, 2> y, float inv_n, float eps) {
+  for (auto m : tiles(x.rows(), {8})) {
+    auto t = load<8, 2048>(x, m, 0);
+    store(ss, row_sum(t * t), m, 0);
+  }
+  all_reduce(Sum, ss, total);
+  for (auto m : tiles(x.rows(), {8})) {
+    auto t = load<8, 2048>(x, m, 0);
+    store(y, t * rsqrt(load<8, 1>(total, m, 0) * inv_n + eps) * load<1, 2048>(w, 0, 0), m, 0);
+  }
+}
