@@ -78,19 +78,9 @@ void broadcast_and_reduce(pk::Context& ctx) {
 }  // namespace
 
 int main() {
-  for (int world : pkt::test_worlds(/*with_one=*/true)) {
-    pkt::announce_world("in_place_test", world);
-    pkt::run_ranks(world, [](pk::Context& ctx) {
-      cudaFuncAttributes a;  // loaded before any rank spins
-      PKT_CUDA(cudaFuncGetAttributes(&a, all_reduce_in_place));
-      PKT_CUDA(cudaFuncGetAttributes(&a, all_reduce_max_in_place));
-      PKT_CUDA(cudaFuncGetAttributes(&a, broadcast_in_place));
-      PKT_CUDA(cudaFuncGetAttributes(&a, reduce_in_place));
-      PKT_OK(ctx.exchange().barrier());
-      all_reduce_sum(ctx);
-      all_reduce_max(ctx);
-      broadcast_and_reduce(ctx);
-    });
-  }
-  return pkt::finish("in_place_test");
+  return pkt::run_worlds("in_place_test", [](pk::Context& ctx) {
+    all_reduce_sum(ctx);
+    all_reduce_max(ctx);
+    broadcast_and_reduce(ctx);
+  }, all_reduce_in_place, all_reduce_max_in_place, broadcast_in_place, reduce_in_place);
 }

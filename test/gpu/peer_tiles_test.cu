@@ -90,19 +90,9 @@ void everyone(pk::Context& ctx) {
 }  // namespace
 
 int main() {
-  for (int world : pkt::test_worlds(/*with_one=*/true)) {
-    pkt::announce_world("peer_tiles_test", world);
-    pkt::run_ranks(world, [](pk::Context& ctx) {
-      // Loaded before any rank spins: a module load can wait for a spinning kernel.
-      cudaFuncAttributes a;
-      PKT_CUDA(cudaFuncGetAttributes(&a, ring_shift));
-      PKT_CUDA(cudaFuncGetAttributes(&a, add_to_owner));
-      PKT_CUDA(cudaFuncGetAttributes(&a, add_to_all));
-      PKT_OK(ctx.exchange().barrier());
-      ring(ctx);
-      owner(ctx);
-      everyone(ctx);
-    });
-  }
-  return pkt::finish("peer_tiles_test");
+  return pkt::run_worlds("peer_tiles_test", [](pk::Context& ctx) {
+    ring(ctx);
+    owner(ctx);
+    everyone(ctx);
+  }, ring_shift, add_to_owner, add_to_all);
 }

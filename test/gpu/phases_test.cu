@@ -59,16 +59,8 @@ void tp_rms_norm_test(pk::Context& ctx) {
 }  // namespace
 
 int main() {
-  for (int world : pkt::test_worlds(/*with_one=*/true)) {
-    pkt::announce_world("phases_test", world);
-    pkt::run_ranks(world, [](pk::Context& ctx) {
-      cudaFuncAttributes a;  // loaded before any rank spins
-      PKT_CUDA(cudaFuncGetAttributes(&a, ar_then_ag));
-      PKT_CUDA(cudaFuncGetAttributes(&a, tp_rms_norm));
-      PKT_OK(ctx.exchange().barrier());
-      ar_then_ag_test(ctx);
-      tp_rms_norm_test(ctx);
-    });
-  }
-  return pkt::finish("phases_test");
+  return pkt::run_worlds("phases_test", [](pk::Context& ctx) {
+    ar_then_ag_test(ctx);
+    tp_rms_norm_test(ctx);
+  }, ar_then_ag, tp_rms_norm);
 }

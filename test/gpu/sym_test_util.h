@@ -110,4 +110,22 @@ void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int
   PKT_CUDA(cudaGetLastError());
 }
 
+// Runs fn(ctx) on every rank at every test world size (W = 1, then 2-4 sharing one GPU, or 2
+// GPUs), after every rank has loaded `kernels` and met the others: a module load can wait for
+// a kernel that spins for the loading rank. Returns the test's exit code.
+template <class... K>
+int run_worlds(const char* name, const std::function<void(pk::Context&)>& fn, K... kernels) {
+  for (int world : test_worlds(/*with_one=*/true)) {
+    announce_world(name, world);
+    run_ranks(world, [&](pk::Context& ctx) {
+      cudaFuncAttributes a;
+      for (const void* k : {reinterpret_cast<const void*>(kernels)...})
+        PKT_CUDA(cudaFuncGetAttributes(&a, k));
+      PKT_OK(ctx.exchange().barrier());
+      fn(ctx);
+    });
+  }
+  return finish(name);
+}
+
 }  // namespace pkt
