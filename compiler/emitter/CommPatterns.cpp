@@ -116,6 +116,15 @@ LogicalResult emitCopy(Emitter &e, Operation *op) {
   return success();
 }
 
+LogicalResult emitSwap(Emitter &e, Operation *op) {
+  auto s = cast<SwapOp>(op);
+  std::string t = e.name(s.getTensor());
+  e.line() << "pk::swap_elems(" << t << ".peer[" << e.name(s.getARank()) << "] + "
+           << e.name(s.getAOffset()) << ", " << t << ".peer[" << e.name(s.getBRank()) << "] + "
+           << e.name(s.getBOffset()) << ", " << e.name(s.getCount()) << ");";
+  return success();
+}
+
 // Destinations as a pointer array: every rank's copy (two-shot), one rank's, or the local one.
 LogicalResult emitReduceInto(Emitter &e, Operation *op) {
   auto r = cast<ReduceIntoOp>(op);
@@ -172,6 +181,7 @@ void mlir::pk::cuda::addCommPatterns(PatternTable &table) {
   table["pk.comm.reduce"] = emitReduce;
   table["pk.comm.all_reduce"] = emitAllReduceTile;
   table["pk.comm.copy"] = emitCopy;
+  table["pk.comm.swap"] = emitSwap;
   table["pk.comm.reduce_into"] = emitReduceInto;
   table["pk.comm.push_small"] = emitPushSmall;
 }

@@ -9,7 +9,7 @@ using namespace mlir::pk;
 bool mlir::pk::hasSpecEffect(Operation *op) {
   return isa<TileStoreOp, AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
              ReduceToRootOp, GatherOp, ScatterOp, StoreTileOp, AddTileOp, StoreAsyncOp,
-             StoreAddAsyncOp, CommAllReduceOp, CopyOp, ReduceIntoOp, PushSmallOp, SignalOp,
+             StoreAddAsyncOp, CommAllReduceOp, CopyOp, SwapOp, ReduceIntoOp, PushSmallOp, SignalOp,
              SignalAllOp, WaitOp, BarrierOp>(op);
 }
 

@@ -126,9 +126,16 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                      "rank");
       return success();
     }
-    return op->emitOpError("in place (the same tensor as input and output) is not lowered for ")
-           << op->getName() << " yet: its ranks would overwrite blocks their peers still read; "
-           << "give it a separate output";
+    if (isa<AllToAllOp>(op)) {
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "in place: for each pair of ranks the lower one swaps the two blocks "
+                     "(block p of rank r with block r of rank p), reading both before writing "
+                     "either, so no rank overwrites a block its peer has yet to read");
+      return success();
+    }
+    return op->emitOpError("cannot run in place (the same tensor as input and output): its "
+                           "output and input differ in size by a factor of world_size; give it "
+                           "a separate output");
   }
 
   // Each collective's tile loops; `b` sits between the arrival and departure waits.
@@ -209,6 +216,14 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       Value m = B.div(B.dim(x), B.world);
       Value mine = B.mul(B.rank, m);
       Transport t = transportOf();
+      if (x == y) {  // in place: pairwise swaps, done by the lower rank of each pair
+        B.tiles(m, tile, true, [&](Value r, Value i, Value cnt) {
+          Value lower = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::slt, B.rank, r);
+          Value n = arith::SelectOp::create(B.b, B.loc, lower, cnt, B.c(0));
+          SwapOp::create(B.b, B.loc, x, B.add(B.mul(r, m), i), B.rank, B.add(mine, i), r, n);
+        });
+        return success();
+      }
       B.tiles(m, tile, true, [&](Value r, Value i, Value cnt) {
         B.copy(t, x, B.add(mine, i), r, y, B.add(B.mul(r, m), i), B.here(y), cnt);
       });

@@ -323,6 +323,15 @@ private:
                     false) &&
              access(op, c.getDest(), c.getDstOffset(), {count}, int(dstRank), true, false, false);
     }
+    // Two runs of one tensor, each read and written (on two ranks).
+    if (auto s = dyn_cast<SwapOp>(op)) {
+      int64_t count, a, b;
+      if (!get(op, s.getCount(), count) || !get(op, s.getARank(), a) || !get(op, s.getBRank(), b))
+        return false;
+      if (count <= 0) return true;
+      return access(op, s.getTensor(), s.getAOffset(), {count}, int(a), true, false, false) &&
+             access(op, s.getTensor(), s.getBOffset(), {count}, int(b), true, false, false);
+    }
     // Reads every rank's source; writes one rank's dest, or every rank's (symmetric dest
     // without a rank: the two-shot step), or this rank's local dest.
     if (auto r = dyn_cast<ReduceIntoOp>(op)) {

@@ -75,6 +75,24 @@ void broadcast_and_reduce(pk::Context& ctx) {
   }
 }
 
+// Rows [p*R, (p+1)*R) of rank r's x end as rows [r*R, (r+1)*R) of rank p's: pairwise swaps.
+void all_to_all_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 37, C = 65;  // W * R rows of C elements
+  auto all = inputs<bf16>(W, W * R * C, 61);
+  SymArg<bf16> x(ctx, {W * R, C}, &all[me]);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  launch(ctx, "all_to_all_in_place", all_to_all_in_place, pk_all_to_all_in_place::kBlocks,
+         pk_all_to_all_in_place::kThreads, x.view);
+  PKT_OK(ctx.check_errors());
+  expect(ctx, "all_to_all_in_place", x.download(), [&](long long i) {
+    const long long block = i / (R * C), within = i % (R * C);
+    return double(pkt::to_f(all[block][me * R * C + within]));
+  }, [](long long) { return 0.0; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
@@ -82,5 +100,7 @@ int main() {
     all_reduce_sum(ctx);
     all_reduce_max(ctx);
     broadcast_and_reduce(ctx);
-  }, all_reduce_in_place, all_reduce_max_in_place, broadcast_in_place, reduce_in_place);
+    all_to_all_test(ctx);
+  }, all_reduce_in_place, all_reduce_max_in_place, broadcast_in_place, reduce_in_place,
+     all_to_all_in_place);
 }

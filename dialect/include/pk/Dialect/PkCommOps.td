@@ -134,6 +134,23 @@ def Pk_CopyOp : Pk_Op<"comm.copy", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Pk_SwapOp : Pk_Op<"comm.swap"> {
+  let summary = "Exchanges two runs of elements of a symmetric tensor, on two ranks";
+  let description = [{
+    Swaps `count` elements at `tensor[a_offset]` on rank `a_rank` with as many at
+    `tensor[b_offset]` on rank `b_rank`, each thread reading both of its elements before it
+    writes either: an in-place all-to-all has the one rank of each pair swap both blocks, so
+    no rank overwrites a block its peer has yet to read. Register loads and stores (ld/st).
+
+    ```mlir
+    pk.comm.swap %x[%i] on %r with [%j] on %p count %n : !pk.sym<?xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_SymTensorType:$tensor, Index:$a_offset, Index:$a_rank,
+                       Index:$b_offset, Index:$b_rank, Index:$count);
+  let assemblyFormat = "$tensor `[` $a_offset `]` `on` $a_rank `with` `[` $b_offset `]` `on` $b_rank `count` $count attr-dict `:` qualified(type($tensor))";
+}
+
 def Pk_ReduceIntoOp : Pk_Op<"comm.reduce_into"> {
   let summary = "Reduces a run of elements over all ranks into one or every rank's tensor";
   let description = [{

@@ -5,6 +5,18 @@
 
 namespace pk {
 
+// Block-cooperative: exchanges a[0, count) with b[0, count) (two ranks' copies of one
+// tensor); each thread reads both of its elements before writing either. Any count.
+template <class T>
+__device__ __forceinline__ void swap_elems(T* a, T* b, long long count) {
+  const long long tid = block_thread(), nthr = block_threads();
+  for (long long k = tid; k < count; k += nthr) {
+    const T x = a[k], y = b[k];
+    a[k] = y;
+    b[k] = x;
+  }
+}
+
 namespace detail {
 
 // 16-byte vectors each thread keeps in flight: enough bytes outstanding per SM to cover an
