@@ -1,7 +1,8 @@
 """pk_torch's shared-GPU mode on one GPU: pkc's all-reduce at W = 2, 3, 4 ranks (threads of this
 process, pk_torch.run_shared_gpu), on fresh random inputs with the output poisoned, against the
 sum computed by torch in float64 from every rank's input. Also: a launch on the default stream
-is refused (ranks sharing a GPU need their own streams), and a wrong size fails at the call.
+is refused (ranks sharing a GPU need their own streams), a wrong size fails at the call, and a
+zero-size all-reduce is a no-op.
 Exits non-zero on any mismatch."""
 import os
 import sys
@@ -56,6 +57,9 @@ def run(world, kernel):
             if "expected 1024, got 1000" not in str(e):
                 print(f"W={world} rank {ctx.rank}: rejected without the sizes: {e}", flush=True)
                 bad += 1
+        # Zero elements: symmetric empty tensors are accepted and the all-reduce is a no-op.
+        e_in, e_out = ctx.empty([0], torch.bfloat16), ctx.empty([0], torch.bfloat16)
+        kernel(ctx, e_in, e_out)
         ctx.check_errors()
         return bad
 
