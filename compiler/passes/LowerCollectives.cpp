@@ -419,6 +419,26 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return tiles;
   }
 
+  // The top-level phases of `body` that touch a tensor an earlier phase wrote (or write one an
+  // earlier phase read), in program order: each needs a grid-wide barrier before it.
+  static SmallVector<Operation *> dependentPhases(Block &body) {
+    SmallVector<Operation *> dependent;
+    llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
+    for (Operation &op : body) {
+      if (!isPhase(&op)) continue;
+      llvm::SmallPtrSet<Value, 8> reads, writes;
+      touches(&op, reads, writes);
+      bool uses = llvm::any_of(reads, [&](Value v) { return wroteBefore.contains(v); }) ||
+                  llvm::any_of(writes, [&](Value v) {
+                    return wroteBefore.contains(v) || readBefore.contains(v);
+                  });
+      if (uses) dependent.push_back(&op);
+      readBefore.insert(reads.begin(), reads.end());
+      wroteBefore.insert(writes.begin(), writes.end());
+    }
+    return dependent;
+  }
+
   // A grid-wide barrier before `op`: every block of every rank signals every rank (itself
   // included) once, then waits for world_size x grid_blocks signals of this launch.
   static void gridBarrier(Operation *op, int64_t slot) {
@@ -438,7 +458,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   // compute on that): one worker runs the phases in order, with a grid-wide barrier before
   // every phase that touches a tensor an earlier phase wrote (or writes one it read).
   LogicalResult lowerPhases(KernelOp kernel, ArrayRef<Operation *> collectives,
-                            int64_t &nextSlot) {
+                            ArrayRef<Operation *> dependent, int64_t &nextSlot) {
     Block &entry = kernel.getBody().front();
     int64_t blocks = kGeneralPathBlocks;
     for (Operation *op : collectives)
@@ -453,27 +473,15 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     b.setInsertionPointToEnd(body);
     YieldOp::create(b, kernel.getLoc());
 
-    llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
-    int barriers = 0;
-    for (Operation &op : llvm::make_early_inc_range(*body)) {
-      if (!isPhase(&op)) continue;
-      llvm::SmallPtrSet<Value, 8> reads, writes;
-      touches(&op, reads, writes);
-      bool dependent = false;
-      for (Value v : reads) dependent |= wroteBefore.contains(v);
-      for (Value v : writes) dependent |= wroteBefore.contains(v) || readBefore.contains(v);
-      if (dependent) {
-        gridBarrier(&op, nextSlot++);
-        ++barriers;
-        recordDecision(&op, "rule 3 (one-way sync)",
-                       "this phase uses a tensor an earlier phase of the kernel wrote (or "
-                       "writes one it read): a grid-wide barrier first, each block of each "
-                       "rank signalling every rank once (one persistent launch; all blocks "
-                       "resident)");
-      }
-      readBefore.insert(reads.begin(), reads.end());
-      wroteBefore.insert(writes.begin(), writes.end());
+    for (Operation *op : dependent) {
+      gridBarrier(op, nextSlot++);
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "this phase uses a tensor an earlier phase of the kernel wrote (or "
+                     "writes one it read): a grid-wide barrier first, each block of each "
+                     "rank signalling every rank once (one persistent launch; all blocks "
+                     "resident)");
     }
+    const size_t barriers = dependent.size();
     // Each collective's protocol, inlined into the one worker in program order.
     for (Operation *op : collectives) {
       Operation *before = op->getPrevNode();
@@ -514,20 +522,11 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
         }
       });
       // Phases that depend on each other run in order in one worker (lowerPhases).
-      bool phased = false;
-      if (!collectives.empty() && (compute || collectives.size() > 1)) {
-        llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
-        for (Operation &op : kernel.getBody().front()) {
-          if (!isPhase(&op)) continue;
-          llvm::SmallPtrSet<Value, 8> reads, writes;
-          touches(&op, reads, writes);
-          for (Value v : reads) phased |= wroteBefore.contains(v);
-          for (Value v : writes) phased |= wroteBefore.contains(v) || readBefore.contains(v);
-          readBefore.insert(reads.begin(), reads.end());
-          wroteBefore.insert(writes.begin(), writes.end());
-        }
-        phased |= bool(compute);  // local compute beside a collective: always one worker
-      }
+      SmallVector<Operation *> dependent;
+      if (!collectives.empty() && (compute || collectives.size() > 1))
+        dependent = dependentPhases(kernel.getBody().front());
+      // Local compute beside a collective always runs in the one worker.
+      const bool phased = !dependent.empty() || (compute && !collectives.empty());
       // The one-round path lands in the kernel's one landing buffer: with several collectives
       // in a kernel, a fast rank's next collective could overwrite what a peer still reads
       // from the previous one, so such kernels keep the direct path only.
@@ -562,7 +561,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           }
       }
       if (phased && !failed) {
-        failed |= mlir::failed(lowerPhases(kernel, collectives, nextSlot));
+        failed |= mlir::failed(lowerPhases(kernel, collectives, dependent, nextSlot));
         kernel->setAttr("pk.level", StringAttr::get(kernel.getContext(), "device"));
         return;
       }
