@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -18,9 +19,15 @@
 namespace pk {
 namespace {
 
+// The SM count, asked once per device: rank_grid runs on every launch.
 Result<int> device_sms(int device) {
+  static std::atomic<int> cached[64];
+  const bool cacheable = device >= 0 && device < 64;
+  if (cacheable)
+    if (int sms = cached[device].load(std::memory_order_relaxed)) return sms;
   int sms = 0;
   PK_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (cacheable) cached[device].store(sms, std::memory_order_relaxed);
   return sms;
 }
 
