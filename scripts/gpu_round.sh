@@ -4,7 +4,7 @@
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|torch|bench|gemm|all] (default all;
-# OUT defaults to ./gpu-round-out). Each part fits one 10-minute device call; a second call on
+# OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part fits one 10-minute device call; a second call on
 # a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile.
 set -u -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
@@ -34,7 +34,9 @@ BUILT=$?
 if [ "$PART" = tests ] || [ "$PART" = all ]; then
   step "ctest -L gpu"
   [ "$GPUS" -lt 2 ] && echo "one GPU: multi-rank tests run as 2, 3 and 4 ranks sharing it (shared GPU, not NVLink)"
-  ctest --test-dir "$BUILD" -L gpu --output-on-failure >"$OUT/ctest-gpu.log" 2>&1
+  # PK_CTEST_ARGS narrows or splits the tier across device calls (e.g. "-E collectives_test").
+  # shellcheck disable=SC2086
+  ctest --test-dir "$BUILD" -L gpu --output-on-failure ${PK_CTEST_ARGS:-} >"$OUT/ctest-gpu.log" 2>&1
   GPU=$?
   grep -E "Test +#|tests passed|FAIL|fail|error" "$OUT/ctest-gpu.log" | head -60
   step "ctest -L unit"
