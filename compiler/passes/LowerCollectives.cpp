@@ -50,6 +50,11 @@ struct CollBuilder {
     Value isRoot = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, root);
     return arith::SelectOp::create(b, loc, isRoot, n, c(0));
   }
+  // `n`, or 0 when `r` is this rank: in place, a rank's own chunk is already where it goes.
+  Value unlessSelf(Value r, Value n) {
+    Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, r);
+    return arith::SelectOp::create(b, loc, self, c(0), n);
+  }
   // This rank for a symmetric tensor, none for a local one.
   Value here(Value tensor) { return isa<SymTensorType>(tensor.getType()) ? rank : Value(); }
 
@@ -133,9 +138,31 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                      "either, so no rank overwrites a block its peer has yet to read");
       return success();
     }
-    return op->emitOpError("cannot run in place (the same tensor as input and output): its "
-                           "output and input differ in size by a factor of world_size; give it "
-                           "a separate output");
+    // The size-changing ones take NCCL's in-place form: the tensor holds world_size chunks
+    // and the rank's own chunk is its input (all-gather, gather) or its output
+    // (reduce-scatter, scatter). Each rank writes only chunks no peer reads.
+    if (isa<AllGatherOp, GatherOp>(op)) {
+      recordDecision(op, "rule 3 (one-way sync)",
+                     "in place: chunk r of the tensor is rank r's input; each rank pulls the "
+                     "peers' chunks into their places and never writes its own, the only "
+                     "chunk the peers read");
+      return success();
+    }
+    recordDecision(op, "rule 3 (one-way sync)",
+                   isa<ScatterOp>(op)
+                       ? "in place: the tensor holds world_size chunks and chunk r is rank r's "
+                         "output; rank r copies it from the root's chunk r, which the root "
+                         "never writes"
+                       : "in place: the tensor holds world_size chunks and chunk r is rank r's "
+                         "output; rank r alone writes it, after reading it from every rank "
+                         "(element by element), and no rank reads another's chunk r");
+    return success();
+  }
+
+  // In place, a size-changing collective's chunk: the tensor's elements over world_size.
+  static bool inPlaceChunks(Operation *op) {
+    return op->getOperand(0) == op->getOperand(1) &&
+           isa<AllGatherOp, GatherOp, ReduceScatterOp, ScatterOp>(op);
   }
 
   // Each collective's tile loops; `b` sits between the arrival and departure waits.
@@ -193,20 +220,24 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     }
     if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
       Value x = rs.getInput(), y = rs.getOutput();
-      Value n = B.dim(y);
+      bool inPlace = x == y;
+      Value n = inPlace ? B.div(B.dim(y), B.world) : B.dim(y);
       Value base = B.mul(B.rank, n);
       Transport t = transportOf();
       B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
-        B.reduce(rs.getKind(), t, x, B.add(base, i), y, i, B.here(y), cnt);
+        B.reduce(rs.getKind(), t, x, B.add(base, i), y, inPlace ? B.add(base, i) : i,
+                 B.here(y), cnt);
       });
       return success();
     }
     if (auto ag = dyn_cast<AllGatherOp>(op)) {
       Value x = ag.getInput(), y = ag.getOutput();
-      Value n = B.dim(x);
+      bool inPlace = x == y;
+      Value n = inPlace ? B.div(B.dim(y), B.world) : B.dim(x);
       Transport t = transportOf();
       B.tiles(n, tile, true, [&](Value r, Value i, Value cnt) {
-        B.copy(t, x, i, r, y, B.add(B.mul(r, n), i), B.here(y), cnt);
+        Value at = B.add(B.mul(r, n), i);
+        B.copy(t, x, inPlace ? at : i, r, y, at, B.here(y), inPlace ? B.unlessSelf(r, cnt) : cnt);
       });
       return success();
     }
@@ -233,10 +264,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       Value x = bc.getInput(), y = bc.getOutput();
       Transport t = transportOf();
       Value n = B.dim(x);
-      if (x == y) {  // in place: the root has nothing to copy
-        Value isRoot = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::eq, B.rank, bc.getRoot());
-        n = arith::SelectOp::create(B.b, B.loc, isRoot, B.c(0), n);
-      }
+      if (x == y) n = B.unlessSelf(bc.getRoot(), n);  // in place: the root has nothing to copy
       B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
         B.copy(t, x, i, bc.getRoot(), y, i, B.here(y), cnt);
       });
@@ -252,20 +280,25 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     }
     if (auto ga = dyn_cast<GatherOp>(op)) {
       Value x = ga.getInput(), y = ga.getOutput();
-      Value n = B.dim(x);
+      bool inPlace = x == y;
+      Value n = inPlace ? B.div(B.dim(y), B.world) : B.dim(x);
       Transport t = transportOf();
       B.tiles(B.onRootOnly(ga.getRoot(), n), tile, true, [&](Value r, Value i, Value cnt) {
-        B.copy(t, x, i, r, y, B.add(B.mul(r, n), i), B.here(y), cnt);
+        Value at = B.add(B.mul(r, n), i);
+        B.copy(t, x, inPlace ? at : i, r, y, at, B.here(y), inPlace ? B.unlessSelf(r, cnt) : cnt);
       });
       return success();
     }
     if (auto sc = dyn_cast<ScatterOp>(op)) {
       Value x = sc.getInput(), y = sc.getOutput();
-      Value n = B.dim(y);
+      bool inPlace = x == y;
+      Value n = inPlace ? B.div(B.dim(y), B.world) : B.dim(y);
       Value base = B.mul(B.rank, n);
       Transport t = transportOf();
+      if (inPlace) n = B.unlessSelf(sc.getRoot(), n);  // the root's chunk is already there
       B.tiles(n, tile, false, [&](Value, Value i, Value cnt) {
-        B.copy(t, x, B.add(base, i), sc.getRoot(), y, i, B.here(y), cnt);
+        B.copy(t, x, B.add(base, i), sc.getRoot(), y, inPlace ? B.add(base, i) : i, B.here(y),
+               cnt);
       });
       return success();
     }
@@ -284,7 +317,14 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     StringRef name = op->getName().getStringRef();
     Value x = op->getOperand(0), y = op->getOperand(1);
     Value n = B.dim(x), m = B.dim(y);
-    if (isa<AllGatherOp, GatherOp>(op)) {
+    if (inPlaceChunks(op)) {
+      Value rows = getTensorShape(x.getType()).size() > 1 ? B.dimAt(x, 0) : n;
+      check(B, B.c(0), arith::RemSIOp::create(B.b, B.loc, rows, B.world),
+            (name + ": in place, the tensor holds world_size equal chunks: its " +
+             (rows == n ? "element count" : "row count") +
+             " must be a multiple of world_size (remainder shown)")
+                .str());
+    } else if (isa<AllGatherOp, GatherOp>(op)) {
       check(B, B.mul(B.world, n), m,
             (name + ": the output must hold world_size times the input's elements").str());
     } else if (isa<ReduceScatterOp, ScatterOp>(op)) {

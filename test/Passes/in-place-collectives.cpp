@@ -1,8 +1,7 @@
 // RUN: pkc %s --explain -o %t.cu 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=CUDA < %t.cu
-// RUN: not pkc %s -DALL_GATHER -o /dev/null 2>&1 | FileCheck %s --check-prefix=A2A
 // Tests that in-place collectives lower to race-free paths (the protocol checker proves them:
-// no error, no warning) and say how; in-place forms not lowered yet are errors at the op.
+// no error, no warning) and say how, the size-changing ones in NCCL's chunked form.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -30,8 +29,22 @@ PK_KERNEL void rd(Sym<f32, 1> x) { reduce(Max, x, x, 1); }
 // CUDA: pk::swap_elems
 PK_KERNEL void a2a(Sym<bf16, 2> x) { all_to_all(x, x); }
 
-#ifdef ALL_GATHER
-// An in-place all-gather would need the input to be a slice of the output.
-// A2A: in-place-collectives.cpp:[[@LINE+1]]:36: error: 'pk.coll.all_gather' op cannot run in place (the same tensor as input and output): its output and input differ in size by a factor of world_size
+// CHECK-LABEL: decisions for kernel 'ag'
+// CHECK: in place: chunk r of the tensor is rank r's input
+// CUDA-LABEL: void __launch_bounds__({{.*}}) ag(
+// CUDA: in place, the tensor holds world_size equal chunks: its element count must be a multiple of world_size
 PK_KERNEL void ag(Sym<f32, 1> x) { all_gather(x, x); }
-#endif
+
+// CHECK-LABEL: decisions for kernel 'rs'
+// CHECK: in place: the tensor holds world_size chunks and chunk r is rank r's output; rank r alone writes it
+// CUDA-LABEL: void __launch_bounds__({{.*}}) rs(
+// CUDA: its row count must be a multiple of world_size
+PK_KERNEL void rs(Sym<bf16, 2> x) { reduce_scatter(Sum, x, x); }
+
+// CHECK-LABEL: decisions for kernel 'ga'
+// CHECK: in place: chunk r of the tensor is rank r's input
+PK_KERNEL void ga(Sym<f32, 1> x, index root) { gather(x, x, root); }
+
+// CHECK-LABEL: decisions for kernel 'sc'
+// CHECK: in place: {{.*}} rank r copies it from the root's chunk r
+PK_KERNEL void sc(Sym<f32, 1> x) { scatter(x, x, 1); }

@@ -2,7 +2,7 @@
 // size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs): random inputs that differ per
 // rank, sizes on and off the 16-byte vectors and the tiles, every element against a float64
 // reference; a max all-reduce also 100 times back to back (idempotent, so every launch must
-// leave the same answer).
+// leave the same answer); the size-changing four in NCCL's chunked in-place form.
 #include PK_IN_PLACE_CU
 #include "sym_test_util.h"
 
@@ -93,6 +93,48 @@ void all_to_all_test(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// The size-changing collectives in place: W chunks per tensor; chunk c of rank r starts as
+// all[r][c]. Chunks a collective does not write must stay as they were.
+void chunked_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  for (long long n : kSizes) {  // elements per chunk
+    const long long total = W * n;
+    auto f = inputs<float>(W, total, 71 + unsigned(n % 83));
+    auto h = inputs<bf16>(W, total, 23 + unsigned(n % 79));
+    SymArg<float> ag(ctx, {total}, &f[me]), ga(ctx, {total}, &f[me]);
+    SymArg<float> rs(ctx, {W, n}, &f[me]);
+    SymArg<bf16> sc(ctx, {total}, &h[me]);
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    const long long root = W - 1;
+    launch(ctx, "all_gather_in_place", all_gather_in_place, pk_all_gather_in_place::kBlocks,
+           pk_all_gather_in_place::kThreads, ag.view);
+    launch(ctx, "reduce_scatter_in_place", reduce_scatter_in_place,
+           pk_reduce_scatter_in_place::kBlocks, pk_reduce_scatter_in_place::kThreads, rs.view);
+    launch(ctx, "gather_in_place", gather_in_place, pk_gather_in_place::kBlocks,
+           pk_gather_in_place::kThreads, ga.view, root);
+    launch(ctx, "scatter_in_place", scatter_in_place, pk_scatter_in_place::kBlocks,
+           pk_scatter_in_place::kThreads, sc.view);
+    PKT_OK(ctx.check_errors());
+    auto exact = [](long long) { return 0.0; };
+    expect(ctx, "all_gather_in_place", ag.download(),
+           [&](long long i) { return double(f[i / n][i]); }, exact);
+    expect(ctx, "reduce_scatter_in_place", rs.download(), [&](long long i) {
+      if (i / n != me) return double(f[me][i]);
+      double s = 0;
+      for (int r = 0; r < W; ++r) s += f[r][i];
+      return s;
+    }, [&](long long) { return 1e-5 * W; });
+    expect(ctx, "gather_in_place", ga.download(), [&](long long i) {
+      return double(me == root ? f[i / n][i] : f[me][i]);
+    }, exact);
+    expect(ctx, "scatter_in_place", sc.download(), [&](long long i) {
+      return double(pkt::to_f(i / n == me ? h[0][i] : h[me][i]));
+    }, exact);
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -101,6 +143,8 @@ int main() {
     all_reduce_max(ctx);
     broadcast_and_reduce(ctx);
     all_to_all_test(ctx);
+    chunked_test(ctx);
   }, all_reduce_in_place, all_reduce_max_in_place, broadcast_in_place, reduce_in_place,
-     all_to_all_in_place);
+     all_to_all_in_place, all_gather_in_place, reduce_scatter_in_place, gather_in_place,
+     scatter_in_place);
 }
