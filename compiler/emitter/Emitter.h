@@ -60,8 +60,12 @@ std::string argumentTypeName(Type type);
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);
-/// Whether a kernel's tile ops need the shared-memory stage (row reductions, broadcasts, mma).
-bool usesTileStage(Operation *kernel);
+/// Which shared-memory tile buffers a kernel's tile ops need (row reductions, broadcasts, mma).
+struct TileStageUse {
+  bool stage = false;  // pk_stage: broadcasts, row reductions and mma pass tiles through it
+  bool rows = false;   // pk_rows: row reductions only
+};
+TileStageUse usesTileStage(Operation *kernel);
 /// Numbers the kernel's pk.check ops and writes a `// pk-host-check` line (into e.os) for each
 /// one the host can evaluate before a launch (HostChecks.cpp).
 void emitHostChecks(Emitter &e, KernelOp kernel);

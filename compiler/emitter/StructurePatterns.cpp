@@ -69,11 +69,14 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   }
   e.os << ") {";
   e.indent();
-  e.line() << "__shared__ int pk_abort;  // set when a bounded wait gave up";
-  if (usesTileStage(kernel)) {
+  bool waits = false;
+  kernel.walk([&](Operation *op) { waits |= isa<WaitOp, BarrierOp>(op); });
+  if (waits) e.line() << "__shared__ int pk_abort;  // set when a bounded wait gave up";
+  TileStageUse stage = usesTileStage(kernel);
+  if (stage.stage) {
     e.line() << "// Row reductions, broadcasts and mma pass tiles through these (pk/tile/rows.cuh).";
     e.line() << "__shared__ float pk_stage[pk::tile::kStageFloats];";
-    e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
+    if (stage.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
   }
   if (failed(e.emitBlock(entry))) return failure();
   e.dedent();

@@ -205,13 +205,14 @@ LogicalResult emitMma(Emitter &e, Operation *op) {
 
 } // namespace
 
-bool mlir::pk::cuda::usesTileStage(Operation *kernel) {
-  bool uses = false;
+TileStageUse mlir::pk::cuda::usesTileStage(Operation *kernel) {
+  TileStageUse uses;
   kernel->walk([&](Operation *op) {
-    if (isa<TileReduceRowsOp, TileMmaOp>(op)) uses = true;
+    if (isa<TileReduceRowsOp>(op)) uses.stage = uses.rows = true;
+    if (isa<TileMmaOp>(op)) uses.stage = true;
     if (auto map = dyn_cast<TileMapOp>(op))
       for (Value in : map.getInputs())
-        if (in.getType() != map.getResult().getType()) uses = true;
+        if (in.getType() != map.getResult().getType()) uses.stage = true;
   });
   return uses;
 }

@@ -2,6 +2,7 @@
 #include "pk/Pipeline/Pipeline.h"
 #include "pk/Passes/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace pk {
 
@@ -31,6 +32,9 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   pm.addPass(mlir::pk::createPkLowerCollectivesPass(lower));
   pm.addPass(mlir::pk::createPkCheckEffectsPass());
   pm.addPass(mlir::pk::createPkVerifyProtocolPass());
+  // The lowerings re-read sizes and constants where they need them; merge the copies and drop
+  // what no op uses, so the emitted CUDA names each value once.
+  pm.addPass(mlir::createCSEPass());
 }
 
 void registerPipelines() {

@@ -9,10 +9,10 @@ using namespace pk;
 
 // CHECK-LABEL: pk.kernel @ar_then_ag
 // CHECK-COUNT-1: pk.worker <communicator> blocks 132
-// CHECK: pk.comm.reduce_into
-// CHECK: %[[G:.*]] = pk.sync.flag {{[0-9]+}} <grid>
 // CHECK: %[[R:.*]] = pk.rank
 // CHECK: %[[W:.*]] = pk.world_size
+// CHECK: pk.comm.reduce_into
+// CHECK: %[[G:.*]] = pk.sync.flag {{[0-9]+}} <grid>
 // CHECK: %[[B:.*]] = pk.grid_blocks
 // CHECK: %[[ALL:.*]] = arith.muli %[[W]], %[[B]]
 // CHECK: pk.sync.signal_all %[[G]]

@@ -78,7 +78,7 @@ pk.kernel @fifty_all_gathers(%x: !pk.sym<?xbf16>, %y0: !pk.sym<?xbf16>, %y1: !pk
 // Tests that 50 all-gathers into one output are ordered (each writes what the previous one
 // wrote): one worker with a grid-wide barrier before each of the 49 later ones, proved.
 // CHECK-LABEL: pk.kernel @fifty_into_one
-// CHECK-COUNT-49: pk.grid_blocks
+// CHECK-COUNT-49: pk.sync.flag {{[0-9]+}} <grid>
 pk.kernel @fifty_into_one(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
