@@ -11,7 +11,7 @@ if(NOT TARGET pkc AND PKC_EXECUTABLE)
   install(PROGRAMS ${PKC_EXECUTABLE} DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME pkc)
 endif()
 
-install(TARGETS pk_runtime pk_embedded_headers pk_profile pk_device EXPORT pkcTargets
+install(TARGETS pk_runtime pk_host_check pk_embedded_headers pk_profile pk_device EXPORT pkcTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PKC_SOURCE_DIR}/runtime/include/pk/runtime ${PKC_SOURCE_DIR}/runtime/include/pk/device
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pk)

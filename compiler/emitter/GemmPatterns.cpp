@@ -1,8 +1,14 @@
 // Emission pattern for kernels pk-lower-gemm turned into GEMM template instances: the kernel
-// is a thin extern "C" wrapper around pk::gemm::lcsc_run<Job>; the host fills the Job's
-// Params (tensor maps, tile order, launch context) with the matching plan in
-// templates/include/pk/templates/host/fused_gemm.cuh.
+// is a thin extern "C" wrapper around pk::gemm::lcsc_run<Job>. Above it pkc writes how to
+// launch it (pk/runtime/template_params.h): the Job's parameter block field by field, the grid,
+// the shared memory, the outputs to zero and the host checks, so the JIT, pk_torch and the
+// typed launchers launch it with no template-specific host code. static_asserts tie that
+// description to the template's real layout. (The nvcc host plans in
+// templates/include/pk/templates/host/fused_gemm.cuh fill the same block for the benchmarks.)
 #include "Emitter.h"
+
+#include <pk/runtime/host_check.h>
+#include <pk/runtime/template_params.h>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -10,27 +16,177 @@ using namespace mlir::pk::cuda;
 
 namespace {
 
+using Field = ::pk::ParamField;
+using FK = ::pk::ParamField::Kind;
+
 struct JobInfo {
-  const char *job, *header, *plan;
+  const char *job, *header, *type;
 };
 
 const JobInfo *findJob(StringRef name) {
   static const JobInfo jobs[] = {
-      {"gemm", "gemm.cuh", "GemmPlan"},
-      {"gemm_rs", "gemm_rs.cuh", "GemmRsPlan"},
-      {"gemm_ar", "gemm_ar.cuh", "GemmArPlan"},
-      {"ag_gemm", "ag_gemm.cuh", "AgGemmPlan"},
+      {"gemm", "gemm.cuh", "GemmJob"},
+      {"gemm_rs", "gemm_rs.cuh", "GemmRsJob"},
+      {"gemm_ar", "gemm_ar.cuh", "GemmArJob"},
+      {"ag_gemm", "ag_gemm.cuh", "AgGemmJob"},
   };
   for (const JobInfo &j : jobs)
     if (name == j.job) return &j;
   return nullptr;
 }
 
-const char *jobType(StringRef name) {
-  if (name == "gemm") return "GemmJob";
-  if (name == "gemm_rs") return "GemmRsJob";
-  if (name == "gemm_ar") return "GemmArJob";
-  return "AgGemmJob";
+// The template's constants the description relies on (static_asserted in the output).
+constexpr int kBM = 128, kBN = 256, kBK = 64, kBoxRows = 64, kBoxCols = 64, kGroupM = 16;
+constexpr unsigned kSharedBytes = 231424;
+constexpr int kAgRowSlot = 128;
+constexpr int kKernelFlagRegion = 2048;  // pk/runtime/context.h (host only)
+
+::pk::HostExpr expr(const std::string &text) {
+  auto e = ::pk::parse_host_expr(text);
+  if (!e.is_ok()) llvm::report_fatal_error(("GEMM description: " + e.status().message()).c_str());
+  return *e;
+}
+
+std::string dim(int64_t arg, int k) {
+  return "dim(" + std::to_string(arg) + "," + std::to_string(k) + ")";
+}
+
+// The spec's arguments for the job's roles, and the description and checks built from them.
+struct Describer {
+  ::pk::TemplateLaunch t;
+  std::vector<::pk::HostCheck> checks;
+
+  void field(FK kind, const std::string &member, int64_t arg = -1, std::vector<std::string> dims = {},
+             std::vector<int> box = {}) {
+    Field f;
+    f.kind = kind;
+    f.member = member;
+    f.arg = int(arg);
+    for (const std::string &d : dims) f.dims.push_back(expr(d));
+    f.box = std::move(box);
+    t.fields.push_back(std::move(f));
+  }
+  void i32(const std::string &member, const std::string &value) {
+    field(FK::i32, member);
+    t.fields.back().value = expr(value);
+  }
+  void order(const std::string &segments, const std::string &tm, const std::string &tn,
+             const std::string &first, int interleave, const std::string &rotate) {
+    i32("order.segments", segments);
+    i32("order.seg_tiles_m", tm);
+    i32("order.tiles_n", tn);
+    i32("order.group_m", std::to_string(kGroupM));
+    i32("order.first_seg", first);
+    i32("order.interleave", std::to_string(interleave));
+    i32("order.rotate", rotate);
+  }
+  // `lhs == rhs`, else "<message>: expected <lhs>, got <rhs>".
+  void check(const std::string &lhs, const std::string &rhs, const std::string &message) {
+    ::pk::HostCheck c;
+    c.kernel = t.kernel;
+    c.id = int(checks.size());
+    c.condition = expr("eq(" + lhs + "," + rhs + ")");
+    c.expected = expr(lhs);
+    c.actual = expr(rhs);
+    c.message = message;
+    checks.push_back(std::move(c));
+  }
+  // A [rows, K] row-major bf16 operand and the K every operand shares.
+  void operand(int64_t arg, const std::string &what, int64_t kArg) {
+    check("0", "rem(" + dim(arg, 1) + ",8)",
+          t.kernel + ": " + what + "'s rows must be whole 16-byte TMA pitches: K % 8 (shown) must be 0");
+    if (arg != kArg)
+      check(dim(kArg, 1), dim(arg, 1), t.kernel + ": " + what + " must have A's K columns");
+  }
+};
+
+::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
+                              std::vector<::pk::HostCheck> &checks) {
+  Describer d;
+  d.t.kernel = kernel.str();
+  d.t.threads = 384;
+  d.t.shared_bytes = kSharedBytes;
+  auto arg = [&](const char *role) { return facts.getAs<IntegerAttr>(role).getInt(); };
+  const int64_t a = arg("a"), b = arg("b"), c = arg("c");
+  const std::string K = dim(a, 1), N = dim(b, 0), tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
+  d.operand(a, "A", a);
+  d.operand(b, "B", a);
+  d.check("0", "rem(" + N + ",8)", d.t.kernel + ": C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
+  if (job == "gemm" || job == "gemm_ar") {
+    const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
+    d.check(M, dim(c, 0), d.t.kernel + ": C must have A's rows");
+    d.check(N, dim(c, 1), d.t.kernel + ": C must have B's rows as columns");
+    d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
+    d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
+    if (job == "gemm") {
+      d.field(FK::tmap, "c", c, {N, M}, {kBoxCols, kBoxRows});
+      d.order("1", tm, tn, "0", 0, "0");
+    } else {
+      d.field(FK::tmaps, "c", c, {N, M}, {kBoxCols, kBoxRows});
+      d.field(FK::ctx, "ctx");
+      d.order("1", tm, tn, "0", 0, "div(mul(mul(" + tm + "," + tn + "),rank),world)");
+      d.t.zero_args.push_back(int(c));
+    }
+    d.i32("k", K);
+    d.i32("m", M);
+    d.i32("n", N);
+    d.i32("comm_blocks", "0");
+    if (job == "gemm_ar") d.i32("blocks", blocks);
+    d.t.grid = expr(blocks);
+  } else if (job == "gemm_rs") {
+    const std::string M = dim(a, 0), own = "div(" + M + ",world)";
+    const std::string tm = "cdiv(" + own + "," + std::to_string(kBM) + ")";
+    d.check("0", "rem(" + M + ",world)", d.t.kernel + ": A's rows must split evenly over the ranks: M % world_size (shown) must be 0");
+    d.check(own, dim(c, 0), d.t.kernel + ": C must hold this rank's M / world_size rows");
+    d.check(N, dim(c, 1), d.t.kernel + ": C must have B's rows as columns");
+    d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
+    d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    d.field(FK::tmaps, "c", c, {N, own}, {kBoxCols, kBoxRows});
+    d.field(FK::ctx, "ctx");
+    const std::string blocks = "balanced(mul(world,mul(" + tm + "," + tn + ")),sms)";
+    d.order("world", tm, tn, "rem(add(rank,1),world)", 1, "0");
+    d.i32("k", K);
+    d.i32("m_own", own);
+    d.i32("n", N);
+    d.i32("comm_blocks", "0");
+    d.i32("blocks", blocks);
+    d.t.grid = expr(blocks);
+    d.t.zero_args.push_back(int(c));
+  } else {  // ag_gemm: a is this rank's shard [Ms, K], landing its gathered [W * Ms, K]
+    const int64_t landing = arg("landing");
+    const std::string Ms = dim(a, 0), tm = "cdiv(" + Ms + "," + std::to_string(kBM) + ")";
+    const std::string tiles = "mul(world,mul(" + tm + "," + tn + "))";
+    d.check("mul(world," + Ms + ")", dim(landing, 0), d.t.kernel + ": the gathered A must hold world_size x the shard's rows");
+    d.check(K, dim(landing, 1), d.t.kernel + ": the gathered A must have the shard's K columns");
+    d.check("mul(world," + Ms + ")", dim(c, 0), d.t.kernel + ": C must have world_size x the shard's rows");
+    d.check(N, dim(c, 1), d.t.kernel + ": C must have B's rows as columns");
+    d.check("1", "sle(add(" + std::to_string(kAgRowSlot) + ",mul(world," + tm + "))," +
+                     std::to_string(kKernelFlagRegion) + ")",
+            d.t.kernel + ": the row blocks of all shards need more flag slots than a kernel's region (1 = fits)");
+    d.field(FK::tmap, "a_own", a, {K, Ms}, {kBK, kBM});
+    d.field(FK::tmap, "a_full", landing, {K, Ms, "world"}, {kBK, kBM, 1});
+    d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    d.field(FK::tmap, "c", c, {N, Ms, "world"}, {kBoxCols, kBoxRows, 1});
+    d.field(FK::ctx, "ctx");
+    d.order("world", tm, tn, "rank", 0, "0");
+    d.field(FK::ptr, "a_own_ptr", a);
+    d.field(FK::ptrs, "a_full_peer", landing);
+    // Communicator blocks: the nvcc plan's cost model chose 16 at 2048^3 (128 tiles) and 4 from
+    // 4096^3 up on 2 x H200 (docs/benchmarks/gemm-2xH200.md); none for one rank.
+    const std::string comm = "mul(ne(world,1),add(4,mul(12,slt(" + tiles + ",256))))";
+    const std::string blocks = "balanced(" + tiles + ",sub(sms," + comm + "))";
+    d.i32("k", K);
+    d.i32("m_shard", Ms);
+    d.i32("n", N);
+    d.i32("row_blocks", tm);
+    d.i32("comm_blocks", comm);
+    d.i32("blocks", blocks);
+    d.t.grid = expr("add(" + comm + "," + blocks + ")");
+  }
+  d.t.params_bytes = ::pk::lay_out_params(d.t.fields);
+  checks = std::move(d.checks);
+  return d.t;
 }
 
 LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) {
@@ -40,23 +196,43 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
     return kernel.emitError("no CUDA emission pattern for GEMM job '")
            << (job ? job.getValue() : StringRef("?")) << "'";
   std::string name = kernel.getSymName().str();
-  std::string type = std::string("pk::gemm::") + jobType(job.getValue());
+  std::string type = std::string("pk::gemm::") + info->type;
+  std::vector<::pk::HostCheck> checks;
+  ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, checks);
+
   e.os << "\n#include <pk/templates/" << info->header << ">\n";
+  e.os << "#ifndef __CUDACC_RTC__\n#include <cstddef>\n#endif\n";
   e.os << "\nnamespace pk_" << name << " {\n";
   e.os << "constexpr int kThreads = pk::gemm::kThreads;            // loader/storer + 2 consumer warpgroups\n";
   e.os << "constexpr unsigned kSharedBytes = pk::gemm::kSharedBytes;  // dynamic shared memory\n";
   e.os << "using Job = " << type << ";\n";
-  e.os << "}  // namespace pk_" << name << "\n";
-  // Argument positions of the spec (A, B, C, landing buffer) for the host plan.
-  e.os << "\n// pk-launch " << name << " template=" << job.getValue() << " plan=pk::gemm::" << info->plan
-       << " threads=384 args=";
-  bool first = true;
-  for (const char *k : {"a", "b", "c", "landing"})
-    if (auto i = facts.getAs<IntegerAttr>(k)) {
-      e.os << (first ? "" : ",") << k << ":" << i.getInt();
-      first = false;
-    }
-  e.os << "\nextern \"C\" __global__ void __launch_bounds__(pk::gemm::kThreads, 1) " << name
+  e.os << "// The launch description below must match the template it instantiates.\n";
+  e.os << "static_assert(kThreads == " << launch.threads << " && kSharedBytes == " << kSharedBytes
+       << "u && pk::gemm::kBM == " << kBM << " && pk::gemm::kBN == " << kBN
+       << " && pk::gemm::kBK == " << kBK
+       << " && pk::gemm::kBoxRows == " << kBoxRows << " && pk::gemm::kBoxCols == " << kBoxCols
+       << ", \"GEMM template constants changed: update pkc's GemmPatterns.cpp\");\n";
+  if (job.getValue() == "ag_gemm")
+    e.os << "static_assert(pk::gemm::kAgRowSlot == " << kAgRowSlot << ", \"flag slots changed\");\n";
+  e.os << "static_assert(sizeof(Job::Params) == " << launch.params_bytes
+       << ", \"parameter block size\");\n";
+  // NVRTC has no offsetof; every nvcc build of this file (the GPU tests, typed launchers) checks
+  // each field's offset.
+  e.os << "#ifndef __CUDACC_RTC__\n";
+  for (const Field &f : launch.fields)
+    e.os << "static_assert(offsetof(Job::Params, " << f.member << ") == " << f.offset
+         << ", \"offset of " << f.member << "\");\n";
+  e.os << "#endif\n";
+  e.os << "}  // namespace pk_" << name << "\n\n";
+
+  // Arguments as the spec declares them, then how to fill the Job's Params from them.
+  e.os << "// pk-launch " << name << " template=" << job.getValue() << " threads=" << launch.threads
+       << " args=";
+  for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments()))
+    e.os << (i ? "," : "") << arg.getType();
+  e.os << "\n" << ::pk::print_template_launch(launch);
+  for (const ::pk::HostCheck &c : checks) e.os << ::pk::print_host_check(c) << "\n";
+  e.os << "extern \"C\" __global__ void __launch_bounds__(pk::gemm::kThreads, 1) " << name
        << "(const __grid_constant__ " << type << "::Params p) {\n";
   e.os << "  pk::gemm::lcsc_run<" << type << ">(p);\n";
   e.os << "}\n";

@@ -13,11 +13,13 @@ using Kind = HostExpr::Kind;
 struct OpName {
   Kind kind;
   const char* name;
-  const char* cpp;  // the C++ operator; unsigned comparisons also cast
+  const char* cpp;  // the C++ operator (null: a function); unsigned comparisons also cast
 };
 const OpName kOps[] = {
     {Kind::add, "add", "+"},  {Kind::sub, "sub", "-"},  {Kind::mul, "mul", "*"},
-    {Kind::div, "div", "/"},  {Kind::rem, "rem", "%"},  {Kind::eq, "eq", "=="},
+    {Kind::div, "div", "/"},  {Kind::rem, "rem", "%"},  {Kind::min, "min", nullptr},
+    {Kind::max, "max", nullptr}, {Kind::cdiv, "cdiv", nullptr},
+    {Kind::balanced, "balanced", nullptr}, {Kind::eq, "eq", "=="},
     {Kind::ne, "ne", "!="},   {Kind::slt, "slt", "<"},  {Kind::sle, "sle", "<="},
     {Kind::sgt, "sgt", ">"},  {Kind::sge, "sge", ">="}, {Kind::ult, "ult", "<"},
     {Kind::ule, "ule", "<="}, {Kind::ugt, "ugt", ">"},  {Kind::uge, "uge", ">="},
@@ -71,6 +73,8 @@ class Parser {
     while (at_ < text_.size() && std::isalpha(static_cast<unsigned char>(text_[at_]))) ++at_;
     const std::string word = text_.substr(start, at_ - start);
     if (word == "world") return HostExpr::world();
+    if (word == "rank") return HostExpr::leaf(Kind::rank);
+    if (word == "sms") return HostExpr::leaf(Kind::sms);
     if (!eat('(')) return fail("expected '(' after '" + word + "'");
     if (word == "dim" || word == "arg") {
       PK_ASSIGN_OR_RETURN(long long a, integer());
@@ -122,9 +126,10 @@ HostExpr HostExpr::constant(long long v) {
   e.value = v;
   return e;
 }
-HostExpr HostExpr::world() {
+HostExpr HostExpr::world() { return leaf(Kind::world); }
+HostExpr HostExpr::leaf(Kind kind) {
   HostExpr e;
-  e.kind = Kind::world;
+  e.kind = kind;
   return e;
 }
 HostExpr HostExpr::extent(int arg, int k) {
@@ -158,6 +163,8 @@ std::string print_host_expr(const HostExpr& e) {
   switch (e.kind) {
     case Kind::constant: return std::to_string(e.value);
     case Kind::world: return "world";
+    case Kind::rank: return "rank";
+    case Kind::sms: return "sms";
     case Kind::dim: return "dim(" + std::to_string(e.value) + "," + std::to_string(e.dim) + ")";
     case Kind::arg: return "arg(" + std::to_string(e.value) + ")";
     default:
@@ -222,6 +229,8 @@ Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v) {
   switch (e.kind) {
     case Kind::constant: return e.value;
     case Kind::world: return v.world;
+    case Kind::rank: return v.rank;
+    case Kind::sms: return v.sms;
     case Kind::dim: return v.extent(int(e.value), e.dim);
     case Kind::arg: return v.scalar(int(e.value));
     default: break;
@@ -236,9 +245,13 @@ Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v) {
     case Kind::mul: return static_cast<long long>(ua * ub);
     case Kind::div:
     case Kind::rem:
+    case Kind::cdiv:
       if (b == 0 || (a == LLONG_MIN && b == -1))
         return Status::error("division by " + std::to_string(b) + " in " + print_host_expr(e));
-      return e.kind == Kind::div ? a / b : a % b;
+      return e.kind == Kind::div ? a / b : e.kind == Kind::rem ? a % b : host_cdiv(a, b);
+    case Kind::min: return a < b ? a : b;
+    case Kind::max: return a > b ? a : b;
+    case Kind::balanced: return balanced_blocks(a, b);
     case Kind::eq: return a == b;
     case Kind::ne: return a != b;
     case Kind::slt: return a < b;
@@ -266,14 +279,31 @@ std::string host_expr_cpp(const HostExpr& e, const std::function<std::string(int
   switch (e.kind) {
     case Kind::constant: return std::to_string(e.value) + "LL";
     case Kind::world: return "world";
+    case Kind::rank: return "rank";
+    case Kind::sms: return "sms";
     case Kind::dim: return name(int(e.value)) + ".shape[" + std::to_string(e.dim) + "]";
     case Kind::arg: return "static_cast<long long>(" + name(int(e.value)) + ")";
     default: break;
   }
   std::string a = host_expr_cpp(e.operands[0], name), b = host_expr_cpp(e.operands[1], name);
+  switch (e.kind) {
+    case Kind::min: return "std::min<long long>(" + a + ", " + b + ")";
+    case Kind::max: return "std::max<long long>(" + a + ", " + b + ")";
+    case Kind::cdiv: return "pk::host_cdiv(" + a + ", " + b + ")";
+    case Kind::balanced: return "pk::balanced_blocks(" + a + ", " + b + ")";
+    default: break;
+  }
   if (is_unsigned(e.kind))
     a = "static_cast<unsigned long long>(" + a + ")", b = "static_cast<unsigned long long>(" + b + ")";
   return "(" + a + " " + op_of(e.kind)->cpp + " " + b + ")";
+}
+
+long long host_cdiv(long long a, long long b) { return a / b + (a % b != 0 && (a < 0) == (b < 0)); }
+
+long long balanced_blocks(long long tiles, long long sms) {
+  if (tiles <= 0) return 1;
+  const long long waves = host_cdiv(tiles, sms > 0 ? sms : 1);
+  return host_cdiv(tiles, waves);
 }
 
 void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool is_extent)>& f) {

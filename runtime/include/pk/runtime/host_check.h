@@ -2,9 +2,13 @@
 // one line per check whose values depend only on argument sizes, scalar arguments and the
 // world size, above the kernel in its CUDA:
 //   // pk-host-check <kernel> <id> if=<expr> expected=<expr> actual=<expr> <message>
-// <expr> is a constant, `world`, `dim(<arg>,<k>)` (extent k of tensor argument <arg>),
+// <expr> is a constant, `world`, `rank`, `sms` (the SMs this rank may use: all of them, or 1/W
+// while W ranks share the GPU), `dim(<arg>,<k>)` (extent k of tensor argument <arg>),
 // `arg(<arg>)` (an integer scalar argument) or `<op>(<expr>,<expr>)` with op one of add sub mul
-// div rem (signed, as C++) and eq ne slt sle sgt sge ult ule ugt uge (1 or 0). The typed
+// div rem min max (signed, as C++), cdiv (division rounded up), balanced (persistent blocks for
+// `a` tiles on at most `b` SMs: the fewest that take as many waves) and eq ne slt sle sgt sge
+// ult ule ugt uge (1 or 0). Template kernels' parameter lines (pk/runtime/template_params.h)
+// use the same expressions. The typed
 // launchers (pkc --emit=launcher-impl) and the JIT both read these lines, so the host refuses
 // exactly what the kernel's own check would refuse, at the call; the kernel keeps its check.
 // Plain C++: the compiler links it too.
@@ -18,8 +22,8 @@
 namespace pk {
 
 struct HostExpr {
-  enum class Kind { constant, world, dim, arg, add, sub, mul, div, rem,
-                    eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge };
+  enum class Kind { constant, world, rank, sms, dim, arg, add, sub, mul, div, rem, min, max,
+                    cdiv, balanced, eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge };
   Kind kind = Kind::constant;
   long long value = 0;  // constant: the value; dim and arg: the argument index
   int dim = 0;          // dim: the extent
@@ -27,6 +31,7 @@ struct HostExpr {
 
   static HostExpr constant(long long v);
   static HostExpr world();
+  static HostExpr leaf(Kind kind);  // world, rank or sms
   static HostExpr extent(int arg, int k);
   static HostExpr scalar(int arg);
   static HostExpr op(Kind kind, HostExpr a, HostExpr b);
@@ -55,6 +60,8 @@ Result<std::vector<HostCheck>> host_checks_of(const std::string& cuda, const std
 // What an expression reads. Each callback may refuse (a bad argument index, say).
 struct HostValues {
   long long world = 1;
+  long long rank = 0;
+  long long sms = 0;  // read by template parameter lines only
   std::function<Result<long long>(int arg, int k)> extent;
   std::function<Result<long long>(int arg)> scalar;
 };
@@ -65,9 +72,15 @@ Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v);
 // Runs one check: ok, or "<message>: expected <e>, got <a>".
 Status run_host_check(const HostCheck& c, const HostValues& v);
 
-// The expression as C++ over a launcher's names: `world`, `<name(arg)>.shape[k]`,
-// `static_cast<long long>(<name(arg)>)`.
+// The expression as C++ over a launcher's names: `world`, `rank`, `sms`, `<name(arg)>.shape[k]`,
+// `static_cast<long long>(<name(arg)>)`; cdiv and balanced call pk::host_cdiv and
+// pk::balanced_blocks.
 std::string host_expr_cpp(const HostExpr& e, const std::function<std::string(int arg)>& name);
+
+long long host_cdiv(long long a, long long b);
+// Persistent blocks for `tiles` tiles on at most `sms` SMs: the fewest that finish in the same
+// number of waves, so every block walks as many tiles and no last wave runs on a few SMs.
+long long balanced_blocks(long long tiles, long long sms);
 
 // Calls `f(arg, is_extent)` for every argument the expression reads.
 void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool is_extent)>& f);
