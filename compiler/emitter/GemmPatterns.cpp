@@ -94,9 +94,9 @@ struct Describer {
   // A [rows, K] row-major bf16 operand and the K every operand shares.
   void operand(int64_t arg, const std::string &what, int64_t kArg) {
     check("0", "rem(" + dim(arg, 1) + ",8)",
-          t.kernel + ": " + what + "'s rows must be whole 16-byte TMA pitches: K % 8 (shown) must be 0");
+          what + "'s rows must be whole 16-byte TMA pitches: K % 8 (shown) must be 0");
     if (arg != kArg)
-      check(dim(kArg, 1), dim(arg, 1), t.kernel + ": " + what + " must have A's K columns");
+      check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns");
   }
 };
 
@@ -111,11 +111,11 @@ struct Describer {
   const std::string K = dim(a, 1), N = dim(b, 0), tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
   d.operand(a, "A", a);
   d.operand(b, "B", a);
-  d.check("0", "rem(" + N + ",8)", d.t.kernel + ": C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
+  d.check("0", "rem(" + N + ",8)", "C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
   if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
-    d.check(M, dim(c, 0), d.t.kernel + ": C must have A's rows");
-    d.check(N, dim(c, 1), d.t.kernel + ": C must have B's rows as columns");
+    d.check(M, dim(c, 0), "C must have A's rows");
+    d.check(N, dim(c, 1), "C must have B's rows as columns");
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
     d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
@@ -137,9 +137,9 @@ struct Describer {
   } else if (job == "gemm_rs") {
     const std::string M = dim(a, 0), own = "div(" + M + ",world)";
     const std::string tm = "cdiv(" + own + "," + std::to_string(kBM) + ")";
-    d.check("0", "rem(" + M + ",world)", d.t.kernel + ": A's rows must split evenly over the ranks: M % world_size (shown) must be 0");
-    d.check(own, dim(c, 0), d.t.kernel + ": C must hold this rank's M / world_size rows");
-    d.check(N, dim(c, 1), d.t.kernel + ": C must have B's rows as columns");
+    d.check("0", "rem(" + M + ",world)", "A's rows must split evenly over the ranks: M % world_size (shown) must be 0");
+    d.check(own, dim(c, 0), "C must hold this rank's M / world_size rows");
+    d.check(N, dim(c, 1), "C must have B's rows as columns");
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
     d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
     d.field(FK::tmaps, "c", c, {N, own}, {kBoxCols, kBoxRows});
@@ -157,13 +157,13 @@ struct Describer {
     const int64_t landing = arg("landing");
     const std::string Ms = dim(a, 0), tm = "cdiv(" + Ms + "," + std::to_string(kBM) + ")";
     const std::string tiles = "mul(world,mul(" + tm + "," + tn + "))";
-    d.check("mul(world," + Ms + ")", dim(landing, 0), d.t.kernel + ": the gathered A must hold world_size x the shard's rows");
-    d.check(K, dim(landing, 1), d.t.kernel + ": the gathered A must have the shard's K columns");
-    d.check("mul(world," + Ms + ")", dim(c, 0), d.t.kernel + ": C must have world_size x the shard's rows");
-    d.check(N, dim(c, 1), d.t.kernel + ": C must have B's rows as columns");
+    d.check("mul(world," + Ms + ")", dim(landing, 0), "the gathered A must hold world_size x the shard's rows");
+    d.check(K, dim(landing, 1), "the gathered A must have the shard's K columns");
+    d.check("mul(world," + Ms + ")", dim(c, 0), "C must have world_size x the shard's rows");
+    d.check(N, dim(c, 1), "C must have B's rows as columns");
     d.check("1", "sle(add(" + std::to_string(kAgRowSlot) + ",mul(world," + tm + "))," +
                      std::to_string(kKernelFlagRegion) + ")",
-            d.t.kernel + ": the row blocks of all shards need more flag slots than a kernel's region (1 = fits)");
+            "the row blocks of all shards need more flag slots than a kernel's region (1 = fits)");
     d.field(FK::tmap, "a_own", a, {K, Ms}, {kBK, kBM});
     d.field(FK::tmap, "a_full", landing, {K, Ms, "world"}, {kBK, kBM, 1});
     d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});

@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <pk/runtime/host_check.h>
+#include <pk/runtime/template_params.h>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -213,6 +214,34 @@ void emitEmptySkip(const KernelSignature &k, llvm::raw_ostream &os) {
      << "    return pk::Status::ok();  // empty tensors: nothing to move, on any rank\n";
 }
 
+// A kernel that instantiates a template (the GEMMs): the same checks, then the runtime fills
+// its parameter block from the launch description in the embedded CUDA (read once).
+LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cuda,
+                                   llvm::raw_ostream &os, Location loc) {
+  ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), k.name);
+  if (!t.is_ok()) return emitError(loc, t.status().message());
+  os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
+     << "  const long long world = ctx.world();\n"
+     << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name << "\"));\n";
+  for (const LauncherCheck &c : k.checks)
+    os << "  if (!(" << c.condition << "))\n"
+       << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+  if (failed(emitHostCheckConditions(k, cuda, os, loc))) return failure();
+  emitEmptySkip(k, os);
+  os << "  (void)world;\n"
+     << "  // The launch description pkc wrote above the kernel (pk/runtime/template_params.h).\n"
+     << "  static const pk::Result<pk::TemplateLaunch> description =\n"
+     << "      pk::template_launch_of(kCuda, " << cppString(k.name) << ");\n"
+     << "  if (!description.is_ok()) return description.status();\n"
+     << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name) << "));\n"
+     << "  const std::vector<pk::TemplateArg> args = {";
+  for (auto [i, a] : llvm::enumerate(k.args))
+    os << (i ? ", " : "") << "pk::template_arg(" << a.name << ", ctx.rank())";
+  os << "};\n"
+     << "  return pk::launch_template(ctx, kernel, *description, args, stream);\n}\n";
+  return success();
+}
+
 } // namespace
 
 FailureOr<std::vector<KernelSignature>>
@@ -294,7 +323,8 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "#include <pk/runtime/cuda_check.h>\n"
      << "#include <pk/runtime/kernel_args.h>\n"
      << "#include <pk/runtime/module.h>\n"
-     << "#include <pk/runtime/shared_gpu.h>\n\n"
+     << "#include <pk/runtime/shared_gpu.h>\n"
+     << "#include <pk/runtime/template_launch.h>\n\n"
      << "namespace " << options.cppNamespace << " {\n"
      << "namespace {\n\n"
      << "// pkc's CUDA for " << options.sourceName
@@ -326,6 +356,10 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "}\n\n"
      << "}  // namespace\n";
   for (const KernelSignature &k : kernels) {
+    if (cuda.contains("// pk-template " + k.name + " ")) {
+      if (failed(emitTemplateLauncher(k, cuda, os, loc))) return failure();
+      continue;
+    }
     std::optional<LaunchFacts> facts = launchFacts(cuda, k.name);
     if (!facts)
       return emitError(loc, "no '// pk-launch ") << k.name << "' line in the generated CUDA";

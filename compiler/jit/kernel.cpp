@@ -9,6 +9,7 @@
 #include <pk/runtime/kernel_args.h>
 #include <pk/runtime/module.h>
 #include <pk/runtime/shared_gpu.h>
+#include <pk/runtime/template_launch.h>
 
 namespace pk::jit {
 
@@ -41,6 +42,31 @@ Status Kernel::load(Context& ctx) const {
   state_->functions[dev] = f;
   return Status::ok();
 }
+
+namespace {
+
+// What the kernel's host checks read: the world size and the arguments' extents and integer
+// scalars. Keeps references to `args`.
+HostValues host_values(const KernelInfo& info, const std::vector<ArgValue>& args, int world) {
+  const std::string who = "kernel " + info.name;
+  HostValues values;
+  values.world = world;
+  values.extent = [&args, who](int a, int k) -> Result<long long> {
+    if (a < 0 || a >= int(args.size()) || args[a].kind == ArgKind::scalar || k < 0 || k > 3)
+      return Status::error(who + ": a host expression reads the extent of argument #" +
+                           std::to_string(a) + ", not a tensor");
+    return args[a].kind == ArgKind::sym_tensor ? args[a].sym.shape[k] : args[a].tensor.shape[k];
+  };
+  values.scalar = [&args, who](int a) -> Result<long long> {
+    if (a < 0 || a >= int(args.size()) || args[a].kind != ArgKind::scalar)
+      return Status::error(who + ": a host expression reads argument #" + std::to_string(a) +
+                           " as a scalar");
+    return args[a].integer;
+  };
+  return values;
+}
+
+}  // namespace
 
 Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& args, int world) {
   const std::string who = "kernel " + info.name;
@@ -85,23 +111,11 @@ Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& ar
       return Status::error(arg + ": null data");
   }
   // The kernel's own checks, on the host: the same rules, before anything is launched.
-  HostValues values;
-  values.world = world;
-  values.extent = [&](int a, int k) -> Result<long long> {
-    if (a < 0 || a >= int(args.size()) || args[a].kind == ArgKind::scalar)
-      return Status::error(who + ": a host check reads the extent of argument #" +
-                           std::to_string(a) + ", not a tensor");
-    return args[a].kind == ArgKind::sym_tensor ? args[a].sym.shape[k] : args[a].tensor.shape[k];
-  };
-  values.scalar = [&](int a) -> Result<long long> {
-    if (a < 0 || a >= int(args.size()) || args[a].kind != ArgKind::scalar)
-      return Status::error(who + ": a host check reads argument #" + std::to_string(a) +
-                           " as a scalar");
-    return args[a].integer;
-  };
+  const HostValues values = host_values(info, args, world);
   for (const HostCheck& c : info.checks) PK_RETURN_IF_ERROR(run_host_check(c, values).with_context(who));
   return Status::ok();
 }
+
 
 bool all_tensors_empty(const std::vector<ArgValue>& args) {
   bool any = false;
@@ -112,6 +126,36 @@ bool all_tensors_empty(const std::vector<ArgValue>& args) {
   }
   return any;
 }
+
+namespace {
+
+int element_bytes(const std::string& e) {
+  return e == "bf16" || e == "f16" ? 2 : e == "f64" || e == "i64" || e == "index" ? 8 : 4;
+}
+
+// A template kernel's arguments as the runtime's template launch takes them.
+std::vector<TemplateArg> template_args(const KernelInfo& info, const std::vector<ArgValue>& args,
+                                       int rank) {
+  std::vector<TemplateArg> out(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgValue& a = args[i];
+    TemplateArg& t = out[i];
+    if (a.kind == ArgKind::scalar) {
+      t.scalar = a.integer;
+      continue;
+    }
+    const bool sym = a.kind == ArgKind::sym_tensor;
+    t.tensor = true;
+    t.local = sym ? a.sym.peer[rank] : a.tensor.data;
+    if (sym) t.peers = reinterpret_cast<const void* const*>(a.sym.peer);
+    for (int k = 0; k < 4; ++k) t.shape[k] = sym ? a.sym.shape[k] : a.tensor.shape[k];
+    t.numel = sym ? a.sym.numel : a.tensor.numel;
+    t.element_bytes = element_bytes(info.args[i].element);
+  }
+  return out;
+}
+
+}  // namespace
 
 Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
                              const std::vector<ArgValue>& args) const {
@@ -126,8 +170,7 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
   if (info.copy_engine) {
     const CopyEngineRoute& route = *info.copy_engine;
     const ArgValue &x = args[route.x], &y = args[route.y];
-    const std::string& e = info.args[route.x].element;
-    const int elem = e == "bf16" || e == "f16" ? 2 : e == "f64" || e == "i64" ? 8 : 4;
+    const int elem = element_bytes(info.args[route.x].element);
     const long long y_numel = y.kind == ArgKind::sym_tensor ? y.sym.numel : y.tensor.numel;
     const long long message = copy_engine_message_bytes(route.kind, x.sym.numel, y_numel,
                                                         ctx.world(), elem);
@@ -144,6 +187,8 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
     std::lock_guard<std::mutex> lock(state_->mutex);
     f = state_->functions.at(ctx.device());
   }
+  if (!info.tmpl.kernel.empty())
+    return launch_template(ctx, f, info.tmpl, template_args(info, args, ctx.rank()), stream);
   // The kernel's own flag region and next epoch: only once the checks passed.
   PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(f.name()));
   KernelArgs packed;

@@ -69,8 +69,17 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
         }
       }
     }
-    if (k.name.empty() || k.threads <= 0 || k.blocks <= 0)
+    PK_ASSIGN_OR_RETURN(k.tmpl, template_launch_of(cuda, k.name));
+    if (!k.tmpl.kernel.empty()) k.threads = k.tmpl.threads;  // the grid comes from the sizes
+    if (k.name.empty() || k.threads <= 0 || (k.blocks <= 0 && k.tmpl.kernel.empty()))
       return Status::error("malformed pk-launch line: " + line);
+    for (const ParamField& f : k.tmpl.fields)
+      if (f.arg >= int(k.args.size()) ||
+          ((f.kind == ParamField::Kind::tmaps || f.kind == ParamField::Kind::ptrs) &&
+           k.args[f.arg].kind != ArgKind::sym_tensor) ||
+          (f.arg >= 0 && k.args[f.arg].kind == ArgKind::scalar))
+        return Status::error("pk-param " + f.member + " of " + k.name +
+                             " names an argument the pk-launch line does not have as such");
     PK_ASSIGN_OR_RETURN(k.copy_engine, parse_copy_engine_route(line));
     if (k.copy_engine && (k.copy_engine->x >= int(k.args.size()) ||
                           k.copy_engine->y >= int(k.args.size()) ||

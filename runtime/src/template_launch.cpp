@@ -5,7 +5,10 @@
 #include <cstring>
 #include <string>
 
+#include <pk/runtime/cuda_check.h>
 #include <pk/runtime/driver.h>
+#include <pk/runtime/kernel_args.h>
+#include <pk/runtime/shared_gpu.h>
 
 namespace pk {
 
@@ -96,6 +99,64 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
     }
   }
   return block;
+}
+
+HostValues template_values(const Context& ctx, const std::vector<TemplateArg>& args) {
+  HostValues values;
+  values.world = ctx.world();
+  values.rank = ctx.rank();
+  values.extent = [&args](int a, int k) -> Result<long long> {
+    if (a < 0 || a >= int(args.size()) || !args[a].tensor || k < 0 || k > 3)
+      return Status::error("a launch description reads the extent of argument #" +
+                           std::to_string(a) + ", not a tensor");
+    return args[a].shape[k];
+  };
+  values.scalar = [&args](int a) -> Result<long long> {
+    if (a < 0 || a >= int(args.size()) || args[a].tensor)
+      return Status::error("a launch description reads argument #" + std::to_string(a) + " as a scalar");
+    return args[a].scalar;
+  };
+  return values;
+}
+
+Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch& t,
+                       const std::vector<TemplateArg>& args, cudaStream_t stream) {
+  HostValues values = template_values(ctx, args);
+  PK_ASSIGN_OR_RETURN(int sms, rank_sm_count(ctx));  // 1/W of the SMs when W ranks share the GPU
+  values.sms = sms;
+  PK_ASSIGN_OR_RETURN(long long grid, evaluate_host_expr(t.grid, values));
+  if (grid < 1 || grid > (1 << 20))
+    return Status::error("kernel " + t.kernel + ": a grid of " + std::to_string(grid) + " blocks");
+  // Flags count signals per launch, which depend on the sizes and the grid: a flag region per
+  // configuration, as the nvcc plans key theirs.
+  std::string key = t.kernel + "[grid=" + std::to_string(grid);
+  for (const TemplateArg& a : args)
+    if (a.tensor)
+      for (long long d : a.shape) key += "," + std::to_string(d);
+  key += "]";
+  for (int z : t.zero_args) {
+    if (z >= int(args.size()) || !args[z].tensor)
+      return Status::error("kernel " + t.kernel + ": zero= names argument #" + std::to_string(z) +
+                           ", not a tensor");
+    PK_CUDA_TRY(cudaMemsetAsync(const_cast<void*>(args[z].local), 0,
+                                static_cast<std::size_t>(args[z].numel) * args[z].element_bytes,
+                                stream));
+  }
+  PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(key));
+  Result<std::vector<unsigned char>> block = build_template_params(t, args, values, lc);
+  if (!block.is_ok()) {
+    ctx.retract_launch(key);
+    return block.status();
+  }
+  KernelArgs packed;
+  packed.add_bytes(block->data(), block->size(), alignof(TensorMap));
+  LaunchConfig cfg;
+  cfg.grid = dim3(static_cast<unsigned>(grid));
+  cfg.block = dim3(t.threads);
+  cfg.shared_bytes = t.shared_bytes;
+  Status s = kernel.launch(cfg, stream, packed);
+  if (!s.is_ok()) ctx.retract_launch(key);  // nothing ran: keep the epochs in step
+  return s;
 }
 
 }  // namespace pk

@@ -71,17 +71,18 @@ Result<ParamField> parse_param(const std::vector<std::string>& w, const std::str
   auto bad = [&](const std::string& why) {
     return Status::error("malformed pk-param line (" + why + "): " + line);
   };
-  if (w.size() < 5) return bad("too few fields");
+  // "//", "pk-param", kernel, offset, member, kind, then the kind's fields.
+  if (w.size() < 6) return bad("too few fields");
   ParamField f;
   long long offset = 0;
-  if (!number(w[2], &offset)) return bad("offset");
+  if (!number(w[3], &offset)) return bad("offset");
   f.offset = static_cast<std::size_t>(offset);
-  f.member = w[3];
+  f.member = w[4];
   bool known = false;
   for (const auto& k : kKinds)
-    if (w[4] == k.name) f.kind = k.kind, known = true;
-  if (!known) return bad("unknown kind '" + w[4] + "'");
-  for (std::size_t i = 5; i < w.size(); ++i) {
+    if (w[5] == k.name) f.kind = k.kind, known = true;
+  if (!known) return bad("unknown kind '" + w[5] + "'");
+  for (std::size_t i = 6; i < w.size(); ++i) {
     const std::string& x = w[i];
     long long v = 0;
     if (x.rfind("arg=", 0) == 0) {

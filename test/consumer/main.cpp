@@ -1,7 +1,8 @@
 // Launches pkc's all-reduce through its generated launcher on 2 GPUs (one thread per rank) and
 // checks every element against the host sum; also checks that the launcher's host-side shape
 // check rejects a mismatched output and that an empty all-reduce is a no-op; then a scatter through the launcher's copy-engine route
-// (forced from 4 KiB per message by the context) and, for a tiny size, its kernel.
+// (forced from 4 KiB per message by the context) and, for a tiny size, its kernel; then the
+// GEMM + reduce-scatter template kernel through its launcher, against a float64 reference.
 // On one GPU the two ranks share it (PK_SHARED_GPU_RANKS=2, pk/runtime/shared_gpu.h);
 // exits 77 without a GPU.
 #include <cmath>
@@ -13,6 +14,7 @@
 
 #include <pk/runtime/runtime.h>
 #include <pk_kernels/all_reduce.h>
+#include <pk_kernels/gemm_rs.h>
 #include <pk_kernels/scatter.h>
 
 namespace {
@@ -35,6 +37,8 @@ void fail(int rank, const std::string& what) {
   std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, what.c_str());
   __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);
 }
+
+void check_gemm_rs(pk::Exchange& ex, pk::Context& ctx);
 
 void rank_main(pk::Exchange& ex) {
   const int rank = ex.rank();
@@ -118,6 +122,55 @@ void rank_main(pk::Exchange& ex) {
     cudaFree(sy);
     (void)sx->free();
   }
+  check_gemm_rs(ex, **ctx);
+}
+
+// C_r = rows [r * M / W, (r + 1) * M / W) of sum over ranks of A_q * B_q^T, with tails in M, N
+// and K; small integer inputs, so the f32 partials are exact and only the bf16 adds round.
+void check_gemm_rs(pk::Exchange& ex, pk::Context& ctx) {
+  const int rank = ex.rank(), W = ex.world();
+  const long long rows = 136, M = W * rows, N = 264, K = 72;
+  auto a_of = [](int r, long long i, long long k) { return float((i * 3 + k * 5 + r) % 5 - 2); };
+  auto b_of = [](int r, long long j, long long k) { return float((j * 7 + k + 2 * r) % 5 - 2); };
+  std::vector<pk::bf16> a(M * K), b(N * K), c(rows * N);
+  for (long long i = 0; i < M * K; ++i) a[i] = to_bf16(a_of(rank, i / K, i % K));
+  for (long long i = 0; i < N * K; ++i) b[i] = to_bf16(b_of(rank, i / K, i % K));
+  pk::bf16 *da = nullptr, *db = nullptr;
+  cudaMalloc(reinterpret_cast<void**>(&da), M * K * 2);
+  cudaMalloc(reinterpret_cast<void**>(&db), N * K * 2);
+  cudaMemcpy(da, a.data(), M * K * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b.data(), N * K * 2, cudaMemcpyHostToDevice);
+  auto cb = ctx.allocate(rows * N * 2);
+  if (!cb.is_ok()) return fail(rank, cb.status().message());
+  cudaMemset(cb->local(), 0xff, rows * N * 2);
+  cudaDeviceSynchronize();
+  (void)ex.barrier();
+  auto ta = pk::make_tensor<pk::bf16>(da, M * K * 2, {M, K});
+  auto tb = pk::make_tensor<pk::bf16>(db, N * K * 2, {N, K});
+  auto tc = cb->sym_tensor<pk::bf16>({rows, N});
+  pk::Status s = pk_kernels::gemm_rs(ctx, *ta, *tb, *tc);
+  if (s.is_ok()) s = ctx.check_errors();
+  if (!s.is_ok()) return fail(rank, "gemm_rs: " + s.message());
+  (void)ex.barrier();  // every rank's adds have landed
+  cudaMemcpy(c.data(), cb->local(), rows * N * 2, cudaMemcpyDeviceToHost);
+  for (long long i = 0, shown = 0; i < rows * N; ++i) {
+    double want = 0, magnitude = 0;
+    for (int q = 0; q < W; ++q) {
+      double partial = 0;
+      for (long long k = 0; k < K; ++k)
+        partial += double(a_of(q, rank * rows + i / N, k)) * b_of(q, i % N, k);
+      want += partial;
+      magnitude += std::fabs(partial);
+    }
+    // Each rank's partial is rounded to bf16 and each add into the bf16 output rounds again.
+    if (std::fabs(to_float(c[i]) - want) > W * magnitude / 256 && shown++ < 5)
+      fail(rank, "gemm_rs c[" + std::to_string(i) + "] = " + std::to_string(to_float(c[i])) +
+                     ", want " + std::to_string(want));
+  }
+  (void)ex.barrier();
+  (void)cb->free();
+  cudaFree(da);
+  cudaFree(db);
 }
 
 }  // namespace

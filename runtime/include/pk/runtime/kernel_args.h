@@ -29,6 +29,19 @@ class KernelArgs {
     return *this;
   }
 
+  // Appends `bytes` bytes at the next multiple of `align` (a template's parameter block).
+  KernelArgs& add_bytes(const void* data, std::size_t bytes, std::size_t align) {
+    std::size_t off = (used_ + align - 1) / align * align;
+    if (align > alignof(Blob) || off + bytes > sizeof(Blob::bytes)) {
+      overflow_ = true;
+      return *this;
+    }
+    std::memcpy(blob_->bytes + off, data, bytes);
+    offsets_.push_back(off);
+    used_ = off + bytes;
+    return *this;
+  }
+
   bool ok() const { return !overflow_; }
   std::size_t count() const { return offsets_.size(); }
   // Pointer array for cuLaunchKernel's kernelParams (valid while this object lives).

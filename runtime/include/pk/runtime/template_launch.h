@@ -4,18 +4,62 @@
 #pragma once
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include <pk/device/launch_context.cuh>
 #include <pk/device/tensor_map.cuh>
+#include <pk/runtime/context.h>
+#include <pk/runtime/module.h>
 #include <pk/runtime/template_params.h>
 
 namespace pk {
 
-// One kernel argument as the block needs it: its local data and, for a symmetric tensor,
-// every rank's copy (indexed by rank, `world` entries).
+// One kernel argument as the block needs it: a tensor's local data, every rank's copy for a
+// symmetric one (indexed by rank, `world` entries), its extents (dims past its rank are 1) and
+// element size; or an integer scalar.
 struct TemplateArg {
+  bool tensor = false;
   const void* local = nullptr;
   const void* const* peers = nullptr;
+  long long shape[4] = {1, 1, 1, 1};
+  long long numel = 0;
+  int element_bytes = 0;
+  long long scalar = 0;
 };
+
+// A typed launcher's arguments as TemplateArgs (`rank`: this rank, for a symmetric tensor's
+// local copy).
+template <class T>
+TemplateArg template_arg(const SymTensor<T>& t, int rank) {
+  TemplateArg a;
+  a.tensor = true;
+  a.local = t.peer[rank];
+  a.peers = reinterpret_cast<const void* const*>(t.peer);
+  for (int k = 0; k < 4; ++k) a.shape[k] = t.shape[k];
+  a.numel = t.numel;
+  a.element_bytes = sizeof(T);
+  return a;
+}
+template <class T>
+TemplateArg template_arg(const Tensor<T>& t, int) {
+  TemplateArg a;
+  a.tensor = true;
+  a.local = t.data;
+  for (int k = 0; k < 4; ++k) a.shape[k] = t.shape[k];
+  a.numel = t.numel;
+  a.element_bytes = sizeof(T);
+  return a;
+}
+template <class T>
+TemplateArg template_arg(T scalar, int) {
+  TemplateArg a;
+  a.scalar = static_cast<long long>(scalar);
+  return a;
+}
+
+// What the description's expressions read for these arguments on ctx's rank (sms left 0).
+// Keeps a reference to `args`.
+HostValues template_values(const Context& ctx, const std::vector<TemplateArg>& args);
 
 // A bf16 row-major tensor map: dims and box innermost first (2 or 3 of each), 128-byte
 // swizzle, out-of-bounds reads as zero. Errors name the alignment or size rule broken.
@@ -28,5 +72,11 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
                                                          const std::vector<TemplateArg>& args,
                                                          const HostValues& values,
                                                          const LaunchContext& ctx);
+
+// Launches `kernel` (the template kernel `t` describes; its arguments already checked) for
+// ctx's next epoch on `stream`: the grid from the sizes and this rank's SMs, the outputs it
+// accumulates into zeroed, a flag region per configuration, the parameter block, one launch.
+Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch& t,
+                       const std::vector<TemplateArg>& args, cudaStream_t stream);
 
 }  // namespace pk

@@ -11,6 +11,7 @@
 #include <pk/runtime/dtype.h>
 #include <pk/runtime/host_check.h>
 #include <pk/runtime/status.h>
+#include <pk/runtime/template_params.h>
 
 namespace pk::jit {
 
@@ -30,6 +31,9 @@ struct KernelInfo {
   std::vector<ArgSpec> args;
   std::optional<CopyEngineRoute> copy_engine;  // launches above its size skip the kernel
   std::vector<HostCheck> checks;  // the kernel's `// pk-host-check` lines
+  // Kernels that instantiate a template (the GEMMs): how to fill their parameter block, the
+  // grid and the shared memory (`// pk-template`, `// pk-param`); kernel empty otherwise.
+  TemplateLaunch tmpl;
 };
 
 // Every `// pk-launch` line of pkc's CUDA, in order, with the kernel's `// pk-host-check` lines.

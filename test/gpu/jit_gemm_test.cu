@@ -1,0 +1,165 @@
+// The GEMM template kernels through the JIT (compiled by a pkc executable at run time and
+// launched from their launch description alone: no template-specific host code) at world size 1
+// and 2-4 ranks sharing one GPU (or 2 GPUs): gemm, gemm_rs, gemm_ar and ag_gemm against a
+// float64 reference with tails in M, N and K; the plain GEMM also bit for bit against the same
+// kernel launched by its nvcc host plan (pk::gemm::GemmPlan); a shape the kernel cannot take
+// and a misaligned tensor are host errors naming what is wrong, and launch nothing.
+#include <pk/jit/compile.h>
+#include <pk/templates/host/fused_gemm.cuh>
+
+#include <cstring>
+#include <map>
+
+#include "gemm_reference.h"
+#include "sym_test_util.h"
+
+namespace {
+
+using pk::bf16;
+using pkt::DevLocal;
+using pkt::SymArg;
+
+std::map<std::string, pk::jit::Kernel> g_kernels;
+
+const pk::jit::Kernel* kernel(const std::string& name) {
+  auto it = g_kernels.find(name);
+  if (it == g_kernels.end()) return pkt::fail("no kernel " + name), nullptr;
+  return &it->second;
+}
+
+bool compile_all() {
+  for (const char* name : {"gemm", "gemm_rs", "gemm_ar", "ag_gemm"}) {
+    const std::string spec = std::string(PK_SPECS "/") + name + ".pk.cpp";
+    auto text = pk::jit::read_spec(spec);
+    auto k = text.is_ok() ? pk::jit::compile_spec(spec, *text, {}, pk::jit::pkc_frontend(PK_PKC))
+                          : pk::Result<pk::jit::Kernel>(text.status());
+    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
+    PKT_CHECK(!k->info().tmpl.kernel.empty(), std::string(name) + " has no launch description");
+    g_kernels.emplace(name, std::move(*k));
+  }
+  return true;
+}
+
+std::vector<bf16> random_bf16(long long n, unsigned seed) { return pkt::random_data<bf16>(n, seed); }
+
+void sync(pk::Context& ctx, cudaStream_t s) {
+  PKT_CUDA(cudaStreamSynchronize(s));
+  PKT_OK(ctx.check_errors());
+}
+
+// C[M, N] = A * B^T on each rank alone; against float64 and against the nvcc plan's launch of
+// the same kernel (identical bits: same code, same order of additions).
+void plain_gemm(pk::Context& ctx, cudaStream_t s) {
+  const long long M = 300, N = 264, K = 200;  // tails in all three
+  auto a = random_bf16(M * K, pkt::seed_of(ctx.rank(), 1, 0));
+  auto b = random_bf16(N * K, pkt::seed_of(ctx.rank(), 2, 0));
+  DevLocal<bf16> da({M, K}, a), db({N, K}, b), dc({M, N}, {}), dp({M, N}, {});
+  PKT_OK(kernel("gemm")->launch(ctx, s, da.view(), db.view(), dc.view()));
+  auto plan = pk::gemm::GemmPlan::create(da.dev, db.dev, dp.dev, M, N, K);
+  PKT_OK(plan.is_ok() ? plan->launch(s) : plan.status());
+  sync(ctx, s);
+  std::vector<double> want(M * N, 0.0);
+  pkt::ref_gemm_add(pkt::as_float(a), 0, M, pkt::as_float(b), N, K, want);
+  const auto got = dc.download(), planned = dp.download();
+  pkt::expect_close(got, want, K, "jit gemm rank " + std::to_string(ctx.rank()));
+  PKT_CHECK(std::memcmp(got.data(), planned.data(), got.size() * sizeof(bf16)) == 0,
+            "jit gemm and the nvcc plan's launch of it differ");
+
+  // Host errors, before any launch: K not a multiple of 8, and a misaligned A.
+  DevLocal<bf16> odd({M, K - 4}, {});
+  pk::Status bad = kernel("gemm")->launch(ctx, s, odd.view(), db.view(), dc.view());
+  PKT_CHECK(!bad.is_ok() && bad.message().find("K % 8") != std::string::npos,
+            "gemm with K = 196: " + (bad.is_ok() ? std::string("accepted") : bad.message()));
+  pk::Tensor<bf16> shifted = da.view();
+  shifted.data += 1;  // 2 bytes off the 16-byte alignment TMA needs
+  const pk::Status misaligned = kernel("gemm")->launch(ctx, s, shifted, db.view(), dc.view());
+  PKT_CHECK(!misaligned.is_ok() && misaligned.message().find("argument #0") != std::string::npos &&
+                misaligned.message().find("16-byte aligned") != std::string::npos,
+            "misaligned A: " + (misaligned.is_ok() ? std::string("accepted") : misaligned.message()));
+}
+
+// Every rank's A_r [M, K], B_r [N, K]; the reduce-scatter owner of row i is i / (M / W).
+void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long rows = 150, M = W * rows, N = 264, K = 136;
+  std::vector<std::vector<float>> af, bf;
+  std::vector<bf16> mine_a, mine_b;
+  for (int r = 0; r < W; ++r) {
+    auto a = random_bf16(M * K, pkt::seed_of(r, 3, W)), b = random_bf16(N * K, pkt::seed_of(r, 4, W));
+    if (r == me) mine_a = a, mine_b = b;
+    af.push_back(pkt::as_float(a));
+    bf.push_back(pkt::as_float(b));
+  }
+  DevLocal<bf16> da({M, K}, mine_a), db({N, K}, mine_b);
+  SymArg<bf16> rs(ctx, {rows, N}, nullptr), scratch(ctx, {M, N}, nullptr), ar(ctx, {M, N}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 2; ++l) {  // twice: the outputs are zeroed by every launch, not once
+    PKT_OK(kernel("gemm_rs")->launch(ctx, s, da.view(), db.view(), rs.view));
+    PKT_OK(kernel("gemm_ar")->launch(ctx, s, da.view(), db.view(), scratch.view, ar.view));
+  }
+  sync(ctx, s);
+  PKT_OK(ctx.exchange().barrier());  // every rank's adds have landed
+  std::vector<double> want_rs(rows * N, 0.0), mag_rs(rows * N, 0.0);
+  std::vector<double> want_ar(M * N, 0.0), mag_ar(M * N, 0.0);
+  for (int r = 0; r < W; ++r) {
+    pkt::ref_gemm_add(af[r], me * rows, rows, bf[r], N, K, want_rs, &mag_rs);
+    pkt::ref_gemm_add(af[r], 0, M, bf[r], N, K, want_ar, &mag_ar);
+  }
+  pkt::expect_close(rs.download(), want_rs, K, "jit gemm_rs rank " + std::to_string(me), &mag_rs, W);
+  pkt::expect_close(ar.download(), want_ar, K, "jit gemm_ar rank " + std::to_string(me), &mag_ar, W);
+  if (W > 1) {  // M = W * rows + 1 does not split evenly over the ranks
+    DevLocal<bf16> uneven({M + 1, K}, {});
+    pk::Status bad = kernel("gemm_rs")->launch(ctx, s, uneven.view(), db.view(), rs.view);
+    PKT_CHECK(!bad.is_ok() && bad.message().find("split evenly") != std::string::npos,
+              "gemm_rs with M % W != 0: " + (bad.is_ok() ? std::string("accepted") : bad.message()));
+  }
+  PKT_OK(ctx.exchange().barrier());
+}
+
+// C [W * Ms, N] = all_gather(A shards) * B^T on every rank.
+void ag_gemm(pk::Context& ctx, cudaStream_t s) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long Ms = 200, N = 520, K = 72;
+  std::vector<float> all_a;
+  std::vector<bf16> shard;
+  for (int r = 0; r < W; ++r) {
+    auto a = random_bf16(Ms * K, pkt::seed_of(r, 5, W));
+    if (r == me) shard = a;
+    auto f = pkt::as_float(a);
+    all_a.insert(all_a.end(), f.begin(), f.end());
+  }
+  auto b = random_bf16(N * K, pkt::seed_of(0, 6, W));  // the same weight on every rank
+  SymArg<bf16> a(ctx, {Ms, K}, &shard), full(ctx, {W * Ms, K}, nullptr);
+  DevLocal<bf16> db({N, K}, b), dc({W * Ms, N}, {});
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_gemm")->launch(ctx, s, a.view, full.view, db.view(), dc.view()));
+  sync(ctx, s);
+  std::vector<double> want(W * Ms * N, 0.0);
+  pkt::ref_gemm_add(all_a, 0, W * Ms, pkt::as_float(b), N, K, want);
+  pkt::expect_close(dc.download(), want, K, "jit ag_gemm rank " + std::to_string(me));
+  PKT_OK(ctx.exchange().barrier());
+}
+
+}  // namespace
+
+int main() {
+  const std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);  // "skipped: no GPU" first
+  if (!compile_all()) return pkt::finish("jit_gemm_test");
+  for (int world : worlds) {
+    pkt::announce_world("jit_gemm_test", world);
+    pkt::run_ranks(world, [](pk::Context& ctx) {
+      cudaStream_t s;
+      PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      // Load every kernel on every rank before any rank can spin in one.
+      for (auto& [name, k] : g_kernels) PKT_OK(k.load(ctx));
+      PKT_OK(ctx.exchange().barrier());
+      plain_gemm(ctx, s);
+      gemm_rs_and_ar(ctx, s);
+      ag_gemm(ctx, s);
+      cudaStreamDestroy(s);
+    });
+  }
+  return pkt::finish("jit_gemm_test");
+}
