@@ -3,9 +3,10 @@
 # GPU tests, the collectives benchmark and the calibration, and copy logs, the benchmark table
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
-# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|torch|bench|gemm|all] (default all;
-# OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part fits one 10-minute device call; a second call on
-# a warm machine reuses build-gpu. PK_CALIBRATE=1 also measures a machine profile.
+# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|all]
+# (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
+# fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
+# PK_CALIBRATE=1 also measures a machine profile.
 set -u -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 
@@ -74,6 +75,17 @@ if [ "$PART" = tests ] || [ "$PART" = all ] || [ "$PART" = torch ]; then
     tail -n 12 "$OUT/pytorch.log"
   else
     echo "skipped: no torch or no pkc" | tee "$OUT/pytorch.log"
+  fi
+fi
+
+if [ "$PART" = gemm-jit ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
+  # The GEMM template through the JIT's launch description against its nvcc plan (one GPU).
+  step bench-gemm-jit
+  JIT_BIN="$BUILD/tools/bench-gemm/pk-bench-gemm-jit"
+  if [ -x "$JIT_BIN" ]; then
+    timeout 120 "$JIT_BIN" "$OUT/gemm-jit.md" >"$OUT/bench-gemm-jit.log" 2>&1
+    GEMM=$?
+    cat "$OUT/gemm-jit.md" 2>/dev/null || tail -n 20 "$OUT/bench-gemm-jit.log"
   fi
 fi
 

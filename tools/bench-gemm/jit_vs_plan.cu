@@ -1,0 +1,83 @@
+// pk-bench-gemm-jit: the GEMM template launched two ways on one GPU, in the same run: through the
+// JIT from its launch description (templates/specs/gemm.pk.cpp compiled by a pkc executable, the
+// path pk_torch and the typed launchers take) and through its nvcc host plan
+// (pk::gemm::GemmPlan). Each: 5 warm-ups, then the median of 7 runs of 20 back-to-back launches
+// timed with one event pair; the ratio JIT / plan is the per-call cost of building the
+// parameter block. Writes a Markdown table to argv[1] (and stdout).
+#include <pk/jit/compile.h>
+#include <pk/templates/host/fused_gemm.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+double median_us(const std::function<void()>& run, int launches) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  for (int i = 0; i < 5; ++i) run();
+  std::vector<double> times;
+  for (int rep = 0; rep < 7; ++rep) {
+    cudaEventRecord(a);
+    for (int i = 0; i < launches; ++i) run();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    times.push_back(1000.0 * ms / launches);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
+  auto text = pk::jit::read_spec(PK_GEMM_SPEC);
+  auto kernel = text.is_ok() ? pk::jit::compile_spec(PK_GEMM_SPEC, *text, {}, pk::jit::pkc_frontend(PK_PKC))
+                             : pk::Result<pk::jit::Kernel>(text.status());
+  if (!kernel.is_ok()) return std::fprintf(stderr, "compile: %s\n", kernel.status().message().c_str()), 1;
+  auto ex = pk::create_single_process_exchanges(1);
+  if (!ex.is_ok()) return std::fprintf(stderr, "%s\n", ex.status().message().c_str()), 1;
+  auto ctx = pk::Context::create(*(*ex)[0]);
+  if (!ctx.is_ok()) return std::fprintf(stderr, "%s\n", ctx.status().message().c_str()), 1;
+  cudaStream_t stream = (*ctx)->stream();
+  std::string table = "| M x N x K | plan (nvcc) us | JIT us | JIT / plan | JIT TFLOP/s |\n|---|---|---|---|---|\n";
+  int failures = 0;
+  for (long long s : {4096LL, 8192LL}) {
+    const long long M = s, N = s, K = s;
+    pk::bf16 *a, *b, *c;
+    cudaMalloc(&a, M * K * 2);
+    cudaMalloc(&b, N * K * 2);
+    cudaMalloc(&c, M * N * 2);
+    cudaMemset(a, 0x3c, M * K * 2);  // about 0.01: finite sums
+    cudaMemset(b, 0x3c, N * K * 2);
+    auto plan = pk::gemm::GemmPlan::create(a, b, c, M, N, K);
+    if (!plan.is_ok()) return std::fprintf(stderr, "%s\n", plan.status().message().c_str()), 1;
+    pk::Tensor<pk::bf16> ta{a, {M, K, 1, 1}, M * K}, tb{b, {N, K, 1, 1}, N * K}, tc{c, {M, N, 1, 1}, M * N};
+    pk::Status status;
+    const double plan_us = median_us([&] { status = plan->launch(stream); }, 20);
+    failures += !status.is_ok();
+    const double jit_us = median_us([&] { status = kernel->launch(**ctx, stream, ta, tb, tc); }, 20);
+    failures += !status.is_ok();
+    if (!status.is_ok()) std::fprintf(stderr, "JIT launch: %s\n", status.message().c_str());
+    char row[256];
+    std::snprintf(row, sizeof row, "| %lld^3 | %.1f | %.1f | %.3f | %.0f |\n", s, plan_us, jit_us,
+                  jit_us / plan_us, 2.0 * M * N * K / (jit_us * 1e6));
+    table += row;
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+  }
+  std::fputs(table.c_str(), stdout);
+  if (argc > 1)
+    if (FILE* f = std::fopen(argv[1], "w")) std::fputs(table.c_str(), f), std::fclose(f);
+  return failures ? 1 : 0;
+}
