@@ -48,10 +48,13 @@ Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
   return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache);
 }
 
-// The lines of `kernel` that parse_launch_lines reads: its pk-launch and pk-host-check lines.
+// The lines of `kernel` that parse_launch_lines reads: its pk-launch and pk-host-check lines,
+// and a template kernel's launch description (pk-template, pk-param).
 std::string launch_lines_of(const std::string& cuda, const std::string& kernel) {
   std::string out;
-  for (const std::string& marker : {"// pk-launch " + kernel + " ", "// pk-host-check " + kernel + " "})
+  for (const std::string& marker :
+       {"// pk-launch " + kernel + " ", "// pk-host-check " + kernel + " ",
+        "// pk-template " + kernel + " ", "// pk-param " + kernel + " "})
     for (std::size_t at = cuda.find(marker); at != std::string::npos; at = cuda.find(marker, at + 1))
       if (at == 0 || cuda[at - 1] == '\n') out += cuda.substr(at, cuda.find('\n', at) - at) + "\n";
   return out;
@@ -62,8 +65,8 @@ std::string launch_lines_of(const std::string& cuda, const std::string& kernel) 
 Result<std::string> read_spec(const std::string& path) { return read_file(path, "spec"); }
 
 std::string cache_key(const std::string& text, const Options& options, const std::string& arch) {
-  // Format 2: entries carry the pk-host-check lines too.
-  std::string key = "pk-jit-kernel 2\npkc " + std::string(pkc_version()) + "\narch " + arch +
+  // Format 3: entries carry the pk-host-check lines and template launch descriptions too.
+  std::string key = "pk-jit-kernel 3\npkc " + std::string(pkc_version()) + "\narch " + arch +
                     "\nkernel " + options.kernel + "\nmulticast " +
                     (options.allow_multicast ? "1" : "0") + "\nnvrtc";
   for (const std::string& o : options.nvrtc_options) key += " " + o;

@@ -118,6 +118,47 @@ TEST(JitCompile, CompilesTheShippedSpecAndCachesIt) {
   EXPECT_EQ(entries(cache).size(), 2u);
 }
 
+// A template kernel keeps its launch description (grid, parameter block, outputs to zero)
+// through the compile and through the cache, and its host checks refuse a bad shape.
+TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
+  const std::string cache = fresh_dir("template");
+  for (int pass = 0; pass < 2; ++pass) {
+    auto k = pk::jit::compile_file(PK_GEMM_RS_SPEC, cpu_options(cache));
+    ASSERT_TRUE(k.is_ok()) << k.status().message();
+    EXPECT_EQ(k->from_cache(), pass == 1);
+    const pk::TemplateLaunch& t = k->info().tmpl;
+    EXPECT_EQ(t.kernel, "gemm_rs");
+    EXPECT_EQ(t.threads, 384);
+    EXPECT_EQ(k->info().threads, 384);
+    ASSERT_EQ(t.zero_args, std::vector<int>{2});
+    ASSERT_FALSE(t.fields.empty());
+    EXPECT_EQ(t.fields[2].member, "c");
+    EXPECT_EQ(t.fields[2].kind, pk::ParamField::Kind::tmaps);
+    // M = 301 rows do not split over 2 ranks: refused on the host.
+    std::vector<pk::jit::ArgValue> args(3);
+    long long a_shape[4] = {301, 64, 1, 1}, b_shape[4] = {256, 64, 1, 1}, c_shape[4] = {150, 256, 1, 1};
+    for (int i = 0; i < 2; ++i) {
+      args[i].kind = pk::jit::ArgKind::tensor;
+      args[i].element = "bf16";
+      std::copy(i == 0 ? a_shape : b_shape, (i == 0 ? a_shape : b_shape) + 4, args[i].tensor.shape);
+      args[i].tensor.numel = args[i].tensor.shape[0] * args[i].tensor.shape[1];
+      args[i].tensor.data = reinterpret_cast<unsigned char*>(0x1000);
+    }
+    args[2].kind = pk::jit::ArgKind::sym_tensor;
+    args[2].element = "bf16";
+    std::copy(c_shape, c_shape + 4, args[2].sym.shape);
+    args[2].sym.numel = 150 * 256;
+    for (int r = 0; r < 2; ++r) args[2].sym.peer[r] = reinterpret_cast<unsigned char*>(0x2000);
+    pk::Status bad = pk::jit::check_launch_args(k->info(), args, 2);
+    EXPECT_NE(bad.message().find("split evenly over the ranks"), std::string::npos) << bad.message();
+    // At world size 1 the same shapes are a GEMM of all 301 rows into C [301, 256]: C is too short.
+    EXPECT_FALSE(pk::jit::check_launch_args(k->info(), args, 1).is_ok());
+    args[2].sym.shape[0] = 301;
+    args[2].sym.numel = 301 * 256;
+    EXPECT_TRUE(pk::jit::check_launch_args(k->info(), args, 1).is_ok());
+  }
+}
+
 TEST(JitCompile, SpecErrorsKeepFileLineColumn) {
   const std::string cache = fresh_dir("errors");
   auto k = pk::jit::compile_string("pk.kernel @k(%x: !pk.sym<?xbf16>) {\n  pk.bogus\n}\n",
