@@ -190,9 +190,13 @@ private:
       b.create<AllReduceOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]));
       return;
     case OpKind::ReduceScatter:
-      b.create<ReduceScatterOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]));
+      b.create<ReduceScatterOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]), Transport::automatic,
+                                Algorithm::automatic, o.ints.empty() ? 0 : o.ints[0]);
       return;
-    case OpKind::AllGather: b.create<AllGatherOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::AllGather:
+      b.create<AllGatherOp>(l, v(in[0]), v(in[1]), Transport::automatic,
+                            o.ints.empty() ? 0 : o.ints[0]);
+      return;
     case OpKind::AllToAll: b.create<AllToAllOp>(l, v(in[0]), v(in[1])); return;
     case OpKind::Broadcast: b.create<BroadcastOp>(l, v(in[0]), v(in[1]), v(in[2])); return;
     case OpKind::ReduceToRoot:

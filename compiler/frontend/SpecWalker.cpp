@@ -888,7 +888,12 @@ private:
       OpKind k = n == "all_reduce"       ? OpKind::AllReduce
                  : n == "reduce_scatter" ? OpKind::ReduceScatter
                  : n == "all_gather"     ? OpKind::AllGather : OpKind::AllToAll;
-      emit(k, l, {in, out}).attr = kind;
+      int64_t dim = 0;  // all_gather / reduce_scatter along a dimension: a constant
+      if (c->getNumArgs() > first + 2 && !constInt(arg(first + 2), dim))
+        return fail(arg(first + 2)->getBeginLoc(), "the dimension of '" + n + "' must be a constant integer");
+      Op &o = emit(k, l, {in, out});
+      o.attr = kind;
+      o.ints = {dim};
       return -2;
     }
     if (n == "broadcast" || n == "reduce" || n == "gather" || n == "scatter") {

@@ -74,6 +74,37 @@ struct CollBuilder {
     body(r, i, min(c(tile), sub(ub, i)));
   }
 
+  // As tiles, over [0, outer) x [0, ub) (with `overRanks`, [0, W) first): body(r, o, i, count).
+  void tilesOuter(Value outer, Value ub, int64_t tile, bool overRanks,
+                  llvm::function_ref<void(Value, Value, Value, Value)> body) {
+    SmallVector<Value> ubs;
+    SmallVector<int64_t> steps;
+    if (overRanks) ubs.push_back(world), steps.push_back(1);
+    ubs.push_back(outer), steps.push_back(1);
+    ubs.push_back(ub), steps.push_back(tile);
+    auto loop = TileForeachOp::create(b, loc, ubs, steps);
+    OpBuilder::InsertionGuard guard(b);
+    Block &blk = loop.getBody().front();
+    b.setInsertionPointToStart(&blk);
+    unsigned at = overRanks ? 1 : 0;
+    Value r = overRanks ? blk.getArgument(0) : Value();
+    Value i = blk.getArgument(at + 1);
+    body(r, blk.getArgument(at), i, min(c(tile), sub(ub, i)));
+  }
+  // Elements of dimensions [from, rank) of a row-major tensor: the run one index of the
+  // dimensions before `from` addresses.
+  Value inner(Value t, int64_t from) {
+    int64_t rank = int64_t(getTensorShape(t.getType()).size());
+    Value n = c(1);
+    for (int64_t d = from; d < rank; ++d) n = mul(n, dimAt(t, d));
+    return n;
+  }
+  Value outer(Value t, int64_t until) {
+    Value n = c(1);
+    for (int64_t d = 0; d < until; ++d) n = mul(n, dimAt(t, d));
+    return n;
+  }
+
   void copy(Transport t, Value src, Value srcOff, Value srcRank, Value dst, Value dstOff,
             Value dstRank, Value count) {
     CopyOp::create(b, loc, t, src, srcOff, srcRank, dst, dstOff, dstRank, count);
@@ -218,6 +249,35 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                      "keeps the per-launch signal counts");
       return success();
     }
+    if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getDim() > 0) {
+      // Along dimension d: for each index o of the dimensions before d, rank r's output is the
+      // run [r*yin, (r+1)*yin) of the input's xin = W*yin elements (yin: dims d.. of y).
+      Value x = rs.getInput(), y = rs.getOutput();
+      bool inPlace = x == y;
+      Value xin = B.inner(x, rs.getDim());
+      Value yin = inPlace ? B.div(xin, B.world) : B.inner(y, rs.getDim());
+      Transport t = transportOf();
+      B.tilesOuter(B.outer(y, rs.getDim()), yin, tile, false, [&](Value, Value o, Value i, Value cnt) {
+        Value src = B.add(B.add(B.mul(o, xin), B.mul(B.rank, yin)), i);
+        B.reduce(rs.getKind(), t, x, src, y, inPlace ? src : B.add(B.mul(o, yin), i), B.here(y), cnt);
+      });
+      return success();
+    }
+    if (auto ag = dyn_cast<AllGatherOp>(op); ag && ag.getDim() > 0) {
+      // Along dimension d: rank r's input run o (xin elements: dims d.. of x) lands at
+      // [o*yin + r*xin, ...) of every output, yin = W*xin.
+      Value x = ag.getInput(), y = ag.getOutput();
+      bool inPlace = x == y;
+      Value yin = B.inner(y, ag.getDim());
+      Value xin = inPlace ? B.div(yin, B.world) : B.inner(x, ag.getDim());
+      Transport t = transportOf();
+      B.tilesOuter(B.outer(y, ag.getDim()), xin, tile, true, [&](Value r, Value o, Value i, Value cnt) {
+        Value at = B.add(B.add(B.mul(o, yin), B.mul(r, xin)), i);
+        B.copy(t, x, inPlace ? at : B.add(B.mul(o, xin), i), r, y, at, B.here(y),
+               inPlace ? B.unlessSelf(r, cnt) : cnt);
+      });
+      return success();
+    }
     if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
       Value x = rs.getInput(), y = rs.getOutput();
       bool inPlace = x == y;
@@ -316,6 +376,28 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   static void emitShapeChecks(Operation *op, CollBuilder &B) {
     StringRef name = op->getName().getStringRef();
     Value x = op->getOperand(0), y = op->getOperand(1);
+    if (int64_t dim = getCollectiveDim(op)) {
+      // Along dimension `dim`: that one is world_size times larger on the gathered side (or
+      // divides by world_size in place); the others agree.
+      bool gathers = isa<AllGatherOp>(op);
+      Value small = gathers ? x : y, large = gathers ? y : x;
+      if (x == y)
+        check(B, B.c(0), arith::RemSIOp::create(B.b, B.loc, B.dimAt(x, dim), B.world),
+              (name + ": in place, dimension " + Twine(dim) +
+               " holds world_size equal chunks: it must be a multiple of world_size (remainder shown)")
+                  .str());
+      else
+        check(B, B.mul(B.world, B.dimAt(small, dim)), B.dimAt(large, dim),
+              (name + ": dimension " + Twine(dim) + " of the " + (gathers ? "output" : "input") +
+               " must be world_size times the " + (gathers ? "input's" : "output's"))
+                  .str());
+      int64_t rank = int64_t(getTensorShape(x.getType()).size());
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != dim && x != y)
+          check(B, B.dimAt(x, d), B.dimAt(y, d),
+                (name + ": dimension " + Twine(d) + " of the input and the output must agree").str());
+      return;
+    }
     Value n = B.dim(x), m = B.dim(y);
     if (inPlaceChunks(op)) {
       Value rows = getTensorShape(x.getType()).size() > 1 ? B.dimAt(x, 0) : n;
@@ -356,7 +438,29 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     }
   }
 
+  // A collective along dimension d > 0 tells the protocol model which extents its checks
+  // need ([small, large, d]; in place, the tensor is the large side), since the default model
+  // sizes (dimension 0 only) would fail them.
+  static void noteModelDims(Operation *op) {
+    int64_t dim = getCollectiveDim(op);
+    if (dim == 0) return;
+    auto kernel = op->getParentOfType<KernelOp>();
+    auto argNo = [&](Value v) -> int64_t {
+      auto a = dyn_cast<BlockArgument>(v);
+      return a && a.getOwner() == &kernel.getBody().front() ? int64_t(a.getArgNumber()) : -1;
+    };
+    bool gathers = isa<AllGatherOp>(op);
+    Value x = op->getOperand(0), y = op->getOperand(1);
+    int64_t small = x == y ? -1 : argNo(gathers ? x : y), large = argNo(gathers ? y : x);
+    SmallVector<Attribute> entries;
+    if (auto old = kernel->getAttrOfType<ArrayAttr>("pk.model_dims"))
+      entries.append(old.begin(), old.end());
+    entries.push_back(DenseI64ArrayAttr::get(op->getContext(), {small, large, dim}));
+    kernel->setAttr("pk.model_dims", ArrayAttr::get(op->getContext(), entries));
+  }
+
   LogicalResult lower(Operation *op, int64_t &nextSlot, int64_t &blocks) {
+    noteModelDims(op);
     auto transport = op->getAttrOfType<TransportAttr>("transport");
     if (transport && transport.getValue() == Transport::automatic)
       return op->emitOpError("transport is still 'auto'; run pk-select-transport first");
@@ -501,8 +605,10 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                             ArrayRef<Operation *> dependent, int64_t &nextSlot) {
     Block &entry = kernel.getBody().front();
     int64_t blocks = kGeneralPathBlocks;
-    for (Operation *op : collectives)
+    for (Operation *op : collectives) {
+      noteModelDims(op);
       if (auto a = op->getAttrOfType<IntegerAttr>("pk.blocks")) blocks = std::max(blocks, a.getInt());
+    }
     OpBuilder b(kernel.getContext());
     b.setInsertionPointToStart(&entry);
     auto worker = WorkerOp::create(b, kernel.getLoc(), Role::communicator, blocks);

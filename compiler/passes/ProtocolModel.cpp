@@ -263,7 +263,11 @@ private:
     // The first dimension takes the configured size (with and without a partial tile); the
     // others are 1, so an N-D tensor's element count is that size too and stays small.
     if (auto dim = dyn_cast<DimOp>(op)) {
-      values[dim.getResult()] = dim.getDimAttr().getInt() == 0 ? config.dimValue : 1;
+      int64_t d = dim.getDimAttr().getInt();
+      values[dim.getResult()] = d == 0 ? config.dimValue : 1;
+      if (auto arg = dyn_cast<BlockArgument>(dim.getTensor()))
+        if (auto it = config.dims.find({arg.getArgNumber(), d}); it != config.dims.end())
+          values[dim.getResult()] = it->second;
       return true;
     }
     if (auto f = dyn_cast<FlagOp>(op)) {
@@ -485,6 +489,23 @@ int mlir::pk::protocol::numberFlags(MutableArrayRef<Process> processes) {
       e.flag = numbers.try_emplace(key, int(numbers.size())).first->second;
     }
   return int(numbers.size());
+}
+
+void mlir::pk::protocol::modelDims(KernelOp kernel, Config &config) {
+  auto entries = kernel->getAttrOfType<ArrayAttr>("pk.model_dims");
+  if (!entries) return;
+  constexpr int64_t kRows = 3;  // indices before the collective's dimension
+  for (Attribute a : entries) {
+    auto e = dyn_cast<DenseI64ArrayAttr>(a);
+    if (!e || e.size() != 3) continue;
+    const int64_t small = e[0], large = e[1], dim = e[2];
+    for (int64_t d = 0; d < dim; ++d) {
+      if (small >= 0) config.dims[{unsigned(small), d}] = kRows;
+      if (large >= 0) config.dims[{unsigned(large), d}] = kRows;
+    }
+    if (small >= 0) config.dims[{unsigned(small), dim}] = config.dimValue;
+    if (large >= 0) config.dims[{unsigned(large), dim}] = config.world * config.dimValue;
+  }
 }
 
 int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {

@@ -5,6 +5,7 @@
 #include "pk/Dialect/Pk.h"
 #include "llvm/ADT/SmallVector.h"
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,17 @@ struct Config {
   int world = 1;
   int64_t dimValue = 1;
   int64_t blocks = 1;
+  // Extents that differ from the default (dimension 0: dimValue, others 1), by kernel argument
+  // and dimension: a collective along dimension d needs the sizes its checks accept
+  // (modelDims).
+  std::map<std::pair<unsigned, int64_t>, int64_t> dims;
 };
+
+// The kernel's `pk.model_dims` entries ([small, large, dim] per collective along a dimension
+// other than the first, written by pk-lower-collectives) as extents for `config`: a few rows
+// before `dim`, config.dimValue elements along it on the small side and world times that on the
+// large side, so the modelled launch passes the kernel's shape checks and stays small.
+void modelDims(KernelOp kernel, Config &config);
 
 // A region of one rank's copy of a kernel argument.
 struct Access {

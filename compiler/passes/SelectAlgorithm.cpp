@@ -88,7 +88,11 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
     if (msg && isa<AllToAllOp>(op)) *msg /= (worldSize > 0 ? worldSize : 16);
     int64_t limit = pushMaxBytes;
     std::string why;
-    if (limit <= 0) {
+    if (int64_t dim = getCollectiveDim(op)) {
+      why = "off: along dimension " + std::to_string(dim) + " a peer's part is strided, and the "
+            "landing buffers hold contiguous blocks";
+      limit = 0;
+    } else if (limit <= 0) {
       why = "off (push-max-bytes=0): every size takes the direct path";
     } else if (msg && *msg > limit) {
       why = "off: " + ::pk::formatBytes(*msg) + " per peer is above " +
@@ -160,6 +164,8 @@ struct SelectAlgorithm : mlir::pk::impl::PkSelectAlgorithmPassBase<SelectAlgorit
       recordDecision(op, "rule 1 (mechanism)", "SM copies only: " + why);
     };
     if (min <= 0) return off("the copy-engine route is off (copy-engine-min-bytes=0)");
+    if (getCollectiveDim(op) != 0)
+      return off("along a dimension other than the first, a rank's part is strided, not one copy");
     auto alone = [&] {
       for (Operation &other : kernel.getBody().front())
         if (&other != op && !isa<ReturnOp, CheckOp>(other)) return false;

@@ -122,7 +122,8 @@ public:
     for (int w = 1; w <= maxWorld; ++w)
       for (int64_t n : dims)
         for (int64_t b : blocks) {
-          Config config{w, n, b};
+          Config config{w, n, b, {}};
+          modelDims(kernel, config);
           SmallVector<Process, 0> procs;
           Operation *at = nullptr;
           std::string why;

@@ -7,10 +7,10 @@ using namespace mlir::pk;
 #define GET_OP_CLASSES
 #include "pk/Dialect/PkCollectiveOps.cpp.inc"
 
-// Input and output share element type and rank; dimensions other than the first agree;
-// `firstDimEqual` says whether the first must agree too where both are static.
+// Input and output share element type and rank; dimensions other than `dim` (the first by
+// default) agree; `firstDimEqual` says whether that one must agree too where both are static.
 static LogicalResult verifyCollective(Operation *op, Type input, Type output,
-                                      bool reduces, bool firstDimEqual) {
+                                      bool reduces, bool firstDimEqual, int64_t dim = 0) {
   auto in = getTensorShape(input), out = getTensorShape(output);
   if (getTensorElementType(input) != getTensorElementType(output))
     return op->emitOpError("input and output element types differ");
@@ -19,8 +19,11 @@ static LogicalResult verifyCollective(Operation *op, Type input, Type output,
            << getTensorElementType(input);
   if (in.size() != out.size())
     return op->emitOpError("input and output ranks differ");
+  if (dim < 0 || dim >= int64_t(in.size()))
+    return op->emitOpError("dimension ") << dim << " is out of range for a tensor of rank "
+                                         << in.size();
   for (size_t d = 0; d < in.size(); ++d) {
-    if (d == 0 && !firstDimEqual) continue;
+    if (int64_t(d) == dim && !firstDimEqual) continue;
     if (!ShapedType::isDynamic(in[d]) && !ShapedType::isDynamic(out[d]) && in[d] != out[d])
       return op->emitOpError("dimension ") << d << " differs: " << in[d] << " vs " << out[d];
   }
@@ -43,11 +46,13 @@ LogicalResult AllReduceOp::verify() {
 LogicalResult AllGatherOp::verify() {
   if (!isa<SymTensorType>(getOutput().getType()))
     return emitOpError("output must be symmetric: peers write their rows into it");
-  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false);
+  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false,
+                          getDim());
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  if (failed(verifyCollective(*this, getInput().getType(), getOutput().getType(), true, false)))
+  if (failed(verifyCollective(*this, getInput().getType(), getOutput().getType(), true, false,
+                              getDim())))
     return failure();
   return verifyPrescribedTransport(*this, getTransport(), true);
 }
@@ -94,4 +99,10 @@ LogicalResult GatherOp::verify() {
 
 LogicalResult ScatterOp::verify() {
   return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false);
+}
+
+int64_t mlir::pk::getCollectiveDim(Operation *op) {
+  if (auto ag = dyn_cast<AllGatherOp>(op)) return ag.getDim();
+  if (auto rs = dyn_cast<ReduceScatterOp>(op)) return rs.getDim();
+  return 0;
 }

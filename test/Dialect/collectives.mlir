@@ -17,6 +17,19 @@ pk.kernel @rooted(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %root: index) {
   pk.return
 }
 
+// Tests that all_gather and reduce_scatter keep a dimension other than the first, and print
+// none for the default.
+// CHECK-LABEL: pk.kernel @along_dim
+pk.kernel @along_dim(%x: !pk.sym<?x?xbf16>, %y: !pk.sym<?x?xbf16>) {
+  // CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} {dim = 1 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  pk.coll.all_gather %x into %y {dim = 1 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  // CHECK: pk.coll.reduce_scatter <sum> %{{.*}} into %{{.*}} {dim = 1 : i64}
+  pk.coll.reduce_scatter <sum> %x into %y {dim = 1 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  // CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  pk.coll.all_gather %x into %y {dim = 0 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  pk.return
+}
+
 // Tests that copies name ranks only for symmetric ends, and that reduce_into may target one
 // rank, every rank, or a local tensor.
 // CHECK-LABEL: pk.kernel @primitives

@@ -309,6 +309,23 @@ pk.kernel @k(%x: !pk.sym<8xbf16>, %y: !pk.tensor<16xbf16>) {
 
 // -----
 
+pk.kernel @k(%x: !pk.sym<?x8xbf16>, %y: !pk.sym<?x8xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_gather' op dimension 2 is out of range for a tensor of rank 2}}
+  pk.coll.all_gather %x into %y {dim = 2 : i64} : !pk.sym<?x8xbf16>, !pk.sym<?x8xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<4x8xf32>, %y: !pk.sym<8x2xf32>) {
+  // Along dimension 1 the first dimension must agree.
+  // expected-error @+1 {{'pk.coll.reduce_scatter' op dimension 0 differs: 4 vs 8}}
+  pk.coll.reduce_scatter <sum> %x into %y {dim = 1 : i64} : !pk.sym<4x8xf32>, !pk.sym<8x2xf32>
+  pk.return
+}
+
+// -----
+
 pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
   // expected-error @+1 {{'pk.coll.all_reduce' op transport 'tma' cannot reduce while reading; use ldst, multimem or auto}}
   pk.coll.all_reduce <sum> %x into %y {transport = #pk.transport<tma>} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>

@@ -194,6 +194,10 @@ template <class T, long M, long N> Tile<T, M, 1> row_min(Tile<T, M, N>);
 template <class T, int R, class Out> void all_reduce(Reduce, const Sym<T, R> &in, const Out &out);
 template <class T, int R, class Out> void reduce_scatter(Reduce, const Sym<T, R> &in, const Out &out);
 template <class T, int R, class Out> void all_gather(const Sym<T, R> &in, const Out &out);
+// Along dimension `dim` (a constant) instead of the first: all_gather(x, y, 1) concatenates
+// the ranks' column shards; reduce_scatter(Sum, x, y, 1) leaves rank r column block r.
+template <class T, int R, class Out> void reduce_scatter(Reduce, const Sym<T, R> &in, const Out &out, int dim);
+template <class T, int R, class Out> void all_gather(const Sym<T, R> &in, const Out &out, int dim);
 template <class T, int R, class Out> void all_to_all(const Sym<T, R> &in, const Out &out);
 // Rooted collectives; `root` is a rank (a run-time value).
 template <class T, int R, class Out> void broadcast(const Sym<T, R> &in, const Out &out, index root);

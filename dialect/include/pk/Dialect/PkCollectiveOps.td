@@ -39,25 +39,36 @@ def Pk_AllReduceOp : Pk_CollectiveOp<"all_reduce", 1> {
 def Pk_AllGatherOp : Pk_CollectiveOp<"all_gather", 0> {
   let summary = "Concatenates every rank's input, by rank, into every rank's output";
   let description = [{
-    `output`'s first dimension is the world size times `input`'s; the other dimensions
-    and the element type match. Rank r's input lands at rows [r*n, (r+1)*n).
+    Along dimension `dim` (default 0), `output` is the world size times `input`; the other
+    dimensions and the element type match. Rank r's input lands at indices [r*n, (r+1)*n)
+    of that dimension (rows for dim 0; column shards, as tensor-parallel layers gather
+    them, for dim 1 of a matrix).
 
     ```mlir
     pk.coll.all_gather %x into %y : !pk.sym<?x4096xbf16>, !pk.sym<?x4096xbf16>
+    pk.coll.all_gather %x into %y {dim = 1 : i64} : !pk.sym<?x1024xbf16>, !pk.sym<?x?xbf16>
     ```
   }];
+  let arguments = (ins Pk_SymTensorType:$input, Pk_AnyTensor:$output,
+      DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport,
+      DefaultValuedAttr<I64Attr, "0">:$dim);
 }
 
 def Pk_ReduceScatterOp : Pk_CollectiveOp<"reduce_scatter", 1> {
-  let summary = "Reduces over ranks and leaves rank r with the r-th block of rows";
+  let summary = "Reduces over ranks and leaves rank r with the r-th block along a dimension";
   let description = [{
-    `input`'s first dimension is the world size times `output`'s. Rank r receives the
-    reduction over ranks of input rows [r*n, (r+1)*n).
+    Along dimension `dim` (default 0), `input` is the world size times `output`. Rank r
+    receives the reduction over ranks of input indices [r*n, (r+1)*n) of that dimension.
 
     ```mlir
     pk.coll.reduce_scatter <sum> %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    pk.coll.reduce_scatter <sum> %x into %y {dim = 1 : i64} : !pk.sym<?x?xf32>, !pk.tensor<?x?xf32>
     ```
   }];
+  let arguments = (ins Pk_ReduceKindAttr:$kind, Pk_SymTensorType:$input, Pk_AnyTensor:$output,
+      DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport,
+      DefaultValuedAttr<Pk_AlgorithmAttr, "::mlir::pk::Algorithm::automatic">:$algorithm,
+      DefaultValuedAttr<I64Attr, "0">:$dim);
 }
 
 def Pk_AllToAllOp : Pk_CollectiveOp<"all_to_all", 0> {

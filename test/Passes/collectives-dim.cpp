@@ -1,0 +1,49 @@
+// RUN: pkc %s --explain -o %t.cu 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=CUDA < %t.cu
+// RUN: pkc %s --emit=cubin -o %t.cubin
+// RUN: not pkc %s -DBAD_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not pkc %s -DRUNTIME_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNTIME
+// Tests that all_gather and reduce_scatter along a dimension other than the first (column
+// shards) lower to strided pulls proved by the protocol checker (no warning), with the
+// one-round and copy-engine paths off and the run-time shape rule of that dimension, and
+// that a bad or non-constant dimension is an error at the call.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK-LABEL: decisions for kernel 'ag_cols'
+// CHECK: rule 1 (small messages): {{.*}} off: along dimension 1 a peer's part is strided
+// CHECK: rule 1 (mechanism): {{.*}} SM copies only: along a dimension other than the first
+// CHECK-NOT: warning
+// CUDA-LABEL: void __launch_bounds__({{.*}}) ag_cols(
+// CUDA: dimension 1 of the output must be world_size times the input's
+// CUDA: dimension 0 of the input and the output must agree
+// CUDA: pk::copy
+PK_KERNEL void ag_cols(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 1); }
+
+// CHECK-LABEL: decisions for kernel 'rs_cols'
+// CHECK: rule 1 (small messages): {{.*}} off: along dimension 1
+// CUDA-LABEL: void __launch_bounds__({{.*}}) rs_cols(
+// CUDA: dimension 1 of the input must be world_size times the output's
+// CUDA: pk::reduce_into
+PK_KERNEL void rs_cols(Sym<f32, 2> x, Sym<f32, 2> y) { reduce_scatter(Sum, x, y, 1); }
+
+// A middle dimension of a 3-D tensor, and both in place.
+// CHECK-LABEL: decisions for kernel 'ag_mid'
+PK_KERNEL void ag_mid(Sym<f32, 3> x, Sym<f32, 3> y) { all_gather(x, y, 1); }
+// CHECK-LABEL: decisions for kernel 'ag_cols_in_place'
+// CHECK: in place: chunk r of the tensor is rank r's input
+// CUDA-LABEL: void __launch_bounds__({{.*}}) ag_cols_in_place(
+// CUDA: in place, dimension 1 holds world_size equal chunks
+PK_KERNEL void ag_cols_in_place(Sym<bf16, 2> x) { all_gather(x, x, 1); }
+// CHECK-LABEL: decisions for kernel 'rs_cols_in_place'
+// CHECK: in place: the tensor holds world_size chunks
+PK_KERNEL void rs_cols_in_place(Sym<f32, 2> x) { reduce_scatter(Max, x, x, 1); }
+
+#ifdef BAD_DIM
+// BAD: collectives-dim.cpp:[[@LINE+1]]:57: error: 'pk.coll.all_gather' op dimension 2 is out of range for a tensor of rank 2
+PK_KERNEL void ag_bad(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 2); }
+#endif
+#ifdef RUNTIME_DIM
+// RUNTIME: collectives-dim.cpp:[[@LINE+1]]:82: error: the dimension of 'all_gather' must be a constant integer
+PK_KERNEL void ag_rt(Sym<bf16, 2> x, Sym<bf16, 2> y, index d) { all_gather(x, y, d); }
+#endif

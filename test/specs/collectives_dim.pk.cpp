@@ -1,0 +1,11 @@
+// Collectives along a dimension other than the first: the column shards tensor-parallel layers
+// gather and scatter. test/gpu/collectives_dim_test.cu runs them at W = 1-4 against float64
+// references; test/Passes/collectives-dim.cpp checks their lowering.
+#include <pk/spec.h>
+using namespace pk;
+
+PK_KERNEL void all_gather_cols(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 1); }
+PK_KERNEL void reduce_scatter_cols(Sym<f32, 2> x, Sym<f32, 2> y) { reduce_scatter(Sum, x, y, 1); }
+PK_KERNEL void all_gather_mid(Sym<f32, 3> x, Sym<f32, 3> y) { all_gather(x, y, 1); }
+PK_KERNEL void all_gather_cols_in_place(Sym<bf16, 2> x) { all_gather(x, x, 1); }
+PK_KERNEL void reduce_scatter_cols_in_place(Sym<f32, 2> x) { reduce_scatter(Max, x, x, 1); }
