@@ -213,6 +213,11 @@ private:
       total *= trips.back();
     }
     int64_t first = depth == 0 ? localBlock : 0, stride = depth == 0 ? blocksInWorker : 1;
+    // A bound, as for sequential loops: a loop nest the modelled sizes blow up is reported
+    // unverified (a warning) instead of keeping the compiler busy for minutes.
+    constexpr int64_t kMaxTiles = 1 << 16;
+    if ((total - first + stride - 1) / stride > kMaxTiles)
+      return fail(loop, "the tile loop runs more than 65536 tiles per block at the modelled sizes");
     Block &body = loop.getBody().front();
     for (int64_t t = first; t < total; t += stride) {
       int64_t rest = t;
