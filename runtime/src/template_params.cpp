@@ -18,25 +18,19 @@ const struct {
 } kKinds[] = {{Kind::tmap, "tmap"}, {Kind::tmaps, "tmaps"}, {Kind::ctx, "ctx"},
               {Kind::i32, "i32"},   {Kind::ptr, "ptr"},     {Kind::ptrs, "ptrs"}};
 
-// Space-separated words (plain string code: iostreams crashed inside a PyTorch extension).
-std::vector<std::string> words_of(const std::string& line) {
-  std::vector<std::string> out;
-  for (std::size_t at = 0; at < line.size();) {
-    const std::size_t begin = line.find_first_not_of(' ', at);
-    if (begin == std::string::npos) break;
-    std::size_t end = line.find(' ', begin);
-    if (end == std::string::npos) end = line.size();
-    out.push_back(line.substr(begin, end - begin));
-    at = end;
-  }
-  return out;
-}
-
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::size_t begin = 0;
   for (std::size_t at = 0; at <= text.size(); ++at)
     if (at == text.size() || text[at] == sep) out.push_back(text.substr(begin, at - begin)), begin = at + 1;
+  return out;
+}
+
+// Space-separated words (plain string code: iostreams crashed inside a PyTorch extension).
+std::vector<std::string> words_of(const std::string& line) {
+  std::vector<std::string> out;
+  for (std::string& w : split(line, ' '))
+    if (!w.empty()) out.push_back(std::move(w));
   return out;
 }
 
