@@ -65,11 +65,17 @@ Status Kernel::launch(const LaunchConfig& cfg, cudaStream_t stream, KernelArgs& 
   if (!args.ok()) return Status::error("kernel " + name_ + ": arguments exceed 32 KiB");
   PK_ASSIGN_OR_RETURN(const DriverApi* d, driver());
   auto f = static_cast<CUfunction>(function_);
-  if (cfg.shared_bytes > 48 * 1024)
-    PK_RETURN_IF_ERROR(cu_status(
-        d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              static_cast<int>(cfg.shared_bytes)),
-        "cuFuncSetAttribute(max dynamic shared memory)"));
+  SharedAllowance& allowed = *shared_allowed_;
+  if (cfg.shared_bytes > allowed.bytes.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(allowed.raise);
+    if (cfg.shared_bytes > allowed.bytes.load(std::memory_order_relaxed)) {
+      PK_RETURN_IF_ERROR(cu_status(
+          d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(cfg.shared_bytes)),
+          "cuFuncSetAttribute(max dynamic shared memory)"));
+      allowed.bytes.store(cfg.shared_bytes, std::memory_order_release);
+    }
+  }
   if (shared_gpu_ranks_exist()) PK_RETURN_IF_ERROR(check_fits_shared_gpu(cfg));
   const CUresult r = d->launch_kernel(f, cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
                                       cfg.block.y, cfg.block.z, cfg.shared_bytes,

@@ -3,7 +3,10 @@
 
 #include <climits>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/driver.h>
@@ -11,8 +14,38 @@
 #include <pk/runtime/shared_gpu.h>
 
 namespace pk {
+namespace {
+
+// A map depends only on the base, extents and box, so encoded maps are memoised: a call on the
+// same tensors builds its block without the driver (rank threads share the cache).
+using MapKey = std::tuple<const void*, std::vector<long long>, std::vector<int>>;
+std::mutex map_cache_mutex;
+std::map<MapKey, TensorMap> map_cache;
+constexpr std::size_t kMapCacheLimit = 4096;  // past this, start over rather than grow
+
+Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>& dims,
+                                  const std::vector<int>& box);
+
+}  // namespace
 
 Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<long long>& dims,
+                                         const std::vector<int>& box) {
+  MapKey key{base, dims, box};
+  {
+    std::lock_guard<std::mutex> lock(map_cache_mutex);
+    auto it = map_cache.find(key);
+    if (it != map_cache.end()) return it->second;
+  }
+  PK_ASSIGN_OR_RETURN(TensorMap m, encode_uncached(base, dims, box));
+  std::lock_guard<std::mutex> lock(map_cache_mutex);
+  if (map_cache.size() >= kMapCacheLimit) map_cache.clear();
+  map_cache.emplace(std::move(key), m);
+  return m;
+}
+
+namespace {
+
+Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>& dims,
                                          const std::vector<int>& box) {
   const std::size_t rank = dims.size();
   if (rank < 2 || rank > 3 || box.size() != rank)
@@ -48,6 +81,8 @@ Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<lon
   std::memcpy(&out, &m, sizeof(out));
   return out;
 }
+
+}  // namespace
 
 Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t,
                                                          const std::vector<TemplateArg>& args,

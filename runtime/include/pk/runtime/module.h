@@ -3,7 +3,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,13 @@ class Kernel {
   Status check_fits_shared_gpu(const LaunchConfig& cfg) const;
   void* function_ = nullptr;  // CUfunction
   std::string name_;
+  // The dynamic shared memory the function is already allowed (shared by copies of this
+  // Kernel), so a launch calls cuFuncSetAttribute only when it needs more.
+  struct SharedAllowance {
+    std::atomic<unsigned> bytes{48 * 1024};
+    std::mutex raise;  // one raise at a time, so the attribute never drops below `bytes`
+  };
+  std::shared_ptr<SharedAllowance> shared_allowed_ = std::make_shared<SharedAllowance>();
 };
 
 class Module {
