@@ -3,7 +3,8 @@
 # GPU tests, the collectives benchmark and the calibration, and copy logs, the benchmark table
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
-# Run from anywhere on the GPU machine: scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|all]
+# Run from anywhere on the GPU machine:
+#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|all]
 # (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
 # fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
 # PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests.
@@ -88,6 +89,17 @@ if [ "$PART" = gemm-jit ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
     timeout 120 "$JIT_BIN" "$OUT/gemm-jit.md" >"$OUT/bench-gemm-jit.log" 2>&1
     GEMM=$?
     cat "$OUT/gemm-jit.md" 2>/dev/null || tail -n 20 "$OUT/bench-gemm-jit.log"
+  fi
+fi
+
+if [ "$PART" = gemm-specs ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
+  # GEMM specs (layouts, f16, a fused epilogue) through the JIT against cuBLAS (one GPU).
+  step bench-gemm-specs
+  SPECS_BIN="$BUILD/tools/bench-gemm/pk-bench-gemm-specs"
+  if [ -x "$SPECS_BIN" ]; then
+    timeout 240 "$SPECS_BIN" "$OUT/gemm-specs.md" >"$OUT/bench-gemm-specs.log" 2>&1
+    GEMM=$?
+    cat "$OUT/gemm-specs.md" 2>/dev/null || tail -n 20 "$OUT/bench-gemm-specs.log"
   fi
 fi
 

@@ -58,6 +58,9 @@ std::string elementTypeName(Type type);
 /// The C++ type of a kernel argument, or "" if unsupported.
 std::string argumentTypeName(Type type);
 
+/// The fp32 C++ expression of map `kind` applied to the expressions `x` (and `y`).
+std::string mapExpression(MapKind kind, StringRef x, StringRef y = "");
+
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);
 /// Which shared-memory tile buffers a kernel's tile ops need (row reductions, broadcasts, mma).

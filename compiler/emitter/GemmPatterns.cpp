@@ -6,6 +6,7 @@
 // description to the template's real layout. (The nvcc host plans in
 // templates/include/pk/templates/host/fused_gemm.cuh fill the same block for the benchmarks.)
 #include "Emitter.h"
+#include "GemmEpilogue.h"
 
 #include <pk/runtime/host_check.h>
 #include <pk/runtime/template_params.h>
@@ -37,6 +38,7 @@ const JobInfo *findJob(StringRef name) {
 
 // The template's constants the description relies on (static_asserted in the output).
 constexpr int kBM = 128, kBN = 256, kBK = 64, kBoxRows = 64, kBoxCols = 64, kGroupM = 16;
+constexpr int kBBox = 64;  // an N-major B's TMA box: 64 K-rows x 64 columns
 constexpr unsigned kSharedBytes = 231424;
 constexpr int kAgRowSlot = 128;
 constexpr int kKernelFlagRegion = 2048;  // pk/runtime/context.h (host only)
@@ -101,6 +103,7 @@ struct Describer {
 };
 
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
+                              const std::vector<EpilogueField> &epilogue,
                               std::vector<::pk::HostCheck> &checks) {
   Describer d;
   d.t.kernel = kernel.str();
@@ -108,16 +111,25 @@ struct Describer {
   d.t.shared_bytes = kSharedBytes;
   auto arg = [&](const char *role) { return facts.getAs<IntegerAttr>(role).getInt(); };
   const int64_t a = arg("a"), b = arg("b"), c = arg("c");
-  const std::string K = dim(a, 1), N = dim(b, 0), tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
+  auto layout = facts.getAs<StringAttr>("b_layout");
+  const bool bNMajor = layout && layout.getValue() == "kn";  // B stored [K, N]
+  const std::string K = dim(a, 1), N = dim(b, bNMajor ? 1 : 0);
+  const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
   d.operand(a, "A", a);
-  d.operand(b, "B", a);
+  if (bNMajor) {
+    d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
+    d.check(K, dim(b, 0), "B must have A's K rows");
+  } else {
+    d.operand(b, "B", a);
+  }
   d.check("0", "rem(" + N + ",8)", "C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
   if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     d.check(M, dim(c, 0), "C must have A's rows");
-    d.check(N, dim(c, 1), "C must have B's rows as columns");
+    d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns");
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
-    d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    if (bNMajor) d.field(FK::tmap, "b", b, {N, K}, {kBBox, kBK});
+    else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
     if (job == "gemm") {
       d.field(FK::tmap, "c", c, {N, M}, {kBoxCols, kBoxRows});
@@ -133,6 +145,11 @@ struct Describer {
     d.i32("n", N);
     d.i32("comm_blocks", "0");
     if (job == "gemm_ar") d.i32("blocks", blocks);
+    for (const EpilogueField &f : epilogue) {
+      if (f.kind == EpilogueField::Kind::ptr) d.field(FK::ptr, f.member, f.arg);
+      else if (f.kind == EpilogueField::Kind::f32) d.field(FK::f32, f.member, f.arg);
+      else d.i32(f.member, f.value);
+    }
     d.t.grid = expr(blocks);
   } else if (job == "gemm_rs") {
     const std::string M = dim(a, 0), own = "div(" + M + ",world)";
@@ -197,12 +214,31 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
            << (job ? job.getValue() : StringRef("?")) << "'";
   std::string name = kernel.getSymName().str();
   std::string type = std::string("pk::gemm::") + info->type;
+  // The plain GEMM's variants: element types, B's layout, a fused epilogue.
+  GemmEpilogueCode epilogue;
+  if (auto program = facts.getAs<ArrayAttr>("epilogue")) {
+    FailureOr<GemmEpilogueCode> code = emitGemmEpilogue(kernel, program);
+    if (failed(code)) return failure();
+    epilogue = std::move(*code);
+  }
+  auto fact = [&](StringRef k) {
+    auto v = facts.getAs<StringAttr>(k);
+    return v ? v.getValue() : StringRef();
+  };
+  const bool variant = fact("in") == "f16" || fact("out") == "f16" || fact("b_layout") == "kn" ||
+                       !epilogue.code.empty();
+  if (variant)
+    type = std::string("pk::gemm::GemmJobT<") + (fact("in") == "f16" ? "pk::f16" : "pk::bf16") + ", " +
+           (fact("out") == "f16" ? "pk::f16" : "pk::bf16") + ", " +
+           (fact("b_layout") == "kn" ? "true" : "false") + ", " +
+           (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") + ">";
   std::vector<::pk::HostCheck> checks;
-  ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, checks);
+  ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, epilogue.fields, checks);
 
   e.os << "\n#include <pk/templates/" << info->header << ">\n";
   e.os << "#ifndef __CUDACC_RTC__\n#include <cstddef>\n#endif\n";
   e.os << "\nnamespace pk_" << name << " {\n";
+  e.os << epilogue.code;
   e.os << "constexpr int kThreads = pk::gemm::kThreads;            // loader/storer + 2 consumer warpgroups\n";
   e.os << "constexpr unsigned kSharedBytes = pk::gemm::kSharedBytes;  // dynamic shared memory\n";
   e.os << "using Job = " << type << ";\n";

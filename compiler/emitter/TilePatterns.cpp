@@ -16,6 +16,49 @@ std::string mlir::pk::cuda::tileTypeName(TileType t, int threads) {
   return s + ", " + std::to_string(threads) + ">";
 }
 
+// The fp32 C++ expression of a map kind applied to the expressions x (and y).
+std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y) {
+  // Operands that are not plain names are parenthesised.
+  auto operand = [](StringRef v) {
+    bool plain = llvm::all_of(v, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; });
+    return plain ? v.str() : "(" + v.str() + ")";
+  };
+  auto fill = [&](StringRef pattern) {  // pattern: in terms of X and Y
+    std::string out;
+    for (char c : pattern) out += c == 'X' ? operand(x) : c == 'Y' ? operand(y) : std::string(1, c);
+    return out;
+  };
+  switch (kind) {
+  case MapKind::add: return fill("X + Y");
+  case MapKind::sub: return fill("X - Y");
+  case MapKind::mul: return fill("X * Y");
+  case MapKind::div: return fill("X / Y");
+  case MapKind::max: return fill("fmaxf(X, Y)");
+  case MapKind::min: return fill("fminf(X, Y)");
+  case MapKind::exp: return fill("__expf(X)");
+  case MapKind::neg: return fill("-X");
+  case MapKind::sqrt: return fill("sqrtf(X)");
+  case MapKind::rsqrt: return fill("rsqrtf(X)");
+  case MapKind::log: return fill("logf(X)");
+  case MapKind::tanh: return fill("tanhf(X)");
+  case MapKind::sigmoid: return fill("1.f / (1.f + __expf(-X))");
+  case MapKind::silu: return fill("X / (1.f + __expf(-X))");
+  case MapKind::gelu_tanh: return fill("0.5f * X * (1.f + tanhf(0.7978845608f * (X + 0.044715f * X * X * X)))");
+  case MapKind::gelu_erf: return fill("0.5f * X * (1.f + erff(X * 0.7071067812f))");
+  case MapKind::sin: return fill("sinf(X)");
+  case MapKind::cos: return fill("cosf(X)");
+  case MapKind::abs: return fill("fabsf(X)");
+  case MapKind::pow: return fill("powf(X, Y)");
+  case MapKind::lt: return fill("X < Y ? 1.f : 0.f");
+  case MapKind::le: return fill("X <= Y ? 1.f : 0.f");
+  case MapKind::gt: return fill("X > Y ? 1.f : 0.f");
+  case MapKind::ge: return fill("X >= Y ? 1.f : 0.f");
+  case MapKind::eq: return fill("X == Y ? 1.f : 0.f");
+  case MapKind::ne: return fill("X != Y ? 1.f : 0.f");
+  }
+  return "";
+}
+
 namespace {
 
 // A local pointer and shape of this rank's copy of a tensor argument.
@@ -84,38 +127,13 @@ LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
   return success();
 }
 
-// The fp32 expression of a map kind on x (and y).
+// The fp32 lambda of a map kind, for the tile library's map.
 std::string mapLambda(MapKind kind) {
-  switch (kind) {
-  case MapKind::add: return "[](float x, float y) { return x + y; }";
-  case MapKind::sub: return "[](float x, float y) { return x - y; }";
-  case MapKind::mul: return "[](float x, float y) { return x * y; }";
-  case MapKind::div: return "[](float x, float y) { return x / y; }";
-  case MapKind::max: return "[](float x, float y) { return fmaxf(x, y); }";
-  case MapKind::min: return "[](float x, float y) { return fminf(x, y); }";
-  case MapKind::exp: return "[](float x) { return __expf(x); }";
-  case MapKind::neg: return "[](float x) { return -x; }";
-  case MapKind::sqrt: return "[](float x) { return sqrtf(x); }";
-  case MapKind::rsqrt: return "[](float x) { return rsqrtf(x); }";
-  case MapKind::log: return "[](float x) { return logf(x); }";
-  case MapKind::tanh: return "[](float x) { return tanhf(x); }";
-  case MapKind::sigmoid: return "[](float x) { return 1.f / (1.f + __expf(-x)); }";
-  case MapKind::silu: return "[](float x) { return x / (1.f + __expf(-x)); }";
-  case MapKind::gelu_tanh:
-    return "[](float x) { return 0.5f * x * (1.f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x))); }";
-  case MapKind::gelu_erf: return "[](float x) { return 0.5f * x * (1.f + erff(x * 0.7071067812f)); }";
-  case MapKind::sin: return "[](float x) { return sinf(x); }";
-  case MapKind::cos: return "[](float x) { return cosf(x); }";
-  case MapKind::abs: return "[](float x) { return fabsf(x); }";
-  case MapKind::pow: return "[](float x, float y) { return powf(x, y); }";
-  case MapKind::lt: return "[](float x, float y) { return x < y ? 1.f : 0.f; }";
-  case MapKind::le: return "[](float x, float y) { return x <= y ? 1.f : 0.f; }";
-  case MapKind::gt: return "[](float x, float y) { return x > y ? 1.f : 0.f; }";
-  case MapKind::ge: return "[](float x, float y) { return x >= y ? 1.f : 0.f; }";
-  case MapKind::eq: return "[](float x, float y) { return x == y ? 1.f : 0.f; }";
-  case MapKind::ne: return "[](float x, float y) { return x != y ? 1.f : 0.f; }";
-  }
-  return "";
+  const bool binary = kind == MapKind::add || kind == MapKind::sub || kind == MapKind::mul ||
+                      kind == MapKind::div || kind == MapKind::max || kind == MapKind::min ||
+                      kind == MapKind::pow || kind >= MapKind::lt;
+  return std::string(binary ? "[](float x, float y) { return " : "[](float x) { return ") +
+         mapExpression(kind, "x", "y") + "; }";
 }
 
 LogicalResult emitMap(Emitter &e, Operation *op) {

@@ -142,6 +142,8 @@ std::vector<TemplateArg> template_args(const KernelInfo& info, const std::vector
     TemplateArg& t = out[i];
     if (a.kind == ArgKind::scalar) {
       t.scalar = a.integer;
+      t.real = info.args[i].element == "f32" || info.args[i].element == "f64";
+      t.real_value = a.real;
       continue;
     }
     const bool sym = a.kind == ArgKind::sym_tensor;

@@ -2,6 +2,7 @@
 // into their owners, or an all-reduce after it) and lowers the kernel to an instance of the
 // Hopper GEMM / LCSC templates (templates/include/pk/templates), recording the job, the
 // overlap scheme and the tile order as decisions.
+#include "GemmEpilogue.h"
 #include "ProfileOption.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"
@@ -19,20 +20,28 @@ using namespace mlir::pk;
 
 namespace {
 
-// The template's tile: 128 x 256 outputs, K steps of 64, bf16 operands, both K-major.
+// The template's tile: 128 x 256 outputs, K steps of 64.
 constexpr int64_t kBM = 128, kBN = 256, kBK = 64;
 
 struct GemmLoop {
   TileForeachOp loop;
   TileLoadOp loadA, loadB;
-  Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the bf16 tile
+  bool bNMajor = false;       // B stored [K, N] (mma) rather than [N, K] (mma_t)
+  Type in, out;               // operand and output element types (bf16 or f16)
+  int64_t bm = 0, bn = 0, bk = 0;  // the spec's tile
+  ArrayAttr epilogue;         // null when the accumulator is stored as it is
+  Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the narrowed tile
+  // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
+  // epilogue.
+  bool classic() const {
+    return bm == kBM && bn == kBN && bk == kBK && !bNMajor && in.isBF16() && out.isBF16() && !epilogue;
+  }
 };
 
-bool isTile(Type t, int64_t rows, int64_t cols, bool bf16) {
+bool isTile(Type t, int64_t rows, int64_t cols, Type element) {
   auto tile = dyn_cast<TileType>(t);
   if (!tile || tile.getShape().size() != 2) return false;
-  return tile.getShape()[0] == rows && tile.getShape()[1] == cols &&
-         (bf16 ? tile.getElementType().isBF16() : tile.getElementType().isF32());
+  return tile.getShape()[0] == rows && tile.getShape()[1] == cols && tile.getElementType() == element;
 }
 
 // The same value, or equal constants.
@@ -49,13 +58,17 @@ int argIndex(KernelOp kernel, Value v) {
   return int(arg.getArgNumber());
 }
 
-// Matches: foreach (m, n) step [128, 256] { acc = scf.for k step 64 (zeros) { a = load A[m, k];
-// b = load B[n, k]; mma a, b, acc {transpose_b} }; store/add cast<bf16>(acc) }.
-FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
+// Matches: foreach (m, n) step [BM, BN] { acc = scf.for k step BK (zeros) { a = load A[m, k];
+// b = load B[n, k] (mma {transpose_b}) or B[k, n] (mma); mma a, b, acc };
+// store/add cast<bf16|f16>(epilogue(acc)) }. Any tile shape: the template retiles, which is
+// exact because every output element depends only on its own row of A and column of B.
+FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   GemmLoop g;
   g.loop = loop;
-  if (loop.getSteps().size() != 2 || loop.getSteps()[0] != kBM || loop.getSteps()[1] != kBN)
-    return loop.emitError("GEMM tile loop: steps must be [128, 256] (the Hopper template's tile)");
+  if (loop.getSteps().size() != 2)
+    return loop.emitError("GEMM tile loop: must step over 2-D output tiles");
+  g.bm = loop.getSteps()[0];
+  g.bn = loop.getSteps()[1];
   Block &body = loop.getBody().front();
   Value m = body.getArgument(0), n = body.getArgument(1);
   scf::ForOp kloop;
@@ -66,34 +79,77 @@ FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
     }
   if (!kloop || kloop.getNumRegionIterArgs() != 1 || !kloop.getInitArgs()[0].getDefiningOp<TileZerosOp>())
     return loop.emitError("GEMM tile loop: expected one scf.for over K carrying a zero-initialised accumulator");
-  if (getConstantIntValue(kloop.getStep()) != kBK || getConstantIntValue(kloop.getLowerBound()) != 0)
-    return kloop.emitError("GEMM K loop: must run from 0 in steps of 64");
+  std::optional<int64_t> step = getConstantIntValue(kloop.getStep());
+  if (!step || *step < 1 || getConstantIntValue(kloop.getLowerBound()) != 0)
+    return kloop.emitError("GEMM K loop: must run from 0 in constant steps");
+  g.bk = *step;
   auto yield = cast<scf::YieldOp>(kloop.getBody()->getTerminator());
   auto mma = yield.getOperand(0).getDefiningOp<TileMmaOp>();
-  if (!mma || mma.getAcc() != kloop.getRegionIterArgs()[0] || !mma.getTransposeB())
-    return kloop.emitError("GEMM K loop: must yield pk.tile.mma {transpose_b} of its accumulator "
-                           "(B is [N, K], K-major, as the template loads it)");
+  if (!mma || mma.getAcc() != kloop.getRegionIterArgs()[0])
+    return kloop.emitError("GEMM K loop: must yield pk.tile.mma of its accumulator");
+  g.bNMajor = !mma.getTransposeB();
   g.loadA = mma.getA().getDefiningOp<TileLoadOp>();
   g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
   Value k = kloop.getInductionVar();
+  Value bRow = g.bNMajor ? k : n, bCol = g.bNMajor ? n : k;
   if (!g.loadA || !g.loadB || g.loadA.getIndices().size() != 2 || g.loadB.getIndices().size() != 2 ||
       g.loadA.getIndices()[0] != m || g.loadA.getIndices()[1] != k ||
-      g.loadB.getIndices()[0] != n || g.loadB.getIndices()[1] != k)
-    return mma.emitError("GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
-  if (!isTile(g.loadA.getType(), kBM, kBK, true) || !isTile(g.loadB.getType(), kBN, kBK, true) ||
-      !isTile(mma.getType(), kBM, kBN, false))
-    return mma.emitError("GEMM: tiles must be A 128x64 bf16, B 256x64 bf16, accumulator 128x256 f32");
-  if (!kloop.getResult(0).hasOneUse())
-    return kloop.emitError("GEMM: the accumulator must only be cast to bf16");
-  auto cast = dyn_cast<TileCastOp>(*kloop.getResult(0).getUsers().begin());
-  if (!cast)
-    return kloop.emitError("GEMM: the accumulator must be cast to one 128x256 bf16 tile");
-  if (!isTile(cast.getType(), kBM, kBN, true))
-    return cast.emitError("GEMM: the template's output is bf16; this cast makes ")
-           << cast.getType();
-  if (!cast.getResult().hasOneUse())
-    return cast.emitError("GEMM: the bf16 tile must have one use (its store or reduce-add)");
-  g.sink = *cast.getResult().getUsers().begin();
+      g.loadB.getIndices()[0] != bRow || g.loadB.getIndices()[1] != bCol)
+    return mma.emitError(g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
+                                   : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
+  g.in = cast<TileType>(g.loadA.getType()).getElementType();
+  if (!g.in.isBF16() && !g.in.isF16())
+    return mma.emitError("GEMM: the template multiplies bf16 or f16 tiles, not ") << g.in;
+  if (!isTile(g.loadA.getType(), g.bm, g.bk, g.in) ||
+      !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.in) : isTile(g.loadB.getType(), g.bn, g.bk, g.in)) ||
+      !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
+    return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
+           << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk) << " of one type (bf16 or f16), "
+           << "accumulator " << g.bm << "x" << g.bn << " f32";
+  // The sink: the tile loop's one store (or reduce-add into an owner) of a narrowed tile.
+  for (Operation &op : body)
+    if (isa<TileStoreOp, AddTileOp>(op)) {
+      if (g.sink) return op.emitError("GEMM: the tile loop must store one tile");
+      g.sink = &op;
+    }
+  if (!g.sink)
+    return loop.emitError("GEMM: the tile must be stored (pk.tile.store) or added into its owner "
+                          "(pk.coll.add_tile)");
+  auto narrow = g.sink->getOperand(0).getDefiningOp<TileCastOp>();
+  if (!narrow || !isTile(narrow.getType(), g.bm, g.bn, cast<TileType>(narrow.getType()).getElementType()))
+    return g.sink->emitError("GEMM: the template stores a bf16 or f16 tile cast from the fp32 "
+                             "accumulator's epilogue; this tile is not such a cast");
+  g.out = cast<TileType>(narrow.getType()).getElementType();
+  if (!g.out.isBF16() && !g.out.isF16())
+    return narrow.emitError("GEMM: the template's output is bf16 or f16; this cast makes ")
+           << narrow.getType();
+  if (!isa<Float32Type>(cast<TileType>(narrow.getInput().getType()).getElementType()))
+    return narrow.emitError("GEMM: the stored tile must be cast from f32");
+  // Between the K loop and the cast: an element-wise epilogue, captured whole.
+  llvm::SmallPtrSet<Operation *, 16> epilogueOps;
+  if (narrow.getInput() != kloop.getResult(0)) {
+    std::string why;
+    g.epilogue = captureGemmEpilogue(kernel, narrow.getInput(), kloop.getResult(0), m, n, g.bm, g.bn,
+                                     epilogueOps, why);
+    if (!g.epilogue) return narrow.emitError("GEMM epilogue: ") << why;
+  }
+  // Nothing else in the loop may compute a tile the template would drop (index arithmetic for
+  // the store's position is fine).
+  for (Operation &op : body) {
+    bool tiles = llvm::any_of(op.getResultTypes(), [](Type t) { return isa<TileType>(t); });
+    if (!tiles || &op == kloop.getOperation() || &op == narrow.getOperation() ||
+        epilogueOps.contains(&op) || op.use_empty())
+      continue;
+    bool feedsLoop = llvm::all_of(op.getUsers(), [&](Operation *u) {
+      return kloop->isAncestor(u) || u == kloop.getOperation();
+    });
+    if (!feedsLoop)
+      return op.emitError("GEMM: this tile is used outside the K loop and the epilogue");
+  }
+  for (Value r : kloop.getResults())
+    for (Operation *u : r.getUsers())
+      if (u != narrow.getOperation() && !epilogueOps.contains(u))
+        return u->emitError("GEMM: the accumulator may only feed the epilogue and the store");
   if (auto st = dyn_cast<TileStoreOp>(g.sink)) {
     if (st.getIndices().size() != 2 || st.getIndices()[0] != m || st.getIndices()[1] != n)
       return st.emitError("GEMM: the tile must be stored at [m, n]");
@@ -108,9 +164,6 @@ FailureOr<GemmLoop> matchGemmLoop(TileForeachOp loop) {
         add.getIndices()[1] != n)
       return add.emitError("GEMM + reduce-scatter: add the tile at [m % R, n] on peer m / R "
                            "(R: rows per owner)");
-  } else {
-    return g.sink->emitError("GEMM: the bf16 tile must be stored (pk.tile.store) or added "
-                             "into its owner (pk.coll.add_tile)");
   }
   return g;
 }
@@ -128,16 +181,21 @@ bool isRowsPerRank(Value v, Value a) {
          div->getOperand(1).getDefiningOp<WorldSizeOp>();
 }
 
-// The template computes the whole product: the loops must cover A's rows, B's rows and K.
+// The template computes the whole product: the loops must cover A's rows, B's N extent (its
+// rows when stored [N, K], its columns when [K, N]) and K.
 LogicalResult checkBounds(GemmLoop &g) {
   Value a = g.loadA.getSource(), b = g.loadB.getSource();
-  if (!isDimOf(g.loop.getUpperBounds()[0], a, 0) || !isDimOf(g.loop.getUpperBounds()[1], b, 0))
-    return g.loop.emitError("GEMM tile loop: must cover the rows of A and the rows of B "
-                            "(tiles(a.rows(), b.rows(), {128, 256})): the template computes the "
-                            "whole product");
+  const int64_t bN = g.bNMajor ? 1 : 0, bK = g.bNMajor ? 0 : 1;
+  if (!isDimOf(g.loop.getUpperBounds()[0], a, 0) || !isDimOf(g.loop.getUpperBounds()[1], b, bN))
+    return g.loop.emitError(g.bNMajor ? "GEMM tile loop: must cover the rows of A and the columns "
+                                        "of B (tiles(a.rows(), b.cols(), ...)): the template "
+                                        "computes the whole product"
+                                      : "GEMM tile loop: must cover the rows of A and the rows of B "
+                                        "(tiles(a.rows(), b.rows(), ...)): the template computes "
+                                        "the whole product");
   auto kloop = g.loadA->getParentOfType<scf::ForOp>();
-  if (!isDimOf(kloop.getUpperBound(), a, 1) && !isDimOf(kloop.getUpperBound(), b, 1))
-    return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), 64)): "
+  if (!isDimOf(kloop.getUpperBound(), a, 1) && !isDimOf(kloop.getUpperBound(), b, bK))
+    return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "
                            "the template reduces over all of K");
   return success();
 }
@@ -174,7 +232,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
   }
 
   LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile) {
-    FailureOr<GemmLoop> g = matchGemmLoop(loop);
+    FailureOr<GemmLoop> g = matchGemmLoop(kernel, loop);
     if (failed(g) || failed(checkBounds(*g))) return failure();
     Value a = g->loadA.getSource(), b = g->loadB.getSource();
     auto store = dyn_cast<TileStoreOp>(g->sink);
@@ -194,6 +252,13 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                                 "(the template reads A and B while it writes C)");
     if (gather && (gather.getInput() == b || gather.getOutput() == b))
       return gather.emitError("AG + GEMM: the all-gather must feed only the A operand");
+    if ((gather || reduce || isa<AddTileOp>(g->sink)) && !g->classic())
+      return loop.emitError("GEMM with fused communication: the fused templates take 128x256 "
+                            "tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) stored as "
+                            "cast<bf16>(acc) with no epilogue; this loop has ")
+             << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk << ", "
+             << g->in << " operands, B " << (g->bNMajor ? "[k, n]" : "[n, k]") << ", "
+             << g->out << " output" << (g->epilogue ? " and an epilogue" : "");
     MLIRContext *ctx = kernel.getContext();
     SmallVector<NamedAttribute> facts;
     auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
@@ -273,13 +338,32 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     } else {
       job = "gemm";
       if (failed(index("a", a)) || failed(index("c", store.getDest()))) return failure();
+      auto typeName = [](Type t) { return t.isF16() ? "f16" : "bf16"; };
+      fact("in", StringAttr::get(ctx, typeName(g->in)));
+      fact("out", StringAttr::get(ctx, typeName(g->out)));
+      fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
+      if (g->epilogue) fact("epilogue", g->epilogue);
     }
     if (failed(accountForEffects(kernel, *g, consumed, job))) return failure();
     fact("job", StringAttr::get(ctx, job));
+    std::string variant;
+    if (job == "gemm") {
+      llvm::raw_string_ostream os(variant);
+      os << ", " << g->in << " operands, B stored " << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
+         << ", " << g->out << " output";
+      if (g->epilogue)
+        os << ", an element-wise epilogue of " << g->epilogue.size()
+           << " steps applied to the fp32 accumulators in the consumers' registers";
+      if (g->bm != kBM || g->bn != kBN || g->bk != kBK)
+        os << "; the spec's " << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk
+           << " are retiled to the template's 128x256x64 (exact: every output element depends only "
+              "on its row of A and column of B, the epilogue works element by element, and only "
+              "the order of the fp32 additions over K changes)";
+    }
     recordDecision(loop, "template",
                    job + ": persistent LCSC kernel, 128x256x64 tiles, 4-stage TMA ring, 2 consumer "
                    "warpgroups (wgmma m64n256k16, fp32 accumulators, 232 registers) and a loader/"
-                   "storer warpgroup (40 registers), L2 groups of 8 row tiles");
+                   "storer warpgroup (40 registers), L2 groups of 8 row tiles" + variant);
     for (Operation *op : consumed) markLowered(op);
     // The template replaces the spec's body: erase it (users before producers).
     Block &entry = kernel.getBody().front();

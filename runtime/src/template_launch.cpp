@@ -125,6 +125,13 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         std::memcpy(at, &i, sizeof(i));
         break;
       }
+      case ParamField::Kind::f32: {
+        if (args[f.arg].tensor || !args[f.arg].real)
+          return Status::error(who + ": argument #" + std::to_string(f.arg) + " is not a float");
+        const float x = static_cast<float>(args[f.arg].real_value);
+        std::memcpy(at, &x, sizeof(x));
+        break;
+      }
       case ParamField::Kind::ptr: std::memcpy(at, &args[f.arg].local, sizeof(void*)); break;
       case ParamField::Kind::ptrs:
         if (!args[f.arg].peers) return Status::error(who + ": argument is not symmetric");

@@ -16,7 +16,8 @@ const struct {
   Kind kind;
   const char* name;
 } kKinds[] = {{Kind::tmap, "tmap"}, {Kind::tmaps, "tmaps"}, {Kind::ctx, "ctx"},
-              {Kind::i32, "i32"},   {Kind::ptr, "ptr"},     {Kind::ptrs, "ptrs"}};
+              {Kind::i32, "i32"},   {Kind::f32, "f32"},     {Kind::ptr, "ptr"},
+              {Kind::ptrs, "ptrs"}};
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -97,7 +98,7 @@ Result<ParamField> parse_param(const std::vector<std::string>& w, const std::str
     }
   }
   const bool maps = f.kind == Kind::tmap || f.kind == Kind::tmaps;
-  const bool takes_arg = maps || f.kind == Kind::ptr || f.kind == Kind::ptrs;
+  const bool takes_arg = maps || f.kind == Kind::f32 || f.kind == Kind::ptr || f.kind == Kind::ptrs;
   if (takes_arg != (f.arg >= 0)) return bad(takes_arg ? "no arg=" : "arg= on a field without one");
   if (maps && (f.dims.size() < 2 || f.dims.size() > 3 || f.box.size() != f.dims.size()))
     return bad("a tensor map needs 2 or 3 dims and as many box extents");
@@ -112,6 +113,7 @@ std::size_t param_field_bytes(Kind kind) {
     case Kind::tmaps: return sizeof(TensorMap) * PK_MAX_RANKS;
     case Kind::ctx: return sizeof(LaunchContext);
     case Kind::i32: return sizeof(int);
+    case Kind::f32: return sizeof(float);
     case Kind::ptr: return sizeof(void*);
     case Kind::ptrs: return sizeof(void*) * PK_MAX_RANKS;
   }
@@ -124,6 +126,7 @@ std::size_t param_field_align(Kind kind) {
     case Kind::tmaps: return alignof(TensorMap);
     case Kind::ctx: return alignof(LaunchContext);
     case Kind::i32: return alignof(int);
+    case Kind::f32: return alignof(float);
     case Kind::ptr:
     case Kind::ptrs: return alignof(void*);
   }

@@ -79,13 +79,13 @@ PK_KERNEL void rs_wrong_rows(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> 
   }
 }
 
-// A cast to f16 before the collective: the template's output is bf16.
+// A cast to f16 before the collective: the fused templates' output is bf16.
 PK_KERNEL void cast_f16(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<f16, 2> p, Sym<f16, 2> c) {
+  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM with fused communication: the fused templates take 128x256 tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) stored as cast<bf16>(acc) with no epilogue; this loop has 128x256 tiles stepping K by 64, 'bf16' operands, B [n, k], 'f16' output
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.cols(), 64))
       acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
-    // CHECK: rejects.cpp:[[@LINE+1]]:14: error: GEMM: the template's output is bf16; this cast makes '!pk.tile<128x256xf16>'
     store(p, cast<f16>(acc), m, n);
   }
   all_reduce(Sum, p, c);

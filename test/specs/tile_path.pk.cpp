@@ -33,24 +33,24 @@ PK_KERNEL void tile_bias(Tensor<f32, 2> x, Tensor<f32, 2> bias, Tensor<f32, 2> y
   }
 }
 
-// C = A * B in f16 with B stored [K, N], 64 x 64 tiles: not the Hopper template's shape, so
-// the general path's mma.
-PK_KERNEL void tile_gemm_ab(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c) {
+// C = A * B in f16 with B stored [K, N], 64 x 64 tiles, stored in f32: the Hopper template
+// stores bf16 or f16 only, so the general path's mma.
+PK_KERNEL void tile_gemm_ab(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 64})) {
     auto acc = zeros<f32, 64, 64>();
     for (auto k : range(0, a.cols(), 32))
       acc = mma(load<64, 32>(a, m, k), load<32, 64>(b, k, n), acc);
-    store(c, cast<f16>(acc), m, n);
+    store(c, acc, m, n);
   }
 }
 
-// C = A * B^T in bf16 with 128 x 128 tiles (the template wants 128 x 256).
-PK_KERNEL void tile_gemm_abt(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+// C = A * B^T in bf16 with 128 x 128 tiles, stored in f32 (general path too).
+PK_KERNEL void tile_gemm_abt(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 128})) {
     auto acc = zeros<f32, 128, 128>();
     for (auto k : range(0, a.cols(), 64))
       acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<128, 64>(b, n, k), acc);
-    store(c, cast<bf16>(acc), m, n);
+    store(c, acc, m, n);
   }
 }
 

@@ -134,30 +134,13 @@ PK_KERNEL void causal_mask_scores(Tensor<bf16, 2> s, Tensor<bf16, 2> y) {
     store(y, cast<bf16>(where(col_index<64, 64>(n) > row_index<64, 64>(m), -1e30f, cast<f32>(load<64, 64>(s, m, n)))), m, n);
 }
 
-// ---- GEMMs on the general path ----
-
-PK_KERNEL void gemm_bias_gelu(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> bias, Tensor<bf16, 2> c) {
-  for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 64})) {
-    auto acc = zeros<f32, 64, 64>();
-    for (auto k : range(0, a.cols(), 32)) acc = mma(load<64, 32>(a, m, k), load<32, 64>(b, k, n), acc);
-    store(c, cast<bf16>(gelu(acc + cast<f32>(load<1, 64>(bias, 0, n)))), m, n);
-  }
-}
+// ---- GEMMs on the general path (f32 output; the template GEMMs are in gemm_variants.pk.cpp) ----
 
 PK_KERNEL void gemm_f16_scaled(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 2> c, float alpha) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {64, 128})) {
     auto acc = zeros<f32, 64, 128>();
     for (auto k : range(0, a.cols(), 32)) acc = mma_t(load<64, 32>(a, m, k), load<128, 32>(b, n, k), acc);
     store(c, acc * alpha, m, n);
-  }
-}
-
-PK_KERNEL void gemm_residual(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> r, Tensor<bf16, 2> c) {
-  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 64})) {
-    auto acc = zeros<f32, 128, 64>();
-    for (auto k : range(0, a.cols(), 64))
-      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<64, 64>(b, n, k), acc);
-    store(c, cast<bf16>(acc + cast<f32>(load<128, 64>(r, m, n))), m, n);
   }
 }
 

@@ -16,7 +16,7 @@ namespace pk {
 
 // One kernel argument as the block needs it: a tensor's local data, every rank's copy for a
 // symmetric one (indexed by rank, `world` entries), its extents (dims past its rank are 1) and
-// element size; or an integer scalar.
+// element size; or a scalar (integer, or floating for `real`).
 struct TemplateArg {
   bool tensor = false;
   const void* local = nullptr;
@@ -25,6 +25,8 @@ struct TemplateArg {
   long long numel = 0;
   int element_bytes = 0;
   long long scalar = 0;
+  bool real = false;
+  double real_value = 0;
 };
 
 // A typed launcher's arguments as TemplateArgs (`rank`: this rank, for a symmetric tensor's
@@ -54,6 +56,8 @@ template <class T>
 TemplateArg template_arg(T scalar, int) {
   TemplateArg a;
   a.scalar = static_cast<long long>(scalar);
+  a.real = static_cast<T>(0.5) != 0;  // float and double
+  a.real_value = static_cast<double>(scalar);
   return a;
 }
 

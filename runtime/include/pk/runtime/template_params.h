@@ -8,6 +8,7 @@
 //   tmaps  PK_MAX_RANKS descriptors: argument <a> (symmetric) on every rank, zeros past world
 //   ctx    the launch context (pk::LaunchContext)
 //   i32    an int: <expr>
+//   f32    a float: scalar argument <a> (a float kernel argument, for an epilogue)
 //   ptr    argument <a>'s local data pointer
 //   ptrs   PK_MAX_RANKS pointers: symmetric argument <a> on every rank, null past world
 // Expressions are those of pk-host-check lines (pk/runtime/host_check.h), with `rank` and `sms`.
@@ -25,11 +26,11 @@
 namespace pk {
 
 struct ParamField {
-  enum class Kind { tmap, tmaps, ctx, i32, ptr, ptrs };
+  enum class Kind { tmap, tmaps, ctx, i32, f32, ptr, ptrs };
   Kind kind = Kind::i32;
   std::size_t offset = 0;
   std::string member;  // the Params member it fills (for diagnostics and the static_asserts)
-  int arg = -1;        // tmap, tmaps, ptr, ptrs
+  int arg = -1;        // tmap, tmaps, f32, ptr, ptrs
   HostExpr value;      // i32
   std::vector<HostExpr> dims;  // tmap, tmaps: extents, innermost first (2 or 3)
   std::vector<int> box;        // tmap, tmaps: box extents, innermost first

@@ -18,7 +18,7 @@ namespace gemm {
 constexpr int kAgDoneSlot = 64;  // compute blocks of peers finished with our landing rows
 constexpr int kAgRowSlot = 128;  // + shard * row_blocks + row block: that row block landed
 
-struct AgGemmJob {
+struct AgGemmJob : JobDefaults {
   struct Params {
     TensorMap a_own;   // [Ms, K] (this rank's shard), box 128 x 64
     TensorMap a_full;  // [W, Ms, K] (landing buffer), box 1 x 128 x 64

@@ -1,19 +1,30 @@
-// Job: C[M, N] = A[M, K] * B[N, K]^T on one GPU (no communication); the reference point for
-// the fused kernels and pkc's GEMM alone.
+// Job: C[M, N] = epilogue(A[M, K] * B) on one GPU (no communication), with B stored [N, K]
+// (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands and
+// output, and an optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one
+// pkc writes: struct Args, apply(args, value, row, col)). The reference point for the fused
+// kernels and pkc's GEMM alone.
 #pragma once
 #include <pk/templates/lcsc.cuh>
 
 namespace pk {
 namespace gemm {
 
-struct GemmJob {
+template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue>
+struct GemmJobT : JobDefaults {
+  static_assert(sizeof(In) == 2 && sizeof(Out) == 2, "the GEMM template moves 2-byte elements");
+  static constexpr bool kF16In = is_same<In, f16>::value;
+  static constexpr bool kF16Out = is_same<Out, f16>::value;
+  static constexpr bool kBNMajor = BNMajor;
+  static constexpr bool kHasEpilogue = Epi::kActive;
+  static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
   struct Params {
     TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
-    TensorMap b;  // [N, K], box 256 x 64, 128-byte swizzle
+    TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle
     TileOrder order;
     int k, m, n;
     int comm_blocks;  // always 0
+    typename Epi::Args epi;
   };
   static constexpr bool kHasCommunicator = false;
   __device__ static void communicate(const Params&, unsigned char*, int) {}
@@ -22,7 +33,18 @@ struct GemmJob {
     load_async_tensor_2d(dst, &p.a, k0, t.mi * kBM, bar);
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
+    if constexpr (BNMajor) {
+#pragma unroll
+      for (int j = 0; j < kBN / kBBox; ++j)
+        load_async_tensor_2d(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b,
+                             t.ni * kBN + j * kBBox, k0, bar);
+    } else {
+      load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
+    }
+  }
+  __device__ static void epilogue(const Params& p, const TileCoord&, int row0, int col0,
+                                  float (&acc)[128]) {
+    apply_epilogue<Epi>(p.epi, row0, col0, acc);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }
   __device__ static int store_cols(const Params& p) { return p.n; }
@@ -32,6 +54,9 @@ struct GemmJob {
   }
   __device__ static void storer_end(const Params&, int) {}
 };
+
+// bf16, C = A * B^T, no epilogue: the GEMM of the nvcc plans and the shipped gemm spec.
+using GemmJob = GemmJobT<>;
 
 }  // namespace gemm
 }  // namespace pk

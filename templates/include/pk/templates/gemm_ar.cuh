@@ -10,7 +10,7 @@
 namespace pk {
 namespace gemm {
 
-struct GemmArJob {
+struct GemmArJob : JobDefaults {
   struct Params {
     TensorMap a;                  // [M, K]
     TensorMap b;                  // [N, K]

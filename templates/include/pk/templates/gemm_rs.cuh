@@ -11,7 +11,7 @@
 namespace pk {
 namespace gemm {
 
-struct GemmRsJob {
+struct GemmRsJob : JobDefaults {
   struct Params {
     TensorMap a;                  // [M, K]
     TensorMap b;                  // [N, K]

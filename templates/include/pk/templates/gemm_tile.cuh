@@ -1,8 +1,9 @@
-// The Hopper bf16 GEMM main loop, split by role: the loader's TMA loads of one K step, the
-// consumer's wgmma over one output tile with fp32 accumulators, and the consumer's hand-over of
-// its accumulators to the storer as bf16 in a TMA-ready (128-byte swizzled) shared-memory box.
-// Operands are K-major: A is [M, K] and B is [N, K] row-major (C = A * B^T, the layout of a
-// linear layer's weight), so both use the same swizzled descriptor.
+// The Hopper GEMM main loop, split by role: the loader's TMA loads of one K step, the consumer's
+// wgmma over one output tile with fp32 accumulators, an optional element-wise epilogue on them,
+// and the consumer's hand-over to the storer as bf16 or f16 in a TMA-ready (128-byte swizzled)
+// shared-memory box. A is [M, K] (K-major); B is [N, K] (K-major, C = A * B^T, a linear layer's
+// weight) or [K, N] (N-major, C = A * B). Operands are bf16 or f16; TMA copies either as 2-byte
+// elements, so only the instruction and the output conversion depend on the type.
 #pragma once
 #include <pk/device/bf16.cuh>
 #include <pk/device/load.cuh>
@@ -51,8 +52,9 @@ __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
 
 __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
-// Consumer: acc = A[tile rows of this warpgroup] * B[tile cols]^T over all K steps, releasing
+// Consumer: acc = A[tile rows of this warpgroup] * B[tile cols] over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed.
+template <bool F16, bool BNMajor>
 __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
                                          int consumer, float (&acc)[128]) {
 #pragma unroll
@@ -62,13 +64,15 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
     ss.ring.wait_full(cur);
     const unsigned long long da =
         wg::desc_k_major_sw128(&ss.a[cur.stage][consumer * 64 * kBK]);
-    const unsigned long long db = wg::desc_k_major_sw128(&ss.b[cur.stage][0]);
+    const unsigned long long db = BNMajor ? wg::desc_n_major_sw128(&ss.b[cur.stage][0])
+                                          : wg::desc_k_major_sw128(&ss.b[cur.stage][0]);
 #pragma unroll
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
     wg::fence();
 #pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk)  // 16 elements = 32 B = 2 descriptor units
-      wg::mma_m64n256k16_bf16(acc, da + 2ull * kk, db + 2ull * kk);
+    for (int kk = 0; kk < kBK / 16; ++kk)  // K-major: 16 elements = 32 B = 2 descriptor units;
+      wg::mma_m64n256k16<F16, BNMajor>(    // N-major B: 16 K-rows = 2048 B = 128 units
+          acc, da + 2ull * kk, db + (BNMajor ? 128ull : 2ull) * kk);
     wg::commit();
 #pragma unroll
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
@@ -85,10 +89,33 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
   if (prev >= 0) ss.ring.release(prev);
 }
 
-__device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
+template <bool F16>
+__device__ __forceinline__ unsigned int pack_x2(float lo, float hi) {
   unsigned int r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  if constexpr (F16) asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  else asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
+}
+
+// No epilogue: the accumulators are stored as they are.
+struct NoEpilogue {
+  struct Args {};
+  static constexpr bool kActive = false;
+  __device__ static float apply(const Args&, float v, int, int) { return v; }
+};
+
+// Applies Epi::apply(args, value, row, col) to every accumulator of a consumer's 64 x 256 tile
+// whose top-left output element is (row0, col0), in place (the layout of wg::mma_m64n256k16).
+// Elements outside the m x n output still get a value; the TMA store clips them, so apply
+// must only guard its own loads (it is told m and n through its Args).
+template <class Epi>
+__device__ __forceinline__ void apply_epilogue(const typename Epi::Args& args, int row0, int col0,
+                                               float (&acc)[128]) {
+  const int t = wg::thread();
+  const int row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
+#pragma unroll
+  for (int j = 0; j < 128; ++j)
+    acc[j] = Epi::apply(args, acc[j], row + 8 * ((j % 4) / 2), col + 8 * (j / 4) + (j % 2));
 }
 
 // Byte offset in a pass's pair of 64 x 64 boxes of the 16-byte row that lane `lane` of warp
@@ -105,10 +132,10 @@ __host__ __device__ constexpr unsigned int epilogue_row_offset(int warp, int lan
 }
 
 // Consumer: writes columns [pass * 128, pass * 128 + 128) of its 64 x 256 accumulator tile as
-// bf16 into its two boxes. The accumulators of one 8-column group are an 8 x 8 matrix per row
+// bf16 (or f16) into its two boxes. The accumulators of one 8-column group are an 8 x 8 matrix per row
 // half in stmatrix's register layout, so one stmatrix.x4 stores two groups of both halves:
 // four times fewer shared-memory stores than 4-byte ones (measured 3-5% faster GEMMs).
-template <int Pass>
+template <int Pass, bool F16 = false>
 __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&acc)[128]) {
   const int t = wg::thread();
   const unsigned int base = smem_addr(boxes);
@@ -116,10 +143,10 @@ __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&
   for (int g = Pass * 16; g < Pass * 16 + 16; g += 2) {
     const unsigned int addr = base + epilogue_row_offset(t / 32, t % 32, g - Pass * 16);
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
-                 "r"(pack_bf16x2(acc[4 * g], acc[4 * g + 1])),
-                 "r"(pack_bf16x2(acc[4 * g + 2], acc[4 * g + 3])),
-                 "r"(pack_bf16x2(acc[4 * g + 4], acc[4 * g + 5])),
-                 "r"(pack_bf16x2(acc[4 * g + 6], acc[4 * g + 7]))
+                 "r"(pack_x2<F16>(acc[4 * g], acc[4 * g + 1])),
+                 "r"(pack_x2<F16>(acc[4 * g + 2], acc[4 * g + 3])),
+                 "r"(pack_x2<F16>(acc[4 * g + 4], acc[4 * g + 5])),
+                 "r"(pack_x2<F16>(acc[4 * g + 6], acc[4 * g + 7]))
                  : "memory");
   }
 }

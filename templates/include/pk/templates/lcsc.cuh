@@ -14,12 +14,22 @@
 //   load_a / load_b(p, tile, k0, smem, bar)                          (loader)
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
+// and, through JobDefaults unless it says otherwise, the element types (kF16In, kF16Out), B's
+// layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue; epilogue(p, tile, row0,
+// col0, acc), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/tile_order.cuh>
 
 namespace pk {
 namespace gemm {
+
+// bf16 operands and output, B K-major (C = A * B^T), no epilogue.
+struct JobDefaults {
+  static constexpr bool kF16In = false, kF16Out = false, kBNMajor = false, kHasEpilogue = false;
+  template <class Params>
+  __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
+};
 
 template <class Job>
 __device__ __forceinline__ void run_loader(const typename Job::Params& p, SharedStorage& ss,
@@ -50,15 +60,19 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   unsigned int handoffs = 0;
   float acc[128];
   for (int t = block; t < n; t += blocks) {
-    mma_tile(ss, cur, ksteps, consumer, acc);
+    mma_tile<Job::kF16In, Job::kBNMajor>(ss, cur, ksteps, consumer, acc);
+    if constexpr (Job::kHasEpilogue) {
+      const TileCoord tile = p.order.at(t);
+      Job::epilogue(p, tile, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
+    }
     // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair.
     mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
-    write_epilogue_boxes<0>(ss.c[consumer], acc);
+    write_epilogue_boxes<0, Job::kF16Out>(ss.c[consumer], acc);
     fence_proxy_async_smem();  // generic smem writes -> visible to the TMA store
     mbarrier_arrive(&ss.c_full[consumer]);
     ++handoffs;
     mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
-    write_epilogue_boxes<1>(ss.c[consumer], acc);
+    write_epilogue_boxes<1, Job::kF16Out>(ss.c[consumer], acc);
     fence_proxy_async_smem();
     mbarrier_arrive(&ss.c_full[consumer]);
     ++handoffs;

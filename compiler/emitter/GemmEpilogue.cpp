@@ -1,0 +1,87 @@
+// Emits a GEMM's fused epilogue as `struct Epi` (GemmEpilogue.h): one `const float` per step of
+// the captured program, evaluated per output element in the consumers' registers.
+#include "GemmEpilogue.h"
+
+#include "Emitter.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+#include <set>
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, ArrayAttr program) {
+  GemmEpilogueCode out;
+  Block &entry = kernel.getBody().front();
+  std::set<int64_t> tensors, scalars;
+  for (Attribute a : program) {
+    auto step = cast<DictionaryAttr>(a);
+    StringRef op = step.getAs<StringAttr>("op").getValue();
+    if (op == "load") tensors.insert(step.getAs<IntegerAttr>("arg").getInt());
+    if (op == "scalar") scalars.insert(step.getAs<IntegerAttr>("arg").getInt());
+  }
+  std::string args, body;
+  llvm::raw_string_ostream as(args), bs(body);
+  auto t = [](int64_t a) { return "t" + std::to_string(a); };
+  // Pointers, then extents, then floats: the description lays fields out in this order too.
+  for (int64_t a : tensors) {
+    Type argType = entry.getArgument(a).getType(), element;
+    if (auto sym = dyn_cast<SymTensorType>(argType)) element = sym.getElementType();
+    else if (auto local = dyn_cast<LocalTensorType>(argType)) element = local.getElementType();
+    std::string type = elementTypeName(element);
+    if (type.empty()) return kernel.emitError("GEMM epilogue: unsupported element type ") << element;
+    as << "    const " << type << "* " << t(a) << ";  // argument #" << a << "\n";
+    out.fields.push_back({EpilogueField::Kind::ptr, "epi." + t(a), a, ""});
+  }
+  for (int64_t a : tensors) {
+    as << "    int " << t(a) << "_rows, " << t(a) << "_cols;\n";
+    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_rows", a,
+                          "dim(" + std::to_string(a) + ",0)"});
+    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_cols", a,
+                          "dim(" + std::to_string(a) + ",1)"});
+  }
+  for (int64_t a : scalars) {
+    as << "    float s" << a << ";  // argument #" << a << "\n";
+    out.fields.push_back({EpilogueField::Kind::f32, "epi.s" + std::to_string(a), a, ""});
+  }
+  auto v = [](int64_t i) { return "v" + std::to_string(i); };
+  for (auto [i, a] : llvm::enumerate(program)) {
+    auto step = cast<DictionaryAttr>(a);
+    StringRef op = step.getAs<StringAttr>("op").getValue();
+    auto num = [&](StringRef k) { return step.getAs<IntegerAttr>(k).getInt(); };
+    bs << "    const float " << v(i) << " = ";
+    if (op == "acc") {
+      bs << "acc";
+    } else if (op == "scalar") {
+      bs << "e.s" << num("arg");
+    } else if (op == "const") {
+      std::string c;
+      llvm::raw_string_ostream(c) << llvm::format("%.9g", step.getAs<FloatAttr>("value").getValueAsDouble());
+      bs << c << "f";
+    } else if (op == "load") {
+      const std::string ta = "e." + t(num("arg"));
+      const std::string row = num("row") < 0 ? "row" : std::to_string(num("row"));
+      const std::string col = num("col") < 0 ? "col" : std::to_string(num("col"));
+      bs << "(" << row << " < " << ta << "_rows && " << col << " < " << ta << "_cols) ? pk::to_float("
+         << ta << "[(long long)" << row << " * " << ta << "_cols + " << col << "]) : 0.f";
+    } else if (op == "round") {
+      const std::string type = step.getAs<StringAttr>("type").getValue() == "f16" ? "pk::f16" : "pk::bf16";
+      bs << "pk::to_float(pk::from_float<" << type << ">(" << v(num("x")) << "))";
+    } else if (op == "map") {
+      auto kind = symbolizeMapKind(step.getAs<StringAttr>("kind").getValue());
+      if (!kind) return kernel.emitError("GEMM epilogue: unknown map kind");
+      bs << mapExpression(*kind, v(num("x")), step.get("y") ? v(num("y")) : "");
+    } else {
+      return kernel.emitError("GEMM epilogue: unknown step '") << op << "'";
+    }
+    bs << ";\n";
+  }
+  llvm::raw_string_ostream os(out.code);
+  os << "// The spec's epilogue, per output element (row, col), on the fp32 accumulator.\n"
+     << "struct Epi {\n  static constexpr bool kActive = true;\n  struct Args {\n"
+     << args << "  };\n"
+     << "  __device__ static float apply(const Args& e, float acc, int row, int col) {\n"
+     << body << "    return " << v(program.size() - 1) << ";\n  }\n};\n";
+  return out;
+}

@@ -1,0 +1,134 @@
+// The GEMM template's variants from user-written specs (test/specs/gemm_variants.pk.cpp): each
+// kernel compiled through the JIT (pkc at run time, launched from its launch description) on one
+// GPU, against a float64 reference with tails in M, N and K and the output poisoned first:
+// B stored [K, N] and [N, K], f16 and bf16, spec tiles other than the template's, and fused
+// epilogues (bias row, residual tile, row scales, a float argument, GELU, SiLU). A B whose rows
+// are not whole 16-byte pitches is a host error naming the rule.
+#include <pk/jit/compile.h>
+#include <pk/runtime/context.h>
+
+#include <optional>
+
+#include "tile_test_util.h"
+
+namespace {
+
+using pk::bf16;
+using pk::f16;
+using pkt::DevTensor;
+using pkt::expect;
+
+double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x))); }
+double silu(double x) { return x / (1 + std::exp(-x)); }
+
+std::optional<pk::jit::Kernel> compile(const char* name) {
+  auto text = pk::jit::read_spec(PK_VARIANTS_SPEC);
+  pk::jit::Options options;
+  options.kernel = name;
+  auto k = text.is_ok() ? pk::jit::compile_spec(PK_VARIANTS_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC))
+                        : pk::Result<pk::jit::Kernel>(text.status());
+  if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), std::nullopt;
+  PKT_CHECK(!k->info().tmpl.kernel.empty(), std::string(name) + " did not take the GEMM template");
+  return std::move(*k);
+}
+
+// sum over k of A[r, k] * B (B[k, col] when stored [K, N], B[col, k] when [N, K]).
+template <class T>
+double dot(const DevTensor<T>& a, const DevTensor<T>& b, bool b_kn, long long r, long long col,
+           long long N, long long K) {
+  double sum = 0;
+  for (long long k = 0; k < K; ++k) sum += a.at(r * K + k) * (b_kn ? b.at(k * N + col) : b.at(col * K + k));
+  return sum;
+}
+
+constexpr long long M = 300, N = 264, K = 200;  // tails past 128, 256 and 64
+constexpr double kRel = 1.0 / 128;              // bf16 / f16 output rounding, and then some
+
+void run(pk::Context& ctx, cudaStream_t s) {
+  {
+    auto k = compile("gemm_bias_gelu");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 1), b({K, N}, 2), bias({1, N}, 3), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), bias.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_bias_gelu", c, [&](long long i) {
+      return gelu_tanh(dot(a, b, true, i / N, i % N, N, K) + bias.at(i % N));
+    }, 1e-3 * std::sqrt(double(K)), kRel);
+    // B [K, N] with N % 8 != 0: its rows are not whole TMA pitches.
+    DevTensor<bf16> odd({K, N - 4}, 4), c2({M, N - 4}, 0, true), bias2({1, N - 4}, 5);
+    pk::Status bad = k->launch(ctx, s, a.view(), odd.view(), bias2.view(), c2.view());
+    PKT_CHECK(!bad.is_ok() && bad.message().find("N % 8") != std::string::npos,
+              "gemm_bias_gelu with N = 260: " + (bad.is_ok() ? std::string("accepted") : bad.message()));
+  }
+  {
+    auto k = compile("gemm_residual");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 6), b({N, K}, 7), r({M, N}, 8), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), r.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_residual", c, [&](long long i) { return dot(a, b, false, i / N, i % N, N, K) + r.at(i); },
+           1e-3 * std::sqrt(double(K)), kRel);
+  }
+  {
+    auto k = compile("gemm_ab");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 9), b({K, N}, 10), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_ab", c, [&](long long i) { return dot(a, b, true, i / N, i % N, N, K); },
+           1e-3 * std::sqrt(double(K)), kRel);
+  }
+  {
+    auto k = compile("gemm_f16");
+    if (!k) return;
+    DevTensor<f16> a({M, K}, 11), b({N, K}, 12), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_f16", c, [&](long long i) { return dot(a, b, false, i / N, i % N, N, K); },
+           1e-3 * std::sqrt(double(K)), 1.0 / 1024);
+  }
+  {
+    auto k = compile("gemm_f16_ab");
+    if (!k) return;
+    DevTensor<f16> a({M, K}, 13), b({K, N}, 14), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_f16_ab", c, [&](long long i) { return dot(a, b, true, i / N, i % N, N, K); },
+           1e-3 * std::sqrt(double(K)), 1.0 / 1024);
+  }
+  {
+    auto k = compile("gemm_f16_ab_scaled_silu");
+    if (!k) return;
+    const float alpha = 0.375f;
+    DevTensor<f16> a({M, K}, 15), b({K, N}, 16);
+    DevTensor<float> sc({M, 1}, 17);
+    DevTensor<bf16> c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), sc.view(), c.view(), alpha));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_f16_ab_scaled_silu", c, [&](long long i) {
+      return silu(dot(a, b, true, i / N, i % N, N, K) * alpha * sc.at(i / N));
+    }, 1e-3 * std::sqrt(double(K)), kRel);
+  }
+  {
+    auto k = compile("gemm_t_bias_gelu");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 18), b({N, K}, 19), bias({1, N}, 20), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), bias.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_t_bias_gelu", c, [&](long long i) {
+      return gelu_tanh(dot(a, b, false, i / N, i % N, N, K) + bias.at(i % N));
+    }, 1e-3 * std::sqrt(double(K)), kRel);
+  }
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(1);
+  auto ex = pk::create_single_process_exchanges(1);
+  PKT_OK(ex.is_ok() ? pk::Status::ok() : ex.status());
+  auto ctx = pk::Context::create(*(*ex)[0]);
+  PKT_OK(ctx.is_ok() ? pk::Status::ok() : ctx.status());
+  if (ctx.is_ok()) run(**ctx, (*ctx)->stream());
+  return pkt::finish("gemm_variants_test");
+}

@@ -1,0 +1,77 @@
+// GEMM loops a user writes that the Hopper GEMM template takes through its variants: B stored
+// [K, N] (mma) or [N, K] (mma_t), f16 or bf16 operands and output, any tile shape (retiled),
+// and element-wise epilogues fused into the consumers (bias rows, row scales, residual tiles,
+// float arguments, activations). jit_gemm_test compiles each through the JIT and checks it
+// against a float64 reference.
+#include <pk/spec.h>
+using namespace pk;
+
+// C = gelu(A * B + bias), B stored [K, N], bias a [1, N] row.
+PK_KERNEL void gemm_bias_gelu(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> bias, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 64})) {
+    auto acc = zeros<f32, 64, 64>();
+    for (auto k : range(0, a.cols(), 32)) acc = mma(load<64, 32>(a, m, k), load<32, 64>(b, k, n), acc);
+    store(c, cast<bf16>(gelu(acc + cast<f32>(load<1, 64>(bias, 0, n)))), m, n);
+  }
+}
+
+// C = A * B^T + R (a residual tile at the output's position).
+PK_KERNEL void gemm_residual(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> r, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 64})) {
+    auto acc = zeros<f32, 128, 64>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<64, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc + cast<f32>(load<128, 64>(r, m, n))), m, n);
+  }
+}
+
+// C = A * B in bf16, B stored [K, N], the template's own tile.
+PK_KERNEL void gemm_ab(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma(load_smem<128, 64>(a, m, k), load_smem<64, 256>(b, k, n), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
+
+// C = A * B^T in f16 (operands and output).
+PK_KERNEL void gemm_f16(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 128})) {
+    auto acc = zeros<f32, 128, 128>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<128, 64>(b, n, k), acc);
+    store(c, cast<f16>(acc), m, n);
+  }
+}
+
+// C = silu(alpha * (A * B) * s) in bf16 from f16 operands, B stored [K, N], s a [M, 1] column
+// of row scales.
+PK_KERNEL void gemm_f16_ab_scaled_silu(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 2> s, Tensor<bf16, 2> c,
+                                       float alpha) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 128})) {
+    auto acc = zeros<f32, 64, 128>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma(load<64, 64>(a, m, k), load<64, 128>(b, k, n), acc);
+    store(c, cast<bf16>(silu(acc * alpha * load<64, 1>(s, m, 0))), m, n);
+  }
+}
+
+// C = A * B in f16, B stored [K, N].
+PK_KERNEL void gemm_f16_ab(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma(load_smem<128, 64>(a, m, k), load_smem<64, 256>(b, k, n), acc);
+    store(c, cast<f16>(acc), m, n);
+  }
+}
+
+// C = gelu(A * B^T + bias) in bf16: a linear layer with its bias and activation fused.
+PK_KERNEL void gemm_t_bias_gelu(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> bias, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(gelu(acc + cast<f32>(load<1, 256>(bias, 0, n)))), m, n);
+  }
+}

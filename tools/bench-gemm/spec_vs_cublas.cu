@@ -1,0 +1,214 @@
+// pk-bench-gemm-specs: GEMMs written as specs (the shipped gemm spec and the variants in
+// test/specs/gemm_variants.pk.cpp), JIT-compiled onto the Hopper GEMM template, against cuBLAS
+// on the same inputs in the same run, one GPU: bf16 and f16, B stored [N, K] (A * B^T) and
+// [K, N] (A * B), 4096^3 and 8192^3; and the GEMM with a fused bias + GELU epilogue against the
+// same GEMM alone. Each pair alternates batches of 20 back-to-back launches (median of 7 each,
+// after 5 warm-ups). Every pkc output is checked against cuBLAS's before it is timed. Writes a
+// Markdown table to argv[1] (and stdout).
+#include <cublas_v2.h>
+
+#include <pk/jit/compile.h>
+#include <pk/runtime/shared_gpu.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// Deterministic values in [-1, 1) from the index (no zeros in practice), as bf16 or f16 bits.
+__global__ void fill(unsigned short* p, long long n, unsigned seed, bool f16) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)(i * 2654435761ull) ^ (seed * 40503u);
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    const float x = (h & 0xffff) / 32768.f - 1.f;
+    unsigned short b;
+    if (f16) asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
+    else asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(x));
+    p[i] = b;
+  }
+}
+
+float to_float(unsigned short b, bool f16) {
+  if (!f16) {
+    unsigned u = unsigned(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  const int e = (b >> 10) & 31, m = b & 1023;
+  const float v = e == 0 ? std::ldexp(float(m), -24) : std::ldexp(float(m | 1024), e - 25);
+  return (b & 0x8000) ? -v : v;
+}
+
+std::pair<double, double> paired_median_us(const std::function<void()>& first,
+                                           const std::function<void()>& second, cudaStream_t s) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  auto batch = [&](const std::function<void()>& run) {
+    cudaEventRecord(a, s);
+    for (int i = 0; i < 20; ++i) run();
+    cudaEventRecord(b, s);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    return 1000.0 * ms / 20;
+  };
+  for (int i = 0; i < 5; ++i) first(), second();
+  std::vector<double> t1, t2;
+  for (int rep = 0; rep < 7; ++rep) {
+    if (rep % 2) t2.push_back(batch(second)), t1.push_back(batch(first));
+    else t1.push_back(batch(first)), t2.push_back(batch(second));
+  }
+  std::sort(t1.begin(), t1.end());
+  std::sort(t2.begin(), t2.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return {t1[3], t2[3]};
+}
+
+struct Case {
+  const char* label;
+  const char* spec;
+  const char* kernel;
+  bool f16, b_kn;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
+  auto ex = pk::create_single_process_exchanges(1);
+  if (!ex.is_ok()) return std::fprintf(stderr, "%s\n", ex.status().message().c_str()), 1;
+  auto ctx = pk::Context::create(*(*ex)[0]);
+  if (!ctx.is_ok()) return std::fprintf(stderr, "%s\n", ctx.status().message().c_str()), 1;
+  cudaStream_t s = (*ctx)->stream();
+  cublasHandle_t blas;
+  cublasCreate(&blas);
+  cublasSetStream(blas, s);
+  auto compile = [&](const char* spec, const char* kernel) -> pk::Result<pk::jit::Kernel> {
+    PK_ASSIGN_OR_RETURN(std::string text, pk::jit::read_spec(spec));
+    pk::jit::Options o;
+    o.kernel = kernel;
+    return pk::jit::compile_spec(spec, text, o, pk::jit::pkc_frontend(PK_PKC));
+  };
+  const Case cases[] = {
+      {"bf16, A * B^T", PK_GEMM_SPEC, "gemm", false, false},
+      {"bf16, A * B", PK_VARIANTS_SPEC, "gemm_ab", false, true},
+      {"f16, A * B^T", PK_VARIANTS_SPEC, "gemm_f16", true, false},
+      {"f16, A * B", PK_VARIANTS_SPEC, "gemm_f16_ab", true, true},
+  };
+  std::string table =
+      "| GEMM | M = N = K | pkc us | cuBLAS us | cuBLAS / pkc | pkc TFLOP/s | max abs diff vs cuBLAS |\n"
+      "|---|---|---|---|---|---|---|\n";
+  int failures = 0;
+  char row[320];
+  for (long long n : {4096LL, 8192LL}) {
+    const long long elems = n * n;
+    unsigned short *a, *b, *c, *ref, *bias;
+    cudaMalloc(&a, elems * 2);
+    cudaMalloc(&b, elems * 2);
+    cudaMalloc(&c, elems * 2);
+    cudaMalloc(&ref, elems * 2);
+    cudaMalloc(&bias, n * 2);
+    for (const Case& cs : cases) {
+      auto k = compile(cs.spec, cs.kernel);
+      if (!k.is_ok()) {
+        std::fprintf(stderr, "compile %s: %s\n", cs.kernel, k.status().message().c_str());
+        ++failures;
+        continue;
+      }
+      fill<<<1024, 256, 0, s>>>(a, elems, 1, cs.f16);
+      fill<<<1024, 256, 0, s>>>(b, elems, 2, cs.f16);
+      const cudaDataType t = cs.f16 ? CUDA_R_16F : CUDA_R_16BF;
+      const float one = 1.f, zero = 0.f;
+      const int N = int(n);
+      auto cublas = [&] {
+        // Row-major C = A * op(B) as column-major C^T = op(B)^T * A^T.
+        cublasGemmEx(blas, cs.b_kn ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &one, b, t,
+                     cs.b_kn ? N : N, a, t, N, &zero, ref, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      };
+      pk::Status st;
+      auto pkc = [&] {
+        if (cs.f16) {
+          pk::Tensor<pk::f16> ta{reinterpret_cast<pk::f16*>(a), {n, n, 1, 1}, elems},
+              tb{reinterpret_cast<pk::f16*>(b), {n, n, 1, 1}, elems}, tc{reinterpret_cast<pk::f16*>(c), {n, n, 1, 1}, elems};
+          (void)(st = k->launch(**ctx, s, ta, tb, tc));
+        } else {
+          pk::Tensor<pk::bf16> ta{reinterpret_cast<pk::bf16*>(a), {n, n, 1, 1}, elems},
+              tb{reinterpret_cast<pk::bf16*>(b), {n, n, 1, 1}, elems}, tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems};
+          (void)(st = k->launch(**ctx, s, ta, tb, tc));
+        }
+      };
+      cudaMemsetAsync(c, 0xff, elems * 2, s);  // poisoned: an unwritten element shows as NaN
+      pkc();
+      cublas();
+      cudaStreamSynchronize(s);
+      // Correctness against cuBLAS on every 7th element.
+      std::vector<unsigned short> got(elems), want(elems);
+      cudaMemcpy(got.data(), c, elems * 2, cudaMemcpyDeviceToHost);
+      cudaMemcpy(want.data(), ref, elems * 2, cudaMemcpyDeviceToHost);
+      double worst = 0;
+      long long bad = 0;
+      for (long long i = 0; i < elems; i += 7) {
+        const double g = to_float(got[i], cs.f16), w = to_float(want[i], cs.f16);
+        const double d = std::fabs(g - w);
+        worst = std::max(worst, std::isnan(d) ? 1e30 : d);
+        bad += !(d <= 0.05 + std::fabs(w) / 64);
+      }
+      if (!st.is_ok() || bad) {
+        std::fprintf(stderr, "%s %lld: %s, %lld elements differ from cuBLAS\n", cs.label, n,
+                     st.is_ok() ? "ok" : st.message().c_str(), bad);
+        ++failures;
+      }
+      const auto [pk_us, blas_us] = paired_median_us(pkc, cublas, s);
+      std::snprintf(row, sizeof row, "| %s | %lld | %.1f | %.1f | %.3f | %.0f | %.3g |\n", cs.label, n,
+                    pk_us, blas_us, blas_us / pk_us, 2.0 * n * n * n / (pk_us * 1e6), worst);
+      table += row;
+      std::fputs(row, stdout);
+    }
+    // The fused epilogue against the same GEMM alone (both pkc, bf16, A * B^T).
+    auto plain = compile(PK_GEMM_SPEC, "gemm");
+    auto fused = compile(PK_VARIANTS_SPEC, "gemm_t_bias_gelu");
+    if (plain.is_ok() && fused.is_ok()) {
+      fill<<<1024, 256, 0, s>>>(a, elems, 3, false);
+      fill<<<1024, 256, 0, s>>>(b, elems, 4, false);
+      fill<<<16, 256, 0, s>>>(bias, n, 5, false);
+      pk::Tensor<pk::bf16> ta{reinterpret_cast<pk::bf16*>(a), {n, n, 1, 1}, elems},
+          tb{reinterpret_cast<pk::bf16*>(b), {n, n, 1, 1}, elems},
+          tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems},
+          tbias{reinterpret_cast<pk::bf16*>(bias), {1, n, 1, 1}, n};
+      pk::Status s1, s2;
+      const auto [fused_us, plain_us] = paired_median_us(
+          [&] { (void)(s1 = fused->launch(**ctx, s, ta, tb, tbias, tc)); },
+          [&] { (void)(s2 = plain->launch(**ctx, s, ta, tb, tc)); }, s);
+      failures += !s1.is_ok() + !s2.is_ok();
+      std::snprintf(row, sizeof row,
+                    "| bf16, A * B^T + bias, GELU (fused) vs the GEMM alone | %lld | %.1f | %.1f (GEMM alone) | %.3f (fused / alone) | %.0f | |\n",
+                    n, fused_us, plain_us, fused_us / plain_us, 2.0 * n * n * n / (fused_us * 1e6));
+      table += row;
+      std::fputs(row, stdout);
+    } else {
+      ++failures;
+    }
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    cudaFree(ref);
+    cudaFree(bias);
+  }
+  if (argc > 1)
+    if (FILE* f = std::fopen(argv[1], "w")) std::fputs(table.c_str(), f), std::fclose(f);
+  cublasDestroy(blas);
+  return failures ? 1 : 0;
+}
