@@ -7,7 +7,8 @@
 #   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|all]
 # (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
 # fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
-# PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests.
+# PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests and
+# PK_TORCH=0 the pk_torch tests of the tests and all parts.
 set -u -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"
 
@@ -48,7 +49,7 @@ if [ "$PART" = tests ] || [ "$PART" = all ]; then
   fi
 fi
 
-if [ "$PART" = tests ] || [ "$PART" = all ] || [ "$PART" = torch ]; then
+if [ "$PART" = torch ] || { [ "${PK_TORCH:-1}" = 1 ] && { [ "$PART" = tests ] || [ "$PART" = all ]; }; }; then
   # pk_torch: ranks sharing one GPU as threads (any GPU count); torchrun with a GPU per rank
   # (two GPUs); on one GPU, torchrun's two processes must be refused with a reason, not hang.
   step "pytorch"

@@ -120,6 +120,23 @@ TEST(JitCompile, CompilesTheShippedSpecAndCachesIt) {
 
 // A template kernel keeps its launch description (grid, parameter block, outputs to zero)
 // through the compile and through the cache, and its host checks refuse a bad shape.
+// The GEMM variants spec set compiles (NVRTC, sm_90a) and every kernel's description parses
+// (the JIT reads them all): the epilogue's tensor pointers and extents, and its float argument
+// as an f32 field.
+TEST(JitCompile, GemmVariantsDescribeTheirEpilogues) {
+  pk::jit::Options o = cpu_options(fresh_dir("variants"));
+  o.kernel = "gemm_f16_ab_scaled_silu";
+  auto k = pk::jit::compile_file(PK_GEMM_VARIANTS_SPEC, o);
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  EXPECT_EQ(k->info().tmpl.kernel, "gemm_f16_ab_scaled_silu");
+  bool scale = false, alpha = false;
+  for (const pk::ParamField& f : k->info().tmpl.fields) {
+    scale |= f.member == "epi.t2" && f.kind == pk::ParamField::Kind::ptr && f.arg == 2;
+    alpha |= f.member == "epi.s4" && f.kind == pk::ParamField::Kind::f32 && f.arg == 4;
+  }
+  EXPECT_TRUE(scale && alpha);
+}
+
 TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
   const std::string cache = fresh_dir("template");
   for (int pass = 0; pass < 2; ++pass) {
