@@ -58,8 +58,10 @@ std::string elementTypeName(Type type);
 /// The C++ type of a kernel argument, or "" if unsupported.
 std::string argumentTypeName(Type type);
 
-/// The fp32 C++ expression of map `kind` applied to the expressions `x` (and `y`).
-std::string mapExpression(MapKind kind, StringRef x, StringRef y = "");
+/// The fp32 C++ expression of map `kind` applied to the expressions `x` (and `y`). `fast`: the
+/// SFU's tanh and fast division where the result is rounded to bf16 / f16 anyway (GEMM
+/// epilogues; needs pk/templates/gemm_tile.cuh).
+std::string mapExpression(MapKind kind, StringRef x, StringRef y = "", bool fast = false);
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);

@@ -71,7 +71,7 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
     } else if (op == "map") {
       auto kind = symbolizeMapKind(step.getAs<StringAttr>("kind").getValue());
       if (!kind) return kernel.emitError("GEMM epilogue: unknown map kind");
-      bs << mapExpression(*kind, v(num("x")), step.get("y") ? v(num("y")) : "");
+      bs << mapExpression(*kind, v(num("x")), step.get("y") ? v(num("y")) : "", /*fast=*/true);
     } else {
       return kernel.emitError("GEMM epilogue: unknown step '") << op << "'";
     }

@@ -17,7 +17,7 @@ std::string mlir::pk::cuda::tileTypeName(TileType t, int threads) {
 }
 
 // The fp32 C++ expression of a map kind applied to the expressions x (and y).
-std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y) {
+std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y, bool fast) {
   // Operands that are not plain names are parenthesised.
   auto operand = [](StringRef v) {
     bool plain = llvm::all_of(v, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; });
@@ -28,6 +28,16 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
     for (char c : pattern) out += c == 'X' ? operand(x) : c == 'Y' ? operand(y) : std::string(1, c);
     return out;
   };
+  if (fast) {
+    switch (kind) {
+    case MapKind::tanh: return fill("pk::gemm::tanh_approx(X)");
+    case MapKind::sigmoid: return fill("__fdividef(1.f, 1.f + __expf(-X))");
+    case MapKind::silu: return fill("__fdividef(X, 1.f + __expf(-X))");
+    case MapKind::gelu_tanh:
+      return fill("0.5f * X * (1.f + pk::gemm::tanh_approx(0.7978845608f * (X + 0.044715f * X * X * X)))");
+    default: break;
+    }
+  }
   switch (kind) {
   case MapKind::add: return fill("X + Y");
   case MapKind::sub: return fill("X - Y");

@@ -1,10 +1,12 @@
 """GEMM template kernels through pk_torch (pkc compiles the spec, the JIT launches it from its
 launch description): the plain GEMM at W = 1 and gemm_rs at W = 1, 2, 3 ranks sharing this GPU
 (pk_torch.run_shared_gpu), with tails in M, N and K, fresh random inputs and poisoned outputs,
-against torch's float64 product. A K that is not a multiple of 8 fails at the call.
-Exits non-zero on any mismatch."""
+against torch's float64 product. A K that is not a multiple of 8 fails at the call. Also a
+user's GEMM variant (f16, B stored [K, N], a fused epilogue with a bias row and a float argument)
+at W = 1. Exits non-zero on any mismatch."""
 import os
 import sys
+import tempfile
 
 import torch
 
@@ -66,10 +68,46 @@ def run(world, gemm, gemm_rs):
     return sum(pk_torch.run_shared_gpu(world, body))
 
 
+VARIANT = """#include <pk/spec.h>
+using namespace pk;
+PK_KERNEL void linear_silu(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 2> bias, Tensor<f16, 2> c, float alpha) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 128})) {
+    auto acc = zeros<f32, 128, 128>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma(load<128, 64>(a, m, k), load<64, 128>(b, k, n), acc);
+    store(c, cast<f16>(silu(acc * alpha + load<1, 128>(bias, 0, n))), m, n);
+  }
+}
+"""
+
+
+def variant():
+    with tempfile.NamedTemporaryFile("w", suffix=".pk.cpp", delete=False) as f:
+        f.write(VARIANT)
+    linear = pk_torch.compile(f.name)
+
+    def body(ctx):
+        M, N, K, alpha = 300, 264, 200, 0.25
+        gen = torch.Generator(device="cuda").manual_seed(5)
+        a = torch.randn(M, K, device="cuda", generator=gen).half()
+        b = torch.randn(K, N, device="cuda", generator=gen).half()
+        bias = torch.randn(1, N, device="cuda", generator=gen)
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+        linear(ctx, a, b, bias, c, alpha)
+        ctx.check_errors()
+        torch.cuda.current_stream().synchronize()
+        want = torch.nn.functional.silu(a.double() @ b.double() * alpha + bias.double())
+        wrong = int((~((c.double() - want).abs() <= want.abs() / 256 + 0.01)).sum())
+        print(f"f16 A*B + bias, silu {M}x{N}x{K}: {wrong} mismatches", flush=True)
+        return wrong
+
+    return sum(pk_torch.run_shared_gpu(1, body))
+
+
 def main():
     gemm = pk_torch.compile(os.path.join(SPECS, "gemm.pk.cpp"))
     gemm_rs = pk_torch.compile(os.path.join(SPECS, "gemm_rs.pk.cpp"))
-    failures = sum(run(world, gemm, gemm_rs) for world in (1, 2, 3))
+    failures = variant()
+    failures += sum(run(world, gemm, gemm_rs) for world in (1, 2, 3))
     print("gemm_jit:", "FAILED" if failures else "passed", flush=True)
     return 1 if failures else 0
 

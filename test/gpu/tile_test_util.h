@@ -53,7 +53,7 @@ struct DevTensor {
   pk::Tensor<T> view() const {
     pk::Tensor<T> t{};
     t.data = dev;
-    for (size_t d = 0; d < shape.size(); ++d) t.shape[d] = shape[d];
+    for (size_t d = 0; d < 4; ++d) t.shape[d] = d < shape.size() ? shape[d] : 1;  // as pk::make_tensor
     t.numel = numel();
     return t;
   }

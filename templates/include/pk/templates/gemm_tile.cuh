@@ -97,6 +97,14 @@ __device__ __forceinline__ unsigned int pack_x2(float lo, float hi) {
   return r;
 }
 
+// tanh by the SFU (relative error about 2^-11): epilogues round to bf16 or f16 anyway, and the
+// accurate tanhf would cost the consumers several microseconds per tile.
+__device__ __forceinline__ float tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // No epilogue: the accumulators are stored as they are.
 struct NoEpilogue {
   struct Args {};
