@@ -4,7 +4,7 @@
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine:
-#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|all]
+#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|all]
 # (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
 # fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
 # PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests and
@@ -101,6 +101,17 @@ if [ "$PART" = gemm-specs ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
     timeout 240 "$SPECS_BIN" "$OUT/gemm-specs.md" >"$OUT/bench-gemm-specs.log" 2>&1
     GEMM=$?
     cat "$OUT/gemm-specs.md" 2>/dev/null || tail -n 20 "$OUT/bench-gemm-specs.log"
+  fi
+fi
+
+if [ "$PART" = tiles ] || [ "$PART" = all ]; then
+  # Memory-bound spec kernels on the general tile path against the device copy (one GPU).
+  step bench-tiles
+  TILES_BIN="$BUILD/tools/bench-tiles/pk-bench-tiles"
+  if [ -x "$TILES_BIN" ]; then
+    timeout 240 "$TILES_BIN" "$OUT/tiles.md" >"$OUT/bench-tiles.log" 2>&1
+    BENCH=$?
+    cat "$OUT/tiles.md" 2>/dev/null || tail -n 20 "$OUT/bench-tiles.log"
   fi
 fi
 

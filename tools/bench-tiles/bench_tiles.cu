@@ -1,0 +1,193 @@
+// pk-bench-tiles: memory-bound kernels written as specs (tools/bench-tiles/specs.pk.cpp: copy,
+// add, silu(g) * u, rms_norm, layer_norm, softmax), JIT-compiled onto the general tile path, on a
+// 16384 x 8192 bf16 tensor, one GPU, against the device-to-device copy (cudaMemcpyAsync) measured
+// in the same run. GB/s counts each tensor read or written once. Each pair alternates batches of
+// 20 launches (median of 7 each, after 5 warm-ups). Every kernel's output is first checked on
+// sampled rows against a float64 host reference. Writes a Markdown table to argv[1] (and stdout).
+#include <pk/jit/compile.h>
+#include <pk/runtime/shared_gpu.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+constexpr long long kRows = 16384, kCols = 8192, kElems = kRows * kCols;
+
+unsigned short to_bf16(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<unsigned short>(u >> 16);
+}
+double from_bf16(unsigned short b) {
+  unsigned u = unsigned(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::pair<double, double> paired_median_us(const std::function<void()>& first,
+                                           const std::function<void()>& second, cudaStream_t s) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  auto batch = [&](const std::function<void()>& run) {
+    cudaEventRecord(a, s);
+    for (int i = 0; i < 20; ++i) run();
+    cudaEventRecord(b, s);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    return 1000.0 * ms / 20;
+  };
+  for (int i = 0; i < 5; ++i) first(), second();
+  std::vector<double> t1, t2;
+  for (int rep = 0; rep < 7; ++rep) {
+    if (rep % 2) t2.push_back(batch(second)), t1.push_back(batch(first));
+    else t1.push_back(batch(first)), t2.push_back(batch(second));
+  }
+  std::sort(t1.begin(), t1.end());
+  std::sort(t2.begin(), t2.end());
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return {t1[3], t2[3]};
+}
+
+// The reference of one output row (float64 from the bf16 inputs).
+using RowRef = std::function<double(const std::vector<std::vector<unsigned short>>&, long long row, long long col)>;
+
+double row_sum(const std::vector<unsigned short>& x, long long row, const std::function<double(double)>& f) {
+  double s = 0;
+  for (long long c = 0; c < kCols; ++c) s += f(from_bf16(x[row * kCols + c]));
+  return s;
+}
+
+struct Case {
+  const char* kernel;
+  int tensors;  // inputs of [kRows, kCols]; the output is one more
+  bool weights, bias, norm_args;
+  RowRef ref;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
+  auto ex = pk::create_single_process_exchanges(1);
+  if (!ex.is_ok()) return std::fprintf(stderr, "%s\n", ex.status().message().c_str()), 1;
+  auto ctx = pk::Context::create(*(*ex)[0]);
+  if (!ctx.is_ok()) return std::fprintf(stderr, "%s\n", ctx.status().message().c_str()), 1;
+  cudaStream_t s = (*ctx)->stream();
+  const float inv_n = 1.f / kCols, eps = 1e-5f;
+  const Case cases[] = {
+      {"copy", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16(in[0][r * kCols + c]); }},
+      {"add", 2, false, false, false,
+       [](auto& in, long long r, long long c) { return from_bf16(in[0][r * kCols + c]) + from_bf16(in[1][r * kCols + c]); }},
+      {"silu_mul", 2, false, false, false, [](auto& in, long long r, long long c) {
+         const double g = from_bf16(in[0][r * kCols + c]);
+         return g / (1 + std::exp(-g)) * from_bf16(in[1][r * kCols + c]);
+       }},
+      {"rms_norm", 1, true, false, true, [&](auto& in, long long r, long long c) {
+         const double ms = row_sum(in[0], r, [](double v) { return v * v; }) / kCols;
+         return from_bf16(in[0][r * kCols + c]) / std::sqrt(ms + eps) * from_bf16(in[1][c]);
+       }},
+      {"layer_norm", 1, true, true, true, [&](auto& in, long long r, long long c) {
+         const double mean = row_sum(in[0], r, [](double v) { return v; }) / kCols;
+         const double var = row_sum(in[0], r, [&](double v) { return (v - mean) * (v - mean); }) / kCols;
+         return (from_bf16(in[0][r * kCols + c]) - mean) / std::sqrt(var + eps) * from_bf16(in[1][c]) +
+                from_bf16(in[2][c]);
+       }},
+      {"softmax", 1, false, false, false, [&](auto& in, long long r, long long c) {
+         double mx = -1e300;
+         for (long long k = 0; k < kCols; ++k) mx = std::max(mx, from_bf16(in[0][r * kCols + k]));
+         return std::exp(from_bf16(in[0][r * kCols + c]) - mx) /
+                row_sum(in[0], r, [&](double v) { return std::exp(v - mx); });
+       }},
+  };
+  // Inputs: two full tensors, a weight row and a bias row, random in [-2, 2); one output.
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  std::vector<std::vector<unsigned short>> host(4);
+  for (int i = 0; i < 4; ++i) {
+    host[i].resize(i < 2 ? kElems : kCols);
+    for (auto& v : host[i]) v = to_bf16(u(gen));
+  }
+  unsigned short *x0, *x1, *w, *b, *out;
+  cudaMalloc(&x0, kElems * 2);
+  cudaMalloc(&x1, kElems * 2);
+  cudaMalloc(&w, kCols * 2);
+  cudaMalloc(&b, kCols * 2);
+  cudaMalloc(&out, kElems * 2);
+  cudaMemcpy(x0, host[0].data(), kElems * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(x1, host[1].data(), kElems * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(w, host[2].data(), kCols * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(b, host[3].data(), kCols * 2, cudaMemcpyHostToDevice);
+  auto tensor = [](unsigned short* p, long long rows, long long cols) {
+    return pk::Tensor<pk::bf16>{reinterpret_cast<pk::bf16*>(p), {rows, cols, 1, 1}, rows * cols};
+  };
+  const auto X0 = tensor(x0, kRows, kCols), X1 = tensor(x1, kRows, kCols), W = tensor(w, 1, kCols),
+             B = tensor(b, 1, kCols), Y = tensor(out, kRows, kCols);
+  std::string table =
+      "| kernel | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | sampled rows wrong |\n"
+      "|---|---|---|---|---|---|\n";
+  int failures = 0;
+  const auto text = pk::jit::read_spec(PK_BENCH_TILES_SPEC);
+  if (!text.is_ok()) return std::fprintf(stderr, "%s\n", text.status().message().c_str()), 1;
+  for (const Case& cs : cases) {
+    pk::jit::Options o;
+    o.kernel = cs.kernel;
+    auto k = pk::jit::compile_spec(PK_BENCH_TILES_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
+    if (!k.is_ok()) {
+      std::fprintf(stderr, "compile %s: %s\n", cs.kernel, k.status().message().c_str());
+      ++failures;
+      continue;
+    }
+    pk::Status st;
+    std::function<void()> run;
+    const std::string name = cs.kernel;
+    if (name == "copy") run = [&] { (void)(st = k->launch(**ctx, s, X0, Y)); };
+    else if (cs.tensors == 2) run = [&] { (void)(st = k->launch(**ctx, s, X0, X1, Y)); };
+    else if (name == "rms_norm") run = [&] { (void)(st = k->launch(**ctx, s, X0, W, Y, inv_n, eps)); };
+    else if (name == "layer_norm") run = [&] { (void)(st = k->launch(**ctx, s, X0, W, B, Y, inv_n, eps)); };
+    else run = [&] { (void)(st = k->launch(**ctx, s, X0, Y)); };
+    cudaMemsetAsync(out, 0xff, kElems * 2, s);  // poisoned first
+    run();
+    cudaStreamSynchronize(s);
+    // Check 6 sampled rows in full (the first, the last and four in between).
+    std::vector<unsigned short> got(kElems);
+    cudaMemcpy(got.data(), out, kElems * 2, cudaMemcpyDeviceToHost);
+    std::vector<std::vector<unsigned short>> in{host[0], cs.weights ? host[2] : host[1], host[3]};
+    int wrong_rows = 0;
+    for (long long r : {0LL, 1LL, 4097LL, 8190LL, 12345LL, kRows - 1}) {
+      bool bad = false;
+      for (long long c = 0; c < kCols && !bad; ++c) {
+        const double want = cs.ref(in, r, c), g = from_bf16(got[r * kCols + c]);
+        bad = !(std::fabs(g - want) <= 1e-2 + std::fabs(want) / 64);
+      }
+      wrong_rows += bad;
+    }
+    failures += wrong_rows > 0 || !st.is_ok();
+    const double bytes = 2.0 * kElems * (cs.tensors + 1) + 2.0 * kCols * (cs.weights + cs.bias);
+    const auto [pk_us, copy_us] =
+        paired_median_us(run, [&] { cudaMemcpyAsync(out, x0, kElems * 2, cudaMemcpyDeviceToDevice, s); }, s);
+    const double pk_gbs = bytes / (pk_us * 1e3), copy_gbs = 2.0 * 2 * kElems / (copy_us * 1e3);
+    char row[256];
+    std::snprintf(row, sizeof row, "| %s | %.1f | %.0f | %.0f | %.3f | %d of 6 |\n", cs.kernel, pk_us, pk_gbs,
+                  copy_gbs, pk_gbs / copy_gbs, wrong_rows);
+    table += row;
+    std::fputs(row, stdout);
+  }
+  if (argc > 1)
+    if (FILE* f = std::fopen(argv[1], "w")) std::fputs(table.c_str(), f), std::fclose(f);
+  return failures ? 1 : 0;
+}
