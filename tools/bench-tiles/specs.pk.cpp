@@ -1,33 +1,34 @@
 // Memory-bound kernels written as specs for pk-bench-tiles: the general tile path on rows of
-// 8192 bf16 elements (one tile spans a whole row for the row-wise ones).
+// 8192 bf16 elements; element-wise kernels take 8 x 1024 tiles, row-wise ones a whole row per
+// tile (16 elements per thread of a 512-thread block either way).
 #include <pk/spec.h>
 using namespace pk;
 
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 2048})) store(y, load<16, 2048>(x, m, n), m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(y, load<8, 1024>(x, m, n), m, n);
 }
 
 PK_KERNEL void add(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 2048}))
-    store(z, cast<bf16>(cast<f32>(load<16, 2048>(x, m, n)) + cast<f32>(load<16, 2048>(y, m, n))), m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024}))
+    store(z, cast<bf16>(cast<f32>(load<8, 1024>(x, m, n)) + cast<f32>(load<8, 1024>(y, m, n))), m, n);
 }
 
 PK_KERNEL void silu_mul(Tensor<bf16, 2> g, Tensor<bf16, 2> u, Tensor<bf16, 2> y) {
-  for (auto [m, n] : tiles(g.rows(), g.cols(), {16, 2048}))
-    store(y, cast<bf16>(silu(cast<f32>(load<16, 2048>(g, m, n))) * cast<f32>(load<16, 2048>(u, m, n))), m, n);
+  for (auto [m, n] : tiles(g.rows(), g.cols(), {8, 1024}))
+    store(y, cast<bf16>(silu(cast<f32>(load<8, 1024>(g, m, n))) * cast<f32>(load<8, 1024>(u, m, n))), m, n);
 }
 
 PK_KERNEL void rms_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> y, float inv_n, float eps) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {4, 8192})) {
-    auto t = cast<f32>(load<4, 8192>(x, m, n));
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
+    auto t = cast<f32>(load<1, 8192>(x, m, n));
     store(y, cast<bf16>(t * rsqrt(row_sum(t * t) * inv_n + eps) * cast<f32>(load<1, 8192>(w, 0, n))), m, n);
   }
 }
 
 PK_KERNEL void layer_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> b, Tensor<bf16, 2> y,
                           float inv_n, float eps) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {4, 8192})) {
-    auto t = cast<f32>(load<4, 8192>(x, m, n));
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
+    auto t = cast<f32>(load<1, 8192>(x, m, n));
     auto d = t - row_sum(t) * inv_n;
     auto r = d * rsqrt(row_sum(d * d) * inv_n + eps);
     store(y, cast<bf16>(r * cast<f32>(load<1, 8192>(w, 0, n)) + cast<f32>(load<1, 8192>(b, 0, n))), m, n);
@@ -35,8 +36,8 @@ PK_KERNEL void layer_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> 
 }
 
 PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {4, 8192})) {
-    auto t = cast<f32>(load<4, 8192>(x, m, n));
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
+    auto t = cast<f32>(load<1, 8192>(x, m, n));
     auto e = exp(t - row_max(t));
     store(y, cast<bf16>(e / row_sum(e)), m, n);
   }

@@ -1,7 +1,9 @@
 // Register tiles of the general tile path: a statically shaped tile of up to four dimensions,
-// spread over the THREADS threads of a block. Element i (row-major over the tile) lives in
-// thread i % THREADS, slot i / THREADS, so consecutive threads hold consecutive elements and
-// loads and stores coalesce. Values are kept as fp32 and rounded to T after every operation,
+// spread over the THREADS threads of a block in runs of kVec = 8 consecutive elements: run g
+// (elements 8g .. 8g + 7, row-major over the tile) lives in thread g % THREADS, slots
+// 8 (g / THREADS) .. + 7. Every element type shares the layout (casts and maps work slot by
+// slot), and a run is 16 bytes of bf16 / f16 (32 of f32), so a tile wholly inside its tensor
+// loads and stores with vector accesses that consecutive threads coalesce. Values are kept as fp32 and rounded to T after every operation,
 // so a bf16 tile computes exactly as bf16 arithmetic rounded per op would.
 // Every function here is called by all threads of the block alike.
 #pragma once
@@ -19,15 +21,18 @@ struct rt {
   static constexpr int kRank = R;
   static constexpr int kThreads = THREADS;
   static constexpr long long kCount = 1ll * S0 * S1 * S2 * S3;
-  static constexpr int kSlots = static_cast<int>((kCount + THREADS - 1) / THREADS);
+  static constexpr int kVec = 8;
+  static constexpr int kSlots = static_cast<int>((kCount + kVec * THREADS - 1) / (kVec * THREADS)) * kVec;
   float v[kSlots];
   // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
   __host__ __device__ static constexpr int dim(int d) {
     return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
   }
 
-  // The tile element slot s of this thread holds (kCount when past the end).
-  __device__ static long long index(int s) { return 1ll * s * THREADS + threadIdx.x; }
+  // The tile element slot s of this thread holds (kCount or more when past the end).
+  __device__ static long long index(int s) {
+    return (1ll * (s / kVec) * THREADS + threadIdx.x) * kVec + s % kVec;
+  }
   // Row and column of element i, seeing the tile as rows x last dimension.
   static constexpr int kCols = R == 1 ? S0 : R == 2 ? S1 : R == 3 ? S2 : S3;
   static constexpr long long kRows = kCount / kCols;
@@ -60,9 +65,69 @@ __device__ __forceinline__ long long tensor_offset(long long i, const long long*
   return off;
 }
 
+// Whether the tile at `origin` lies wholly inside a rank-1 or rank-2 tensor whose rows, the
+// tile's rows and `origin` keep every run of kVec elements in one row and 16-byte aligned: then
+// loads and stores move whole runs (uniform over the block, so no divergence).
+template <class Tile, class T>
+__device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, const long long* origin) {
+  if constexpr (Tile::kRank > 2 || Tile::kCols % Tile::kVec != 0 ||
+                !(sizeof(T) == 2 || ::pk::is_same<T, float>::value)) {
+    return false;
+  } else {
+    for (int d = 0; d < Tile::kRank; ++d)
+      if (origin[d] < 0 || origin[d] + Tile::dim(d) > shape[d]) return false;
+    const long long last = shape[Tile::kRank - 1], at = origin[Tile::kRank - 1];
+    return last % Tile::kVec == 0 && at % Tile::kVec == 0 &&
+           reinterpret_cast<unsigned long long>(data) % 16 == 0;
+  }
+}
+
+// The tensor offset of the run starting at tile element i (runs_fit holds).
+template <class Tile>
+__device__ __forceinline__ long long run_offset(long long i, const long long* shape, const long long* origin) {
+  if constexpr (Tile::kRank == 1) return origin[0] + i;
+  else return (origin[0] + i / Tile::kCols) * shape[1] + origin[1] + i % Tile::kCols;
+}
+
+// 8 elements at p (16-byte aligned) to floats, and back.
+__device__ __forceinline__ void load_run(const float* p, float* v) {
+  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+}
+template <class T>
+__device__ __forceinline__ void load_run(const T* p, float* v) {
+  const uint4 u = *reinterpret_cast<const uint4*>(p);
+  const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int k = 0; k < 8; ++k) v[k] = to_float(T{static_cast<unsigned short>(w[k / 2] >> (16 * (k % 2)))});
+}
+__device__ __forceinline__ void store_run(float* p, const float* v) {
+  reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+  reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+}
+template <class T>
+__device__ __forceinline__ void store_run(T* p, const float* v) {
+  unsigned w[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    w[k] = from_float<T>(v[2 * k]).bits | (static_cast<unsigned>(from_float<T>(v[2 * k + 1]).bits) << 16);
+  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 // Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
 template <class Tile, class T>
 __device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
+  if (runs_fit<Tile>(data, shape, origin)) {
+#pragma unroll
+    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+      const long long i = Tile::index(s);
+      float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+      if (i < Tile::kCount) load_run(data + run_offset<Tile>(i, shape, origin), run);
+#pragma unroll
+      for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+    }
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::index(s);
@@ -74,6 +139,17 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
 // Stores the tile at `origin`; elements outside the tensor are dropped.
 template <class Tile, class T>
 __device__ void store(const Tile& t, T* data, const long long* shape, const long long* origin) {
+  if (runs_fit<Tile>(data, shape, origin)) {
+#pragma unroll
+    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+      const long long i = Tile::index(s);
+      float run[Tile::kVec];
+#pragma unroll
+      for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
+      if (i < Tile::kCount) store_run(data + run_offset<Tile>(i, shape, origin), run);
+    }
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::index(s);
