@@ -20,10 +20,49 @@ __device__ __forceinline__ float row_identity(RowOp op) {
   return op == RowOp::sum ? 0.f : op == RowOp::max ? -inf : inf;
 }
 
+// Rows of whole multiples of kVec x kThreads elements: every thread holds the same number of
+// runs of each row, so each thread reduces its own runs, each warp shuffles, and the warps'
+// partials meet in the stage: the whole block works on every row (a row of 8192 elements no
+// longer waits on one warp).
+template <class Out, class In>
+__device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* stage, float* rows) {
+  constexpr int warps = In::kThreads / 32;
+  constexpr int groups = static_cast<int>(In::kCols / (In::kVec * In::kThreads));  // runs per row
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // earlier users of the stage are done
+#pragma unroll
+  for (int r = 0; r < static_cast<int>(In::kRows); ++r) {
+    float acc = row_identity(op);
+#pragma unroll
+    for (int s = r * groups * In::kVec; s < (r + 1) * groups * In::kVec; ++s) acc = row_combine(op, acc, in.v[s]);
+    for (int o = 16; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));
+    if (lane == 0) stage[r * warps + warp] = acc;
+  }
+  __syncthreads();
+  for (long long r = threadIdx.x; r < In::kRows; r += In::kThreads) {
+    float acc = row_identity(op);
+    for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, stage[r * warps + w]);
+    rows[r] = acc;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < Out::kSlots; ++s) {
+    const long long i = Out::index(s);
+    if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
+  }
+  __syncthreads();  // the row accumulators may be reused
+}
+
 // out (rows x 1) = the reduction of each row (the last dimension) of in. `stage` holds
 // kStageFloats floats and `rows` kMaxRows, both in shared memory.
 template <class Out, class In>
 __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, float* rows) {
+  if constexpr (In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 &&
+                In::kRows * (In::kThreads / 32) <= kStageFloats) {
+    static_assert(Out::kCount == In::kRows, "one result per row");
+    reduce_rows_blockwide(out, in, op, stage, rows);
+    return;
+  }
   static_assert(Out::kCount == In::kRows, "one result per row");
   static_assert(In::kRows <= kMaxRows, "too many rows for the row stage");
   constexpr long long cols = In::kCols;
