@@ -146,7 +146,9 @@ class TorchContext {
     throw_if_error(s);
   }
 
-  // Collective: frees every symmetric tensor (their torch views must no longer be used).
+  // Collective: frees every symmetric tensor (their torch views must no longer be used), then
+  // the context, whose flags and landing buffers are symmetric too: both without the GIL, which
+  // the other ranks' threads need to reach their own close() (holding it here hung W = 3).
   void close() {
     if (!ctx_) return;
     pk::Status s;
@@ -154,10 +156,12 @@ class TorchContext {
       py::gil_scoped_release nogil;
       for (auto& b : buffers_)
         if (s.is_ok()) s = b->free();
+      if (s.is_ok()) {
+        buffers_.clear();
+        ctx_.reset();
+      }
     }
     throw_if_error(s);
-    buffers_.clear();
-    ctx_.reset();
   }
 
   // Ranks sharing this rank's GPU in this process (1 with a GPU of its own).
