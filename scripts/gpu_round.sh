@@ -93,26 +93,27 @@ if [ "$PART" = gemm-jit ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
   fi
 fi
 
+# A one-GPU benchmark binary of the build: name, binary, timeout, table; sets GEMM or BENCH.
+one_gpu_bench() {
+  local name=$1 bin=$2 limit=$3 table=$4
+  step "$name"
+  [ -x "$bin" ] || return 77
+  timeout "$limit" "$bin" "$OUT/$table" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  cat "$OUT/$table" 2>/dev/null || tail -n 20 "$OUT/$name.log"
+  return $rc
+}
+
 if [ "$PART" = gemm-specs ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
   # GEMM specs (layouts, f16, a fused epilogue) through the JIT against cuBLAS (one GPU).
-  step bench-gemm-specs
-  SPECS_BIN="$BUILD/tools/bench-gemm/pk-bench-gemm-specs"
-  if [ -x "$SPECS_BIN" ]; then
-    timeout 240 "$SPECS_BIN" "$OUT/gemm-specs.md" >"$OUT/bench-gemm-specs.log" 2>&1
-    GEMM=$?
-    cat "$OUT/gemm-specs.md" 2>/dev/null || tail -n 20 "$OUT/bench-gemm-specs.log"
-  fi
+  one_gpu_bench bench-gemm-specs "$BUILD/tools/bench-gemm/pk-bench-gemm-specs" 240 gemm-specs.md
+  GEMM=$?
 fi
 
 if [ "$PART" = tiles ] || [ "$PART" = all ]; then
   # Memory-bound spec kernels on the general tile path against the device copy (one GPU).
-  step bench-tiles
-  TILES_BIN="$BUILD/tools/bench-tiles/pk-bench-tiles"
-  if [ -x "$TILES_BIN" ]; then
-    timeout 240 "$TILES_BIN" "$OUT/tiles.md" >"$OUT/bench-tiles.log" 2>&1
-    BENCH=$?
-    cat "$OUT/tiles.md" 2>/dev/null || tail -n 20 "$OUT/bench-tiles.log"
-  fi
+  one_gpu_bench bench-tiles "$BUILD/tools/bench-tiles/pk-bench-tiles" 240 tiles.md
+  BENCH=$?
 fi
 
 if [ "$PART" = bench ] || [ "$PART" = all ] || [ "$PART" = gemm ]; then

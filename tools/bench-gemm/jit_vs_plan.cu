@@ -5,6 +5,7 @@
 // launches timed with one event pair, the two ways alternating batch by batch; the ratio
 // JIT / plan is the per-call cost of building the parameter block. Writes a Markdown table to argv[1] (and stdout).
 #include <pk/jit/compile.h>
+#include "paired_timing.h"
 #include <pk/templates/host/fused_gemm.cuh>
 
 #include <algorithm>
@@ -13,46 +14,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-namespace {
-
-// Events on the launches' own stream: the context's stream does not synchronise with stream 0.
-// The two ways alternate batch by batch (7 batches each of `launches` back-to-back calls, after
-// 5 warm-ups each), so clock and neighbour drift hits both alike; returns both medians in us.
-std::pair<double, double> paired_median_us(const std::function<void()>& first,
-                                           const std::function<void()>& second, int launches,
-                                           cudaStream_t stream) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  auto batch = [&](const std::function<void()>& run) {
-    cudaEventRecord(a, stream);
-    for (int i = 0; i < launches; ++i) run();
-    cudaEventRecord(b, stream);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    return 1000.0 * ms / launches;
-  };
-  for (int i = 0; i < 5; ++i) first(), second();
-  std::vector<double> t1, t2;
-  for (int rep = 0; rep < 7; ++rep) {
-    if (rep % 2) {
-      t2.push_back(batch(second));
-      t1.push_back(batch(first));
-    } else {
-      t1.push_back(batch(first));
-      t2.push_back(batch(second));
-    }
-  }
-  std::sort(t1.begin(), t1.end());
-  std::sort(t2.begin(), t2.end());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return {t1[t1.size() / 2], t2[t2.size() / 2]};
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   setenv("NCCL_NVLS_ENABLE", "0", 1);
@@ -81,9 +42,9 @@ int main(int argc, char** argv) {
     if (!plan.is_ok()) return std::fprintf(stderr, "%s\n", plan.status().message().c_str()), 1;
     pk::Tensor<pk::bf16> ta{a, {M, K, 1, 1}, M * K}, tb{b, {N, K, 1, 1}, N * K}, tc{c, {M, N, 1, 1}, M * N};
     pk::Status plan_status, jit_status;
-    const auto [plan_us, jit_us] = paired_median_us(
+    const auto [plan_us, jit_us] = pk_bench::paired_median_us(
         [&] { plan_status = plan->launch(stream); },
-        [&] { jit_status = kernel->launch(**ctx, stream, ta, tb, tc); }, 20, stream);
+        [&] { jit_status = kernel->launch(**ctx, stream, ta, tb, tc); }, stream);
     failures += !plan_status.is_ok() + !jit_status.is_ok();
     if (!jit_status.is_ok()) std::fprintf(stderr, "JIT launch: %s\n", jit_status.message().c_str());
     char row[256];

@@ -8,7 +8,8 @@
 #include <cublas_v2.h>
 
 #include <pk/jit/compile.h>
-#include <pk/runtime/shared_gpu.h>
+#include "one_gpu.h"
+#include "paired_timing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -48,32 +49,6 @@ float to_float(unsigned short b, bool f16) {
   return (b & 0x8000) ? -v : v;
 }
 
-std::pair<double, double> paired_median_us(const std::function<void()>& first,
-                                           const std::function<void()>& second, cudaStream_t s) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  auto batch = [&](const std::function<void()>& run) {
-    cudaEventRecord(a, s);
-    for (int i = 0; i < 20; ++i) run();
-    cudaEventRecord(b, s);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    return 1000.0 * ms / 20;
-  };
-  for (int i = 0; i < 5; ++i) first(), second();
-  std::vector<double> t1, t2;
-  for (int rep = 0; rep < 7; ++rep) {
-    if (rep % 2) t2.push_back(batch(second)), t1.push_back(batch(first));
-    else t1.push_back(batch(first)), t2.push_back(batch(second));
-  }
-  std::sort(t1.begin(), t1.end());
-  std::sort(t2.begin(), t2.end());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return {t1[3], t2[3]};
-}
 
 struct Case {
   const char* label;
@@ -85,14 +60,9 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setenv("NCCL_NVLS_ENABLE", "0", 1);
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
-  auto ex = pk::create_single_process_exchanges(1);
-  if (!ex.is_ok()) return std::fprintf(stderr, "%s\n", ex.status().message().c_str()), 1;
-  auto ctx = pk::Context::create(*(*ex)[0]);
-  if (!ctx.is_ok()) return std::fprintf(stderr, "%s\n", ctx.status().message().c_str()), 1;
-  cudaStream_t s = (*ctx)->stream();
+  pk_bench::OneGpu gpu = pk_bench::one_gpu();
+  pk::Context* ctx = gpu.ctx.get();  // launches take *ctx
+  cudaStream_t s = ctx->stream();
   cublasHandle_t blas;
   cublasCreate(&blas);
   cublasSetStream(blas, s);
@@ -143,11 +113,11 @@ int main(int argc, char** argv) {
         if (cs.f16) {
           pk::Tensor<pk::f16> ta{reinterpret_cast<pk::f16*>(a), {n, n, 1, 1}, elems},
               tb{reinterpret_cast<pk::f16*>(b), {n, n, 1, 1}, elems}, tc{reinterpret_cast<pk::f16*>(c), {n, n, 1, 1}, elems};
-          (void)(st = k->launch(**ctx, s, ta, tb, tc));
+          (void)(st = k->launch(*ctx, s, ta, tb, tc));
         } else {
           pk::Tensor<pk::bf16> ta{reinterpret_cast<pk::bf16*>(a), {n, n, 1, 1}, elems},
               tb{reinterpret_cast<pk::bf16*>(b), {n, n, 1, 1}, elems}, tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems};
-          (void)(st = k->launch(**ctx, s, ta, tb, tc));
+          (void)(st = k->launch(*ctx, s, ta, tb, tc));
         }
       };
       cudaMemsetAsync(c, 0xff, elems * 2, s);  // poisoned: an unwritten element shows as NaN
@@ -171,7 +141,7 @@ int main(int argc, char** argv) {
                      st.is_ok() ? "ok" : st.message().c_str(), bad);
         ++failures;
       }
-      const auto [pk_us, blas_us] = paired_median_us(pkc, cublas, s);
+      const auto [pk_us, blas_us] = pk_bench::paired_median_us(pkc, cublas, s);
       std::snprintf(row, sizeof row, "| %s | %lld | %.1f | %.1f | %.3f | %.0f | %.3g |\n", cs.label, n,
                     pk_us, blas_us, blas_us / pk_us, 2.0 * n * n * n / (pk_us * 1e6), worst);
       table += row;
@@ -189,9 +159,9 @@ int main(int argc, char** argv) {
           tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems},
           tbias{reinterpret_cast<pk::bf16*>(bias), {1, n, 1, 1}, n};
       pk::Status s1, s2;
-      const auto [fused_us, plain_us] = paired_median_us(
-          [&] { (void)(s1 = fused->launch(**ctx, s, ta, tb, tbias, tc)); },
-          [&] { (void)(s2 = plain->launch(**ctx, s, ta, tb, tc)); }, s);
+      const auto [fused_us, plain_us] = pk_bench::paired_median_us(
+          [&] { (void)(s1 = fused->launch(*ctx, s, ta, tb, tbias, tc)); },
+          [&] { (void)(s2 = plain->launch(*ctx, s, ta, tb, tc)); }, s);
       failures += !s1.is_ok() + !s2.is_ok();
       std::snprintf(row, sizeof row,
                     "| bf16, A * B^T + bias, GELU (fused) vs the GEMM alone | %lld | %.1f | %.1f (GEMM alone) | %.3f (fused / alone) | %.0f | |\n",

@@ -5,7 +5,8 @@
 // 20 launches (median of 7 each, after 5 warm-ups). Every kernel's output is first checked on
 // sampled rows against a float64 host reference. Writes a Markdown table to argv[1] (and stdout).
 #include <pk/jit/compile.h>
-#include <pk/runtime/shared_gpu.h>
+#include "one_gpu.h"
+#include "paired_timing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,32 +35,6 @@ double from_bf16(unsigned short b) {
   return f;
 }
 
-std::pair<double, double> paired_median_us(const std::function<void()>& first,
-                                           const std::function<void()>& second, cudaStream_t s) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  auto batch = [&](const std::function<void()>& run) {
-    cudaEventRecord(a, s);
-    for (int i = 0; i < 20; ++i) run();
-    cudaEventRecord(b, s);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    return 1000.0 * ms / 20;
-  };
-  for (int i = 0; i < 5; ++i) first(), second();
-  std::vector<double> t1, t2;
-  for (int rep = 0; rep < 7; ++rep) {
-    if (rep % 2) t2.push_back(batch(second)), t1.push_back(batch(first));
-    else t1.push_back(batch(first)), t2.push_back(batch(second));
-  }
-  std::sort(t1.begin(), t1.end());
-  std::sort(t2.begin(), t2.end());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return {t1[3], t2[3]};
-}
 
 // The reference of one output row (float64 from the bf16 inputs).
 using RowRef = std::function<double(const std::vector<std::vector<unsigned short>>&, long long row, long long col)>;
@@ -80,14 +55,9 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setenv("NCCL_NVLS_ENABLE", "0", 1);
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
-  auto ex = pk::create_single_process_exchanges(1);
-  if (!ex.is_ok()) return std::fprintf(stderr, "%s\n", ex.status().message().c_str()), 1;
-  auto ctx = pk::Context::create(*(*ex)[0]);
-  if (!ctx.is_ok()) return std::fprintf(stderr, "%s\n", ctx.status().message().c_str()), 1;
-  cudaStream_t s = (*ctx)->stream();
+  pk_bench::OneGpu gpu = pk_bench::one_gpu();
+  pk::Context* ctx = gpu.ctx.get();  // launches take *ctx
+  cudaStream_t s = ctx->stream();
   const float inv_n = 1.f / kCols, eps = 1e-5f;
   const Case cases[] = {
       {"copy", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16(in[0][r * kCols + c]); }},
@@ -155,11 +125,11 @@ int main(int argc, char** argv) {
     pk::Status st;
     std::function<void()> run;
     const std::string name = cs.kernel;
-    if (name == "copy") run = [&] { (void)(st = k->launch(**ctx, s, X0, Y)); };
-    else if (cs.tensors == 2) run = [&] { (void)(st = k->launch(**ctx, s, X0, X1, Y)); };
-    else if (name == "rms_norm") run = [&] { (void)(st = k->launch(**ctx, s, X0, W, Y, inv_n, eps)); };
-    else if (name == "layer_norm") run = [&] { (void)(st = k->launch(**ctx, s, X0, W, B, Y, inv_n, eps)); };
-    else run = [&] { (void)(st = k->launch(**ctx, s, X0, Y)); };
+    if (name == "copy") run = [&] { (void)(st = k->launch(*ctx, s, X0, Y)); };
+    else if (cs.tensors == 2) run = [&] { (void)(st = k->launch(*ctx, s, X0, X1, Y)); };
+    else if (name == "rms_norm") run = [&] { (void)(st = k->launch(*ctx, s, X0, W, Y, inv_n, eps)); };
+    else if (name == "layer_norm") run = [&] { (void)(st = k->launch(*ctx, s, X0, W, B, Y, inv_n, eps)); };
+    else run = [&] { (void)(st = k->launch(*ctx, s, X0, Y)); };
     cudaMemsetAsync(out, 0xff, kElems * 2, s);  // poisoned first
     run();
     cudaStreamSynchronize(s);
@@ -179,7 +149,7 @@ int main(int argc, char** argv) {
     failures += wrong_rows > 0 || !st.is_ok();
     const double bytes = 2.0 * kElems * (cs.tensors + 1) + 2.0 * kCols * (cs.weights + cs.bias);
     const auto [pk_us, copy_us] =
-        paired_median_us(run, [&] { cudaMemcpyAsync(out, x0, kElems * 2, cudaMemcpyDeviceToDevice, s); }, s);
+        pk_bench::paired_median_us(run, [&] { cudaMemcpyAsync(out, x0, kElems * 2, cudaMemcpyDeviceToDevice, s); }, s);
     const double pk_gbs = bytes / (pk_us * 1e3), copy_gbs = 2.0 * 2 * kElems / (copy_us * 1e3);
     char row[256];
     std::snprintf(row, sizeof row, "| %s | %.1f | %.0f | %.0f | %.3f | %d of 6 |\n", cs.kernel, pk_us, pk_gbs,

@@ -20,6 +20,19 @@ __device__ __forceinline__ float row_identity(RowOp op) {
   return op == RowOp::sum ? 0.f : op == RowOp::max ? -inf : inf;
 }
 
+// out = the row results in `rows` (shared memory), between barriers so that `rows` is complete
+// before and may be reused after.
+template <class Out>
+__device__ __forceinline__ void write_rows(Out& out, const float* rows) {
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < Out::kSlots; ++s) {
+    const long long i = Out::index(s);
+    if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
+  }
+  __syncthreads();
+}
+
 // Rows of whole multiples of kVec x kThreads elements: every thread holds the same number of
 // runs of each row, so each thread reduces its own runs, each warp shuffles, and the warps'
 // partials meet in the stage: the whole block works on every row (a row of 8192 elements no
@@ -44,13 +57,7 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* s
     for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, stage[r * warps + w]);
     rows[r] = acc;
   }
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < Out::kSlots; ++s) {
-    const long long i = Out::index(s);
-    if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
-  }
-  __syncthreads();  // the row accumulators may be reused
+  write_rows(out, rows);
 }
 
 // out (rows x 1) = the reduction of each row (the last dimension) of in. `stage` holds
@@ -91,13 +98,7 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
       if (lane == 0) rows[r] = row_combine(op, rows[r], acc);
     }
   }
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < Out::kSlots; ++s) {
-    const long long i = Out::index(s);
-    if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
-  }
-  __syncthreads();  // the row accumulators may be reused
+  write_rows(out, rows);
 }
 
 // out = f(full, vec) (or f(vec, full) with vec_first) where vec is a rows x 1 or 1 x cols tile
