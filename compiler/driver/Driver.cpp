@@ -1,5 +1,7 @@
 // The pkc command line: parses flags, runs the phases, writes the output atomically.
 #include "pk/Driver/Driver.h"
+#include "pk/CostModel/CostModel.h"
+#include "pk/CostModel/Roofline.h"
 #include "pk/Driver/Frontend.h"
 #include "pk/Emitter/CudaEmitter.h"
 #include "pk/Emitter/LauncherEmitter.h"
@@ -68,6 +70,15 @@ cl::opt<bool> allowMulticast("allow-multicast",
 cl::opt<int64_t> worldSize("world-size",
                            cl::desc("World size, when known at compile time (default: run time)"),
                            cl::init(0), cl::cat(category));
+cl::opt<std::string> roofline(
+    "roofline", cl::ValueOptional,
+    cl::desc("Print each kernel's lower time bounds (tensor-core FLOPs, HBM, links) for the "
+             "sizes of --shape and --world-size instead of compiling ('=json' for JSON)"),
+    cl::cat(category));
+cl::list<std::string> shapes("shape", cl::CommaSeparated,
+                             cl::desc("With --roofline: argument sizes, <index>:<d0>x<d1>... "
+                                      "(e.g. --shape=0:8192x8192,1:8192x8192)"),
+                             cl::cat(category));
 cl::opt<int64_t> pushMaxBytes("push-max-bytes",
                              cl::desc("Largest per-peer message of the collectives' one-round "
                                       "push path (default 1 MiB; 0: never)"),
@@ -235,7 +246,35 @@ int runPkcDriver(int argc, char **argv) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (emit == Phase::Mlir) {
+  if (roofline.getNumOccurrences()) {
+    if (roofline != "" && roofline != "json" && roofline != "text")
+      return fail("--roofline takes no value, 'text' or 'json', not '" + roofline + "'");
+    mlir::pk::RooflineInputs in;
+    in.world = worldSize > 0 ? worldSize : 1;
+    for (const std::string &spec : shapes) {
+      llvm::StringRef arg, dims;
+      std::tie(arg, dims) = llvm::StringRef(spec).split(':');
+      int index = -1;
+      std::vector<int64_t> extents;
+      llvm::SmallVector<llvm::StringRef> parts;
+      dims.split(parts, 'x');
+      bool ok = !arg.getAsInteger(10, index) && index >= 0 && !dims.empty();
+      for (llvm::StringRef d : parts) {
+        int64_t v = 0;
+        ok = ok && !d.getAsInteger(10, v) && v >= 0;
+        extents.push_back(v);
+      }
+      if (!ok) return fail("--shape '" + spec + "': expected <argument index>:<d0>x<d1>...");
+      in.shapes[index] = extents;
+    }
+    std::string error;
+    auto profile = pk::loadProfileOrBuiltin(profilePath, error);
+    if (!profile) return fail(error);
+    auto kernels = mlir::pk::computeRoofline(*module, in, *profile);
+    if (mlir::failed(kernels)) return 1;
+    os << (roofline == "json" ? mlir::pk::formatRooflineJson(*kernels, in.world)
+                              : mlir::pk::formatRooflineText(*kernels, in.world));
+  } else if (emit == Phase::Mlir) {
     module->print(os);
   } else if (emit == Phase::Launcher) {
     mlir::pk::emitLauncherHeader(signatures, os, lo);

@@ -4,6 +4,12 @@ version 1
 device NVIDIA H200 x2
 handoff intra_sm_ns 53.8
 handoff inter_sm_ns 566.5
+# Ceilings for roofline bounds: NVIDIA's H200 SXM figures (dense tensor cores, HBM3e) and 18
+# NVLinks x 26.56 GB/s per direction (nvidia-smi), not measured by pk-calibrate.
+peak tensor_bf16_tflops 989
+peak tensor_f16_tflops 989
+peak hbm_gbs 4800
+peak link_gbs 478
 copy_engine 128 0 0.05
 copy_engine 512 0 0.19
 copy_engine 2048 0 0.77

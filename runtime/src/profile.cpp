@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace pk_builtin_profiles {
 pk::EmbeddedFileList embeddedFiles();  // generated from runtime/profiles (CMakeLists.txt)
@@ -52,6 +53,15 @@ Result<MachineProfile> MachineProfile::parse(const std::string& text) {
       if (which == "intra_sm_ns") p.intra_sm_ns = ns;
       else if (which == "inter_sm_ns") p.inter_sm_ns = ns;
       else return bad("unknown hand-off '" + which + "'");
+    } else if (word == "peak") {
+      std::string which;
+      double v = 0;
+      if (!(ls >> which >> v) || v <= 0) return bad("expected 'peak <what> <positive value>'");
+      if (which == "tensor_bf16_tflops") p.tensor_bf16_tflops = v;
+      else if (which == "tensor_f16_tflops") p.tensor_f16_tflops = v;
+      else if (which == "hbm_gbs") p.hbm_gbs = v;
+      else if (which == "link_gbs") p.link_gbs = v;
+      else return bad("unknown peak '" + which + "'");
     } else if (word == "copy_engine" || word == "tma" || word == "ldst") {
       BandwidthPoint b;
       b.mechanism = word == "copy_engine" ? Mechanism::copy_engine
@@ -86,6 +96,12 @@ std::string MachineProfile::serialize() const {
   if (!device.empty()) o << "device " << device << "\n";
   o << "handoff intra_sm_ns " << intra_sm_ns << "\n";
   o << "handoff inter_sm_ns " << inter_sm_ns << "\n";
+  const std::pair<const char*, double> peaks[] = {{"tensor_bf16_tflops", tensor_bf16_tflops},
+                                                  {"tensor_f16_tflops", tensor_f16_tflops},
+                                                  {"hbm_gbs", hbm_gbs},
+                                                  {"link_gbs", link_gbs}};
+  for (const auto& [name, v] : peaks)
+    if (v > 0) o << "peak " << name << " " << v << "\n";
   for (const auto& b : points)
     o << mechanism_name(b.mechanism) << " " << b.bytes << " " << b.sms << " " << b.gbps << "\n";
   return o.str();

@@ -6,6 +6,8 @@
 //   <mechanism> <size_bytes> <sms> <GB/s>   mechanism: copy_engine | tma | ldst; sms 0 = n/a
 //   handoff intra_sm_ns <ns>                 mbarrier hand-off inside an SM
 //   handoff inter_sm_ns <ns>                 global-flag hand-off between SMs
+//   peak <what> <value>                      ceilings for roofline bounds: tensor_bf16_tflops,
+//                                            tensor_f16_tflops, hbm_gbs, link_gbs (per direction)
 #pragma once
 #include <string>
 #include <vector>
@@ -30,6 +32,9 @@ struct MachineProfile {
   std::vector<BandwidthPoint> points;
   double intra_sm_ns = 0;
   double inter_sm_ns = 0;
+  // Ceilings no kernel can beat (0: unknown): dense tensor-core TFLOP/s per input type, HBM
+  // GB/s (read + write), GPU-to-GPU link GB/s per direction.
+  double tensor_bf16_tflops = 0, tensor_f16_tflops = 0, hbm_gbs = 0, link_gbs = 0;
 
   static Result<MachineProfile> parse(const std::string& text);
   static Result<MachineProfile> load(const std::string& path);
