@@ -79,9 +79,10 @@ cl::list<std::string> shapes("shape", cl::CommaSeparated,
                              cl::desc("With --roofline: argument sizes, <index>:<d0>x<d1>... "
                                       "(e.g. --shape=0:8192x8192,1:8192x8192)"),
                              cl::cat(category));
-cl::opt<std::string> rooflineKernel("kernel",
-                                    cl::desc("With --roofline: only this kernel of the spec"),
-                                    cl::cat(category));
+cl::opt<std::string> onlyKernel("kernel",
+                                cl::desc("Only this kernel of the spec (code, launchers, "
+                                         "--roofline); the JIT compiles one kernel this way"),
+                                cl::cat(category));
 cl::opt<int64_t> pushMaxBytes("push-max-bytes",
                              cl::desc("Largest per-peer message of the collectives' one-round "
                                       "push path (default 1 MiB; 0: never)"),
@@ -231,6 +232,8 @@ int runPkcDriver(int argc, char **argv) {
     module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   }
   if (!module) return 1;
+  if (std::string error; !onlyKernel.empty() && !keepOnlyKernel(*module, onlyKernel, error))
+    return fail("--kernel: " + error);
 
   // Launchers are typed from the spec-level signature, before the passes lower it.
   const bool launcher = emit == Phase::Launcher || emit == Phase::LauncherImpl;
@@ -273,14 +276,6 @@ int runPkcDriver(int argc, char **argv) {
     std::string error;
     auto profile = pk::loadProfileOrBuiltin(profilePath, error);
     if (!profile) return fail(error);
-    if (!rooflineKernel.empty()) {
-      bool found = false;
-      for (auto kernel : llvm::make_early_inc_range(module->getOps<mlir::pk::KernelOp>())) {
-        if (kernel.getSymName() == rooflineKernel) found = true;
-        else kernel.erase();
-      }
-      if (!found) return fail("--kernel: the spec has no kernel '" + rooflineKernel + "'");
-    }
     auto kernels = mlir::pk::computeRoofline(*module, in, *profile);
     if (mlir::failed(kernels)) return 1;
     os << (roofline == "json" ? mlir::pk::formatRooflineJson(*kernels, in.world)

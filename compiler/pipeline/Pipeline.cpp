@@ -1,6 +1,7 @@
 // The pass pipeline from spec-level to device-level pk.
 #include "pk/Pipeline/Pipeline.h"
 #include "pk/Passes/Passes.h"
+#include "pk/Dialect/Pk.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -41,6 +42,22 @@ void registerPipelines() {
   mlir::PassPipelineRegistration<>(
       "pk-to-device", "Lower spec-level pk kernels to the device level",
       [](mlir::OpPassManager &pm) { buildDevicePipeline(pm, PipelineOptions{}); });
+}
+
+bool keepOnlyKernel(mlir::ModuleOp module, const std::string &name, std::string &error) {
+  std::string names;
+  bool found = false;
+  for (auto kernel : module.getOps<mlir::pk::KernelOp>()) {
+    names += " " + kernel.getSymName().str();
+    found |= kernel.getSymName() == name;
+  }
+  if (!found) {
+    error = "the spec has no kernel '" + name + "'; it has:" + names;
+    return false;
+  }
+  for (auto kernel : llvm::make_early_inc_range(module.getOps<mlir::pk::KernelOp>()))
+    if (kernel.getSymName() != name) kernel.erase();
+  return true;
 }
 
 } // namespace pk

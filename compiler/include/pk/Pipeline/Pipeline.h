@@ -1,6 +1,7 @@
 // The pass pipeline from spec-level to device-level pk, shared by pkc, pkc-opt and the JIT.
 #pragma once
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include <string>
 
@@ -20,5 +21,10 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
 
 /// Registers the pipeline as `pk-to-device` for pkc-opt.
 void registerPipelines();
+
+/// Erases every kernel of `module` but `name` (pkc --kernel, the JIT's Options::kernel): one
+/// kernel of a spec set compiles alone. False, with `error` naming the kernels there are, when
+/// the module has no such kernel.
+bool keepOnlyKernel(mlir::ModuleOp module, const std::string &name, std::string &error);
 
 } // namespace pk
