@@ -140,9 +140,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     if (!tiles || &op == kloop.getOperation() || &op == narrow.getOperation() ||
         epilogueOps.contains(&op) || op.use_empty())
       continue;
-    bool feedsLoop = llvm::all_of(op.getUsers(), [&](Operation *u) {
-      return kloop->isAncestor(u) || u == kloop.getOperation();
-    });
+    bool feedsLoop = llvm::all_of(op.getUsers(), [&](Operation *u) { return kloop->isAncestor(u); });
     if (!feedsLoop)
       return op.emitError("GEMM: this tile is used outside the K loop and the epilogue");
   }

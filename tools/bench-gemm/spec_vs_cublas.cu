@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
       auto cublas = [&] {
         // Row-major C = A * op(B) as column-major C^T = op(B)^T * A^T.
         cublasGemmEx(blas, cs.b_kn ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &one, b, t,
-                     cs.b_kn ? N : N, a, t, N, &zero, ref, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                     N, a, t, N, &zero, ref, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
       };
       pk::Status st;
       auto pkc = [&] {

@@ -10,6 +10,7 @@
 #include "roofline_bound.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -38,7 +39,8 @@ double from_bf16(unsigned short b) {
 
 
 // The reference of one output row (float64 from the bf16 inputs).
-using RowRef = std::function<double(const std::vector<std::vector<unsigned short>>&, long long row, long long col)>;
+using Inputs = std::array<const std::vector<unsigned short>*, 3>;  // the host inputs, not copies
+using RowRef = std::function<double(const Inputs&, long long row, long long col)>;
 
 double row_sum(const std::vector<unsigned short>& x, long long row, const std::function<double(double)>& f) {
   double s = 0;
@@ -61,28 +63,28 @@ int main(int argc, char** argv) {
   cudaStream_t s = ctx->stream();
   const float inv_n = 1.f / kCols, eps = 1e-5f;
   const Case cases[] = {
-      {"copy", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16(in[0][r * kCols + c]); }},
+      {"copy", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]); }},
       {"add", 2, false, false, false,
-       [](auto& in, long long r, long long c) { return from_bf16(in[0][r * kCols + c]) + from_bf16(in[1][r * kCols + c]); }},
+       [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]) + from_bf16((*in[1])[r * kCols + c]); }},
       {"silu_mul", 2, false, false, false, [](auto& in, long long r, long long c) {
-         const double g = from_bf16(in[0][r * kCols + c]);
-         return g / (1 + std::exp(-g)) * from_bf16(in[1][r * kCols + c]);
+         const double g = from_bf16((*in[0])[r * kCols + c]);
+         return g / (1 + std::exp(-g)) * from_bf16((*in[1])[r * kCols + c]);
        }},
       {"rms_norm", 1, true, false, true, [&](auto& in, long long r, long long c) {
-         const double ms = row_sum(in[0], r, [](double v) { return v * v; }) / kCols;
-         return from_bf16(in[0][r * kCols + c]) / std::sqrt(ms + eps) * from_bf16(in[1][c]);
+         const double ms = row_sum(*in[0], r, [](double v) { return v * v; }) / kCols;
+         return from_bf16((*in[0])[r * kCols + c]) / std::sqrt(ms + eps) * from_bf16((*in[1])[c]);
        }},
       {"layer_norm", 1, true, true, true, [&](auto& in, long long r, long long c) {
-         const double mean = row_sum(in[0], r, [](double v) { return v; }) / kCols;
-         const double var = row_sum(in[0], r, [&](double v) { return (v - mean) * (v - mean); }) / kCols;
-         return (from_bf16(in[0][r * kCols + c]) - mean) / std::sqrt(var + eps) * from_bf16(in[1][c]) +
-                from_bf16(in[2][c]);
+         const double mean = row_sum(*in[0], r, [](double v) { return v; }) / kCols;
+         const double var = row_sum(*in[0], r, [&](double v) { return (v - mean) * (v - mean); }) / kCols;
+         return (from_bf16((*in[0])[r * kCols + c]) - mean) / std::sqrt(var + eps) * from_bf16((*in[1])[c]) +
+                from_bf16((*in[2])[c]);
        }},
       {"softmax", 1, false, false, false, [&](auto& in, long long r, long long c) {
          double mx = -1e300;
-         for (long long k = 0; k < kCols; ++k) mx = std::max(mx, from_bf16(in[0][r * kCols + k]));
-         return std::exp(from_bf16(in[0][r * kCols + c]) - mx) /
-                row_sum(in[0], r, [&](double v) { return std::exp(v - mx); });
+         for (long long k = 0; k < kCols; ++k) mx = std::max(mx, from_bf16((*in[0])[r * kCols + k]));
+         return std::exp(from_bf16((*in[0])[r * kCols + c]) - mx) /
+                row_sum(*in[0], r, [&](double v) { return std::exp(v - mx); });
        }},
   };
   // Inputs: two full tensors, a weight row and a bias row, random in [-2, 2); one output.
@@ -137,7 +139,7 @@ int main(int argc, char** argv) {
     // Check 6 sampled rows in full (the first, the last and four in between).
     std::vector<unsigned short> got(kElems);
     cudaMemcpy(got.data(), out, kElems * 2, cudaMemcpyDeviceToHost);
-    std::vector<std::vector<unsigned short>> in{host[0], cs.weights ? host[2] : host[1], host[3]};
+    const Inputs in{&host[0], cs.weights ? &host[2] : &host[1], &host[3]};
     int wrong_rows = 0;
     for (long long r : {0LL, 1LL, 4097LL, 8190LL, 12345LL, kRows - 1}) {
       bool bad = false;

@@ -2,6 +2,7 @@
 // TMA descriptors encoded through the lazily loaded driver, pointers, the launch context and
 // the ints the description computes. No template-specific host code.
 #pragma once
+#include <type_traits>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -56,7 +57,7 @@ template <class T>
 TemplateArg template_arg(T scalar, int) {
   TemplateArg a;
   a.scalar = static_cast<long long>(scalar);
-  a.real = static_cast<T>(0.5) != 0;  // float and double
+  a.real = std::is_floating_point_v<T>;
   a.real_value = static_cast<double>(scalar);
   return a;
 }
