@@ -96,6 +96,11 @@ cl::opt<int64_t> copyEngineMinBytes(
     cl::desc("Smallest message of the copy-only collectives' copy-engine route (default: the "
              "measured 20 MiB, 96 MiB for broadcast and scatter; 0: never)"),
     cl::init(-1), cl::cat(category));
+cl::opt<int64_t> tileBatch(
+    "tile-batch",
+    cl::desc("Tiles a block of a general-path tile loop takes at a time, loading all before "
+             "computing any (default 0: chosen by a register budget; 1: off)"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "
                                  "(default: pk_kernels/<spec name>.h)"),
@@ -202,6 +207,8 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--ll-max-bytes must be 0 (off) or a positive byte count");
   if (copyEngineMinBytes < -1)
     return fail("--copy-engine-min-bytes must be -1 (the defaults), 0 (off) or a positive byte count");
+  if (tileBatch < 0 || tileBatch > 8)
+    return fail("--tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8");
   if (llvm::sys::fs::is_directory(inputPath))
     return fail("'" + inputPath + "' is a directory, not a spec file");
   if (!llvm::sys::fs::exists(inputPath))
@@ -294,6 +301,7 @@ int runPkcDriver(int argc, char **argv) {
     options.pushMaxBytes = pushMaxBytes;
     options.llMaxBytes = llMaxBytes;
     options.copyEngineMinBytes = copyEngineMinBytes;
+    options.tileBatch = tileBatch;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;
     if (explain) {

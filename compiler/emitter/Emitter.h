@@ -27,6 +27,10 @@ public:
   std::string name(Value v);
   std::string bind(Value v, StringRef prefix);
   void bindTo(Value v, StringRef expr) { names[v] = expr.str(); }
+  /// Every value's name, to emit one region several times over (batched tile loops).
+  using Names = llvm::DenseMap<Value, std::string>;
+  Names savedNames() const { return names; }
+  void restoreNames(const Names &saved) { names = saved; }
   /// A fresh, deterministic C++ identifier.
   std::string fresh(StringRef prefix) { return (prefix + Twine(counter++)).str(); }
 

@@ -95,7 +95,30 @@ LogicalResult emitWorker(Emitter &e, Operation *op) {
   return success();
 }
 
-// Tiles are numbered row-major over the iteration space and dealt to blocks round-robin.
+// Binds the loop's tile origins for tile number `t` (row-major over the iteration space).
+void bindTileOrigins(Emitter &e, TileForeachOp loop, const std::vector<std::string> &counts,
+                     const std::string &t) {
+  auto steps = loop.getSteps();
+  std::string rest = t;
+  for (size_t d = counts.size(); d-- > 0;) {
+    Value iv = loop.getBody().front().getArgument(d);
+    std::string ivName = e.bind(iv, "i");
+    e.line() << "const long long " << ivName << " = (" << rest << " % " << counts[d] << ") * "
+             << steps[d] << ";";
+    if (d) rest = "(" + rest + " / " + counts[d] + ")";
+  }
+}
+
+// Ops of a batched body emitted ahead, for every tile of the batch: the hoisted loads
+// (pk-batch-tile-loads) and the scalar arithmetic their origins need.
+bool emittedAhead(Operation &op) {
+  return op.hasAttr("pk.hoist") || isa<DimOp>(op) ||
+         (op.getDialect() && op.getDialect()->getNamespace() == "arith");
+}
+
+// Tiles are numbered row-major over the iteration space and dealt to blocks round-robin. A
+// loop with `pk.batch = K` takes K of a block's tiles per trip: first the hoisted loads of all
+// K, then the rest of the body tile by tile, so K tiles' loads are in flight at once.
 LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   auto loop = cast<TileForeachOp>(op);
   auto steps = loop.getSteps();
@@ -109,19 +132,39 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   }
   std::string total = "1LL";
   for (auto &c : counts) total += " * " + c;
+  auto batchAttr = loop->getAttrOfType<IntegerAttr>("pk.batch");
+  int64_t batch = batchAttr ? batchAttr.getInt() : 1;
   std::string t = e.fresh("pk_tile");
   e.line() << "for (long long " << t << " = blockIdx.x; " << t << " < " << total << "; " << t
-           << " += gridDim.x) {";
+           << " += " << (batch > 1 ? std::to_string(batch) + "LL * " : "") << "gridDim.x) {";
   e.indent();
-  std::string rest = t;
-  for (size_t d = n; d-- > 0;) {
-    Value iv = loop.getBody().front().getArgument(d);
-    std::string ivName = e.bind(iv, "i");
-    e.line() << "const long long " << ivName << " = (" << rest << " % " << counts[d] << ") * "
-             << steps[d] << ";";
-    if (d) rest = "(" + rest + " / " + counts[d] + ")";
+  Block &body = loop.getBody().front();
+  if (batch <= 1) {
+    bindTileOrigins(e, loop, counts, t);
+    if (failed(e.emitBlock(body))) return failure();
+  } else {
+    std::vector<Emitter::Names> ahead;
+    for (int64_t j = 0; j < batch; ++j) {
+      // Past the block's last tile the loads re-read the loop's last tile (from L2); its
+      // compute and stores are skipped below.
+      std::string tj = e.fresh("pk_tile");
+      e.line() << "const long long " << tj << " = min(" << t << " + " << j << "LL * gridDim.x, "
+               << total << " - 1);";
+      bindTileOrigins(e, loop, counts, tj);
+      for (Operation &inner : body)
+        if (emittedAhead(inner) && failed(e.emitOp(&inner))) return failure();
+      ahead.push_back(e.savedNames());
+    }
+    for (int64_t j = 0; j < batch; ++j) {
+      e.restoreNames(ahead[j]);
+      e.line() << "if (" << t << " + " << j << "LL * gridDim.x < " << total << ") {";
+      e.indent();
+      for (Operation &inner : body)
+        if (!emittedAhead(inner) && failed(e.emitOp(&inner))) return failure();
+      e.dedent();
+      e.line() << "}";
+    }
   }
-  if (failed(e.emitBlock(loop.getBody().front()))) return failure();
   e.dedent();
   e.line() << "}";
   return success();

@@ -57,6 +57,7 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
   PipelineOptions po;
   po.profilePath = options.profile_path;
   po.allowMulticast = options.allow_multicast;
+  po.tileBatch = options.tile_batch;
   buildDevicePipeline(pm, po);
   if (mlir::failed(pm.run(*module))) return fail();
   std::string cuda;

@@ -36,6 +36,9 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   // The lowerings re-read sizes and constants where they need them; merge the copies and drop
   // what no op uses, so the emitted CUDA names each value once.
   pm.addPass(mlir::createCSEPass());
+  mlir::pk::PkBatchTileLoadsPassOptions batch;
+  batch.batch = options.tileBatch;
+  pm.addPass(mlir::pk::createPkBatchTileLoadsPass(batch));
 }
 
 void registerPipelines() {

@@ -4,6 +4,8 @@
 // in the same run. GB/s counts each tensor read or written once. Each pair alternates batches of
 // 20 launches (median of 7 each, after 5 warm-ups). Every kernel's output is first checked on
 // sampled rows against a float64 host reference. Writes a Markdown table to argv[1] (and stdout).
+// Each kernel runs with pkc's batching of tile loads off and on (pkc --tile-batch=1, then pkc's
+// choice); argv[2], a comma list such as "1,0,2,4", replaces those settings.
 #include <pk/jit/compile.h>
 #include "one_gpu.h"
 #include "paired_timing.h"
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +61,12 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<int> batches = {1, 0};
+  if (argc > 2) {
+    batches.clear();
+    std::string item;
+    for (std::istringstream list(argv[2]); std::getline(list, item, ',');) batches.push_back(std::stoi(item));
+  }
   pk_bench::OneGpu gpu = pk_bench::one_gpu();
   pk::Context* ctx = gpu.ctx.get();  // launches take *ctx
   cudaStream_t s = ctx->stream();
@@ -111,14 +120,16 @@ int main(int argc, char** argv) {
   const auto X0 = tensor(x0, kRows, kCols), X1 = tensor(x1, kRows, kCols), W = tensor(w, 1, kCols),
              B = tensor(b, 1, kCols), Y = tensor(out, kRows, kCols);
   std::string table =
-      "| kernel | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | pkc of roofline bound | sampled rows wrong |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "| kernel | tile batch | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | pkc of roofline bound | sampled rows wrong |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   int failures = 0, beaten = 0;
   const auto text = pk::jit::read_spec(PK_BENCH_TILES_SPEC);
   if (!text.is_ok()) return std::fprintf(stderr, "%s\n", text.status().message().c_str()), 1;
-  for (const Case& cs : cases) {
+  for (const Case& cs : cases)
+  for (int batch : batches) {
     pk::jit::Options o;
     o.kernel = cs.kernel;
+    o.tile_batch = batch;
     auto k = pk::jit::compile_spec(PK_BENCH_TILES_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
     if (!k.is_ok()) {
       std::fprintf(stderr, "compile %s: %s\n", cs.kernel, k.status().message().c_str());
@@ -165,8 +176,9 @@ int main(int argc, char** argv) {
     const std::string bound = pk_bench::fraction_of_bound(
         pk_bench::roofline_us(PK_PKC, PK_BENCH_TILES_SPEC, cs.kernel, shapes), pk_us, &beaten);
     char row[320];
-    std::snprintf(row, sizeof row, "| %s | %.1f | %.0f | %.0f | %.3f | %s | %d of 6 |\n", cs.kernel, pk_us, pk_gbs,
-                  copy_gbs, pk_gbs / copy_gbs, bound.c_str(), wrong_rows);
+    const std::string batch_name = batch == 0 ? "pkc's choice" : batch == 1 ? "off" : std::to_string(batch);
+    std::snprintf(row, sizeof row, "| %s | %s | %.1f | %.0f | %.0f | %.3f | %s | %d of 6 |\n", cs.kernel,
+                  batch_name.c_str(), pk_us, pk_gbs, copy_gbs, pk_gbs / copy_gbs, bound.c_str(), wrong_rows);
     table += row;
     std::fputs(row, stdout);
   }

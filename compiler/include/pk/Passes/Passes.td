@@ -216,4 +216,31 @@ def PkVerifyProtocolPass : Pass<"pk-verify-protocol", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
+def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
+  let summary = "General path: issue the loads of several tiles before their compute";
+  let description = [{
+    A general-path tile loop is memory-bound, and one 512-thread block per SM that loads a
+    tile, waits, computes and stores keeps too few bytes in flight to reach HBM bandwidth.
+    This pass marks such loops with `pk.batch = K`: each block takes K of its tiles at once,
+    issues every loop-invariant-safe load of all K (`pk.hoist` on those loads) and only then
+    computes and stores them one by one. K is the largest of 4 and 2 whose hoisted tiles fit
+    `reg-budget` fp32 registers per thread (`batch` forces it; 1 turns batching off).
+
+    A loop qualifies when its body holds only tile loads, stores, maps, casts, splats,
+    selects, iotas, row reductions and scalar arithmetic (no communication, waits, mma or
+    nested loops). A load is hoisted when no store in the loop writes its tensor argument;
+    distinct tensor arguments are taken not to overlap in memory (docs/language.md).
+
+    Before: `pk.tile.foreach ... { %a = pk.tile.load %x[..]; ...; pk.tile.store %r, %y[..] }`
+    After:  the same loop with `{pk.batch = 4}` and `{pk.hoist}` on the load of %x
+  }];
+  let options = [
+    Option<"batch", "batch", "int64_t", "0",
+           "Tiles per batch; 0 chooses by the register budget, 1 turns batching off">,
+    Option<"regBudget", "reg-budget", "int64_t", "64",
+           "fp32 registers per thread the hoisted tiles of one batch may take">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
 #endif // PK_PASSES_TD

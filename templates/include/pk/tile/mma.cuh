@@ -39,7 +39,7 @@ __device__ void mma(Acc& acc, const A& a, const B& b, float* stage) {
     const int kn = K - k0 < kc ? K - k0 : kc;
 #pragma unroll
     for (int s = 0; s < Acc::kSlots; ++s) {
-      const long long i = Acc::index(s);
+      const long long i = Acc::source(s);
       if (i >= Acc::kCount) continue;
       const int r = static_cast<int>(i / N), c = static_cast<int>(i % N);
       float sum = acc.v[s];

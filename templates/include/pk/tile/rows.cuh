@@ -27,7 +27,7 @@ __device__ __forceinline__ void write_rows(Out& out, const float* rows) {
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < Out::kSlots; ++s) {
-    const long long i = Out::index(s);
+    const long long i = Out::source(s);
     if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
   }
   __syncthreads();
@@ -36,9 +36,10 @@ __device__ __forceinline__ void write_rows(Out& out, const float* rows) {
 // Rows of whole multiples of kVec x kThreads elements: every thread holds the same number of
 // runs of each row, so each thread reduces its own runs, each warp shuffles, and the warps'
 // partials meet in the stage: the whole block works on every row (a row of 8192 elements no
-// longer waits on one warp).
+// longer waits on one warp), and each thread combines the partials of the rows it holds, so
+// two barriers suffice (the next user of the stage opens with its own).
 template <class Out, class In>
-__device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* stage, float* rows) {
+__device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* stage) {
   constexpr int warps = In::kThreads / 32;
   constexpr int groups = static_cast<int>(In::kCols / (In::kVec * In::kThreads));  // runs per row
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -52,12 +53,15 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* s
     if (lane == 0) stage[r * warps + warp] = acc;
   }
   __syncthreads();
-  for (long long r = threadIdx.x; r < In::kRows; r += In::kThreads) {
+#pragma unroll
+  for (int s = 0; s < Out::kSlots; ++s) {
+    const long long r = Out::source(s);
+    if (r >= Out::kCount) continue;
     float acc = row_identity(op);
+#pragma unroll
     for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, stage[r * warps + w]);
-    rows[r] = acc;
+    out.v[s] = round_to<typename Out::elem>(acc);
   }
-  write_rows(out, rows);
 }
 
 // out (rows x 1) = the reduction of each row (the last dimension) of in. `stage` holds
@@ -67,7 +71,7 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
   if constexpr (In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 &&
                 In::kRows * (In::kThreads / 32) <= kStageFloats) {
     static_assert(Out::kCount == In::kRows, "one result per row");
-    reduce_rows_blockwide(out, in, op, stage, rows);
+    reduce_rows_blockwide(out, in, op, stage);
     return;
   }
   static_assert(Out::kCount == In::kRows, "one result per row");
@@ -110,6 +114,12 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   constexpr bool by_row = Vec::dim(1) == 1 && Vec::dim(0) == Full::dim(0);
   static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
                 "broadcast a rows x 1 or 1 x cols tile");
+  if constexpr (Vec::kCount == 1) {  // every thread holds it (rt.cuh): no stage, no barrier
+#pragma unroll
+    for (int s = 0; s < Full::kSlots; ++s)
+      out.v[s] = round_to<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));
+    return;
+  }
   for (long long j0 = 0; j0 < Vec::kCount; j0 += kStageFloats) {
     __syncthreads();
 #pragma unroll

@@ -4,7 +4,9 @@
 // 8 (g / THREADS) .. + 7. Every element type shares the layout (casts and maps work slot by
 // slot), and a run is 16 bytes of bf16 / f16 (32 of f32), so a tile wholly inside its tensor
 // loads and stores with vector accesses that consecutive threads coalesce. Values are kept as fp32 and rounded to T after every operation,
-// so a bf16 tile computes exactly as bf16 arithmetic rounded per op would.
+// so a bf16 tile computes exactly as bf16 arithmetic rounded per op would. A tile of one
+// element (a row statistic, a scalar) is held by every slot of every thread, so broadcasting it
+// needs no shared memory: loads and reductions give it to all threads, stores write it once.
 // Every function here is called by all threads of the block alike.
 #pragma once
 #include <pk/device/bf16.cuh>
@@ -33,6 +35,8 @@ struct rt {
   __device__ static long long index(int s) {
     return (1ll * (s / kVec) * THREADS + threadIdx.x) * kVec + s % kVec;
   }
+  // The element slot s carries: its own, or element 0 in every slot of a one-element tile.
+  __device__ static long long source(int s) { return kCount == 1 ? 0 : index(s); }
   // Row and column of element i, seeing the tile as rows x last dimension.
   static constexpr int kCols = R == 1 ? S0 : R == 2 ? S1 : R == 3 ? S2 : S3;
   static constexpr long long kRows = kCount / kCols;
@@ -130,7 +134,7 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    const long long i = Tile::index(s);
+    const long long i = Tile::source(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
     t.v[s] = off >= 0 ? to_float(data[off]) : 0.f;
   }
@@ -177,7 +181,7 @@ __device__ void load_reduce(Tile& t, const LaunchContext& c, const SymTensor<T>&
                             const long long* origin) {
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    const long long i = Tile::index(s);
+    const long long i = Tile::source(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, src.shape, origin) : -1;
     t.v[s] = off >= 0 ? round_to<T>(::pk::detail::reduce_elem<Op>(c, src, off)) : 0.f;
   }

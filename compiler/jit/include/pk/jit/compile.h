@@ -15,6 +15,7 @@ struct Options {
   std::string kernel;                      // which kernel of the spec; empty: the only one
   std::string profile_path;                // machine profile for the passes; empty: built-in
   bool allow_multicast = false;
+  int tile_batch = 0;                      // pkc --tile-batch: 0 chosen by pkc, 1 off
   std::vector<std::string> nvrtc_options;  // extra NVRTC options
   bool use_cache = true;
   std::string cache_dir;                   // empty: pk::cache_dir()
