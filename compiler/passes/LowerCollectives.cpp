@@ -546,7 +546,15 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     phase->walk([&](Operation *op) {
       if (auto l = dyn_cast<TileLoadOp>(op)) reads.insert(l.getSource());
       if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
+      if (isa<StoreAsyncOp, StoreAddAsyncOp>(op)) writes.insert(op->getOperand(1));  // a peer's copy
     });
+  }
+
+  // Whether a phase writes tiles into peers' copies (pk-lower-peer-tiles left them here).
+  static bool writesPeers(Operation *phase) {
+    bool peers = false;
+    phase->walk([&](Operation *op) { peers |= isa<StoreAsyncOp, StoreAddAsyncOp>(op); });
+    return peers;
   }
 
   static bool isCollective(Operation *op) {
@@ -619,15 +627,41 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     b.setInsertionPointToEnd(body);
     YieldOp::create(b, kernel.getLoc());
 
-    for (Operation *op : dependent) {
-      gridBarrier(op, nextSlot++);
-      recordDecision(op, "rule 3 (one-way sync)",
-                     "this phase uses a tensor an earlier phase of the kernel wrote (or "
-                     "writes one it read): a grid-wide barrier first, each block of each "
-                     "rank signalling every rank once (one persistent launch; all blocks "
-                     "resident)");
+    // Phases that write into peers' copies also get a barrier before them (no peer still
+    // reads those tensors, in this launch or the previous one) and one after the last of them
+    // (no rank reads them, or ends the kernel, before every peer's writes have landed).
+    llvm::SmallPtrSet<Operation *, 8> barrierBefore(dependent.begin(), dependent.end());
+    Operation *lastPeerPhase = nullptr;
+    for (Operation &op : *body)
+      if (isPhase(&op) && writesPeers(&op)) lastPeerPhase = &op;
+    bool barrierAfterPeers = false;
+    for (Operation &op : *body) {
+      if (!isPhase(&op) || !writesPeers(&op) || barrierBefore.contains(&op)) continue;
+      barrierBefore.insert(&op);
+      recordDecision(&op, "rule 3 (one-way sync)",
+                     "this phase writes tiles into peers' copies: a grid-wide barrier first, so "
+                     "that no peer still reads them (in this launch or the previous one)");
     }
-    const size_t barriers = dependent.size();
+    size_t barriers = 0;
+    for (Operation &op : llvm::make_early_inc_range(*body)) {
+      if (!barrierBefore.contains(&op)) continue;
+      gridBarrier(&op, nextSlot++);
+      ++barriers;
+      barrierAfterPeers |= lastPeerPhase && lastPeerPhase->isBeforeInBlock(&op);
+      if (llvm::is_contained(dependent, &op))
+        recordDecision(&op, "rule 3 (one-way sync)",
+                       "this phase uses a tensor an earlier phase of the kernel wrote (or "
+                       "writes one it read): a grid-wide barrier first, each block of each "
+                       "rank signalling every rank once (one persistent launch; all blocks "
+                       "resident)");
+    }
+    if (lastPeerPhase && !barrierAfterPeers) {
+      gridBarrier(body->getTerminator(), nextSlot++);
+      ++barriers;
+      recordDecision(lastPeerPhase, "rule 3 (one-way sync)",
+                     "the last phase that writes into peers: a grid-wide barrier after it, so "
+                     "the kernel ends only once every peer's writes into this rank have landed");
+    }
     // Each collective's protocol, inlined into the one worker in program order.
     for (Operation *op : collectives) {
       Operation *before = op->getPrevNode();

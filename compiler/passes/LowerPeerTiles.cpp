@@ -95,12 +95,9 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
       });
       if (peerTiles.empty()) return;
       if (collective) {
-        auto diag = peerTiles.front()->emitError(
-            "this tile is written into a peer in a kernel that also runs a collective; pkc "
-            "does not order dependent phases inside a kernel yet, so they would race: put "
-            "them in separate kernels");
-        diag.attachNote(collective->getLoc()) << "the collective";
-        failed = true;
+        // A kernel of phases: pk-lower-collectives runs them in one worker and puts grid-wide
+        // barriers around the phases that write into peers, which replace the flags below.
+        for (Operation *op : peerTiles) lowerOne(op);
         return;
       }
       if (worker) {  // a template kernel that left a peer tile behind: not this pass's shape

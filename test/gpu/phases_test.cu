@@ -1,7 +1,9 @@
 // Kernels of dependent phases (test/specs/phases.pk.cpp, compiled by pkc at build time) at
 // world size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs): an all-reduce feeding an
 // all-gather in one launch, and a tensor-parallel RMSNorm (local sums, all-reduce, scale), each
-// launched 50 times back to back, against float64 references on random inputs per rank.
+// launched 50 times back to back, against float64 references on random inputs per rank; then
+// tiles written into peers beside a collective (a ring shift feeding an all-reduce, and an
+// all-reduce feeding adds into rank 0).
 #include PK_PHASES_CU
 #include "sym_test_util.h"
 
@@ -56,11 +58,61 @@ void tp_rms_norm_test(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// Peer tiles and a collective in one kernel: y on the next rank takes x, z = all-reduce of y.
+void shift_then_ar_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 37, C = 300;  // tails of the 16 x 256 tiles in both dimensions
+  auto all = inputs<float>(W, R * C, 41);
+  SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, nullptr), z(ctx, {R, C}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 50; ++l)
+    launch(ctx, "shift_then_ar", shift_then_ar, pk_shift_then_ar::kBlocks, pk_shift_then_ar::kThreads,
+           x.view, y.view, z.view);
+  PKT_OK(ctx.check_errors());
+  const int from = (me + W - 1) % W;
+  expect(ctx, "shift_then_ar y", y.download(), [&](long long i) { return double(all[from][i]); },
+         [](long long) { return 0.0; });
+  expect(ctx, "shift_then_ar z", z.download(), [&](long long i) {
+    double s = 0;
+    for (int r = 0; r < W; ++r) s += all[r][i];
+    return s;
+  }, [&](long long) { return 1e-5 * W; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
+// A collective, then tiles added into rank 0: three launches add 3 x 2 x W x (sum of x) there.
+void ar_then_add_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 20, C = 513;
+  auto all = inputs<float>(W, R * C, 43), init = inputs<float>(W, R * C, 47);
+  SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, nullptr), z(ctx, {R, C}, &init[me]);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  constexpr int kLaunches = 3;
+  for (int l = 0; l < kLaunches; ++l)
+    launch(ctx, "ar_then_add", ar_then_add, pk_ar_then_add::kBlocks, pk_ar_then_add::kThreads, x.view,
+           y.view, z.view);
+  PKT_OK(ctx.check_errors());
+  auto sum = [&](long long i) {
+    double s = 0;
+    for (int r = 0; r < W; ++r) s += all[r][i];
+    return s;
+  };
+  expect(ctx, "ar_then_add y", y.download(), sum, [&](long long) { return 1e-5 * W; });
+  auto want_z = [&](long long i) { return init[me][i] + (me == 0 ? kLaunches * 2.0 * W * sum(i) : 0.0); };
+  expect(ctx, "ar_then_add z", z.download(), want_z,
+         [&](long long i) { return 1e-5 * W * (1.0 + std::fabs(want_z(i))); });
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
   return pkt::run_worlds("phases_test", [](pk::Context& ctx) {
     ar_then_ag_test(ctx);
     tp_rms_norm_test(ctx);
-  }, ar_then_ag, tp_rms_norm);
+    shift_then_ar_test(ctx);
+    ar_then_add_test(ctx);
+  }, ar_then_ag, tp_rms_norm, shift_then_ar, ar_then_add);
 }

@@ -23,3 +23,18 @@ PK_KERNEL void tp_rms_norm(Tensor<f32, 2> x, Tensor<f32, 2> w, Sym<f32, 2> ss, S
     store(y, t * rsqrt(load<8, 1>(total, m, 0) * inv_n + eps) * load<1, 2048>(w, 0, 0), m, 0);
   }
 }
+
+// Tiles written into peers beside a collective (grid-wide barriers around the peer phase): a
+// ring shift of x into the next rank's y, then z = all-reduce of y (so z is the sum of x).
+PK_KERNEL void shift_then_ar(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
+    store(y.on(next_rank()), load<16, 256>(x, m, n), m, n);
+  all_reduce(Sum, y, z);
+}
+
+// y = all-reduce of x, then every rank adds 2 y into rank 0's z.
+PK_KERNEL void ar_then_add(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
+  all_reduce(Sum, x, y);
+  for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 256}))
+    store_add(z.on(0), load<16, 256>(y, m, n) * 2.0f, m, n);
+}
