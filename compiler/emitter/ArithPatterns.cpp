@@ -92,6 +92,12 @@ void mlir::pk::cuda::addArithPatterns(PatternTable &table) {
              << e.name(s.getFalseValue()) << ";";
     return success();
   };
+  table["arith.sitofp"] = [](Emitter &e, Operation *op) -> LogicalResult {
+    e.line() << "const " << scalarType(op->getResult(0).getType()) << " "
+             << e.bind(op->getResult(0), "v") << " = static_cast<"
+             << scalarType(op->getResult(0).getType()) << ">(" << e.name(op->getOperand(0)) << ");";
+    return success();
+  };
   table["arith.index_cast"] = [](Emitter &e, Operation *op) -> LogicalResult {
     e.line() << "const " << scalarType(op->getResult(0).getType()) << " "
              << e.bind(op->getResult(0), "v") << " = " << e.name(op->getOperand(0)) << ";";

@@ -181,6 +181,10 @@ private:
       std::memcpy(&f, &bits, sizeof f);
       return def(o, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(f)));
     }
+    case OpKind::IndexToFloat: {
+      Value i64 = b.create<arith::IndexCastOp>(l, b.getI64Type(), v(in[0]));
+      return def(o, b.create<arith::SIToFPOp>(l, b.getF32Type(), i64));
+    }
     case OpKind::Splat:
       return def(o, b.create<TileSplatOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::ReduceRows:

@@ -568,6 +568,17 @@ private:
   }
 
   int exprInner(const Expr *e) {
+    // An index where a float is expected (a mask against a size: `col_index(n) < k.rows()`).
+    if (auto *c = dyn_cast<CastExpr>(e->IgnoreParens());
+        c && c->getType()->isRealFloatingType() && c->getSubExpr()->getType()->isIntegerType()) {
+      if (auto *i = dyn_cast<IntegerLiteral>(strip(c->getSubExpr())))
+        return floatConstant(c->getBeginLoc(), static_cast<float>(i->getValue().getSExtValue()));
+      int x = indexExpr(c->getSubExpr());
+      if (x < 0) return -1;
+      ValueType t;
+      t.kind = ValueType::Scalar;
+      return emitValue(OpKind::IndexToFloat, c->getBeginLoc(), {x}, t);
+    }
     e = strip(e);
     SourceLocation l = e->getBeginLoc();
     if (auto *i = dyn_cast<IntegerLiteral>(e)) {
