@@ -38,6 +38,8 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
     blocks = std::max<int64_t>(blocks, worker.getBlocks());
   }
   e.blocks = int(blocks > 0 ? blocks : kGeneralPathBlocks);
+  if (auto threads = kernel->getAttrOfType<IntegerAttr>("pk.threads"))  // pk-batch-tile-loads
+    e.threads = int(threads.getInt());
   std::string name = kernel.getSymName().str();
   e.os << "\nnamespace pk_" << name << " {\n";
   e.os << "constexpr int kThreads = " << e.threads << ";      // threads per block\n";

@@ -1,6 +1,8 @@
 // Spec -> kernel through the on-disk cache: key, cache entry format, NVRTC, front ends' output.
 #include <pk/jit/compile.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -64,6 +66,13 @@ std::string launch_lines_of(const std::string& cuda, const std::string& kernel) 
 
 Result<std::string> read_spec(const std::string& path) { return read_file(path, "spec"); }
 
+std::string file_identity(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "";
+  return path + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
 std::string cache_key(const std::string& text, const Options& options, const std::string& arch) {
   // Format 3: entries carry the pk-host-check lines and template launch descriptions too.
   std::string key = "pk-jit-kernel 3\npkc " + std::string(pkc_version()) + "\narch " + arch +
@@ -94,14 +103,14 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
     }
   }
   // The fast path: a hit needs no MLIR, no front end and no NVRTC.
-  const std::string key = cache_key(text, options, arch);
+  const std::string key = cache_key(text, options, arch) + "\nfrontend " + frontend.identity;
   if (options.use_cache)
     if (auto entry = cache_read(dir, key)) {
       auto k = unpack(*entry, true);
       if (k.is_ok()) return k;  // a corrupt entry is recompiled and overwritten
     }
 
-  PK_ASSIGN_OR_RETURN(std::string cuda, frontend(name, text, options));
+  PK_ASSIGN_OR_RETURN(std::string cuda, frontend.run(name, text, options));
   PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos, parse_launch_lines(cuda));
   const KernelInfo* chosen = nullptr;
   for (const KernelInfo& k : infos)

@@ -71,12 +71,12 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
 
 Result<Kernel> compile_string(const std::string& spec, const Options& options,
                               const std::string& name) {
-  return compile_spec(name, spec, options, emit_cuda_in_process);
+  return compile_spec(name, spec, options, Frontend(emit_cuda_in_process, file_identity("/proc/self/exe")));
 }
 
 Result<Kernel> compile_file(const std::string& path, const Options& options) {
   PK_ASSIGN_OR_RETURN(std::string text, read_spec(path));
-  return compile_spec(path, text, options, emit_cuda_in_process);
+  return compile_spec(path, text, options, Frontend(emit_cuda_in_process, file_identity("/proc/self/exe")));
 }
 
 }  // namespace pk::jit

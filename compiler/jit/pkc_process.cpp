@@ -34,8 +34,8 @@ Result<std::string> make_temp_dir() {
 }  // namespace
 
 Frontend pkc_frontend(const std::string& pkc_path) {
-  return [pkc_path](const std::string& name, const std::string& text,
-                    const Options& options) -> Result<std::string> {
+  auto run = [pkc_path](const std::string& name, const std::string& text,
+                        const Options& options) -> Result<std::string> {
     PK_ASSIGN_OR_RETURN(std::string dir, make_temp_dir());
     // pkc reads a file: the spec goes under its own base name so diagnostics name it.
     std::string base = name.substr(name.find_last_of('/') + 1);
@@ -72,6 +72,7 @@ Frontend pkc_frontend(const std::string& pkc_path) {
     }
     return out;
   };
+  return Frontend(run, file_identity(pkc_path));
 }
 
 }  // namespace pk::jit

@@ -1,6 +1,7 @@
 // Structure ops: kernels, tile loops and workers.
 #include "pk/Dialect/Pk.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -27,6 +28,24 @@ void KernelOp::print(OpAsmPrinter &printer) {
 }
 
 LogicalResult KernelOp::verify() {
+  // The emitted CUDA names the kernel (an extern "C" function) and its pk_<name> namespace
+  // after it, next to the runtime's namespace pk.
+  StringRef name = getSymName();
+  const bool identifier = !name.empty() && !llvm::isDigit(name.front()) &&
+                          llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  static const llvm::StringSet<> keywords = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char",
+      "class", "const", "constexpr", "continue", "decltype", "default", "delete", "do",
+      "double", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "not",
+      "nullptr", "operator", "or", "private", "protected", "public", "register", "return",
+      "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw",
+      "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "while", "xor", "main"};
+  if (!identifier || name == "pk" || name.starts_with("__") || keywords.contains(name))
+    return emitOpError("kernel name '") << name
+           << "' is not usable as a CUDA function name: use letters, digits and '_', not "
+              "starting with a digit or '__', and neither a C++ keyword nor 'pk'";
   if (!getFunctionType().getResults().empty())
     return emitOpError("must not return values; a kernel's effects are its stores");
   for (auto [i, type] : llvm::enumerate(getFunctionType().getInputs())) {

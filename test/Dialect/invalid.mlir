@@ -505,3 +505,25 @@ pk.kernel @k(%i: index) {
   %r = pk.tile.iota %i dim 2 : !pk.tile<64x64xf32>
   pk.return
 }
+
+// -----
+
+// A kernel name the emitted CUDA cannot use (found by test/Fuzz/mutants.test).
+// expected-error @+1 {{kernel name 'pk.sym' is not usable as a CUDA function name}}
+pk.kernel @pk.sym(%x: !pk.sym<?xbf16>) {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{kernel name 'class' is not usable as a CUDA function name}}
+pk.kernel @class() {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{kernel name '1k' is not usable as a CUDA function name}}
+pk.kernel @"1k"() {
+  pk.return
+}

@@ -8,10 +8,11 @@
 #include <pk/spec.h>
 using namespace pk;
 
-// A bf16 8 x 1024 tile is 16 registers per thread: four tiles fit the budget of 64. The loads
-// of all four come first (the last ones clamped to the loop's last tile), then each tile's
-// stores behind a guard.
-// CHECK-LABEL: void __launch_bounds__(512) copy(
+// No block waits on another, so blocks have 1024 threads; a bf16 8 x 1024 tile is then 8
+// registers per thread, and four tiles fit the budget of 64. The loads of all four come first
+// (the last ones clamped to the loop's last tile), then each tile's stores behind a guard.
+// CHECK: constexpr int kThreads = 1024;
+// CHECK-LABEL: void __launch_bounds__(1024) copy(
 // CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < [[TOTAL:.*]]; [[T]] += 4LL * gridDim.x) {
 // CHECK: min([[T]] + 0LL * gridDim.x, [[TOTAL]] - 1);
 // CHECK: pk::tile::load([[A:tile[0-9]+]], arg0.data
@@ -22,7 +23,8 @@ using namespace pk;
 // CHECK-NEXT: pk::tile::store([[A]], arg1.data
 // CHECK: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
 // CHECK-NEXT: pk::tile::store([[D]], arg1.data
-// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:3: each block takes 4 tiles at a time and issues their 1 load(s) each before computing any (64 KiB in flight per block instead of 16)
+// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:16: 1024 threads per block: no block waits on another
+// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:3: each block takes 4 tiles at a time and issues their 1 load(s) each before computing any (64 KiB in flight per block of 1024 threads instead of 16)
 // OFF-LABEL: copy(
 // OFF: [[T:pk_tile[0-9]+]] += gridDim.x) {
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
@@ -48,21 +50,21 @@ PK_KERNEL void reload(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
   }
 }
 
-// Two loads of 16 registers each: two tiles per batch.
+// Two loads of 16 x 1024 bf16, 16 registers each: two tiles per batch.
 // CHECK-LABEL: add(
 // CHECK: += 2LL * gridDim.x) {
 // CHECK-COUNT-4: pk::tile::load(
 // CHECK: if (
 PK_KERNEL void add(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(z, load<8, 1024>(x, m, n) + load<8, 1024>(y, m, n), m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 1024})) store(z, load<16, 1024>(x, m, n) + load<16, 1024>(y, m, n), m, n);
 }
 
 // Three row tensors of 16 registers each leave no room for a second tile: not batched.
 // CHECK-LABEL: three_loads(
 // CHECK: += gridDim.x) {
 PK_KERNEL void three_loads(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> w, Tensor<bf16, 2> z) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024}))
-    store(z, load<8, 1024>(x, m, n) + load<8, 1024>(y, m, n) + load<8, 1024>(w, m, n), m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 1024}))
+    store(z, load<16, 1024>(x, m, n) + load<16, 1024>(y, m, n) + load<16, 1024>(w, m, n), m, n);
 }
 
 // A loop with a nested K loop (mma) keeps its order: not batched.
@@ -76,3 +78,10 @@ PK_KERNEL void small_gemm(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 2> c) 
   }
 }
 // BAD: --tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8
+
+// A kernel with a collective keeps 512-thread blocks (its blocks wait on flags).
+// CHECK-LABEL: void __launch_bounds__(512) scale_then_sum(
+PK_KERNEL void scale_then_sum(Tensor<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
+  for (auto i : tiles(x.size(), {4096})) store(y, load<4096>(x, i) * 2.0f, i);
+  all_reduce(Sum, y, z);
+}

@@ -217,9 +217,11 @@ def PkVerifyProtocolPass : Pass<"pk-verify-protocol", "::mlir::ModuleOp"> {
 }
 
 def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
-  let summary = "General path: issue the loads of several tiles before their compute";
+  let summary = "General path: block size, and the loads of several tiles before their compute";
   let description = [{
-    A general-path tile loop is memory-bound, and one 512-thread block per SM that loads a
+    A kernel whose blocks never wait on each other (only local tile loops: no worker, flag or
+    communication) gets 1024-thread blocks (`pk.threads = 1024` on the kernel): 32 warps per
+    SM instead of 16. A general-path tile loop is memory-bound, and one block per SM that loads a
     tile, waits, computes and stores keeps too few bytes in flight to reach HBM bandwidth.
     This pass marks such loops with `pk.batch = K`: each block takes K of its tiles at once,
     issues every loop-invariant-safe load of all K (`pk.hoist` on those loads) and only then
@@ -238,7 +240,10 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
     Option<"batch", "batch", "int64_t", "0",
            "Tiles per batch; 0 chooses by the register budget, 1 turns batching off">,
     Option<"regBudget", "reg-budget", "int64_t", "64",
-           "fp32 registers per thread the hoisted tiles of one batch may take">,
+           "fp32 registers per thread the hoisted tiles of one batch may take in a 512-thread "
+           "block (half that in a 1024-thread one)">,
+    Option<"wideBlocks", "wide-blocks", "bool", "true",
+           "1024-thread blocks for kernels whose blocks never wait on each other">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }

@@ -22,8 +22,19 @@ struct Options {
 };
 
 // Produces pkc's CUDA for a spec; errors keep the spec's file:line:col.
-using Frontend = std::function<Result<std::string>(const std::string& name,
-                                                   const std::string& text, const Options&)>;
+struct Frontend {
+  using Fn = std::function<Result<std::string>(const std::string& name, const std::string& text,
+                                               const Options&)>;
+  template <class F>
+  Frontend(F fn, std::string build = "") : run(std::move(fn)), identity(std::move(build)) {}
+  Fn run;
+  // The compiler build that writes the CUDA, part of the cache key: a rebuilt pkc must not
+  // reuse kernels an older build compiled (the version number stays the same between builds).
+  std::string identity;
+};
+
+// A file's size and modification time, as a build identity ("" when it cannot be read).
+std::string file_identity(const std::string& path);
 
 // The cache key: everything the binary depends on. `name` is left out on purpose: the same
 // spec text under another path is the same kernel.
