@@ -24,7 +24,7 @@ using namespace pk;
 // CHECK: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
 // CHECK-NEXT: pk::tile::store([[D]], arg1.data
 // EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:16: 1024 threads per block: no block waits on another
-// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:3: each block takes 4 tiles at a time and issues their 1 load(s) each before computing any (64 KiB in flight per block of 1024 threads instead of 16)
+// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:3: each block takes 4 tiles at a time and issues their 1 load(s) each before computing any (64 KiB in flight per block of 1024 threads instead of 16){{.*}}fit 32 registers per thread
 // OFF-LABEL: copy(
 // OFF: [[T:pk_tile[0-9]+]] += gridDim.x) {
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
@@ -50,16 +50,17 @@ PK_KERNEL void reload(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
   }
 }
 
-// Two loads of 16 x 1024 bf16, 16 registers each: two tiles per batch.
+// Two loads of 8 registers each (bf16 8 x 1024 over 1024 threads): two tiles per batch fit the
+// 1024-thread budget of 32.
 // CHECK-LABEL: add(
 // CHECK: += 2LL * gridDim.x) {
 // CHECK-COUNT-4: pk::tile::load(
 // CHECK: if (
 PK_KERNEL void add(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 1024})) store(z, load<16, 1024>(x, m, n) + load<16, 1024>(y, m, n), m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(z, load<8, 1024>(x, m, n) + load<8, 1024>(y, m, n), m, n);
 }
 
-// Three row tensors of 16 registers each leave no room for a second tile: not batched.
+// Three loads of 16 registers each leave no room for a second tile: not batched.
 // CHECK-LABEL: three_loads(
 // CHECK: += gridDim.x) {
 PK_KERNEL void three_loads(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> w, Tensor<bf16, 2> z) {
