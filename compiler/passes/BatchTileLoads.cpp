@@ -87,6 +87,11 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       bytes += tile.getNumElements() * tile.getElementType().getIntOrFloatBitWidth() / 8;
     }
     if (hoisted.empty()) return;
+    // Measured (docs/benchmarks/tiles-1xH200.md, runs 5-7): batching gains where the block
+    // meets at barriers for each tile (row reductions), and costs 3-5% on element-wise loops,
+    // whose 32 warps per SM already keep enough loads in flight.
+    const bool reduces = llvm::any_of(body, [](Operation &op) { return isa<TileReduceRowsOp>(op); });
+    if (batch <= 0 && !reduces) return;
     // The budget is for 512-thread blocks (128 registers a thread at most); a 1024-thread
     // block has half the registers per thread.
     const int64_t budget = regBudget * kThreads / threads;
@@ -106,8 +111,8 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
                        Twine(k * bytes / 1024) + " KiB in flight per block of " + Twine(threads) +
                        " threads instead of " +
                        Twine(bytes / 1024) +
-                       "): the loop is memory-bound and one block per SM needs that many "
-                       "bytes in flight to keep HBM busy; " +
+                       "): the block meets at barriers for each tile's row reductions, so "
+                       "one tile's loads alone cannot keep HBM busy; " +
                        (batch > 0 ? Twine("--tile-batch set K")
                                   : Twine("K is the largest of 4, 2 whose loaded tiles fit ") +
                                         Twine(budget) + " registers per thread"));

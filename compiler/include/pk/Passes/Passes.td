@@ -223,7 +223,8 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
     communication) gets 1024-thread blocks (`pk.threads = 1024` on the kernel): 32 warps per
     SM instead of 16. A general-path tile loop is memory-bound, and one block per SM that loads a
     tile, waits, computes and stores keeps too few bytes in flight to reach HBM bandwidth.
-    This pass marks such loops with `pk.batch = K`: each block takes K of its tiles at once,
+    A loop with row reductions (the block meets at barriers for each tile) is marked
+    `pk.batch = K`: each block takes K of its tiles at once,
     issues every loop-invariant-safe load of all K (`pk.hoist` on those loads) and only then
     computes and stores them one by one. K is the largest of 4 and 2 whose hoisted tiles fit
     `reg-budget` fp32 registers per thread (`batch` forces it; 1 turns batching off).
