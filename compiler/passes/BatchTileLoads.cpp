@@ -1,7 +1,7 @@
 // pk-batch-tile-loads: the general path's block shape and load batching. A kernel whose blocks
 // never wait on each other gets 1024-thread blocks (32 warps per SM instead of 16); a tile loop
-// takes K tiles per block at a time and issues the loads of all K before computing any, so a
-// block keeps K times the bytes in flight.
+// with row reductions takes K tiles per block at a time and issues the loads of all K before
+// computing any, so a block keeps K times the bytes in flight across its barriers.
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
 
@@ -21,9 +21,7 @@ constexpr int64_t kRunElements = 8;  // a thread's run of consecutive elements (
 
 // fp32 registers per thread that one register tile takes in the tile library.
 int64_t slotsPerThread(TileType t, int64_t threads) {
-  int64_t count = 1;
-  for (int64_t d : t.getShape()) count *= d;
-  return (count + kRunElements * threads - 1) / (kRunElements * threads) * kRunElements;
+  return (t.getNumElements() + kRunElements * threads - 1) / (kRunElements * threads) * kRunElements;
 }
 
 // Ops a batched body may hold: they touch only this rank's memory and no shared state across
@@ -87,7 +85,7 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       bytes += tile.getNumElements() * tile.getElementType().getIntOrFloatBitWidth() / 8;
     }
     if (hoisted.empty()) return;
-    // Measured (docs/benchmarks/tiles-1xH200.md, runs 5-7): batching gains where the block
+    // Measured (docs/benchmarks/tiles-1xH200.md, runs 5-8): batching gains where the block
     // meets at barriers for each tile (row reductions), and costs 3-5% on element-wise loops,
     // whose 32 warps per SM already keep enough loads in flight.
     const bool reduces = llvm::any_of(body, [](Operation &op) { return isa<TileReduceRowsOp>(op); });
