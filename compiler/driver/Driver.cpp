@@ -101,6 +101,12 @@ cl::opt<int64_t> tileBatch(
     cl::desc("Tiles a block of a general-path tile loop takes at a time, loading all before "
              "computing any (default 0: chosen by a register budget; 1: off)"),
     cl::init(0), cl::cat(category));
+cl::opt<int64_t> tileThreads(
+    "tile-threads",
+    cl::desc("Threads per block of general-path kernels whose blocks never wait on each other: "
+             "256, 512 or 1024, with 1024 / threads blocks per SM (default 0: the smallest "
+             "block whose loaded tiles fit 64 registers a thread)"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "
                                  "(default: pk_kernels/<spec name>.h)"),
@@ -209,6 +215,8 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--copy-engine-min-bytes must be -1 (the defaults), 0 (off) or a positive byte count");
   if (tileBatch < 0 || tileBatch > 8)
     return fail("--tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8");
+  if (tileThreads != 0 && tileThreads != 256 && tileThreads != 512 && tileThreads != 1024)
+    return fail("--tile-threads must be 0 (chosen by pkc), 256, 512 or 1024");
   if (llvm::sys::fs::is_directory(inputPath))
     return fail("'" + inputPath + "' is a directory, not a spec file");
   if (!llvm::sys::fs::exists(inputPath))
@@ -302,6 +310,7 @@ int runPkcDriver(int argc, char **argv) {
     options.llMaxBytes = llMaxBytes;
     options.copyEngineMinBytes = copyEngineMinBytes;
     options.tileBatch = tileBatch;
+    options.tileThreads = tileThreads;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;
     if (explain) {

@@ -42,6 +42,7 @@ public:
   /// Per-kernel facts patterns share.
   int threads = 512;
   int blocks = 0;
+  int blocksPerSm = 1;  // blocks resident per SM the grid is sized for
   int checks = 0;  // launch-time argument checks numbered so far
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker

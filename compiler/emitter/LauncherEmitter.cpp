@@ -119,7 +119,7 @@ std::string cppString(llvm::StringRef s) {
 }
 
 struct LaunchFacts {
-  int threads = 0, blocks = 0, flagSlots = 0;
+  int threads = 0, blocks = 0, flagSlots = 0, blocksPerSm = 1;
   std::string copyEngine;  // <collective>:<min bytes>:<x>:<y>:<root>, empty without a route
 };
 
@@ -139,6 +139,7 @@ std::optional<LaunchFacts> launchFacts(llvm::StringRef cuda, llvm::StringRef ker
     if (key == "threads") f.threads = v;
     if (key == "blocks") f.blocks = v;
     if (key == "flag_slots") f.flagSlots = v;
+    if (key == "blocks_per_sm") f.blocksPerSm = v;
   }
   for (llvm::StringRef field : fields)
     if (field.consume_front("copy_engine=")) f.copyEngine = field.str();
@@ -365,7 +366,8 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
       return emitError(loc, "no '// pk-launch ") << k.name << "' line in the generated CUDA";
     os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
        << "  constexpr int kThreads = " << facts->threads << ", kBlocks = " << facts->blocks
-       << ", kFlagSlots = " << facts->flagSlots << ";\n"
+       << ", kFlagSlots = " << facts->flagSlots << ", kBlocksPerSm = " << facts->blocksPerSm
+       << ";\n"
        << "  const long long world = ctx.world();\n"
        << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name
        << "\"));\n"
@@ -383,7 +385,7 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
        << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)
        << "));\n"
        << "  pk::LaunchConfig cfg;\n"
-       << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks));  // 1/W of the SMs if W ranks share the GPU\n"
+       << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks, kBlocksPerSm));  // 1/W of it if W ranks share the GPU\n"
        << "  cfg.block = dim3(kThreads);\n"
        << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
        << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("

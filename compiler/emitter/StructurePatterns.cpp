@@ -40,16 +40,24 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   e.blocks = int(blocks > 0 ? blocks : kGeneralPathBlocks);
   if (auto threads = kernel->getAttrOfType<IntegerAttr>("pk.threads"))  // pk-batch-tile-loads
     e.threads = int(threads.getInt());
+  e.blocksPerSm = 1;
+  if (auto perSm = kernel->getAttrOfType<IntegerAttr>("pk.blocks_per_sm")) {
+    e.blocksPerSm = int(perSm.getInt());
+    e.blocks *= e.blocksPerSm;
+  }
   std::string name = kernel.getSymName().str();
   e.os << "\nnamespace pk_" << name << " {\n";
   e.os << "constexpr int kThreads = " << e.threads << ";      // threads per block\n";
   e.os << "constexpr int kBlocks = " << e.blocks
        << ";       // fixed grid: block b pairs with block b of every peer\n";
+  e.os << "constexpr int kBlocksPerSm = " << e.blocksPerSm
+       << ";  // resident blocks per SM the grid is sized for (pk::rank_grid)\n";
   e.os << "constexpr int kFlagSlots = " << countFlagSlots(kernel)
        << ";     // flag slots per block\n";
   e.os << "}  // namespace pk_" << name << "\n";
   e.os << "\n// pk-launch " << name << " threads=" << e.threads << " blocks=" << e.blocks
        << " flag_slots=" << countFlagSlots(kernel);
+  if (e.blocksPerSm > 1) e.os << " blocks_per_sm=" << e.blocksPerSm;
   // The host-driven route the launchers take above a message size (pk/runtime/copy_engine.h).
   if (auto route = kernel->getAttrOfType<StringAttr>("pk.copy_engine"))
     e.os << " copy_engine=" << route.getValue();
@@ -62,7 +70,9 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
     e.os << (i ? "," : "") << arg.getType();
   }
   emitHostChecks(e, kernel);
-  e.os << "\nextern \"C\" __global__ void __launch_bounds__(" << e.threads << ") " << name
+  e.os << "\nextern \"C\" __global__ void __launch_bounds__(" << e.threads;
+  if (e.blocksPerSm > 1) e.os << ", " << e.blocksPerSm;
+  e.os << ") " << name
        << "(pk::LaunchContext ctx";
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
     std::string argName = "arg" + std::to_string(i);

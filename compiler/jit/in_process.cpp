@@ -58,6 +58,7 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
   po.profilePath = options.profile_path;
   po.allowMulticast = options.allow_multicast;
   po.tileBatch = options.tile_batch;
+  po.tileThreads = options.tile_threads;
   buildDevicePipeline(pm, po);
   if (mlir::failed(pm.run(*module))) return fail();
   std::string cuda;

@@ -206,7 +206,7 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
     else packed.add(a.integer);  // index and i64 are long long in emitted code
   }
   LaunchConfig cfg;
-  cfg.grid = dim3(rank_grid(ctx, info.blocks));  // 1/W of the SMs when W ranks share the GPU
+  cfg.grid = dim3(rank_grid(ctx, info.blocks, info.blocks_per_sm));  // 1/W of it when W ranks share the GPU
   cfg.block = dim3(info.threads);
   Status s = f.launch(cfg, stream, packed);
   if (!s.is_ok()) ctx.retract_launch(f.name());  // nothing ran: keep the epochs in step

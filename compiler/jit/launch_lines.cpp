@@ -2,6 +2,7 @@
 // and the `// pk-host-check` lines that follow them.
 #include <pk/jit/kernel.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -53,6 +54,7 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
       if (key == "threads") k.threads = std::atoi(value.c_str());
       if (key == "blocks") k.blocks = std::atoi(value.c_str());
       if (key == "flag_slots") k.flag_slots = std::atoi(value.c_str());
+      if (key == "blocks_per_sm") k.blocks_per_sm = std::max(1, std::atoi(value.c_str()));
       if (key == "args") {
         int depth = 0;
         std::string cur;

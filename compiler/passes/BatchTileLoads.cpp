@@ -1,7 +1,8 @@
 // pk-batch-tile-loads: the general path's block shape and load batching. A kernel whose blocks
-// never wait on each other gets 1024-thread blocks (32 warps per SM instead of 16); a tile loop
-// with row reductions takes K tiles per block at a time and issues the loads of all K before
-// computing any, so a block keeps K times the bytes in flight across its barriers.
+// never wait on each other gets 32 warps per SM, in blocks as small as its tiles' registers
+// allow (256 threads x 4 blocks per SM, 512 x 2 or 1024 x 1), so that one block's barriers
+// overlap another's loads; a tile loop with row reductions may take K tiles per block at a
+// time and issue the loads of all K before computing any.
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
 
@@ -16,8 +17,15 @@ using namespace mlir::pk;
 namespace {
 
 constexpr int64_t kThreads = 512;         // the general path's block (Emitter::threads)
-constexpr int64_t kWideThreads = 1024;    // its block when no block waits on another
+constexpr int64_t kThreadsPerSm = 1024;   // 32 warps per SM when no block waits on another
+constexpr int64_t kRegsPerSm = 65536;
 constexpr int64_t kRunElements = 8;  // a thread's run of consecutive elements (pk/tile/rt.cuh)
+// fp32 registers per thread the register tiles live at once in a loop trip may take in blocks
+// of 32 warps per SM (64 registers a thread; the rest hold indices and temporaries). Measured
+// (docs/benchmarks/tiles-1xH200.md, run 10): at 48 the copy and softmax take 256-thread blocks
+// (0.86 and 0.55 of cudaMemcpy; 0.80 and 0.31 at 1024), while add, silu_mul and rms_norm, whose
+// 64 spill at 256 threads (0.74, 0.54, 0.50), take 512 (0.82, 0.69, 0.58).
+constexpr int64_t kIndependentSlots = 48;
 
 // fp32 registers per thread that one register tile takes in the tile library.
 int64_t slotsPerThread(TileType t, int64_t threads) {
@@ -53,21 +61,77 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
 
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      int64_t threads = kThreads;
-      if (independentBlocks(kernel) && wideBlocks) {
-        threads = kWideThreads;
-        kernel->setAttr("pk.threads", Builder(kernel.getContext()).getI64IntegerAttr(threads));
+      int64_t threads = kThreads, perSm = 1;
+      if (independentBlocks(kernel)) {
+        threads = blockThreads > 0 ? blockThreads : smallestBlock(kernel);
+        perSm = kThreadsPerSm / threads;
+        Builder b(kernel.getContext());
+        kernel->setAttr("pk.threads", b.getI64IntegerAttr(threads));
+        if (perSm > 1) kernel->setAttr("pk.blocks_per_sm", b.getI64IntegerAttr(perSm));
         recordDecision(kernel, "general path",
-                       "1024 threads per block: no block waits on another, and 32 warps per SM "
-                       "keep twice the loads in flight of a 512-thread block (a copy reached "
-                       "0.63 of cudaMemcpy's bandwidth with 16 warps per SM, 0.84-0.86 with 32; "
-                       "tools/bench-tiles/copy_probe.cu)");
+                       Twine(threads) + " threads per block, " + Twine(perSm) +
+                           " block(s) per SM: no block waits on another, so 32 warps per SM "
+                           "keep loads in flight (a copy reached 0.63 of cudaMemcpy's bandwidth "
+                           "with 16, 0.84-0.86 with 32), and smaller blocks let one block's "
+                           "barriers overlap another's loads (rms_norm 0.46 -> 0.64, softmax "
+                           "0.31 -> 0.57 at 256 x 4 against 1024 x 1; "
+                           "tools/bench-tiles/{copy,rows}_probe.cu)" +
+                           (blockThreads > 0 ? Twine("; --tile-threads set the block")
+                                             : Twine("; the smallest block whose loaded tiles "
+                                                     "fit 64 registers a thread")));
       }
-      kernel.walk([&](TileForeachOp loop) { plan(loop, threads); });
+      kernel.walk([&](TileForeachOp loop) { plan(loop, threads, perSm); });
     });
   }
 
-  void plan(TileForeachOp loop, int64_t threads) {
+  // The most fp32 registers per thread that the register tiles of one trip of `loop` hold at
+  // once in blocks of `threads`: each tile counts from its definition up to its last use, in
+  // program order with nested loops flattened (a tile used inside a nested loop lives to
+  // that loop's end, as its next trip reads it again). The last use itself does not count:
+  // element-wise ops write their result slot by slot over a dying operand's registers.
+  static int64_t peakLiveSlots(TileForeachOp loop, int64_t threads) {
+    llvm::DenseMap<Operation *, int64_t> order, end;
+    int64_t next = 0;
+    loop.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) { order[op] = next++; });
+    // end[op]: the last position inside op's subtree.
+    for (auto &[op, at] : order) {
+      int64_t last = at;
+      op->walk([&](Operation *inner) { last = std::max(last, order.lookup(inner)); });
+      end[op] = last;
+    }
+    std::vector<int64_t> live(next + 1, 0);
+    auto account = [&](Value v, int64_t from) {
+      auto tile = dyn_cast<TileType>(v.getType());
+      if (!tile || tile.getMemorySpace() != MemorySpace::reg) return;
+      int64_t to = from;
+      Block *home = v.getParentBlock();
+      for (Operation *user : v.getUsers()) {
+        Operation *top = home->findAncestorOpInBlock(*user);
+        if (top && end.count(top)) to = std::max(to, end[top]);
+      }
+      for (int64_t i = from; i < std::max(to, from + 1) && i < next; ++i)
+        live[i] += slotsPerThread(tile, threads);
+    };
+    for (auto &[op, at] : order) {
+      for (Value r : op->getResults()) account(r, at);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments()) account(arg, at);
+    }
+    return *std::max_element(live.begin(), live.end());
+  }
+
+  // The smallest of 256, 512 and 1024 threads whose every loop's live tiles fit.
+  static int64_t smallestBlock(KernelOp kernel) {
+    for (int64_t threads : {256, 512}) {
+      bool fits = true;
+      kernel.walk([&](TileForeachOp loop) { fits &= peakLiveSlots(loop, threads) <= kIndependentSlots; });
+      if (fits) return threads;
+    }
+    return kThreadsPerSm;
+  }
+
+  void plan(TileForeachOp loop, int64_t threads, int64_t perSm) {
     Block &body = loop.getBody().front();
     if (!llvm::all_of(body, batchable)) return;
     // Loads no earlier store of the same iteration writes into can move ahead of the body;
@@ -90,9 +154,9 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
     // whose 32 warps per SM already keep enough loads in flight.
     const bool reduces = llvm::any_of(body, [](Operation &op) { return isa<TileReduceRowsOp>(op); });
     if (batch <= 0 && !reduces) return;
-    // The budget is for 512-thread blocks (128 registers a thread at most); a 1024-thread
-    // block has half the registers per thread.
-    const int64_t budget = regBudget * kThreads / threads;
+    // The budget is for 512-thread blocks alone on their SM (128 registers a thread); 32
+    // warps per SM have half the registers per thread.
+    const int64_t budget = regBudget * (kRegsPerSm / (threads * perSm)) / 128;
     int64_t k = batch;
     if (k <= 0) {
       k = 1;

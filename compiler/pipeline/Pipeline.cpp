@@ -38,6 +38,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   pm.addPass(mlir::createCSEPass());
   mlir::pk::PkBatchTileLoadsPassOptions batch;
   batch.batch = options.tileBatch;
+  batch.blockThreads = options.tileThreads;
   pm.addPass(mlir::pk::createPkBatchTileLoadsPass(batch));
 }
 

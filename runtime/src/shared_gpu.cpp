@@ -81,13 +81,13 @@ Result<int> rank_sm_count(const Context& ctx) {
   return std::max(1, sms / ctx.exchange().ranks_per_device());
 }
 
-int rank_grid(const Context& ctx, int blocks) {
+int rank_grid(const Context& ctx, int blocks, int blocks_per_sm) {
   const int w = std::max(1, ctx.exchange().ranks_per_device());
   auto sms = device_sms(ctx.device());
   if (!sms.is_ok()) return blocks;  // the launch reports the device error
-  // At most one block per SM even with a GPU of its own: kernels with a grid-wide barrier
+  // At most blocks_per_sm per SM even with a GPU of its own: kernels with a grid-wide barrier
   // need every block resident (a GPU with fewer SMs than pkc's grid gets a smaller one).
-  return std::max(1, std::min(blocks, *sms / w));
+  return std::max(1, std::min(blocks, std::max(1, blocks_per_sm) * *sms / w));
 }
 
 Status check_co_resident(int device, const std::string& kernel, long long grid,

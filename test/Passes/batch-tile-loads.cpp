@@ -1,32 +1,43 @@
 // RUN: pkc %s -o - | FileCheck %s
 // RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: pkc %s --tile-batch=1 -o - | FileCheck %s --check-prefix=OFF
+// RUN: pkc %s --tile-threads=1024 -o - | FileCheck %s --check-prefix=WIDE
+// RUN: pkc %s --tile-threads=1024 --tile-batch=1 -o - | FileCheck %s --check-prefix=OFF
 // RUN: pkc %s --tile-batch=3 --kernel=copy -o - | FileCheck %s --check-prefix=THREE
+// RUN: pkc %s --tile-threads=256 --kernel=three_loads -o - | FileCheck %s --check-prefix=FORCED
 // RUN: not pkc %s --tile-batch=9 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
-// Tests pk-batch-tile-loads: 1024-thread blocks for kernels whose blocks never wait on each
-// other, and loops with row reductions issuing the loads of several tiles before computing any;
+// RUN: not pkc %s --tile-threads=300 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
+// Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
+// in the smallest blocks whose loaded tiles fit 64 registers a thread; loops with row
+// reductions issue the loads of several tiles before computing any when the registers allow;
 // which loops and loads may not.
 #include <pk/spec.h>
 using namespace pk;
 
-// No block waits on another, so blocks have 1024 threads. A bf16 1 x 8192 row is 8 registers
-// per thread, and four rows fit the 1024-thread budget of 32: the loads of all four come first
-// (the last ones clamped to the loop's last tile), then each row's reductions and stores behind
-// a guard.
-// CHECK: constexpr int kThreads = 1024;
-// CHECK-LABEL: void __launch_bounds__(1024) softmax(
-// CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < [[TOTAL:.*]]; [[T]] += 4LL * gridDim.x) {
-// CHECK: min([[T]] + 0LL * gridDim.x, [[TOTAL]] - 1);
-// CHECK: pk::tile::load([[A:tile[0-9]+]], arg0.data
-// CHECK: min([[T]] + 3LL * gridDim.x, [[TOTAL]] - 1);
-// CHECK: pk::tile::load([[D:tile[0-9]+]], arg0.data
-// CHECK-NOT: pk::tile::load
-// CHECK: if ([[T]] + 0LL * gridDim.x < [[TOTAL]]) {
-// CHECK: pk::tile::cast({{tile[0-9]+}}, [[A]]);
-// CHECK: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
-// CHECK: pk::tile::cast({{tile[0-9]+}}, [[D]]);
-// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:16: 1024 threads per block: no block waits on another
-// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:[[@LINE+4]]:3: each block takes 4 tiles at a time and issues their 1 load(s) each before computing any (64 KiB in flight per block of 1024 threads instead of 16){{.*}}fit 32 registers per thread
+// No block waits on another. A bf16 1 x 8192 row is 32 registers a thread in a 256-thread
+// block, so four such blocks share an SM and the grid is four per SM; with 64 registers a
+// thread there is no room to batch.
+// CHECK: constexpr int kThreads = 256;
+// CHECK: constexpr int kBlocks = 528;
+// CHECK: constexpr int kBlocksPerSm = 4;
+// CHECK: // pk-launch softmax threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 args=
+// CHECK-LABEL: void __launch_bounds__(256, 4) softmax(
+// CHECK: [[T:pk_tile[0-9]+]] += gridDim.x) {
+// In 1024-thread blocks the row is 8 registers a thread, and four rows fit the budget of 32:
+// the loads of all four come first (the last ones clamped to the loop's last tile), then each
+// row's reductions and stores behind a guard.
+// WIDE: constexpr int kThreads = 1024;
+// WIDE-LABEL: void __launch_bounds__(1024) softmax(
+// WIDE: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < [[TOTAL:.*]]; [[T]] += 4LL * gridDim.x) {
+// WIDE: min([[T]] + 0LL * gridDim.x, [[TOTAL]] - 1);
+// WIDE: pk::tile::load([[A:tile[0-9]+]], arg0.data
+// WIDE: min([[T]] + 3LL * gridDim.x, [[TOTAL]] - 1);
+// WIDE: pk::tile::load([[D:tile[0-9]+]], arg0.data
+// WIDE-NOT: pk::tile::load
+// WIDE: if ([[T]] + 0LL * gridDim.x < [[TOTAL]]) {
+// WIDE: pk::tile::cast({{tile[0-9]+}}, [[A]]);
+// WIDE: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
+// WIDE: pk::tile::cast({{tile[0-9]+}}, [[D]]);
+// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+3]]:16: 256 threads per block, 4 block(s) per SM: no block waits on another{{.*}}the smallest block whose loaded tiles fit 64 registers a thread
 // OFF-LABEL: softmax(
 // OFF: [[T:pk_tile[0-9]+]] += gridDim.x) {
 PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
@@ -39,15 +50,15 @@ PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
 
 // The load of y follows a store into y in the same tile, so it stays where it is (it must see
 // that store); only the load of x moves ahead, four tiles of it.
-// CHECK-LABEL: reload(
-// CHECK: += 4LL * gridDim.x) {
-// CHECK-COUNT-4: pk::tile::load({{tile[0-9]+}}, arg0.data
-// CHECK-NOT: pk::tile::load
-// CHECK: if (
-// CHECK: pk::tile::store({{tile[0-9]+}}, arg1.data
-// CHECK-NEXT: pk::tile::rt
-// CHECK-NEXT: pk::tile::load({{tile[0-9]+}}, arg1.data
-// CHECK: pk::tile::store({{tile[0-9]+}}, arg2.data
+// WIDE-LABEL: reload(
+// WIDE: += 4LL * gridDim.x) {
+// WIDE-COUNT-4: pk::tile::load({{tile[0-9]+}}, arg0.data
+// WIDE-NOT: pk::tile::load
+// WIDE: if (
+// WIDE: pk::tile::store({{tile[0-9]+}}, arg1.data
+// WIDE-NEXT: pk::tile::rt
+// WIDE-NEXT: pk::tile::load({{tile[0-9]+}}, arg1.data
+// WIDE: pk::tile::store({{tile[0-9]+}}, arg2.data
 PK_KERNEL void reload(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
     auto t = load<1, 8192>(x, m, n);
@@ -58,16 +69,23 @@ PK_KERNEL void reload(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
 
 // Element-wise loops are not batched (their 32 warps per SM keep enough loads in flight);
 // --tile-batch sets K for them too.
-// CHECK-LABEL: void __launch_bounds__(1024) copy(
+// CHECK-LABEL: void __launch_bounds__(256, 4) copy(
 // CHECK: += gridDim.x) {
 // THREE: += 3LL * gridDim.x) {
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(y, load<8, 1024>(x, m, n), m, n);
 }
 
-// Three rows of 16 registers each leave no room for a second tile: not batched.
-// CHECK-LABEL: three_loads(
+// The f32 rows it loads and computes exceed 48 registers a thread at 256 threads and fit at
+// 512: two 512-thread blocks per SM. At 1024 threads, three rows of 8 registers leave no room
+// for a second tile.
+// CHECK: // pk-launch three_loads threads=512 blocks=264 flag_slots=0 blocks_per_sm=2 args=
+// CHECK-LABEL: void __launch_bounds__(512, 2) three_loads(
 // CHECK: += gridDim.x) {
+// --tile-threads overrides the choice.
+// FORCED: // pk-launch three_loads threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 args=
+// WIDE-LABEL: three_loads(
+// WIDE: += gridDim.x) {
 PK_KERNEL void three_loads(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> b, Tensor<f32, 2> z) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
     auto t = load<1, 8192>(x, m, n);
@@ -75,10 +93,26 @@ PK_KERNEL void three_loads(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> b,
   }
 }
 
-// A kernel with a collective keeps 512-thread blocks (its blocks wait on flags).
+// A 1 x 16384 f32 row is 32 registers a thread at 512 threads, and the row and its square
+// live together: 64 registers, so one 1024-thread block per SM.
+// CHECK: // pk-launch wide_rows threads=1024 blocks=132 flag_slots=0 args=
+// CHECK-LABEL: void __launch_bounds__(1024) wide_rows(
+PK_KERNEL void wide_rows(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 16384})) {
+    auto t = load<1, 16384>(x, m, n);
+    store(y, t * row_sum(t * t), m, n);
+  }
+}
+
+// A kernel with a collective keeps one 512-thread block per SM (its blocks wait on flags).
+// CHECK: constexpr int kBlocks = 132;
+// CHECK-NEXT: constexpr int kBlocksPerSm = 1;
+// CHECK: // pk-launch scale_then_sum threads=512 blocks=132 flag_slots={{[0-9]+}} args=
 // CHECK-LABEL: void __launch_bounds__(512) scale_then_sum(
+// WIDE-LABEL: void __launch_bounds__(512) scale_then_sum(
 PK_KERNEL void scale_then_sum(Tensor<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
   for (auto i : tiles(x.size(), {4096})) store(y, load<4096>(x, i) * 2.0f, i);
   all_reduce(Sum, y, z);
 }
 // BAD: --tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8
+// BAD-THREADS: --tile-threads must be 0 (chosen by pkc), 256, 512 or 1024

@@ -4,8 +4,8 @@
 // in the same run. GB/s counts each tensor read or written once. Each pair alternates batches of
 // 20 launches (median of 7 each, after 5 warm-ups). Every kernel's output is first checked on
 // sampled rows against a float64 host reference. Writes a Markdown table to argv[1] (and stdout).
-// Each kernel runs with pkc's batching of tile loads off and on (pkc --tile-batch=1, then pkc's
-// choice); argv[2], a comma list such as "1,0,2,4", replaces those settings.
+// Each kernel runs as pkc compiles it; argv[2], a comma list of settings, runs each instead:
+// "0" pkc's choice, "bN" (or plain N) --tile-batch=N, "tN" --tile-threads=N, e.g. "0,t1024,b1".
 #include <pk/jit/compile.h>
 #include "one_gpu.h"
 #include "paired_timing.h"
@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -61,11 +63,11 @@ struct Case {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> batches = {1, 0};
+  std::vector<std::string> settings = {"0"};
   if (argc > 2) {
-    batches.clear();
+    settings.clear();
     std::string item;
-    for (std::istringstream list(argv[2]); std::getline(list, item, ',');) batches.push_back(std::stoi(item));
+    for (std::istringstream list(argv[2]); std::getline(list, item, ',');) settings.push_back(item);
   }
   pk_bench::OneGpu gpu = pk_bench::one_gpu();
   pk::Context* ctx = gpu.ctx.get();  // launches take *ctx
@@ -120,16 +122,18 @@ int main(int argc, char** argv) {
   const auto X0 = tensor(x0, kRows, kCols), X1 = tensor(x1, kRows, kCols), W = tensor(w, 1, kCols),
              B = tensor(b, 1, kCols), Y = tensor(out, kRows, kCols);
   std::string table =
-      "| kernel | tile batch | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | pkc of roofline bound | sampled rows wrong |\n"
+      "| kernel | setting | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | pkc of roofline bound | sampled rows wrong |\n"
       "|---|---|---|---|---|---|---|---|\n";
   int failures = 0, beaten = 0;
   const auto text = pk::jit::read_spec(PK_BENCH_TILES_SPEC);
   if (!text.is_ok()) return std::fprintf(stderr, "%s\n", text.status().message().c_str()), 1;
   for (const Case& cs : cases)
-  for (int batch : batches) {
+  for (const std::string& setting : settings) {
     pk::jit::Options o;
     o.kernel = cs.kernel;
-    o.tile_batch = batch;
+    const bool threads = !setting.empty() && setting[0] == 't';
+    const int value = std::atoi(setting.c_str() + (!setting.empty() && !std::isdigit(setting[0])));
+    (threads ? o.tile_threads : o.tile_batch) = value;
     auto k = pk::jit::compile_spec(PK_BENCH_TILES_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
     if (!k.is_ok()) {
       std::fprintf(stderr, "compile %s: %s\n", cs.kernel, k.status().message().c_str());
@@ -176,7 +180,9 @@ int main(int argc, char** argv) {
     const std::string bound = pk_bench::fraction_of_bound(
         pk_bench::roofline_us(PK_PKC, PK_BENCH_TILES_SPEC, cs.kernel, shapes), pk_us, &beaten);
     char row[320];
-    const std::string batch_name = batch == 0 ? "pkc's choice" : batch == 1 ? "off" : std::to_string(batch);
+    const std::string batch_name = value == 0 ? "pkc's choice"
+                                   : threads  ? std::to_string(value) + " threads"
+                                   : value == 1 ? "batch off" : "batch " + std::to_string(value);
     std::snprintf(row, sizeof row, "| %s | %s | %.1f | %.0f | %.0f | %.3f | %s | %d of 6 |\n", cs.kernel,
                   batch_name.c_str(), pk_us, pk_gbs, copy_gbs, pk_gbs / copy_gbs, bound.c_str(), wrong_rows);
     table += row;

@@ -220,9 +220,12 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
   let summary = "General path: block size, and the loads of several tiles before their compute";
   let description = [{
     A kernel whose blocks never wait on each other (only local tile loops: no worker, flag or
-    communication) gets 1024-thread blocks (`pk.threads = 1024` on the kernel): 32 warps per
-    SM instead of 16. A general-path tile loop is memory-bound, and one block per SM that loads a
-    tile, waits, computes and stores keeps too few bytes in flight to reach HBM bandwidth.
+    communication) gets 32 warps per SM instead of 16: `pk.threads` = 256, 512 or 1024 on the
+    kernel, the smallest whose loaded tiles fit 64 registers a thread, and
+    `pk.blocks_per_sm` = 1024 / threads (the grid and `__launch_bounds__` follow). A
+    general-path tile loop is memory-bound: one block per SM that loads a tile, waits, computes
+    and stores keeps too few bytes in flight to reach HBM bandwidth, and several smaller blocks
+    per SM overlap one block's barriers with another's loads.
     A loop with row reductions (the block meets at barriers for each tile) is marked
     `pk.batch = K`: each block takes K of its tiles at once,
     issues every loop-invariant-safe load of all K (`pk.hoist` on those loads) and only then
@@ -242,9 +245,10 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
            "Tiles per batch; 0 chooses by the register budget, 1 turns batching off">,
     Option<"regBudget", "reg-budget", "int64_t", "64",
            "fp32 registers per thread the hoisted tiles of one batch may take in a 512-thread "
-           "block (half that in a 1024-thread one)">,
-    Option<"wideBlocks", "wide-blocks", "bool", "true",
-           "1024-thread blocks for kernels whose blocks never wait on each other">,
+           "block alone on its SM (half that with 32 warps per SM)">,
+    Option<"blockThreads", "block-threads", "int64_t", "0",
+           "Threads per block of kernels whose blocks never wait on each other: 0 chooses, "
+           "256, 512 or 1024 set it (1024 / threads blocks per SM)">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }

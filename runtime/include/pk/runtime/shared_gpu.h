@@ -46,11 +46,12 @@ int ranks_sharing_device(int device);
 // The SMs one rank of ctx may fill: the device's count, divided by the ranks sharing it.
 Result<int> rank_sm_count(const Context& ctx);
 
-// The grid of a kernel sized for a whole GPU (pkc's `// pk-launch ... blocks=N`): at most one
-// block per SM on a GPU of its own (a grid-wide barrier needs all blocks resident), at most
-// rank_sm_count when ranks share it. pkc's kernels loop over gridDim.x
+// The grid of a kernel sized for a whole GPU (pkc's `// pk-launch ... blocks=N
+// blocks_per_sm=B`): at most B blocks per SM on a GPU of its own (B is 1 for kernels with a
+// grid-wide barrier, which needs all blocks resident; more only for kernels whose blocks never
+// wait on each other), and 1/W of that when W ranks share it. pkc's kernels loop over gridDim.x
 // and pair block b with block b of every peer, so any grid works that all ranks share.
-int rank_grid(const Context& ctx, int blocks);
+int rank_grid(const Context& ctx, int blocks, int blocks_per_sm = 1);
 
 // Before launching `kernel` on `device`: an error, naming the numbers, when ranks share the
 // device and their grids of `grid` blocks, at `blocks_per_sm` resident per SM (the occupancy

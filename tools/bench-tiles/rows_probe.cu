@@ -1,0 +1,215 @@
+// pk-rows-probe: what limits the general tile path's row-wise kernels (pk-bench-tiles: rms_norm
+// 0.46, softmax 0.30 of cudaMemcpyAsync)? rms_norm and softmax over 16384 x 8192 bf16 rows, one
+// 1 x 8192 row per tile, written with the tile library as pkc emits them, in variants that change
+// the block size (1024, 512 or 256 threads, so 1, 2 or 4 blocks share an SM and one block's
+// barriers overlap another's loads) and whether the next row's loads are issued before the
+// current row is computed (prefetch). Each is timed against cudaMemcpyAsync of the same bytes
+// (pk_bench::paired_median_us) and checked on sampled rows against a float64 host reference.
+//   pk-rows-probe [table.md]
+#include <pk/tile/rows.cuh>
+#include "paired_timing.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr long long kRows = 16384, kCols = 8192, kElems = kRows * kCols;
+
+template <int THREADS>
+using Row = pk::tile::rt<pk::bf16, 2, 1, kCols, 1, 1, THREADS>;
+template <int THREADS>
+using RowF = pk::tile::rt<float, 2, 1, kCols, 1, 1, THREADS>;
+template <int THREADS>
+using Stat = pk::tile::rt<float, 2, 1, 1, 1, 1, THREADS>;
+
+// y = x * rsqrt(mean(x^2) + eps) * w, as pkc emits the spec of tools/bench-tiles/specs.pk.cpp.
+template <int THREADS>
+__device__ void rms_row(const Row<THREADS>& x, const Row<THREADS>& w, Row<THREADS>& y, float inv_n, float eps,
+                        float* stage, float* rows) {
+  RowF<THREADS> t, sq, scaled, wf;
+  pk::tile::cast(t, x);
+  pk::tile::map(sq, t, t, [](float a, float b) { return a * b; });
+  Stat<THREADS> sum, r;
+  pk::tile::reduce_rows(sum, sq, pk::tile::RowOp::sum, stage, rows);
+  pk::tile::map(r, sum, [=](float s) { return rsqrtf(s * inv_n + eps); });
+  pk::tile::map_broadcast(scaled, t, r, false, [](float a, float b) { return a * b; }, stage);
+  pk::tile::cast(wf, w);
+  pk::tile::map(scaled, scaled, wf, [](float a, float b) { return a * b; });
+  pk::tile::cast(y, scaled);
+}
+
+// y = exp(x - max) / sum(exp(x - max)).
+template <int THREADS>
+__device__ void softmax_row(const Row<THREADS>& x, Row<THREADS>& y, float* stage, float* rows) {
+  RowF<THREADS> t, e;
+  pk::tile::cast(t, x);
+  Stat<THREADS> mx, sum;
+  pk::tile::reduce_rows(mx, t, pk::tile::RowOp::max, stage, rows);
+  pk::tile::map_broadcast(e, t, mx, false, [](float a, float b) { return __expf(a - b); }, stage);
+  pk::tile::reduce_rows(sum, e, pk::tile::RowOp::sum, stage, rows);
+  pk::tile::map_broadcast(e, e, sum, false, [](float a, float b) { return a / b; }, stage);
+  pk::tile::cast(y, e);
+}
+
+template <int THREADS, int MIN_BLOCKS, bool PREFETCH>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    rms_norm(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> w, pk::Tensor<pk::bf16> y, float inv_n, float eps) {
+  __shared__ float stage[pk::tile::kStageFloats];
+  __shared__ float rows[pk::tile::kMaxRows];
+  const long long n = x.shape[0];
+  Row<THREADS> cx, cw, out;
+  long long t = blockIdx.x;
+  if (PREFETCH && t < n) {
+    const long long o[4] = {t, 0}, z[4] = {0, 0};
+    pk::tile::load(cx, x.data, x.shape, o);
+    pk::tile::load(cw, w.data, w.shape, z);
+  }
+  for (; t < n; t += gridDim.x) {
+    const long long o[4] = {t, 0}, z[4] = {0, 0};
+    if (PREFETCH) {
+      Row<THREADS> nx, nw;
+      const long long on[4] = {t + gridDim.x < n ? t + gridDim.x : t, 0};
+      pk::tile::load(nx, x.data, x.shape, on);
+      pk::tile::load(nw, w.data, w.shape, z);
+      rms_row(cx, cw, out, inv_n, eps, stage, rows);
+      pk::tile::store(out, y.data, y.shape, o);
+      cx = nx, cw = nw;
+    } else {
+      pk::tile::load(cx, x.data, x.shape, o);
+      pk::tile::load(cw, w.data, w.shape, z);
+      rms_row(cx, cw, out, inv_n, eps, stage, rows);
+      pk::tile::store(out, y.data, y.shape, o);
+    }
+  }
+}
+
+template <int THREADS, int MIN_BLOCKS, bool PREFETCH>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) softmax(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> y) {
+  __shared__ float stage[pk::tile::kStageFloats];
+  __shared__ float rows[pk::tile::kMaxRows];
+  const long long n = x.shape[0];
+  Row<THREADS> cx, out;
+  long long t = blockIdx.x;
+  if (PREFETCH && t < n) {
+    const long long o[4] = {t, 0};
+    pk::tile::load(cx, x.data, x.shape, o);
+  }
+  for (; t < n; t += gridDim.x) {
+    const long long o[4] = {t, 0};
+    if (PREFETCH) {
+      Row<THREADS> nx;
+      const long long on[4] = {t + gridDim.x < n ? t + gridDim.x : t, 0};
+      pk::tile::load(nx, x.data, x.shape, on);
+      softmax_row(cx, out, stage, rows);
+      pk::tile::store(out, y.data, y.shape, o);
+      cx = nx;
+    } else {
+      pk::tile::load(cx, x.data, x.shape, o);
+      softmax_row(cx, out, stage, rows);
+      pk::tile::store(out, y.data, y.shape, o);
+    }
+  }
+}
+
+float bf16_to_float(unsigned short b) {
+  const unsigned u = static_cast<unsigned>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Worst relative error over sampled rows against float64 (rms_norm when w is given, else softmax).
+double sampled_error(const std::vector<unsigned short>& x, const std::vector<unsigned short>* w,
+                     const std::vector<unsigned short>& y, float inv_n, float eps) {
+  double worst = 0;
+  for (long long r : {0ll, 1ll, 131ll, 4097ll, kRows / 2 + 3, kRows - 1}) {
+    const unsigned short* xr = x.data() + r * kCols;
+    const unsigned short* yr = y.data() + r * kCols;
+    std::vector<double> ref(kCols);
+    if (w) {
+      double ss = 0;
+      for (long long c = 0; c < kCols; ++c) ss += double(bf16_to_float(xr[c])) * bf16_to_float(xr[c]);
+      const double scale = 1.0 / std::sqrt(ss * inv_n + eps);
+      for (long long c = 0; c < kCols; ++c) ref[c] = bf16_to_float(xr[c]) * scale * bf16_to_float((*w)[c]);
+    } else {
+      double mx = -1e300, sum = 0;
+      for (long long c = 0; c < kCols; ++c) mx = std::fmax(mx, bf16_to_float(xr[c]));
+      for (long long c = 0; c < kCols; ++c) sum += ref[c] = std::exp(bf16_to_float(xr[c]) - mx);
+      for (long long c = 0; c < kCols; ++c) ref[c] /= sum;
+    }
+    for (long long c = 0; c < kCols; ++c) {
+      const double got = bf16_to_float(yr[c]);
+      const double err = std::fabs(got - ref[c]) / (std::fabs(ref[c]) + 1e-6);
+      worst = std::fmax(worst, std::isfinite(got) ? err : 1e30);
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  unsigned short *x, *w, *y;
+  cudaMalloc(&x, kElems * 2);
+  cudaMalloc(&w, kCols * 2);
+  cudaMalloc(&y, kElems * 2);
+  std::vector<unsigned short> hx(kElems), hw(kCols), got(kElems);
+  unsigned state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (auto& v : hx) v = static_cast<unsigned short>(0x3e00 + (next() >> 16) % 0x300 + ((next() >> 8) & 0x8000));
+  for (auto& v : hw) v = static_cast<unsigned short>(0x3f00 + (next() >> 16) % 0x100);
+  cudaMemcpy(x, hx.data(), kElems * 2, cudaMemcpyHostToDevice);
+  cudaMemcpy(w, hw.data(), kCols * 2, cudaMemcpyHostToDevice);
+  auto tensor = [](unsigned short* p, long long r, long long c) {
+    return pk::Tensor<pk::bf16>{reinterpret_cast<pk::bf16*>(p), {r, c, 1, 1}, r * c};
+  };
+  const auto X = tensor(x, kRows, kCols), W = tensor(w, 1, kCols), Y = tensor(y, kRows, kCols);
+  const float inv_n = 1.0f / kCols, eps = 1e-6f;
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  struct Variant {
+    std::string name;
+    bool rms;
+    std::function<void()> run;
+  };
+#define PK_RMS(T, B, P) {"rms_norm, " #T " threads x " #B " blocks/SM" + std::string(P ? ", prefetch" : ""), true, \
+                         [&] { rms_norm<T, B, P><<<B * sms, T, 0, s>>>(X, W, Y, inv_n, eps); }}
+#define PK_SOFTMAX(T, B, P) {"softmax, " #T " threads x " #B " blocks/SM" + std::string(P ? ", prefetch" : ""), false, \
+                             [&] { softmax<T, B, P><<<B * sms, T, 0, s>>>(X, Y); }}
+  const std::vector<Variant> variants = {
+      PK_RMS(1024, 1, false), PK_RMS(512, 2, false), PK_RMS(256, 4, false), PK_RMS(1024, 1, true),
+      PK_RMS(512, 2, true),   PK_RMS(256, 4, true),  PK_SOFTMAX(1024, 1, false), PK_SOFTMAX(512, 2, false),
+      PK_SOFTMAX(256, 4, false), PK_SOFTMAX(1024, 1, true), PK_SOFTMAX(512, 2, true), PK_SOFTMAX(256, 4, true),
+  };
+  std::string table = "| variant | us | GB/s | copy GB/s | / copy | worst rel. error (6 rows) |\n|---|---|---|---|---|---|\n";
+  int failures = 0;
+  for (const Variant& v : variants) {
+    cudaMemsetAsync(y, 0xff, kElems * 2, s);
+    v.run();
+    cudaStreamSynchronize(s);
+    cudaMemcpy(got.data(), y, kElems * 2, cudaMemcpyDeviceToHost);
+    const double err = cudaGetLastError() == cudaSuccess ? sampled_error(hx, v.rms ? &hw : nullptr, got, inv_n, eps) : 1e30;
+    const bool correct = err < 2e-2;
+    failures += !correct;
+    const auto [us, copy_us] =
+        pk_bench::paired_median_us(v.run, [&] { cudaMemcpyAsync(y, x, kElems * 2, cudaMemcpyDeviceToDevice, s); }, s);
+    const double gbs = 4.0 * kElems / (us * 1e3), copy_gbs = 4.0 * kElems / (copy_us * 1e3);
+    char row[256];
+    std::snprintf(row, sizeof row, "| %s | %.1f | %.0f | %.0f | %.3f | %.1e%s |\n", v.name.c_str(), us, gbs, copy_gbs,
+                  gbs / copy_gbs, err, correct ? "" : " WRONG");
+    table += row;
+    std::fputs(row, stdout);
+  }
+  if (argc > 1)
+    if (FILE* f = std::fopen(argv[1], "w")) std::fputs(table.c_str(), f), std::fclose(f);
+  return failures ? 1 : 0;
+}
