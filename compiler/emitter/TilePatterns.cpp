@@ -65,9 +65,37 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   case MapKind::ge: return fill("X >= Y ? 1.f : 0.f");
   case MapKind::eq: return fill("X == Y ? 1.f : 0.f");
   case MapKind::ne: return fill("X != Y ? 1.f : 0.f");
+  case MapKind::rem: break;  // integer tiles only (integerMapExpression)
   }
   return "";
 }
+
+namespace {
+
+// The integer C++ expression of a map kind on integer tiles (the verifier admits only these
+// kinds there): wrapping arithmetic, division and remainder by zero give 0.
+std::string integerMapExpression(MapKind kind) {
+  switch (kind) {
+  case MapKind::add: return "x + y";
+  case MapKind::sub: return "x - y";
+  case MapKind::mul: return "x * y";
+  case MapKind::div: return "y == 0 ? 0 : x / y";
+  case MapKind::rem: return "y == 0 ? 0 : x % y";
+  case MapKind::max: return "x > y ? x : y";
+  case MapKind::min: return "x < y ? x : y";
+  case MapKind::neg: return "-x";
+  case MapKind::abs: return "x < 0 ? -x : x";
+  case MapKind::lt: return "x < y ? 1 : 0";
+  case MapKind::le: return "x <= y ? 1 : 0";
+  case MapKind::gt: return "x > y ? 1 : 0";
+  case MapKind::ge: return "x >= y ? 1 : 0";
+  case MapKind::eq: return "x == y ? 1 : 0";
+  case MapKind::ne: return "x != y ? 1 : 0";
+  default: return "";
+  }
+}
+
+} // namespace
 
 namespace {
 
@@ -137,19 +165,24 @@ LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
   return success();
 }
 
-// The fp32 lambda of a map kind, for the tile library's map.
-std::string mapLambda(MapKind kind) {
+// The lambda of a map kind for the tile library's map: over fp32 values for float tiles, over
+// the element type itself for integer tiles (the operands' type: a comparison's result may be
+// of another type than its operands).
+std::string mapLambda(MapKind kind, Type operand) {
   const bool binary = kind == MapKind::add || kind == MapKind::sub || kind == MapKind::mul ||
                       kind == MapKind::div || kind == MapKind::max || kind == MapKind::min ||
                       kind == MapKind::pow || kind >= MapKind::lt;
-  return std::string(binary ? "[](float x, float y) { return " : "[](float x) { return ") +
-         mapExpression(kind, "x", "y") + "; }";
+  const bool integer = isa<IntegerType>(operand);
+  const std::string v = integer ? elementTypeName(operand) : "float";
+  return (binary ? "[](" + v + " x, " + v + " y) { return " : "[](" + v + " x) { return ") +
+         (integer ? integerMapExpression(kind) : mapExpression(kind, "x", "y")) + "; }";
 }
 
 LogicalResult emitMap(Emitter &e, Operation *op) {
   auto map = cast<TileMapOp>(op);
   std::string out = declare(e, map.getResult(), "tile");
-  std::string f = mapLambda(map.getKind());
+  std::string f = mapLambda(
+      map.getKind(), cast<TileType>(map.getInputs()[0].getType()).getElementType());
   if (map.getInputs().size() == 1) {
     e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0]) << ", " << f << ");";
     return success();
@@ -178,7 +211,10 @@ LogicalResult emitCast(Emitter &e, Operation *op) {
 LogicalResult emitSplat(Emitter &e, Operation *op) {
   auto splat = cast<TileSplatOp>(op);
   std::string out = declare(e, splat.getResult(), "tile");
-  e.line() << "pk::tile::fill(" << out << ", static_cast<float>(" << e.name(splat.getScalar()) << "));";
+  if (isa<FloatType>(splat.getScalar().getType()))
+    e.line() << "pk::tile::fill(" << out << ", static_cast<float>(" << e.name(splat.getScalar()) << "));";
+  else  // an integer or index: exact in integer tiles, the nearest float in float ones
+    e.line() << "pk::tile::fill(" << out << ", " << e.name(splat.getScalar()) << ");";
   return success();
 }
 
@@ -215,6 +251,36 @@ LogicalResult emitReduceRows(Emitter &e, Operation *op) {
   return success();
 }
 
+// Rows gathered or scattered by an index tile (pk/tile/gather.cuh); the indices pass through
+// the stage, which holds 2048 of them.
+LogicalResult checkRowCount(Operation *op, TileType rows) {
+  if (rows.getNumElements() > 2048)
+    return op->emitError("the general tile path moves at most 2048 rows by index at once (this "
+                         "tile has ")
+           << rows.getNumElements() << "); use a tile of fewer rows";
+  return success();
+}
+
+LogicalResult emitLoadRows(Emitter &e, Operation *op) {
+  auto load = cast<TileLoadRowsOp>(op);
+  if (failed(checkRowCount(op, load.getRows().getType()))) return failure();
+  std::string t = declare(e, load.getResult(), "tile");
+  e.line() << "pk::tile::load_rows(" << t << ", " << e.name(load.getRows()) << ", "
+           << e.name(load.getSource()) << ".data, " << e.name(load.getSource()) << ".shape, "
+           << e.name(load.getCol()) << ", pk_stage);";
+  return success();
+}
+
+LogicalResult emitStoreRows(Emitter &e, Operation *op) {
+  auto store = cast<TileStoreRowsOp>(op);
+  if (failed(checkRowCount(op, store.getRows().getType()))) return failure();
+  e.line() << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
+           << e.name(store.getValue()) << ", " << e.name(store.getRows()) << ", "
+           << e.name(store.getDest()) << ".data, " << e.name(store.getDest()) << ".shape, "
+           << e.name(store.getCol()) << ", pk_stage);";
+  return success();
+}
+
 LogicalResult emitMma(Emitter &e, Operation *op) {
   auto mma = cast<TileMmaOp>(op);
   auto a = mma.getA().getType(), b = mma.getB().getType();
@@ -237,7 +303,7 @@ TileStageUse mlir::pk::cuda::usesTileStage(Operation *kernel) {
   TileStageUse uses;
   kernel->walk([&](Operation *op) {
     if (isa<TileReduceRowsOp>(op)) uses.stage = uses.rows = true;
-    if (isa<TileMmaOp>(op)) uses.stage = true;
+    if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp>(op)) uses.stage = true;
     if (auto map = dyn_cast<TileMapOp>(op))
       for (Value in : map.getInputs())
         if (in.getType() != map.getResult().getType()) uses.stage = true;
@@ -256,6 +322,8 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.iota"] = emitIota;
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
+  table["pk.tile.load_rows"] = emitLoadRows;
+  table["pk.tile.store_rows"] = emitStoreRows;
   table["pk.comm.store_async"] = emitPeerStore;
   table["pk.comm.store_add_async"] = emitPeerStore;
   table["pk.comm.load_peer"] = emitPeerLoad;

@@ -27,6 +27,8 @@ public:
     case Elem::BF16: return b.getBF16Type();
     case Elem::F16: return b.getF16Type();
     case Elem::F32: return b.getF32Type();
+    case Elem::I32: return b.getI32Type();
+    case Elem::I64: return b.getI64Type();
     }
     return {};
   }
@@ -112,6 +114,7 @@ private:
     case fe::MapKind::Ge: return mlir::pk::MapKind::ge;
     case fe::MapKind::Eq: return mlir::pk::MapKind::eq;
     case fe::MapKind::Ne: return mlir::pk::MapKind::ne;
+    case fe::MapKind::Rem: return mlir::pk::MapKind::rem;
     }
     return mlir::pk::MapKind::add;
   }
@@ -164,6 +167,11 @@ private:
     case OpKind::Load:
       return def(o, b.create<TileLoadOp>(l, type(o.results[0]), v(in[0]), vs(in, 1)));
     case OpKind::Store: b.create<TileStoreOp>(l, v(in[0]), v(in[1]), vs(in, 2)); return;
+    case OpKind::LoadRows:
+      return def(o, b.create<TileLoadRowsOp>(l, type(o.results[0]), v(in[0]), v(in[1]), v(in[2])));
+    case OpKind::StoreRows:
+      b.create<TileStoreRowsOp>(l, v(in[0]), v(in[1]), v(in[2]), v(in[3]), /*add=*/o.attr == 1);
+      return;
     case OpKind::Zeros: return def(o, b.create<TileZerosOp>(l, type(o.results[0])));
     case OpKind::Mma:
       return def(o, b.create<TileMmaOp>(l, v(in[2]).getType(), v(in[0]), v(in[1]), v(in[2]),

@@ -14,7 +14,7 @@ struct SrcLoc {
   unsigned line = 0, col = 0;
 };
 
-enum class Elem { BF16, F16, F32 };
+enum class Elem { BF16, F16, F32, I32, I64 };
 
 struct ValueType {
   enum Kind { Index, Tensor, Sym, Tile, Flag, Scalar } kind = Index;  // Scalar: an f32
@@ -30,6 +30,7 @@ enum class OpKind {
   TileForeach, For, Yield,                 // loops (Yield ends a For body)
   Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
   Select, Iota,                            // mask select; coordinates (dim in attr)
+  LoadRows, StoreRows,                     // rows by an index tile (StoreRows: attr 1 adds)
   FConstant, Splat,                        // an f32 constant (bits in ints[0]); scalar -> tile
   IndexToFloat,                            // an index (a size, a tile origin) as an f32 scalar
   AllReduce, AllGather, ReduceScatter, AllToAll, StoreTile, AddTile,
@@ -42,7 +43,7 @@ enum class OpKind {
 enum class MapKind {
   Add, Sub, Mul, Div, Max, Min, Exp, Neg,
   Sqrt, Rsqrt, Log, Tanh, Sigmoid, Silu, GeluTanh, GeluErf, Sin, Cos, Abs, Pow,
-  Lt, Le, Gt, Ge, Eq, Ne,
+  Lt, Le, Gt, Ge, Eq, Ne, Rem,
 };
 enum class ReduceKind { Sum, Max, Min };
 enum class TransportKind { Ldst, Tma, Multimem };

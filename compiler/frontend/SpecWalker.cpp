@@ -165,6 +165,8 @@ private:
     if (n == "pk::bf16") out = Elem::BF16;
     else if (n == "pk::f16") out = Elem::F16;
     else if (n == "pk::f32") out = Elem::F32;
+    else if (n == "pk::i32") out = Elem::I32;
+    else if (n == "pk::i64") out = Elem::I64;
     else return false;
     return true;
   }
@@ -224,7 +226,7 @@ private:
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
                                   "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, "
                                   "index or float, "
-                                  "with T one of bf16, f16, f32 and Rank 1 to 5");
+                                  "with T one of bf16, f16, f32, i32, i64 and Rank 1 to 5");
       return false;
     }
     return true;
@@ -683,16 +685,18 @@ private:
     std::vector<int> in;
     for (const Expr *a : args) {
       int v = expr(a);
-      if (v >= 0 && typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar)
-        return fail(a->getBeginLoc(), "expected a tile or a float scalar");
+      if (v >= 0 && typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar &&
+          typeOf(v).kind != ValueType::Index)
+        return fail(a->getBeginLoc(), "expected a tile or a scalar");
       in.push_back(v);
     }
     if (failed) return -1;
-    // A float scalar beside a tile becomes a tile of that type, every element the scalar.
+    // A scalar beside a tile (a float beside a float tile, an integer beside an integer one,
+    // as pk/spec.h's overloads allow) becomes a tile of that type, every element the scalar.
     for (size_t i = 0; i < in.size(); ++i) {
-      if (typeOf(in[i]).kind != ValueType::Scalar) continue;
+      if (typeOf(in[i]).kind == ValueType::Tile) continue;
       if (in.size() != 2 || typeOf(in[1 - i]).kind != ValueType::Tile)
-        return fail(l, "a float scalar combines with a tile, not on its own");
+        return fail(l, "a scalar combines with a tile, not on its own");
       ValueType t = typeOf(in[1 - i]);
       t.smem = false;
       in[i] = emitValue(OpKind::Splat, l, {in[i]}, t);
@@ -718,8 +722,9 @@ private:
     const bool aTile = typeOf(a).kind == ValueType::Tile, bTile = typeOf(b).kind == ValueType::Tile;
     if (!aTile && !bTile) return fail(l, "where needs a tile as its second or third argument");
     for (auto [v, e] : {std::pair{a, c->getArg(1)}, std::pair{b, c->getArg(2)}})
-      if (typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar)
-        return fail(e->getBeginLoc(), "expected a tile or a float scalar");
+      if (typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar &&
+          typeOf(v).kind != ValueType::Index)
+        return fail(e->getBeginLoc(), "expected a tile or a scalar");
     ValueType t = typeOf(aTile ? a : b);
     t.smem = false;
     if (!aTile) a = emitValue(OpKind::Splat, l, {a}, t);
@@ -741,13 +746,14 @@ private:
     if (n == "operator-" && unary) return mapOp(MapKind::Neg, l, {o->getArg(0)});
     if (n == "operator*") return mapOp(MapKind::Mul, l, {o->getArg(0), o->getArg(1)});
     if (n == "operator/") return mapOp(MapKind::Div, l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator%") return mapOp(MapKind::Rem, l, {o->getArg(0), o->getArg(1)});
     static const std::pair<const char *, MapKind> comparisons[] = {
         {"operator<", MapKind::Lt}, {"operator<=", MapKind::Le}, {"operator>", MapKind::Gt},
         {"operator>=", MapKind::Ge}, {"operator==", MapKind::Eq}, {"operator!=", MapKind::Ne}};
     for (const auto &[name, kind] : comparisons)
       if (n == name && !unary) return mapOp(kind, l, {o->getArg(0), o->getArg(1)});
-    return fail(l, "this operator is not in the spec language; tiles have + - * /, unary - and "
-                   "the comparisons < <= > >= == !=");
+    return fail(l, "this operator is not in the spec language; tiles have + - * /, unary -, "
+                   "% (integer tiles) and the comparisons < <= > >= == !=");
   }
 
   int memberCall(const CXXMemberCallExpr *m) {
@@ -841,6 +847,24 @@ private:
       for (int i : indices(c, 2, typeOf(dest).shape.size(), l)) ops.push_back(i);
       if (failed) return -1;
       emit(!toPeer ? OpKind::Store : n == "store" ? OpKind::StoreTile : OpKind::AddTile, l, ops);
+      return -2;
+    }
+    if (n == "load_rows") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int src = tensorExpr(arg(0), false);
+      int rows = tileExpr(arg(1));
+      int col = indexExpr(arg(2));
+      if (failed) return -1;
+      return emitValue(OpKind::LoadRows, l, {src, rows, col}, t);
+    }
+    if (n == "store_rows" || n == "store_add_rows") {
+      int dest = tensorExpr(arg(0), false);
+      int tile = tileExpr(arg(1));
+      int rows = tileExpr(arg(2));
+      int col = indexExpr(arg(3));
+      if (failed) return -1;
+      emit(OpKind::StoreRows, l, {tile, dest, rows, col}).attr = n == "store_add_rows";
       return -2;
     }
     if (n == "zeros") {

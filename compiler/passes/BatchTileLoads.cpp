@@ -50,7 +50,8 @@ bool independentBlocks(KernelOp kernel) {
   bool independent = true;
   kernel.getBody().walk([&](Operation *op) {
     independent &= batchable(*op) ||
-                   isa<TileForeachOp, TileMmaOp, ReturnOp, CheckOp, RankOp, WorldSizeOp,
+                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, ReturnOp,
+                       CheckOp, RankOp, WorldSizeOp,
                        scf::ForOp, scf::IfOp, scf::YieldOp>(op);
   });
   return independent;

@@ -1,6 +1,7 @@
 // pk-check-tile-races: a tile loop's iterations run in parallel and in no order, so a loop that
 // writes a tensor may read it only at the very tile it writes (an element-wise update in
-// place); any other read races with another iteration's write and is an error at the read.
+// place); any other read, and any read of rows a loop scatters by index, races with another
+// iteration's write and is an error at the read.
 #include "pk/Passes/Passes.h"
 
 namespace mlir::pk {
@@ -13,9 +14,25 @@ using namespace mlir::pk;
 
 namespace {
 
-bool sameTile(TileLoadOp load, TileStoreOp store) {
-  return load.getIndices() == store.getIndices() &&
+// Whether a read and a write of one tensor touch exactly the same tile (an element-wise
+// update in place); rows moved by index never provably do.
+bool sameTile(Operation *read, Operation *write) {
+  auto load = dyn_cast<TileLoadOp>(read);
+  auto store = dyn_cast<TileStoreOp>(write);
+  return load && store && load.getIndices() == store.getIndices() &&
          cast<TileType>(load.getType()).getShape() == store.getValue().getType().getShape();
+}
+
+Value readTensor(Operation *op) {
+  if (auto l = dyn_cast<TileLoadOp>(op)) return l.getSource();
+  if (auto l = dyn_cast<TileLoadRowsOp>(op)) return l.getSource();
+  return {};
+}
+
+Value writtenTensor(Operation *op) {
+  if (auto s = dyn_cast<TileStoreOp>(op)) return s.getDest();
+  if (auto s = dyn_cast<TileStoreRowsOp>(op)) return s.getDest();
+  return {};
 }
 
 struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces> {
@@ -23,19 +40,24 @@ struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces>
     bool failed = false;
     getOperation().walk([&](TileForeachOp loop) {
       if (loop->getParentOfType<WorkerOp>()) return;  // device-level loops come from pkc
-      SmallVector<TileStoreOp> stores;
-      loop.walk([&](TileStoreOp s) { stores.push_back(s); });
-      loop.walk([&](TileLoadOp load) {
-        for (TileStoreOp store : stores) {
-          if (store.getDest() != load.getSource() || sameTile(load, store)) continue;
-          auto diag = load.emitError(
+      SmallVector<Operation *> writes;
+      loop.walk([&](Operation *op) {
+        if (writtenTensor(op)) writes.push_back(op);
+      });
+      loop.walk([&](Operation *read) {
+        Value source = readTensor(read);
+        if (!source) return WalkResult::advance();
+        for (Operation *write : writes) {
+          if (writtenTensor(write) != source || sameTile(read, write)) continue;
+          auto diag = read->emitError(
               "this tile loop reads a tensor at other tiles than it writes; its iterations run "
               "in parallel and in no order, so the read races with another iteration's write: "
               "write the result into another tensor");
-          diag.attachNote(store.getLoc()) << "the write";
+          diag.attachNote(write->getLoc()) << "the write";
           failed = true;
-          return;
+          return WalkResult::interrupt();
         }
+        return WalkResult::advance();
       });
     });
     if (failed) signalPassFailure();

@@ -546,6 +546,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     phase->walk([&](Operation *op) {
       if (auto l = dyn_cast<TileLoadOp>(op)) reads.insert(l.getSource());
       if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
+      if (auto l = dyn_cast<TileLoadRowsOp>(op)) reads.insert(l.getSource());
+      if (auto s = dyn_cast<TileStoreRowsOp>(op)) writes.insert(s.getDest());
       if (isa<StoreAsyncOp, StoreAddAsyncOp>(op)) writes.insert(op->getOperand(1));  // a peer's copy
     });
   }

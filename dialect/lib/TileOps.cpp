@@ -49,6 +49,7 @@ static bool isUnary(MapKind kind) {
   case MapKind::add: case MapKind::sub: case MapKind::mul: case MapKind::div:
   case MapKind::max: case MapKind::min: case MapKind::pow: case MapKind::lt:
   case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq: case MapKind::ne:
+  case MapKind::rem:
     return false;
   default: return true;
   }
@@ -60,6 +61,21 @@ LogicalResult TileMapOp::verify() {
     return emitOpError("'") << stringifyMapKind(getKind()) << "' takes " << expected
                             << " operand(s), got " << getInputs().size();
   TileType out = getResult().getType();
+  // Transcendental kinds are fp32 math; remainders are integer arithmetic.
+  const bool integer = isa<IntegerType>(out.getElementType());
+  switch (getKind()) {
+  case MapKind::exp: case MapKind::sqrt: case MapKind::rsqrt: case MapKind::log:
+  case MapKind::tanh: case MapKind::sigmoid: case MapKind::silu: case MapKind::gelu_tanh:
+  case MapKind::gelu_erf: case MapKind::sin: case MapKind::cos: case MapKind::pow:
+    if (integer)
+      return emitOpError("'") << stringifyMapKind(getKind()) << "' takes float tiles, got "
+                              << out << "; cast to f32 first";
+    break;
+  case MapKind::rem:
+    if (!integer) return emitOpError("'rem' takes integer tiles, got ") << out;
+    break;
+  default: break;
+  }
   bool full = false;
   for (Value in : getInputs()) {
     auto t = cast<TileType>(in.getType());
@@ -85,6 +101,9 @@ LogicalResult TileMapOp::verify() {
 LogicalResult TileSplatOp::verify() {
   if (getResult().getType().getMemorySpace() != MemorySpace::reg)
     return emitOpError("produces a register tile");
+  // A float scalar splats to float tiles; an integer or index (a rank, an offset) to any.
+  if (isa<FloatType>(getScalar().getType()) && isa<IntegerType>(getResult().getType().getElementType()))
+    return emitOpError("a float scalar cannot fill an integer tile; cast the tile to f32 first");
   return success();
 }
 
@@ -119,5 +138,36 @@ LogicalResult TileReduceRowsOp::verify() {
     return emitOpError("result must be a ") << in.getShape()[0] << "x1 tile";
   if (out.getElementType() != in.getElementType())
     return emitOpError("result element type must equal the input's");
+  if (!isa<FloatType>(in.getElementType()))
+    return emitOpError("reduces float tiles, got ") << in << "; cast to f32 first";
   return success();
+}
+
+// The shared rules of pk.tile.load_rows and pk.tile.store_rows: a 2-D tensor and tile of one
+// element type, and an integer register tile with one index per tile row.
+static LogicalResult verifyRowAccess(Operation *op, LocalTensorType tensor, TileType tile,
+                                     TileType rows) {
+  if (tensor.getShape().size() != 2)
+    return op->emitOpError("moves rows of 2-D tensors, got ") << tensor;
+  if (tile.getRank() != 2 || tile.getMemorySpace() != MemorySpace::reg)
+    return op->emitOpError("moves a 2-D register tile, got ") << tile;
+  if (tile.getElementType() != tensor.getElementType())
+    return op->emitOpError("the tile's element type must be the tensor's, got ")
+           << tile.getElementType() << " and " << tensor.getElementType();
+  if (!rows.getElementType().isSignlessInteger(32) && !rows.getElementType().isSignlessInteger(64))
+    return op->emitOpError("row indices must be an i32 or i64 tile, got ") << rows;
+  if (rows.getMemorySpace() != MemorySpace::reg || rows.getNumElements() != tile.getShape()[0] ||
+      (rows.getRank() == 2 && rows.getShape()[1] != 1) || rows.getRank() > 2)
+    return op->emitOpError("row indices must be a register tile of ")
+           << tile.getShape()[0] << " (or " << tile.getShape()[0] << "x1), one per tile row; got "
+           << rows;
+  return success();
+}
+
+LogicalResult TileLoadRowsOp::verify() {
+  return verifyRowAccess(*this, getSource().getType(), getResult().getType(), getRows().getType());
+}
+
+LogicalResult TileStoreRowsOp::verify() {
+  return verifyRowAccess(*this, getDest().getType(), getValue().getType(), getRows().getType());
 }

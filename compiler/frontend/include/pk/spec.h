@@ -17,6 +17,31 @@ namespace pk {
 struct bf16;
 struct f16;
 struct f32;
+struct i32;  // signed integers: token and expert ids, counts, offsets
+struct i64;
+
+// Which operations take which element types. Math, row reductions and float scalars are for
+// float tiles; %, integer scalars and integer masks for integer tiles (i32, i64). An operation
+// used on the wrong kind of tile is a C++ overload error at its source location.
+template <bool B, class T = void> struct EnableIf {};
+template <class T> struct EnableIf<true, T> { using type = T; };
+template <class T> struct IsFloat { static constexpr bool value = false; };
+template <> struct IsFloat<bf16> { static constexpr bool value = true; };
+template <> struct IsFloat<f16> { static constexpr bool value = true; };
+template <> struct IsFloat<f32> { static constexpr bool value = true; };
+template <class T> struct IsInt { static constexpr bool value = false; };
+template <> struct IsInt<i32> { static constexpr bool value = true; };
+template <> struct IsInt<i64> { static constexpr bool value = true; };
+// C++ integer scalars (literals, index values); never a float, which would truncate silently.
+template <class T> struct IsIntegral { static constexpr bool value = false; };
+template <> struct IsIntegral<int> { static constexpr bool value = true; };
+template <> struct IsIntegral<long> { static constexpr bool value = true; };
+template <> struct IsIntegral<long long> { static constexpr bool value = true; };
+template <> struct IsIntegral<unsigned> { static constexpr bool value = true; };
+template <> struct IsIntegral<unsigned long> { static constexpr bool value = true; };
+template <class T, class R> using IfFloat = typename EnableIf<IsFloat<T>::value, R>::type;
+template <class T, class I, class R>
+using IfIntScalar = typename EnableIf<IsInt<T>::value && IsIntegral<I>::value, R>::type;
 
 // Sizes, offsets, ranks: run-time integers (index in the dialect).
 using index = long;
@@ -98,6 +123,23 @@ SmemTile<T, S...> load_smem(const Sym<T, R> &, I...);
 template <class X, class T, int R, class... I> void store(const Tensor<T, R> &, X tile, I...);
 template <class X, class T, int R, class... I> void store(const Sym<T, R> &, X tile, I...);
 
+// Rows by an index tile: embedding lookups, MoE dispatch and combine. `idx` is an integer
+// tile of R row indices (shaped R or R x 1). A row index outside the tensor reads a row of
+// zeros and is dropped on writes: never an out-of-bounds access.
+// load_rows<R, C>(x, idx, n): row r of the result is x[idx[r], n .. n + C).
+template <long R, long C, class T, class I, long... IS>
+typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Tensor<T, 2> &, Tile<I, IS...> idx,
+                                                                 index col);
+// store_rows(y, t, idx, n): row r of t to y[idx[r], n ..]; which of several rows sent to one
+// index lands is unspecified. store_add_rows adds each row instead (atomically), so rows sent
+// to one index all arrive.
+template <class T, long R, long C, class I, long... IS>
+typename EnableIf<IsInt<I>::value>::type store_rows(const Tensor<T, 2> &, Tile<T, R, C> tile,
+                                                    Tile<I, IS...> idx, index col);
+template <class T, long R, long C, class I, long... IS>
+typename EnableIf<IsInt<I>::value>::type store_add_rows(const Tensor<T, 2> &, Tile<T, R, C> tile,
+                                                        Tile<I, IS...> idx, index col);
+
 // Compute on register tiles.
 template <class T, long... S> Tile<T, S...> zeros();
 template <class A, class B, long M, long N>
@@ -109,8 +151,6 @@ Tile<f32, M, N> mma_t(A a, B b, Tile<f32, M, N> acc);
 // value per row, as row_sum gives) or a 1 x N tile (one per column), broadcast over the other
 // dimension: `x - row_max(x)`.
 constexpr long broadcast_dim(long a, long b) { return a == b ? a : a == 1 ? b : b == 1 ? a : -1; }
-template <bool B, class T = void> struct EnableIf {};
-template <class T> struct EnableIf<true, T> { using type = T; };
 template <class X, class Y, class = void> struct Broadcast {};
 template <class T, long... A, long... B>
 struct Broadcast<Tile<T, A...>, Tile<T, B...>,
@@ -132,32 +172,52 @@ template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> max(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> min(Tile<T, A...>, Tile<T, B...>);
-template <class T, long... S> Tile<T, S...> exp(Tile<T, S...>);
-// Math, element by element (fp32 inside, rounded to the element type after each op).
-template <class T, long... S> Tile<T, S...> sqrt(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> rsqrt(Tile<T, S...>);  // 1 / sqrt(x)
-template <class T, long... S> Tile<T, S...> log(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> tanh(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> sigmoid(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> silu(Tile<T, S...>);      // x * sigmoid(x)
-template <class T, long... S> Tile<T, S...> gelu(Tile<T, S...>);      // the tanh approximation
-template <class T, long... S> Tile<T, S...> gelu_erf(Tile<T, S...>);  // the exact (erf) form
-template <class T, long... S> Tile<T, S...> sin(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> cos(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> exp(Tile<T, S...>);
+// Math, element by element (fp32 inside, rounded to the element type after each op); float
+// tiles only. On integer tiles + - * / % are integer arithmetic (wrapping; / truncates toward
+// zero; / and % by zero give 0), and abs, max, min and unary - work alike.
+template <class T, long... S> IfFloat<T, Tile<T, S...>> sqrt(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> rsqrt(Tile<T, S...>);  // 1 / sqrt(x)
+template <class T, long... S> IfFloat<T, Tile<T, S...>> log(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> tanh(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> sigmoid(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> silu(Tile<T, S...>);      // x * sigmoid(x)
+template <class T, long... S> IfFloat<T, Tile<T, S...>> gelu(Tile<T, S...>);      // the tanh approximation
+template <class T, long... S> IfFloat<T, Tile<T, S...>> gelu_erf(Tile<T, S...>);  // the exact (erf) form
+template <class T, long... S> IfFloat<T, Tile<T, S...>> sin(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> cos(Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> abs(Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> pow(Tile<T, S...>, float exponent);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> pow(Tile<T, S...>, float exponent);
 // A float scalar (a `float` kernel parameter or a constant such as 0.5f) combines with a tile
 // as a tile whose every element is that value: `x * rsqrt(row_sum(x * x) * inv_n + eps)`.
-template <class T, long... S> Tile<T, S...> operator+(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator+(float, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> operator-(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator-(float, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> operator*(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator*(float, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> operator/(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator/(float, Tile<T, S...>);
-template <class T, long... S> Tile<T, S...> max(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> min(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator+(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator+(float, Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator-(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator-(float, Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator*(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator*(float, Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator/(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator/(float, Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> max(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> min(Tile<T, S...>, float);
+// An integer scalar (an index value, a literal) combines with an integer tile the same way:
+// `id - rank() * rows`, `e % experts`.
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator+(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator+(I, Tile<T, S...>);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator-(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator-(I, Tile<T, S...>);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator*(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator*(I, Tile<T, S...>);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator/(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator/(I, Tile<T, S...>);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator%(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator%(I, Tile<T, S...>);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> max(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> min(Tile<T, S...>, I);
+template <class T, long... S>
+typename EnableIf<IsInt<T>::value, Tile<T, S...>>::type operator%(Tile<T, S...>, Tile<T, S...>);
+// Casts convert element by element: float to integer rounds toward zero and saturates (NaN
+// gives 0), integer to float gives the nearest float.
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
 // Masks: comparisons give 1 where true and 0 where false; where(c, a, b) takes a where c is not
 // 0 and b elsewhere (b is never combined with a, so a -inf fill stays -inf). row_index and
@@ -175,20 +235,30 @@ template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> operator==(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> operator!=(Tile<T, A...>, Tile<T, B...>);
-template <class T, long... S> Tile<T, S...> operator<(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator<=(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator>(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator>=(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator==(Tile<T, S...>, float);
-template <class T, long... S> Tile<T, S...> operator!=(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator<(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator<=(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator>(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator>=(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator==(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> operator!=(Tile<T, S...>, float);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator<(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator<=(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator>(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator>=(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator==(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator!=(Tile<T, S...>, I);
 template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, Tile<T, S...> a, Tile<T, S...> b);
-template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, Tile<T, S...> a, float b);
-template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, float a, Tile<T, S...> b);
+template <class C, class T, long... S> IfFloat<T, Tile<T, S...>> where(Tile<C, S...> c, Tile<T, S...> a, float b);
+template <class C, class T, long... S> IfFloat<T, Tile<T, S...>> where(Tile<C, S...> c, float a, Tile<T, S...> b);
+template <class C, class T, class I, long... S>
+IfIntScalar<T, I, Tile<T, S...>> where(Tile<C, S...> c, Tile<T, S...> a, I b);
+template <class C, class T, class I, long... S>
+IfIntScalar<T, I, Tile<T, S...>> where(Tile<C, S...> c, I a, Tile<T, S...> b);
 template <long M, long N> Tile<f32, M, N> row_index(index m);
 template <long M, long N> Tile<f32, M, N> col_index(index n);
-template <class T, long M, long N> Tile<T, M, 1> row_sum(Tile<T, M, N>);
-template <class T, long M, long N> Tile<T, M, 1> row_max(Tile<T, M, N>);
-template <class T, long M, long N> Tile<T, M, 1> row_min(Tile<T, M, N>);
+template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
+template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
+template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);
 
 // Communication intent: what must move; pkc picks mechanism, overlap and signals.
 template <class T, int R, class Out> void all_reduce(Reduce, const Sym<T, R> &in, const Out &out);

@@ -86,7 +86,9 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     I32EnumAttrCase<"gt", 22>,
     I32EnumAttrCase<"ge", 23>,
     I32EnumAttrCase<"eq", 24>,
-    I32EnumAttrCase<"ne", 25>]>;
+    I32EnumAttrCase<"ne", 25>,
+    // Integer remainder (C's %, the sign of the dividend; x % 0 gives 0).
+    I32EnumAttrCase<"rem", 26>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [

@@ -78,10 +78,13 @@ def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
   let description = [{
     Applies `kind` element by element: unary kinds (`exp`, `neg`, `sqrt`, `rsqrt`, `log`,
     `tanh`, `sigmoid`, `silu`, `gelu_tanh`, `gelu_erf`, `sin`, `cos`, `abs`) take one tile,
-    binary kinds (`add`, `sub`, `mul`, `div`, `max`, `min`, `pow`) two tiles of the same shape and type,
+    binary kinds (`add`, `sub`, `mul`, `div`, `max`, `min`, `pow`, `rem` and the comparisons) two tiles of the same shape and type,
     or a 2-D tile and a rows x 1 (or 1 x cols) register tile of its element type, broadcast
     along the missing dimension (`x - row_max(x)`). The result has the full operand's type.
-    Arithmetic is fp32, rounded to the element type after the op.
+    Arithmetic on float tiles is fp32, rounded to the element type after the op; on integer
+    tiles (i32, i64) it is integer arithmetic in the element type (wrapping; `div` truncates
+    toward zero, and `div` and `rem` by zero give 0). The transcendental kinds take float
+    tiles only, `rem` integer tiles only.
 
     ```mlir
     %s = pk.tile.map <add> %a, %b : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
@@ -98,13 +101,14 @@ def Pk_TileSplatOp : Pk_Op<"tile.splat", [Pure]> {
   let description = [{
     How a scalar (a kernel argument such as `eps`, or a constant) enters tile arithmetic: the
     front end splats it to the other operand's tile type. The value is rounded to the tile's
-    element type.
+    element type. Float scalars fill float tiles; integers and indices (a rank, an offset)
+    fill integer tiles, or float ones as the nearest float.
 
     ```mlir
     %e = pk.tile.splat %eps : f32 -> !pk.tile<64x1xf32>
     ```
   }];
-  let arguments = (ins AnyFloat:$scalar);
+  let arguments = (ins AnyTypeOf<[AnyFloat, Index, AnySignlessInteger]>:$scalar);
   let results = (outs Pk_TileType:$result);
   let assemblyFormat = "$scalar attr-dict `:` type($scalar) `->` qualified(type($result))";
   let hasVerifier = 1;
@@ -148,7 +152,9 @@ def Pk_TileIotaOp : Pk_Op<"tile.iota", [Pure]> {
 def Pk_TileCastOp : Pk_Op<"tile.cast", [Pure]> {
   let summary = "Converts a tile's element type";
   let description = [{
-    Converts every element (round to nearest even when narrowing). Shapes must match.
+    Converts every element: between float types rounding to nearest even; float to integer
+    rounding toward zero and saturating (NaN gives 0); integer to float to the nearest float;
+    between integer types wrapping. Shapes must match.
 
     ```mlir
     %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
@@ -173,6 +179,45 @@ def Pk_TileReduceRowsOp : Pk_Op<"tile.reduce_rows", [Pure]> {
   let arguments = (ins Pk_ReduceKindAttr:$kind, Pk_TileType:$input);
   let results = (outs Pk_TileType:$result);
   let assemblyFormat = "$kind $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileLoadRowsOp : Pk_Op<"tile.load_rows"> {
+  let summary = "Gathers rows of this rank's 2-D tensor by an index tile";
+  let description = [{
+    Row r of the R x C result is `source[rows[r], col .. col + C)`: `rows` is a register tile
+    of R integers (i32 or i64, shaped R or R x 1), the same in every thread's view. A row index
+    outside `[0, source rows)` reads a row of zeros, as do columns past the tensor's edge: the
+    gather is checked, never an out-of-bounds access (a vocabulary-parallel embedding relies on
+    it). The source is a local tensor.
+
+    ```mlir
+    %e = pk.tile.load_rows %table[%ids, %n] : !pk.tensor<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x256xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<Pk_LocalTensorType, "", [MemRead]>:$source, Pk_TileType:$rows,
+                       Index:$col);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$source `[` $rows `,` $col `]` attr-dict `:` qualified(type($source)) `,` qualified(type($rows)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileStoreRowsOp : Pk_Op<"tile.store_rows"> {
+  let summary = "Scatters (or adds) the rows of a tile into this rank's 2-D tensor by an index tile";
+  let description = [{
+    Row r of the R x C tile `value` goes to `dest[rows[r], col .. col + C)`; rows whose index
+    is outside `[0, dest rows)`, and columns past the edge, are dropped. With `add` the row is
+    added element by element (`red.global.add`), so rows that several tiles or iterations send
+    to one index all arrive (an MoE combine); without it, which of several writes to one row
+    lands is unspecified. The destination is a local tensor.
+
+    ```mlir
+    pk.tile.store_rows %t, %out[%slots, %n] {add} : !pk.tile<16x256xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$value, Arg<Pk_LocalTensorType, "", [MemWrite]>:$dest,
+                       Pk_TileType:$rows, Index:$col, UnitAttr:$add);
+  let assemblyFormat = "$value `,` $dest `[` $rows `,` $col `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))";
   let hasVerifier = 1;
 }
 

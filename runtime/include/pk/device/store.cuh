@@ -37,6 +37,12 @@ __device__ __forceinline__ void red_add(bf16* p, bf16 v) {
 __device__ __forceinline__ void red_add(f16* p, f16 v) {
   asm volatile("red.relaxed.sys.global.add.noftz.f16 [%0], %1;" ::"l"(p), "h"(v.bits) : "memory");
 }
+__device__ __forceinline__ void red_add(int* p, int v) {
+  asm volatile("red.relaxed.sys.global.add.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void red_add(long long* p, long long v) {  // two's complement: u64 add
+  asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 
 // 16 bytes added at once (sm_90 vector reductions).
 __device__ __forceinline__ void red_add_v4(float* p, const Vec16& v) {

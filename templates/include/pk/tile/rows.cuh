@@ -68,6 +68,7 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* s
 // kStageFloats floats and `rows` kMaxRows, both in shared memory.
 template <class Out, class In>
 __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, float* rows) {
+  static_assert(!is_integer_v<typename In::elem>, "row reductions are of float tiles (pk/spec.h)");
   if constexpr (In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 &&
                 In::kRows * (In::kThreads / 32) <= kStageFloats) {
     static_assert(Out::kCount == In::kRows, "one result per row");
@@ -114,18 +115,21 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   constexpr bool by_row = Vec::dim(1) == 1 && Vec::dim(0) == Full::dim(0);
   static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
                 "broadcast a rows x 1 or 1 x cols tile");
+  using V = typename Vec::value;  // the stage holds the vector's own values (ints stay exact)
+  constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
+  V* st = reinterpret_cast<V*>(stage);
   if constexpr (Vec::kCount == 1) {  // every thread holds it (rt.cuh): no stage, no barrier
 #pragma unroll
     for (int s = 0; s < Full::kSlots; ++s)
-      out.v[s] = round_to<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));
+      out.v[s] = convert<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));
     return;
   }
-  for (long long j0 = 0; j0 < Vec::kCount; j0 += kStageFloats) {
+  for (long long j0 = 0; j0 < Vec::kCount; j0 += cap) {
     __syncthreads();
 #pragma unroll
     for (int s = 0; s < Vec::kSlots; ++s) {
       const long long j = Vec::index(s);
-      if (j >= j0 && j < j0 + kStageFloats && j < Vec::kCount) stage[j - j0] = vec.v[s];
+      if (j >= j0 && j < j0 + cap && j < Vec::kCount) st[j - j0] = vec.v[s];
     }
     __syncthreads();
 #pragma unroll
@@ -133,9 +137,9 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
       const long long i = Full::index(s);
       if (i >= Full::kCount) continue;
       const long long j = by_row ? i / Full::dim(1) : i % Full::dim(1);
-      if (j < j0 || j >= j0 + kStageFloats) continue;
-      const float x = full.v[s], y = stage[j - j0];
-      out.v[s] = round_to<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
+      if (j < j0 || j >= j0 + cap) continue;
+      const V x = full.v[s], y = st[j - j0];
+      out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
     }
   }
   __syncthreads();

@@ -3,8 +3,9 @@
 // (elements 8g .. 8g + 7, row-major over the tile) lives in thread g % THREADS, slots
 // 8 (g / THREADS) .. + 7. Every element type shares the layout (casts and maps work slot by
 // slot), and a run is 16 bytes of bf16 / f16 (32 of f32), so a tile wholly inside its tensor
-// loads and stores with vector accesses that consecutive threads coalesce. Values are kept as fp32 and rounded to T after every operation,
-// so a bf16 tile computes exactly as bf16 arithmetic rounded per op would. A tile of one
+// loads and stores with vector accesses that consecutive threads coalesce. Float values are
+// kept as fp32 and rounded to T after every operation, so a bf16 tile computes exactly as bf16
+// arithmetic rounded per op would; integer tiles (int, long long) keep their own type. A tile of one
 // element (a row statistic, a scalar) is held by every slot of every thread, so broadcasting it
 // needs no shared memory: loads and reductions give it to all threads, stores write it once.
 // Every function here is called by all threads of the block alike.
@@ -17,15 +18,22 @@
 namespace pk {
 namespace tile {
 
+// The register type of a tile of T's elements: fp32 for the float types, integers as they are.
+template <class T> struct value_of { using type = float; };
+template <> struct value_of<int> { using type = int; };
+template <> struct value_of<long long> { using type = long long; };
+template <class T> constexpr bool is_integer_v = !::pk::is_same<typename value_of<T>::type, float>::value;
+
 template <class T, int R, int S0, int S1, int S2, int S3, int THREADS>
 struct rt {
   using elem = T;
+  using value = typename value_of<T>::type;
   static constexpr int kRank = R;
   static constexpr int kThreads = THREADS;
   static constexpr long long kCount = 1ll * S0 * S1 * S2 * S3;
   static constexpr int kVec = 8;
   static constexpr int kSlots = static_cast<int>((kCount + kVec * THREADS - 1) / (kVec * THREADS)) * kVec;
-  float v[kSlots];
+  value v[kSlots];
   // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
   __host__ __device__ static constexpr int dim(int d) {
     return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
@@ -48,6 +56,29 @@ template <class T>
 __device__ __forceinline__ float round_to(float x) {
   if constexpr (sizeof(T) == 4) return x;
   else return to_float(from_float<T>(x));
+}
+
+// x as the register value of a T element: floats rounded to T; float to integer rounds toward
+// zero and saturates (NaN gives 0), as cvt.rzi does; integers narrow by wrapping.
+template <class T, class X>
+__device__ __forceinline__ typename value_of<T>::type convert(X x) {
+  if constexpr (!is_integer_v<T>) return round_to<T>(static_cast<float>(x));
+  else if constexpr (is_integer_v<X>)
+    return static_cast<typename value_of<T>::type>(x);
+  else if constexpr (sizeof(T) == 4) return __float2int_rz(x);
+  else return __float2ll_rz(x);
+}
+
+// A tensor element as a register value, and back.
+template <class T>
+__device__ __forceinline__ typename value_of<T>::type load_value(T x) {
+  if constexpr (is_integer_v<T>) return x;
+  else return to_float(x);
+}
+template <class T, class V>
+__device__ __forceinline__ T store_value(V x) {
+  if constexpr (is_integer_v<T>) return static_cast<T>(x);
+  else return from_float<T>(x);
 }
 
 // The tensor offset of tile element i at `origin`, or -1 when it falls outside the tensor.
@@ -124,44 +155,48 @@ __device__ __forceinline__ void store_run(T* p, const float* v) {
 // Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
 template <class Tile, class T>
 __device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
-  if (runs_fit<Tile>(data, shape, origin)) {
+  if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
+    if (runs_fit<Tile>(data, shape, origin)) {
 #pragma unroll
-    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-      const long long i = Tile::index(s);
-      float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
-      if (i < Tile::kCount) load_run(data + run_offset<Tile>(i, shape, origin), run);
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        const long long i = Tile::index(s);
+        float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+        if (i < Tile::kCount) load_run(data + run_offset<Tile>(i, shape, origin), run);
 #pragma unroll
-      for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+      }
+      return;
     }
-    return;
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::source(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
-    t.v[s] = off >= 0 ? to_float(data[off]) : 0.f;
+    t.v[s] = off >= 0 ? load_value(data[off]) : typename Tile::value(0);
   }
 }
 
 // Stores the tile at `origin`; elements outside the tensor are dropped.
 template <class Tile, class T>
 __device__ void store(const Tile& t, T* data, const long long* shape, const long long* origin) {
-  if (runs_fit<Tile>(data, shape, origin)) {
+  if constexpr (!is_integer_v<T>) {
+    if (runs_fit<Tile>(data, shape, origin)) {
 #pragma unroll
-    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-      const long long i = Tile::index(s);
-      float run[Tile::kVec];
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        const long long i = Tile::index(s);
+        float run[Tile::kVec];
 #pragma unroll
-      for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
-      if (i < Tile::kCount) store_run(data + run_offset<Tile>(i, shape, origin), run);
+        for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
+        if (i < Tile::kCount) store_run(data + run_offset<Tile>(i, shape, origin), run);
+      }
+      return;
     }
-    return;
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::index(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
-    if (off >= 0) data[off] = from_float<T>(t.v[s]);
+    if (off >= 0) data[off] = store_value<T>(t.v[s]);
   }
 }
 
@@ -173,7 +208,7 @@ __device__ void store_add(const Tile& t, T* data, const long long* shape, const 
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::index(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, shape, origin) : -1;
-    if (off >= 0) ::pk::detail::red_add(data + off, from_float<T>(t.v[s]));
+    if (off >= 0) ::pk::detail::red_add(data + off, store_value<T>(t.v[s]));
   }
 }
 
@@ -195,7 +230,7 @@ template <class Tile, class Mask>
 __device__ void select(Tile& out, const Mask& cond, const Tile& a, const Tile& b) {
   static_assert(Tile::kCount == Mask::kCount && Tile::kThreads == Mask::kThreads, "mask shape");
 #pragma unroll
-  for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0.f ? a.v[s] : b.v[s];
+  for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0 ? a.v[s] : b.v[s];
 }
 
 // Element (i0, i1, ...) = origin + i<dim>, rounded to the tile's type.
@@ -208,14 +243,14 @@ __device__ void iota(Tile& t, long long origin, int dim) {
       if (d == dim) coord = rest % Tile::dim(d);
       rest /= Tile::dim(d);
     }
-    t.v[s] = round_to<typename Tile::elem>(static_cast<float>(origin + coord));
+    t.v[s] = convert<typename Tile::elem>(origin + coord);
   }
 }
 
 // Every element set to x (rounded to the tile's type).
-template <class Tile>
-__device__ void fill(Tile& t, float x) {
-  const float v = round_to<typename Tile::elem>(x);
+template <class Tile, class X>
+__device__ void fill(Tile& t, X x) {
+  const typename Tile::value v = convert<typename Tile::elem>(x);
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) t.v[s] = v;
 }
@@ -223,7 +258,7 @@ __device__ void fill(Tile& t, float x) {
 template <class Tile>
 __device__ void zeros(Tile& t) {
 #pragma unroll
-  for (int s = 0; s < Tile::kSlots; ++s) t.v[s] = 0.f;
+  for (int s = 0; s < Tile::kSlots; ++s) t.v[s] = 0;
 }
 
 // Converts element by element, rounding to the destination type.
@@ -231,14 +266,14 @@ template <class To, class From>
 __device__ void cast(To& out, const From& in) {
   static_assert(To::kCount == From::kCount, "cast keeps the shape");
 #pragma unroll
-  for (int s = 0; s < To::kSlots; ++s) out.v[s] = round_to<typename To::elem>(in.v[s]);
+  for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<typename To::elem>(in.v[s]);
 }
 
 // out = f(a) element by element.
 template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, F f) {
 #pragma unroll
-  for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = round_to<typename Tile::elem>(f(a.v[s]));
+  for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = convert<typename Tile::elem>(f(a.v[s]));
 }
 
 // out = f(a, b) for tiles of one shape.
@@ -246,7 +281,7 @@ template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, const Tile& b, F f) {
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s)
-    out.v[s] = round_to<typename Tile::elem>(f(a.v[s], b.v[s]));
+    out.v[s] = convert<typename Tile::elem>(f(a.v[s], b.v[s]));
 }
 
 }  // namespace tile

@@ -1,0 +1,72 @@
+// Rows of a 2-D tensor moved by an index tile (pk/tile/rt.cuh): gathers (embedding lookups,
+// MoE dispatch reads) and scatters or scatter-adds (MoE combine). The indices are spread over
+// the block like any tile, so they pass through the shared-memory stage once: every thread then
+// reads the row index of each element it holds. Out-of-range rows and columns read as zero and
+// are dropped on writes, so a bad index is never an out-of-bounds access.
+#pragma once
+#include <pk/tile/rows.cuh>
+
+namespace pk {
+namespace tile {
+
+// Puts the R row indices of `idx` into the stage as `long long` and returns it; between
+// barriers, so earlier users of the stage are done and every thread sees all indices.
+template <class Idx>
+__device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, float* stage) {
+  static_assert(is_integer_v<typename Idx::elem>, "row indices are an integer tile");
+  static_assert(Idx::kCount * sizeof(long long) <= kStageFloats * sizeof(float),
+                "at most 2048 rows per gather or scatter");
+  long long* rows = reinterpret_cast<long long*>(stage);
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < Idx::kSlots; ++s) {
+    const long long i = Idx::index(s);
+    if (i < Idx::kCount) rows[i] = static_cast<long long>(idx.v[s]);
+  }
+  __syncthreads();
+  return rows;
+}
+
+// The tensor offset of tile element i (row rows[i / C], column col + i % C), or -1 outside.
+template <class Tile>
+__device__ __forceinline__ long long row_offset(long long i, const long long* rows, const long long* shape,
+                                                long long col) {
+  if (i >= Tile::kCount) return -1;
+  const long long r = rows[i / Tile::kCols], c = col + i % Tile::kCols;
+  if (r < 0 || r >= shape[0] || c < 0 || c >= shape[1]) return -1;
+  return r * shape[1] + c;
+}
+
+// t (R x C) = rows idx[0..R) of `data` (shape rows x cols) from column `col`.
+template <class Tile, class Idx, class T>
+__device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long long* shape, long long col,
+                          float* stage) {
+  static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
+  const long long* rows = stage_row_indices(idx, stage);
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
+    t.v[s] = off >= 0 ? load_value(data[off]) : typename Tile::value(0);
+  }
+  __syncthreads();  // the stage may be reused
+}
+
+// Rows of t to rows idx[0..R) of `data` from column `col`; `add` adds them (red.global.add),
+// so rows sent to one index by several tiles all arrive.
+template <bool Add, class Tile, class Idx, class T>
+__device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long long* shape, long long col,
+                           float* stage) {
+  static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
+  const long long* rows = stage_row_indices(idx, stage);
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; ++s) {
+    const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
+    if (off < 0) continue;
+    if constexpr (Add) ::pk::detail::red_add(data + off, store_value<T>(t.v[s]));
+    else data[off] = store_value<T>(t.v[s]);
+  }
+  __syncthreads();
+}
+
+}  // namespace tile
+}  // namespace pk
