@@ -27,9 +27,11 @@ constexpr int64_t kRunElements = 8;  // a thread's run of consecutive elements (
 // 64 spill at 256 threads (0.74, 0.54, 0.50), take 512 (0.82, 0.69, 0.58).
 constexpr int64_t kIndependentSlots = 48;
 
-// fp32 registers per thread that one register tile takes in the tile library.
+// 32-bit registers per thread that one register tile takes in the tile library (its slots
+// hold fp32, or the integer itself: i64 takes two).
 int64_t slotsPerThread(TileType t, int64_t threads) {
-  return (t.getNumElements() + kRunElements * threads - 1) / (kRunElements * threads) * kRunElements;
+  const int64_t words = t.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
+  return (t.getNumElements() + kRunElements * threads - 1) / (kRunElements * threads) * kRunElements * words;
 }
 
 // Ops a batched body may hold: they touch only this rank's memory and no shared state across

@@ -527,3 +527,73 @@ pk.kernel @class() {
 pk.kernel @"1k"() {
   pk.return
 }
+
+// -----
+
+pk.kernel @exp_of_int(%x: !pk.tensor<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %t = pk.tile.load %x[%c0] : !pk.tensor<?xi32> -> !pk.tile<256xi32>
+  // expected-error @+1 {{'exp' takes float tiles, got '!pk.tile<256xi32>'; cast to f32 first}}
+  %e = pk.tile.map <exp> %t : !pk.tile<256xi32> -> !pk.tile<256xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @rem_of_float(%x: !pk.tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = pk.tile.load %x[%c0] : !pk.tensor<?xf32> -> !pk.tile<256xf32>
+  // expected-error @+1 {{'rem' takes integer tiles, got '!pk.tile<256xf32>'}}
+  %e = pk.tile.map <rem> %t, %t : !pk.tile<256xf32>, !pk.tile<256xf32> -> !pk.tile<256xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @row_sum_of_int(%x: !pk.tensor<?x?xi32>) {
+  %c0 = arith.constant 0 : index
+  %t = pk.tile.load %x[%c0, %c0] : !pk.tensor<?x?xi32> -> !pk.tile<4x256xi32>
+  // expected-error @+1 {{reduces float tiles, got '!pk.tile<4x256xi32>'; cast to f32 first}}
+  %s = pk.tile.reduce_rows <sum> %t : !pk.tile<4x256xi32> -> !pk.tile<4x1xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @float_fills_int() {
+  %f = arith.constant 0.5 : f32
+  // expected-error @+1 {{a float scalar cannot fill an integer tile; cast the tile to f32 first}}
+  %t = pk.tile.splat %f : f32 -> !pk.tile<256xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @float_row_indices(%x: !pk.tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %i = pk.tile.zeros : !pk.tile<16xf32>
+  // expected-error @+1 {{row indices must be an i32 or i64 tile, got '!pk.tile<16xf32>'}}
+  %r = pk.tile.load_rows %x[%i, %c0] : !pk.tensor<?x?xf32>, !pk.tile<16xf32> -> !pk.tile<16x64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @row_count(%x: !pk.tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %i = pk.tile.zeros : !pk.tile<8xi32>
+  %t = pk.tile.zeros : !pk.tile<16x64xf32>
+  // expected-error @+1 {{row indices must be a register tile of 16 (or 16x1), one per tile row; got '!pk.tile<8xi32>'}}
+  pk.tile.store_rows %t, %x[%i, %c0] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<8xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @rows_of_1d(%x: !pk.tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %i = pk.tile.zeros : !pk.tile<16xi32>
+  // expected-error @+1 {{moves rows of 2-D tensors, got '!pk.tensor<?xf32>'}}
+  %r = pk.tile.load_rows %x[%i, %c0] : !pk.tensor<?xf32>, !pk.tile<16xi32> -> !pk.tile<16x64xf32>
+  pk.return
+}

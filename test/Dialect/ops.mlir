@@ -138,3 +138,22 @@ pk.kernel @primitives(%x: !pk.sym<?xbf16>, %c: !pk.sym<?x?xbf16>) {
   }
   pk.return
 }
+
+// CHECK-LABEL: pk.kernel @int_rows
+pk.kernel @int_rows(%ids: !pk.tensor<?xi32>, %x: !pk.tensor<?x?xbf16>, %y: !pk.tensor<?x?xf32>, %lo: index) {
+  %c0 = arith.constant 0 : index
+  // CHECK: pk.tile.load %{{.*}}[%{{.*}}] : !pk.tensor<?xi32> -> !pk.tile<16xi32>
+  %i = pk.tile.load %ids[%c0] : !pk.tensor<?xi32> -> !pk.tile<16xi32>
+  // CHECK: pk.tile.splat %{{.*}} : index -> !pk.tile<16xi32>
+  %l = pk.tile.splat %lo : index -> !pk.tile<16xi32>
+  // CHECK: pk.tile.map <rem> %{{.*}}, %{{.*}} : !pk.tile<16xi32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+  %r = pk.tile.map <rem> %i, %l : !pk.tile<16xi32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+  // CHECK: pk.tile.load_rows %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tensor<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x64xbf16>
+  %t = pk.tile.load_rows %x[%r, %c0] : !pk.tensor<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x64xbf16>
+  %f = pk.tile.cast %t : !pk.tile<16x64xbf16> to !pk.tile<16x64xf32>
+  // CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {add} : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+  pk.tile.store_rows %f, %y[%r, %c0] {add} : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+  // CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+  pk.tile.store_rows %f, %y[%r, %c0] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+  pk.return
+}

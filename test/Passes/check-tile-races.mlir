@@ -28,3 +28,20 @@ pk.kernel @shift(%x: !pk.tensor<?xf32>) {
   }
   pk.return
 }
+
+// -----
+
+// Tests that a loop reading rows of a tensor it scatters rows into is refused: the indices
+// are data, so no two iterations provably touch different rows.
+pk.kernel @gather_scattered(%x: !pk.tensor<?x?xf32>, %ids: !pk.tensor<?xi32>) {
+  %n = pk.dim %ids, 0 : !pk.tensor<?xi32>
+  %c0 = arith.constant 0 : index
+  pk.tile.foreach (%i) to (%n) step [16] {
+    %r = pk.tile.load %ids[%i] : !pk.tensor<?xi32> -> !pk.tile<16xi32>
+    // expected-error @+1 {{this tile loop reads a tensor at other tiles than it writes}}
+    %t = pk.tile.load_rows %x[%r, %c0] : !pk.tensor<?x?xf32>, !pk.tile<16xi32> -> !pk.tile<16x64xf32>
+    // expected-note @+1 {{the write}}
+    pk.tile.store_rows %t, %x[%r, %c0] {add} : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+  }
+  pk.return
+}

@@ -1,0 +1,22 @@
+// RUN: pkc %s -o - | FileCheck %s
+// Tests the CUDA of integer tiles and rows moved by index: integer lambdas (division and
+// remainder by zero give 0), index scalars filled as integers, and gathers and scatters through
+// pk/tile/gather.cuh with the indices passed through the stage.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK: #include <pk/tile/gather.cuh>
+// CHECK-LABEL: combine(
+// CHECK: __shared__ float pk_stage[pk::tile::kStageFloats];
+// CHECK: pk::tile::rt<int, 1, 32, 1, 1, 1, {{[0-9]+}}> [[ID:tile[0-9]+]];
+// CHECK: pk::tile::fill([[LO:tile[0-9]+]], arg3);
+// CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return x - y; });
+// CHECK: pk::tile::map({{tile[0-9]+}}, [[S]], {{tile[0-9]+}}, [](int x, int y) { return y == 0 ? 0 : x % y; });
+// CHECK: pk::tile::load_rows([[R:tile[0-9]+]], {{tile[0-9]+}}, arg1.data, arg1.shape, {{.*}}, pk_stage);
+// CHECK: pk::tile::store_rows<true>({{tile[0-9]+}}, {{tile[0-9]+}}, arg2.data, arg2.shape, {{.*}}, pk_stage);
+PK_KERNEL void combine(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y, index lo) {
+  for (auto [t, n] : tiles(ids.size(), x.cols(), {32, 128})) {
+    auto slot = (load<32>(ids, t) - lo) % 64;
+    store_add_rows(y, load_rows<32, 128>(x, slot, n), slot, n);
+  }
+}

@@ -1,0 +1,61 @@
+// RUN: pkc %s --emit=mlir | FileCheck %s
+// RUN: not pkc %s -DEXP_OF_INT --emit=mlir 2>&1 | FileCheck %s --check-prefix=EXP
+// RUN: not pkc %s -DFLOAT_SCALAR --emit=mlir 2>&1 | FileCheck %s --check-prefix=FLOAT
+// RUN: not pkc %s -DROW_SUM_INT --emit=mlir 2>&1 | FileCheck %s --check-prefix=ROWSUM
+// RUN: not pkc %s -DFLOAT_INDEX --emit=mlir 2>&1 | FileCheck %s --check-prefix=INDEX
+// Tests integer tiles and rows moved by index: i32 / i64 element types, integer scalars and %
+// on integer tiles, casts, load_rows / store_rows / store_add_rows; and that float-only
+// operations on integer tiles, a float scalar beside an integer tile, and a float index tile
+// are errors at their source location.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK-LABEL: pk.kernel @int_ops(
+// CHECK-SAME: !pk.tensor<?x?xi32>, %{{.*}}: !pk.tensor<?x?xi64>, %{{.*}}: !pk.tensor<?x?xf32>, %[[LO:.*]]: index)
+// CHECK: %[[X:.*]] = pk.tile.load {{.*}} -> !pk.tile<16x128xi32>
+// CHECK: %[[LOS:.*]] = pk.tile.splat %[[LO]] : index -> !pk.tile<16x128xi32>
+// CHECK: %[[MASK:.*]] = pk.tile.map <lt> %[[X]], %[[LOS]]
+// CHECK: %[[SEVEN:.*]] = pk.tile.splat %{{.*}} : index -> !pk.tile<16x128xi32>
+// CHECK: %[[REM:.*]] = pk.tile.map <rem> %[[X]], %[[SEVEN]]
+// CHECK: pk.tile.select %[[MASK]], %[[REM]], %[[X]] : !pk.tile<16x128xi32>, !pk.tile<16x128xi32>
+// CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xi32> to !pk.tile<16x128xi64>
+// CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xi32> to !pk.tile<16x128xf32>
+PK_KERNEL void int_ops(Tensor<i32, 2> a, Tensor<i64, 2> b, Tensor<f32, 2> f, index lo) {
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 128})) {
+    auto x = load<16, 128>(a, m, n);
+    auto r = where(x < lo, x % 7, x);
+    store(b, cast<i64>(r), m, n);
+    store(f, cast<f32>(r), m, n);
+#ifdef EXP_OF_INT
+    // EXP: int-tiles.cpp:[[@LINE+1]]:14: error: no matching function for call to 'exp'
+    store(f, exp(x), m, n);
+#endif
+#ifdef FLOAT_SCALAR
+    // FLOAT: int-tiles.cpp:[[@LINE+1]]:16: error: invalid operands to binary expression
+    store(a, x * 0.5f, m, n);
+#endif
+#ifdef ROW_SUM_INT
+    // ROWSUM: int-tiles.cpp:[[@LINE+1]]:14: error: no matching function for call to 'row_sum'
+    auto s = row_sum(x);
+#endif
+  }
+}
+
+// CHECK-LABEL: pk.kernel @moe_rows
+// CHECK: %[[IDS:.*]] = pk.tile.load {{.*}} -> !pk.tile<32xi32>
+// CHECK: %[[ROWS:.*]] = pk.tile.load_rows %{{.*}}[%[[IDS]], %{{.*}}] : !pk.tensor<?x?xbf16>, !pk.tile<32xi32> -> !pk.tile<32x256xbf16>
+// CHECK: pk.tile.store_rows %[[ROWS]], %{{.*}}[%[[IDS]], %{{.*}}] : !pk.tile<32x256xbf16>, !pk.tensor<?x?xbf16>, !pk.tile<32xi32>
+// CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {add} : !pk.tile<32x256xf32>, !pk.tensor<?x?xf32>, !pk.tile<32x1xi64>
+PK_KERNEL void moe_rows(Tensor<i32, 1> ids, Tensor<i64, 2> slots, Tensor<bf16, 2> x, Tensor<bf16, 2> y,
+                        Tensor<f32, 2> z) {
+  for (auto [t, n] : tiles(ids.size(), x.cols(), {32, 256})) {
+    auto id = load<32>(ids, t);
+    auto rows = load_rows<32, 256>(x, id, n);
+    store_rows(y, rows, id, n);
+    store_add_rows(z, cast<f32>(rows), load<32, 1>(slots, t, 0), n);
+#ifdef FLOAT_INDEX
+    // INDEX: int-tiles.cpp:[[@LINE+1]]:5: error: no matching function for call to 'store_rows'
+    store_rows(y, rows, cast<f32>(id), n);
+#endif
+  }
+}

@@ -1,0 +1,192 @@
+// Integer tiles and rows moved by index (test/specs/int_tiles.pk.cpp) on one GPU, on sizes with
+// edge tiles, against host references of what the spec says: exact integers, float to integer
+// casts rounding toward zero and saturating, out-of-range row indices reading zeros and being
+// dropped on writes, scatter-adds with duplicate slots. Outputs are poisoned first (or hold a
+// known pattern where a scatter leaves rows untouched); inputs are random.
+#include PK_INT_TILES_CU
+#include "tile_test_util.h"
+
+#include <climits>
+
+namespace {
+
+using pk::bf16;
+using pkt::DevTensor;
+using pkt::expect;
+
+constexpr int kGrid = 132;
+
+void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
+
+// A device copy of host values.
+template <class T>
+struct Dev {
+  std::vector<T> host;
+  T* dev = nullptr;
+  std::vector<long long> shape;
+  Dev(std::vector<T> values, std::vector<long long> s) : host(std::move(values)), shape(std::move(s)) {
+    PKT_CUDA(cudaMalloc(&dev, host.size() * sizeof(T)));
+    PKT_CUDA(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  explicit Dev(std::vector<long long> s, bool poison) : shape(std::move(s)) {
+    long long n = 1;
+    for (long long d : shape) n *= d;
+    host.resize(n);
+    PKT_CUDA(cudaMalloc(&dev, n * sizeof(T)));
+    if (poison) PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
+  }
+  ~Dev() { cudaFree(dev); }
+  pk::Tensor<T> view() const {
+    pk::Tensor<T> t{};
+    t.data = dev;
+    for (size_t d = 0; d < 4; ++d) t.shape[d] = d < shape.size() ? shape[d] : 1;
+    t.numel = static_cast<long long>(host.size());
+    return t;
+  }
+  std::vector<T> download() const {
+    std::vector<T> v(host.size());
+    const cudaError_t e = cudaMemcpy(v.data(), dev, v.size() * sizeof(T), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
+    return v;
+  }
+};
+
+template <class T>
+std::vector<T> random_ints(long long n, long long lo, long long hi, unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<long long> u(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(u(g));
+  return v;
+}
+
+// Every element of got against want(i), exactly.
+template <class T, class F>
+void expect_exact(const char* what, const std::vector<T>& got, F want) {
+  long long bad = 0, first = -1;
+  for (long long i = 0; i < static_cast<long long>(got.size()); ++i)
+    if (got[i] != want(i)) bad++, first = first < 0 ? i : first;
+  PKT_CHECK(bad == 0, std::string(what) + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) +
+                          " wrong, first at " + std::to_string(first) +
+                          (first >= 0 ? " got " + std::to_string(got[first]) + " want " + std::to_string(want(first))
+                                      : std::string()));
+}
+
+void int_arith_test() {
+  const long long M = 70, N = 300, lo = 5;
+  Dev<int> a(random_ints<int>(M * N, -1000, 1000, 1), {M, N});
+  Dev<int> b(random_ints<int>(M * N, -9, 9, 2), {M, N});  // zeros among them: x % 0 gives 0
+  Dev<int> c({M, N}, true);
+  Dev<float> f({M, N}, true);
+  int_arith<<<kGrid, pk_int_arith::kThreads>>>(pk::LaunchContext{}, a.view(), b.view(), c.view(), f.view(), lo);
+  sync();
+  auto want = [&](long long i) -> long long {
+    const long long x = a.host[i], y = b.host[i];
+    if (x < lo) return (y == 0 ? 0 : x % y) + 1;
+    return std::max(x - lo, y) / 3 - std::llabs(y);
+  };
+  expect_exact("int_arith", c.download(), want);
+  const auto fg = f.download();
+  expect_exact("int_arith f32", fg, [&](long long i) { return static_cast<float>(want(i)) * 0.5f; });
+}
+
+void int64_test() {
+  const long long n = 5000;
+  Dev<long long> a(random_ints<long long>(n, -(1ll << 40), 1ll << 40, 3), {n});
+  std::vector<float> xs(n);
+  std::mt19937 g(4);
+  std::uniform_real_distribution<float> u(-3e7f, 3e7f);
+  for (long long i = 0; i < n; ++i) xs[i] = u(g);
+  xs[0] = NAN, xs[1] = 1e30f, xs[2] = -1e30f, xs[3] = -2.75f, xs[4] = 2.75f;  // saturation, NaN -> 0
+  Dev<float> x(xs, {n});
+  Dev<long long> out({n}, true);
+  Dev<int> q({n}, true);
+  int64_mix<<<kGrid, pk_int64_mix::kThreads>>>(pk::LaunchContext{}, a.view(), x.view(), out.view(), q.view());
+  sync();
+  auto to_int = [](double v, double lo, double hi) -> long long {
+    if (std::isnan(v)) return 0;
+    return static_cast<long long>(std::trunc(std::min(std::max(v, lo), hi)));
+  };
+  expect_exact("int64_mix", out.download(), [&](long long i) {
+    return a.host[i] * 3 - to_int(xs[i], -9.2233720368547758e18, 9.2233720368547758e18);
+  });
+  expect_exact("int64_mix cast", q.download(), [&](long long i) {
+    return static_cast<int>(to_int(static_cast<double>(xs[i] * 100.0f), INT_MIN, INT_MAX));
+  });
+}
+
+void embedding_test() {
+  const long long T = 50, V = 37, H = 300, first = 10;
+  Dev<int> ids(random_ints<int>(T, -5, 60, 5), {T});  // about half outside [first, first + V)
+  DevTensor<bf16> table({V, H}, 6), out({T, H}, 0, true);
+  embedding_lookup<<<kGrid, pk_embedding_lookup::kThreads>>>(pk::LaunchContext{}, ids.view(), table.view(),
+                                                             out.view(), first);
+  sync();
+  expect("embedding_lookup", out, [&](long long i) {
+    const long long r = ids.host[i / H] - first;
+    return r >= 0 && r < V ? table.at(r * H + i % H) : 0.0;
+  }, 0, 0);
+}
+
+void scatter_test() {
+  const long long T = 70, H = 300, R = 80;
+  std::vector<long long> slots(T);
+  std::vector<long long> perm(R);
+  for (long long i = 0; i < R; ++i) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(7));
+  for (long long t = 0; t < T; ++t) slots[t] = perm[t];
+  slots[3] = -1, slots[9] = R + 5;  // dropped
+  Dev<long long> slot(slots, {T, 1});
+  DevTensor<float> x({T, H}, 8), y({R, H}, 9);  // y keeps its pattern where no row lands
+  scatter_rows<<<kGrid, pk_scatter_rows::kThreads>>>(pk::LaunchContext{}, x.view(), slot.view(), y.view());
+  sync();
+  std::vector<long long> from(R, -1);
+  for (long long t = 0; t < T; ++t)
+    if (slots[t] >= 0 && slots[t] < R) from[slots[t]] = t;
+  expect("scatter_rows", y, [&](long long i) {
+    const long long r = i / H, t = from[r];
+    return t >= 0 ? x.at(t * H + i % H) : y.at(i);
+  }, 0, 0);
+}
+
+void combine_test() {
+  const long long T = 90, H = 200, R = 20;
+  Dev<int> slot(random_ints<int>(T, -2, R + 1, 10), {T});  // duplicates, and some outside
+  DevTensor<float> x({T, H}, 11), w({T, 1}, 12), y({R, H}, 13);
+  combine_rows<<<kGrid, pk_combine_rows::kThreads>>>(pk::LaunchContext{}, x.view(), w.view(), slot.view(), y.view());
+  sync();
+  std::vector<double> want(R * H);
+  for (long long i = 0; i < R * H; ++i) want[i] = y.at(i);
+  for (long long t = 0; t < T; ++t) {
+    const long long s = slot.host[t];
+    if (s < 0 || s >= R) continue;
+    for (long long h = 0; h < H; ++h)
+      want[s * H + h] += static_cast<double>(static_cast<float>(x.at(t * H + h) * w.at(t)));
+  }
+  expect("combine_rows", y, [&](long long i) { return want[i]; }, 1e-4, 1e-5);
+
+  const long long C = 8, TC = 300, RC = 13;
+  Dev<int> cslot(random_ints<int>(TC, -1, RC, 14), {TC});
+  Dev<int> c(random_ints<int>(TC * C, -50, 50, 15), {TC, C});
+  Dev<int> counts(random_ints<int>(RC * C, 0, 9, 16), {RC, C});
+  count_rows<<<kGrid, pk_count_rows::kThreads>>>(pk::LaunchContext{}, c.view(), cslot.view(), counts.view());
+  sync();
+  std::vector<long long> cw(counts.host.begin(), counts.host.end());
+  for (long long t = 0; t < TC; ++t)
+    if (cslot.host[t] >= 0 && cslot.host[t] < RC)
+      for (long long k = 0; k < C; ++k) cw[cslot.host[t] * C + k] += c.host[t * C + k];
+  expect_exact("count_rows", counts.download(), [&](long long i) { return cw[i]; });
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(1);
+  int_arith_test();
+  int64_test();
+  embedding_test();
+  scatter_test();
+  combine_test();
+  if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
+  return pkt::finish("int_tiles_test");
+}

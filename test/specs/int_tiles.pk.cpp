@@ -1,0 +1,55 @@
+// Integer tiles and rows moved by index, run on one GPU by test/gpu/int_tiles_test.cu against
+// host references: integer arithmetic and masks, i64 values past 2^31, casts both ways, a
+// vocabulary-parallel embedding lookup (out-of-range ids read zeros), rows scattered to slots
+// and rows added into slots (the two halves of an MoE dispatch and combine).
+#include <pk/spec.h>
+using namespace pk;
+
+// Integer + - * / %, max, abs, comparisons against an index scalar, where; a float cast.
+PK_KERNEL void int_arith(Tensor<i32, 2> a, Tensor<i32, 2> b, Tensor<i32, 2> c, Tensor<f32, 2> f,
+                         index lo) {
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 128})) {
+    auto x = load<16, 128>(a, m, n);
+    auto y = load<16, 128>(b, m, n);
+    auto r = where(x < lo, x % y + 1, max(x - lo, y) / 3 - abs(y));
+    store(c, r, m, n);
+    store(f, cast<f32>(r) * 0.5f, m, n);
+  }
+}
+
+// i64 arithmetic stays exact past 2^31; float to integer casts round toward zero and saturate.
+PK_KERNEL void int64_mix(Tensor<i64, 1> a, Tensor<f32, 1> x, Tensor<i64, 1> out, Tensor<i32, 1> q) {
+  for (auto i : tiles(a.size(), {1024})) {
+    auto v = load<1024>(a, i);
+    auto f = load<1024>(x, i);
+    store(out, v * 3 - cast<i64>(f), i);
+    store(q, cast<i32>(f * 100.0f), i);
+  }
+}
+
+// Rank r of a vocabulary-parallel embedding holds rows [first_row, first_row + V) of the table;
+// ids outside that range read zeros (an all-reduce over ranks then sums the rows).
+PK_KERNEL void embedding_lookup(Tensor<i32, 1> ids, Tensor<bf16, 2> table, Tensor<bf16, 2> out,
+                                index first_row) {
+  for (auto [t, n] : tiles(out.rows(), out.cols(), {16, 256}))
+    store(out, load_rows<16, 256>(table, load<16>(ids, t) - first_row, n), t, n);
+}
+
+// Each row of x to its slot (an MoE dispatch's layout step); slots outside y are dropped.
+PK_KERNEL void scatter_rows(Tensor<f32, 2> x, Tensor<i64, 2> slot, Tensor<f32, 2> y) {
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 128}))
+    store_rows(y, load<32, 128>(x, t, n), load<32, 1>(slot, t, 0), n);
+}
+
+// Rows weighted and added into their slots (an MoE combine): duplicates all arrive.
+PK_KERNEL void combine_rows(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<i32, 1> slot,
+                            Tensor<f32, 2> y) {
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 128}))
+    store_add_rows(y, load<32, 128>(x, t, n) * load<32, 1>(w, t, 0), load<32>(slot, t), n);
+}
+
+// Integer rows added into their slots: per-slot counts, exact.
+PK_KERNEL void count_rows(Tensor<i32, 2> c, Tensor<i32, 1> slot, Tensor<i32, 2> counts) {
+  for (auto [t, n] : tiles(c.rows(), c.cols(), {64, 8}))
+    store_add_rows(counts, load<64, 8>(c, t, n), load<64>(slot, t), n);
+}
