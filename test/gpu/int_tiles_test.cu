@@ -18,7 +18,9 @@ constexpr int kGrid = 132;
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
 
-// A device copy of host values.
+enum Poisoned { poisoned };  // a tag: a braced shape must never pick the values constructor
+
+// A device copy of host values, or a poisoned buffer of a shape.
 template <class T>
 struct Dev {
   std::vector<T> host;
@@ -28,12 +30,12 @@ struct Dev {
     PKT_CUDA(cudaMalloc(&dev, host.size() * sizeof(T)));
     PKT_CUDA(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
-  explicit Dev(std::vector<long long> s, bool poison) : shape(std::move(s)) {
+  Dev(std::vector<long long> s, Poisoned) : shape(std::move(s)) {
     long long n = 1;
     for (long long d : shape) n *= d;
     host.resize(n);
     PKT_CUDA(cudaMalloc(&dev, n * sizeof(T)));
-    if (poison) PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
+    PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
   }
   ~Dev() { cudaFree(dev); }
   pk::Tensor<T> view() const {
@@ -76,8 +78,8 @@ void int_arith_test() {
   const long long M = 70, N = 300, lo = 5;
   Dev<int> a(random_ints<int>(M * N, -1000, 1000, 1), {M, N});
   Dev<int> b(random_ints<int>(M * N, -9, 9, 2), {M, N});  // zeros among them: x % 0 gives 0
-  Dev<int> c({M, N}, true);
-  Dev<float> f({M, N}, true);
+  Dev<int> c({M, N}, poisoned);
+  Dev<float> f({M, N}, poisoned);
   int_arith<<<kGrid, pk_int_arith::kThreads>>>(pk::LaunchContext{}, a.view(), b.view(), c.view(), f.view(), lo);
   sync();
   auto want = [&](long long i) -> long long {
@@ -99,8 +101,8 @@ void int64_test() {
   for (long long i = 0; i < n; ++i) xs[i] = u(g);
   xs[0] = NAN, xs[1] = 1e30f, xs[2] = -1e30f, xs[3] = -2.75f, xs[4] = 2.75f;  // saturation, NaN -> 0
   Dev<float> x(xs, {n});
-  Dev<long long> out({n}, true);
-  Dev<int> q({n}, true);
+  Dev<long long> out({n}, poisoned);
+  Dev<int> q({n}, poisoned);
   int64_mix<<<kGrid, pk_int64_mix::kThreads>>>(pk::LaunchContext{}, a.view(), x.view(), out.view(), q.view());
   sync();
   auto to_int = [](double v, double lo, double hi) -> long long {

@@ -10,7 +10,8 @@ namespace pk {
 namespace tile {
 
 // Puts the R row indices of `idx` into the stage as `long long` and returns it; between
-// barriers, so earlier users of the stage are done and every thread sees all indices.
+// barriers, so earlier users of the stage are done and every thread sees all indices. Indices
+// past idx.valid0 (padding of a clipped load) become -1, a row that is never moved.
 template <class Idx>
 __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, float* stage) {
   static_assert(is_integer_v<typename Idx::elem>, "row indices are an integer tile");
@@ -21,7 +22,7 @@ __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, fl
 #pragma unroll
   for (int s = 0; s < Idx::kSlots; ++s) {
     const long long i = Idx::index(s);
-    if (i < Idx::kCount) rows[i] = static_cast<long long>(idx.v[s]);
+    if (i < Idx::kCount) rows[i] = i < idx.valid0 ? static_cast<long long>(idx.v[s]) : -1;
   }
   __syncthreads();
   return rows;

@@ -115,6 +115,7 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   constexpr bool by_row = Vec::dim(1) == 1 && Vec::dim(0) == Full::dim(0);
   static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
                 "broadcast a rows x 1 or 1 x cols tile");
+  out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
   using V = typename Vec::value;  // the stage holds the vector's own values (ints stay exact)
   constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
   V* st = reinterpret_cast<V*>(stage);

@@ -34,6 +34,11 @@ struct rt {
   static constexpr int kVec = 8;
   static constexpr int kSlots = static_cast<int>((kCount + kVec * THREADS - 1) / (kVec * THREADS)) * kVec;
   value v[kSlots];
+  // How many leading indices along dimension 0 hold elements that came from inside a tensor
+  // (all of them unless a load was clipped; element-wise ops keep the least of their
+  // operands'). A scatter or gather by an index tile skips the rest: a clipped load's zeros
+  // are padding, not row 0.
+  long long valid0 = S0;
   // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
   __host__ __device__ static constexpr int dim(int d) {
     return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
@@ -66,7 +71,7 @@ __device__ __forceinline__ typename value_of<T>::type convert(X x) {
   else if constexpr (is_integer_v<X>)
     return static_cast<typename value_of<T>::type>(x);
   else if constexpr (sizeof(T) == 4) return __float2int_rz(x);
-  else return __float2ll_rz(x);
+  else return x != x ? 0ll : __float2ll_rz(x);  // cvt.rzi.s64 gives INT64_MIN for NaN
 }
 
 // A tensor element as a register value, and back.
@@ -155,6 +160,10 @@ __device__ __forceinline__ void store_run(T* p, const float* v) {
 // Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
 template <class Tile, class T>
 __device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
+  bool inside = true;  // the other dimensions' origins within the tensor
+  for (int d = 1; d < Tile::kRank; ++d) inside &= origin[d] >= 0 && origin[d] < shape[d];
+  const long long rest = shape[0] - origin[0];
+  t.valid0 = !inside || origin[0] < 0 ? 0 : rest < Tile::dim(0) ? rest : Tile::dim(0);
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
 #pragma unroll
@@ -231,6 +240,7 @@ __device__ void select(Tile& out, const Mask& cond, const Tile& a, const Tile& b
   static_assert(Tile::kCount == Mask::kCount && Tile::kThreads == Mask::kThreads, "mask shape");
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0 ? a.v[s] : b.v[s];
+  out.valid0 = min(cond.valid0, min(a.valid0, b.valid0));
 }
 
 // Element (i0, i1, ...) = origin + i<dim>, rounded to the tile's type.
@@ -267,6 +277,7 @@ __device__ void cast(To& out, const From& in) {
   static_assert(To::kCount == From::kCount, "cast keeps the shape");
 #pragma unroll
   for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<typename To::elem>(in.v[s]);
+  out.valid0 = in.valid0;
 }
 
 // out = f(a) element by element.
@@ -274,6 +285,7 @@ template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, F f) {
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = convert<typename Tile::elem>(f(a.v[s]));
+  out.valid0 = a.valid0;
 }
 
 // out = f(a, b) for tiles of one shape.
@@ -282,6 +294,7 @@ __device__ void map(Tile& out, const Tile& a, const Tile& b, F f) {
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s)
     out.v[s] = convert<typename Tile::elem>(f(a.v[s], b.v[s]));
+  out.valid0 = min(a.valid0, b.valid0);
 }
 
 }  // namespace tile
