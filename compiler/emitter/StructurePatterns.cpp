@@ -87,7 +87,8 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   TileStageUse stage = usesTileStage(kernel);
   if (stage.stage) {
     e.line() << "// Row reductions, broadcasts and mma pass tiles through these (pk/tile/rows.cuh).";
-    e.line() << "__shared__ float pk_stage[pk::tile::kStageFloats];";
+    // 16-byte aligned: gathers and integer broadcasts keep 8-byte values in it.
+    e.line() << "__shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];";
     if (stage.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
   }
   if (failed(e.emitBlock(entry))) return failure();

@@ -7,7 +7,7 @@ using namespace pk;
 
 // CHECK: #include <pk/tile/gather.cuh>
 // CHECK-LABEL: combine(
-// CHECK: __shared__ float pk_stage[pk::tile::kStageFloats];
+// CHECK: __shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];
 // CHECK: pk::tile::rt<int, 1, 32, 1, 1, 1, {{[0-9]+}}> [[ID:tile[0-9]+]];
 // CHECK: pk::tile::fill([[LO:tile[0-9]+]], arg3);
 // CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return x - y; });

@@ -6,7 +6,7 @@ using namespace pk;
 
 // CHECK: #include <pk/tile/mma.cuh>
 // CHECK-LABEL: void __launch_bounds__(512, 2) softmax(
-// CHECK: __shared__ float pk_stage[pk::tile::kStageFloats];
+// CHECK: __shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];
 // CHECK: pk::tile::rt<pk::bf16, 2, 16, 1024, 1, 1, 512> [[X:tile[0-9]+]];
 // CHECK: pk::tile::load([[X]], arg0.data, arg0.shape, o);
 // CHECK: pk::tile::cast([[T:tile[0-9]+]], [[X]]);
