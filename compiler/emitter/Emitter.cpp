@@ -79,7 +79,8 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   bool tiles = false, gathers = false;
   module.walk([&](Operation *op) {
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
-                 TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp>(op);
+                 TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
+                 TileTransposeOp>(op);
     gathers |= isa<TileLoadRowsOp, TileStoreRowsOp>(op);
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";

@@ -261,6 +261,13 @@ LogicalResult checkRowCount(Operation *op, TileType rows) {
   return success();
 }
 
+LogicalResult emitTranspose(Emitter &e, Operation *op) {
+  auto t = cast<TileTransposeOp>(op);
+  std::string out = declare(e, t.getResult(), "tile");
+  e.line() << "pk::tile::transpose(" << out << ", " << e.name(t.getInput()) << ", pk_stage);";
+  return success();
+}
+
 LogicalResult emitLoadRows(Emitter &e, Operation *op) {
   auto load = cast<TileLoadRowsOp>(op);
   if (failed(checkRowCount(op, load.getRows().getType()))) return failure();
@@ -303,7 +310,7 @@ TileStageUse mlir::pk::cuda::usesTileStage(Operation *kernel) {
   TileStageUse uses;
   kernel->walk([&](Operation *op) {
     if (isa<TileReduceRowsOp>(op)) uses.stage = uses.rows = true;
-    if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp>(op)) uses.stage = true;
+    if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp>(op)) uses.stage = true;
     if (auto map = dyn_cast<TileMapOp>(op))
       for (Value in : map.getInputs())
         if (in.getType() != map.getResult().getType()) uses.stage = true;
@@ -322,6 +329,7 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.iota"] = emitIota;
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
+  table["pk.tile.transpose"] = emitTranspose;
   table["pk.tile.load_rows"] = emitLoadRows;
   table["pk.tile.store_rows"] = emitStoreRows;
   table["pk.comm.store_async"] = emitPeerStore;

@@ -167,6 +167,8 @@ private:
     case OpKind::Load:
       return def(o, b.create<TileLoadOp>(l, type(o.results[0]), v(in[0]), vs(in, 1)));
     case OpKind::Store: b.create<TileStoreOp>(l, v(in[0]), v(in[1]), vs(in, 2)); return;
+    case OpKind::Transpose:
+      return def(o, b.create<TileTransposeOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::LoadRows:
       return def(o, b.create<TileLoadRowsOp>(l, type(o.results[0]), v(in[0]), v(in[1]), v(in[2])));
     case OpKind::StoreRows:

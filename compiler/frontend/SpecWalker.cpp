@@ -849,6 +849,13 @@ private:
       emit(!toPeer ? OpKind::Store : n == "store" ? OpKind::StoreTile : OpKind::AddTile, l, ops);
       return -2;
     }
+    if (n == "transpose") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int in = tileExpr(arg(0));
+      if (in < 0) return -1;
+      return emitValue(OpKind::Transpose, l, {in}, t);
+    }
     if (n == "load_rows") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;

@@ -171,3 +171,15 @@ LogicalResult TileLoadRowsOp::verify() {
 LogicalResult TileStoreRowsOp::verify() {
   return verifyRowAccess(*this, getDest().getType(), getValue().getType(), getRows().getType());
 }
+
+LogicalResult TileTransposeOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (in.getRank() != 2 || in.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("transposes a 2-D register tile, got ") << in;
+  if (out.getRank() != 2 || out.getMemorySpace() != MemorySpace::reg ||
+      out.getShape()[0] != in.getShape()[1] || out.getShape()[1] != in.getShape()[0] ||
+      out.getElementType() != in.getElementType())
+    return emitOpError("the result must be the ") << in.getShape()[1] << "x" << in.getShape()[0]
+           << " register tile of the input's element type, got " << out;
+  return success();
+}

@@ -597,3 +597,12 @@ pk.kernel @rows_of_1d(%x: !pk.tensor<?xf32>) {
   %r = pk.tile.load_rows %x[%i, %c0] : !pk.tensor<?xf32>, !pk.tile<16xi32> -> !pk.tile<16x64xf32>
   pk.return
 }
+
+// -----
+
+pk.kernel @transpose_shape() {
+  %t = pk.tile.zeros : !pk.tile<16x32xf32>
+  // expected-error @+1 {{the result must be the 32x16 register tile of the input's element type, got '!pk.tile<16x32xf32>'}}
+  %u = pk.tile.transpose %t : !pk.tile<16x32xf32> -> !pk.tile<16x32xf32>
+  pk.return
+}

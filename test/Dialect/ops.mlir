@@ -155,5 +155,7 @@ pk.kernel @int_rows(%ids: !pk.tensor<?xi32>, %x: !pk.tensor<?x?xbf16>, %y: !pk.t
   pk.tile.store_rows %f, %y[%r, %c0] {add} : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
   // CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
   pk.tile.store_rows %f, %y[%r, %c0] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+  // CHECK: pk.tile.transpose %{{.*}} : !pk.tile<16x64xf32> -> !pk.tile<64x16xf32>
+  %tt = pk.tile.transpose %f : !pk.tile<16x64xf32> -> !pk.tile<64x16xf32>
   pk.return
 }

@@ -20,12 +20,15 @@ using namespace pk;
 // CHECK: pk.tile.select %[[MASK]], %[[REM]], %[[X]] : !pk.tile<16x128xi32>, !pk.tile<16x128xi32>
 // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xi32> to !pk.tile<16x128xi64>
 // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xi32> to !pk.tile<16x128xf32>
+// CHECK: pk.tile.transpose %{{.*}} : !pk.tile<16x128xi32> -> !pk.tile<128x16xi32>
+// CHECK: pk.tile.cast %{{.*}} : !pk.tile<128x16xi32> to !pk.tile<128x16xi64>
 PK_KERNEL void int_ops(Tensor<i32, 2> a, Tensor<i64, 2> b, Tensor<f32, 2> f, index lo) {
   for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 128})) {
     auto x = load<16, 128>(a, m, n);
     auto r = where(x < lo, x % 7, x);
     store(b, cast<i64>(r), m, n);
     store(f, cast<f32>(r), m, n);
+    store(b, cast<i64>(transpose(r)), n, m);
 #ifdef EXP_OF_INT
     // EXP: int-tiles.cpp:[[@LINE+1]]:14: error: no matching function for call to 'exp'
     store(f, exp(x), m, n);

@@ -180,6 +180,15 @@ void combine_test() {
   expect_exact("count_rows", counts.download(), [&](long long i) { return cw[i]; });
 }
 
+void int64_transpose_test() {
+  const long long M = 40, N = 100;  // tails of the 16 x 48 tiles
+  Dev<long long> x(random_ints<long long>(M * N, -(1ll << 50), 1ll << 50, 17), {M, N});
+  Dev<long long> y({N, M}, poisoned);
+  int64_transpose<<<kGrid, pk_int64_transpose::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  sync();
+  expect_exact("int64_transpose", y.download(), [&](long long i) { return x.host[(i % M) * N + i / M] + 1; });
+}
+
 }  // namespace
 
 int main() {
@@ -189,6 +198,7 @@ int main() {
   embedding_test();
   scatter_test();
   combine_test();
+  int64_transpose_test();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("int_tiles_test");
 }

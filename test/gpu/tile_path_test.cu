@@ -121,6 +121,14 @@ void math() {
   }, 1e-4, 1e-4);
 }
 
+void transpose() {
+  const long long M = 75, N = 130;  // tails in both dimensions of the 32 x 64 tiles
+  DevTensor<float> x({M, N}, 15), y({N, M}, 0, true);
+  tile_transpose<<<grid_blocks, pk_tile_transpose::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_transpose", y, [&](long long i) { return 2 * x.at((i % M) * N + i / M); }, 0, 0);
+}
+
 void causal_softmax() {
   const long long S = 300;  // tails of the 16 x 256 tiles in both dimensions
   DevTensor<float> s({S, S}, 14), p({S, S}, 0, true);
@@ -173,6 +181,7 @@ int main() {
     math();
     causal_softmax();
     band();
+    transpose();
   }
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("tile_path_test");

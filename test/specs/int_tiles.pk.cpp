@@ -53,3 +53,8 @@ PK_KERNEL void count_rows(Tensor<i32, 2> c, Tensor<i32, 1> slot, Tensor<i32, 2> 
   for (auto [t, n] : tiles(c.rows(), c.cols(), {64, 8}))
     store_add_rows(counts, load<64, 8>(c, t, n), load<64>(slot, t), n);
 }
+
+// i64 tiles transposed through the stage (8-byte values), in 16 x 48 tiles.
+PK_KERNEL void int64_transpose(Tensor<i64, 2> x, Tensor<i64, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 48})) store(y, transpose(load<16, 48>(x, m, n)) + 1, n, m);
+}

@@ -98,3 +98,8 @@ PK_KERNEL void tile_band(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
     store(y, where((t > 0.5f) * (t < 1.5f) + (t >= 1.75f), t, -t), m, n);
   }
 }
+
+// y = x transposed, in 32 x 64 tiles of x (the tile at (m, n) of x is the tile at (n, m) of y).
+PK_KERNEL void tile_transpose(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 64})) store(y, transpose(load<32, 64>(x, m, n)) * 2.0f, n, m);
+}

@@ -219,6 +219,8 @@ typename EnableIf<IsInt<T>::value, Tile<T, S...>>::type operator%(Tile<T, S...>,
 // Casts convert element by element: float to integer rounds toward zero and saturates (NaN
 // gives 0), integer to float gives the nearest float.
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
+// transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.
+template <class T, long M, long N> Tile<T, N, M> transpose(Tile<T, M, N>);
 // Masks: comparisons give 1 where true and 0 where false; where(c, a, b) takes a where c is not
 // 0 and b elsewhere (b is never combined with a, so a -inf fill stays -inf). row_index and
 // col_index hold each element's row / column in the tensor (the tile origin plus its offset):

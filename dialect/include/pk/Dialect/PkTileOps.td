@@ -182,6 +182,23 @@ def Pk_TileReduceRowsOp : Pk_Op<"tile.reduce_rows", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pk_TileTransposeOp : Pk_Op<"tile.transpose", [Pure]> {
+  let summary = "Transposes a 2-D register tile";
+  let description = [{
+    Element (j, i) of the N x M result is element (i, j) of the M x N input (a tile of K
+    before an A·B whose B is stored [N, K], the K^T of attention's backward pass). Lowers
+    through the block's shared-memory stage.
+
+    ```mlir
+    %t = pk.tile.transpose %x : !pk.tile<32x64xf32> -> !pk.tile<64x32xf32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$input);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def Pk_TileLoadRowsOp : Pk_Op<"tile.load_rows"> {
   let summary = "Gathers rows of this rank's 2-D tensor by an index tile";
   let description = [{

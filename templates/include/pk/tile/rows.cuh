@@ -146,5 +146,33 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   __syncthreads();
 }
 
+// out (N x M) = the transpose of in (M x N), through the stage in chunks of its capacity.
+template <class Out, class In>
+__device__ void transpose(Out& out, const In& in, float* stage) {
+  static_assert(In::kRank == 2 && Out::kRank == 2 && Out::dim(0) == In::dim(1) && Out::dim(1) == In::dim(0),
+                "transpose an M x N tile into an N x M one");
+  using V = typename In::value;
+  constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
+  V* st = reinterpret_cast<V*>(stage);
+  out.valid0 = Out::dim(0);  // its rows are the input's columns, all of which the load kept
+  for (long long e0 = 0; e0 < In::kCount; e0 += cap) {
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < In::kSlots; ++s) {
+      const long long i = In::index(s);
+      if (i >= e0 && i < e0 + cap && i < In::kCount) st[i - e0] = in.v[s];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < Out::kSlots; ++s) {
+      const long long o = Out::source(s);
+      if (o >= Out::kCount) continue;
+      const long long i = (o % Out::dim(1)) * In::dim(1) + o / Out::dim(1);
+      if (i >= e0 && i < e0 + cap) out.v[s] = st[i - e0];
+    }
+  }
+  __syncthreads();
+}
+
 }  // namespace tile
 }  // namespace pk
