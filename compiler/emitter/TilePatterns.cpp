@@ -268,6 +268,31 @@ LogicalResult emitTranspose(Emitter &e, Operation *op) {
   return success();
 }
 
+// Prefix sums keep the tile's values and one total per thread in the stage.
+LogicalResult emitCumsum(Emitter &e, Operation *op) {
+  auto c = cast<TileCumsumOp>(op);
+  TileType t = c.getInput().getType();
+  const int64_t words = t.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
+  if ((t.getNumElements() + e.threads) * words > 4096)
+    return op->emitError("the general tile path sums at most ")
+           << 4096 / words - e.threads << " elements of this type at once in blocks of "
+           << e.threads << " threads (this tile has " << t.getNumElements() << ")";
+  std::string out = declare(e, c.getResult(), "tile");
+  e.line() << "pk::tile::cumsum(" << out << ", " << e.name(c.getInput()) << ", pk_stage);";
+  return success();
+}
+
+LogicalResult emitHistogram(Emitter &e, Operation *op) {
+  auto h = cast<TileHistogramOp>(op);
+  if (h.getResult().getType().getNumElements() > 4096)
+    return op->emitError("the general tile path counts at most 4096 values at once (this "
+                         "histogram has ")
+           << h.getResult().getType().getNumElements() << ")";
+  std::string out = declare(e, h.getResult(), "tile");
+  e.line() << "pk::tile::histogram(" << out << ", " << e.name(h.getInput()) << ", pk_stage);";
+  return success();
+}
+
 LogicalResult emitLoadRows(Emitter &e, Operation *op) {
   auto load = cast<TileLoadRowsOp>(op);
   if (failed(checkRowCount(op, load.getRows().getType()))) return failure();
@@ -310,7 +335,9 @@ TileStageUse mlir::pk::cuda::usesTileStage(Operation *kernel) {
   TileStageUse uses;
   kernel->walk([&](Operation *op) {
     if (isa<TileReduceRowsOp>(op)) uses.stage = uses.rows = true;
-    if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp>(op)) uses.stage = true;
+    if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, TileCumsumOp,
+            TileHistogramOp>(op))
+      uses.stage = true;
     if (auto map = dyn_cast<TileMapOp>(op))
       for (Value in : map.getInputs())
         if (in.getType() != map.getResult().getType()) uses.stage = true;
@@ -330,6 +357,8 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
   table["pk.tile.transpose"] = emitTranspose;
+  table["pk.tile.cumsum"] = emitCumsum;
+  table["pk.tile.histogram"] = emitHistogram;
   table["pk.tile.load_rows"] = emitLoadRows;
   table["pk.tile.store_rows"] = emitStoreRows;
   table["pk.comm.store_async"] = emitPeerStore;

@@ -849,6 +849,13 @@ private:
       emit(!toPeer ? OpKind::Store : n == "store" ? OpKind::StoreTile : OpKind::AddTile, l, ops);
       return -2;
     }
+    if (n == "cumsum" || n == "histogram") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int in = tileExpr(arg(0));
+      if (in < 0) return -1;
+      return emitValue(n == "cumsum" ? OpKind::Cumsum : OpKind::Histogram, l, {in}, t);
+    }
     if (n == "transpose") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;

@@ -52,7 +52,8 @@ bool independentBlocks(KernelOp kernel) {
   bool independent = true;
   kernel.getBody().walk([&](Operation *op) {
     independent &= batchable(*op) ||
-                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, ReturnOp,
+                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, TileCumsumOp, TileHistogramOp,
+                       ReturnOp,
                        CheckOp, RankOp, WorldSizeOp,
                        scf::ForOp, scf::IfOp, scf::YieldOp>(op);
   });

@@ -183,3 +183,20 @@ LogicalResult TileTransposeOp::verify() {
            << " register tile of the input's element type, got " << out;
   return success();
 }
+
+LogicalResult TileCumsumOp::verify() {
+  TileType t = getInput().getType();
+  if (t.getRank() != 1 || t.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("sums along a 1-D register tile, got ") << t;
+  return success();
+}
+
+LogicalResult TileHistogramOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  if (!isa<IntegerType>(in.getElementType()) || in.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("counts the values of an integer register tile, got ") << in;
+  if (out.getRank() != 1 || !out.getElementType().isSignlessInteger(32) ||
+      out.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("the counts are a 1-D i32 register tile, got ") << out;
+  return success();
+}

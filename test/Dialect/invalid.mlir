@@ -606,3 +606,21 @@ pk.kernel @transpose_shape() {
   %u = pk.tile.transpose %t : !pk.tile<16x32xf32> -> !pk.tile<16x32xf32>
   pk.return
 }
+
+// -----
+
+pk.kernel @histogram_of_float() {
+  %t = pk.tile.zeros : !pk.tile<256xf32>
+  // expected-error @+1 {{counts the values of an integer register tile, got '!pk.tile<256xf32>'}}
+  %h = pk.tile.histogram %t : !pk.tile<256xf32> -> !pk.tile<64xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @cumsum_2d() {
+  %t = pk.tile.zeros : !pk.tile<4x64xi32>
+  // expected-error @+1 {{sums along a 1-D register tile, got '!pk.tile<4x64xi32>'}}
+  %h = pk.tile.cumsum %t : !pk.tile<4x64xi32>
+  pk.return
+}

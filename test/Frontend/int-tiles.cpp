@@ -49,6 +49,8 @@ PK_KERNEL void int_ops(Tensor<i32, 2> a, Tensor<i64, 2> b, Tensor<f32, 2> f, ind
 // CHECK: %[[ROWS:.*]] = pk.tile.load_rows %{{.*}}[%[[IDS]], %{{.*}}] : !pk.tensor<?x?xbf16>, !pk.tile<32xi32> -> !pk.tile<32x256xbf16>
 // CHECK: pk.tile.store_rows %[[ROWS]], %{{.*}}[%[[IDS]], %{{.*}}] : !pk.tile<32x256xbf16>, !pk.tensor<?x?xbf16>, !pk.tile<32xi32>
 // CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {add} : !pk.tile<32x256xf32>, !pk.tensor<?x?xf32>, !pk.tile<32x1xi64>
+// CHECK: %[[H:.*]] = pk.tile.histogram %[[IDS]] : !pk.tile<32xi32> -> !pk.tile<16xi32>
+// CHECK: pk.tile.cumsum %[[H]] : !pk.tile<16xi32>
 PK_KERNEL void moe_rows(Tensor<i32, 1> ids, Tensor<i64, 2> slots, Tensor<bf16, 2> x, Tensor<bf16, 2> y,
                         Tensor<f32, 2> z) {
   for (auto [t, n] : tiles(ids.size(), x.cols(), {32, 256})) {
@@ -56,6 +58,8 @@ PK_KERNEL void moe_rows(Tensor<i32, 1> ids, Tensor<i64, 2> slots, Tensor<bf16, 2
     auto rows = load_rows<32, 256>(x, id, n);
     store_rows(y, rows, id, n);
     store_add_rows(z, cast<f32>(rows), load<32, 1>(slots, t, 0), n);
+    auto offsets = cumsum(histogram<16>(id));
+    store_rows(y, load_rows<16, 256>(x, offsets, n), offsets, n);
 #ifdef FLOAT_INDEX
     // INDEX: int-tiles.cpp:[[@LINE+1]]:5: error: no matching function for call to 'store_rows'
     store_rows(y, rows, cast<f32>(id), n);

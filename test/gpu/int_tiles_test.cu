@@ -189,6 +189,38 @@ void int64_transpose_test() {
   expect_exact("int64_transpose", y.download(), [&](long long i) { return x.host[(i % M) * N + i / M] + 1; });
 }
 
+void expert_offsets_test() {
+  const long long n = 2500, tiles = (n + 1023) / 1024, E = 64;  // a partial last tile: its padding is no expert 0
+  Dev<int> expert(random_ints<int>(n, -2, E + 1, 18), {n});
+  std::vector<float> xs(n);
+  std::mt19937 g(19);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : xs) v = u(g);
+  Dev<float> x(xs, {n});
+  Dev<int> counts({tiles * E}, poisoned), offsets({tiles * E}, poisoned);
+  Dev<float> sums({n}, poisoned);
+  expert_offsets<<<kGrid, pk_expert_offsets::kThreads>>>(pk::LaunchContext{}, expert.view(), counts.view(),
+                                                         offsets.view(), x.view(), sums.view());
+  sync();
+  std::vector<long long> want_counts(tiles * E, 0);
+  for (long long i = 0; i < n; ++i)
+    if (expert.host[i] >= 0 && expert.host[i] < E) ++want_counts[(i / 1024) * E + expert.host[i]];
+  expect_exact("expert_offsets counts", counts.download(), [&](long long i) { return want_counts[i]; });
+  expect_exact("expert_offsets offsets", offsets.download(), [&](long long i) {
+    long long s = 0;
+    for (long long e = (i / E) * E; e < i; ++e) s += want_counts[e];
+    return s;
+  });
+  const auto got = sums.download();
+  long long bad = 0;
+  double run = 0;
+  for (long long i = 0; i < n; ++i) {
+    run = i % 1024 == 0 ? xs[i] : run + xs[i];
+    bad += !(std::fabs(got[i] - run) <= 1e-4 * (1 + std::fabs(run)));
+  }
+  PKT_CHECK(bad == 0, "expert_offsets sums: " + std::to_string(bad) + " of " + std::to_string(n) + " wrong");
+}
+
 }  // namespace
 
 int main() {
@@ -199,6 +231,7 @@ int main() {
   scatter_test();
   combine_test();
   int64_transpose_test();
+  expert_offsets_test();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("int_tiles_test");
 }

@@ -58,3 +58,16 @@ PK_KERNEL void count_rows(Tensor<i32, 2> c, Tensor<i32, 1> slot, Tensor<i32, 2> 
 PK_KERNEL void int64_transpose(Tensor<i64, 2> x, Tensor<i64, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 48})) store(y, transpose(load<16, 48>(x, m, n)) + 1, n, m);
 }
+
+// Per-tile expert counts and offsets (an MoE layout): counts[b, e] counts tile b's tokens routed
+// to expert e (ids outside 0..63 are not counted), offsets[b, e] is the exclusive running sum;
+// and running sums of a float tile.
+PK_KERNEL void expert_offsets(Tensor<i32, 1> expert, Tensor<i32, 1> counts, Tensor<i32, 1> offsets,
+                              Tensor<f32, 1> x, Tensor<f32, 1> sums) {
+  for (auto i : tiles(expert.size(), {1024})) {
+    auto h = histogram<64>(load<1024>(expert, i));
+    store(counts, h, i / 16);
+    store(offsets, cumsum(h) - h, i / 16);
+    store(sums, cumsum(load<1024>(x, i)), i);
+  }
+}

@@ -219,6 +219,12 @@ typename EnableIf<IsInt<T>::value, Tile<T, S...>>::type operator%(Tile<T, S...>,
 // Casts convert element by element: float to integer rounds toward zero and saturates (NaN
 // gives 0), integer to float gives the nearest float.
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
+// Running sums and counts (an MoE layout's per-expert counts and offsets). cumsum(t): element i
+// is the sum of elements 0..i of a 1-D tile. histogram<E>(ids): element e counts the elements
+// of an integer tile equal to e (others are not counted).
+template <class T, long N> Tile<T, N> cumsum(Tile<T, N>);
+template <long E, class I, long... S>
+typename EnableIf<IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.
 template <class T, long M, long N> Tile<T, N, M> transpose(Tile<T, M, N>);
 // Masks: comparisons give 1 where true and 0 where false; where(c, a, b) takes a where c is not

@@ -199,6 +199,40 @@ def Pk_TileTransposeOp : Pk_Op<"tile.transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pk_TileCumsumOp : Pk_Op<"tile.cumsum", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Inclusive prefix sums of a 1-D register tile";
+  let description = [{
+    Element i of the result is the sum of input elements 0..i: exact for integer tiles (per-expert
+    offsets of an MoE layout), fp32 then rounded for float ones. Elements of a clipped load's
+    padding count as zero. Lowers through the block's shared-memory stage.
+
+    ```mlir
+    %o = pk.tile.cumsum %counts : !pk.tile<64xi32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$input);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileHistogramOp : Pk_Op<"tile.histogram", [Pure]> {
+  let summary = "Counts the values 0..E-1 in an integer tile";
+  let description = [{
+    Element e of the 1-D i32 result (E elements) is how many elements of the integer tile
+    `input` equal e (the tokens routed to each expert). Other values, and a clipped load's
+    padding, are not counted. Lowers to shared-memory atomics in the block's stage.
+
+    ```mlir
+    %h = pk.tile.histogram %experts : !pk.tile<256x2xi32> -> !pk.tile<64xi32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$input);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def Pk_TileLoadRowsOp : Pk_Op<"tile.load_rows"> {
   let summary = "Gathers rows of this rank's 2-D tensor by an index tile";
   let description = [{
