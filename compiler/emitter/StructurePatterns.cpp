@@ -298,4 +298,15 @@ void mlir::pk::cuda::addStructurePatterns(PatternTable &table) {
              << e.name(dim.getTensor()) << ".shape[" << dim.getDim() << "];";
     return success();
   };
+  // A scalar read from a tensor (pk/tile/rt.cuh read_scalar: zero outside the tensor).
+  table["pk.load_scalar"] = [](Emitter &e, Operation *op) {
+    auto load = cast<LoadScalarOp>(op);
+    const bool integer = isa<IndexType>(load.getResult().getType());
+    e.line() << "const " << (integer ? "long long " : "float ") << e.bind(load.getResult(), "s")
+             << " = pk::tile::read_scalar(" << e.name(load.getSource()) << ".data, "
+             << e.name(load.getSource()) << ".shape";
+    for (Value i : load.getIndices()) e.os << ", " << e.name(i);
+    e.os << ");";
+    return success();
+  };
 }

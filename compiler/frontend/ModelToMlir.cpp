@@ -167,6 +167,11 @@ private:
     case OpKind::Load:
       return def(o, b.create<TileLoadOp>(l, type(o.results[0]), v(in[0]), vs(in, 1)));
     case OpKind::Store: b.create<TileStoreOp>(l, v(in[0]), v(in[1]), vs(in, 2)); return;
+    case OpKind::LoadScalar: {
+      mlir::Type t = kernel.values[o.results[0]].kind == ValueType::Index ? mlir::Type(b.getIndexType())
+                                                                       : mlir::Type(b.getF32Type());
+      return def(o, b.create<LoadScalarOp>(l, t, v(in[0]), vs(in, 1)));
+    }
     case OpKind::Cumsum: return def(o, b.create<TileCumsumOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::Histogram:
       return def(o, b.create<TileHistogramOp>(l, type(o.results[0]), v(in[0])));

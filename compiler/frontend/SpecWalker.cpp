@@ -773,6 +773,16 @@ private:
       if (!constInt(m->getArg(0), d))
         return fail(m->getArg(0)->getBeginLoc(), "the dimension of dim() must be a constant");
       dim = int(d);
+    } else if (n == "Tensor::at") {
+      int t = tensorExpr(m->getImplicitObjectArgument(), false);
+      if (t < 0) return -1;
+      std::vector<int> ops = {t};
+      for (int i : indices(m, 0, typeOf(t).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      ValueType r;
+      const bool integer = typeOf(t).elem == Elem::I32 || typeOf(t).elem == Elem::I64;
+      r.kind = integer ? ValueType::Index : ValueType::Scalar;
+      return emitValue(OpKind::LoadScalar, l, ops, r);
     } else if (n == "Sym::on") {
       return fail(l, "`tensor.on(peer)` names a peer's copy; pass it straight to store, "
                      "store_add or a primitive");

@@ -53,7 +53,7 @@ bool independentBlocks(KernelOp kernel) {
   kernel.getBody().walk([&](Operation *op) {
     independent &= batchable(*op) ||
                    isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, TileCumsumOp, TileHistogramOp,
-                       ReturnOp,
+                       LoadScalarOp, ReturnOp,
                        CheckOp, RankOp, WorldSizeOp,
                        scf::ForOp, scf::IfOp, scf::YieldOp>(op);
   });

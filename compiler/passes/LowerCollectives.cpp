@@ -547,6 +547,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       if (auto l = dyn_cast<TileLoadOp>(op)) reads.insert(l.getSource());
       if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
       if (auto l = dyn_cast<TileLoadRowsOp>(op)) reads.insert(l.getSource());
+      if (auto l = dyn_cast<LoadScalarOp>(op)) reads.insert(l.getSource());
       if (auto s = dyn_cast<TileStoreRowsOp>(op)) writes.insert(s.getDest());
       if (isa<StoreAsyncOp, StoreAddAsyncOp>(op)) writes.insert(op->getOperand(1));  // a peer's copy
     });

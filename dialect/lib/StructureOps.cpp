@@ -160,3 +160,14 @@ LogicalResult CheckOp::verify() {
     return emitOpError("needs a message saying what the check requires");
   return success();
 }
+
+LogicalResult LoadScalarOp::verify() {
+  auto tensor = getSource().getType();
+  if (getIndices().size() != tensor.getShape().size())
+    return emitOpError("give one index per tensor dimension (") << tensor.getShape().size() << ")";
+  const bool integer = isa<IntegerType>(tensor.getElementType());
+  if (integer != isa<IndexType>(getResult().getType()))
+    return emitOpError("reads an integer element as an index and a float one as f32; got ")
+           << tensor.getElementType() << " -> " << getResult().getType();
+  return success();
+}

@@ -624,3 +624,12 @@ pk.kernel @cumsum_2d() {
   %h = pk.tile.cumsum %t : !pk.tile<4x64xi32>
   pk.return
 }
+
+// -----
+
+pk.kernel @scalar_type(%x: !pk.tensor<?xi32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{reads an integer element as an index and a float one as f32; got 'i32' -> 'f32'}}
+  %s = pk.load_scalar %x[%c0] : !pk.tensor<?xi32> -> f32
+  pk.return
+}

@@ -3,6 +3,7 @@
 // RUN: not pkc %s -DFLOAT_SCALAR --emit=mlir 2>&1 | FileCheck %s --check-prefix=FLOAT
 // RUN: not pkc %s -DROW_SUM_INT --emit=mlir 2>&1 | FileCheck %s --check-prefix=ROWSUM
 // RUN: not pkc %s -DFLOAT_INDEX --emit=mlir 2>&1 | FileCheck %s --check-prefix=INDEX
+// RUN: not pkc %s -DAT_ARITY --emit=mlir 2>&1 | FileCheck %s --check-prefix=ARITY
 // Tests integer tiles and rows moved by index: i32 / i64 element types, integer scalars and %
 // on integer tiles, casts, load_rows / store_rows / store_add_rows; and that float-only
 // operations on integer tiles, a float scalar beside an integer tile, and a float index tile
@@ -42,6 +43,18 @@ PK_KERNEL void int_ops(Tensor<i32, 2> a, Tensor<i64, 2> b, Tensor<f32, 2> f, ind
     auto s = row_sum(x);
 #endif
   }
+}
+
+// CHECK-LABEL: pk.kernel @count_bounded
+// CHECK: %[[N:.*]] = pk.load_scalar %{{.*}}[%{{.*}}] : !pk.tensor<?xi64> -> index
+// CHECK: pk.tile.foreach (%{{.*}}) to (%[[N]]) step [256]
+// CHECK: pk.load_scalar %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tensor<?x?xf32> -> f32
+PK_KERNEL void count_bounded(Tensor<i64, 1> counts, Tensor<f32, 2> scales, Tensor<f32, 1> x, index e) {
+  for (auto i : tiles(counts.at(e), {256})) store(x, load<256>(x, i) * scales.at(e, 0), i);
+#ifdef AT_ARITY
+  // ARITY: int-tiles.cpp:[[@LINE+1]]:30: error: give one index per tensor dimension (2)
+  for (auto i : tiles(scales.at(e), {256})) store(x, load<256>(x, i), i);
+#endif
 }
 
 // CHECK-LABEL: pk.kernel @moe_rows

@@ -221,6 +221,22 @@ void expert_offsets_test() {
   PKT_CHECK(bad == 0, "expert_offsets sums: " + std::to_string(bad) + " of " + std::to_string(n) + " wrong");
 }
 
+void expert_rows_test() {
+  const long long R = 90, H = 200;
+  Dev<int> counts(std::vector<int>{40, 77, 0, 1000}, {4});  // 1000: past x's rows, clipped by x
+  Dev<float> scale(std::vector<float>{0.5f, -2.f, 3.f, 1.5f}, {4});
+  DevTensor<float> x({R, H}, 20);
+  for (long long e : {1LL, 2LL, 3LL, 7LL}) {  // 7: outside counts, reads 0 rows
+    DevTensor<float> y({R, H}, 21);  // rows past the count keep this pattern
+    expert_rows<<<kGrid, pk_expert_rows::kThreads>>>(pk::LaunchContext{}, counts.view(), scale.view(), x.view(),
+                                                     y.view(), e);
+    sync();
+    const long long rows = e < 4 ? counts.host[e] : 0;
+    const double s = e < 4 ? scale.host[e] : 0;
+    expect("expert_rows", y, [&](long long i) { return i / H < rows ? x.at(i) * s : y.at(i); }, 0, 0);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -232,6 +248,7 @@ int main() {
   combine_test();
   int64_transpose_test();
   expert_offsets_test();
+  expert_rows_test();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("int_tiles_test");
 }

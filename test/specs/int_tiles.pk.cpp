@@ -71,3 +71,11 @@ PK_KERNEL void expert_offsets(Tensor<i32, 1> expert, Tensor<i32, 1> counts, Tens
     store(sums, cumsum(load<1024>(x, i)), i);
   }
 }
+
+// Rows [0, counts[e]) of x, scaled by scale[e]: a tile loop bounded by a count read from a
+// tensor (the tokens an expert received), and a float read the same way.
+PK_KERNEL void expert_rows(Tensor<i32, 1> counts, Tensor<f32, 1> scale, Tensor<f32, 2> x, Tensor<f32, 2> y,
+                           index e) {
+  for (auto [m, n] : tiles(counts.at(e), x.cols(), {16, 128}))
+    store(y, load<16, 128>(x, m, n) * scale.at(e), m, n);
+}

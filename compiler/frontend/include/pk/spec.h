@@ -53,8 +53,15 @@ enum Scope { Block, Grid };              // who shares a flag slot
 // A peer's copy of a symmetric tensor: the destination of stores into other ranks.
 template <class T, int Rank> struct Peer {};
 
+// The scalar an element reads as: an index for integer tensors, a float for float ones.
+template <class T> struct ScalarOf { using type = float; };
+template <> struct ScalarOf<i32> { using type = index; };
+template <> struct ScalarOf<i64> { using type = index; };
+
 // A tensor in this rank's global memory; its sizes are known at launch.
 template <class T, int Rank> struct Tensor {
+  // One element, read by every thread (a count, an offset); outside the tensor it reads 0.
+  template <class... I> typename ScalarOf<T>::type at(I... i) const;
   index dim(int d) const;
   index size() const;  // dimension 0
   index rows() const;  // dimension 0

@@ -132,6 +132,25 @@ def Pk_DimOp : Pk_Op<"dim", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pk_LoadScalarOp : Pk_Op<"load_scalar"> {
+  let summary = "Reads one element of this rank's local tensor as a scalar";
+  let description = [{
+    A count or an offset written by an earlier kernel (tokens per expert): an integer element
+    as an index, a float element as f32, read by every thread alike. An element outside the
+    tensor reads as zero, so a bad index is never an out-of-bounds access. The result may bound
+    a tile loop (`tiles(x.at(e), {128})`). The protocol checker has no model of a value read
+    from memory, so kernels that communicate cannot branch or loop on it.
+
+    ```mlir
+    %n = pk.load_scalar %counts[%e] : !pk.tensor<?xi32> -> index
+    ```
+  }];
+  let arguments = (ins Arg<Pk_LocalTensorType, "", [MemRead]>:$source, Variadic<Index>:$indices);
+  let results = (outs AnyTypeOf<[Index, F32]>:$result);
+  let assemblyFormat = "$source `[` $indices `]` attr-dict `:` qualified(type($source)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Pk_TileForeachOp : Pk_Op<"tile.foreach", [
     SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
   let summary = "A parallel loop over tile origins";

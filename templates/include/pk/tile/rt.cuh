@@ -23,6 +23,8 @@ template <class T> struct value_of { using type = float; };
 template <> struct value_of<int> { using type = int; };
 template <> struct value_of<long long> { using type = long long; };
 template <class T> constexpr bool is_integer_v = !::pk::is_same<typename value_of<T>::type, float>::value;
+template <bool B, class A, class C> struct pick_type { using type = A; };
+template <class A, class C> struct pick_type<false, A, C> { using type = C; };
 
 template <class T, int R, int S0, int S1, int S2, int S3, int THREADS>
 struct rt {
@@ -155,6 +157,22 @@ __device__ __forceinline__ void store_run(T* p, const float* v) {
   for (int k = 0; k < 4; ++k)
     w[k] = from_float<T>(v[2 * k]).bits | (static_cast<unsigned>(from_float<T>(v[2 * k + 1]).bits) << 16);
   __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
+}
+
+// One element of row-major `data` of `shape` at `at...` (a count, an offset), read by every
+// thread: an integer as long long, a float as fp32; outside the tensor it reads 0.
+template <class T, class... I>
+__device__ __forceinline__ auto read_scalar(const T* data, const long long* shape, I... at) {
+  const long long idx[] = {static_cast<long long>(at)...};
+  long long off = 0;
+  bool inside = true;
+#pragma unroll
+  for (int d = 0; d < static_cast<int>(sizeof...(I)); ++d) {
+    inside &= idx[d] >= 0 && idx[d] < shape[d];
+    off = off * shape[d] + idx[d];
+  }
+  using Out = typename pick_type<is_integer_v<T>, long long, float>::type;
+  return inside ? static_cast<Out>(load_value(data[off])) : Out(0);
 }
 
 // Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
