@@ -72,8 +72,9 @@ PK_KERNEL void expert_offsets(Tensor<i32, 1> expert, Tensor<i32, 1> counts, Tens
   }
 }
 
-// Rows [0, counts[e]) of x, scaled by scale[e]: a tile loop bounded by a count read from a
-// tensor (the tokens an expert received), and a float read the same way.
+// The 16-row tiles of x that start below counts[e], scaled by scale[e]: a tile loop bounded by
+// a count read from a tensor (the tokens an expert received), and a float read the same way.
+// As everywhere, a tile is clipped at the tensor's edge, not at the loop's bound.
 PK_KERNEL void expert_rows(Tensor<i32, 1> counts, Tensor<f32, 1> scale, Tensor<f32, 2> x, Tensor<f32, 2> y,
                            index e) {
   for (auto [m, n] : tiles(counts.at(e), x.cols(), {16, 128}))
