@@ -138,6 +138,11 @@ private:
   }
 
   bool arith(Operation *op) {
+    // Float arithmetic (an index converted for a mask, a scale) feeds only tile compute, never
+    // an index or a flag the model follows: a conversion back to an integer is refused below.
+    if (op->getNumResults() > 0 &&
+        llvm::all_of(op->getResultTypes(), [](Type t) { return isa<FloatType>(t); }))
+      return true;
     auto binary = [&](auto fn) {
       int64_t a, b;
       if (!get(op, op->getOperand(0), a) || !get(op, op->getOperand(1), b)) return false;
