@@ -125,10 +125,23 @@ FailureOr<std::vector<KernelRoofline>> mlir::pk::computeRoofline(ModuleOp module
     KernelRoofline r;
     bool peerTiles = false;
     r.kernel = kernel.getSymName().str();
-    // Compulsory HBM traffic: every tensor argument the kernel uses, read or written once.
-    for (BlockArgument arg : kernel.getBody().front().getArguments())
-      if (isa<SymTensorType, LocalTensorType>(arg.getType()) && !arg.use_empty())
-        r.hbmBytes += c.tensorBytes(arg, kernel);
+    // Compulsory HBM traffic: every tensor argument the kernel uses, read or written once;
+    // except one touched only by rows moved by index or scalar reads, where which rows is
+    // data (an embedding table's T of V rows): a lower bound counts none of it.
+    for (BlockArgument arg : kernel.getBody().front().getArguments()) {
+      if (!isa<SymTensorType, LocalTensorType>(arg.getType()) || arg.use_empty()) continue;
+      bool byIndex = false, whole = false;
+      for (Operation *user : arg.getUsers()) {
+        if (isa<TileLoadRowsOp, TileStoreRowsOp, LoadScalarOp>(user)) byIndex = true;
+        else if (!isa<DimOp>(user)) whole = true;
+      }
+      if (byIndex && !whole) {
+        r.notes.push_back("argument #" + std::to_string(arg.getArgNumber()) +
+                          " is moved by index only: no compulsory bytes counted");
+        continue;
+      }
+      r.hbmBytes += c.tensorBytes(arg, kernel);
+    }
     kernel.walk([&](Operation *op) {
       if (auto mma = dyn_cast<TileMmaOp>(op)) {
         auto a = cast<TileType>(mma.getA().getType());
