@@ -105,7 +105,7 @@ cl::opt<int64_t> tileThreads(
     "tile-threads",
     cl::desc("Threads per block of general-path kernels whose blocks never wait on each other: "
              "256, 512 or 1024, with 1024 / threads blocks per SM (default 0: the smallest "
-             "block whose loaded tiles fit 64 registers a thread)"),
+             "block whose live tiles fit 48 registers a thread)"),
     cl::init(0), cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "

@@ -81,8 +81,8 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
                            "0.31 -> 0.57 at 256 x 4 against 1024 x 1; "
                            "tools/bench-tiles/{copy,rows}_probe.cu)" +
                            (blockThreads > 0 ? Twine("; --tile-threads set the block")
-                                             : Twine("; the smallest block whose loaded tiles "
-                                                     "fit 64 registers a thread")));
+                                             : Twine("; the smallest block whose live tiles "
+                                                     "fit 48 registers a thread")));
       }
       kernel.walk([&](TileForeachOp loop) { plan(loop, threads, perSm); });
     });

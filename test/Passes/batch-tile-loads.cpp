@@ -7,7 +7,7 @@
 // RUN: not pkc %s --tile-batch=9 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not pkc %s --tile-threads=300 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
 // Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
-// in the smallest blocks whose loaded tiles fit 64 registers a thread; loops with row
+// in the smallest blocks whose live tiles fit 48 registers a thread; loops with row
 // reductions issue the loads of several tiles before computing any when the registers allow;
 // which loops and loads may not.
 #include <pk/spec.h>
@@ -37,7 +37,7 @@ using namespace pk;
 // WIDE: pk::tile::cast({{tile[0-9]+}}, [[A]]);
 // WIDE: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
 // WIDE: pk::tile::cast({{tile[0-9]+}}, [[D]]);
-// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+3]]:16: 256 threads per block, 4 block(s) per SM: no block waits on another{{.*}}the smallest block whose loaded tiles fit 64 registers a thread
+// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+3]]:16: 256 threads per block, 4 block(s) per SM: no block waits on another{{.*}}the smallest block whose live tiles fit 48 registers a thread
 // OFF-LABEL: softmax(
 // OFF: [[T:pk_tile[0-9]+]] += gridDim.x) {
 PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {

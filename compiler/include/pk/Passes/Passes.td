@@ -221,7 +221,7 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
   let description = [{
     A kernel whose blocks never wait on each other (only local tile loops: no worker, flag or
     communication) gets 32 warps per SM instead of 16: `pk.threads` = 256, 512 or 1024 on the
-    kernel, the smallest whose loaded tiles fit 64 registers a thread, and
+    kernel, the smallest whose live register tiles fit 48 registers a thread, and
     `pk.blocks_per_sm` = 1024 / threads (the grid and `__launch_bounds__` follow). A
     general-path tile loop is memory-bound: one block per SM that loads a tile, waits, computes
     and stores keeps too few bytes in flight to reach HBM bandwidth, and several smaller blocks
