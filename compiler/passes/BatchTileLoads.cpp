@@ -52,10 +52,9 @@ bool independentBlocks(KernelOp kernel) {
   bool independent = true;
   kernel.getBody().walk([&](Operation *op) {
     independent &= batchable(*op) ||
-                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, TileCumsumOp, TileHistogramOp,
-                       LoadScalarOp, ReturnOp,
-                       CheckOp, RankOp, WorldSizeOp,
-                       scf::ForOp, scf::IfOp, scf::YieldOp>(op);
+                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp,
+                       TileTransposeOp, TileCumsumOp, TileHistogramOp, LoadScalarOp, ReturnOp,
+                       CheckOp, RankOp, WorldSizeOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op);
   });
   return independent;
 }

@@ -5,9 +5,10 @@
 // slot), and a run is 16 bytes of bf16 / f16 (32 of f32), so a tile wholly inside its tensor
 // loads and stores with vector accesses that consecutive threads coalesce. Float values are
 // kept as fp32 and rounded to T after every operation, so a bf16 tile computes exactly as bf16
-// arithmetic rounded per op would; integer tiles (int, long long) keep their own type. A tile of one
-// element (a row statistic, a scalar) is held by every slot of every thread, so broadcasting it
-// needs no shared memory: loads and reductions give it to all threads, stores write it once.
+// arithmetic rounded per op would; integer tiles (int, long long) keep their own type. A tile
+// of one element (a row statistic, a scalar) is held by every slot of every thread, so
+// broadcasting it needs no shared memory: loads and reductions give it to all threads, stores
+// write it once.
 // Every function here is called by all threads of the block alike.
 #pragma once
 #include <pk/device/bf16.cuh>
