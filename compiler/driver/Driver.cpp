@@ -226,6 +226,8 @@ int runPkcDriver(int argc, char **argv) {
   registry.insert<mlir::pk::PkDialect, mlir::arith::ArithDialect, mlir::scf::SCFDialect>();
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics point at the spec's source; an IR dump of the op would only be noise.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 

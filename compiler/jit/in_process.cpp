@@ -28,6 +28,8 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
   // pipeline this small.
   mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
+  // Diagnostics point at the spec's source; an IR dump of the op would only be noise.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
   std::string diagnostics;

@@ -1,4 +1,5 @@
 // Rule 3: lower communication intent to one-way signals and direct reads/writes.
+#include "Phases.h"
 #include "ProfileOption.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"
@@ -535,63 +536,11 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return success();
   }
 
-  // The tensors a phase (a collective or a top-level tile loop) reads and writes.
-  static void touches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
-                      llvm::SmallPtrSetImpl<Value> &writes) {
-    if (isCollective(phase)) {  // input, output
-      reads.insert(phase->getOperand(0));
-      writes.insert(phase->getOperand(1));
-      return;
-    }
-    phase->walk([&](Operation *op) {
-      if (auto l = dyn_cast<TileLoadOp>(op)) reads.insert(l.getSource());
-      if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
-      if (auto l = dyn_cast<TileLoadRowsOp>(op)) reads.insert(l.getSource());
-      if (auto l = dyn_cast<LoadScalarOp>(op)) reads.insert(l.getSource());
-      if (auto s = dyn_cast<TileStoreRowsOp>(op)) writes.insert(s.getDest());
-      if (isa<StoreAsyncOp, StoreAddAsyncOp>(op)) writes.insert(op->getOperand(1));  // a peer's copy
-    });
-  }
-
   // Whether a phase writes tiles into peers' copies (pk-lower-peer-tiles left them here).
   static bool writesPeers(Operation *phase) {
     bool peers = false;
     phase->walk([&](Operation *op) { peers |= isa<StoreAsyncOp, StoreAddAsyncOp>(op); });
     return peers;
-  }
-
-  static bool isCollective(Operation *op) {
-    return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
-               ReduceToRootOp, GatherOp, ScatterOp>(op);
-  }
-
-  // A collective, or a top-level op holding a tile loop (the loop itself, or a range loop
-  // around one).
-  static bool isPhase(Operation *op) {
-    if (isCollective(op)) return true;
-    bool tiles = false;
-    op->walk([&](TileForeachOp) { tiles = true; });
-    return tiles;
-  }
-
-  // The top-level phases of `body` that touch a tensor an earlier phase wrote (or write one an
-  // earlier phase read), in program order: each needs a grid-wide barrier before it.
-  static SmallVector<Operation *> dependentPhases(Block &body) {
-    SmallVector<Operation *> dependent;
-    llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
-    for (Operation &op : body) {
-      if (!isPhase(&op)) continue;
-      llvm::SmallPtrSet<Value, 8> reads, writes;
-      touches(&op, reads, writes);
-      bool uses = llvm::any_of(reads, [&](Value v) { return wroteBefore.contains(v); }) ||
-                  llvm::any_of(writes, [&](Value v) {
-                    return wroteBefore.contains(v) || readBefore.contains(v);
-                  });
-      if (uses) dependent.push_back(&op);
-      readBefore.insert(reads.begin(), reads.end());
-      wroteBefore.insert(writes.begin(), writes.end());
-    }
-    return dependent;
   }
 
   // A grid-wide barrier before `op`: every block of every rank signals every rank (itself
@@ -704,10 +653,24 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           failed = true;
         }
       });
-      // Phases that depend on each other run in order in one worker (lowerPhases).
+      // Phases that depend on each other run in order in one worker (lowerPhases), with or
+      // without a collective among them. A kernel that signals and waits itself (pk::prim)
+      // orders its phases by its own protocol, which pk-verify-protocol proves.
       SmallVector<Operation *> dependent;
-      if (!collectives.empty() && (compute || collectives.size() > 1))
+      bool ownProtocol = false;
+      kernel.walk([&](Operation *op) { ownProtocol |= isa<FlagOp>(op) && !op->getParentOfType<WorkerOp>(); });
+      if (!ownProtocol) {
+        if (Operation *nested = unorderedNestedPhase(kernel.getBody().front())) {
+          nested->emitError("this phase depends on another phase inside the same range loop "
+                            "(a tensor one writes and the other reads or writes); pkc orders "
+                            "dependent phases only at the kernel's top level so far: move the "
+                            "loop's phases into separate kernels, or write them into "
+                            "different tensors");
+          failed = true;
+          return;
+        }
         dependent = dependentPhases(kernel.getBody().front());
+      }
       // Local compute beside a collective always runs in the one worker.
       const bool phased = !dependent.empty() || (compute && !collectives.empty());
       // The one-round path lands in the kernel's one landing buffer: with several collectives

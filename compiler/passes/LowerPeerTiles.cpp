@@ -1,5 +1,6 @@
 // Rule 3 for tiles sent to peers from a general tile loop: register stores or adds into the
 // peer's copy, inside the computing block, with one-way arrive/depart flags around the kernel.
+#include "Phases.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"
 #include "pk/Passes/Passes.h"
@@ -14,11 +15,6 @@ using namespace mlir;
 using namespace mlir::pk;
 
 namespace {
-
-bool isCollective(Operation *op) {
-  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp, ReduceToRootOp,
-             GatherOp, ScatterOp>(op);
-}
 
 struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles> {
   using PkLowerPeerTilesPassBase::PkLowerPeerTilesPassBase;
@@ -90,11 +86,11 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
       Operation *collective = nullptr, *worker = nullptr;
       kernel.walk([&](Operation *op) {
         if (isa<StoreTileOp, AddTileOp>(op)) peerTiles.push_back(op);
-        if (isCollective(op) && !collective) collective = op;
+        if (isCollectiveIntent(op) && !collective) collective = op;
         if (isa<WorkerOp>(op) && !worker) worker = op;
       });
       if (peerTiles.empty()) return;
-      if (collective) {
+      if (collective || !dependentPhases(kernel.getBody().front()).empty()) {
         // A kernel of phases: pk-lower-collectives runs them in one worker and puts grid-wide
         // barriers around the phases that write into peers, which replace the flags below.
         for (Operation *op : peerTiles) lowerOne(op);

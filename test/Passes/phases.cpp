@@ -63,3 +63,40 @@ PK_KERNEL void tp_rms_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Sym<f32, 2> ss,
     store(y, cast<bf16>(t * rsqrt(load<8, 1>(total, m, 0) * inv_n + eps) * cast<f32>(load<1, 2048>(w, 0, 0))), m, 0);
   }
 }
+
+// Local phases without any collective still run in order: the second loop reads tiles of s
+// that other blocks wrote, so a grid-wide barrier separates the loops (no barrier, no worker
+// before this fix: the loops raced).
+// CHECK-LABEL: pk.kernel @reverse_twice
+// CHECK: pk.worker <communicator>
+// CHECK: pk.tile.foreach
+// CHECK: pk.tile.store
+// CHECK: pk.sync.flag {{[0-9]+}} <grid>
+// CHECK: pk.sync.wait
+// CHECK: pk.tile.foreach
+// EXPLAIN-LABEL: decisions for kernel 'reverse_twice'
+// EXPLAIN: pk.tile.foreach at {{.*}}phases.cpp:[[@LINE+4]]:3: this phase uses a tensor an earlier phase
+// EXPLAIN: (1 grid-wide barrier between dependent phases)
+PK_KERNEL void reverse_twice(Tensor<f32, 1> x, Scratch<f32, 1> s, Tensor<f32, 1> y) {
+  for (auto i : tiles(x.size(), {1024})) store(s, load<1024>(x, i) * 2.0f, i);
+  for (auto i : tiles(x.size(), {1})) store(y, load<1>(s, x.size() - 1 - i), i);
+}
+
+// Independent local loops need no barrier and keep the no-wait general path.
+// CHECK-LABEL: pk.kernel @two_independent
+// CHECK-NOT: pk.worker
+// CHECK: pk.return
+PK_KERNEL void two_independent(Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> z) {
+  for (auto i : tiles(x.size(), {1024})) store(y, load<1024>(x, i) * 2.0f, i);
+  for (auto i : tiles(x.size(), {1024})) store(z, load<1024>(x, i) + 1.0f, i);
+}
+
+// Two ring shifts without a collective: barriers before each peer phase and after the last.
+// EXPLAIN-LABEL: decisions for kernel 'shift_twice'
+// EXPLAIN: (3 grid-wide barriers between dependent phases)
+PK_KERNEL void shift_twice(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
+    store(y.on(next_rank()), load<16, 256>(x, m, n), m, n);
+  for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 256}))
+    store(z.on(next_rank()), load<16, 256>(y, m, n), m, n);
+}

@@ -106,6 +106,43 @@ void ar_then_add_test(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// Local phases without a collective: y[i] = 2 x[n - 1 - i] through a scratch tensor.
+void reverse_twice_test(pk::Context& ctx) {
+  const int me = ctx.rank();
+  for (long long n : {3LL, 1025LL, 300001LL}) {
+    auto all = inputs<float>(ctx.world(), n, 53 + unsigned(n % 7));
+    SymArg<float> s(ctx, {n}, nullptr);
+    pkt::DevLocal<float> x({n}, all[me]), y({n}, {});
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    for (int l = 0; l < 20; ++l)
+      launch(ctx, "reverse_twice", reverse_twice, pk_reverse_twice::kBlocks, pk_reverse_twice::kThreads,
+             x.view(), s.view, y.view());
+    PKT_OK(ctx.check_errors());
+    expect(ctx, "reverse_twice", y.download(), [&](long long i) { return 2.0 * all[me][n - 1 - i]; },
+           [](long long) { return 0.0; });
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
+// Two ring shifts in one kernel: z on rank r + 2 takes x of rank r.
+void shift_twice_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 37, C = 300;
+  auto all = inputs<float>(W, R * C, 59);
+  SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, nullptr), z(ctx, {R, C}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 20; ++l)
+    launch(ctx, "shift_twice", shift_twice, pk_shift_twice::kBlocks, pk_shift_twice::kThreads, x.view,
+           y.view, z.view);
+  PKT_OK(ctx.check_errors());
+  const int from = (me + 2 * W - 2) % W;
+  expect(ctx, "shift_twice z", z.download(), [&](long long i) { return double(all[from][i]); },
+         [](long long) { return 0.0; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
@@ -114,5 +151,7 @@ int main() {
     tp_rms_norm_test(ctx);
     shift_then_ar_test(ctx);
     ar_then_add_test(ctx);
-  }, ar_then_ag, tp_rms_norm, shift_then_ar, ar_then_add);
+    reverse_twice_test(ctx);
+    shift_twice_test(ctx);
+  }, ar_then_ag, tp_rms_norm, shift_then_ar, ar_then_add, reverse_twice, shift_twice);
 }

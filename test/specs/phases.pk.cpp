@@ -38,3 +38,18 @@ PK_KERNEL void ar_then_add(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
   for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 256}))
     store_add(z.on(0), load<16, 256>(y, m, n) * 2.0f, m, n);
 }
+
+// Local phases only, no collective: the second loop reads tiles of s that other blocks wrote,
+// so it must wait for the whole first loop (a grid-wide barrier). y[i] = 2 x[n - 1 - i].
+PK_KERNEL void reverse_twice(Tensor<f32, 1> x, Scratch<f32, 1> s, Tensor<f32, 1> y) {
+  for (auto i : tiles(x.size(), {1024})) store(s, load<1024>(x, i) * 2.0f, i);
+  for (auto i : tiles(x.size(), {1})) store(y, load<1>(s, x.size() - 1 - i), i);
+}
+
+// Two ring shifts in a row, no collective: z on rank r + 2 takes x of rank r.
+PK_KERNEL void shift_twice(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
+    store(y.on(next_rank()), load<16, 256>(x, m, n), m, n);
+  for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 256}))
+    store(z.on(next_rank()), load<16, 256>(y, m, n), m, n);
+}

@@ -1,0 +1,91 @@
+// Phase analysis shared by pk-lower-peer-tiles and pk-lower-collectives.
+#include "Phases.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+bool mlir::pk::isCollectiveIntent(Operation *op) {
+  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp, ReduceToRootOp,
+             GatherOp, ScatterOp>(op);
+}
+
+bool mlir::pk::isPhase(Operation *op) {
+  if (isCollectiveIntent(op)) return true;
+  bool tiles = false;
+  op->walk([&](TileForeachOp) { tiles = true; });
+  return tiles;
+}
+
+void mlir::pk::phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
+                            llvm::SmallPtrSetImpl<Value> &writes) {
+  if (isCollectiveIntent(phase)) {  // input, output
+    reads.insert(phase->getOperand(0));
+    writes.insert(phase->getOperand(1));
+    return;
+  }
+  phase->walk([&](Operation *op) {
+    if (auto l = dyn_cast<TileLoadOp>(op)) reads.insert(l.getSource());
+    if (auto l = dyn_cast<TileLoadRowsOp>(op)) reads.insert(l.getSource());
+    if (auto l = dyn_cast<LoadScalarOp>(op)) reads.insert(l.getSource());
+    if (auto l = dyn_cast<LoadPeerOp>(op)) reads.insert(l.getSource());
+    if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
+    if (auto s = dyn_cast<TileStoreRowsOp>(op)) writes.insert(s.getDest());
+    // A peer's copy, before (intent) or after (primitive) pk-lower-peer-tiles.
+    if (isa<StoreTileOp, AddTileOp, StoreAsyncOp, StoreAddAsyncOp>(op))
+      writes.insert(op->getOperand(1));
+  });
+}
+
+SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
+  SmallVector<Operation *> dependent;
+  llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
+  for (Operation &op : body) {
+    if (!isPhase(&op)) continue;
+    llvm::SmallPtrSet<Value, 8> reads, writes;
+    phaseTouches(&op, reads, writes);
+    bool uses = llvm::any_of(reads, [&](Value v) { return wroteBefore.contains(v); }) ||
+                llvm::any_of(writes, [&](Value v) {
+                  return wroteBefore.contains(v) || readBefore.contains(v);
+                });
+    if (uses) dependent.push_back(&op);
+    readBefore.insert(reads.begin(), reads.end());
+    wroteBefore.insert(writes.begin(), writes.end());
+  }
+  return dependent;
+}
+
+// Inside a loop body, phase i of iteration k + 1 follows every phase of iteration k, so a
+// phase depends on any other phase of the body that writes what it touches or reads what it
+// writes. A phase alone only meets itself at the tiles it writes (pk-check-tile-races), which
+// the same block handles in every iteration.
+static Operation *unorderedInLoop(Block &body) {
+  SmallVector<Operation *> phases;
+  for (Operation &op : body)
+    if (isPhase(&op)) phases.push_back(&op);
+  for (Operation *op : phases) {
+    if (phases.size() < 2) break;
+    if (isCollectiveIntent(op)) return op;
+    llvm::SmallPtrSet<Value, 8> reads, writes, otherReads, otherWrites;
+    phaseTouches(op, reads, writes);
+    for (Operation *other : phases)
+      if (other != op) phaseTouches(other, otherReads, otherWrites);
+    if (llvm::any_of(reads, [&](Value v) { return otherWrites.contains(v); }) ||
+        llvm::any_of(writes, [&](Value v) { return otherWrites.contains(v) || otherReads.contains(v); }))
+      return op;
+  }
+  for (Operation *op : phases)
+    if (!isa<TileForeachOp, WorkerOp>(op))
+      for (Region &region : op->getRegions())
+        for (Block &inner : region)
+          if (Operation *found = unorderedInLoop(inner)) return found;
+  return nullptr;
+}
+
+Operation *mlir::pk::unorderedNestedPhase(Block &body) {
+  for (Operation &op : body)
+    if (isPhase(&op) && !isa<TileForeachOp, WorkerOp>(op) && !isCollectiveIntent(&op))
+      for (Region &region : op.getRegions())
+        for (Block &inner : region)
+          if (Operation *found = unorderedInLoop(inner)) return found;
+  return nullptr;
+}

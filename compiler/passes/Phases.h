@@ -1,0 +1,30 @@
+// The phases of a kernel (collectives and top-level tile loops) and which of them depend on an
+// earlier one: the passes that order phases with grid-wide barriers share this analysis.
+#pragma once
+
+#include "pk/Dialect/Pk.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::pk {
+
+bool isCollectiveIntent(Operation *op);
+
+// A collective, or a top-level op holding a tile loop (the loop itself, or a range loop
+// around one).
+bool isPhase(Operation *op);
+
+// The tensors a phase reads and writes (a peer's copy counts as the tensor).
+void phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
+                  llvm::SmallPtrSetImpl<Value> &writes);
+
+// The top-level phases of `body` that touch a tensor an earlier phase wrote (or write one an
+// earlier phase read), in program order: each needs a grid-wide barrier before it.
+SmallVector<Operation *> dependentPhases(Block &body);
+
+// A tile loop nested in a range loop that depends on another phase of that loop's body (in
+// the same iteration or the previous one); null when there is none. Barriers inside range
+// loops are not generated yet, so such a kernel is an error, never a race.
+Operation *unorderedNestedPhase(Block &body);
+
+} // namespace mlir::pk
