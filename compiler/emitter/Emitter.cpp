@@ -76,17 +76,19 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
     for (const std::string &d : decisions) os << "//   - " << d << "\n";
   }
   os << "\n#include <pk/device/all.cuh>\n";
-  bool tiles = false, gathers = false, scans = false;
+  bool tiles = false, gathers = false, scans = false, claims = false;
   module.walk([&](Operation *op) {
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
                  TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
-                 TileTransposeOp, TileCumsumOp, TileHistogramOp>(op);
+                 TileTransposeOp, TileCumsumOp, TileHistogramOp, TileClaimOp>(op);
     gathers |= isa<TileLoadRowsOp, TileStoreRowsOp>(op);
+    claims |= isa<TileClaimOp>(op);
     scans |= isa<TileCumsumOp, TileHistogramOp>(op);
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   if (gathers) os << "#include <pk/tile/gather.cuh>\n";
   if (scans) os << "#include <pk/tile/scan.cuh>\n";
+  if (claims) os << "#include <pk/tile/claim.cuh>\n";
   for (Operation &op : module.getBody()->getOperations()) {
     if (!isa<KernelOp>(op))
       return op.emitError("no CUDA emission pattern for '") << op.getName()

@@ -293,13 +293,19 @@ LogicalResult emitHistogram(Emitter &e, Operation *op) {
   return success();
 }
 
+// The rows' tensor: this rank's copy, or rank `peer`'s copy of a symmetric tensor.
+std::string rowsData(Emitter &e, Value tensor, Value peer) {
+  if (peer) return e.name(tensor) + ".peer[" + e.name(peer) + "]";
+  return dataOf(e, tensor);
+}
+
 LogicalResult emitLoadRows(Emitter &e, Operation *op) {
   auto load = cast<TileLoadRowsOp>(op);
   if (failed(checkRowCount(op, load.getRows().getType()))) return failure();
   std::string t = declare(e, load.getResult(), "tile");
   e.line() << "pk::tile::load_rows(" << t << ", " << e.name(load.getRows()) << ", "
-           << e.name(load.getSource()) << ".data, " << e.name(load.getSource()) << ".shape, "
-           << e.name(load.getCol()) << ", pk_stage);";
+           << rowsData(e, load.getSource(), load.getPeer()) << ", " << e.name(load.getSource())
+           << ".shape, " << e.name(load.getCol()) << ", pk_stage);";
   return success();
 }
 
@@ -308,8 +314,18 @@ LogicalResult emitStoreRows(Emitter &e, Operation *op) {
   if (failed(checkRowCount(op, store.getRows().getType()))) return failure();
   e.line() << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
            << e.name(store.getValue()) << ", " << e.name(store.getRows()) << ", "
-           << e.name(store.getDest()) << ".data, " << e.name(store.getDest()) << ".shape, "
-           << e.name(store.getCol()) << ", pk_stage);";
+           << rowsData(e, store.getDest(), store.getPeer()) << ", " << e.name(store.getDest())
+           << ".shape, " << e.name(store.getCol()) << ", pk_stage);";
+  return success();
+}
+
+// Slots from per-index counters (atomics in global memory; no stage needed).
+LogicalResult emitClaim(Emitter &e, Operation *op) {
+  auto claim = cast<TileClaimOp>(op);
+  std::string t = declare(e, claim.getResult(), "tile");
+  e.line() << "pk::tile::claim(" << t << ", " << e.name(claim.getIndex()) << ", "
+           << dataOf(e, claim.getCounter()) << ", " << e.name(claim.getCounter())
+           << ".shape[0]);";
   return success();
 }
 
@@ -361,6 +377,7 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.histogram"] = emitHistogram;
   table["pk.tile.load_rows"] = emitLoadRows;
   table["pk.tile.store_rows"] = emitStoreRows;
+  table["pk.tile.claim"] = emitClaim;
   table["pk.comm.store_async"] = emitPeerStore;
   table["pk.comm.store_add_async"] = emitPeerStore;
   table["pk.comm.load_peer"] = emitPeerLoad;

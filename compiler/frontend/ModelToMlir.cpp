@@ -173,14 +173,18 @@ private:
       return def(o, b.create<LoadScalarOp>(l, t, v(in[0]), vs(in, 1)));
     }
     case OpKind::Cumsum: return def(o, b.create<TileCumsumOp>(l, type(o.results[0]), v(in[0])));
+    case OpKind::Claim:
+      return def(o, b.create<TileClaimOp>(l, type(o.results[0]), v(in[0]), v(in[1])));
     case OpKind::Histogram:
       return def(o, b.create<TileHistogramOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::Transpose:
       return def(o, b.create<TileTransposeOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::LoadRows:
-      return def(o, b.create<TileLoadRowsOp>(l, type(o.results[0]), v(in[0]), v(in[1]), v(in[2])));
+      return def(o, b.create<TileLoadRowsOp>(l, type(o.results[0]), v(in[0]), v(in[1]), v(in[2]),
+                                             in.size() > 3 ? v(in[3]) : Value()));
     case OpKind::StoreRows:
-      b.create<TileStoreRowsOp>(l, v(in[0]), v(in[1]), v(in[2]), v(in[3]), /*add=*/o.attr == 1);
+      b.create<TileStoreRowsOp>(l, v(in[0]), v(in[1]), v(in[2]), v(in[3]),
+                                in.size() > 4 ? v(in[4]) : Value(), /*add=*/o.attr == 1);
       return;
     case OpKind::Zeros: return def(o, b.create<TileZerosOp>(l, type(o.results[0])));
     case OpKind::Mma:

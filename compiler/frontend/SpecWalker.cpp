@@ -526,6 +526,12 @@ private:
                                           : "expected a tensor");
   }
 
+  /// Whether `e` is `C.on(peer)`.
+  bool isPeerRef(const Expr *e) {
+    const auto *m = dyn_cast<CXXMemberCallExpr>(strip(e));
+    return m && m->getMethodDecl() && builtinName(m->getMethodDecl()) == "Sym::on";
+  }
+
   /// `C.on(peer)`: returns the tensor and sets `peer`.
   int peerExpr(const Expr *e, int &peer) {
     const auto *m = dyn_cast<CXXMemberCallExpr>(strip(e));
@@ -844,8 +850,7 @@ private:
       return emitValue(OpKind::Load, l, ops, t);
     }
     if (n == "store" || n == "store_add") {
-      const auto *m = dyn_cast<CXXMemberCallExpr>(strip(arg(0)));
-      bool toPeer = m && m->getMethodDecl() && builtinName(m->getMethodDecl()) == "Sym::on";
+      bool toPeer = isPeerRef(arg(0));
       int peer = -1;
       int dest = toPeer ? peerExpr(arg(0), peer) : tensorExpr(arg(0), false);
       if (n == "store_add" && !toPeer && !failed)
@@ -876,20 +881,34 @@ private:
     if (n == "load_rows") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;
-      int src = tensorExpr(arg(0), false);
+      int peer = -1;
+      int src = isPeerRef(arg(0)) ? peerExpr(arg(0), peer) : tensorExpr(arg(0), false);
       int rows = tileExpr(arg(1));
       int col = indexExpr(arg(2));
       if (failed) return -1;
-      return emitValue(OpKind::LoadRows, l, {src, rows, col}, t);
+      std::vector<int> ops = {src, rows, col};
+      if (peer >= 0) ops.push_back(peer);
+      return emitValue(OpKind::LoadRows, l, ops, t);
     }
     if (n == "store_rows" || n == "store_add_rows") {
-      int dest = tensorExpr(arg(0), false);
+      int peer = -1;
+      int dest = isPeerRef(arg(0)) ? peerExpr(arg(0), peer) : tensorExpr(arg(0), false);
       int tile = tileExpr(arg(1));
       int rows = tileExpr(arg(2));
       int col = indexExpr(arg(3));
       if (failed) return -1;
-      emit(OpKind::StoreRows, l, {tile, dest, rows, col}).attr = n == "store_add_rows";
+      std::vector<int> ops = {tile, dest, rows, col};
+      if (peer >= 0) ops.push_back(peer);
+      emit(OpKind::StoreRows, l, ops).attr = n == "store_add_rows";
       return -2;
+    }
+    if (n == "claim") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int counter = tensorExpr(arg(0), false);
+      int idx = tileExpr(arg(1));
+      if (failed) return -1;
+      return emitValue(OpKind::Claim, l, {counter, idx}, t);
     }
     if (n == "zeros") {
       ValueType t;

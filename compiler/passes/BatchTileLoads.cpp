@@ -52,7 +52,7 @@ bool independentBlocks(KernelOp kernel) {
   bool independent = true;
   kernel.getBody().walk([&](Operation *op) {
     independent &= batchable(*op) ||
-                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp,
+                   isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileClaimOp,
                        TileTransposeOp, TileCumsumOp, TileHistogramOp, LoadScalarOp, ReturnOp,
                        CheckOp, RankOp, WorldSizeOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op);
   });

@@ -1,7 +1,8 @@
 // pk-check-tile-races: a tile loop's iterations run in parallel and in no order, so a loop that
 // writes a tensor may read it only at the very tile it writes (an element-wise update in
-// place); any other read, and any read of rows a loop scatters by index, races with another
-// iteration's write and is an error at the read.
+// place); any other read, and any read of rows a loop scatters by index or of counters it
+// claims slots from, races with another iteration's write and is an error at the read. Peers'
+// copies are the protocol checker's (pk-verify-protocol).
 #include "pk/Passes/Passes.h"
 
 namespace mlir::pk {
@@ -25,13 +26,15 @@ bool sameTile(Operation *read, Operation *write) {
 
 Value readTensor(Operation *op) {
   if (auto l = dyn_cast<TileLoadOp>(op)) return l.getSource();
-  if (auto l = dyn_cast<TileLoadRowsOp>(op)) return l.getSource();
+  if (auto l = dyn_cast<TileLoadRowsOp>(op); l && !l.getPeer()) return l.getSource();
   return {};
 }
 
 Value writtenTensor(Operation *op) {
   if (auto s = dyn_cast<TileStoreOp>(op)) return s.getDest();
-  if (auto s = dyn_cast<TileStoreRowsOp>(op)) return s.getDest();
+  if (auto s = dyn_cast<TileStoreRowsOp>(op); s && !s.getPeer()) return s.getDest();
+  // Claims are atomic among themselves, but any other read of the counter races with them.
+  if (auto c = dyn_cast<TileClaimOp>(op)) return c.getCounter();
   return {};
 }
 

@@ -7,7 +7,7 @@ using namespace mlir;
 using namespace mlir::pk;
 
 bool mlir::pk::hasSpecEffect(Operation *op) {
-  return isa<TileStoreOp, TileStoreRowsOp, AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
+  return isa<TileStoreOp, TileStoreRowsOp, TileClaimOp, AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, BroadcastOp,
              ReduceToRootOp, GatherOp, ScatterOp, StoreTileOp, AddTileOp, StoreAsyncOp,
              StoreAddAsyncOp, CommAllReduceOp, CopyOp, SwapOp, ReduceIntoOp, PushSmallOp, SignalOp,
              SignalAllOp, WaitOp, BarrierOp>(op);

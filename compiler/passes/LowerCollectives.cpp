@@ -536,10 +536,15 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return success();
   }
 
-  // Whether a phase writes tiles into peers' copies (pk-lower-peer-tiles left them here).
-  static bool writesPeers(Operation *phase) {
+  // Whether a phase writes tiles into peers' copies (pk-lower-peer-tiles left them here) or
+  // reads rows from them: both need the peers' other phases ordered around them.
+  static bool touchesPeers(Operation *phase) {
     bool peers = false;
-    phase->walk([&](Operation *op) { peers |= isa<StoreAsyncOp, StoreAddAsyncOp>(op); });
+    phase->walk([&](Operation *op) {
+      peers |= isa<StoreAsyncOp, StoreAddAsyncOp>(op);
+      if (auto l = dyn_cast<TileLoadRowsOp>(op)) peers |= bool(l.getPeer());
+      if (auto s = dyn_cast<TileStoreRowsOp>(op)) peers |= bool(s.getPeer());
+    });
     return peers;
   }
 
@@ -585,14 +590,15 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     llvm::SmallPtrSet<Operation *, 8> barrierBefore(dependent.begin(), dependent.end());
     Operation *lastPeerPhase = nullptr;
     for (Operation &op : *body)
-      if (isPhase(&op) && writesPeers(&op)) lastPeerPhase = &op;
+      if (isPhase(&op) && touchesPeers(&op)) lastPeerPhase = &op;
     bool barrierAfterPeers = false;
     for (Operation &op : *body) {
-      if (!isPhase(&op) || !writesPeers(&op) || barrierBefore.contains(&op)) continue;
+      if (!isPhase(&op) || !touchesPeers(&op) || barrierBefore.contains(&op)) continue;
       barrierBefore.insert(&op);
       recordDecision(&op, "rule 3 (one-way sync)",
-                     "this phase writes tiles into peers' copies: a grid-wide barrier first, so "
-                     "that no peer still reads them (in this launch or the previous one)");
+                     "this phase writes tiles into peers' copies (or reads rows from them): a "
+                     "grid-wide barrier first, so that no peer still reads what it writes, or "
+                     "still writes what it reads (in this launch or the previous one)");
     }
     size_t barriers = 0;
     for (Operation &op : llvm::make_early_inc_range(*body)) {

@@ -19,8 +19,22 @@ namespace {
 struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles> {
   using PkLowerPeerTilesPassBase::PkLowerPeerTilesPassBase;
 
+  // Rows moved by index from or into a peer's copy: already the register path; only the
+  // decisions are recorded.
+  static void lowerRows(Operation *op) {
+    bool pull = isa<TileLoadRowsOp>(op);
+    recordDecision(op, "rule 1 (transport)",
+                   pull ? "ldst: rows gathered by index from the peer's copy with register loads "
+                          "(each row's place is known only at run time, so no TMA box)"
+                        : "ldst: rows scattered by index into the peer's copy with register "
+                          "stores (each row's place is known only at run time, so no TMA box)");
+    recordDecision(op, "rule 2 (overlap)",
+                   "intra_sm: the block that computes the rows moves them, no hand-off");
+  }
+
   // Replaces a store_tile / add_tile by the register-path primitive, recording why.
   static void lowerOne(Operation *op) {
+    if (isa<TileLoadRowsOp, TileStoreRowsOp>(op)) return lowerRows(op);
     OpBuilder b(op);
     Location loc = op->getLoc();
     Value tile = op->getOperand(0), dest = op->getOperand(1), peer = op->getOperand(2);
@@ -71,7 +85,8 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
     WaitOp::create(b, loc, depart, peers, Compare::ge);
     YieldOp::create(b, loc);
     recordDecision(kernel, "rule 3 (one-way sync)",
-                   "tiles written into peers: each block signals arrival once per peer and "
+                   "tiles or rows written into (or rows read from) peers: each block signals "
+                   "arrival once per peer and "
                    "waits for the peers' before its first peer write, then signals departure "
                    "and waits for the peers' before the kernel ends; per-block monotone "
                    "flags, no handshake, no staging buffer");
@@ -86,6 +101,8 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
       Operation *collective = nullptr, *worker = nullptr;
       kernel.walk([&](Operation *op) {
         if (isa<StoreTileOp, AddTileOp>(op)) peerTiles.push_back(op);
+        if (auto l = dyn_cast<TileLoadRowsOp>(op); l && l.getPeer()) peerTiles.push_back(op);
+        if (auto s = dyn_cast<TileStoreRowsOp>(op); s && s.getPeer()) peerTiles.push_back(op);
         if (isCollectiveIntent(op) && !collective) collective = op;
         if (isa<WorkerOp>(op) && !worker) worker = op;
       });

@@ -30,6 +30,10 @@ void mlir::pk::phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &read
     if (auto l = dyn_cast<LoadPeerOp>(op)) reads.insert(l.getSource());
     if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
     if (auto s = dyn_cast<TileStoreRowsOp>(op)) writes.insert(s.getDest());
+    if (auto c = dyn_cast<TileClaimOp>(op)) {  // an atomic read-modify-write
+      reads.insert(c.getCounter());
+      writes.insert(c.getCounter());
+    }
     // A peer's copy, before (intent) or after (primitive) pk-lower-peer-tiles.
     if (isa<StoreTileOp, AddTileOp, StoreAsyncOp, StoreAddAsyncOp>(op))
       writes.insert(op->getOperand(1));

@@ -108,6 +108,17 @@ private:
     return true;
   }
 
+  // An access to the whole of `memRank`'s copy of `tensor` (writes commute, as adds do).
+  bool wholeAccess(Operation *op, Value tensor, int memRank, bool write) {
+    Event e{EventKind::Access, op};
+    if (!tensorArg(op, tensor, e.access.tensor)) return false;
+    e.access.memRank = memRank;
+    e.access.write = write;
+    e.access.add = write;
+    out.events.push_back(std::move(e));
+    return true;
+  }
+
   bool signal(Operation *op, Value flag, int peer) {
     auto f = flags.find(flag);
     if (f == flags.end()) return fail(op, "the flag is not a pk.sync.flag of this worker");
@@ -395,8 +406,21 @@ private:
       return access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(), rank,
                     true, false, false);
     if (auto loop = dyn_cast<TileForeachOp>(op)) return foreach(loop, depth);
-    // Rows moved by index touch local tensors only (the verifier), which peers never see.
-    if (isa<TileLoadRowsOp, TileStoreRowsOp>(op)) return true;
+    // Rows moved by index, and slots claimed from counters: which rows is known only at run
+    // time, so each touches the whole tensor of one rank's copy. Scattered rows are marked as
+    // adds: concurrent scatters into one tensor are the construct's meaning (which of several
+    // writes to one row lands is unspecified), while any other access beside them races.
+    if (auto l = dyn_cast<TileLoadRowsOp>(op)) {
+      int64_t peer = rank;
+      return (!l.getPeer() || get(op, l.getPeer(), peer)) &&
+             wholeAccess(op, l.getSource(), int(peer), false);
+    }
+    if (auto s = dyn_cast<TileStoreRowsOp>(op)) {
+      int64_t peer = rank;
+      return (!s.getPeer() || get(op, s.getPeer(), peer)) &&
+             wholeAccess(op, s.getDest(), int(peer), true);
+    }
+    if (auto c = dyn_cast<TileClaimOp>(op)) return wholeAccess(op, c.getCounter(), rank, true);
     // Argument checks depend only on symmetric shapes: every rank takes the same branch, and
     // a failing check leaves before any signal. The model follows the passing branch.
     if (isa<YieldOp, ReturnOp, CheckOp>(op)) return true;

@@ -145,15 +145,19 @@ LogicalResult TileReduceRowsOp::verify() {
 
 // The shared rules of pk.tile.load_rows and pk.tile.store_rows: a 2-D tensor and tile of one
 // element type, and an integer register tile with one index per tile row.
-static LogicalResult verifyRowAccess(Operation *op, LocalTensorType tensor, TileType tile,
-                                     TileType rows) {
-  if (tensor.getShape().size() != 2)
-    return op->emitOpError("moves rows of 2-D tensors, got ") << tensor;
+static LogicalResult verifyRowAccess(Operation *op, Type tensorType, TileType tile, TileType rows,
+                                     bool onPeer) {
+  ArrayRef<int64_t> shape = getTensorShape(tensorType);
+  if (shape.size() != 2)
+    return op->emitOpError("moves rows of 2-D tensors, got ") << tensorType;
+  if (onPeer && !isa<SymTensorType>(tensorType))
+    return op->emitOpError("moves rows of a peer's copy, which only a symmetric tensor has; got ")
+           << tensorType;
   if (tile.getRank() != 2 || tile.getMemorySpace() != MemorySpace::reg)
     return op->emitOpError("moves a 2-D register tile, got ") << tile;
-  if (tile.getElementType() != tensor.getElementType())
+  if (tile.getElementType() != getTensorElementType(tensorType))
     return op->emitOpError("the tile's element type must be the tensor's, got ")
-           << tile.getElementType() << " and " << tensor.getElementType();
+           << tile.getElementType() << " and " << getTensorElementType(tensorType);
   if (!rows.getElementType().isSignlessInteger(32) && !rows.getElementType().isSignlessInteger(64))
     return op->emitOpError("row indices must be an i32 or i64 tile, got ") << rows;
   if (rows.getMemorySpace() != MemorySpace::reg || rows.getNumElements() != tile.getShape()[0] ||
@@ -165,11 +169,30 @@ static LogicalResult verifyRowAccess(Operation *op, LocalTensorType tensor, Tile
 }
 
 LogicalResult TileLoadRowsOp::verify() {
-  return verifyRowAccess(*this, getSource().getType(), getResult().getType(), getRows().getType());
+  return verifyRowAccess(*this, getSource().getType(), getResult().getType(), getRows().getType(),
+                         bool(getPeer()));
 }
 
 LogicalResult TileStoreRowsOp::verify() {
-  return verifyRowAccess(*this, getDest().getType(), getValue().getType(), getRows().getType());
+  return verifyRowAccess(*this, getDest().getType(), getValue().getType(), getRows().getType(),
+                         bool(getPeer()));
+}
+
+LogicalResult TileClaimOp::verify() {
+  Type counter = getCounter().getType();
+  Type elem = getTensorElementType(counter);
+  if (getTensorShape(counter).size() != 1 ||
+      !(elem.isSignlessInteger(32) || elem.isSignlessInteger(64)))
+    return emitOpError("counts in a 1-D i32 or i64 tensor, got ") << counter;
+  TileType index = getIndex().getType(), result = getResult().getType();
+  if (!isa<IntegerType>(index.getElementType()) || index.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("the index must be an integer register tile, got ") << index;
+  if (result.getShape() != index.getShape() || result.getElementType() != elem ||
+      result.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("the result must be a register tile of the index's shape and the "
+                       "counter's element type, got ")
+           << result;
+  return success();
 }
 
 LogicalResult TileTransposeOp::verify() {

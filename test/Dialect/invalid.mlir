@@ -600,6 +600,43 @@ pk.kernel @rows_of_1d(%x: !pk.tensor<?xf32>) {
 
 // -----
 
+pk.kernel @rows_of_local_peer(%x: !pk.tensor<?x?xf32>, %p: index) {
+  %c0 = arith.constant 0 : index
+  %i = pk.tile.zeros : !pk.tile<16xi32>
+  // expected-error @+1 {{moves rows of a peer's copy, which only a symmetric tensor has; got '!pk.tensor<?x?xf32>'}}
+  %r = pk.tile.load_rows %x[%i, %c0] on %p : !pk.tensor<?x?xf32>, !pk.tile<16xi32> -> !pk.tile<16x64xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @claim_float_counter(%c: !pk.tensor<?xf32>) {
+  %i = pk.tile.zeros : !pk.tile<16xi32>
+  // expected-error @+1 {{counts in a 1-D i32 or i64 tensor, got '!pk.tensor<?xf32>'}}
+  %s = pk.tile.claim %c[%i] : !pk.tensor<?xf32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @claim_float_index(%c: !pk.tensor<?xi32>) {
+  %i = pk.tile.zeros : !pk.tile<16xf32>
+  // expected-error @+1 {{the index must be an integer register tile, got '!pk.tile<16xf32>'}}
+  %s = pk.tile.claim %c[%i] : !pk.tensor<?xi32>, !pk.tile<16xf32> -> !pk.tile<16xi32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @claim_result(%c: !pk.tensor<?xi32>) {
+  %i = pk.tile.zeros : !pk.tile<16xi32>
+  // expected-error @+1 {{the result must be a register tile of the index's shape and the counter's element type, got '!pk.tile<16xi64>'}}
+  %s = pk.tile.claim %c[%i] : !pk.tensor<?xi32>, !pk.tile<16xi32> -> !pk.tile<16xi64>
+  pk.return
+}
+
+// -----
+
 pk.kernel @transpose_shape() {
   %t = pk.tile.zeros : !pk.tile<16x32xf32>
   // expected-error @+1 {{the result must be the 32x16 register tile of the input's element type, got '!pk.tile<16x32xf32>'}}

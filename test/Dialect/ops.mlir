@@ -165,3 +165,19 @@ pk.kernel @int_rows(%ids: !pk.tensor<?xi32>, %x: !pk.tensor<?x?xbf16>, %y: !pk.t
   %count = pk.load_scalar %ids[%c0] : !pk.tensor<?xi32> -> index
   pk.return
 }
+
+// Rows moved from and into peers' copies, and slots claimed from counters (MoE dispatch).
+// CHECK-LABEL: pk.kernel @peer_rows
+pk.kernel @peer_rows(%ids: !pk.tensor<?xi32>, %s: !pk.sym<?x?xbf16>, %fill: !pk.sym<?xi32>, %p: index) {
+  %c0 = arith.constant 0 : index
+  %i = pk.tile.load %ids[%c0] : !pk.tensor<?xi32> -> !pk.tile<16xi32>
+  // CHECK: pk.tile.claim %{{.*}}[%{{.*}}] : !pk.sym<?xi32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+  %slot = pk.tile.claim %fill[%i] : !pk.sym<?xi32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+  // CHECK: pk.tile.load_rows %{{.*}}[%{{.*}}, %{{.*}}] on %{{.*}} : !pk.sym<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x64xbf16>
+  %t = pk.tile.load_rows %s[%slot, %c0] on %p : !pk.sym<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x64xbf16>
+  // CHECK: pk.tile.load_rows %{{.*}}[%{{.*}}, %{{.*}}] : !pk.sym<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x64xbf16>
+  %u = pk.tile.load_rows %s[%slot, %c0] : !pk.sym<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x64xbf16>
+  // CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] on %{{.*}} {add} : !pk.tile<16x64xbf16>, !pk.sym<?x?xbf16>, !pk.tile<16xi32>
+  pk.tile.store_rows %t, %s[%slot, %c0] on %p {add} : !pk.tile<16x64xbf16>, !pk.sym<?x?xbf16>, !pk.tile<16xi32>
+  pk.return
+}

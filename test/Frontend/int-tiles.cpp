@@ -4,6 +4,7 @@
 // RUN: not pkc %s -DROW_SUM_INT --emit=mlir 2>&1 | FileCheck %s --check-prefix=ROWSUM
 // RUN: not pkc %s -DFLOAT_INDEX --emit=mlir 2>&1 | FileCheck %s --check-prefix=INDEX
 // RUN: not pkc %s -DAT_ARITY --emit=mlir 2>&1 | FileCheck %s --check-prefix=ARITY
+// RUN: not pkc %s -DFLOAT_COUNTER --emit=mlir 2>&1 | FileCheck %s --check-prefix=COUNTER
 // Tests integer tiles and rows moved by index: i32 / i64 element types, integer scalars and %
 // on integer tiles, casts, load_rows / store_rows / store_add_rows; and that float-only
 // operations on integer tiles, a float scalar beside an integer tile, and a float index tile
@@ -76,6 +77,29 @@ PK_KERNEL void moe_rows(Tensor<i32, 1> ids, Tensor<i64, 2> slots, Tensor<bf16, 2
 #ifdef FLOAT_INDEX
     // INDEX: int-tiles.cpp:[[@LINE+1]]:5: error: no matching function for call to 'store_rows'
     store_rows(y, rows, cast<f32>(id), n);
+#endif
+  }
+}
+
+// Rows into and out of peers' copies, and slots claimed from a counter.
+// CHECK-LABEL: pk.kernel @peer_rows
+// CHECK: %[[E:.*]] = pk.tile.load {{.*}} -> !pk.tile<16x1xi32>
+// CHECK: %[[S:.*]] = pk.tile.claim %{{.*}}[%[[E]]] : !pk.sym<?xi32>, !pk.tile<16x1xi32> -> !pk.tile<16x1xi32>
+// CHECK: %[[P:.*]] = arith.remsi
+// CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%[[S]], %{{.*}}] on %[[P]] : !pk.tile<16x256xbf16>, !pk.sym<?x?xbf16>, !pk.tile<16x1xi32>
+// CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%[[S]], %{{.*}}] on %{{.*}} {add} : !pk.tile<16x256xf32>, !pk.sym<?x?xf32>, !pk.tile<16x1xi32>
+// CHECK: pk.tile.load_rows %{{.*}}[%[[S]], %{{.*}}] on %{{.*}} : !pk.sym<?x?xbf16>, !pk.tile<16x1xi32> -> !pk.tile<16x256xbf16>
+PK_KERNEL void peer_rows(Tensor<i32, 2> ids, Tensor<bf16, 2> x, Scratch<i32, 1> fill, Sym<bf16, 2> y,
+                         Sym<f32, 2> z, Tensor<bf16, 2> back) {
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 256})) {
+    auto place = claim(fill, load<16, 1>(ids, t, 0));
+    auto rows = load<16, 256>(x, t, n);
+    store_rows(y.on(next_rank()), rows, place, n);
+    store_add_rows(z.on(0), cast<f32>(rows), place, n);
+    store(back, load_rows<16, 256>(y.on(prev_rank()), place, n), t, n);
+#ifdef FLOAT_COUNTER
+    // COUNTER: int-tiles.cpp:[[@LINE+1]]:5: error: no matching function for call to 'claim'
+    claim(z, place);
 #endif
   }
 }

@@ -21,7 +21,7 @@ using namespace pk;
 // CHECK-NOT: pk.worker
 // CHECK: pk.return
 // EXPLAIN-LABEL: decisions for kernel 'shift_then_ar'
-// EXPLAIN: pk.tile.foreach at {{.*}}peer-tile-phases.cpp:[[@LINE+4]]:3: this phase writes tiles into peers' copies: a grid-wide barrier first
+// EXPLAIN: pk.tile.foreach at {{.*}}peer-tile-phases.cpp:[[@LINE+4]]:3: this phase writes tiles into peers' copies (or reads rows from them): a grid-wide barrier first
 // EXPLAIN: pk.coll.all_reduce at {{.*}}peer-tile-phases.cpp:[[@LINE+5]]:3: this phase uses a tensor an earlier phase of the kernel wrote
 // EXPLAIN: (2 grid-wide barriers between dependent phases)
 PK_KERNEL void shift_then_ar(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {

@@ -7,7 +7,7 @@
 using namespace pk;
 
 // CHECK-LABEL: decisions for kernel 'ring_shift'
-// CHECK: rule 3 (one-way sync): pk.kernel {{.*}}tiles written into peers
+// CHECK: rule 3 (one-way sync): pk.kernel {{.*}}tiles or rows written into (or rows read from) peers
 // CHECK: rule 1 (transport): pk.coll.store_tile at {{.*}}peer-tiles-explain.cpp:[[@LINE+5]]:5: ldst: a register tile
 // CHECK: rule 2 (overlap): pk.coll.store_tile {{.*}}intra_sm
 // CHECK-NOT: warning

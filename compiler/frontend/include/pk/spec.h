@@ -132,20 +132,50 @@ template <class X, class T, int R, class... I> void store(const Sym<T, R> &, X t
 
 // Rows by an index tile: embedding lookups, MoE dispatch and combine. `idx` is an integer
 // tile of R row indices (shaped R or R x 1). A row index outside the tensor reads a row of
-// zeros and is dropped on writes: never an out-of-bounds access.
+// zeros and is dropped on writes: never an out-of-bounds access. The tensor is this rank's
+// (a Tensor, or a Sym's own copy) or a peer's copy, `y.on(p)`: rows pulled from or pushed into
+// rank p over NVLink, ordered after (and before) the peers' other phases by pkc.
 // load_rows<R, C>(x, idx, n): row r of the result is x[idx[r], n .. n + C).
 template <long R, long C, class T, class I, long... IS>
 typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Tensor<T, 2> &, Tile<I, IS...> idx,
+                                                                 index col);
+template <long R, long C, class T, class I, long... IS>
+typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Sym<T, 2> &, Tile<I, IS...> idx,
+                                                                 index col);
+template <long R, long C, class T, class I, long... IS>
+typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Peer<T, 2> &, Tile<I, IS...> idx,
                                                                  index col);
 // store_rows(y, t, idx, n): row r of t to y[idx[r], n ..]; which of several rows sent to one
 // index lands is unspecified. store_add_rows adds each row instead (atomically), so rows sent
 // to one index all arrive.
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_rows(const Tensor<T, 2> &, Tile<T, R, C> tile,
-                                                    Tile<I, IS...> idx, index col);
+typename EnableIf<IsInt<I>::value>::type store_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+                                                    index col);
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_add_rows(const Tensor<T, 2> &, Tile<T, R, C> tile,
-                                                        Tile<I, IS...> idx, index col);
+typename EnableIf<IsInt<I>::value>::type store_rows(const Sym<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+                                                    index col);
+template <class T, long R, long C, class I, long... IS>
+typename EnableIf<IsInt<I>::value>::type store_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+                                                    index col);
+template <class T, long R, long C, class I, long... IS>
+typename EnableIf<IsInt<I>::value>::type store_add_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+                                                        index col);
+template <class T, long R, long C, class I, long... IS>
+typename EnableIf<IsInt<I>::value>::type store_add_rows(const Sym<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+                                                        index col);
+template <class T, long R, long C, class I, long... IS>
+typename EnableIf<IsInt<I>::value>::type store_add_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+                                                        index col);
+// claim(counter, idx): element i gets the value counter[idx[i]] had and adds one to it,
+// atomically, so every slot of a counter is handed out once (in no fixed order) across all
+// tiles: the place of each row of an expert in an MoE dispatch. An index outside the counter
+// claims nothing and gives -1, a row that store_rows drops. The counter is this rank's.
+template <class C, class I, long... S>
+typename EnableIf<IsInt<C>::value && IsInt<I>::value, Tile<C, S...>>::type claim(const Tensor<C, 1> &,
+                                                                                 Tile<I, S...> idx);
+template <class C, class I, long... S>
+typename EnableIf<IsInt<C>::value && IsInt<I>::value, Tile<C, S...>>::type claim(const Sym<C, 1> &,
+                                                                                 Tile<I, S...> idx);
 
 // Compute on register tiles.
 template <class T, long... S> Tile<T, S...> zeros();

@@ -234,41 +234,65 @@ def Pk_TileHistogramOp : Pk_Op<"tile.histogram", [Pure]> {
 }
 
 def Pk_TileLoadRowsOp : Pk_Op<"tile.load_rows"> {
-  let summary = "Gathers rows of this rank's 2-D tensor by an index tile";
+  let summary = "Gathers rows of a 2-D tensor (this rank's, or a peer's copy) by an index tile";
   let description = [{
     Row r of the R x C result is `source[rows[r], col .. col + C)`: `rows` is a register tile
     of R integers (i32 or i64, shaped R or R x 1), the same in every thread's view. A row index
     outside `[0, source rows)` reads a row of zeros, as do columns past the tensor's edge: the
     gather is checked, never an out-of-bounds access (a vocabulary-parallel embedding relies on
-    it). The source is a local tensor.
+    it). With `on %peer` the rows come from rank `peer`'s copy of a symmetric tensor (a pull
+    over NVLink: an MoE combine); the passes order it after the peers' earlier writes.
 
     ```mlir
     %e = pk.tile.load_rows %table[%ids, %n] : !pk.tensor<?x?xbf16>, !pk.tile<16xi32> -> !pk.tile<16x256xbf16>
+    %y = pk.tile.load_rows %out[%slots, %n] on %p : !pk.sym<?x?xbf16>, !pk.tile<16x1xi32> -> !pk.tile<16x256xbf16>
     ```
   }];
-  let arguments = (ins Arg<Pk_LocalTensorType, "", [MemRead]>:$source, Pk_TileType:$rows,
-                       Index:$col);
+  let arguments = (ins Arg<Pk_AnyTensor, "", [MemRead]>:$source, Pk_TileType:$rows, Index:$col,
+                       Optional<Index>:$peer);
   let results = (outs Pk_TileType:$result);
-  let assemblyFormat = "$source `[` $rows `,` $col `]` attr-dict `:` qualified(type($source)) `,` qualified(type($rows)) `->` qualified(type($result))";
+  let assemblyFormat = "$source `[` $rows `,` $col `]` (`on` $peer^)? attr-dict `:` qualified(type($source)) `,` qualified(type($rows)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
 def Pk_TileStoreRowsOp : Pk_Op<"tile.store_rows"> {
-  let summary = "Scatters (or adds) the rows of a tile into this rank's 2-D tensor by an index tile";
+  let summary = "Scatters (or adds) the rows of a tile into a 2-D tensor by an index tile";
   let description = [{
     Row r of the R x C tile `value` goes to `dest[rows[r], col .. col + C)`; rows whose index
     is outside `[0, dest rows)`, and columns past the edge, are dropped. With `add` the row is
     added element by element (`red.global.add`), so rows that several tiles or iterations send
     to one index all arrive (an MoE combine); without it, which of several writes to one row
-    lands is unspecified. The destination is a local tensor.
+    lands is unspecified. With `on %peer` the rows go into rank `peer`'s copy of a symmetric
+    tensor (an MoE dispatch): register stores over NVLink, inside the computing block.
 
     ```mlir
     pk.tile.store_rows %t, %out[%slots, %n] {add} : !pk.tile<16x256xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
+    pk.tile.store_rows %x, %recv[%slots, %n] on %p : !pk.tile<16x256xbf16>, !pk.sym<?x?xbf16>, !pk.tile<16x1xi32>
     ```
   }];
-  let arguments = (ins Pk_TileType:$value, Arg<Pk_LocalTensorType, "", [MemWrite]>:$dest,
-                       Pk_TileType:$rows, Index:$col, UnitAttr:$add);
-  let assemblyFormat = "$value `,` $dest `[` $rows `,` $col `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))";
+  let arguments = (ins Pk_TileType:$value, Arg<Pk_AnyTensor, "", [MemWrite]>:$dest,
+                       Pk_TileType:$rows, Index:$col, Optional<Index>:$peer, UnitAttr:$add);
+  let assemblyFormat = "$value `,` $dest `[` $rows `,` $col `]` (`on` $peer^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileClaimOp : Pk_Op<"tile.claim"> {
+  let summary = "Hands out slots from per-index counters, atomically";
+  let description = [{
+    For each element i of the integer tile `index`, returns the value `counter[index[i]]` had
+    before and adds one to it (an atomic fetch-and-add per element, `atom.global.add`): the
+    slots of one counter are handed out once each, across all tiles and blocks, in no fixed
+    order. Each expert's rows in an MoE dispatch get distinct places this way. An index outside
+    `[0, counter size)`, and a clipped load's padding, claims nothing and gives -1 (which
+    `pk.tile.store_rows` drops). The counter is a 1-D i32 or i64 tensor of this rank.
+
+    ```mlir
+    %slot = pk.tile.claim %fill[%experts] : !pk.sym<?xi32>, !pk.tile<16x1xi32> -> !pk.tile<16x1xi32>
+    ```
+  }];
+  let arguments = (ins Arg<Pk_AnyTensor, "", [MemRead, MemWrite]>:$counter, Pk_TileType:$index);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$counter `[` $index `]` attr-dict `:` qualified(type($counter)) `,` qualified(type($index)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
