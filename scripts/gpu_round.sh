@@ -4,7 +4,7 @@
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine:
-#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|phases|all]
+#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|moe|phases|all]
 # (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
 # fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
 # PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests and
@@ -113,6 +113,12 @@ fi
 if [ "$PART" = tiles ] || [ "$PART" = all ]; then
   # Memory-bound spec kernels on the general tile path against the device copy (one GPU).
   one_gpu_bench bench-tiles "$BUILD/tools/bench-tiles/pk-bench-tiles" 240 tiles.md
+  BENCH=$?
+fi
+
+if [ "$PART" = moe ] || [ "$PART" = all ]; then
+  # The shipped MoE dispatch and combine against the device copy (one GPU, world size 1).
+  one_gpu_bench bench-moe "$BUILD/tools/bench-moe/pk-bench-moe" 240 moe.md
   BENCH=$?
 fi
 

@@ -19,22 +19,26 @@ module {
       %c0 = arith.constant 0 : index
       %11 = pk.tile.splat %c0 : index -> !pk.tile<256x1xi32>
       %12 = pk.tile.map <ge> %10, %11 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
-      %13 = pk.tile.splat %2 : index -> !pk.tile<256x1xi32>
-      %14 = pk.tile.map <rem> %9, %13 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
-      %15 = pk.rank
-      %16 = arith.muli %15, %2 : index
-      %17 = pk.tile.splat %16 : index -> !pk.tile<256x1xi32>
-      %18 = pk.tile.map <add> %14, %17 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
-      %19 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
-      %20 = pk.tile.splat %19 : index -> !pk.tile<256x1xi32>
-      %21 = pk.tile.map <mul> %18, %20 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
-      %22 = pk.tile.map <add> %21, %10 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
+      %13 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
+      %14 = pk.tile.splat %13 : index -> !pk.tile<256x1xi32>
+      %15 = pk.tile.map <lt> %10, %14 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
+      %16 = pk.tile.map <mul> %12, %15 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
+      %17 = pk.tile.splat %2 : index -> !pk.tile<256x1xi32>
+      %18 = pk.tile.map <rem> %9, %17 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
+      %19 = pk.rank
+      %20 = arith.muli %19, %2 : index
+      %21 = pk.tile.splat %20 : index -> !pk.tile<256x1xi32>
+      %22 = pk.tile.map <add> %18, %21 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
+      %23 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
+      %24 = pk.tile.splat %23 : index -> !pk.tile<256x1xi32>
+      %25 = pk.tile.map <mul> %22, %24 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
+      %26 = pk.tile.map <add> %25, %10 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32> -> !pk.tile<256x1xi32>
       %c1 = arith.constant 1 : index
       %c0_0 = arith.constant 0 : index
-      %23 = arith.subi %c0_0, %c1 : index
-      %24 = pk.tile.splat %23 : index -> !pk.tile<256x1xi32>
-      %25 = pk.tile.select %12, %22, %24 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32>
-      pk.tile.store %25, %arg3[%arg6, %arg7] : !pk.tile<256x1xi32>, !pk.tensor<?x?xi32>
+      %27 = arith.subi %c0_0, %c1 : index
+      %28 = pk.tile.splat %27 : index -> !pk.tile<256x1xi32>
+      %29 = pk.tile.select %16, %26, %28 : !pk.tile<256x1xi32>, !pk.tile<256x1xi32>
+      pk.tile.store %29, %arg3[%arg6, %arg7] : !pk.tile<256x1xi32>, !pk.tensor<?x?xi32>
     }
     %6 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
     %7 = pk.dim %arg0, 1 : !pk.tensor<?x?xbf16>
@@ -68,10 +72,13 @@ module {
       %9 = arith.muli %arg6, %2 : index
       %10 = arith.addi %9, %arg7 : index
       %11 = pk.tile.load %arg2[%10] : !pk.sym<?xi32> -> !pk.tile<1xi32>
-      %12 = pk.rank
-      %13 = arith.muli %12, %2 : index
-      %14 = arith.addi %13, %arg7 : index
-      pk.coll.store_tile %11, %arg5[%14] on %arg6 : !pk.tile<1xi32>, !pk.sym<?xi32>
+      %12 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
+      %13 = pk.tile.splat %12 : index -> !pk.tile<1xi32>
+      %14 = pk.tile.map <min> %11, %13 : !pk.tile<1xi32>, !pk.tile<1xi32> -> !pk.tile<1xi32>
+      %15 = pk.rank
+      %16 = arith.muli %15, %2 : index
+      %17 = arith.addi %16, %arg7 : index
+      pk.coll.store_tile %14, %arg5[%17] on %arg6 : !pk.tile<1xi32>, !pk.sym<?xi32>
     }
     pk.return
   }

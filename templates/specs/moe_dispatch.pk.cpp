@@ -1,11 +1,12 @@
 // MoE dispatch: every rank sends each of its tokens to the experts its router chose. There are
 // E = W El experts; expert e lives on rank e / El as that rank's local expert e % El. Each
 // rank's `recv` [W El T, H] is laid out by source rank and expert: block b = s El + l holds, in
-// rows [b T, b T + counts[b]), the tokens rank s sent to local expert l (T = tokens per rank,
-// so a block can never overflow). `slot` [T, K] records where each (token, choice) landed on
-// its expert's rank: what moe_combine reads. An expert id outside [0, E) (-1: a dropped
-// choice) sends nothing and gets slot -1. The order of rows inside a block is unspecified;
-// `fill` [E] is the workspace that hands out the places.
+// rows [b T, b T + counts[b]), the tokens rank s sent to local expert l (T = tokens per rank:
+// a token's K expert ids are distinct, as top-k gives them, so a block holds at most T rows;
+// choices past that are dropped with slot -1, and counts stop at T). `slot` [T, K] records
+// where each (token, choice) landed on its expert's rank: what moe_combine reads. An expert id
+// outside [0, E) (-1: a dropped choice) sends nothing and gets slot -1. The order of rows
+// inside a block is unspecified; `fill` [E] is the workspace that hands out the places.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -18,7 +19,8 @@ PK_KERNEL void moe_dispatch(Tensor<bf16, 2> x, Tensor<i32, 2> ids, Scratch<i32, 
   for (auto [t, k] : tiles(ids.rows(), ids.cols(), {256, 1})) {
     auto e = load<256, 1>(ids, t, k);
     auto place = claim(fill, e);
-    store(slot, where(place >= 0, (e % experts + rank() * experts) * x.rows() + place, -1), t, k);
+    auto fits = (place >= 0) * (place < x.rows());
+    store(slot, where(fits, (e % experts + rank() * experts) * x.rows() + place, -1), t, k);
   }
   // The rows, pushed into the experts' ranks by NVLink stores.
   for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 512})) {
@@ -32,5 +34,5 @@ PK_KERNEL void moe_dispatch(Tensor<bf16, 2> x, Tensor<i32, 2> ids, Scratch<i32, 
   }
   // The counts, into every expert rank's row of senders.
   for (auto [p, l] : tiles(world_size(), experts, {1, 1}))
-    store(counts.on(p), load<1>(fill, p * experts + l), rank() * experts + l);
+    store(counts.on(p), min(load<1>(fill, p * experts + l), x.rows()), rank() * experts + l);
 }

@@ -1,7 +1,9 @@
 // The shipped MoE dispatch and combine (templates/specs/moe_{dispatch,combine}.pk.cpp, compiled
 // by pkc at build time) at world size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs).
-// Routing is random with skew toward low expert ids, some choices dropped (-1) and the last
-// expert never chosen (it receives nothing); tokens often go to experts on their own rank.
+// Routing is random with skew toward low expert ids (distinct per token), some choices dropped
+// (-1) and the last expert never chosen (it receives nothing); tokens often go to experts on
+// their own rank. A last case overflows a block (every choice of every token to expert 0):
+// exactly T choices per sender get places, the rest slot -1, and counts stop at T.
 // Each rank checks what it can see: the counts and rows it received from every sender (rebuilt
 // on the host from the senders' seeds; the order of rows inside a block is free, so rows are
 // compared as multisets), the slots it was given, and then the combine, run twice: on the
@@ -31,12 +33,19 @@ Routing routing(int rank, long long T, long long K, long long H, int experts_tot
   std::uniform_real_distribution<double> u(0.0, 1.0);
   r.ids.resize(T * K);
   r.weights.resize(T * K);
-  for (long long i = 0; i < T * K; ++i) {
-    const double v = u(g);
-    // Skewed toward expert 0; the last expert (experts_total - 1) is never chosen.
-    r.ids[i] = u(g) < 0.05 ? -1 : std::min(int(v * v * v * (experts_total - 1)), experts_total - 2);
-    r.weights[i] = float(0.1 + u(g));
-  }
+  for (long long t = 0; t < T; ++t)
+    for (long long k = 0; k < K; ++k) {
+      // Distinct experts per token (as top-k gives), skewed toward expert 0; the last expert
+      // (experts_total - 1) is never chosen.
+      int e = -1;
+      for (bool fresh = false; !fresh;) {
+        const double v = u(g);
+        e = std::min(int(v * v * v * (experts_total - 1)), experts_total - 2);
+        fresh = std::find(r.ids.begin() + t * K, r.ids.begin() + t * K + k, e) == r.ids.begin() + t * K + k;
+      }
+      r.ids[t * K + k] = u(g) < 0.05 ? -1 : e;
+      r.weights[t * K + k] = float(0.1 + u(g));
+    }
   r.x = pkt::random_data<bf16>(T * H, 7u + 13u * unsigned(rank) + unsigned(T));
   return r;
 }
@@ -49,7 +58,7 @@ std::vector<unsigned short> row_bits(const std::vector<bf16>& v, long long row, 
 
 void moe_test(pk::Context& ctx) {
   const int W = ctx.world(), me = ctx.rank();
-  const long long K = 4, H = 1000, El = 3, E = El * W;  // hidden size: a column tail of 512
+  const long long K = 3, H = 1000, El = 5, E = El * W;  // hidden size: a column tail of 512
   for (long long T : {1LL, 300LL}) {
     std::vector<Routing> all;
     for (int r = 0; r < W; ++r) all.push_back(routing(r, T, K, H, int(E)));
@@ -143,8 +152,41 @@ void moe_test(pk::Context& ctx) {
   }
 }
 
+// Every choice to expert 0 (on rank 0): T places per sender, the other choices dropped.
+void moe_overflow_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long T = 2, K = 3, H = 64, El = 2, E = El * W;
+  const auto xs = pkt::random_data<bf16>(T * H, 71u + unsigned(me));
+  pkt::DevLocal<bf16> x({T, H}, xs);
+  pkt::DevLocal<int> ids({T, K}, std::vector<int>(T * K, 0)), slot({T, K}, {});
+  pkt::SymArg<int> fill(ctx, {E}, nullptr), counts(ctx, {W * El}, nullptr);
+  pkt::SymArg<bf16> recv(ctx, {W * El * T, H}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  pkt::launch(ctx, "moe_dispatch", moe_dispatch, pk_moe_dispatch::kBlocks, pk_moe_dispatch::kThreads,
+              x.view(), ids.view(), fill.view, slot.view(), recv.view, counts.view);
+  PKT_OK(ctx.check_errors());
+  std::vector<int> places;
+  for (int v : slot.download())
+    if (v != -1) places.push_back(v);
+  std::sort(places.begin(), places.end());
+  const long long base = me * El * T;  // block (me, 0) on rank 0
+  if (places.size() != size_t(T) || places.front() != base || places.back() != base + T - 1)
+    pkt::fail("moe_dispatch overflow rank " + std::to_string(me) + ": want exactly places [b T, b T + T)");
+  if (me == 0) {
+    const auto c = counts.download();
+    for (int s = 0; s < W; ++s)
+      if (c[s * El] != T || c[s * El + 1] != 0)
+        pkt::fail("moe_dispatch overflow: counts of sender " + std::to_string(s) + " are not T and 0");
+  }
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
-  return pkt::run_worlds("moe_test", [](pk::Context& ctx) { moe_test(ctx); }, moe_dispatch, moe_combine);
+  return pkt::run_worlds("moe_test", [](pk::Context& ctx) {
+    moe_test(ctx);
+    moe_overflow_test(ctx);
+  }, moe_dispatch, moe_combine);
 }
