@@ -59,13 +59,47 @@ bool independentBlocks(KernelOp kernel) {
   return independent;
 }
 
+// Whether a kernel's blocks wait only on the general path's own flags: tile loops, rows and
+// tiles moved into or out of peers by register loads and stores, and the arrive/depart flags
+// and grid-wide barriers around them (no collective's protocol, no template), so its block
+// shape is free as long as every block stays resident (checked at launch).
+bool generalPathWaits(KernelOp kernel) {
+  bool general = true;
+  kernel.getBody().walk([&](Operation *op) {
+    bool ldst = true;
+    if (auto t = op->getAttrOfType<TransportAttr>("transport")) ldst = t.getValue() == Transport::ldst;
+    general &= batchable(*op) ||
+               isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileClaimOp,
+                   TileTransposeOp, TileCumsumOp, TileHistogramOp, LoadScalarOp, ReturnOp, CheckOp,
+                   RankOp, WorldSizeOp, scf::ForOp, scf::IfOp, scf::YieldOp, FlagOp, SignalOp,
+                   SignalAllOp, WaitOp, GridBlocksOp>(op) ||
+               (isa<WorkerOp>(op) && cast<WorkerOp>(op).getRole() == Role::communicator) ||
+               (isa<StoreAsyncOp, StoreAddAsyncOp, LoadPeerOp>(op) && ldst);
+  });
+  return general;
+}
+
 struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads> {
   using PkBatchTileLoadsPassBase::PkBatchTileLoadsPassBase;
 
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
       int64_t threads = kThreads, perSm = 1;
-      if (independentBlocks(kernel)) {
+      if (!independentBlocks(kernel) && generalPathWaits(kernel)) {
+        threads = blockThreads > 0 ? blockThreads : smallestBlock(kernel);
+        perSm = kThreadsPerSm / threads;
+        Builder b(kernel.getContext());
+        kernel->setAttr("pk.threads", b.getI64IntegerAttr(threads));
+        if (perSm > 1) kernel->setAttr("pk.blocks_per_sm", b.getI64IntegerAttr(perSm));
+        recordDecision(kernel, "general path",
+                       Twine(threads) + " threads per block, " + Twine(perSm) +
+                           " block(s) per SM: the blocks wait only on the general path's flags "
+                           "and barriers, so the grid takes 32 warps per SM like a kernel whose "
+                           "blocks never wait, all of them resident (checked at launch)" +
+                           (blockThreads > 0 ? Twine("; --tile-threads set the block")
+                                             : Twine("; the smallest block whose live tiles "
+                                                     "fit 48 registers a thread")));
+      } else if (independentBlocks(kernel)) {
         threads = blockThreads > 0 ? blockThreads : smallestBlock(kernel);
         perSm = kThreadsPerSm / threads;
         Builder b(kernel.getContext());

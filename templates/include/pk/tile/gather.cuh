@@ -38,12 +38,50 @@ __device__ __forceinline__ long long row_offset(long long i, const long long* ro
   return r * shape[1] + c;
 }
 
+// Whether every run of kVec elements of a row-moved tile lies in one row, 16-byte aligned and
+// inside the tensor's columns: then rows move as whole 16-byte runs (uniform over the block).
+template <class Tile, class T>
+__device__ __forceinline__ bool row_runs_fit(const T* data, const long long* shape, long long col) {
+  if constexpr (is_integer_v<T> || Tile::kCols % Tile::kVec != 0 ||
+                !(sizeof(T) == 2 || ::pk::is_same<T, float>::value)) {
+    return false;
+  } else {
+    return col >= 0 && col + Tile::kCols <= shape[1] && shape[1] % Tile::kVec == 0 &&
+           col % Tile::kVec == 0 && reinterpret_cast<unsigned long long>(data) % 16 == 0;
+  }
+}
+
+// The offset of the run starting at tile element i (row_runs_fit holds), or -1 for a row
+// outside the tensor.
+template <class Tile>
+__device__ __forceinline__ long long row_run_offset(long long i, const long long* rows, const long long* shape,
+                                                    long long col) {
+  if (i >= Tile::kCount) return -1;
+  const long long r = rows[i / Tile::kCols];
+  if (r < 0 || r >= shape[0]) return -1;
+  return r * shape[1] + col + i % Tile::kCols;
+}
+
 // t (R x C) = rows idx[0..R) of `data` (shape rows x cols) from column `col`.
 template <class Tile, class Idx, class T>
 __device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long long* shape, long long col,
                           float* stage) {
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
   const long long* rows = stage_row_indices(idx, stage);
+  if constexpr (!is_integer_v<T>) {
+    if (row_runs_fit<Tile>(data, shape, col)) {
+#pragma unroll
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        const long long off = row_run_offset<Tile>(Tile::index(s), rows, shape, col);
+        float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+        if (off >= 0) load_run(data + off, run);
+#pragma unroll
+        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+      }
+      __syncthreads();  // the stage may be reused
+      return;
+    }
+  }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
@@ -59,6 +97,20 @@ __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long lo
                            float* stage) {
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
   const long long* rows = stage_row_indices(idx, stage);
+  if constexpr (!Add && !is_integer_v<T>) {
+    if (row_runs_fit<Tile>(data, shape, col)) {
+#pragma unroll
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        const long long off = row_run_offset<Tile>(Tile::index(s), rows, shape, col);
+        float run[Tile::kVec];
+#pragma unroll
+        for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
+        if (off >= 0) store_run(data + off, run);
+      }
+      __syncthreads();
+      return;
+    }
+  }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
