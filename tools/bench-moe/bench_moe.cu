@@ -5,8 +5,9 @@
 // kernel must move once: dispatch reads the tokens and writes T K rows; combine reads T K rows
 // and writes the tokens (index and weight bytes are counted too). Each pair alternates batches
 // of 20 launches (median of 7 each, after 5 warm-ups). Before timing, dispatch's rows are
-// checked at every slot and combine's output on sampled tokens against a float64 reference.
-// Writes a Markdown table to argv[1] (and stdout). Two GPUs: the same kernels, as the
+// checked at every 7th choice's slot and combine's output on sampled tokens against a float64 reference.
+// Writes a Markdown table to argv[1] (and stdout); argv[2] and argv[3] may name variant specs
+// and argv[4] a block size (--tile-threads). Two GPUs: the same kernels, as the
 // two-GPU round runs them, move the rows over NVLink instead.
 #include <pk/jit/compile.h>
 #include "one_gpu.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -87,10 +89,13 @@ int main(int argc, char** argv) {
   pk::jit::Options od, oc;
   od.kernel = "moe_dispatch";
   oc.kernel = "moe_combine";
-  auto dtext = pk::jit::read_spec(PK_MOE_DISPATCH_SPEC), ctext = pk::jit::read_spec(PK_MOE_COMBINE_SPEC);
+  if (argc > 4) od.tile_threads = oc.tile_threads = std::atoi(argv[4]);  // --tile-threads for both
+  // argv[2] and argv[3] may name other dispatch and combine specs (variants of the shipped ones).
+  const std::string dpath = argc > 2 ? argv[2] : PK_MOE_DISPATCH_SPEC, cpath = argc > 3 ? argv[3] : PK_MOE_COMBINE_SPEC;
+  auto dtext = pk::jit::read_spec(dpath), ctext = pk::jit::read_spec(cpath);
   if (!dtext.is_ok() || !ctext.is_ok()) return std::fprintf(stderr, "cannot read the specs\n"), 1;
-  auto dispatch = pk::jit::compile_spec(PK_MOE_DISPATCH_SPEC, *dtext, od, pk::jit::pkc_frontend(PK_PKC));
-  auto combine = pk::jit::compile_spec(PK_MOE_COMBINE_SPEC, *ctext, oc, pk::jit::pkc_frontend(PK_PKC));
+  auto dispatch = pk::jit::compile_spec(dpath, *dtext, od, pk::jit::pkc_frontend(PK_PKC));
+  auto combine = pk::jit::compile_spec(cpath, *ctext, oc, pk::jit::pkc_frontend(PK_PKC));
   if (!dispatch.is_ok() || !combine.is_ok())
     return std::fprintf(stderr, "compile: %s%s\n", dispatch.is_ok() ? "" : dispatch.status().message().c_str(),
                         combine.is_ok() ? "" : combine.status().message().c_str()),

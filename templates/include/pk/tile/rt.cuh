@@ -59,6 +59,16 @@ struct rt {
   static_assert(THREADS % 32 == 0, "whole warps");
 };
 
+// Whether this thread holds no element of a small tile (fewer elements than one run per
+// thread): element-wise work on it is skipped, warp by warp, so an index tile of 16 rows in a
+// 1024-thread block costs one warp's instructions, not 32. A one-element tile is held by every
+// thread (Tile::source), so it is never idle.
+template <class Tile>
+__device__ __forceinline__ bool idle() {
+  if constexpr (Tile::kCount == 1 || Tile::kCount >= 1ll * Tile::kVec * Tile::kThreads) return false;
+  else return 1ll * threadIdx.x * Tile::kVec >= Tile::kCount;
+}
+
 // fp32 -> T -> fp32: the value a T element can hold.
 template <class T>
 __device__ __forceinline__ float round_to(float x) {
@@ -183,6 +193,7 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
   for (int d = 1; d < Tile::kRank; ++d) inside &= origin[d] >= 0 && origin[d] < shape[d];
   const long long rest = shape[0] - origin[0];
   t.valid0 = !inside || origin[0] < 0 ? 0 : rest < Tile::dim(0) ? rest : Tile::dim(0);
+  if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
 #pragma unroll
@@ -207,6 +218,7 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
 // Stores the tile at `origin`; elements outside the tensor are dropped.
 template <class Tile, class T>
 __device__ void store(const Tile& t, T* data, const long long* shape, const long long* origin) {
+  if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {
     if (runs_fit<Tile>(data, shape, origin)) {
 #pragma unroll
@@ -232,6 +244,7 @@ __device__ void store(const Tile& t, T* data, const long long* shape, const long
 // peers' copies and concurrent adders are fine); elements outside the tensor are dropped.
 template <class Tile, class T>
 __device__ void store_add(const Tile& t, T* data, const long long* shape, const long long* origin) {
+  if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::index(s);
@@ -257,14 +270,16 @@ __device__ void load_reduce(Tile& t, const LaunchContext& c, const SymTensor<T>&
 template <class Tile, class Mask>
 __device__ void select(Tile& out, const Mask& cond, const Tile& a, const Tile& b) {
   static_assert(Tile::kCount == Mask::kCount && Tile::kThreads == Mask::kThreads, "mask shape");
+  out.valid0 = min(cond.valid0, min(a.valid0, b.valid0));
+  if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0 ? a.v[s] : b.v[s];
-  out.valid0 = min(cond.valid0, min(a.valid0, b.valid0));
 }
 
 // Element (i0, i1, ...) = origin + i<dim>, rounded to the tile's type.
 template <class Tile>
 __device__ void iota(Tile& t, long long origin, int dim) {
+  if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     long long rest = Tile::index(s), coord = 0;
@@ -280,6 +295,7 @@ __device__ void iota(Tile& t, long long origin, int dim) {
 template <class Tile, class X>
 __device__ void fill(Tile& t, X x) {
   const typename Tile::value v = convert<typename Tile::elem>(x);
+  if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) t.v[s] = v;
 }
@@ -294,26 +310,29 @@ __device__ void zeros(Tile& t) {
 template <class To, class From>
 __device__ void cast(To& out, const From& in) {
   static_assert(To::kCount == From::kCount, "cast keeps the shape");
+  out.valid0 = in.valid0;
+  if (idle<To>()) return;
 #pragma unroll
   for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<typename To::elem>(in.v[s]);
-  out.valid0 = in.valid0;
 }
 
 // out = f(a) element by element.
 template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, F f) {
+  out.valid0 = a.valid0;
+  if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = convert<typename Tile::elem>(f(a.v[s]));
-  out.valid0 = a.valid0;
 }
 
 // out = f(a, b) for tiles of one shape.
 template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, const Tile& b, F f) {
+  out.valid0 = min(a.valid0, b.valid0);
+  if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s)
     out.v[s] = convert<typename Tile::elem>(f(a.v[s], b.v[s]));
-  out.valid0 = min(a.valid0, b.valid0);
 }
 
 }  // namespace tile
