@@ -85,34 +85,26 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
       int64_t threads = kThreads, perSm = 1;
-      if (!independentBlocks(kernel) && generalPathWaits(kernel)) {
+      const bool independent = independentBlocks(kernel);
+      if (independent || generalPathWaits(kernel)) {
         threads = blockThreads > 0 ? blockThreads : smallestBlock(kernel);
         perSm = kThreadsPerSm / threads;
         Builder b(kernel.getContext());
         kernel->setAttr("pk.threads", b.getI64IntegerAttr(threads));
         if (perSm > 1) kernel->setAttr("pk.blocks_per_sm", b.getI64IntegerAttr(perSm));
+        const char *why =
+            independent
+                ? "no block waits on another, so 32 warps per SM keep loads in flight (a copy "
+                  "reached 0.63 of cudaMemcpy's bandwidth with 16, 0.84-0.86 with 32), and "
+                  "smaller blocks let one block's barriers overlap another's loads (rms_norm "
+                  "0.46 -> 0.64, softmax 0.31 -> 0.57 at 256 x 4 against 1024 x 1; "
+                  "tools/bench-tiles/{copy,rows}_probe.cu)"
+                : "the blocks wait only on the general path's flags and barriers, so the grid "
+                  "takes 32 warps per SM like a kernel whose blocks never wait, all of them "
+                  "resident (checked at launch)";
         recordDecision(kernel, "general path",
                        Twine(threads) + " threads per block, " + Twine(perSm) +
-                           " block(s) per SM: the blocks wait only on the general path's flags "
-                           "and barriers, so the grid takes 32 warps per SM like a kernel whose "
-                           "blocks never wait, all of them resident (checked at launch)" +
-                           (blockThreads > 0 ? Twine("; --tile-threads set the block")
-                                             : Twine("; the smallest block whose live tiles "
-                                                     "fit 48 registers a thread")));
-      } else if (independentBlocks(kernel)) {
-        threads = blockThreads > 0 ? blockThreads : smallestBlock(kernel);
-        perSm = kThreadsPerSm / threads;
-        Builder b(kernel.getContext());
-        kernel->setAttr("pk.threads", b.getI64IntegerAttr(threads));
-        if (perSm > 1) kernel->setAttr("pk.blocks_per_sm", b.getI64IntegerAttr(perSm));
-        recordDecision(kernel, "general path",
-                       Twine(threads) + " threads per block, " + Twine(perSm) +
-                           " block(s) per SM: no block waits on another, so 32 warps per SM "
-                           "keep loads in flight (a copy reached 0.63 of cudaMemcpy's bandwidth "
-                           "with 16, 0.84-0.86 with 32), and smaller blocks let one block's "
-                           "barriers overlap another's loads (rms_norm 0.46 -> 0.64, softmax "
-                           "0.31 -> 0.57 at 256 x 4 against 1024 x 1; "
-                           "tools/bench-tiles/{copy,rows}_probe.cu)" +
+                           " block(s) per SM: " + why +
                            (blockThreads > 0 ? Twine("; --tile-threads set the block")
                                              : Twine("; the smallest block whose live tiles "
                                                      "fit 48 registers a thread")));

@@ -10,6 +10,7 @@
 // and argv[4] a block size (--tile-threads). Two GPUs: the same kernels, as the
 // two-GPU round runs them, move the rows over NVLink instead.
 #include <pk/jit/compile.h>
+#include "bf16_host.h"
 #include "one_gpu.h"
 #include "paired_timing.h"
 
@@ -25,18 +26,8 @@
 
 namespace {
 
-unsigned short to_bf16(float f) {
-  unsigned u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<unsigned short>(u >> 16);
-}
-double from_bf16(unsigned short b) {
-  unsigned u = unsigned(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using pk_bench::from_bf16;
+using pk_bench::to_bf16;
 
 template <class T> T* device(const std::vector<T>& host) {
   T* p = nullptr;

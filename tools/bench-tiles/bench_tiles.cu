@@ -7,6 +7,7 @@
 // Each kernel runs as pkc compiles it; argv[2], a comma list of settings, runs each instead:
 // "0" pkc's choice, "bN" (or plain N) --tile-batch=N, "tN" --tile-threads=N, e.g. "0,t1024,b1".
 #include <pk/jit/compile.h>
+#include "bf16_host.h"
 #include "one_gpu.h"
 #include "paired_timing.h"
 #include "roofline_bound.h"
@@ -29,18 +30,8 @@ namespace {
 
 constexpr long long kRows = 16384, kCols = 8192, kElems = kRows * kCols;
 
-unsigned short to_bf16(float f) {
-  unsigned u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<unsigned short>(u >> 16);
-}
-double from_bf16(unsigned short b) {
-  unsigned u = unsigned(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using pk_bench::from_bf16;
+using pk_bench::to_bf16;
 
 
 // The reference of one output row (float64 from the bf16 inputs).
