@@ -839,6 +839,21 @@ private:
     }
     if (n == "tiles" || n == "range")
       return fail(l, "tiles() and range() are only allowed as the range of a for loop");
+    if ((n == "load" || n == "load_smem") && isPeerRef(arg(0))) {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      if (n == "load_smem")
+        return fail(l, "load_smem from a peer's copy is not lowered on the general path: load it "
+                       "into registers with load(y.on(p), ...), or write the protocol with "
+                       "prim::load_peer_smem");
+      int peer = -1;
+      int src = peerExpr(arg(0), peer);
+      if (src < 0) return -1;
+      std::vector<int> ops = {src, peer};
+      for (int i : indices(c, 1, typeOf(src).shape.size(), l)) ops.push_back(i);
+      if (failed) return -1;
+      return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
+    }
     if (n == "load" || n == "load_smem") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;

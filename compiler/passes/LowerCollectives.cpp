@@ -541,7 +541,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   static bool touchesPeers(Operation *phase) {
     bool peers = false;
     phase->walk([&](Operation *op) {
-      peers |= isa<StoreAsyncOp, StoreAddAsyncOp>(op);
+      peers |= isa<StoreAsyncOp, StoreAddAsyncOp, LoadPeerOp>(op);
       if (auto l = dyn_cast<TileLoadRowsOp>(op)) peers |= bool(l.getPeer());
       if (auto s = dyn_cast<TileStoreRowsOp>(op)) peers |= bool(s.getPeer());
     });

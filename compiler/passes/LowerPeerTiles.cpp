@@ -35,6 +35,14 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
   // Replaces a store_tile / add_tile by the register-path primitive, recording why.
   static void lowerOne(Operation *op) {
     if (isa<TileLoadRowsOp, TileStoreRowsOp>(op)) return lowerRows(op);
+    if (isa<LoadPeerOp>(op)) {  // already the register path
+      recordDecision(op, "rule 1 (transport)",
+                     "ldst: a register tile of the general path pulled from the peer's copy with "
+                     "register loads (TMA would need a shared-memory tile)");
+      recordDecision(op, "rule 2 (overlap)",
+                     "intra_sm: the block that computes with the tile loads it, no hand-off");
+      return;
+    }
     OpBuilder b(op);
     Location loc = op->getLoc();
     Value tile = op->getOperand(0), dest = op->getOperand(1), peer = op->getOperand(2);
@@ -85,10 +93,10 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
     WaitOp::create(b, loc, depart, peers, Compare::ge);
     YieldOp::create(b, loc);
     recordDecision(kernel, "rule 3 (one-way sync)",
-                   "tiles or rows written into (or rows read from) peers: each block signals "
-                   "arrival once per peer and "
-                   "waits for the peers' before its first peer write, then signals departure "
-                   "and waits for the peers' before the kernel ends; per-block monotone "
+                   "tiles or rows written into or read from peers: each block signals "
+                   "arrival once per peer and waits for the peers' before its first peer "
+                   "access, then signals departure and waits for the peers' before the kernel "
+                   "ends; per-block monotone "
                    "flags, no handshake, no staging buffer");
     for (Operation *op : peerTiles) lowerOne(op);
     return success();
@@ -99,10 +107,15 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
     getOperation().walk([&](KernelOp kernel) {
       SmallVector<Operation *> peerTiles;
       Operation *collective = nullptr, *worker = nullptr;
+      bool ownFlags = false;
+      kernel.walk([&](FlagOp) { ownFlags = true; });
       kernel.walk([&](Operation *op) {
         if (isa<StoreTileOp, AddTileOp>(op)) peerTiles.push_back(op);
         if (auto l = dyn_cast<TileLoadRowsOp>(op); l && l.getPeer()) peerTiles.push_back(op);
         if (auto s = dyn_cast<TileStoreRowsOp>(op); s && s.getPeer()) peerTiles.push_back(op);
+        // A pull written as intent (`load(y.on(p), ...)`); a kernel with flags of its own
+        // (pk::prim) orders its pulls itself.
+        if (isa<LoadPeerOp>(op) && !ownFlags) peerTiles.push_back(op);
         if (isCollectiveIntent(op) && !collective) collective = op;
         if (isa<WorkerOp>(op) && !worker) worker = op;
       });

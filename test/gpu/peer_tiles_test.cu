@@ -1,8 +1,9 @@
 // Tiles written into peers from general tile loops (test/specs/peer_tiles.pk.cpp, compiled by
-// pkc at build time): a ring shift, adds into one owner and adds into every rank, at world size
-// 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs). Inputs are random and differ per rank,
-// outputs are poisoned first (or hold random values the adds must keep), and every element is
-// checked against a float64 host reference; then 200 back-to-back launches of each.
+// pkc at build time): a ring shift, adds into one owner, adds into every rank and tiles pulled
+// from the neighbours, at world size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs).
+// Inputs are random and differ per rank, outputs are poisoned first (or hold random values the
+// adds must keep), and every element is checked against a float64 host reference; then 200
+// back-to-back launches of each.
 #include PK_PEER_TILES_CU
 #include "sym_test_util.h"
 
@@ -87,6 +88,25 @@ void everyone(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// Tiles pulled from the previous and the next rank: y = x[r - 1] + 2 x[r + 1].
+void pull(pk::Context& ctx) {
+  const long long R = 83, C = 150;  // tails of 40 x 72 tiles
+  const int W = ctx.world(), me = ctx.rank();
+  auto all = inputs<float>(W, R * C, 31);
+  SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 200; ++l)
+    launch(ctx, "pull_neighbours", pull_neighbours, pk_pull_neighbours::kBlocks,
+           pk_pull_neighbours::kThreads, x.view, y.view);
+  PKT_OK(ctx.check_errors());
+  const int prev = (me + W - 1) % W, next = (me + 1) % W;
+  expect(ctx, "pull_neighbours", y.download(),
+         [&](long long i) { return double(all[prev][i]) + 2.0 * double(all[next][i]); },
+         [](long long) { return 1e-5; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
@@ -94,5 +114,6 @@ int main() {
     ring(ctx);
     owner(ctx);
     everyone(ctx);
-  }, ring_shift, add_to_owner, add_to_all);
+    pull(ctx);
+  }, ring_shift, add_to_owner, add_to_all, pull_neighbours);
 }

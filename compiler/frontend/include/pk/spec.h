@@ -129,6 +129,9 @@ template <long... S, class T, int R, class... I>
 SmemTile<T, S...> load_smem(const Sym<T, R> &, I...);
 template <class X, class T, int R, class... I> void store(const Tensor<T, R> &, X tile, I...);
 template <class X, class T, int R, class... I> void store(const Sym<T, R> &, X tile, I...);
+// The tile at an origin of rank p's copy, pulled by NVLink loads: `load<16, 256>(y.on(p), m, n)`.
+// pkc orders the pull after the peers' earlier writes (as for tiles stored into peers).
+template <long... S, class T, int R, class... I> Tile<T, S...> load(const Peer<T, R> &, I...);
 
 // Rows by an index tile: embedding lookups, MoE dispatch and combine. `idx` is an integer
 // tile of R row indices (shaped R or R x 1). A row index outside the tensor reads a row of

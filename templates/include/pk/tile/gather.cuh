@@ -10,7 +10,9 @@ namespace pk {
 namespace tile {
 
 // Puts the R row indices of `idx` into the stage as `long long` and returns it; between
-// barriers, so earlier users of the stage are done and every thread sees all indices. Indices
+// barriers, so earlier users of the stage are done and every thread sees all indices. Like
+// every user of the stage it opens with a barrier and needs none at its end: the next user's
+// opening barrier waits for these reads. Indices
 // past idx.valid0 (padding of a clipped load) become -1, a row that is never moved.
 template <class Idx>
 __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, float* stage) {
@@ -78,7 +80,6 @@ __device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long lon
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
       }
-      __syncthreads();  // the stage may be reused
       return;
     }
   }
@@ -87,7 +88,6 @@ __device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long lon
     const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
     t.v[s] = off >= 0 ? load_value(data[off]) : typename Tile::value(0);
   }
-  __syncthreads();  // the stage may be reused
 }
 
 // Rows of t to rows idx[0..R) of `data` from column `col`; `add` adds them (red.global.add),
@@ -107,7 +107,6 @@ __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long lo
         for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
         if (off >= 0) store_run(data + off, run);
       }
-      __syncthreads();
       return;
     }
   }
@@ -118,7 +117,6 @@ __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long lo
     if constexpr (Add) ::pk::detail::red_add(data + off, store_value<T>(t.v[s]));
     else data[off] = store_value<T>(t.v[s]);
   }
-  __syncthreads();
 }
 
 }  // namespace tile

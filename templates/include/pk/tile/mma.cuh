@@ -47,7 +47,6 @@ __device__ void mma(Acc& acc, const A& a, const B& b, float* stage) {
       acc.v[s] = sum;
     }
   }
-  __syncthreads();
 }
 
 }  // namespace tile

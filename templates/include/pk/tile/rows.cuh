@@ -20,8 +20,9 @@ __device__ __forceinline__ float row_identity(RowOp op) {
   return op == RowOp::sum ? 0.f : op == RowOp::max ? -inf : inf;
 }
 
-// out = the row results in `rows` (shared memory), between barriers so that `rows` is complete
-// before and may be reused after.
+// out = the row results in `rows` (shared memory), after a barrier so that `rows` is complete.
+// Every user of the stage and of `rows` opens with a barrier before it writes, so none needs
+// one at its end: the next user's opening barrier waits for these reads.
 template <class Out>
 __device__ __forceinline__ void write_rows(Out& out, const float* rows) {
   __syncthreads();
@@ -30,7 +31,6 @@ __device__ __forceinline__ void write_rows(Out& out, const float* rows) {
     const long long i = Out::source(s);
     if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
   }
-  __syncthreads();
 }
 
 // Rows of whole multiples of kVec x kThreads elements: every thread holds the same number of
@@ -143,7 +143,6 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
       out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
     }
   }
-  __syncthreads();
 }
 
 // out (N x M) = the transpose of in (M x N), through the stage in chunks of its capacity.
@@ -171,7 +170,6 @@ __device__ void transpose(Out& out, const In& in, float* stage) {
       if (i >= e0 && i < e0 + cap) out.v[s] = st[i - e0];
     }
   }
-  __syncthreads();
 }
 
 }  // namespace tile

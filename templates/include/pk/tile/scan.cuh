@@ -48,7 +48,6 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
     if (o < n) out.v[s] = convert<typename Out::elem>(values[o]);
   }
   out.valid0 = in.valid0;
-  __syncthreads();
 }
 
 // out (E counts, i32) = how many elements of the integer tile ids equal each of 0..E-1.
@@ -74,7 +73,6 @@ __device__ void histogram(Out& out, const Ids& ids, float* stage) {
     const long long o = Out::source(s);
     if (o < bins_count) out.v[s] = bins[o];
   }
-  __syncthreads();
 }
 
 }  // namespace tile
