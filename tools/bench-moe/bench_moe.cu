@@ -4,15 +4,18 @@
 // Tokens [T, H] bf16 with K distinct random experts each out of E. GB/s counts the bytes each
 // kernel must move once: dispatch reads the tokens and writes T K rows; combine reads T K rows
 // and writes the tokens (index and weight bytes are counted too). Each pair alternates batches
-// of 20 launches (median of 7 each, after 5 warm-ups). Before timing, dispatch's rows are
-// checked at every 7th choice's slot and combine's output on sampled tokens against a float64 reference.
-// Writes a Markdown table to argv[1] (and stdout); argv[2] and argv[3] may name variant specs
-// and argv[4] a block size (--tile-threads). Two GPUs: the same kernels, as the
-// two-GPU round runs them, move the rows over NVLink instead.
+// of 20 launches (median of 7 each, after 5 warm-ups); the fraction of pkc's roofline bound is
+// printed too (`pkc --roofline`; rows moved by index count no compulsory bytes, so it is
+// loose). Before timing, dispatch's rows are checked at every 7th choice's slot and combine's
+// output on sampled tokens against a float64 reference. Writes a Markdown table to argv[1]
+// (and stdout); argv[2] and argv[3] may name variant specs and argv[4] a block size
+// (--tile-threads). Two GPUs: the same kernels, as the two-GPU round runs them, move the rows
+// over NVLink instead.
 #include <pk/jit/compile.h>
 #include "bf16_host.h"
 #include "one_gpu.h"
 #include "paired_timing.h"
+#include "roofline_bound.h"
 
 #include <algorithm>
 #include <cmath>
@@ -129,22 +132,34 @@ int main(int argc, char** argv) {
   const double combine_bytes = T * K * row_bytes + T * row_bytes + 3 * index_bytes;    // + ids, slot, weights
   auto copy = [&] { cudaMemcpyAsync(copy_d, recv->local(), T * K * H * 2, cudaMemcpyDeviceToDevice, s); };
   std::string table =
-      "| kernel | T x H, K of E | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | checked wrong |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "| kernel | T x H, K of E | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | pkc of roofline bound | checked wrong |\n"
+      "|---|---|---|---|---|---|---|---|\n";
+  // The sizes of each kernel's tensor arguments, in the specs' order, for pkc --roofline.
+  auto dims = [](long long a, long long b) { return std::to_string(a) + "x" + std::to_string(b); };
+  const std::string rows = dims(E * T, H), tokens = dims(T, H), choices = dims(T, K);
+  const std::string shapes[2] = {
+      "0:" + tokens + ",1:" + choices + ",2:" + std::to_string(E) + ",3:" + choices + ",4:" + rows + ",5:" +
+          std::to_string(E),
+      "0:" + rows + ",1:" + choices + ",2:" + choices + ",3:" + choices + ",4:" + tokens};
+  int beaten = 0;
   const std::string shape = std::to_string(T) + " x " + std::to_string(H) + ", " + std::to_string(K) + " of " +
                             std::to_string(E);
   for (int which = 0; which < 2; ++which) {
     const auto [pk_us, copy_us] = pk_bench::paired_median_us(which == 0 ? run_dispatch : run_combine, copy, s);
     const double gbs = (which == 0 ? dispatch_bytes : combine_bytes) / (pk_us * 1e3);
     const double copy_gbs = 2.0 * T * K * H * 2 / (copy_us * 1e3);
-    char line[320];
-    std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.0f | %.0f | %.3f | %lld |\n",
+    const std::string bound = pk_bench::fraction_of_bound(
+        pk_bench::roofline_us(PK_PKC, which == 0 ? dpath : cpath, which == 0 ? "moe_dispatch" : "moe_combine",
+                              shapes[which]),
+        pk_us, &beaten);
+    char line[360];
+    std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.0f | %.0f | %.3f | %s | %lld |\n",
                   which == 0 ? "moe_dispatch" : "moe_combine", shape.c_str(), pk_us, gbs, copy_gbs,
-                  gbs / copy_gbs, which == 0 ? bad_rows : bad_tokens);
+                  gbs / copy_gbs, bound.c_str(), which == 0 ? bad_rows : bad_tokens);
     table += line;
     std::fputs(line, stdout);
   }
-  failures += !st.is_ok();
+  failures += !st.is_ok() || beaten > 0;
   if (argc > 1)
     if (FILE* f = std::fopen(argv[1], "w")) std::fputs(table.c_str(), f), std::fclose(f);
   return failures ? 1 : 0;
