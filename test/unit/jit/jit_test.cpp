@@ -419,6 +419,26 @@ TEST(JitArgs, AcceptsEmptyTensorsOnly) {
   EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 1).is_ok());
 }
 
+// The JIT's roofline: the counts `pkc --roofline` gives, for real sizes, without a pkc process.
+TEST(JitRoofline, CountsTheBytesOfRealShapes) {
+  const std::string spec =
+      "#include <pk/spec.h>\nusing namespace pk;\n"
+      "PK_KERNEL void copy(Tensor<f32, 2> x, Tensor<f32, 2> y) {\n"
+      "  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256})) store(y, load<16, 256>(x, m, n), m, n);\n"
+      "}\n";
+  pk::jit::Shapes shapes{{0, {1024, 1000}}, {1, {1024, 1000}}};
+  auto json = pk::jit::roofline_in_process("copy.pk.cpp", spec, {}, shapes, 1, /*json=*/true);
+  ASSERT_TRUE(json.is_ok()) << json.status().message();
+  EXPECT_NE(json->find("\"hbm_bytes\": 8192000,"), std::string::npos) << *json;  // 2 x 1024 x 1000 x 4
+  EXPECT_NE(json->find("\"binds\": \"HBM\""), std::string::npos) << *json;
+  auto text = pk::jit::roofline_in_process("copy.pk.cpp", spec, {}, shapes);
+  ASSERT_TRUE(text.is_ok()) << text.status().message();
+  EXPECT_NE(text->find("kernel copy (world size 1)"), std::string::npos) << *text;
+  auto bad = pk::jit::roofline_in_process("bad.mlir", "pk.kernel @k() {\n  pk.bogus\n}\n", {}, shapes);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("bad.mlir:2:3: error:"), std::string::npos) << bad.status().message();
+}
+
 TEST(JitPkcFrontend, MatchesTheInProcessPipeline) {
   pk::jit::Options o = cpu_options(fresh_dir("pkc"));
   o.use_cache = false;
