@@ -1,8 +1,8 @@
 // pk-check-tile-races: a tile loop's iterations run in parallel and in no order, so a loop that
 // writes a tensor may read it only at the very tile it writes (an element-wise update in
-// place); any other read, and any read of rows a loop scatters by index or of counters it
-// claims slots from, races with another iteration's write and is an error at the read. Peers'
-// copies are the protocol checker's (pk-verify-protocol).
+// place); any other read (a scalar `x.at(i)` too), and any read of rows a loop scatters by
+// index or of counters it claims slots from, races with another iteration's write and is an
+// error at the read. Peers' copies are the protocol checker's (pk-verify-protocol).
 #include "pk/Passes/Passes.h"
 
 namespace mlir::pk {
@@ -27,6 +27,7 @@ bool sameTile(Operation *read, Operation *write) {
 Value readTensor(Operation *op) {
   if (auto l = dyn_cast<TileLoadOp>(op)) return l.getSource();
   if (auto l = dyn_cast<TileLoadRowsOp>(op); l && !l.getPeer()) return l.getSource();
+  if (auto l = dyn_cast<LoadScalarOp>(op)) return l.getSource();  // x.at(i): any element
   return {};
 }
 

@@ -45,3 +45,38 @@ pk.kernel @gather_scattered(%x: !pk.tensor<?x?xf32>, %ids: !pk.tensor<?xi32>) {
   }
   pk.return
 }
+
+// -----
+
+// Tests that a scalar read of a tensor the loop writes is refused (it was a silent race: the
+// element may be another iteration's tile).
+pk.kernel @scalar_of_written(%x: !pk.tensor<?xf32>, %y: !pk.tensor<?xf32>) {
+  %n = pk.dim %x, 0 : !pk.tensor<?xf32>
+  %c0 = arith.constant 0 : index
+  pk.tile.foreach (%i) to (%n) step [256] {
+    // expected-error @+1 {{this tile loop reads a tensor at other tiles than it writes}}
+    %s = pk.load_scalar %y[%c0] : !pk.tensor<?xf32> -> f32
+    %t = pk.tile.splat %s : f32 -> !pk.tile<256xf32>
+    // expected-note @+1 {{the write}}
+    pk.tile.store %t, %y[%i] : !pk.tile<256xf32>, !pk.tensor<?xf32>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that reading a counter the loop claims slots from is refused (claims are atomic among
+// themselves only).
+pk.kernel @claim_and_read(%ids: !pk.tensor<?xi32>, %fill: !pk.tensor<?xi32>, %out: !pk.tensor<?xi32>) {
+  %n = pk.dim %ids, 0 : !pk.tensor<?xi32>
+  pk.tile.foreach (%i) to (%n) step [16] {
+    %e = pk.tile.load %ids[%i] : !pk.tensor<?xi32> -> !pk.tile<16xi32>
+    // expected-note @+1 {{the write}}
+    %s = pk.tile.claim %fill[%e] : !pk.tensor<?xi32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+    // expected-error @+1 {{this tile loop reads a tensor at other tiles than it writes}}
+    %f = pk.tile.load %fill[%i] : !pk.tensor<?xi32> -> !pk.tile<16xi32>
+    %sum = pk.tile.map <add> %s, %f : !pk.tile<16xi32>, !pk.tile<16xi32> -> !pk.tile<16xi32>
+    pk.tile.store %sum, %out[%i] : !pk.tile<16xi32>, !pk.tensor<?xi32>
+  }
+  pk.return
+}
