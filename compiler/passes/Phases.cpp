@@ -10,7 +10,9 @@ bool mlir::pk::isCollectiveIntent(Operation *op) {
 }
 
 bool mlir::pk::isPhase(Operation *op) {
-  if (isCollectiveIntent(op)) return true;
+  // A scalar read outside the tile loops (a count that bounds the next loop) must see what the
+  // phases before it wrote, like a phase.
+  if (isCollectiveIntent(op) || isa<LoadScalarOp>(op)) return true;
   bool tiles = false;
   op->walk([&](TileForeachOp) { tiles = true; });
   return tiles;

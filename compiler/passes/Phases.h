@@ -10,8 +10,8 @@ namespace mlir::pk {
 
 bool isCollectiveIntent(Operation *op);
 
-// A collective, or a top-level op holding a tile loop (the loop itself, or a range loop
-// around one).
+// A collective, a top-level op holding a tile loop (the loop itself, or a range loop around
+// one), or a scalar read (`x.at(i)`) outside the tile loops.
 bool isPhase(Operation *op);
 
 // The tensors a phase reads and writes (a peer's copy counts as the tensor).

@@ -100,3 +100,18 @@ PK_KERNEL void shift_twice(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
   for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 256}))
     store(z.on(next_rank()), load<16, 256>(y, m, n), m, n);
 }
+
+// A count read outside the tile loops (the next loop's bound) waits for the phase that wrote
+// it: a grid-wide barrier before the scalar read (before this fix it read the count while the
+// first loop was still writing it).
+// CHECK-LABEL: pk.kernel @count_then_use
+// CHECK: pk.tile.foreach
+// CHECK: pk.sync.wait
+// CHECK-NEXT: pk.load_scalar
+// CHECK: pk.tile.foreach
+// EXPLAIN-LABEL: decisions for kernel 'count_then_use'
+// EXPLAIN: pk.load_scalar at {{.*}}phases.cpp:[[@LINE+3]]:30: this phase uses a tensor an earlier phase
+PK_KERNEL void count_then_use(Tensor<i32, 1> ids, Tensor<i32, 1> counts, Tensor<f32, 1> y) {
+  for (auto t : tiles(ids.size(), {256})) store(counts, load<256>(ids, t), t);
+  for (auto i : tiles(counts.at(0), {256})) store(y, zeros<f32, 256>(), i);
+}
