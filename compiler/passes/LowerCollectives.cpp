@@ -536,8 +536,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     return success();
   }
 
-  // Whether a phase writes tiles into peers' copies (pk-lower-peer-tiles left them here) or
-  // reads rows from them: both need the peers' other phases ordered around them.
+  // Whether a phase writes tiles or rows into peers' copies (pk-lower-peer-tiles left them
+  // here) or reads tiles or rows from them: both need the peers' other phases ordered around.
   static bool touchesPeers(Operation *phase) {
     bool peers = false;
     phase->walk([&](Operation *op) {
@@ -663,9 +663,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       // without a collective among them. A kernel that signals and waits itself (pk::prim)
       // orders its phases by its own protocol, which pk-verify-protocol proves.
       SmallVector<Operation *> dependent;
-      bool ownProtocol = false;
-      kernel.walk([&](Operation *op) { ownProtocol |= isa<FlagOp>(op) && !op->getParentOfType<WorkerOp>(); });
-      if (!ownProtocol) {
+      if (!hasOwnProtocol(kernel)) {
         if (Operation *nested = unorderedNestedPhase(kernel.getBody().front())) {
           nested->emitError("this phase depends on another phase inside the same range loop "
                             "(a tensor one writes and the other reads or writes); pkc orders "

@@ -96,8 +96,7 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
                    "tiles or rows written into or read from peers: each block signals "
                    "arrival once per peer and waits for the peers' before its first peer "
                    "access, then signals departure and waits for the peers' before the kernel "
-                   "ends; per-block monotone "
-                   "flags, no handshake, no staging buffer");
+                   "ends; per-block monotone flags, no handshake, no staging buffer");
     for (Operation *op : peerTiles) lowerOne(op);
     return success();
   }
@@ -107,8 +106,7 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
     getOperation().walk([&](KernelOp kernel) {
       SmallVector<Operation *> peerTiles;
       Operation *collective = nullptr, *worker = nullptr;
-      bool ownFlags = false;
-      kernel.walk([&](FlagOp) { ownFlags = true; });
+      const bool ownFlags = hasOwnProtocol(kernel);
       kernel.walk([&](Operation *op) {
         if (isa<StoreTileOp, AddTileOp>(op)) peerTiles.push_back(op);
         if (auto l = dyn_cast<TileLoadRowsOp>(op); l && l.getPeer()) peerTiles.push_back(op);

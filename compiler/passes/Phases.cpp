@@ -42,6 +42,12 @@ void mlir::pk::phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &read
   });
 }
 
+bool mlir::pk::hasOwnProtocol(KernelOp kernel) {
+  bool own = false;
+  kernel.walk([&](FlagOp flag) { own |= !flag->getParentOfType<WorkerOp>(); });
+  return own;
+}
+
 SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
   SmallVector<Operation *> dependent;
   llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;

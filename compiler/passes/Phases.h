@@ -22,6 +22,10 @@ void phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
 // earlier phase read), in program order: each needs a grid-wide barrier before it.
 SmallVector<Operation *> dependentPhases(Block &body);
 
+// Whether the spec writes its own protocol (pk::prim flags outside any worker pkc built): such a
+// kernel orders its phases and peer accesses itself, and pk-verify-protocol proves it.
+bool hasOwnProtocol(KernelOp kernel);
+
 // A tile loop nested in a range loop that depends on another phase of that loop's body (in
 // the same iteration or the previous one); null when there is none. Barriers inside range
 // loops are not generated yet, so such a kernel is an error, never a race.
