@@ -4,7 +4,7 @@
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine:
-#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|moe|phases|all]
+#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|moe|attention|phases|all]
 # (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
 # fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
 # PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests and
@@ -120,6 +120,22 @@ if [ "$PART" = moe ] || [ "$PART" = all ]; then
   # The shipped MoE dispatch and combine against the device copy (one GPU, world size 1).
   one_gpu_bench bench-moe "$BUILD/tools/bench-moe/pk-bench-moe" 240 moe.md
   BENCH=$?
+fi
+
+if [ "$PART" = attention ] || [ "$PART" = all ]; then
+  # The attention spec on pkc's template against PyTorch SDPA (cuDNN, FlashAttention-2), one GPU.
+  step bench-attention
+  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
+    [ -n "$(ls "$ROOT"/python/pk_torch/_C*.so 2>/dev/null)" ] ||
+      (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
+        >"$OUT/pytorch-build.log" 2>&1
+    PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 300 \
+      python3 "$ROOT/tools/bench-attention/bench_attention.py" "$OUT/attention.md" >"$OUT/bench-attention.log" 2>&1
+    BENCH=$?
+    tail -n 12 "$OUT/bench-attention.log"
+  else
+    echo "skipped: no torch or no pkc"
+  fi
 fi
 
 if [ "$PART" = phases ] || [ "$PART" = all ]; then

@@ -107,6 +107,11 @@ cl::opt<int64_t> tileThreads(
              "256, 512 or 1024, with 1024 / threads blocks per SM (default 0: the smallest "
              "block whose live tiles fit 48 registers a thread)"),
     cl::init(0), cl::cat(category));
+cl::opt<bool> templates(
+    "templates",
+    cl::desc("Lower local loops that match a Hopper main-loop template (GEMM, attention) to it "
+             "(default); --templates=false keeps them on the general tile path, to compare"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "
                                  "(default: pk_kernels/<spec name>.h)"),
@@ -313,6 +318,7 @@ int runPkcDriver(int argc, char **argv) {
     options.copyEngineMinBytes = copyEngineMinBytes;
     options.tileBatch = tileBatch;
     options.tileThreads = tileThreads;
+    options.templates = templates;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;
     if (explain) {

@@ -87,5 +87,7 @@ void addCommPatterns(PatternTable &table);
 void addTilePatterns(PatternTable &table);
 /// Overrides pk.kernel for kernels lowered to a GEMM template; call after the others.
 void addGemmPatterns(PatternTable &table);
+/// Overrides pk.kernel for kernels lowered to the attention template; call after the others.
+void addAttentionPatterns(PatternTable &table);
 
 } // namespace mlir::pk::cuda

@@ -7,9 +7,8 @@
 // templates/include/pk/templates/host/fused_gemm.cuh fill the same block for the benchmarks.)
 #include "Emitter.h"
 #include "GemmEpilogue.h"
+#include "TemplateDescriber.h"
 
-#include <pk/runtime/host_check.h>
-#include <pk/runtime/template_params.h>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -17,8 +16,6 @@ using namespace mlir::pk::cuda;
 
 namespace {
 
-using Field = ::pk::ParamField;
-using FK = ::pk::ParamField::Kind;
 
 struct JobInfo {
   const char *job, *header, *type;
@@ -43,69 +40,30 @@ constexpr unsigned kSharedBytes = 231424;
 constexpr int kAgRowSlot = 128;
 constexpr int kKernelFlagRegion = 2048;  // pk/runtime/context.h (host only)
 
-::pk::HostExpr expr(const std::string &text) {
-  auto e = ::pk::parse_host_expr(text);
-  if (!e.is_ok()) llvm::report_fatal_error(("GEMM description: " + e.status().message()).c_str());
-  return *e;
+// The tile order's fields (pk/templates/tile_order.cuh).
+void order(TemplateDescriber &d, const std::string &segments, const std::string &tm, const std::string &tn,
+           const std::string &first, int interleave, const std::string &rotate) {
+  d.i32("order.segments", segments);
+  d.i32("order.seg_tiles_m", tm);
+  d.i32("order.tiles_n", tn);
+  d.i32("order.group_m", std::to_string(kGroupM));
+  d.i32("order.first_seg", first);
+  d.i32("order.interleave", std::to_string(interleave));
+  d.i32("order.rotate", rotate);
 }
 
-std::string dim(int64_t arg, int k) {
-  return "dim(" + std::to_string(arg) + "," + std::to_string(k) + ")";
-}
-
-// The spec's arguments for the job's roles, and the description and checks built from them.
-struct Describer {
-  ::pk::TemplateLaunch t;
-  std::vector<::pk::HostCheck> checks;
-
-  void field(FK kind, const std::string &member, int64_t arg = -1, std::vector<std::string> dims = {},
-             std::vector<int> box = {}) {
-    Field f;
-    f.kind = kind;
-    f.member = member;
-    f.arg = int(arg);
-    for (const std::string &d : dims) f.dims.push_back(expr(d));
-    f.box = std::move(box);
-    t.fields.push_back(std::move(f));
-  }
-  void i32(const std::string &member, const std::string &value) {
-    field(FK::i32, member);
-    t.fields.back().value = expr(value);
-  }
-  void order(const std::string &segments, const std::string &tm, const std::string &tn,
-             const std::string &first, int interleave, const std::string &rotate) {
-    i32("order.segments", segments);
-    i32("order.seg_tiles_m", tm);
-    i32("order.tiles_n", tn);
-    i32("order.group_m", std::to_string(kGroupM));
-    i32("order.first_seg", first);
-    i32("order.interleave", std::to_string(interleave));
-    i32("order.rotate", rotate);
-  }
-  // `lhs == rhs`, else "<message>: expected <lhs>, got <rhs>".
-  void check(const std::string &lhs, const std::string &rhs, const std::string &message) {
-    ::pk::HostCheck c;
-    c.kernel = t.kernel;
-    c.id = int(checks.size());
-    c.condition = expr("eq(" + lhs + "," + rhs + ")");
-    c.expected = expr(lhs);
-    c.actual = expr(rhs);
-    c.message = message;
-    checks.push_back(std::move(c));
-  }
-  // A [rows, K] row-major bf16 operand and the K every operand shares.
-  void operand(int64_t arg, const std::string &what, int64_t kArg) {
-    check("0", "rem(" + dim(arg, 1) + ",8)",
+// A [rows, K] row-major bf16 operand and the K every operand shares.
+void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg) {
+  d.check("0", "rem(" + dim(arg, 1) + ",8)",
           what + "'s rows must be whole 16-byte TMA pitches: K % 8 (shown) must be 0");
-    if (arg != kArg)
-      check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns");
-  }
-};
+  if (arg != kArg)
+    d.check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns");
+}
 
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
                               const std::vector<EpilogueField> &epilogue,
                               std::vector<::pk::HostCheck> &checks) {
-  Describer d;
+  TemplateDescriber d;
   d.t.kernel = kernel.str();
   d.t.threads = 384;
   d.t.shared_bytes = kSharedBytes;
@@ -115,12 +73,12 @@ struct Describer {
   const bool bNMajor = layout && layout.getValue() == "kn";  // B stored [K, N]
   const std::string K = dim(a, 1), N = dim(b, bNMajor ? 1 : 0);
   const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
-  d.operand(a, "A", a);
+  operand(d, a, "A", a);
   if (bNMajor) {
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
     d.check(K, dim(b, 0), "B must have A's K rows");
   } else {
-    d.operand(b, "B", a);
+    operand(d, b, "B", a);
   }
   d.check("0", "rem(" + N + ",8)", "C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
   if (job == "gemm" || job == "gemm_ar") {
@@ -133,11 +91,11 @@ struct Describer {
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
     if (job == "gemm") {
       d.field(FK::tmap, "c", c, {N, M}, {kBoxCols, kBoxRows});
-      d.order("1", tm, tn, "0", 0, "0");
+      order(d, "1", tm, tn, "0", 0, "0");
     } else {
       d.field(FK::tmaps, "c", c, {N, M}, {kBoxCols, kBoxRows});
       d.field(FK::ctx, "ctx");
-      d.order("1", tm, tn, "0", 0, "div(mul(mul(" + tm + "," + tn + "),rank),world)");
+      order(d, "1", tm, tn, "0", 0, "div(mul(mul(" + tm + "," + tn + "),rank),world)");
       d.t.zero_args.push_back(int(c));
     }
     d.i32("k", K);
@@ -162,7 +120,7 @@ struct Describer {
     d.field(FK::tmaps, "c", c, {N, own}, {kBoxCols, kBoxRows});
     d.field(FK::ctx, "ctx");
     const std::string blocks = "balanced(mul(world,mul(" + tm + "," + tn + ")),sms)";
-    d.order("world", tm, tn, "rem(add(rank,1),world)", 1, "0");
+    order(d, "world", tm, tn, "rem(add(rank,1),world)", 1, "0");
     d.i32("k", K);
     d.i32("m_own", own);
     d.i32("n", N);
@@ -186,7 +144,7 @@ struct Describer {
     d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
     d.field(FK::tmap, "c", c, {N, Ms, "world"}, {kBoxCols, kBoxRows, 1});
     d.field(FK::ctx, "ctx");
-    d.order("world", tm, tn, "rank", 0, "0");
+    order(d, "world", tm, tn, "rank", 0, "0");
     d.field(FK::ptr, "a_own_ptr", a);
     d.field(FK::ptrs, "a_full_peer", landing);
     // Communicator blocks: the nvcc plan's cost model chose 16 at 2048^3 (128 tiles) and 4 from

@@ -84,6 +84,8 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
 
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
+      // Template instances (pk-lower-gemm, pk-lower-attention) have no general-path loops.
+      if (kernel->hasAttr("pk.gemm") || kernel->hasAttr("pk.attention")) return;
       int64_t threads = kThreads, perSm = 1;
       const bool independent = independentBlocks(kernel);
       if (independent || generalPathWaits(kernel)) {

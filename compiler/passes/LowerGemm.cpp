@@ -403,6 +403,12 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         failed |= mlir::failed(lower(kernel, gemmLoop, *profile));
         return;
       }
+      if (!localTemplates) {
+        recordDecision(gemmLoop, "template",
+                       "general tile path (register tiles, pk/tile/mma.cuh): templates are off "
+                       "(--templates=false)");
+        return;
+      }
       // Try the template quietly; on a mismatch keep the loop for the general path and say why.
       std::string why;
       LogicalResult lowered = failure();

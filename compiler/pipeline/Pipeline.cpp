@@ -24,8 +24,10 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   algorithm.llMaxBytes = options.llMaxBytes;
   algorithm.copyEngineMinBytes = options.copyEngineMinBytes;
   pm.addPass(mlir::pk::createPkSelectAlgorithmPass(algorithm));
+  if (options.templates) pm.addPass(mlir::pk::createPkLowerAttentionPass());
   mlir::pk::PkLowerGemmPassOptions gemm;
   gemm.profilePath = options.profilePath;
+  gemm.localTemplates = options.templates;
   pm.addPass(mlir::pk::createPkLowerGemmPass(gemm));
   pm.addPass(mlir::pk::createPkLowerPeerTilesPass());
   mlir::pk::PkLowerCollectivesPassOptions lower;

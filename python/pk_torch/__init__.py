@@ -27,13 +27,15 @@ class Context(_C.Context):
                          _gather_bytes)
 
 
-def compile(spec: str, pkc: str = None, arch: str = ""):
+def compile(spec: str, pkc: str = None, arch: str = "", kernel: str = "", templates: bool = True):
     """Compiles a spec file with the pkc executable ($PKC, else pkc on PATH), NVRTC-compiles it
-    for the current GPU and caches the binary on disk ($PK_CACHE_DIR)."""
+    for the current GPU and caches the binary on disk ($PK_CACHE_DIR). `kernel` picks one kernel
+    of a spec that has several; templates=False keeps loops a Hopper template would take on the
+    general tile path (pkc --templates=false)."""
     pkc = pkc or os.environ.get("PKC") or shutil.which("pkc")
     if not pkc:
         raise RuntimeError("pk_torch.compile: no pkc; pass pkc= or set $PKC")
-    return _C.compile(spec, pkc, arch)
+    return _C.compile(spec, pkc, arch, kernel, templates)
 
 
 def run_shared_gpu(world: int, fn, device: int = 0):

@@ -109,6 +109,24 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
+def PkLowerAttentionPass : Pass<"pk-lower-attention", "::mlir::ModuleOp"> {
+  let summary = "Lower forward-attention tile loops to the Hopper attention template";
+  let description = [{
+    Recognises, by its data flow, a kernel whose one tile loop computes forward attention with
+    the online softmax: per query tile, `s = scale * mma_t(q, k, 0)` masked to a very negative
+    value past the keys' end (and, causal, after the query), a running max, `p = exp(s - m)`,
+    a running sum rescaled by `exp(m_old - m)`, `acc = mma(cast<bf16>(p), v, acc * corr)`, then
+    `o = cast<bf16>(acc / l)` and optionally `lse = m + log(l)`, head dim 64 or 128. The kernel
+    becomes device-level with a `pk.attention` dictionary (argument positions, head dim, causal,
+    scale) that the CUDA emitter instantiates. A loop that differs in any step keeps the general
+    tile path; the reason is recorded as a decision.
+
+    Before: `pk.tile.foreach (%m) ... { scf.for %n ... { pk.tile.mma {transpose_b} ...; pk.tile.reduce_rows <max> ... } ... }`
+    After:  `pk.kernel @attention(...) attributes {pk.attention = {q = 0, k = 1, v = 2, o = 3, lse = 4, d = 128, causal = false, scale = 5}, pk.level = "device"}`
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def PkLowerGemmPass : Pass<"pk-lower-gemm", "::mlir::ModuleOp"> {
   let summary = "Lower GEMM tile loops (and their fused communication) to the Hopper templates";
   let description = [{
@@ -127,6 +145,9 @@ def PkLowerGemmPass : Pass<"pk-lower-gemm", "::mlir::ModuleOp"> {
   let options = [
     Option<"profilePath", "profile", "std::string", "\"\"",
            "Machine profile file (default: the built-in H200 profile)">,
+    Option<"localTemplates", "local-templates", "bool", "true",
+           "Lower GEMM loops of kernels that only compute locally to the template; false: "
+           "keep them on the general tile path">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
 }

@@ -18,16 +18,17 @@ __device__ __forceinline__ unsigned long long desc_k_major_sw128(const void* sme
 }
 
 // Descriptor of an N-major operand B (stored [K, N]) that TMA wrote with 128-byte swizzle as
-// boxes of 64 K-rows x 64 N-elements (8 KiB each, the next 64 columns in the next box): within a
-// swizzle atom, 64 N-elements are contiguous and 8 K-rows 128 B apart; atoms follow along K
-// every 1024 B (stride byte offset) and along N every box (leading byte offset). Advancing along
-// K by 16 rows adds 2048 B to the start.
-__device__ __forceinline__ unsigned long long desc_n_major_sw128(const void* smem) {
+// boxes of K-rows x 64 N-elements (the next 64 columns in the next box, `box_bytes` further on):
+// within a swizzle atom, 64 N-elements are contiguous and 8 K-rows 128 B apart; atoms follow
+// along K every 1024 B (stride byte offset) and along N every box (leading byte offset).
+// Advancing along K by 16 rows adds 2048 B to the start. The GEMM's boxes are 64 x 64 (8 KiB).
+__device__ __forceinline__ unsigned long long desc_n_major_sw128(const void* smem,
+                                                                 unsigned int box_bytes = 8192) {
   const unsigned long long a = smem_addr(smem);
-  return ((a & 0x3FFFFull) >> 4)            // start address, 16-byte units
-         | ((8192ull >> 4) << 16)             // leading byte offset: next 64 N-elements
-         | ((1024ull >> 4) << 32)             // stride byte offset: next 8 K-rows
-         | (1ull << 62);                      // 128-byte swizzle
+  return ((a & 0x3FFFFull) >> 4)                             // start address, 16-byte units
+         | ((static_cast<unsigned long long>(box_bytes) >> 4) << 16)  // leading: next 64 N-elements
+         | ((1024ull >> 4) << 32)                              // stride byte offset: next 8 K-rows
+         | (1ull << 62);                                       // 128-byte swizzle
 }
 
 // Orders this warpgroup's register/shared accesses before the next wgmma reads them.

@@ -1,0 +1,108 @@
+// Emission pattern for kernels pk-lower-attention turned into attention template instances: a
+// thin extern "C" wrapper around pk::attention::run<D, Causal>, with the launch description
+// (parameter block, grid, shared memory) and host checks above it, so the JIT, pk_torch and the
+// typed launchers launch it with no attention-specific host code.
+#include "TemplateDescriber.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+namespace {
+
+// The template's constants the description relies on (static_asserted in the output).
+constexpr int kBM = 128, kBox = 64, kThreads = 384;
+
+// sizeof(SharedStorage<D>) + 1024, as attention.cuh lays it out: Q, the K and V rings, two rings'
+// mbarriers and q_full, rounded up to the 1024-byte alignment.
+unsigned sharedBytes(int64_t d) {
+  const unsigned boxes = unsigned(d / kBox), stages = d == 64 ? 4 : 2, box = kBM * kBox * 2;
+  unsigned bytes = boxes * box * (1 + 2 * stages) + 2 * 16 * stages + 8;
+  return (bytes + 1023) / 1024 * 1024 + 1024;
+}
+
+LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) {
+  auto arg = [&](StringRef role) { return facts.getAs<IntegerAttr>(role).getInt(); };
+  const int64_t q = arg("q"), k = arg("k"), v = arg("v"), o = arg("o"), lse = arg("lse"), d = arg("d");
+  const bool causal = facts.getAs<BoolAttr>("causal").getValue();
+  const std::string name = kernel.getSymName().str(), D = std::to_string(d);
+  TemplateDescriber desc;
+  desc.t.kernel = name;
+  desc.t.threads = kThreads;
+  desc.t.shared_bytes = sharedBytes(d);
+  // The tensor maps read exactly D columns; o and lse rows are q's (the template stores each
+  // query row once, the general path whole 64-row tiles).
+  for (auto [a, what] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
+    desc.check(D, dim(a, 1), std::string("attention template: ") + what + " must have the head dim's " + D +
+                                 " columns");
+  desc.check(dim(q, 0), dim(o, 0), "attention template: o must have q's rows");
+  if (lse >= 0) desc.check(dim(q, 0), dim(lse, 0), "attention template: lse must have q's rows");
+  for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
+    desc.field(FK::tmap, member, a, {dim(a, 1), dim(a, 0), "1"}, {kBox, kBM, 1});
+  desc.field(FK::ptr, "o", o);
+  if (lse >= 0) desc.field(FK::ptr, "lse", lse);
+  desc.i32("sq", dim(q, 0));
+  desc.i32("sk", dim(k, 0));
+  desc.i32("heads", "1");
+  desc.i32("o_pitch", dim(o, 1));
+  desc.i32("o_cols", "min(" + dim(o, 1) + "," + D + ")");
+  desc.i32("lse_pitch", lse >= 0 ? dim(lse, 1) : "0");
+  std::string scale;
+  if (auto s = facts.getAs<IntegerAttr>("scale")) {
+    desc.field(FK::f32, "scale", s.getInt());
+    scale = "p.scale";
+  } else {
+    llvm::SmallString<32> text;
+    llvm::APFloat(float(facts.getAs<FloatAttr>("scale_value").getValueAsDouble())).toString(text, 9, 0, false);
+    scale = std::string(text.str());
+    if (scale.find_first_of(".eEn") == std::string::npos) scale += ".0";
+    scale += "f";
+  }
+  desc.t.grid = expr("max(1,cdiv(" + dim(q, 0) + "," + std::to_string(kBM) + "))");
+  desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
+
+  e.os << "\n#include <pk/templates/attention.cuh>\n";
+  e.os << "#ifndef __CUDACC_RTC__\n#include <cstddef>\n#endif\n";
+  e.os << "\nnamespace pk_" << name << " {\n";
+  e.os << "constexpr int kThreads = pk::attention::kThreads;  // producer + 2 consumer warpgroups\n";
+  e.os << "constexpr int kHeadDim = " << d << ";\n";
+  e.os << "constexpr bool kCausal = " << (causal ? "true" : "false") << ";\n";
+  e.os << "constexpr unsigned kSharedBytes = pk::attention::shared_bytes<kHeadDim>();\n";
+  e.os << "// The launch description below must match the template it instantiates.\n";
+  e.os << "static_assert(kThreads == " << kThreads << " && kSharedBytes == " << desc.t.shared_bytes
+       << "u && pk::attention::kBM == " << kBM << " && pk::attention::kBox == " << kBox
+       << ", \"attention template constants changed: update pkc's AttentionPatterns.cpp\");\n";
+  e.os << "static_assert(sizeof(pk::attention::Params) == " << desc.t.params_bytes
+       << ", \"parameter block size\");\n";
+  e.os << "#ifndef __CUDACC_RTC__\n";
+  for (const Field &f : desc.t.fields)
+    e.os << "static_assert(offsetof(pk::attention::Params, " << f.member << ") == " << f.offset
+         << ", \"offset of " << f.member << "\");\n";
+  e.os << "#endif\n";
+  e.os << "}  // namespace pk_" << name << "\n\n";
+  e.os << "// pk-launch " << name << " template=attention threads=" << kThreads << " args=";
+  for (auto [i, a] : llvm::enumerate(kernel.getBody().front().getArguments()))
+    e.os << (i ? "," : "") << a.getType();
+  e.os << "\n" << ::pk::print_template_launch(desc.t);
+  for (const ::pk::HostCheck &c : desc.checks) e.os << ::pk::print_host_check(c) << "\n";
+  e.os << "extern \"C\" __global__ void __launch_bounds__(pk::attention::kThreads, 1) " << name
+       << "(const __grid_constant__ pk::attention::Params p) {\n";
+  e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal>(p, " << scale
+       << ");\n";
+  e.os << "}\n";
+  return success();
+}
+
+} // namespace
+
+void mlir::pk::cuda::addAttentionPatterns(PatternTable &table) {
+  Pattern previous = table["pk.kernel"];
+  table["pk.kernel"] = [previous](Emitter &e, Operation *op) -> LogicalResult {
+    auto kernel = cast<KernelOp>(op);
+    if (auto facts = kernel->getAttrOfType<DictionaryAttr>("pk.attention"))
+      return emitAttentionKernel(e, kernel, facts);
+    return previous(e, op);
+  };
+}

@@ -1,0 +1,57 @@
+// Building a template kernel's launch description (pk/runtime/template_params.h): the
+// parameter block field by field and the host checks, from host expressions over the spec's
+// arguments. Shared by the emission patterns of the GEMM and attention templates.
+#pragma once
+#include "Emitter.h"
+
+#include <pk/runtime/host_check.h>
+#include <pk/runtime/template_params.h>
+
+namespace mlir::pk::cuda {
+
+using Field = ::pk::ParamField;
+using FK = ::pk::ParamField::Kind;
+
+inline ::pk::HostExpr expr(const std::string &text) {
+  auto e = ::pk::parse_host_expr(text);
+  if (!e.is_ok()) llvm::report_fatal_error(("template launch description: " + e.status().message()).c_str());
+  return *e;
+}
+
+inline std::string dim(int64_t arg, int k) {
+  return "dim(" + std::to_string(arg) + "," + std::to_string(k) + ")";
+}
+
+// The spec's arguments for the job's roles, and the description and checks built from them.
+struct TemplateDescriber {
+  ::pk::TemplateLaunch t;
+  std::vector<::pk::HostCheck> checks;
+
+  void field(FK kind, const std::string &member, int64_t arg = -1, std::vector<std::string> dims = {},
+             std::vector<int> box = {}) {
+    Field f;
+    f.kind = kind;
+    f.member = member;
+    f.arg = int(arg);
+    for (const std::string &d : dims) f.dims.push_back(expr(d));
+    f.box = std::move(box);
+    t.fields.push_back(std::move(f));
+  }
+  void i32(const std::string &member, const std::string &value) {
+    field(FK::i32, member);
+    t.fields.back().value = expr(value);
+  }
+  // `lhs == rhs`, else "<message>: expected <lhs>, got <rhs>".
+  void check(const std::string &lhs, const std::string &rhs, const std::string &message) {
+    ::pk::HostCheck c;
+    c.kernel = t.kernel;
+    c.id = int(checks.size());
+    c.condition = expr("eq(" + lhs + "," + rhs + ")");
+    c.expected = expr(lhs);
+    c.actual = expr(rhs);
+    c.message = message;
+    checks.push_back(std::move(c));
+  }
+};
+
+} // namespace mlir::pk::cuda

@@ -1,0 +1,341 @@
+// Recognises a forward-attention tile loop (online softmax over key/value tiles, optionally
+// causal) by its data flow and lowers the kernel to the Hopper attention template
+// (templates/include/pk/templates/attention.cuh), recording why; a loop that differs in any
+// step stays on the general tile path, and --explain says which step did not match.
+#include "pk/Passes/Decisions.h"
+#include "pk/Passes/EffectLedger.h"
+#include "pk/Passes/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::pk {
+#define GEN_PASS_DEF_PKLOWERATTENTIONPASS
+#include "pk/Passes/Passes.h.inc"
+} // namespace mlir::pk
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+// What the matcher found; `why` names the first step that did not match.
+struct AttentionLoop {
+  TileForeachOp loop;
+  TileLoadOp loadQ, loadK, loadV;
+  TileStoreOp storeO, storeLse;  // storeLse may be null
+  int64_t d = 0;
+  bool causal = false;
+  Value scale;  // a kernel argument, or null with scaleValue
+  double scaleValue = 0;
+};
+
+struct Mismatch {
+  std::string why;
+};
+
+bool isMap(Value v, MapKind kind, Value &x, Value &y) {
+  auto map = v.getDefiningOp<TileMapOp>();
+  if (!map || map.getKind() != kind || map.getInputs().size() != 2) return false;
+  x = map.getInputs()[0];
+  y = map.getInputs()[1];
+  return true;
+}
+bool isUnary(Value v, MapKind kind, Value &x) {
+  auto map = v.getDefiningOp<TileMapOp>();
+  if (!map || map.getKind() != kind || map.getInputs().size() != 1) return false;
+  x = map.getInputs()[0];
+  return true;
+}
+// A commutative map of `a` and something: returns the other operand, or null.
+Value otherOf(Value v, MapKind kind, Value a) {
+  Value x, y;
+  if (!isMap(v, kind, x, y)) return {};
+  return x == a ? y : y == a ? x : Value();
+}
+std::optional<double> splatConstant(Value v) {
+  auto splat = v.getDefiningOp<TileSplatOp>();
+  if (!splat) return std::nullopt;
+  APFloat value(0.0);
+  if (matchPattern(splat.getScalar(), m_ConstantFloat(&value))) return value.convertToDouble();
+  return std::nullopt;
+}
+bool isZeros(Value v) { return v.getDefiningOp<TileZerosOp>() != nullptr; }
+// A very negative start for the running maximum or a mask: -1e20 and below (or -inf) act as -inf
+// for every score a bf16 product can reach.
+bool isMinusHuge(Value v) {
+  if (std::optional<double> c = splatConstant(v)) return *c <= -1e20;
+  Value x, y;  // zeros - huge, as `zeros<f32, R, 1>() - 1e30f` writes it
+  if (isMap(v, MapKind::sub, x, y) && isZeros(x))
+    if (std::optional<double> c = splatConstant(y)) return *c >= 1e20;
+  return false;
+}
+bool isDimOf(Value v, Value tensor, int64_t d) {
+  auto dim = v.getDefiningOp<DimOp>();
+  return dim && dim.getTensor() == tensor && dim.getDimAttr().getInt() == d;
+}
+bool isZeroIndex(Value v) { return getConstantIntValue(v) == 0; }
+bool isKernelArg(KernelOp kernel, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &kernel.getBody().front();
+}
+bool isTile(Type t, int64_t rows, int64_t cols, bool bf16) {
+  auto tile = dyn_cast<TileType>(t);
+  return tile && tile.getRank() == 2 && tile.getShape()[0] == rows && tile.getShape()[1] == cols &&
+         (bf16 ? tile.getElementType().isBF16() : tile.getElementType().isF32());
+}
+// iota along `dim` from `origin`: col_index<..>(n) is dim 1, row_index<..>(m) dim 0.
+bool isIota(Value v, Value origin, int64_t dim) {
+  auto iota = v.getDefiningOp<TileIotaOp>();
+  return iota && iota.getOrigin() == origin && int64_t(iota.getDim()) == dim;
+}
+// splat(float(k.rows())): the key count as the mask compares it.
+bool isKeyCount(Value v, Value k) {
+  auto splat = v.getDefiningOp<TileSplatOp>();
+  if (!splat) return false;
+  Value s = splat.getScalar();
+  if (auto f = s.getDefiningOp<arith::SIToFPOp>()) s = f.getIn();
+  else if (auto f = s.getDefiningOp<arith::UIToFPOp>()) s = f.getIn();
+  else return false;
+  if (auto c = s.getDefiningOp<arith::IndexCastOp>()) s = c.getIn();
+  return isDimOf(s, k, 0);
+}
+
+// The whole match; fails with the step that differs.
+FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm) {
+  auto fail = [&](const Twine &why) {
+    mm.why = why.str();
+    return failure();
+  };
+  AttentionLoop a;
+  a.loop = loop;
+  if (loop.getSteps().size() != 1) return fail("the loop does not step over query rows alone");
+  const int64_t bm = loop.getSteps()[0];
+  Block &body = loop.getBody().front();
+  Value m = body.getArgument(0);
+  scf::ForOp kv;
+  for (Operation &op : body)
+    if (auto f = dyn_cast<scf::ForOp>(op)) {
+      if (kv) return fail("more than one key/value loop");
+      kv = f;
+    }
+  if (!kv || kv.getNumRegionIterArgs() != 3) return fail("no key/value loop carrying three tiles (max, sum, output)");
+  std::optional<int64_t> bn = getConstantIntValue(kv.getStep());
+  if (!bn || !isZeroIndex(kv.getLowerBound())) return fail("the key loop must run from 0 in constant steps");
+  Value n = kv.getInductionVar();
+  auto yield = cast<scf::YieldOp>(kv.getBody()->getTerminator());
+  // Roles of the carried tiles, from what the loop yields for them.
+  int accI = -1, mxI = -1, lI = -1;
+  for (int i = 0; i < 3; ++i) {
+    Value y = yield.getOperand(i);
+    if (y.getDefiningOp<TileMmaOp>()) accI = i;
+    else if (auto map = y.getDefiningOp<TileMapOp>(); map && map.getKind() == MapKind::max) mxI = i;
+    else lI = i;
+  }
+  if (accI < 0 || mxI < 0 || lI < 0) return fail("the key loop must yield an mma, a running max and a running sum");
+  Value accIn = kv.getRegionIterArgs()[accI], mxIn = kv.getRegionIterArgs()[mxI], lIn = kv.getRegionIterArgs()[lI];
+  // The running max: max(mx, row_max(s)).
+  Value mxNew = yield.getOperand(mxI);
+  Value rowMax = otherOf(mxNew, MapKind::max, mxIn);
+  auto reduceMax = rowMax ? rowMax.getDefiningOp<TileReduceRowsOp>() : TileReduceRowsOp();
+  if (!reduceMax || reduceMax.getKind() != ReduceKind::max) return fail("the running max is not max(m, row_max(s))");
+  Value s = reduceMax.getInput();
+  // The masked scores: where(mask, scale * (q k^T), -huge).
+  auto select = s.getDefiningOp<TileSelectOp>();
+  if (!select || !isMinusHuge(select.getOnFalse())) return fail("the scores are not masked to a very negative value (keys past the end would count)");
+  Value mask = select.getCond(), scaled = select.getOnTrue();
+  Value x, y;
+  if (!isMap(scaled, MapKind::mul, x, y)) return fail("the scores are not scaled q k^T");
+  auto qk = x.getDefiningOp<TileMmaOp>();
+  Value scaleTile = y;
+  if (!qk) {
+    qk = y.getDefiningOp<TileMmaOp>();
+    scaleTile = x;
+  }
+  if (!qk || !qk.getTransposeB() || !isZeros(qk.getAcc())) return fail("the scores are not mma_t(q, k, zeros)");
+  auto scaleSplat = scaleTile.getDefiningOp<TileSplatOp>();
+  if (!scaleSplat) return fail("the scale is not a scalar");
+  if (std::optional<double> c = splatConstant(scaleTile)) a.scaleValue = *c;
+  else if (isKernelArg(kernel, scaleSplat.getScalar()) && scaleSplat.getScalar().getType().isF32())
+    a.scale = scaleSplat.getScalar();
+  else return fail("the scale is neither a constant nor a float kernel argument");
+  a.loadQ = qk.getA().getDefiningOp<TileLoadOp>();
+  a.loadK = qk.getB().getDefiningOp<TileLoadOp>();
+  if (!a.loadQ || !a.loadK || a.loadQ->getParentOp() != loop.getOperation() ||
+      a.loadQ.getIndices().size() != 2 || a.loadQ.getIndices()[0] != m || !isZeroIndex(a.loadQ.getIndices()[1]) ||
+      a.loadK.getIndices().size() != 2 || a.loadK.getIndices()[0] != n || !isZeroIndex(a.loadK.getIndices()[1]))
+    return fail("q and k must be loaded whole rows at [m, 0] (outside the key loop) and [n, 0]");
+  a.d = cast<TileType>(a.loadQ.getType()).getShape()[1];
+  if (a.d != 64 && a.d != 128) return fail("the head dim is " + Twine(a.d) + "; the template takes 64 and 128");
+  if (!isTile(a.loadQ.getType(), bm, a.d, true) || !isTile(a.loadK.getType(), *bn, a.d, true))
+    return fail("q, k must be bf16 tiles of the loops' rows by the head dim");
+  Value k = a.loadK.getSource();
+  // The mask: keys before the end, and (causal) keys up to the query.
+  auto keysInRange = [&](Value v) {
+    Value c, l;
+    return isMap(v, MapKind::lt, c, l) && isIota(c, n, 1) && isKeyCount(l, k);
+  };
+  auto causalMask = [&](Value v) {
+    Value c, r;
+    return isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0);
+  };
+  if (keysInRange(mask)) a.causal = false;
+  else if (isMap(mask, MapKind::mul, x, y) &&
+           ((causalMask(x) && keysInRange(y)) || (causalMask(y) && keysInRange(x))))
+    a.causal = true;
+  else return fail("the mask is neither col < k.rows() nor (col <= row) * (col < k.rows())");
+  // The loop covers every key (or, causal, at least those up to the tile's last query).
+  Value ub = kv.getUpperBound();
+  bool covers = isDimOf(ub, k, 0);
+  if (!covers && a.causal)
+    if (auto add = ub.getDefiningOp<arith::AddIOp>()) {
+      Value other = add.getLhs() == m ? add.getRhs() : add.getRhs() == m ? add.getLhs() : Value();
+      std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
+      covers = c && *c >= bm;
+    }
+  if (!covers) return fail(a.causal ? "the key loop must run to k.rows() or to m + the query tile's rows"
+                                    : "the key loop must run to k.rows()");
+  // p = exp(s - m_new), corr = exp(m - m_new).
+  Value p, corr;
+  Value acc = yield.getOperand(accI);
+  auto pv = acc.getDefiningOp<TileMmaOp>();
+  if (pv.getTransposeB()) return fail("the output update must be mma(p, v, acc * corr)");
+  auto pCast = pv.getA().getDefiningOp<TileCastOp>();
+  if (!pCast || !isTile(pCast.getType(), bm, *bn, true)) return fail("p must be cast to bf16 for p v");
+  p = pCast.getInput();
+  if (!isUnary(p, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != s || y != mxNew)
+    return fail("p is not exp(s - m_new)");
+  Value scaledAcc = pv.getAcc();
+  corr = otherOf(scaledAcc, MapKind::mul, accIn);
+  if (!corr || !isUnary(corr, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != mxIn || y != mxNew)
+    return fail("the output is not rescaled by exp(m - m_new)");
+  a.loadV = pv.getB().getDefiningOp<TileLoadOp>();
+  if (!a.loadV || a.loadV.getIndices().size() != 2 || a.loadV.getIndices()[0] != n ||
+      !isZeroIndex(a.loadV.getIndices()[1]) || !isTile(a.loadV.getType(), *bn, a.d, true))
+    return fail("v must be loaded as bf16 tiles at [n, 0] of the head dim's width");
+  // l_new = l * corr + row_sum(p).
+  Value lNew = yield.getOperand(lI);
+  Value sum;
+  if (!isMap(lNew, MapKind::add, x, y)) return fail("the running sum is not l * corr + row_sum(p)");
+  auto isRowSum = [&](Value v) {
+    auto r = v.getDefiningOp<TileReduceRowsOp>();
+    return r && r.getKind() == ReduceKind::sum && r.getInput() == p;
+  };
+  Value scaledL = isRowSum(y) ? x : isRowSum(x) ? y : Value();
+  if (!scaledL || otherOf(scaledL, MapKind::mul, lIn) != corr)
+    return fail("the running sum is not l * corr + row_sum(p)");
+  // Starting values: max -huge, sum and output zero.
+  if (!isMinusHuge(kv.getInitArgs()[mxI]) || !isZeros(kv.getInitArgs()[lI]) || !isZeros(kv.getInitArgs()[accI]))
+    return fail("the loop must start from max = -huge, sum = 0, output = 0");
+  if (!isTile(accIn.getType(), bm, a.d, false) || !isTile(lIn.getType(), bm, 1, false) || !isTile(mxIn.getType(), bm, 1, false))
+    return fail("the carried tiles must be f32: output rows x head dim, max and sum rows x 1");
+  // Nothing else in the key loop.
+  for (Operation &op : kv.getBody()->without_terminator())
+    if (op.use_empty() || hasSpecEffect(&op)) return fail("the key loop computes something the template would drop");
+  // After the loop: o = cast<bf16>(acc / l) at [m, 0], and optionally lse = m + log(l) at [m, 0].
+  for (Operation &op : body) {
+    auto store = dyn_cast<TileStoreOp>(op);
+    if (!store) {
+      if (hasSpecEffect(&op)) return fail("the loop has an effect besides its two stores");
+      continue;
+    }
+    if (store.getIndices().size() != 2 || store.getIndices()[0] != m || !isZeroIndex(store.getIndices()[1]))
+      return fail("the results must be stored at [m, 0]");
+    Value v = store.getValue();
+    if (auto c = v.getDefiningOp<TileCastOp>()) {
+      if (a.storeO || !isTile(c.getType(), bm, a.d, true) || !isMap(c.getInput(), MapKind::div, x, y) ||
+          x != kv.getResult(accI) || y != kv.getResult(lI))
+        return fail("the output must be stored once as cast<bf16>(acc / l)");
+      a.storeO = store;
+    } else if (isMap(v, MapKind::add, x, y)) {
+      Value lg = x == kv.getResult(mxI) ? y : y == kv.getResult(mxI) ? x : Value();
+      Value lArg;
+      if (a.storeLse || !lg || !isUnary(lg, MapKind::log, lArg) || lArg != kv.getResult(lI))
+        return fail("the log-sum-exp must be stored once as m + log(l)");
+      a.storeLse = store;
+    } else {
+      return fail("a store that is neither the output nor the log-sum-exp");
+    }
+  }
+  if (!a.storeO) return fail("the output is not stored");
+  for (Value t : {a.loadQ.getSource(), a.loadK.getSource(), a.loadV.getSource(), a.storeO.getDest()})
+    if (!isKernelArg(kernel, t)) return fail("q, k, v and o must be kernel arguments");
+  if (a.storeLse && !isKernelArg(kernel, a.storeLse.getDest())) return fail("lse must be a kernel argument");
+  if (!isDimOf(loop.getUpperBounds()[0], a.loadQ.getSource(), 0)) return fail("the loop must cover q's rows");
+  return a;
+}
+
+struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention> {
+  using PkLowerAttentionPassBase::PkLowerAttentionPassBase;
+
+  static int64_t argNumber(Value v) { return cast<BlockArgument>(v).getArgNumber(); }
+
+  void lower(KernelOp kernel, AttentionLoop &a) {
+    MLIRContext *ctx = kernel.getContext();
+    SmallVector<NamedAttribute> facts;
+    auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
+    auto i64 = [&](int64_t v) { return IntegerAttr::get(IntegerType::get(ctx, 64), v); };
+    fact("q", i64(argNumber(a.loadQ.getSource())));
+    fact("k", i64(argNumber(a.loadK.getSource())));
+    fact("v", i64(argNumber(a.loadV.getSource())));
+    fact("o", i64(argNumber(a.storeO.getDest())));
+    fact("lse", i64(a.storeLse ? argNumber(a.storeLse.getDest()) : -1));
+    fact("d", i64(a.d));
+    fact("causal", BoolAttr::get(ctx, a.causal));
+    if (a.scale) fact("scale", i64(argNumber(a.scale)));
+    else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
+    recordDecision(a.loop, "template",
+                   "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
+                       ", head dim " + Twine(a.d) +
+                       "; Hopper attention template: 128 query rows per block (2 consumer warpgroups, "
+                       "wgmma for q k^T from shared memory and for p v with p in registers), K and V "
+                       "by TMA in 128-key tiles through separate rings, exp2 softmax in fp32; the "
+                       "spec's tile sizes only set the order of fp32 additions, so retiling is exact "
+                       "up to rounding");
+    markLowered(a.storeO);
+    if (a.storeLse) markLowered(a.storeLse);
+    Block &entry = kernel.getBody().front();
+    SmallVector<Operation *> ops;
+    for (Operation &op : entry.without_terminator()) ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops)) {
+      op->dropAllUses();
+      op->erase();
+    }
+    kernel->setAttr("pk.attention", DictionaryAttr::get(ctx, facts));
+    kernel->setAttr("pk.level", StringAttr::get(ctx, "device"));
+  }
+
+  void runOnOperation() override {
+    getOperation().walk([&](KernelOp kernel) {
+      // The template replaces the whole body: the kernel must be one tile loop and nothing else
+      // with an effect.
+      TileForeachOp loop;
+      int loops = 0;
+      for (Operation &op : kernel.getBody().front())
+        if (auto l = dyn_cast<TileForeachOp>(op)) loop = l, ++loops;
+      if (loops != 1) return;
+      bool hasMma = false;
+      loop.walk([&](TileMmaOp) { hasMma = true; });
+      if (!hasMma) return;
+      bool other = false;
+      kernel.walk([&](Operation *op) {
+        if (hasSpecEffect(op) && !loop->isAncestor(op)) other = true;
+      });
+      Mismatch mm;
+      FailureOr<AttentionLoop> a = failure();
+      if (!other) a = match(kernel, loop, mm);
+      if (failed(a)) {
+        // GEMM loops also carry mma: say nothing unless the loop looked like attention.
+        bool softmax = false;
+        loop.walk([&](TileReduceRowsOp r) { softmax |= r.getKind() == ReduceKind::max; });
+        if (softmax && !other)
+          recordDecision(loop, "template", "not the attention template: " + mm.why);
+        return;
+      }
+      lower(kernel, *a);
+    });
+  }
+};
+
+} // namespace

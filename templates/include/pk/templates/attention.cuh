@@ -1,0 +1,282 @@
+// The Hopper attention forward main loop: O = softmax(Q K^T * scale) V per head with the online
+// softmax, and the row log-sum-exp, for head dims 64 and 128, causal or not. One block computes
+// 128 query rows of one head:
+//   warpgroup 0, one thread: producer - TMA loads of the Q tile once, then K and V tiles of 128
+//                            keys into two rings (mbarrier full/empty; K and V apart, so S = Q K^T
+//                            starts while V is still arriving)
+//   warpgroups 1, 2:         consumers - 64 query rows each: S by wgmma from shared memory, the
+//                            softmax in registers (exp2 with the scale folded in), P V by wgmma
+//                            with P straight from registers; the next S is issued beside P V.
+// Q, K, V are [heads, rows, D] bf16 (heads 1 for one head), read through 3-D tensor maps with
+// boxes of 64 x 128 x 1 and 128-byte swizzle; rows past the end load as zeros, keys past the end
+// and (causal) keys after the query are masked. O [heads, sq, o_pitch] bf16 and lse
+// [heads, sq, lse_pitch] f32 are stored directly by the consumers, rows past sq skipped.
+#pragma once
+#include <pk/device/bf16.cuh>
+#include <pk/device/mbarrier.cuh>
+#include <pk/device/tensor_map.cuh>
+#include <pk/templates/gemm_tile.cuh>
+#include <pk/templates/ring.cuh>
+#include <pk/templates/tma3d.cuh>
+#include <pk/templates/warpgroup.cuh>
+#include <pk/templates/wgmma_attention.cuh>
+
+namespace pk {
+namespace attention {
+
+constexpr int kBM = 128;         // query rows per block: two consumer warpgroups of 64
+constexpr int kBN = 128;         // keys per step
+constexpr int kBox = 64;         // TMA box columns: 64 bf16 = one 128-byte swizzle row
+constexpr int kConsumers = 2;
+constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
+constexpr int kProducerRegs = 24;  // setmaxnreg split: 128 x 24 + 256 x 240 <= 64K registers
+constexpr int kConsumerRegs = 240;
+
+struct Params {
+  TensorMap q, k, v;  // {D, rows, heads}, box {64, 128, 1}, 128-byte swizzle
+  bf16* o;
+  float* lse;  // null: not stored
+  int sq, sk, heads;
+  int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
+  int lse_pitch;
+  float scale;
+};
+
+template <int D>
+struct Layout {
+  static_assert(D == 64 || D == 128, "attention head dims are 64 or 128");
+  static constexpr int kBoxes = D / kBox;
+  static constexpr int kStages = D == 64 ? 4 : 2;
+  static constexpr unsigned int kBoxBytes = kBM * kBox * 2;  // kBM == kBN: one size for all
+  static constexpr unsigned int kTileBytes = kBoxes * kBoxBytes;
+};
+static_assert(kBM == kBN, "Q and K/V boxes share one size");
+
+template <int D>
+struct alignas(1024) SharedStorage {
+  using L = Layout<D>;
+  bf16 q[L::kBoxes][kBM * kBox];  // 1024-aligned boxes: swizzle atoms start on 1024 B
+  bf16 k[L::kStages][L::kBoxes][kBN * kBox];
+  bf16 v[L::kStages][L::kBoxes][kBN * kBox];
+  Ring<L::kStages> k_ring, v_ring;
+  Mbarrier q_full;
+};
+template <int D>
+constexpr unsigned int shared_bytes() {
+  return sizeof(SharedStorage<D>) + 1024;  // room to align the start to 1024 bytes
+}
+static_assert(shared_bytes<128>() <= 232448 && shared_bytes<64>() <= 232448,
+              "attention shared memory exceeds the sm_90 per-block limit");
+
+// -inf (NVRTC has no <cmath> INFINITY).
+__device__ __forceinline__ float minus_inf() { return __int_as_float(0xff800000u); }
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// The block's tile: heavy (causal: late) query tiles first, heads interleaved.
+struct BlockTile {
+  int head, m0, steps;
+};
+template <bool Causal>
+__device__ __forceinline__ BlockTile block_tile(const Params& p) {
+  const int tiles_m = (p.sq + kBM - 1) / kBM;
+  const int t = blockIdx.x;
+  BlockTile b;
+  b.head = t % p.heads;
+  const int mt = Causal ? tiles_m - 1 - t / p.heads : t / p.heads;
+  b.m0 = mt * kBM;
+  const int keys = Causal ? min(p.sk, b.m0 + kBM) : p.sk;
+  b.steps = (keys + kBN - 1) / kBN;
+  return b;
+}
+
+template <int D>
+__device__ __forceinline__ void produce(const Params& p, SharedStorage<D>& ss, const BlockTile& b) {
+  using L = Layout<D>;
+  mbarrier_arrive_expect_tx(&ss.q_full, L::kTileBytes);  // out-of-bounds boxes count fully
+  for (int x = 0; x < L::kBoxes; ++x)
+    load_async_tensor_3d(ss.q[x], &p.q, x * kBox, b.m0, b.head, &ss.q_full);
+  RingCursor<L::kStages> kc, vc;
+  for (int j = 0; j < b.steps; ++j) {
+    ss.k_ring.wait_empty(kc);
+    mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
+    for (int x = 0; x < L::kBoxes; ++x)
+      load_async_tensor_3d(ss.k[kc.stage][x], &p.k, x * kBox, j * kBN, b.head, &ss.k_ring.full[kc.stage]);
+    kc.advance();
+    ss.v_ring.wait_empty(vc);
+    mbarrier_arrive_expect_tx(&ss.v_ring.full[vc.stage], L::kTileBytes);
+    for (int x = 0; x < L::kBoxes; ++x)
+      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, j * kBN, b.head, &ss.v_ring.full[vc.stage]);
+    vc.advance();
+  }
+}
+
+// s = Q (this consumer's 64 rows) K^T over the head dim.
+template <int D>
+__device__ __forceinline__ void issue_qk(SharedStorage<D>& ss, int consumer, int stage, float (&s)[64]) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {  // 16 columns = 32 B = 2 descriptor units
+    const unsigned long long dq = wg::desc_k_major_sw128(&ss.q[kk / 4][consumer * 64 * kBox]) + 2ull * (kk % 4);
+    const unsigned long long dk = wg::desc_k_major_sw128(&ss.k[stage][kk / 4][0]) + 2ull * (kk % 4);
+    wg::mma_ss_m64n128k16(s, dq, dk, kk > 0);
+  }
+}
+
+// o += P V with P packed as bf16 pairs in the A-fragment layout (4 registers per k16 step).
+template <int D>
+__device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const unsigned int (&pa)[kBN / 4],
+                                         float (&o)[D / 2]) {
+  const unsigned long long dv = wg::desc_n_major_sw128(&ss.v[stage][0][0], Layout<D>::kBoxBytes);
+#pragma unroll
+  for (int kk = 0; kk < kBN / 16; ++kk) {  // 16 key rows = 2048 B = 128 descriptor units
+    const unsigned int a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+    wg::mma_rs_n_major<D>(o, a, dv + 128ull * kk);
+  }
+}
+
+template <int D, bool Causal>
+__device__ __forceinline__ void consume(const Params& p, float scale, SharedStorage<D>& ss,
+                                        const BlockTile& b, int consumer) {
+  using L = Layout<D>;
+  const int t = wg::thread(), lane = t % 32;
+  const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + lane / 4;  // and row0 + 8
+  const float scale_log2 = scale * 1.4426950408889634f;
+  float o[D / 2], s[64];
+  unsigned int pa[kBN / 4];
+  float m_run[2] = {minus_inf(), minus_inf()}, l_run[2] = {0.f, 0.f};  // m in log2 units
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  RingCursor<L::kStages> kc, vc;
+  mbarrier_wait_parity(&ss.q_full, 0);
+  if (b.steps > 0) {
+    ss.k_ring.wait_full(kc);
+    wg::fence();
+    issue_qk<D>(ss, consumer, kc.stage, s);
+    wg::commit();
+    wg::wait<0>();
+#pragma unroll
+    for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
+    ss.k_ring.release(kc.stage);
+    kc.advance();
+  }
+  for (int j = 0; j < b.steps; ++j) {
+    const int n0 = j * kBN;
+    // Scale into log2 units; mask keys past the end and (causal) after the query.
+    const bool edge = n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      float x = s[i] * scale_log2;
+      if (edge) {
+        const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+        const int row = row0 + 8 * ((i % 4) / 2);
+        if (col >= p.sk || (Causal && col > row)) x = minus_inf();
+      }
+      s[i] = x;
+    }
+    float mx[2] = {m_run[0], m_run[1]};
+#pragma unroll
+    for (int i = 0; i < 64; ++i) mx[(i % 4) / 2] = fmaxf(mx[(i % 4) / 2], s[i]);
+    float corr[2], sum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // the 4 threads of a quad share a row
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      corr[h] = exp2_approx(m_run[h] - mx[h]);  // 0 on the first step (m_run = -inf)
+      m_run[h] = mx[h];
+    }
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      s[i] = exp2_approx(s[i] - mx[(i % 4) / 2]);
+      sum[(i % 4) / 2] += s[i];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l_run[h] = l_run[h] * corr[h] + sum[h];  // this thread's columns
+#pragma unroll
+    for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+    ss.v_ring.wait_full(vc);
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
+    wg::fence();
+    issue_pv<D>(ss, vc.stage, pa, o);
+    wg::commit();
+    const bool more = j + 1 < b.steps;
+    if (more) {  // the next S runs on the tensor cores right behind this P V
+      ss.k_ring.wait_full(kc);
+      issue_qk<D>(ss, consumer, kc.stage, s);
+      wg::commit();
+    }
+    wg::wait<0>();
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
+    ss.v_ring.release(vc.stage);
+    vc.advance();
+    if (more) {
+      ss.k_ring.release(kc.stage);
+      kc.advance();
+    }
+  }
+  // Finish: whole-row sums, O / l as bf16, lse = m ln 2 + ln l.
+  float inv[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+    inv[h] = 1.f / l_run[h];
+  }
+  bf16* o_head = p.o + static_cast<long long>(b.head) * p.sq * p.o_pitch;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= p.sq) continue;
+    bf16* out = o_head + static_cast<long long>(row) * p.o_pitch;
+#pragma unroll
+    for (int g = 0; g < D / 8; ++g) {
+      const int col = 8 * g + 2 * (lane % 4);
+      const float x0 = o[4 * g + 2 * h] * inv[h], x1 = o[4 * g + 2 * h + 1] * inv[h];
+      if (col + 1 < p.o_cols) {
+        const unsigned int packed = gemm::pack_x2<false>(x0, x1);
+        *reinterpret_cast<unsigned int*>(out + col) = packed;
+      } else if (col < p.o_cols) {
+        out[col] = from_float<bf16>(x0);
+      }
+    }
+    if (p.lse != nullptr && lane % 4 == 0)
+      p.lse[(static_cast<long long>(b.head) * p.sq + row) * p.lse_pitch] =
+          m_run[h] * 0.6931471805599453f + logf(l_run[h]);
+  }
+}
+
+// The whole kernel body; the kernel pkc emits wraps it with __launch_bounds__(kThreads, 1) and
+// shared_bytes<D>() of dynamic shared memory, on a grid of heads x ceil(sq / 128) blocks. The
+// scale is p.scale, or the spec's constant.
+template <int D, bool Causal>
+__device__ __forceinline__ void run(const Params& p, float scale) {
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
+  SharedStorage<D>& ss = *reinterpret_cast<SharedStorage<D>*>((base + 1023ull) & ~1023ull);
+  const BlockTile b = block_tile<Causal>(p);
+  if (threadIdx.x == 0) {
+    ss.k_ring.init(kConsumers * wg::kThreads);
+    ss.v_ring.init(kConsumers * wg::kThreads);
+    mbarrier_init(&ss.q_full, 1);
+  }
+  __syncthreads();
+  if (wg::index() == 0) {
+    wg::release_registers<kProducerRegs>();
+    if (threadIdx.x == 0) produce<D>(p, ss, b);
+  } else {
+    wg::claim_registers<kConsumerRegs>();
+    consume<D, Causal>(p, scale, ss, b, wg::index() - 1);
+  }
+}
+
+}  // namespace attention
+}  // namespace pk

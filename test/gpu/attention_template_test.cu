@@ -1,0 +1,75 @@
+// The shipped attention spec through pk-lower-attention and the Hopper attention template
+// (templates/include/pk/templates/attention.cuh), JIT-compiled by a pkc executable and launched
+// from its launch description: head dims 64 and 128, causal and not, lengths that are not
+// multiples of the 128-row tiles, more keys than queries and the reverse, enough key tiles to
+// wrap the K/V rings several times; against a float64 reference (attention_reference.h). A q
+// whose columns are not the head dim is refused at the call, launching nothing.
+#include <pk/jit/compile.h>
+
+#include <map>
+
+#include "attention_reference.h"
+#include "harness.h"
+
+namespace {
+
+using pk::bf16;
+
+std::map<std::string, pk::jit::Kernel> g_kernels;
+
+bool compile_all() {
+  const std::string spec = PK_SPECS "/attention.pk.cpp";
+  auto text = pk::jit::read_spec(spec);
+  if (!text.is_ok()) return pkt::fail("read " + spec + ": " + text.status().message()), false;
+  for (const char* name : {"attention_d64", "attention_d128", "attention_causal_d64", "attention_causal_d128"}) {
+    pk::jit::Options options;
+    options.kernel = name;
+    auto k = pk::jit::compile_spec(spec, *text, options, pk::jit::pkc_frontend(PK_PKC));
+    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
+    PKT_CHECK(k->info().tmpl.kernel == name, std::string(name) + " did not take the attention template");
+    g_kernels.emplace(name, std::move(*k));
+  }
+  return true;
+}
+
+void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
+           bool causal, unsigned seed) {
+  const pk::jit::Kernel& kernel = g_kernels.at(name);
+  pkt::check_attention(
+      name,
+      [&](const auto& q, const auto& k, const auto& v, const auto& o, const auto& lse, float scale) {
+        PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+        PKT_CUDA(cudaStreamSynchronize(s));
+      },
+      d, sq, sk, causal, seed);
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(1);
+  if (!compile_all()) return pkt::finish("attention_template_test");
+  pkt::run_ranks(1, [](pk::Context& ctx) {
+    cudaStream_t s;
+    PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (auto& [name, k] : g_kernels) PKT_OK(k.load(ctx));
+    unsigned seed = 10;
+    for (long long d : {64LL, 128LL}) {
+      const std::string plain = "attention_d" + std::to_string(d), causal = "attention_causal_d" + std::to_string(d);
+      for (auto [sq, sk] : {std::pair{200LL, 333LL}, std::pair{128LL, 128LL}, std::pair{1LL, 70LL},
+                            std::pair{333LL, 129LL}, std::pair{256LL, 2100LL}})
+        check(ctx, s, plain, d, sq, sk, false, seed += 3);
+      for (long long n : {300LL, 64LL, 129LL, 1000LL})
+        check(ctx, s, causal, d, n, n, true, seed += 3);
+    }
+    // q's columns must be the head dim: refused before any launch.
+    pkt::DevTensor<bf16> q({64, 96}, 1), k({64, 128}, 2), v({64, 128}, 3), o({64, 128}, 0, true);
+    pkt::DevTensor<float> lse({64, 1}, 0, true);
+    pk::Status st = g_kernels.at("attention_d128").launch(ctx, s, q.view(), k.view(), v.view(), o.view(),
+                                                          lse.view(), 0.1f);
+    PKT_CHECK(!st.is_ok() && st.message().find("head dim") != std::string::npos,
+              "a q of 96 columns for head dim 128 was not refused: " + st.message());
+    cudaStreamDestroy(s);
+  });
+  return pkt::finish("attention_template_test");
+}

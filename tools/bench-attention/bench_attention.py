@@ -1,0 +1,102 @@
+"""Forward attention on one GPU: the shipped attention spec (templates/specs/attention.pk.cpp)
+through pk_torch, on pkc's attention template and (small shapes) its general tile path, against
+PyTorch's scaled_dot_product_attention with the cuDNN and FlashAttention-2 backends, all measured
+in this run. Before timing, every pk output is checked against SDPA's math backend in float32
+(fresh random inputs, outputs poisoned). Prints a markdown table (TF/s counts 4 S_q S_k D, half
+when causal) and appends it to the file named by the first argument.
+
+  PYTHONPATH=python PKC=.carry/pkc python3 tools/bench-attention/bench_attention.py out.md
+"""
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import pk_torch
+
+SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../templates/specs/attention.pk.cpp")
+
+
+def time_us(fn, reps=20, warm=5):
+    for _ in range(warm):
+        fn()
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        start[i].record()
+        fn()
+        end[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) * 1e3 for s, e in zip(start, end))
+    return times[len(times) // 2]
+
+
+def sdpa(backend, q, k, v, causal, scale):
+    with sdpa_kernel(backend):
+        return F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None],
+                                              is_causal=causal, scale=scale)[0, 0]
+
+
+def main():
+    out_path = sys.argv[1] if len(sys.argv) > 1 else None
+    kernels = {}
+    for causal in (False, True):
+        for d in (64, 128):
+            name = f"attention{'_causal' if causal else ''}_d{d}"
+            kernels[(causal, d, True)] = pk_torch.compile(SPEC, kernel=name)
+            kernels[(causal, d, False)] = pk_torch.compile(SPEC, kernel=name, templates=False)
+    shapes = [(4096, 128), (16384, 128), (16384, 64)]
+    rows = []
+    failures = 0
+
+    def body(ctx):
+        nonlocal failures
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        for causal in (False, True):
+            for s, d in shapes:
+                scale = d ** -0.5
+                q, k, v = (torch.randn(s, d, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(3))
+                o = torch.full((s, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+                lse = torch.full((s, 1), float("nan"), device="cuda")
+                tmpl = kernels[(causal, d, True)]
+                tmpl(ctx, q, k, v, o, lse, scale)
+                ctx.check_errors()
+                torch.cuda.synchronize()
+                want = sdpa(SDPBackend.MATH, q.float(), k.float(), v.float(), causal, scale)
+                err = (o.float() - want).abs().max().item()
+                if not err < 2e-2:
+                    print(f"MISMATCH attention causal={causal} S={s} D={d}: max |err| {err}", flush=True)
+                    failures += 1
+                flops = 4 * s * s * d / (2 if causal else 1)
+                t_pk = time_us(lambda: tmpl(ctx, q, k, v, o, lse, scale))
+                t_gen = None
+                if s <= 4096:
+                    gen_k = kernels[(causal, d, False)]
+                    t_gen = time_us(lambda: gen_k(ctx, q, k, v, o, lse, scale), reps=5, warm=1)
+                t_cudnn = time_us(lambda: sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal, scale))
+                t_fa2 = time_us(lambda: sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal, scale))
+                tf = lambda t: flops / t / 1e6  # noqa: E731
+                rows.append((f"{'causal' if causal else 'full'} S={s} D={d}", t_pk, tf(t_pk),
+                             "-" if t_gen is None else f"{t_gen:.0f}", t_cudnn, tf(t_cudnn), t_fa2,
+                             tf(t_fa2), t_cudnn / t_pk, t_fa2 / t_pk, err))
+        return 0
+
+    pk_torch.run_shared_gpu(1, body)
+    lines = ["| B1 H1, bf16 | pkc template us | TF/s | general path us | cuDNN us | TF/s | FA2 us | TF/s "
+             "| cuDNN / pkc | FA2 / pkc | max abs err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r[0]} | {r[1]:.0f} | {r[2]:.0f} | {r[3]} | {r[4]:.0f} | {r[5]:.0f} | {r[6]:.0f} | "
+                     f"{r[7]:.0f} | {r[8]:.3f} | {r[9]:.3f} | {r[10]:.4f} |")
+    table = "\n".join(lines)
+    print(table, flush=True)
+    if out_path:
+        with open(out_path, "a") as f:
+            f.write(table + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
