@@ -27,6 +27,11 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   auto arg = [&](StringRef role) { return facts.getAs<IntegerAttr>(role).getInt(); };
   const int64_t q = arg("q"), k = arg("k"), v = arg("v"), o = arg("o"), lse = arg("lse"), d = arg("d");
   const bool causal = facts.getAs<BoolAttr>("causal").getValue();
+  // [S, D] tensors, or [H, S, D] with one head per tile.
+  const bool heads = facts.getAs<BoolAttr>("heads").getValue();
+  const int rowsDim = heads ? 1 : 0, colsDim = heads ? 2 : 1;
+  auto rows = [&](int64_t a) { return dim(a, rowsDim); };
+  auto cols = [&](int64_t a) { return dim(a, colsDim); };
   const std::string name = kernel.getSymName().str(), D = std::to_string(d);
   TemplateDescriber desc;
   desc.t.kernel = name;
@@ -35,20 +40,24 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   // The tensor maps read exactly D columns; o and lse rows are q's (the template stores each
   // query row once, the general path whole 64-row tiles).
   for (auto [a, what] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
-    desc.check(D, dim(a, 1), std::string("attention template: ") + what + " must have the head dim's " + D +
-                                 " columns");
-  desc.check(dim(q, 0), dim(o, 0), "attention template: o must have q's rows");
-  if (lse >= 0) desc.check(dim(q, 0), dim(lse, 0), "attention template: lse must have q's rows");
+    desc.check(D, cols(a), std::string("attention template: ") + what + " must have the head dim's " + D +
+                               " columns");
+  desc.check(rows(q), rows(o), "attention template: o must have q's rows");
+  if (lse >= 0) desc.check(rows(q), rows(lse), "attention template: lse must have q's rows");
+  if (heads)
+    for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}, std::pair{o, "o"}, std::pair{lse, "lse"}})
+      if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
+  const std::string h = heads ? dim(q, 0) : "1";
   for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
-    desc.field(FK::tmap, member, a, {dim(a, 1), dim(a, 0), "1"}, {kBox, kBM, 1});
+    desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBM, 1});
   desc.field(FK::ptr, "o", o);
   if (lse >= 0) desc.field(FK::ptr, "lse", lse);
-  desc.i32("sq", dim(q, 0));
-  desc.i32("sk", dim(k, 0));
-  desc.i32("heads", "1");
-  desc.i32("o_pitch", dim(o, 1));
-  desc.i32("o_cols", "min(" + dim(o, 1) + "," + D + ")");
-  desc.i32("lse_pitch", lse >= 0 ? dim(lse, 1) : "0");
+  desc.i32("sq", rows(q));
+  desc.i32("sk", rows(k));
+  desc.i32("heads", h);
+  desc.i32("o_pitch", cols(o));
+  desc.i32("o_cols", "min(" + cols(o) + "," + D + ")");
+  desc.i32("lse_pitch", lse >= 0 ? cols(lse) : "0");
   std::string scale;
   if (auto s = facts.getAs<IntegerAttr>("scale")) {
     desc.field(FK::f32, "scale", s.getInt());
@@ -60,7 +69,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
     if (scale.find_first_of(".eEn") == std::string::npos) scale += ".0";
     scale += "f";
   }
-  desc.t.grid = expr("max(1,cdiv(" + dim(q, 0) + "," + std::to_string(kBM) + "))");
+  desc.t.grid = expr("max(1,mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + ")))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
 
   e.os << "\n#include <pk/templates/attention.cuh>\n";

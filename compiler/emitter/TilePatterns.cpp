@@ -261,6 +261,13 @@ LogicalResult checkRowCount(Operation *op, TileType rows) {
   return success();
 }
 
+LogicalResult emitReshape(Emitter &e, Operation *op) {
+  auto r = cast<TileReshapeOp>(op);
+  std::string out = declare(e, r.getResult(), "tile");
+  e.line() << "pk::tile::reshape(" << out << ", " << e.name(r.getInput()) << ");";
+  return success();
+}
+
 LogicalResult emitTranspose(Emitter &e, Operation *op) {
   auto t = cast<TileTransposeOp>(op);
   std::string out = declare(e, t.getResult(), "tile");
@@ -373,6 +380,7 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.reduce_rows"] = emitReduceRows;
   table["pk.tile.mma"] = emitMma;
   table["pk.tile.transpose"] = emitTranspose;
+  table["pk.tile.reshape"] = emitReshape;
   table["pk.tile.cumsum"] = emitCumsum;
   table["pk.tile.histogram"] = emitHistogram;
   table["pk.tile.load_rows"] = emitLoadRows;

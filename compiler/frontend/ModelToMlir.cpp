@@ -179,6 +179,8 @@ private:
       return def(o, b.create<TileHistogramOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::Transpose:
       return def(o, b.create<TileTransposeOp>(l, type(o.results[0]), v(in[0])));
+    case OpKind::Reshape:
+      return def(o, b.create<TileReshapeOp>(l, type(o.results[0]), v(in[0])));
     case OpKind::LoadRows:
       return def(o, b.create<TileLoadRowsOp>(l, type(o.results[0]), v(in[0]), v(in[1]), v(in[2]),
                                              in.size() > 3 ? v(in[3]) : Value()));

@@ -31,7 +31,7 @@ enum class OpKind {
   Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
   Select, Iota,                            // mask select; coordinates (dim in attr)
   LoadRows, StoreRows,                     // rows by an index tile (StoreRows: attr 1 adds)
-  Transpose, Cumsum, Histogram, Claim,
+  Transpose, Reshape, Cumsum, Histogram, Claim,
   LoadScalar,                              // x.at(i...): index (integer tensors) or f32
   FConstant, Splat,                        // an f32 constant (bits in ints[0]); scalar -> tile
   IndexToFloat,                            // an index (a size, a tile origin) as an f32 scalar

@@ -105,6 +105,11 @@ private:
     return int(kernel->values.size()) - 1;
   }
   const ValueType &typeOf(int v) { return kernel->values[v]; }
+  // `t` with leading extents of 1 up to `rank` dimensions.
+  static ValueType withLeadingOnes(ValueType t, size_t rank) {
+    t.shape.insert(t.shape.begin(), rank - t.shape.size(), 1);
+    return t;
+  }
   void bind(const Decl *d, int v) { names[d->getCanonicalDecl()] = v; }
 
   Op &emit(OpKind kind, SourceLocation l, std::vector<int> operands = {}) {
@@ -860,9 +865,16 @@ private:
       int src = tensorExpr(arg(0), false);
       if (src < 0) return -1;
       std::vector<int> ops = {src};
-      for (int i : indices(c, 1, typeOf(src).shape.size(), l)) ops.push_back(i);
+      const size_t rank = typeOf(src).shape.size();
+      for (int i : indices(c, 1, rank, l)) ops.push_back(i);
       if (failed) return -1;
-      return emitValue(OpKind::Load, l, ops, t);
+      if (t.shape.size() >= rank) return emitValue(OpKind::Load, l, ops, t);
+      // A tile of the trailing dimensions (one head of [H, S, D]): the load of the tile with
+      // leading 1s, reshaped.
+      if (t.smem)
+        return fail(l, "load_smem takes one extent per tensor dimension (write the leading 1s)");
+      int whole = emitValue(OpKind::Load, l, ops, withLeadingOnes(t, rank));
+      return emitValue(OpKind::Reshape, l, {whole}, t);
     }
     if (n == "store" || n == "store_add") {
       bool toPeer = isPeerRef(arg(0));
@@ -872,6 +884,9 @@ private:
         return fail(l, "store_add adds into a peer's copy: write store_add(C.on(peer), tile, ...)");
       int tile = tileExpr(arg(1));
       if (failed) return -1;
+      const size_t rank = typeOf(dest).shape.size();
+      if (!toPeer && typeOf(tile).shape.size() < rank)  // into the trailing dimensions
+        tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
       std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}
                                     : std::vector<int>{tile, dest};
       for (int i : indices(c, 2, typeOf(dest).shape.size(), l)) ops.push_back(i);

@@ -41,7 +41,7 @@ bool batchable(Operation &op) {
   if (isa<TileLoadOp>(op))
     return cast<TileType>(op.getResult(0).getType()).getMemorySpace() == MemorySpace::reg;
   if (isa<TileStoreOp, TileMapOp, TileCastOp, TileZerosOp, TileSplatOp, TileSelectOp,
-          TileIotaOp, TileReduceRowsOp, DimOp, YieldOp>(op))
+          TileIotaOp, TileReduceRowsOp, TileReshapeOp, DimOp, YieldOp>(op))
     return true;
   return op.getDialect() && op.getDialect()->getNamespace() == "arith";
 }

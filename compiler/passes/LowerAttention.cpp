@@ -26,6 +26,7 @@ struct AttentionLoop {
   TileLoadOp loadQ, loadK, loadV;
   TileStoreOp storeO, storeLse;  // storeLse may be null
   int64_t d = 0;
+  bool heads = false;  // [H, S, D] tensors, one head per tile (else [S, D])
   bool causal = false;
   Value scale;  // a kernel argument, or null with scaleValue
   double scaleValue = 0;
@@ -91,7 +92,7 @@ bool isIota(Value v, Value origin, int64_t dim) {
   return iota && iota.getOrigin() == origin && int64_t(iota.getDim()) == dim;
 }
 // splat(float(k.rows())): the key count as the mask compares it.
-bool isKeyCount(Value v, Value k) {
+bool isKeyCount(Value v, Value k, int64_t rowsDim) {
   auto splat = v.getDefiningOp<TileSplatOp>();
   if (!splat) return false;
   Value s = splat.getScalar();
@@ -99,7 +100,30 @@ bool isKeyCount(Value v, Value k) {
   else if (auto f = s.getDefiningOp<arith::UIToFPOp>()) s = f.getIn();
   else return false;
   if (auto c = s.getDefiningOp<arith::IndexCastOp>()) s = c.getIn();
-  return isDimOf(s, k, 0);
+  return isDimOf(s, k, rowsDim);
+}
+
+// A register tile loaded at [head, row, 0] (3-D, through a reshape that drops the leading 1) or
+// [row, 0] (2-D, head null); null otherwise.
+TileLoadOp rowsLoad(Value tile, Value head, Value row) {
+  if (head) {
+    auto reshape = tile.getDefiningOp<TileReshapeOp>();
+    if (!reshape) return {};
+    tile = reshape.getInput();
+  }
+  auto load = tile.getDefiningOp<TileLoadOp>();
+  if (!load) return {};
+  ValueRange at = load.getIndices();
+  const bool ok = head ? at.size() == 3 && at[0] == head && at[1] == row && isZeroIndex(at[2])
+                       : at.size() == 2 && at[0] == row && isZeroIndex(at[1]);
+  return ok ? load : TileLoadOp();
+}
+// The 2-D tile a load gives (after its reshape for 3-D tensors).
+TileType rowsTile(TileLoadOp load) {
+  TileType t = load.getType();
+  return t.getRank() == 3 ? TileType::get(t.getContext(), t.getShape().drop_front(), t.getElementType(),
+                                          t.getMemorySpace())
+                          : t;
 }
 
 // The whole match; fails with the step that differs.
@@ -110,10 +134,14 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   };
   AttentionLoop a;
   a.loop = loop;
-  if (loop.getSteps().size() != 1) return fail("the loop does not step over query rows alone");
-  const int64_t bm = loop.getSteps()[0];
+  // (m) over [S, D] tensors, or (h, m) stepping one head at a time over [H, S, D] ones.
+  a.heads = loop.getSteps().size() == 2 && loop.getSteps()[0] == 1;
+  if (loop.getSteps().size() != 1 && !a.heads)
+    return fail("the loop does not step over query rows, or over heads one at a time and their rows");
+  const int64_t bm = loop.getSteps().back();
   Block &body = loop.getBody().front();
-  Value m = body.getArgument(0);
+  Value h = a.heads ? body.getArgument(0) : Value(), m = body.getArguments().back();
+  const int64_t rowsDim = a.heads ? 1 : 0;
   scf::ForOp kv;
   for (Operation &op : body)
     if (auto f = dyn_cast<scf::ForOp>(op)) {
@@ -160,21 +188,20 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   else if (isKernelArg(kernel, scaleSplat.getScalar()) && scaleSplat.getScalar().getType().isF32())
     a.scale = scaleSplat.getScalar();
   else return fail("the scale is neither a constant nor a float kernel argument");
-  a.loadQ = qk.getA().getDefiningOp<TileLoadOp>();
-  a.loadK = qk.getB().getDefiningOp<TileLoadOp>();
-  if (!a.loadQ || !a.loadK || a.loadQ->getParentOp() != loop.getOperation() ||
-      a.loadQ.getIndices().size() != 2 || a.loadQ.getIndices()[0] != m || !isZeroIndex(a.loadQ.getIndices()[1]) ||
-      a.loadK.getIndices().size() != 2 || a.loadK.getIndices()[0] != n || !isZeroIndex(a.loadK.getIndices()[1]))
-    return fail("q and k must be loaded whole rows at [m, 0] (outside the key loop) and [n, 0]");
-  a.d = cast<TileType>(a.loadQ.getType()).getShape()[1];
+  a.loadQ = rowsLoad(qk.getA(), h, m);
+  a.loadK = rowsLoad(qk.getB(), h, n);
+  if (!a.loadQ || !a.loadK || a.loadQ->getParentOp() != loop.getOperation())
+    return fail(a.heads ? "q and k must be loaded whole rows of the head at [h, m, 0] (outside the key loop) and [h, n, 0]"
+                        : "q and k must be loaded whole rows at [m, 0] (outside the key loop) and [n, 0]");
+  a.d = rowsTile(a.loadQ).getShape()[1];
   if (a.d != 64 && a.d != 128) return fail("the head dim is " + Twine(a.d) + "; the template takes 64 and 128");
-  if (!isTile(a.loadQ.getType(), bm, a.d, true) || !isTile(a.loadK.getType(), *bn, a.d, true))
+  if (!isTile(rowsTile(a.loadQ), bm, a.d, true) || !isTile(rowsTile(a.loadK), *bn, a.d, true))
     return fail("q, k must be bf16 tiles of the loops' rows by the head dim");
   Value k = a.loadK.getSource();
   // The mask: keys before the end, and (causal) keys up to the query.
   auto keysInRange = [&](Value v) {
     Value c, l;
-    return isMap(v, MapKind::lt, c, l) && isIota(c, n, 1) && isKeyCount(l, k);
+    return isMap(v, MapKind::lt, c, l) && isIota(c, n, 1) && isKeyCount(l, k, rowsDim);
   };
   auto causalMask = [&](Value v) {
     Value c, r;
@@ -187,7 +214,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   else return fail("the mask is neither col < k.rows() nor (col <= row) * (col < k.rows())");
   // The loop covers every key (or, causal, at least those up to the tile's last query).
   Value ub = kv.getUpperBound();
-  bool covers = isDimOf(ub, k, 0);
+  bool covers = isDimOf(ub, k, rowsDim);
   if (!covers && a.causal)
     if (auto add = ub.getDefiningOp<arith::AddIOp>()) {
       Value other = add.getLhs() == m ? add.getRhs() : add.getRhs() == m ? add.getLhs() : Value();
@@ -210,10 +237,9 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   corr = otherOf(scaledAcc, MapKind::mul, accIn);
   if (!corr || !isUnary(corr, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != mxIn || y != mxNew)
     return fail("the output is not rescaled by exp(m - m_new)");
-  a.loadV = pv.getB().getDefiningOp<TileLoadOp>();
-  if (!a.loadV || a.loadV.getIndices().size() != 2 || a.loadV.getIndices()[0] != n ||
-      !isZeroIndex(a.loadV.getIndices()[1]) || !isTile(a.loadV.getType(), *bn, a.d, true))
-    return fail("v must be loaded as bf16 tiles at [n, 0] of the head dim's width");
+  a.loadV = rowsLoad(pv.getB(), h, n);
+  if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, true))
+    return fail("v must be loaded as bf16 tiles at [n, 0] (or [h, n, 0]) of the head dim's width");
   // l_new = l * corr + row_sum(p).
   Value lNew = yield.getOperand(lI);
   Value sum;
@@ -240,9 +266,16 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       if (hasSpecEffect(&op)) return fail("the loop has an effect besides its two stores");
       continue;
     }
-    if (store.getIndices().size() != 2 || store.getIndices()[0] != m || !isZeroIndex(store.getIndices()[1]))
-      return fail("the results must be stored at [m, 0]");
+    ValueRange at = store.getIndices();
+    if (a.heads ? at.size() != 3 || at[0] != h || at[1] != m || !isZeroIndex(at[2])
+                : at.size() != 2 || at[0] != m || !isZeroIndex(at[1]))
+      return fail(a.heads ? "the results must be stored at [h, m, 0]" : "the results must be stored at [m, 0]");
     Value v = store.getValue();
+    if (a.heads) {
+      auto reshape = v.getDefiningOp<TileReshapeOp>();
+      if (!reshape) return fail("the results must be stored as 2-D tiles into their head");
+      v = reshape.getInput();
+    }
     if (auto c = v.getDefiningOp<TileCastOp>()) {
       if (a.storeO || !isTile(c.getType(), bm, a.d, true) || !isMap(c.getInput(), MapKind::div, x, y) ||
           x != kv.getResult(accI) || y != kv.getResult(lI))
@@ -262,7 +295,9 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   for (Value t : {a.loadQ.getSource(), a.loadK.getSource(), a.loadV.getSource(), a.storeO.getDest()})
     if (!isKernelArg(kernel, t)) return fail("q, k, v and o must be kernel arguments");
   if (a.storeLse && !isKernelArg(kernel, a.storeLse.getDest())) return fail("lse must be a kernel argument");
-  if (!isDimOf(loop.getUpperBounds()[0], a.loadQ.getSource(), 0)) return fail("the loop must cover q's rows");
+  if (!isDimOf(loop.getUpperBounds().back(), a.loadQ.getSource(), rowsDim) ||
+      (a.heads && !isDimOf(loop.getUpperBounds()[0], a.loadQ.getSource(), 0)))
+    return fail(a.heads ? "the loop must cover q's heads and rows" : "the loop must cover q's rows");
   return a;
 }
 
@@ -282,6 +317,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     fact("o", i64(argNumber(a.storeO.getDest())));
     fact("lse", i64(a.storeLse ? argNumber(a.storeLse.getDest()) : -1));
     fact("d", i64(a.d));
+    fact("heads", BoolAttr::get(ctx, a.heads));
     fact("causal", BoolAttr::get(ctx, a.causal));
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));

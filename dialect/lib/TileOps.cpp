@@ -207,6 +207,21 @@ LogicalResult TileTransposeOp::verify() {
   return success();
 }
 
+LogicalResult TileReshapeOp::verify() {
+  TileType in = getInput().getType(), out = getResult().getType();
+  auto nonUnit = [](TileType t) {
+    SmallVector<int64_t> dims;
+    for (int64_t d : t.getShape())
+      if (d != 1) dims.push_back(d);
+    return dims;
+  };
+  if (in.getMemorySpace() != MemorySpace::reg || out.getMemorySpace() != MemorySpace::reg ||
+      in.getElementType() != out.getElementType() || nonUnit(in) != nonUnit(out))
+    return emitOpError("only adds or drops unit dimensions of a register tile, keeping its "
+                       "element type; got ") << in << " -> " << out;
+  return success();
+}
+
 LogicalResult TileCumsumOp::verify() {
   TileType t = getInput().getType();
   if (t.getRank() != 1 || t.getMemorySpace() != MemorySpace::reg)

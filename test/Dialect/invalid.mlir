@@ -637,6 +637,15 @@ pk.kernel @claim_result(%c: !pk.tensor<?xi32>) {
 
 // -----
 
+pk.kernel @reshape_extents() {
+  %t = pk.tile.zeros : !pk.tile<16x32xf32>
+  // expected-error @+1 {{only adds or drops unit dimensions of a register tile, keeping its element type; got '!pk.tile<16x32xf32>' -> '!pk.tile<32x16xf32>'}}
+  %u = pk.tile.reshape %t : !pk.tile<16x32xf32> -> !pk.tile<32x16xf32>
+  pk.return
+}
+
+// -----
+
 pk.kernel @transpose_shape() {
   %t = pk.tile.zeros : !pk.tile<16x32xf32>
   // expected-error @+1 {{the result must be the 32x16 register tile of the input's element type, got '!pk.tile<16x32xf32>'}}

@@ -157,6 +157,8 @@ pk.kernel @int_rows(%ids: !pk.tensor<?xi32>, %x: !pk.tensor<?x?xbf16>, %y: !pk.t
   pk.tile.store_rows %f, %y[%r, %c0] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
   // CHECK: pk.tile.transpose %{{.*}} : !pk.tile<16x64xf32> -> !pk.tile<64x16xf32>
   %tt = pk.tile.transpose %f : !pk.tile<16x64xf32> -> !pk.tile<64x16xf32>
+  // CHECK: pk.tile.reshape %{{.*}} : !pk.tile<16x64xf32> -> !pk.tile<1x16x64xf32>
+  %rs = pk.tile.reshape %f : !pk.tile<16x64xf32> -> !pk.tile<1x16x64xf32>
   // CHECK: pk.tile.histogram %{{.*}} : !pk.tile<16xi32> -> !pk.tile<8xi32>
   %h = pk.tile.histogram %i : !pk.tile<16xi32> -> !pk.tile<8xi32>
   // CHECK: pk.tile.cumsum %{{.*}} : !pk.tile<8xi32>

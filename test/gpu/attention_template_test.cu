@@ -2,7 +2,8 @@
 // (templates/include/pk/templates/attention.cuh), JIT-compiled by a pkc executable and launched
 // from its launch description: head dims 64 and 128, causal and not, lengths that are not
 // multiples of the 128-row tiles, more keys than queries and the reverse, enough key tiles to
-// wrap the K/V rings several times; against a float64 reference (attention_reference.h). A q
+// wrap the K/V rings several times, and the [H, S, D] forms (attention_heads.pk.cpp) with
+// several heads in one launch; against a float64 reference (attention_reference.h). A q
 // whose columns are not the head dim is refused at the call, launching nothing.
 #include <pk/jit/compile.h>
 
@@ -18,22 +19,25 @@ using pk::bf16;
 std::map<std::string, pk::jit::Kernel> g_kernels;
 
 bool compile_all() {
-  const std::string spec = PK_SPECS "/attention.pk.cpp";
-  auto text = pk::jit::read_spec(spec);
-  if (!text.is_ok()) return pkt::fail("read " + spec + ": " + text.status().message()), false;
-  for (const char* name : {"attention_d64", "attention_d128", "attention_causal_d64", "attention_causal_d128"}) {
-    pk::jit::Options options;
-    options.kernel = name;
-    auto k = pk::jit::compile_spec(spec, *text, options, pk::jit::pkc_frontend(PK_PKC));
-    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    PKT_CHECK(k->info().tmpl.kernel == name, std::string(name) + " did not take the attention template");
-    g_kernels.emplace(name, std::move(*k));
+  for (const char* file : {"attention", "attention_heads"}) {
+    const std::string spec = std::string(PK_SPECS "/") + file + ".pk.cpp";
+    auto text = pk::jit::read_spec(spec);
+    if (!text.is_ok()) return pkt::fail("read " + spec + ": " + text.status().message()), false;
+    for (const char* kind : {"_d64", "_d128", "_causal_d64", "_causal_d128"}) {
+      const std::string name = file + std::string(kind);
+      pk::jit::Options options;
+      options.kernel = name;
+      auto k = pk::jit::compile_spec(spec, *text, options, pk::jit::pkc_frontend(PK_PKC));
+      if (!k.is_ok()) return pkt::fail("compile " + name + ": " + k.status().message()), false;
+      PKT_CHECK(k->info().tmpl.kernel == name, name + " did not take the attention template");
+      g_kernels.emplace(name, std::move(*k));
+    }
   }
   return true;
 }
 
 void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
-           bool causal, unsigned seed) {
+           bool causal, unsigned seed, long long heads = 0) {
   const pk::jit::Kernel& kernel = g_kernels.at(name);
   pkt::check_attention(
       name,
@@ -41,7 +45,7 @@ void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long 
         PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
         PKT_CUDA(cudaStreamSynchronize(s));
       },
-      d, sq, sk, causal, seed);
+      d, sq, sk, causal, seed, heads);
 }
 
 }  // namespace
@@ -61,6 +65,13 @@ int main() {
         check(ctx, s, plain, d, sq, sk, false, seed += 3);
       for (long long n : {300LL, 64LL, 129LL, 1000LL})
         check(ctx, s, causal, d, n, n, true, seed += 3);
+      // Heads in one launch ([H, S, D]): tails, one head, and heads that outnumber the SMs' tiles.
+      const std::string hp = "attention_heads_d" + std::to_string(d), hc = "attention_heads_causal_d" + std::to_string(d);
+      check(ctx, s, hp, d, 200, 333, false, seed += 3, 3);
+      check(ctx, s, hp, d, 130, 130, false, seed += 3, 1);
+      check(ctx, s, hp, d, 64, 200, false, seed += 3, 40);
+      check(ctx, s, hc, d, 300, 300, true, seed += 3, 3);
+      check(ctx, s, hc, d, 129, 129, true, seed += 3, 5);
     }
     // q's columns must be the head dim: refused before any launch.
     pkt::DevTensor<bf16> q({64, 96}, 1), k({64, 128}, 2), v({64, 128}, 3), o({64, 128}, 0, true);

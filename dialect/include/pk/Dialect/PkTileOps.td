@@ -199,6 +199,24 @@ def Pk_TileTransposeOp : Pk_Op<"tile.transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pk_TileReshapeOp : Pk_Op<"tile.reshape", [Pure]> {
+  let summary = "Adds or drops unit dimensions of a register tile";
+  let description = [{
+    The same elements in the same row-major order under another shape with the same extents
+    apart from leading or inner 1s: a `load<64, 128>(q, h, m, 0)` of one head of a [H, S, D]
+    tensor is a 1x64x128 load reshaped to 64x128, and a store of a 64x128 tile into it the
+    reverse. Free on the general path (the register layout follows the row-major index).
+
+    ```mlir
+    %t = pk.tile.reshape %x : !pk.tile<1x64x128xbf16> -> !pk.tile<64x128xbf16>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$input);
+  let results = (outs Pk_TileType:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def Pk_TileCumsumOp : Pk_Op<"tile.cumsum", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Inclusive prefix sums of a 1-D register tile";
   let description = [{

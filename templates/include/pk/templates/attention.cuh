@@ -62,7 +62,7 @@ struct alignas(1024) SharedStorage {
   Mbarrier q_full;
 };
 template <int D>
-constexpr unsigned int shared_bytes() {
+__host__ __device__ constexpr unsigned int shared_bytes() {
   return sizeof(SharedStorage<D>) + 1024;  // room to align the start to 1024 bytes
 }
 static_assert(shared_bytes<128>() <= 232448 && shared_bytes<64>() <= 232448,

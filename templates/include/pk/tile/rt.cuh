@@ -316,6 +316,18 @@ __device__ void cast(To& out, const From& in) {
   for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<typename To::elem>(in.v[s]);
 }
 
+// The same elements under a shape with unit dimensions added or dropped (row-major order, so
+// the same slots). valid0 follows dimension 0: kept when it is unchanged, else all or nothing.
+template <class To, class From>
+__device__ void reshape(To& out, const From& in) {
+  static_assert(To::kCount == From::kCount && To::kThreads == From::kThreads &&
+                    is_same<typename To::elem, typename From::elem>::value,
+                "reshape keeps the elements");
+  out.valid0 = To::dim(0) == From::dim(0) ? in.valid0 : in.valid0 > 0 ? To::dim(0) : 0;
+#pragma unroll
+  for (int s = 0; s < To::kSlots; ++s) out.v[s] = in.v[s];
+}
+
 // out = f(a) element by element.
 template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, F f) {
