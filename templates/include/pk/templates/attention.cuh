@@ -77,7 +77,21 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
-// The block's tile: heavy (causal: late) query tiles first, heads interleaved.
+// Ping-pong between the two consumers: each issues its wgmmas only in its turn and then passes
+// the turn, so one consumer's softmax runs while the other's matrix products use the tensor
+// cores (otherwise both reach their products together and the softmax overlaps nothing). Named
+// barriers 1 and 2 (0 is __syncthreads) over both consumers' 256 threads: consumer c waits on
+// 1 + c, the other's arrival completes it.
+__device__ __forceinline__ void turn_wait(int consumer) {
+  asm volatile("bar.sync %0, %1;" ::"r"(1 + consumer), "n"(kConsumers * wg::kThreads) : "memory");
+}
+__device__ __forceinline__ void turn_pass(int consumer) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(2 - consumer), "n"(kConsumers * wg::kThreads) : "memory");
+}
+
+// The block's tile. Blocks run in index order, so consecutive blocks take tiles of one head:
+// the blocks resident together then share that head's K and V in L2 (interleaving heads made
+// 132 resident blocks stream 32 heads' K and V). Causal: a head's heavy (late) tiles first.
 struct BlockTile {
   int head, m0, steps;
 };
@@ -86,8 +100,8 @@ __device__ __forceinline__ BlockTile block_tile(const Params& p) {
   const int tiles_m = (p.sq + kBM - 1) / kBM;
   const int t = blockIdx.x;
   BlockTile b;
-  b.head = t % p.heads;
-  const int mt = Causal ? tiles_m - 1 - t / p.heads : t / p.heads;
+  b.head = t / tiles_m;
+  const int mt = Causal ? tiles_m - 1 - t % tiles_m : t % tiles_m;
   b.m0 = mt * kBM;
   const int keys = Causal ? min(p.sk, b.m0 + kBM) : p.sk;
   b.steps = (keys + kBN - 1) / kBN;
@@ -152,11 +166,16 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   RingCursor<L::kStages> kc, vc;
   mbarrier_wait_parity(&ss.q_full, 0);
+  // Turns: consumer 0 goes first; both take steps + 1 turns (the first q k^T, then one per key
+  // step), and consumer 1 does not pass its last, so every arrival is waited for.
+  if (b.steps > 0 && consumer == 1) turn_pass(consumer);
   if (b.steps > 0) {
     ss.k_ring.wait_full(kc);
+    turn_wait(consumer);
     wg::fence();
     issue_qk<D>(ss, consumer, kc.stage, s);
     wg::commit();
+    turn_pass(consumer);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
@@ -199,18 +218,20 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+    const bool more = j + 1 < b.steps;
     ss.v_ring.wait_full(vc);
+    if (more) ss.k_ring.wait_full(kc);
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
+    turn_wait(consumer);
     wg::fence();
     issue_pv<D>(ss, vc.stage, pa, o);
     wg::commit();
-    const bool more = j + 1 < b.steps;
     if (more) {  // the next S runs on the tensor cores right behind this P V
-      ss.k_ring.wait_full(kc);
       issue_qk<D>(ss, consumer, kc.stage, s);
       wg::commit();
     }
+    if (more || consumer == 0) turn_pass(consumer);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
