@@ -18,7 +18,7 @@ constexpr int kBM = 128, kBox = 64, kThreads = 384;
 // sizeof(SharedStorage<D>) + 1024, as attention.cuh lays it out: Q, the K and V rings, two rings'
 // mbarriers and q_full, rounded up to the 1024-byte alignment.
 unsigned sharedBytes(int64_t d) {
-  const unsigned boxes = unsigned(d / kBox), stages = d == 64 ? 4 : 2, box = kBM * kBox * 2;
+  const unsigned boxes = unsigned(d / kBox), stages = d == 64 ? 4 : 3, box = kBM * kBox * 2;
   unsigned bytes = boxes * box * (1 + 2 * stages) + 2 * 16 * stages + 8;
   return (bytes + 1023) / 1024 * 1024 + 1024;
 }

@@ -46,7 +46,7 @@ template <int D>
 struct Layout {
   static_assert(D == 64 || D == 128, "attention head dims are 64 or 128");
   static constexpr int kBoxes = D / kBox;
-  static constexpr int kStages = D == 64 ? 4 : 2;
+  static constexpr int kStages = D == 64 ? 4 : 3;  // 128: Q and three K/V stages fill 224 KiB
   static constexpr unsigned int kBoxBytes = kBM * kBox * 2;  // kBM == kBN: one size for all
   static constexpr unsigned int kTileBytes = kBoxes * kBoxBytes;
 };

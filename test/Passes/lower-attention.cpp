@@ -1,0 +1,105 @@
+// RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s
+// RUN: pkc %s --emit=device-mlir -o - | FileCheck %s --check-prefix=IR
+// RUN: pkc %s --templates=false --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: pkc %s --emit=cubin -o %t.cubin
+// Tests that pk-lower-attention recognises an online-softmax attention loop by its data flow
+// (here over heads of [H, S, D] tensors, without the log-sum-exp) and instantiates the Hopper
+// template, and that loops differing in one step keep the general tile path with the step
+// named; --templates=false keeps every loop on the general path.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK-LABEL: decisions for kernel 'heads'
+// CHECK: template: pk.tile.foreach at {{.*}}lower-attention.cpp:[[@LINE+6]]:3: attention: the loop is an online-softmax attention, head dim 128
+// IR-LABEL: pk.kernel @heads
+// IR-SAME: pk.attention = {causal = false, d = 128 : i64, heads = true, k = 1 : i64, lse = -1 : i64, o = 3 : i64, q = 0 : i64, scale = 4 : i64, v = 2 : i64}
+// OFF-LABEL: decisions for kernel 'heads'
+// OFF: template: pk.tile.foreach {{.*}}general tile path (register tiles, pk/tile/mma.cuh): templates are off
+PK_KERNEL void heads(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 128>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 128>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 128>(k, h, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.dim(1), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 128>(v, h, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
+  }
+}
+
+// Tests that scores left unmasked (keys past the end would count as zeros) are not attention.
+// CHECK-LABEL: decisions for kernel 'unmasked'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: the scores are not masked to a very negative value
+PK_KERNEL void unmasked(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 128>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 128>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 128>(k, h, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = s;
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 128>(v, h, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
+  }
+}
+
+// Tests that a rescale by exp(m_new - m) (the wrong way round) is not attention.
+// CHECK-LABEL: decisions for kernel 'wrong_rescale'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: the output is not rescaled by exp(m - m_new)
+PK_KERNEL void wrong_rescale(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 128>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 128>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 128>(k, h, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.dim(1), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mnew - mx);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 128>(v, h, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
+  }
+}
+
+// Tests that a head dim the template lacks keeps the general path.
+// CHECK-LABEL: decisions for kernel 'head_dim_96'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: the head dim is 96; the template takes 64 and 128
+PK_KERNEL void head_dim_96(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o, float scale) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 96>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 96>();
+    for (auto n : range(0, k.rows(), 64)) {
+      auto s = mma_t(qt, load<64, 96>(k, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.rows(), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 96>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
