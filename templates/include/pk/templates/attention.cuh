@@ -152,16 +152,62 @@ __device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const 
   }
 }
 
+// One key step's online softmax on this consumer's scores s (rows row0 and row0 + 8 of the
+// thread): scale into log2 units, mask keys past the end and (causal) after the query, update
+// the running max m and this thread's share of the running sum l, and leave p = exp2(s - m) in
+// s. Returns, per row, the factor the output accumulated so far must be scaled by.
+template <bool Causal>
+struct Softmax {
+  float m[2], l[2];  // m in log2 units
+  __device__ __forceinline__ void step(float (&s)[64], const Params& p, float scale_log2, int n0, int row0,
+                                       bool edge, float (&corr)[2]) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      float x = s[i] * scale_log2;
+      if (edge) {
+        const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+        const int row = row0 + 8 * ((i % 4) / 2);
+        if (col >= p.sk || (Causal && col > row)) x = minus_inf();
+      }
+      s[i] = x;
+    }
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int i = 0; i < 64; ++i) mx[(i % 4) / 2] = fmaxf(mx[(i % 4) / 2], s[i]);
+    float sum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // the 4 threads of a quad share a row
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      corr[h] = exp2_approx(m[h] - mx[h]);  // 0 on the first step (m = -inf)
+      m[h] = mx[h];
+    }
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      s[i] = exp2_approx(s[i] - mx[(i % 4) / 2]);
+      sum[(i % 4) / 2] += s[i];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l[h] = l[h] * corr[h] + sum[h];
+  }
+};
+
+// Key step j of a consumer, in its turn: issue q k^T of step j + 1, then p v of step j, pass
+// the turn; the softmax of step j + 1 runs as soon as its scores are in (wgmma groups complete
+// in order), beside this consumer's p v and the other consumer's products; the output is
+// rescaled and p packed once p v is done with both.
 template <int D, bool Causal>
 __device__ __forceinline__ void consume(const Params& p, float scale, SharedStorage<D>& ss,
                                         const BlockTile& b, int consumer) {
   using L = Layout<D>;
-  const int t = wg::thread(), lane = t % 32;
-  const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + lane / 4;  // and row0 + 8
+  const int t = wg::thread();
+  const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
   const float scale_log2 = scale * 1.4426950408889634f;
-  float o[D / 2], s[64];
+  float o[D / 2], s[64], corr[2];
   unsigned int pa[kBN / 4];
-  float m_run[2] = {minus_inf(), minus_inf()}, l_run[2] = {0.f, 0.f};  // m in log2 units
+  Softmax<Causal> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}};
+  auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   RingCursor<L::kStages> kc, vc;
@@ -181,43 +227,11 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
     ss.k_ring.release(kc.stage);
     kc.advance();
-  }
-  for (int j = 0; j < b.steps; ++j) {
-    const int n0 = j * kBN;
-    // Scale into log2 units; mask keys past the end and (causal) after the query.
-    const bool edge = n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64);
-#pragma unroll
-    for (int i = 0; i < 64; ++i) {
-      float x = s[i] * scale_log2;
-      if (edge) {
-        const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
-        const int row = row0 + 8 * ((i % 4) / 2);
-        if (col >= p.sk || (Causal && col > row)) x = minus_inf();
-      }
-      s[i] = x;
-    }
-    float mx[2] = {m_run[0], m_run[1]};
-#pragma unroll
-    for (int i = 0; i < 64; ++i) mx[(i % 4) / 2] = fmaxf(mx[(i % 4) / 2], s[i]);
-    float corr[2], sum[2] = {0.f, 0.f};
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // the 4 threads of a quad share a row
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      corr[h] = exp2_approx(m_run[h] - mx[h]);  // 0 on the first step (m_run = -inf)
-      m_run[h] = mx[h];
-    }
-#pragma unroll
-    for (int i = 0; i < 64; ++i) {
-      s[i] = exp2_approx(s[i] - mx[(i % 4) / 2]);
-      sum[(i % 4) / 2] += s[i];
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) l_run[h] = l_run[h] * corr[h] + sum[h];  // this thread's columns
+    sm.step(s, p, scale_log2, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
     for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
-#pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+  }
+  for (int j = 0; j < b.steps; ++j) {
     const bool more = j + 1 < b.steps;
     ss.v_ring.wait_full(vc);
     if (more) ss.k_ring.wait_full(kc);
@@ -225,25 +239,36 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
     turn_wait(consumer);
     wg::fence();
-    issue_pv<D>(ss, vc.stage, pa, o);
-    wg::commit();
-    if (more) {  // the next S runs on the tensor cores right behind this P V
+    if (more) {
       issue_qk<D>(ss, consumer, kc.stage, s);
       wg::commit();
     }
+    issue_pv<D>(ss, vc.stage, pa, o);
+    wg::commit();
     if (more || consumer == 0) turn_pass(consumer);
+    if (more) {
+      wg::wait<1>();  // q k^T of step j + 1 is done; p v of step j may still run
+#pragma unroll
+      for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
+      ss.k_ring.release(kc.stage);
+      kc.advance();
+      sm.step(s, p, scale_log2, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
+    }
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
-#pragma unroll
-    for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
     ss.v_ring.release(vc.stage);
     vc.advance();
     if (more) {
-      ss.k_ring.release(kc.stage);
-      kc.advance();
+#pragma unroll
+      for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+#pragma unroll
+      for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
     }
   }
+  float (&m_run)[2] = sm.m;
+  float (&l_run)[2] = sm.l;
+  const int lane = t % 32;
   // Finish: whole-row sums, O / l as bf16, lse = m ln 2 + ln l.
   float inv[2];
 #pragma unroll
