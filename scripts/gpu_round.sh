@@ -69,6 +69,7 @@ if [ "$PART" = torch ] || { [ "${PK_TORCH:-1}" = 1 ] && { [ "$PART" = tests ] ||
     if [ $TORCH -eq 0 ]; then
       run_py shared_gpu_all_reduce python3 "$ROOT/python/tests/shared_gpu_all_reduce.py"
       run_py gemm_jit python3 "$ROOT/python/tests/gemm_jit.py"
+      run_py attention_jit python3 "$ROOT/python/tests/attention_jit.py"
       if [ "$GPUS" -ge 2 ]; then
         run_py torchrun_all_reduce torchrun --nproc_per_node=2 "$ROOT/python/tests/torchrun_all_reduce.py"
       else
