@@ -213,59 +213,65 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   RingCursor<L::kStages> kc, vc;
   mbarrier_wait_parity(&ss.q_full, 0);
   // Turns: consumer 0 goes first; both take steps + 1 turns (the first q k^T, then one per key
-  // step), and consumer 1 does not pass its last, so every arrival is waited for.
-  if (b.steps > 0 && consumer == 1) turn_pass(consumer);
-  if (b.steps > 0) {
-    ss.k_ring.wait_full(kc);
-    turn_wait(consumer);
-    wg::fence();
-    issue_qk<D>(ss, consumer, kc.stage, s);
-    wg::commit();
-    turn_pass(consumer);
-    wg::wait<0>();
+  // step), and consumer 1 does not pass its last, so every arrival is waited for. No wgmma is
+  // issued under a branch (the last step is peeled): ptxas serialises every wgmma of a kernel
+  // whose wgmma sits in a conditional path (C7520), one at a time.
+  if (consumer == 1) turn_pass(consumer);
+  ss.k_ring.wait_full(kc);
+  turn_wait(consumer);
+  wg::fence();
+  issue_qk<D>(ss, consumer, kc.stage, s);
+  wg::commit();
+  turn_pass(consumer);
+  wg::wait<0>();
 #pragma unroll
-    for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
-    ss.k_ring.release(kc.stage);
-    kc.advance();
-    sm.step(s, p, scale_log2, 0, row0, edge(0), corr);  // o is 0: no rescale
+  for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
+  ss.k_ring.release(kc.stage);
+  kc.advance();
+  sm.step(s, p, scale_log2, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
-    for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
-  }
-  for (int j = 0; j < b.steps; ++j) {
-    const bool more = j + 1 < b.steps;
+  for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
+  for (int j = 0; j + 1 < b.steps; ++j) {
     ss.v_ring.wait_full(vc);
-    if (more) ss.k_ring.wait_full(kc);
+    ss.k_ring.wait_full(kc);
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
     turn_wait(consumer);
     wg::fence();
-    if (more) {
-      issue_qk<D>(ss, consumer, kc.stage, s);
-      wg::commit();
-    }
+    issue_qk<D>(ss, consumer, kc.stage, s);
+    wg::commit();
     issue_pv<D>(ss, vc.stage, pa, o);
     wg::commit();
-    if (more || consumer == 0) turn_pass(consumer);
-    if (more) {
-      wg::wait<1>();  // q k^T of step j + 1 is done; p v of step j may still run
+    turn_pass(consumer);
+    wg::wait<1>();  // q k^T of step j + 1 is done; p v of step j may still run
 #pragma unroll
-      for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
-      ss.k_ring.release(kc.stage);
-      kc.advance();
-      sm.step(s, p, scale_log2, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
-    }
+    for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
+    ss.k_ring.release(kc.stage);
+    kc.advance();
+    sm.step(s, p, scale_log2, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
     ss.v_ring.release(vc.stage);
     vc.advance();
-    if (more) {
 #pragma unroll
-      for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
 #pragma unroll
-      for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
-    }
+    for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
   }
+  // The last step: p v alone.
+  ss.v_ring.wait_full(vc);
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
+  turn_wait(consumer);
+  wg::fence();
+  issue_pv<D>(ss, vc.stage, pa, o);
+  wg::commit();
+  if (consumer == 0) turn_pass(consumer);
+  wg::wait<0>();
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
+  ss.v_ring.release(vc.stage);
   float (&m_run)[2] = sm.m;
   float (&l_run)[2] = sm.l;
   const int lane = t % 32;
@@ -309,6 +315,7 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
   const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
   SharedStorage<D>& ss = *reinterpret_cast<SharedStorage<D>*>((base + 1023ull) & ~1023ull);
   const BlockTile b = block_tile<Causal>(p);
+  if (b.steps == 0) return;  // no keys: the launch refuses a zero-extent k first; never wait here
   if (threadIdx.x == 0) {
     ss.k_ring.init(kConsumers * wg::kThreads);
     ss.v_ring.init(kConsumers * wg::kThreads);
