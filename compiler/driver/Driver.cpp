@@ -354,6 +354,12 @@ int runPkcDriver(int argc, char **argv) {
                       "\n(reproduce: pkc " + inputPath + " --emit=cuda -o x.cu, then NVRTC "
                       "with" + opts + ")");
         }
+        // ptxas's own performance warnings (a template's wgmmas serialised, say) reach the user.
+        llvm::SmallVector<llvm::StringRef> logLines;
+        llvm::StringRef(r.log).split(logLines, '\n');
+        for (llvm::StringRef line : logLines)
+          if (line.contains("Potential Performance Loss"))
+            llvm::errs() << "pkc: warning: " << line.trim() << "\n";
         os << r.output;
       }
     }

@@ -74,6 +74,9 @@ NvrtcResult compileWithNvrtc(const std::string &source, const std::string &sourc
   if (virtualArch.rfind("sm_", 0) == 0) virtualArch.replace(0, 3, "compute_");
   r.options = {"--gpu-architecture=" + (target == NvrtcTarget::Ptx ? virtualArch : arch),
                "-std=c++17", "--device-as-default-execution-space"};
+  // ptxas's notes name performance losses it introduces (wgmmas serialised, C7520): the
+  // driver passes them on as warnings.
+  if (target == NvrtcTarget::Cubin) r.options.push_back("--ptxas-options=-v");
   std::vector<const char *> names, texts, opts;
   for (const EmbeddedHeader &h : embedded_headers()) {
     names.push_back(h.name);
