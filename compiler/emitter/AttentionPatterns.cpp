@@ -4,7 +4,7 @@
 // typed launchers launch it with no attention-specific host code.
 #include "TemplateDescriber.h"
 
-#include "llvm/ADT/StringExtras.h"
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -63,9 +63,9 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
     desc.field(FK::f32, "scale", s.getInt());
     scale = "p.scale";
   } else {
-    llvm::SmallString<32> text;
-    llvm::APFloat(float(facts.getAs<FloatAttr>("scale_value").getValueAsDouble())).toString(text, 9, 0, false);
-    scale = std::string(text.str());
+    char text[32];  // 9 significant digits: the float round-trips
+    std::snprintf(text, sizeof text, "%.9g", float(facts.getAs<FloatAttr>("scale_value").getValueAsDouble()));
+    scale = text;
     if (scale.find_first_of(".eEn") == std::string::npos) scale += ".0";
     scale += "f";
   }

@@ -2,6 +2,7 @@
 // RUN: pkc %s --emit=device-mlir -o - | FileCheck %s --check-prefix=IR
 // RUN: pkc %s --templates=false --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: pkc %s --emit=cubin -o %t.cubin
+// RUN: pkc %s --kernel=constant_scale -o - | FileCheck %s --check-prefix=CUDA
 // Tests that pk-lower-attention recognises an online-softmax attention loop by its data flow
 // (here over heads of [H, S, D] tensors, without the log-sum-exp) and instantiates the Hopper
 // template, and that loops differing in one step keep the general tile path with the step
@@ -101,5 +102,34 @@ PK_KERNEL void head_dim_96(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2>
       mx = mnew;
     }
     store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
+
+// Tests that a constant scale is passed to the template as a literal (no parameter for it),
+// with the causal mask and the log-sum-exp of [S, D] tensors.
+// CHECK-LABEL: decisions for kernel 'constant_scale'
+// CHECK: template: pk.tile.foreach {{.*}}attention: the loop is an online-softmax attention with a causal mask, head dim 64
+// CUDA-NOT: scale f32
+// CUDA: pk-param constant_scale {{[0-9]+}} lse ptr arg=4
+// CUDA: pk::attention::run<pk_constant_scale::kHeadDim, pk_constant_scale::kCausal>(p, 0.125f);
+PK_KERNEL void constant_scale(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
+                              Tensor<f32, 2> lse) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, m + 64, 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()) * 0.125f;
+      s = where((col_index<64, 64>(n) <= row_index<64, 64>(m)) * (col_index<64, 64>(n) < k.rows()), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+    store(lse, mx + log(l), m, 0);
   }
 }
