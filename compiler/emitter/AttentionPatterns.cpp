@@ -83,19 +83,8 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   e.os << "static_assert(kThreads == " << kThreads << " && kSharedBytes == " << desc.t.shared_bytes
        << "u && pk::attention::kBM == " << kBM << " && pk::attention::kBox == " << kBox
        << ", \"attention template constants changed: update pkc's AttentionPatterns.cpp\");\n";
-  e.os << "static_assert(sizeof(pk::attention::Params) == " << desc.t.params_bytes
-       << ", \"parameter block size\");\n";
-  e.os << "#ifndef __CUDACC_RTC__\n";
-  for (const Field &f : desc.t.fields)
-    e.os << "static_assert(offsetof(pk::attention::Params, " << f.member << ") == " << f.offset
-         << ", \"offset of " << f.member << "\");\n";
-  e.os << "#endif\n";
-  e.os << "}  // namespace pk_" << name << "\n\n";
-  e.os << "// pk-launch " << name << " template=attention threads=" << kThreads << " args=";
-  for (auto [i, a] : llvm::enumerate(kernel.getBody().front().getArguments()))
-    e.os << (i ? "," : "") << a.getType();
-  e.os << "\n" << ::pk::print_template_launch(desc.t);
-  for (const ::pk::HostCheck &c : desc.checks) e.os << ::pk::print_host_check(c) << "\n";
+  emitParamsAsserts(e, "pk::attention::Params", desc.t, name);
+  emitLaunchLines(e, kernel, "attention", desc.t, desc.checks);
   e.os << "extern \"C\" __global__ void __launch_bounds__(pk::attention::kThreads, 1) " << name
        << "(const __grid_constant__ pk::attention::Params p) {\n";
   e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal>(p, " << scale

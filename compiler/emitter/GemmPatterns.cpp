@@ -208,24 +208,9 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
        << ", \"GEMM template constants changed: update pkc's GemmPatterns.cpp\");\n";
   if (job.getValue() == "ag_gemm")
     e.os << "static_assert(pk::gemm::kAgRowSlot == " << kAgRowSlot << ", \"flag slots changed\");\n";
-  e.os << "static_assert(sizeof(Job::Params) == " << launch.params_bytes
-       << ", \"parameter block size\");\n";
-  // NVRTC has no offsetof; every nvcc build of this file (the GPU tests, typed launchers) checks
-  // each field's offset.
-  e.os << "#ifndef __CUDACC_RTC__\n";
-  for (const Field &f : launch.fields)
-    e.os << "static_assert(offsetof(Job::Params, " << f.member << ") == " << f.offset
-         << ", \"offset of " << f.member << "\");\n";
-  e.os << "#endif\n";
-  e.os << "}  // namespace pk_" << name << "\n\n";
-
-  // Arguments as the spec declares them, then how to fill the Job's Params from them.
-  e.os << "// pk-launch " << name << " template=" << job.getValue() << " threads=" << launch.threads
-       << " args=";
-  for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments()))
-    e.os << (i ? "," : "") << arg.getType();
-  e.os << "\n" << ::pk::print_template_launch(launch);
-  for (const ::pk::HostCheck &c : checks) e.os << ::pk::print_host_check(c) << "\n";
+  // Every nvcc build of this file (the GPU tests, typed launchers) checks each field's offset.
+  emitParamsAsserts(e, "Job::Params", launch, name);
+  emitLaunchLines(e, kernel, job.getValue(), launch, checks);
   e.os << "extern \"C\" __global__ void __launch_bounds__(pk::gemm::kThreads, 1) " << name
        << "(const __grid_constant__ " << type << "::Params p) {\n";
   e.os << "  pk::gemm::lcsc_run<" << type << ">(p);\n";

@@ -54,4 +54,27 @@ struct TemplateDescriber {
   }
 };
 
+// The parameter block's size, and (under nvcc: NVRTC has no offsetof) each field's offset, as
+// static_asserts against the template's real `params` type; ends the kernel's namespace.
+inline void emitParamsAsserts(Emitter &e, StringRef params, const ::pk::TemplateLaunch &t, StringRef kernel) {
+  e.os << "static_assert(sizeof(" << params << ") == " << t.params_bytes << ", \"parameter block size\");\n";
+  e.os << "#ifndef __CUDACC_RTC__\n";
+  for (const Field &f : t.fields)
+    e.os << "static_assert(offsetof(" << params << ", " << f.member << ") == " << f.offset
+         << ", \"offset of " << f.member << "\");\n";
+  e.os << "#endif\n";
+  e.os << "}  // namespace pk_" << kernel << "\n\n";
+}
+
+// The kernel's arguments as the spec declares them (`// pk-launch`), how to fill the template's
+// parameters from them (`// pk-template`, `// pk-param`) and the host checks.
+inline void emitLaunchLines(Emitter &e, KernelOp kernel, StringRef job, const ::pk::TemplateLaunch &t,
+                            const std::vector<::pk::HostCheck> &checks) {
+  e.os << "// pk-launch " << kernel.getSymName() << " template=" << job << " threads=" << t.threads << " args=";
+  for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments()))
+    e.os << (i ? "," : "") << arg.getType();
+  e.os << "\n" << ::pk::print_template_launch(t);
+  for (const ::pk::HostCheck &c : checks) e.os << ::pk::print_host_check(c) << "\n";
+}
+
 } // namespace mlir::pk::cuda

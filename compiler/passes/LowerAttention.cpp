@@ -5,6 +5,7 @@
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"
 #include "pk/Passes/Passes.h"
+#include "pk/Passes/TemplateInstance.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -331,15 +332,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                        "up to rounding");
     markLowered(a.storeO);
     if (a.storeLse) markLowered(a.storeLse);
-    Block &entry = kernel.getBody().front();
-    SmallVector<Operation *> ops;
-    for (Operation &op : entry.without_terminator()) ops.push_back(&op);
-    for (Operation *op : llvm::reverse(ops)) {
-      op->dropAllUses();
-      op->erase();
-    }
-    kernel->setAttr("pk.attention", DictionaryAttr::get(ctx, facts));
-    kernel->setAttr("pk.level", StringAttr::get(ctx, "device"));
+    becomeTemplateInstance(kernel, "pk.attention", DictionaryAttr::get(ctx, facts));
   }
 
   void runOnOperation() override {

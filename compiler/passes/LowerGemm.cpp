@@ -7,6 +7,7 @@
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"
 #include "pk/Passes/Passes.h"
+#include "pk/Passes/TemplateInstance.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -363,16 +364,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                    "warpgroups (wgmma m64n256k16, fp32 accumulators, 232 registers) and a loader/"
                    "storer warpgroup (40 registers), L2 groups of 8 row tiles" + variant);
     for (Operation *op : consumed) markLowered(op);
-    // The template replaces the spec's body: erase it (users before producers).
-    Block &entry = kernel.getBody().front();
-    SmallVector<Operation *> ops;
-    for (Operation &op : entry.without_terminator()) ops.push_back(&op);
-    for (Operation *op : llvm::reverse(ops)) {
-      op->dropAllUses();
-      op->erase();
-    }
-    kernel->setAttr("pk.gemm", DictionaryAttr::get(ctx, facts));
-    kernel->setAttr("pk.level", StringAttr::get(ctx, "device"));
+    becomeTemplateInstance(kernel, "pk.gemm", DictionaryAttr::get(ctx, facts));
     return success();
   }
 

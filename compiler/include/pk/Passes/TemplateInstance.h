@@ -1,0 +1,11 @@
+// A kernel lowered to a template instance (pk-lower-gemm, pk-lower-attention): its spec-level
+// body is replaced by the facts the emitter instantiates the template from.
+#pragma once
+#include "pk/Dialect/Pk.h"
+
+namespace mlir::pk {
+/// Erases the kernel's body (users before producers) and records `facts` as its `attr`
+/// (`pk.gemm`, `pk.attention`), marking the kernel device-level. The caller has marked the
+/// ops with effects that the template implements (markLowered).
+void becomeTemplateInstance(KernelOp kernel, StringRef attr, DictionaryAttr facts);
+} // namespace mlir::pk
