@@ -4,7 +4,11 @@
 #include "pk/Dialect/Pk.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+
+#include <array>
+#include <functional>
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -51,8 +55,12 @@ struct Counter {
     return n;
   }
 
-  // An index value at rank 0 for the given shapes, or nullopt.
+  // Values of enclosing loop induction variables while trips() enumerates a loop.
+  llvm::DenseMap<Value, int64_t> env;
+
+  // An index value at rank 0 for the given shapes (and the loop variables in env), or nullopt.
   std::optional<int64_t> eval(Value v) {
+    if (auto it = env.find(v); it != env.end()) return it->second;
     Operation *op = v.getDefiningOp();
     if (!op) return std::nullopt;
     if (auto c = dyn_cast<arith::ConstantOp>(op))
@@ -81,24 +89,87 @@ struct Counter {
 
   // How many times `op` runs, as a fraction of whole tiles: the product over its enclosing loops
   // of extent / step, so a tail tile counts only the part inside the bounds (the work a bound
-  // may assume is the work the spec asks for, not the padding).
+  // may assume is the work the spec asks for, not the padding). A loop whose variable bounds an
+  // inner loop (the causal key loop `range(0, m + 64, 64)` inside `tiles(..., {64})`) is
+  // walked iteration by iteration instead, up to kMaxWalk iterations in all.
+  static constexpr int64_t kMaxWalk = 1 << 22;
   std::optional<double> trips(Operation *op) {
-    double n = 1;
-    for (Operation *p = op->getParentOp(); p && p != kernel.getOperation(); p = p->getParentOp()) {
-      if (auto f = dyn_cast<TileForeachOp>(p)) {
-        for (auto [ub, step] : llvm::zip(f.getUpperBounds(), f.getSteps())) {
-          auto u = eval(ub);
-          if (!u) return std::nullopt;
-          n *= double(*u) / double(step);
+    SmallVector<Operation *> loops;  // outermost first
+    for (Operation *p = op->getParentOp(); p && p != kernel.getOperation(); p = p->getParentOp())
+      if (isa<TileForeachOp, scf::ForOp>(p)) loops.insert(loops.begin(), p);
+    int64_t budget = kMaxWalk;
+    return tripsFrom(loops, 0, budget);
+  }
+  // Whether an induction variable of `loop` feeds a bound of a loop after it in `loops`.
+  static bool boundsInner(ArrayRef<Operation *> loops, size_t i) {
+    llvm::SetVector<Value> ivs;
+    if (auto f = dyn_cast<TileForeachOp>(loops[i])) ivs.insert(f.getBody().front().args_begin(), f.getBody().front().args_end());
+    else ivs.insert(cast<scf::ForOp>(loops[i]).getInductionVar());
+    for (size_t j = i + 1; j < loops.size(); ++j) {
+      SmallVector<Value> bounds(loops[j]->getOperands());  // foreach: its bounds; scf.for: lb, ub, step, inits
+      for (Value b : bounds) {
+        SmallVector<Value> stack{b};
+        llvm::SmallPtrSet<Operation *, 16> seen;
+        while (!stack.empty()) {
+          Value v = stack.pop_back_val();
+          if (ivs.contains(v)) return true;
+          if (Operation *d = v.getDefiningOp(); d && seen.insert(d).second)
+            for (Value o : d->getOperands()) stack.push_back(o);
         }
-      } else if (auto f = dyn_cast<scf::ForOp>(p)) {
-        auto lb = eval(f.getLowerBound()), ub = eval(f.getUpperBound()), st = eval(f.getStep());
-        if (!lb || !ub || !st) return std::nullopt;
-        if (*st <= 0) return std::nullopt;
-        n *= double(std::max<int64_t>(*ub - *lb, 0)) / double(*st);
       }
     }
-    return n;
+    return false;
+  }
+  // (lower, upper, step) of each dimension of loop `i`, from the current env.
+  std::optional<SmallVector<std::array<int64_t, 3>>> ranges(Operation *loop) {
+    SmallVector<std::array<int64_t, 3>> out;
+    if (auto f = dyn_cast<TileForeachOp>(loop)) {
+      for (auto [ub, step] : llvm::zip(f.getUpperBounds(), f.getSteps())) {
+        auto u = eval(ub);
+        if (!u) return std::nullopt;
+        out.push_back({0, *u, step});
+      }
+    } else {
+      auto s = cast<scf::ForOp>(loop);
+      auto lb = eval(s.getLowerBound()), ub = eval(s.getUpperBound()), st = eval(s.getStep());
+      if (!lb || !ub || !st || *st <= 0) return std::nullopt;
+      out.push_back({*lb, *ub, *st});
+    }
+    return out;
+  }
+  std::optional<double> tripsFrom(ArrayRef<Operation *> loops, size_t i, int64_t &budget) {
+    if (i == loops.size()) return 1.0;
+    auto r = ranges(loops[i]);
+    if (!r) return std::nullopt;
+    if (!boundsInner(loops, i)) {
+      double n = 1;
+      for (auto [lo, hi, step] : *r) n *= double(std::max<int64_t>(hi - lo, 0)) / double(step);
+      auto inner = tripsFrom(loops, i + 1, budget);
+      return inner ? std::optional<double>(n * *inner) : std::nullopt;
+    }
+    // Walk the iterations (the last dimension innermost), each weighted by its share of a step.
+    SmallVector<Value> ivs;
+    if (auto f = dyn_cast<TileForeachOp>(loops[i])) ivs.append(f.getBody().front().args_begin(), f.getBody().front().args_end());
+    else ivs.push_back(cast<scf::ForOp>(loops[i]).getInductionVar());
+    double total = 0;
+    std::function<bool(size_t, double)> walk = [&](size_t d, double weight) {
+      if (d == r->size()) {
+        if (--budget < 0) return false;
+        auto inner = tripsFrom(loops, i + 1, budget);
+        if (!inner) return false;
+        total += weight * *inner;
+        return true;
+      }
+      auto [lo, hi, step] = (*r)[d];
+      for (int64_t x = lo; x < hi; x += step) {
+        env[ivs[d]] = x;
+        if (!walk(d + 1, weight * double(std::min(step, hi - x)) / double(step))) return false;
+      }
+      return true;
+    };
+    const bool ok = walk(0, 1.0);
+    for (Value v : ivs) env.erase(v);
+    return ok ? std::optional<double>(total) : std::nullopt;
   }
   double tripsOrFail(Operation *op) {
     auto t = trips(op);
