@@ -1,14 +1,17 @@
 """Forward attention on one GPU: the shipped attention spec over heads
-(templates/specs/attention_heads.pk.cpp) through pk_torch, on pkc's attention template and
-(one head of 4096) its general tile path, against
-PyTorch's scaled_dot_product_attention with the cuDNN and FlashAttention-2 backends, all measured
-in this run. Before timing, every pk output is checked against SDPA's math backend in float32
-where that fits in memory, else against cuDNN (fresh random inputs, outputs poisoned). Prints a markdown table (TF/s counts 4 S_q S_k D, half
-when causal) and appends it to the file named by the first argument.
+(templates/specs/attention_heads.pk.cpp) through pk_torch, on pkc's attention template and (one
+head of 4096) its general tile path, against PyTorch's scaled_dot_product_attention with the
+cuDNN and FlashAttention-2 backends, all measured in this run. Before timing, every pk output is
+checked against SDPA's math backend in float32 where that fits in memory, else against cuDNN
+(fresh random inputs, outputs poisoned). Prints a markdown table (TF/s counts 4 S_q S_k D, half
+when causal; "pkc / roofline" is the fraction of pkc's own bound, `pkc --roofline`, reached) and
+appends it to the file named by the first argument.
 
   PYTHONPATH=python PKC=.carry/pkc python3 tools/bench-attention/bench_attention.py out.md
 """
+import json
 import os
+import subprocess
 import sys
 
 import torch
@@ -37,6 +40,14 @@ def time_us(fn, reps=10, warm=3, batch=10):
     return times[len(times) // 2]
 
 
+def bound_us(pkc, kernel, h, s, d):
+    """pkc's roofline for the kernel at these sizes (docs/roofline.md): the time no kernel can beat."""
+    shapes = ",".join(f"{i}:{h}x{s}x{c}" for i, c in enumerate((d, d, d, d, 1)))
+    out = subprocess.run([pkc, SPEC, f"--kernel={kernel}", "--roofline=json", f"--shape={shapes}", "-o", "-"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["kernels"][0]["overlap_us"]
+
+
 def sdpa(backend, q, k, v, causal, scale):
     with sdpa_kernel(backend):
         return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal, scale=scale)[0]
@@ -50,6 +61,7 @@ SHAPES = [(1, 4096, 128), (1, 16384, 128), (32, 4096, 128), (32, 16384, 128), (2
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else None
     kernels = {}
+    pkc = os.environ.get("PKC", "pkc")
     for causal in (False, True):
         for d in (64, 128):
             name = f"attention_heads{'_causal' if causal else ''}_d{d}"
@@ -89,18 +101,19 @@ def main():
                 t_cudnn = time_us(lambda: sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal, scale))
                 t_fa2 = time_us(lambda: sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal, scale))
                 tf = lambda t: flops / t / 1e6  # noqa: E731
+                bound = bound_us(pkc, f"attention_heads{'_causal' if causal else ''}_d{d}", h, s, d)
                 rows.append((f"{'causal' if causal else 'full'} H{h} S{s} D{d}", t_pk, tf(t_pk),
                              "-" if t_gen is None else f"{t_gen:.0f}", t_cudnn, tf(t_cudnn), t_fa2,
-                             tf(t_fa2), t_cudnn / t_pk, t_fa2 / t_pk, err))
+                             tf(t_fa2), t_cudnn / t_pk, t_fa2 / t_pk, err, bound / t_pk))
         return 0
 
     pk_torch.run_shared_gpu(1, body)
     lines = ["| B1, bf16 | pkc us | TF/s | pkc general path us | cuDNN us | TF/s | FA2 us | TF/s "
-             "| cuDNN / pkc | FA2 / pkc | max abs err |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| cuDNN / pkc | FA2 / pkc | max abs err | pkc / roofline |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r[0]} | {r[1]:.0f} | {r[2]:.0f} | {r[3]} | {r[4]:.0f} | {r[5]:.0f} | {r[6]:.0f} | "
-                     f"{r[7]:.0f} | {r[8]:.3f} | {r[9]:.3f} | {r[10]:.4f} |")
+                     f"{r[7]:.0f} | {r[8]:.3f} | {r[9]:.3f} | {r[10]:.4f} | {r[11]:.3f} |")
     table = "\n".join(lines)
     print(table, flush=True)
     if out_path:
