@@ -855,9 +855,12 @@ private:
       int src = peerExpr(arg(0), peer);
       if (src < 0) return -1;
       std::vector<int> ops = {src, peer};
-      for (int i : indices(c, 1, typeOf(src).shape.size(), l)) ops.push_back(i);
+      const size_t rank = typeOf(src).shape.size();
+      for (int i : indices(c, 1, rank, l)) ops.push_back(i);
       if (failed) return -1;
-      return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
+      if (t.shape.size() >= rank) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
+      int whole = emitValue(OpKind::LoadPeer, l, ops, withLeadingOnes(t, rank), {}, 0, /*transport=Ldst*/ 0);
+      return emitValue(OpKind::Reshape, l, {whole}, t);
     }
     if (n == "load" || n == "load_smem") {
       ValueType t;
@@ -885,7 +888,7 @@ private:
       int tile = tileExpr(arg(1));
       if (failed) return -1;
       const size_t rank = typeOf(dest).shape.size();
-      if (!toPeer && typeOf(tile).shape.size() < rank)  // into the trailing dimensions
+      if (typeOf(tile).shape.size() < rank)  // into the trailing dimensions
         tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
       std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}
                                     : std::vector<int>{tile, dest};

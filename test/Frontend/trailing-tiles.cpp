@@ -1,7 +1,8 @@
 // RUN: pkc %s --emit=mlir -o - | FileCheck %s
 // RUN: not pkc %s -DSMEM --emit=mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: pkc %s --emit=cubin -o %t.cubin 2>&1 | FileCheck %s --check-prefix=CUBIN --implicit-check-not=warning
 // Tests that a tile of a tensor's trailing dimensions (one head of [H, S, D]) loads as the tile
-// with leading 1s reshaped, and stores through the reverse reshape.
+// with leading 1s reshaped, and stores through the reverse reshape, locally and with peers.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -14,6 +15,21 @@ PK_KERNEL void one_head(Tensor<bf16, 3> x, Tensor<bf16, 3> y) {
   for (auto [h, m] : tiles(x.dim(0), x.dim(1), {1, 16})) {
     auto t = load<16, 32>(x, h, m, 0);
     store(y, exp(t), h, m, 0);
+  }
+}
+
+// Tests the same into and out of a peer's copy: the ldst peer paths take the tile with leading
+// 1s, and the protocol check proves the kernel (no warning).
+// CHECK-LABEL: pk.kernel @peer_heads
+// CHECK: %[[B:.*]] = pk.tile.reshape %{{.*}} : !pk.tile<16x32xbf16> -> !pk.tile<1x16x32xbf16>
+// CHECK: pk.coll.store_tile %[[B]], %arg1[%{{.*}}, %{{.*}}, %{{.*}}] on %{{.*}} : !pk.tile<1x16x32xbf16>, !pk.sym<?x?x?xbf16>
+// CHECK: %[[P:.*]] = pk.comm.load_peer <ldst> %arg0[%{{.*}}, %{{.*}}, %{{.*}}] on %{{.*}} : !pk.sym<?x?x?xbf16> -> !pk.tile<1x16x32xbf16>
+// CHECK-NEXT: pk.tile.reshape %[[P]] : !pk.tile<1x16x32xbf16> -> !pk.tile<16x32xbf16>
+// CUBIN: pkc: wrote
+PK_KERNEL void peer_heads(Sym<bf16, 3> x, Sym<bf16, 3> y, Tensor<bf16, 3> z) {
+  for (auto [h, m] : tiles(x.dim(0), x.dim(1), {1, 16})) {
+    store(y.on(next_rank()), load<16, 32>(x, h, m, 0), h, m, 0);
+    store(z, load<16, 32>(x.on(prev_rank()), h, m, 0), h, m, 0);
   }
 }
 
