@@ -73,15 +73,8 @@ bool isMinusHuge(Value v) {
     if (std::optional<double> c = splatConstant(y)) return *c >= 1e20;
   return false;
 }
-bool isDimOf(Value v, Value tensor, int64_t d) {
-  auto dim = v.getDefiningOp<DimOp>();
-  return dim && dim.getTensor() == tensor && dim.getDimAttr().getInt() == d;
-}
 bool isZeroIndex(Value v) { return getConstantIntValue(v) == 0; }
-bool isKernelArg(KernelOp kernel, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  return arg && arg.getOwner() == &kernel.getBody().front();
-}
+bool isKernelArg(KernelOp kernel, Value v) { return kernelArgIndex(kernel, v) >= 0; }
 bool isTile(Type t, int64_t rows, int64_t cols, bool bf16) {
   auto tile = dyn_cast<TileType>(t);
   return tile && tile.getRank() == 2 && tile.getShape()[0] == rows && tile.getShape()[1] == cols &&

@@ -52,13 +52,6 @@ bool sameIndex(Value x, Value y) {
   return cx && cy && *cx == *cy;
 }
 
-// Index of a kernel argument, or -1 when `v` is not one.
-int argIndex(KernelOp kernel, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != &kernel.getBody().front()) return -1;
-  return int(arg.getArgNumber());
-}
-
 // Matches: foreach (m, n) step [BM, BN] { acc = scf.for k step BK (zeros) { a = load A[m, k];
 // b = load B[n, k] (mma {transpose_b}) or B[k, n] (mma); mma a, b, acc };
 // store/add cast<bf16|f16>(epilogue(acc)) }. Any tile shape: the template retiles, which is
@@ -167,12 +160,6 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   return g;
 }
 
-// Whether `v` is `pk.dim %tensor, d`.
-bool isDimOf(Value v, Value tensor, int64_t d) {
-  auto dim = v.getDefiningOp<DimOp>();
-  return dim && dim.getTensor() == tensor && dim.getDimAttr().getInt() == d;
-}
-
 // Whether `v` is rows(A) / world_size: the rows each rank owns in the reduce-scatter template.
 bool isRowsPerRank(Value v, Value a) {
   Operation *div = v.getDefiningOp();
@@ -262,7 +249,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     SmallVector<NamedAttribute> facts;
     auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
     auto index = [&](StringRef k, Value v) -> LogicalResult {
-      int i = argIndex(kernel, v);
+      int i = kernelArgIndex(kernel, v);
       if (i < 0) return kernel.emitError("GEMM: '") << k << "' must be a kernel argument";
       fact(k, IntegerAttr::get(IntegerType::get(ctx, 64), i));
       return success();

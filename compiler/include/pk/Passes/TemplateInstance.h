@@ -1,5 +1,6 @@
 // A kernel lowered to a template instance (pk-lower-gemm, pk-lower-attention): its spec-level
-// body is replaced by the facts the emitter instantiates the template from.
+// body is replaced by the facts the emitter instantiates the template from; and the small
+// queries both matchers ask of the body.
 #pragma once
 #include "pk/Dialect/Pk.h"
 
@@ -8,4 +9,8 @@ namespace mlir::pk {
 /// (`pk.gemm`, `pk.attention`), marking the kernel device-level. The caller has marked the
 /// ops with effects that the template implements (markLowered).
 void becomeTemplateInstance(KernelOp kernel, StringRef attr, DictionaryAttr facts);
+/// Index of `v` among the kernel's arguments, or -1 when it is not one.
+int kernelArgIndex(KernelOp kernel, Value v);
+/// Whether `v` is `pk.dim %tensor, d`.
+bool isDimOf(Value v, Value tensor, int64_t d);
 } // namespace mlir::pk
