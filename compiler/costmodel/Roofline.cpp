@@ -97,8 +97,10 @@ struct Counter {
     SmallVector<Operation *> loops;  // outermost first
     for (Operation *p = op->getParentOp(); p && p != kernel.getOperation(); p = p->getParentOp())
       if (isa<TileForeachOp, scf::ForOp>(p)) loops.insert(loops.begin(), p);
+    SmallVector<bool> walked;  // which levels bound an inner loop: decided once, not per iteration
+    for (size_t i = 0; i < loops.size(); ++i) walked.push_back(boundsInner(loops, i));
     int64_t budget = kMaxWalk;
-    return tripsFrom(loops, 0, budget);
+    return tripsFrom(loops, walked, 0, budget);
   }
   // Whether an induction variable of `loop` feeds a bound of a loop after it in `loops`.
   static bool boundsInner(ArrayRef<Operation *> loops, size_t i) {
@@ -137,14 +139,15 @@ struct Counter {
     }
     return out;
   }
-  std::optional<double> tripsFrom(ArrayRef<Operation *> loops, size_t i, int64_t &budget) {
+  std::optional<double> tripsFrom(ArrayRef<Operation *> loops, ArrayRef<bool> walked, size_t i,
+                                  int64_t &budget) {
     if (i == loops.size()) return 1.0;
     auto r = ranges(loops[i]);
     if (!r) return std::nullopt;
-    if (!boundsInner(loops, i)) {
+    if (!walked[i]) {
       double n = 1;
       for (auto [lo, hi, step] : *r) n *= double(std::max<int64_t>(hi - lo, 0)) / double(step);
-      auto inner = tripsFrom(loops, i + 1, budget);
+      auto inner = tripsFrom(loops, walked, i + 1, budget);
       return inner ? std::optional<double>(n * *inner) : std::nullopt;
     }
     // Walk the iterations (the last dimension innermost), each weighted by its share of a step.
@@ -155,7 +158,7 @@ struct Counter {
     std::function<bool(size_t, double)> walk = [&](size_t d, double weight) {
       if (d == r->size()) {
         if (--budget < 0) return false;
-        auto inner = tripsFrom(loops, i + 1, budget);
+        auto inner = tripsFrom(loops, walked, i + 1, budget);
         if (!inner) return false;
         total += weight * *inner;
         return true;
