@@ -134,6 +134,18 @@ if [ "$PART" = attention ] || [ "$PART" = all ]; then
       python3 "$ROOT/tools/bench-attention/bench_attention.py" "$OUT/attention.md" >"$OUT/bench-attention.log" 2>&1
     BENCH=$?
     tail -n 12 "$OUT/bench-attention.log"
+    # Ulysses (all-to-alls around the attention template, three launches) against PyTorch's
+    # all_to_all_single + SDPA: one process per GPU when several are present, else W = 1.
+    step bench-ulysses
+    if [ "$GPUS" -gt 1 ]; then
+      PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 300 torchrun --nproc-per-node="$GPUS" \
+        "$ROOT/tools/bench-attention/bench_ulysses.py" "$OUT/ulysses.md" >"$OUT/bench-ulysses.log" 2>&1
+    else
+      PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 300 \
+        python3 "$ROOT/tools/bench-attention/bench_ulysses.py" "$OUT/ulysses.md" >"$OUT/bench-ulysses.log" 2>&1
+    fi
+    [ $? -eq 0 ] || BENCH=1
+    tail -n 8 "$OUT/bench-ulysses.log"
   else
     echo "skipped: no torch or no pkc"
   fi

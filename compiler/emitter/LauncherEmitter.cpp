@@ -70,29 +70,39 @@ void addCollectiveChecks(Operation *op, const DenseMap<Value, std::string> &argN
   Value in = op->getOperand(0), out = op->getOperand(1);
   if (!argNames.count(in) || !argNames.count(out)) return;
   const std::string x = argNames.lookup(in), y = argNames.lookup(out);
-  auto sameFrom = [&](int first, const std::string &why) {
-    for (int k = first; k < 4; ++k) {
+  StringRef opName = op->getName().getStringRef();
+  // `large`.shape[d] == world * `small`.shape[d]; the other dimensions but `except` agree.
+  auto scaled = [&](const std::string &large, const std::string &small, int64_t d) {
+    std::string at = ".shape[" + std::to_string(d) + "]";
+    checks.push_back({large + at + " == world * " + small + at,
+                      large + at + " must be the world size times " + small + at + " (" + opName.str() + ")"});
+  };
+  auto agreeBut = [&](int64_t a, int64_t b) {
+    for (int k = 0; k < 4; ++k) {
+      if (k == a || k == b) continue;
       std::string d = ".shape[" + std::to_string(k) + "]";
-      checks.push_back({y + d + " == " + x + d, y + d + " must equal " + x + d + " (" + why + ")"});
+      checks.push_back({y + d + " == " + x + d, y + d + " must equal " + x + d + " (" + opName.str() + ")"});
     }
   };
-  StringRef opName = op->getName().getStringRef();
   if (isa<AllReduceOp>(op)) {
-    sameFrom(0, opName.str() + ": same shape");
-  } else if (isa<AllToAllOp>(op)) {
-    sameFrom(0, opName.str() + ": same shape");
-    checks.push_back({x + ".shape[0] % world == 0",
-                      x + ".shape[0] must be a multiple of the world size (" + opName.str() + ")"});
-  } else if (isa<AllGatherOp>(op)) {
-    checks.push_back({y + ".shape[0] == world * " + x + ".shape[0]",
-                      y + ".shape[0] must be the world size times " + x + ".shape[0] (" +
-                          opName.str() + ")"});
-    sameFrom(1, opName.str());
-  } else {
-    checks.push_back({x + ".shape[0] == world * " + y + ".shape[0]",
-                      x + ".shape[0] must be the world size times " + y + ".shape[0] (" +
-                          opName.str() + ")"});
-    sameFrom(1, opName.str());
+    agreeBut(-1, -1);
+  } else if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+    const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim();
+    if (s == c) {
+      agreeBut(-1, -1);
+      checks.push_back({x + ".shape[0] % world == 0",
+                        x + ".shape[0] must be a multiple of the world size (" + opName.str() + ")"});
+    } else {
+      scaled(x, y, s);
+      scaled(y, x, c);
+      agreeBut(s, c);
+    }
+  } else {  // all_gather: y is large along its dimension; reduce_scatter: x
+    const int64_t d = getCollectiveDim(op);
+    if (in == out) return;  // in place: one tensor, chunks checked on the device
+    if (isa<AllGatherOp>(op)) scaled(y, x, d);
+    else scaled(x, y, d);
+    agreeBut(d, -1);
   }
 }
 
@@ -243,6 +253,93 @@ LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cud
   return success();
 }
 
+// The launcher of one kernel launch: checks, then the launch (or the copy-engine route).
+LogicalResult emitKernelLauncher(const KernelSignature &k, llvm::StringRef cuda, llvm::raw_ostream &os,
+                                 Location loc) {
+  if (cuda.contains("// pk-template " + k.name + " ")) return emitTemplateLauncher(k, cuda, os, loc);
+  std::optional<LaunchFacts> facts = launchFacts(cuda, k.name);
+  if (!facts)
+    return emitError(loc, "no '// pk-launch ") << k.name << "' line in the generated CUDA";
+  os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
+     << "  constexpr int kThreads = " << facts->threads << ", kBlocks = " << facts->blocks
+     << ", kFlagSlots = " << facts->flagSlots << ", kBlocksPerSm = " << facts->blocksPerSm
+     << ";\n"
+     << "  const long long world = ctx.world();\n"
+     << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name
+     << "\"));\n"
+     << "  if (ctx.flag_slots() < kBlocks * kFlagSlots)\n"
+     << "    return pk::Status::error(\"" << k.name << ": the context has \" + "
+     << "std::to_string(ctx.flag_slots()) + \" flag slots; the kernel needs \" + "
+     << "std::to_string(kBlocks * kFlagSlots));\n";
+  for (const LauncherCheck &c : k.checks)
+    os << "  if (!(" << c.condition << "))\n"
+       << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+  if (failed(emitHostCheckConditions(k, cuda, os, loc))) return failure();
+  emitEmptySkip(k, os);
+  if (failed(emitCopyEngineBranch(k, facts->copyEngine, os, loc))) return failure();
+  os << "  (void)world;\n"
+     << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)
+     << "));\n"
+     << "  pk::LaunchConfig cfg;\n"
+     << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks, kBlocksPerSm));  // 1/W of it if W ranks share the GPU\n"
+     << "  cfg.block = dim3(kThreads);\n"
+     << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
+     << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("
+     << cppString(k.name) << "));\n"
+     << "  pk::KernelArgs args;\n"
+     << "  args.add(lc);\n";
+  for (const LauncherArg &a : k.args) os << "  args.add(" << a.name << ");\n";
+  os << "  pk::Status s = kernel.launch(cfg, stream, args);\n"
+     << "  if (!s.is_ok()) ctx.retract_launch(" << cppString(k.name)
+     << ");  // nothing ran: keep the epochs in step\n"
+     << "  return s;\n}\n";
+  return success();
+}
+
+// The parts of a kernel pkc runs as several launches (`// pk-sequence <name> parts=a,b`), in
+// order; empty for a kernel of one launch.
+std::vector<std::string> sequenceParts(llvm::StringRef cuda, llvm::StringRef kernel) {
+  std::string marker = ("// pk-sequence " + kernel + " parts=").str();
+  size_t at = cuda.find(marker);
+  if (at == StringRef::npos) return {};
+  llvm::StringRef list = cuda.substr(at + marker.size()).take_until([](char c) { return c == ' ' || c == '\n'; });
+  llvm::SmallVector<llvm::StringRef> names;
+  list.split(names, ',', -1, false);
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+// A kernel of several launches: each part's launcher (file-local), then the kernel's, which
+// runs every part's checks before launching the parts in order on `stream`.
+LogicalResult emitSequenceLauncher(const KernelSignature &k, const std::vector<std::string> &parts,
+                                   llvm::StringRef cuda, llvm::raw_ostream &os, Location loc) {
+  std::vector<KernelSignature> partSigs;
+  os << "\nnamespace {\n";
+  for (const std::string &name : parts) {
+    KernelSignature p = k;
+    p.name = name;
+    if (failed(emitKernelLauncher(p, cuda, os, loc))) return failure();
+    partSigs.push_back(std::move(p));
+  }
+  os << "\n}  // namespace\n";
+  os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
+     << "  const long long world = ctx.world();\n"
+     << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name << "\"));\n";
+  for (const LauncherCheck &c : k.checks)
+    os << "  if (!(" << c.condition << "))\n"
+       << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+  os << "  // Every launch's checks first: the call runs all of its launches or none.\n";
+  for (const KernelSignature &p : partSigs)
+    if (failed(emitHostCheckConditions(p, cuda, os, loc))) return failure();
+  os << "  (void)world;\n";
+  for (const KernelSignature &p : partSigs) {
+    os << "  PK_RETURN_IF_ERROR(" << p.name << "(ctx";
+    for (const LauncherArg &a : k.args) os << ", " << a.name;
+    os << ", stream));\n";
+  }
+  os << "  return pk::Status::ok();\n}\n";
+  return success();
+}
+
 } // namespace
 
 FailureOr<std::vector<KernelSignature>>
@@ -357,46 +454,10 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "}\n\n"
      << "}  // namespace\n";
   for (const KernelSignature &k : kernels) {
-    if (cuda.contains("// pk-template " + k.name + " ")) {
-      if (failed(emitTemplateLauncher(k, cuda, os, loc))) return failure();
-      continue;
-    }
-    std::optional<LaunchFacts> facts = launchFacts(cuda, k.name);
-    if (!facts)
-      return emitError(loc, "no '// pk-launch ") << k.name << "' line in the generated CUDA";
-    os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
-       << "  constexpr int kThreads = " << facts->threads << ", kBlocks = " << facts->blocks
-       << ", kFlagSlots = " << facts->flagSlots << ", kBlocksPerSm = " << facts->blocksPerSm
-       << ";\n"
-       << "  const long long world = ctx.world();\n"
-       << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name
-       << "\"));\n"
-       << "  if (ctx.flag_slots() < kBlocks * kFlagSlots)\n"
-       << "    return pk::Status::error(\"" << k.name << ": the context has \" + "
-       << "std::to_string(ctx.flag_slots()) + \" flag slots; the kernel needs \" + "
-       << "std::to_string(kBlocks * kFlagSlots));\n";
-    for (const LauncherCheck &c : k.checks)
-      os << "  if (!(" << c.condition << "))\n"
-         << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
-    if (failed(emitHostCheckConditions(k, cuda, os, loc))) return failure();
-    emitEmptySkip(k, os);
-    if (failed(emitCopyEngineBranch(k, facts->copyEngine, os, loc))) return failure();
-    os << "  (void)world;\n"
-       << "  PK_ASSIGN_OR_RETURN(pk::Kernel kernel, kernel_on(ctx, " << cppString(k.name)
-       << "));\n"
-       << "  pk::LaunchConfig cfg;\n"
-       << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks, kBlocksPerSm));  // 1/W of it if W ranks share the GPU\n"
-       << "  cfg.block = dim3(kThreads);\n"
-       << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
-       << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("
-       << cppString(k.name) << "));\n"
-       << "  pk::KernelArgs args;\n"
-       << "  args.add(lc);\n";
-    for (const LauncherArg &a : k.args) os << "  args.add(" << a.name << ");\n";
-    os << "  pk::Status s = kernel.launch(cfg, stream, args);\n"
-       << "  if (!s.is_ok()) ctx.retract_launch(" << cppString(k.name)
-       << ");  // nothing ran: keep the epochs in step\n"
-       << "  return s;\n}\n";
+    std::vector<std::string> parts = sequenceParts(cuda, k.name);
+    if (failed(parts.empty() ? emitKernelLauncher(k, cuda, os, loc)
+                             : emitSequenceLauncher(k, parts, cuda, os, loc)))
+      return failure();
   }
   os << "\n}  // namespace " << options.cppNamespace << "\n";
   return success();

@@ -22,12 +22,27 @@ int64_t countFlagSlots(KernelOp kernel) {
   return slots;
 }
 
+// A kernel pk-split-launches made several launches: no code of its own, only the line that
+// names its parts in order, with its arguments (every part takes them all).
+LogicalResult emitSequence(Emitter &e, KernelOp kernel, ArrayAttr launches) {
+  e.os << "\n// pk-sequence " << kernel.getSymName() << " parts=";
+  for (auto [i, part] : llvm::enumerate(launches))
+    e.os << (i ? "," : "") << cast<FlatSymbolRefAttr>(part).getValue();
+  e.os << " args=";
+  for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments()))
+    e.os << (i ? "," : "") << arg.getType();
+  e.os << "\n";
+  return success();
+}
+
 LogicalResult emitKernel(Emitter &e, Operation *op) {
   auto kernel = cast<KernelOp>(op);
   auto level = kernel->getAttrOfType<StringAttr>("pk.level");
   if (!level || level.getValue() != "device")
     return kernel.emitError("kernel '") << kernel.getSymName()
            << "' is still at the spec level; run the lowering passes before emitting CUDA";
+  if (auto launches = kernel->getAttrOfType<ArrayAttr>("pk.launches"))
+    return emitSequence(e, kernel, launches);
   // Every worker runs in all blocks of the grid, one after another (communicator-only
   // kernels); the grid is fixed per kernel so per-block flags pair up across launches.
   int64_t blocks = 0;

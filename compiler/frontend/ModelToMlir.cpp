@@ -225,7 +225,10 @@ private:
       b.create<AllGatherOp>(l, v(in[0]), v(in[1]), Transport::automatic,
                             o.ints.empty() ? 0 : o.ints[0]);
       return;
-    case OpKind::AllToAll: b.create<AllToAllOp>(l, v(in[0]), v(in[1])); return;
+    case OpKind::AllToAll:
+      b.create<AllToAllOp>(l, v(in[0]), v(in[1]), Transport::automatic, o.ints.size() > 1 ? o.ints[0] : 0,
+                           o.ints.size() > 1 ? o.ints[1] : 0);
+      return;
     case OpKind::Broadcast: b.create<BroadcastOp>(l, v(in[0]), v(in[1]), v(in[2])); return;
     case OpKind::ReduceToRoot:
       b.create<ReduceToRootOp>(l, reduceKind(o.attr), v(in[0]), v(in[1]), v(in[2]));

@@ -999,12 +999,19 @@ private:
       OpKind k = n == "all_reduce"       ? OpKind::AllReduce
                  : n == "reduce_scatter" ? OpKind::ReduceScatter
                  : n == "all_gather"     ? OpKind::AllGather : OpKind::AllToAll;
-      int64_t dim = 0;  // all_gather / reduce_scatter along a dimension: a constant
-      if (c->getNumArgs() > first + 2 && !constInt(arg(first + 2), dim))
-        return fail(arg(first + 2)->getBeginLoc(), "the dimension of '" + n + "' must be a constant integer");
+      // Along a dimension (all_gather, reduce_scatter), or split and concatenated along two
+      // (all_to_all): constants.
+      std::vector<int64_t> dims;
+      for (unsigned i = first + 2; i < c->getNumArgs(); ++i) {
+        int64_t dim = 0;
+        if (!constInt(arg(i), dim))
+          return fail(arg(i)->getBeginLoc(), n == "all_to_all" ? "the dimensions of 'all_to_all' must be constant integers"
+                                                               : "the dimension of '" + n + "' must be a constant integer");
+        dims.push_back(dim);
+      }
       Op &o = emit(k, l, {in, out});
       o.attr = kind;
-      o.ints = {dim};
+      o.ints = dims.empty() ? std::vector<int64_t>{0} : dims;
       return -2;
     }
     if (n == "broadcast" || n == "reduce" || n == "gather" || n == "scatter") {

@@ -47,15 +47,22 @@ Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
   if (at == entry.end()) return Status::error("corrupt pk-jit cache entry");
   PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos,
                       parse_launch_lines(std::string(entry.begin(), at)));
-  return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache);
+  // A kernel of several launches: its pk-sequence line comes first, then its parts'.
+  std::vector<KernelInfo> parts;
+  for (const std::string& name : infos.front().parts)
+    for (const KernelInfo& k : infos)
+      if (k.name == name) parts.push_back(k);
+  return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache,
+                std::move(parts));
 }
 
-// The lines of `kernel` that parse_launch_lines reads: its pk-launch and pk-host-check lines,
+// The lines of `kernel` that parse_launch_lines reads: its pk-sequence or pk-launch line and
+// pk-host-check lines,
 // and a template kernel's launch description (pk-template, pk-param).
 std::string launch_lines_of(const std::string& cuda, const std::string& kernel) {
   std::string out;
   for (const std::string& marker :
-       {"// pk-launch " + kernel + " ", "// pk-host-check " + kernel + " ",
+       {"// pk-sequence " + kernel + " ", "// pk-launch " + kernel + " ", "// pk-host-check " + kernel + " ",
         "// pk-template " + kernel + " ", "// pk-param " + kernel + " "})
     for (std::size_t at = cuda.find(marker); at != std::string::npos; at = cuda.find(marker, at + 1))
       if (at == 0 || cuda[at - 1] == '\n') out += cuda.substr(at, cuda.find('\n', at) - at) + "\n";
@@ -133,7 +140,9 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
   req.options = options.nvrtc_options;
   req.use_cache = false;  // the entry below, keyed by the spec, is the only one
   PK_ASSIGN_OR_RETURN(CompileOutput out, compile(req));
-  const std::vector<char> entry = pack(launch_lines_of(cuda, chosen->name), out.image);
+  std::string lines = launch_lines_of(cuda, chosen->name);
+  for (const std::string& part : chosen->parts) lines += launch_lines_of(cuda, part);
+  const std::vector<char> entry = pack(lines, out.image);
   if (options.use_cache) PK_RETURN_IF_ERROR(cache_write(dir, key, entry));
   return unpack(entry, false);
 }

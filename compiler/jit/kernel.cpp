@@ -15,20 +15,24 @@ namespace pk::jit {
 
 struct Kernel::State {
   KernelInfo info;
+  std::vector<KernelInfo> parts;
   std::vector<char> image;
   std::mutex mutex;
   // Modules belong to one device's context: one per device, loaded by the first rank there.
   std::map<int, std::unique_ptr<Module>> modules;
-  std::map<int, pk::Kernel> functions;
+  // Per device, the functions launched in order: the kernel's, or each part's.
+  std::map<int, std::vector<pk::Kernel>> functions;
 };
 
-Kernel::Kernel(KernelInfo info, std::vector<char> image, bool from_cache)
+Kernel::Kernel(KernelInfo info, std::vector<char> image, bool from_cache, std::vector<KernelInfo> parts)
     : state_(std::make_shared<State>()), from_cache_(from_cache) {
   state_->info = std::move(info);
+  state_->parts = std::move(parts);
   state_->image = std::move(image);
 }
 
 const KernelInfo& Kernel::info() const { return state_->info; }
+const std::vector<KernelInfo>& Kernel::parts() const { return state_->parts; }
 const std::vector<char>& Kernel::image() const { return state_->image; }
 
 Status Kernel::load(Context& ctx) const {
@@ -37,9 +41,17 @@ Status Kernel::load(Context& ctx) const {
   if (state_->functions.count(dev)) return Status::ok();
   PK_CUDA_TRY(cudaSetDevice(dev));
   PK_ASSIGN_OR_RETURN(std::unique_ptr<Module> m, Module::load(state_->image));
-  PK_ASSIGN_OR_RETURN(pk::Kernel f, m->kernel(state_->info.name));
+  std::vector<pk::Kernel> fs;
+  if (state_->parts.empty()) {
+    PK_ASSIGN_OR_RETURN(pk::Kernel f, m->kernel(state_->info.name));
+    fs.push_back(f);
+  }
+  for (const KernelInfo& part : state_->parts) {
+    PK_ASSIGN_OR_RETURN(pk::Kernel f, m->kernel(part.name));
+    fs.push_back(f);
+  }
   state_->modules[dev] = std::move(m);
-  state_->functions[dev] = f;
+  state_->functions[dev] = std::move(fs);
   return Status::ok();
 }
 
@@ -159,14 +171,37 @@ std::vector<TemplateArg> template_args(const KernelInfo& info, const std::vector
 
 }  // namespace
 
-Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
-                             const std::vector<ArgValue>& args) const {
-  const KernelInfo& info = state_->info;
-  PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
+namespace {
+
+Status check_flag_slots(const Context& ctx, const KernelInfo& info) {
   if (ctx.flag_slots() < info.blocks * info.flag_slots)
     return Status::error("kernel " + info.name + " needs " +
                          std::to_string(info.blocks * info.flag_slots) +
                          " flag slots; the context has " + std::to_string(ctx.flag_slots()));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
+                             const std::vector<ArgValue>& args) const {
+  const std::vector<KernelInfo>& parts = state_->parts;
+  if (parts.empty()) return launch_one(ctx, stream, args, state_->info, 0);
+  // Every part's checks before any launch: the call runs all of its launches or none.
+  PK_RETURN_IF_ERROR(check_launch_args(state_->info, args, ctx.world()));
+  for (const KernelInfo& part : parts) {
+    PK_RETURN_IF_ERROR(check_launch_args(part, args, ctx.world()).with_context("kernel " + state_->info.name));
+    PK_RETURN_IF_ERROR(check_flag_slots(ctx, part));
+  }
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    PK_RETURN_IF_ERROR(launch_one(ctx, stream, args, parts[i], i));
+  return Status::ok();
+}
+
+Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args,
+                          const KernelInfo& info, std::size_t function) const {
+  PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
+  PK_RETURN_IF_ERROR(check_flag_slots(ctx, info));
   // Nothing to move or compute; every rank has the same sizes, so every rank skips alike.
   if (all_tensors_empty(args)) return Status::ok();
   if (info.copy_engine) {
@@ -187,7 +222,7 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
   pk::Kernel f;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    f = state_->functions.at(ctx.device());
+    f = state_->functions.at(ctx.device()).at(function);
   }
   if (!info.tmpl.kernel.empty())
     return launch_template(ctx, f, info.tmpl, template_args(info, args, ctx.rank()), stream);

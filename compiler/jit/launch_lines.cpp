@@ -37,12 +37,54 @@ Result<ArgSpec> parse_type(const std::string& text) {
   return a;
 }
 
+// "a,b,c" -> {a, b, c}, splitting only outside <...>.
+std::vector<std::string> split_list(const std::string& value) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char c : value + ",") {
+    depth += c == '<' ? 1 : c == '>' ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  return out;
+}
+
+// `// pk-sequence <name> parts=<a>,<b> args=...`: a kernel pkc runs as several launches.
+Result<KernelInfo> parse_sequence_line(const std::string& line) {
+  std::stringstream fields(line.substr(15));
+  KernelInfo k;
+  fields >> k.name;
+  for (std::string f; fields >> f;) {
+    const std::size_t eq = f.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = f.substr(0, eq), value = f.substr(eq + 1);
+    if (key == "parts") k.parts = split_list(value);
+    if (key == "args")
+      for (const std::string& t : split_list(value)) {
+        PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(t));
+        k.args.push_back(std::move(a));
+      }
+  }
+  if (k.name.empty() || k.parts.empty()) return Status::error("malformed pk-sequence line: " + line);
+  return k;
+}
+
 }  // namespace
 
 Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
   std::vector<KernelInfo> out;
   std::stringstream lines(cuda);
   for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("// pk-sequence ", 0) == 0) {
+      PK_ASSIGN_OR_RETURN(KernelInfo k, parse_sequence_line(line));
+      out.push_back(std::move(k));
+      continue;
+    }
     if (line.rfind("// pk-launch ", 0) != 0) continue;
     std::stringstream fields(line.substr(13));
     KernelInfo k;
@@ -55,21 +97,11 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
       if (key == "blocks") k.blocks = std::atoi(value.c_str());
       if (key == "flag_slots") k.flag_slots = std::atoi(value.c_str());
       if (key == "blocks_per_sm") k.blocks_per_sm = std::max(1, std::atoi(value.c_str()));
-      if (key == "args") {
-        int depth = 0;
-        std::string cur;
-        for (char c : value + ",") {
-          depth += c == '<' ? 1 : c == '>' ? -1 : 0;
-          if (c == ',' && depth == 0) {
-            if (cur.empty()) continue;
-            PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(cur));
-            k.args.push_back(std::move(a));
-            cur.clear();
-          } else {
-            cur += c;
-          }
+      if (key == "args")
+        for (const std::string& t : split_list(value)) {
+          PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(t));
+          k.args.push_back(std::move(a));
         }
-      }
     }
     PK_ASSIGN_OR_RETURN(k.tmpl, template_launch_of(cuda, k.name));
     if (!k.tmpl.kernel.empty()) k.threads = k.tmpl.threads;  // the grid comes from the sizes
@@ -106,6 +138,13 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
     out.push_back(std::move(k));
   }
   if (out.empty()) return Status::error("no '// pk-launch' line in the CUDA: not pkc's output?");
+  for (const KernelInfo& k : out)
+    for (const std::string& part : k.parts) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const KernelInfo& p) { return p.name == part; });
+      if (it == out.end() || !it->parts.empty() || it->args.size() != k.args.size())
+        return Status::error("pk-sequence " + k.name + ": part " + part +
+                             " has no pk-launch line with the same arguments");
+    }
   return out;
 }
 

@@ -84,8 +84,10 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
 
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      // Template instances (pk-lower-gemm, pk-lower-attention) have no general-path loops.
-      if (kernel->hasAttr("pk.gemm") || kernel->hasAttr("pk.attention")) return;
+      // Template instances (pk-lower-gemm, pk-lower-attention) have no general-path loops, and
+      // a kernel of several launches (pk-split-launches) no code of its own.
+      if (kernel->hasAttr("pk.gemm") || kernel->hasAttr("pk.attention") || kernel->hasAttr("pk.launches"))
+        return;
       int64_t threads = kThreads, perSm = 1;
       const bool independent = independentBlocks(kernel);
       if (independent || generalPathWaits(kernel)) {

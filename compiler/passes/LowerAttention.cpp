@@ -295,6 +295,27 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   return a;
 }
 
+// The attention loop when it is the kernel's one tile loop and nothing else has an effect (the
+// template replaces the whole body). `looked`: the loop had mma and a row max, so a mismatch is
+// worth explaining (GEMM loops also carry mma).
+FailureOr<AttentionLoop> matchKernel(KernelOp kernel, TileForeachOp &loop, bool &looked, Mismatch &mm) {
+  looked = false;
+  int loops = 0;
+  for (Operation &op : kernel.getBody().front())
+    if (auto l = dyn_cast<TileForeachOp>(op)) loop = l, ++loops;
+  if (loops != 1) return failure();
+  bool hasMma = false;
+  loop.walk([&](TileMmaOp) { hasMma = true; });
+  if (!hasMma) return failure();
+  bool other = false;
+  kernel.walk([&](Operation *op) {
+    if (hasSpecEffect(op) && !loop->isAncestor(op)) other = true;
+  });
+  if (other) return failure();
+  loop.walk([&](TileReduceRowsOp r) { looked |= r.getKind() == ReduceKind::max; });
+  return match(kernel, loop, mm);
+}
+
 struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention> {
   using PkLowerAttentionPassBase::PkLowerAttentionPassBase;
 
@@ -330,29 +351,12 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
 
   void runOnOperation() override {
     getOperation().walk([&](KernelOp kernel) {
-      // The template replaces the whole body: the kernel must be one tile loop and nothing else
-      // with an effect.
       TileForeachOp loop;
-      int loops = 0;
-      for (Operation &op : kernel.getBody().front())
-        if (auto l = dyn_cast<TileForeachOp>(op)) loop = l, ++loops;
-      if (loops != 1) return;
-      bool hasMma = false;
-      loop.walk([&](TileMmaOp) { hasMma = true; });
-      if (!hasMma) return;
-      bool other = false;
-      kernel.walk([&](Operation *op) {
-        if (hasSpecEffect(op) && !loop->isAncestor(op)) other = true;
-      });
+      bool looked = false;
       Mismatch mm;
-      FailureOr<AttentionLoop> a = failure();
-      if (!other) a = match(kernel, loop, mm);
+      FailureOr<AttentionLoop> a = matchKernel(kernel, loop, looked, mm);
       if (failed(a)) {
-        // GEMM loops also carry mma: say nothing unless the loop looked like attention.
-        bool softmax = false;
-        loop.walk([&](TileReduceRowsOp r) { softmax |= r.getKind() == ReduceKind::max; });
-        if (softmax && !other)
-          recordDecision(loop, "template", "not the attention template: " + mm.why);
+        if (looked) recordDecision(loop, "template", "not the attention template: " + mm.why);
         return;
       }
       lower(kernel, *a);
@@ -361,3 +365,10 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
 };
 
 } // namespace
+
+bool mlir::pk::isAttentionKernel(KernelOp kernel) {
+  TileForeachOp loop;
+  bool looked = false;
+  Mismatch mm;
+  return succeeded(matchKernel(kernel, loop, looked, mm));
+}

@@ -302,6 +302,35 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       });
       return success();
     }
+    if (auto a2a = dyn_cast<AllToAllOp>(op); a2a && a2a.getSplitDim() != a2a.getConcatDim()) {
+      // Split along s, concatenated along c: rank me pulls from each rank r the box of x_r
+      // whose dimension s is [me*Ys, (me+1)*Ys) into y's box whose dimension c is
+      // [r*Xc, (r+1)*Xc). Dimensions from m = max(s, c) on are one contiguous run in both
+      // (dimension m a sub-range, the later ones whole); the box's dimensions before m are
+      // walked as one outer index.
+      Value x = a2a.getInput(), y = a2a.getOutput();
+      const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim(), m = std::max(s, c);
+      auto extent = [&](int64_t d) { return d == c ? B.dimAt(x, d) : B.dimAt(y, d); };
+      Value outer = B.c(1);
+      for (int64_t d = 0; d < m; ++d) outer = B.mul(outer, extent(d));
+      Value run = B.mul(extent(m), B.inner(y, m + 1));
+      Transport t = transportOf();
+      B.tilesOuter(outer, run, tile, true, [&](Value r, Value o, Value i, Value cnt) {
+        Value src = i, dst = i, rest = o;
+        if (m == s) src = B.add(src, B.mul(B.mul(B.rank, B.dimAt(y, s)), B.inner(x, s + 1)));
+        if (m == c) dst = B.add(dst, B.mul(B.mul(r, B.dimAt(x, c)), B.inner(y, c + 1)));
+        for (int64_t d = m - 1; d >= 0; --d) {  // the box's coordinate along d, innermost first
+          Value k = arith::RemSIOp::create(B.b, B.loc, rest, extent(d));
+          rest = B.div(rest, extent(d));
+          Value kx = d == s ? B.add(k, B.mul(B.rank, B.dimAt(y, s))) : k;
+          Value ky = d == c ? B.add(k, B.mul(r, B.dimAt(x, c))) : k;
+          src = B.add(src, B.mul(kx, B.inner(x, d + 1)));
+          dst = B.add(dst, B.mul(ky, B.inner(y, d + 1)));
+        }
+        B.copy(t, x, src, r, y, dst, B.here(y), cnt);
+      });
+      return success();
+    }
     if (auto a2a = dyn_cast<AllToAllOp>(op)) {
       Value x = a2a.getInput(), y = a2a.getOutput();
       // Block length; the launch-time check rejects N that is not a multiple of W.
@@ -377,6 +406,18 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   static void emitShapeChecks(Operation *op, CollBuilder &B) {
     StringRef name = op->getName().getStringRef();
     Value x = op->getOperand(0), y = op->getOperand(1);
+    if (auto a2a = dyn_cast<AllToAllOp>(op); a2a && a2a.getSplitDim() != a2a.getConcatDim()) {
+      const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim();
+      check(B, B.mul(B.world, B.dimAt(y, s)), B.dimAt(x, s),
+            (name + ": dimension " + Twine(s) + " (split) of the input must be world_size times the output's").str());
+      check(B, B.mul(B.world, B.dimAt(x, c)), B.dimAt(y, c),
+            (name + ": dimension " + Twine(c) + " (concat) of the output must be world_size times the input's").str());
+      for (int64_t d = 0; d < int64_t(getTensorShape(x.getType()).size()); ++d)
+        if (d != s && d != c)
+          check(B, B.dimAt(x, d), B.dimAt(y, d),
+                (name + ": dimension " + Twine(d) + " of the input and the output must agree").str());
+      return;
+    }
     if (int64_t dim = getCollectiveDim(op)) {
       // Along dimension `dim`: that one is world_size times larger on the gathered side (or
       // divides by world_size in place); the others agree.
@@ -456,6 +497,21 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     SmallVector<Attribute> entries;
     if (auto old = kernel->getAttrOfType<ArrayAttr>("pk.model_dims"))
       entries.append(old.begin(), old.end());
+    if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+      // x is large along s, y along c. The deeper entry first: an entry sets the dimensions
+      // before its own to a few rows, and the shallower one then sets its dimension, to a few
+      // rows too (its extent multiplies the deeper run's tiles).
+      const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim();
+      auto entry = [&](Value small, Value large, int64_t d) {
+        return d == std::max(s, c) ? DenseI64ArrayAttr::get(op->getContext(), {argNo(small), argNo(large), d})
+                                   : DenseI64ArrayAttr::get(op->getContext(), {argNo(small), argNo(large), d, 3});
+      };
+      auto sEntry = entry(y, x, s), cEntry = entry(x, y, c);
+      entries.push_back(s > c ? sEntry : cEntry);
+      entries.push_back(s > c ? cEntry : sEntry);
+      kernel->setAttr("pk.model_dims", ArrayAttr::get(op->getContext(), entries));
+      return;
+    }
     entries.push_back(DenseI64ArrayAttr::get(op->getContext(), {small, large, dim}));
     kernel->setAttr("pk.model_dims", ArrayAttr::get(op->getContext(), entries));
   }

@@ -217,7 +217,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     return success(ok);
   }
 
-  LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile) {
+  static LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile) {
     FailureOr<GemmLoop> g = matchGemmLoop(kernel, loop);
     if (failed(g) || failed(checkBounds(*g))) return failure();
     Value a = g->loadA.getSource(), b = g->loadB.getSource();
@@ -355,9 +355,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     return success();
   }
 
-  // A kernel whose only effects are this rank's tile stores can take the general tile path
-  // when its loop does not fit the template; one that communicates cannot yet (its phases
-  // would need ordering), so there a mismatch stays an error.
+  // Whether the kernel's only effects are this rank's tile stores (the plain GEMM template's
+  // case; any other effect is one a fused template must implement).
   static bool computesLocally(KernelOp kernel) {
     bool local = true;
     kernel.walk([&](Operation *op) {
@@ -369,7 +368,6 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
-    bool failed = false;
     getOperation().walk([&](KernelOp kernel) {
       TileForeachOp gemmLoop;
       kernel.walk([&](TileForeachOp loop) {
@@ -378,10 +376,6 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         if (hasMma) gemmLoop = loop;
       });
       if (!gemmLoop) return;
-      if (!computesLocally(kernel)) {
-        failed |= mlir::failed(lower(kernel, gemmLoop, *profile));
-        return;
-      }
       if (!localTemplates) {
         recordDecision(gemmLoop, "template",
                        "general tile path (register tiles, pk/tile/mma.cuh): templates are off "
@@ -398,13 +392,51 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         });
         lowered = lower(kernel, gemmLoop, *profile);
       }
+      // A kernel that communicates keeps its phases in order on the general path too (grid-wide
+      // barriers, or pk-split-launches' launches when a template takes a phase on its own).
       if (mlir::failed(lowered))
         recordDecision(gemmLoop, "template",
-                       "general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
-                       "take the Hopper GEMM template: " + why);
+                       Twine("general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
+                             "take ") + (computesLocally(kernel) ? "the Hopper GEMM template: " : "a fused GEMM template: ") + why);
     });
-    if (failed) signalPassFailure();
   }
 };
 
 } // namespace
+
+bool mlir::pk::isLocalGemmKernel(KernelOp kernel) {
+  TileForeachOp gemmLoop;
+  int loops = 0;
+  kernel.walk([&](TileForeachOp loop) {
+    bool hasMma = false;
+    loop.walk([&](TileMmaOp) { hasMma = true; });
+    if (hasMma) gemmLoop = loop, ++loops;
+  });
+  if (loops != 1 || !LowerGemm::computesLocally(kernel)) return false;
+  ScopedDiagnosticHandler quiet(kernel.getContext(), [](Diagnostic &) { return success(); });
+  FailureOr<GemmLoop> g = matchGemmLoop(kernel, gemmLoop);
+  return succeeded(g) && succeeded(checkBounds(*g));
+}
+
+std::string mlir::pk::whyNotFusedGemm(KernelOp kernel) {
+  auto copy = cast<KernelOp>(kernel->clone());
+  TileForeachOp gemmLoop;
+  copy.walk([&](TileForeachOp loop) {
+    bool hasMma = false;
+    loop.walk([&](TileMmaOp) { hasMma = true; });
+    if (hasMma) gemmLoop = loop;
+  });
+  std::string why, error;
+  auto profile = ::pk::loadProfileOrBuiltin("", error);
+  {
+    ScopedDiagnosticHandler capture(kernel.getContext(), [&](Diagnostic &d) {
+      if (why.empty()) why = d.str();
+      return success();
+    });
+    if (!gemmLoop) why = "no GEMM loop";
+    else if (profile && succeeded(LowerGemm::lower(copy, gemmLoop, *profile))) why.clear();
+    else if (why.empty()) why = error.empty() ? "the loop is not a GEMM loop" : error;
+  }
+  copy->erase();
+  return why;
+}

@@ -241,9 +241,18 @@ private:
         values[body.getArgument(d)] = (rest % trips[d]) * steps[d];
         rest /= trips[d];
       }
-      if (!run(body, depth + 1)) return false;
+      if (!run(body, depth + 1) || !withinBudget(loop)) return false;
     }
     return true;
+  }
+
+  // The simulation compares every block's accesses with the others': a launch whose loops
+  // the modelled sizes make long (a key loop inside a query loop, sized by a collective's
+  // large tiles) is reported unverified instead of keeping the compiler busy for minutes.
+  bool withinBudget(Operation *loop) {
+    constexpr size_t kMaxEvents = 1 << 16;
+    if (out.events.size() <= kMaxEvents) return true;
+    return fail(loop, "a block makes more than 65536 accesses and signals at the modelled sizes");
   }
 
   // A sequential loop runs whole in every block, trip by trip; index values it carries are
@@ -269,6 +278,7 @@ private:
       values[loop.getInductionVar()] = i;
       for (Operation &op : body.without_terminator())
         if (!step(&op, depth)) return false;
+      if (!withinBudget(loop)) return false;
       carry(body.getTerminator()->getOperands(), loop.getRegionIterArgs());
     }
     carry(loop.getRegionIterArgs(), loop.getResults());
@@ -533,14 +543,15 @@ void mlir::pk::protocol::modelDims(KernelOp kernel, Config &config) {
   constexpr int64_t kRows = 3;  // indices before the collective's dimension
   for (Attribute a : entries) {
     auto e = dyn_cast<DenseI64ArrayAttr>(a);
-    if (!e || e.size() != 3) continue;
+    if (!e || (e.size() != 3 && e.size() != 4)) continue;
     const int64_t small = e[0], large = e[1], dim = e[2];
+    const int64_t value = e.size() == 4 ? e[3] : config.dimValue;
     for (int64_t d = 0; d < dim; ++d) {
       if (small >= 0) config.dims[{unsigned(small), d}] = kRows;
       if (large >= 0) config.dims[{unsigned(large), d}] = kRows;
     }
-    if (small >= 0) config.dims[{unsigned(small), dim}] = config.dimValue;
-    if (large >= 0) config.dims[{unsigned(large), dim}] = config.world * config.dimValue;
+    if (small >= 0) config.dims[{unsigned(small), dim}] = value;
+    if (large >= 0) config.dims[{unsigned(large), dim}] = config.world * value;
   }
 }
 

@@ -24,6 +24,7 @@ struct Config {
 };
 
 // The kernel's `pk.model_dims` entries ([small, large, dim] per collective along a dimension
+// ([small, large, dim, extent] where the small side's extent is not config.dimValue)
 // other than the first, written by pk-lower-collectives) as extents for `config`: a few rows
 // before `dim`, config.dimValue elements along it on the small side and world times that on the
 // large side, so the modelled launch passes the kernel's shape checks and stays small.

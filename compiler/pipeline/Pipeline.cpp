@@ -8,6 +8,8 @@
 namespace pk {
 
 void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
+  // First: each launch it makes is then an ordinary kernel for every pass below.
+  if (options.templates) pm.addPass(mlir::pk::createPkSplitLaunchesPass());
   pm.addPass(mlir::pk::createPkTrackEffectsPass());
   pm.addPass(mlir::pk::createPkCheckTileRacesPass());
   mlir::pk::PkSelectTransportPassOptions transport;

@@ -60,7 +60,26 @@ LogicalResult ReduceScatterOp::verify() {
 LogicalResult AllToAllOp::verify() {
   if (!isa<SymTensorType>(getOutput().getType()))
     return emitOpError("output must be symmetric: peers write their blocks into it");
-  return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true);
+  const int64_t s = getSplitDim(), c = getConcatDim();
+  if (s == c) {
+    if (s != 0) return emitOpError("split_dim and concat_dim are both ") << s << "; along one dimension, use the default (0)";
+    return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true);
+  }
+  if (getInput() == getOutput())
+    return emitOpError("in place needs split_dim == concat_dim: the two shapes differ");
+  auto in = getTensorShape(getInput().getType()), out = getTensorShape(getOutput().getType());
+  if (getTensorElementType(getInput().getType()) != getTensorElementType(getOutput().getType()))
+    return emitOpError("input and output element types differ");
+  if (in.size() != out.size()) return emitOpError("input and output ranks differ");
+  for (auto [what, d] : {std::pair{"split_dim", s}, std::pair{"concat_dim", c}})
+    if (d < 0 || d >= int64_t(in.size()))
+      return emitOpError(what) << " " << d << " is out of range for a tensor of rank " << in.size();
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (int64_t(d) == s || int64_t(d) == c) continue;
+    if (!ShapedType::isDynamic(in[d]) && !ShapedType::isDynamic(out[d]) && in[d] != out[d])
+      return emitOpError("dimension ") << d << " differs: " << in[d] << " vs " << out[d];
+  }
+  return success();
 }
 
 static LogicalResult verifyTileToPeer(Operation *op, TileType tile, SymTensorType dest,
@@ -104,5 +123,8 @@ LogicalResult ScatterOp::verify() {
 int64_t mlir::pk::getCollectiveDim(Operation *op) {
   if (auto ag = dyn_cast<AllGatherOp>(op)) return ag.getDim();
   if (auto rs = dyn_cast<ReduceScatterOp>(op)) return rs.getDim();
+  // Split and concatenated along two dimensions: the deeper one, where a rank's part is
+  // strided.
+  if (auto a2a = dyn_cast<AllToAllOp>(op)) return std::max(a2a.getSplitDim(), a2a.getConcatDim());
   return 0;
 }

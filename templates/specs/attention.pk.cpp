@@ -4,8 +4,8 @@
 // query and stop at the query tile's last row. Keys past the end of k are masked; query rows
 // past the end of q are computed and not stored.
 //
-// These take pkc's general tile path (register tiles; pk/tile/mma.cuh): correct for every
-// length, not yet fast (a Hopper attention template is issue 19's next step).
+// pkc recognises the loop (pk-lower-attention) and instantiates its Hopper attention template
+// (templates/include/pk/templates/attention.cuh); --templates=false keeps the general path.
 #include <pk/spec.h>
 using namespace pk;
 

@@ -350,6 +350,38 @@ pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
 
 // -----
 
+pk.kernel @k(%x: !pk.sym<?x?x64xbf16>, %y: !pk.sym<?x?x64xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_to_all' op concat_dim 3 is out of range for a tensor of rank 3}}
+  pk.coll.all_to_all %x into %y {split_dim = 0 : i64, concat_dim = 3 : i64} : !pk.sym<?x?x64xbf16>, !pk.sym<?x?x64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?x?x64xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_to_all' op in place needs split_dim == concat_dim: the two shapes differ}}
+  pk.coll.all_to_all %x into %x {split_dim = 0 : i64, concat_dim = 1 : i64} : !pk.sym<?x?x64xbf16>, !pk.sym<?x?x64xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?x?x64xbf16>, %y: !pk.sym<?x?x32xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_to_all' op dimension 2 differs: 64 vs 32}}
+  pk.coll.all_to_all %x into %y {split_dim = 0 : i64, concat_dim = 1 : i64} : !pk.sym<?x?x64xbf16>, !pk.sym<?x?x32xbf16>
+  pk.return
+}
+
+// -----
+
+pk.kernel @k(%x: !pk.sym<?x?xbf16>, %y: !pk.sym<?x?xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_to_all' op split_dim and concat_dim are both 1; along one dimension, use the default (0)}}
+  pk.coll.all_to_all %x into %y {split_dim = 1 : i64, concat_dim = 1 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  pk.return
+}
+
+// -----
+
 pk.kernel @k(%c: !pk.sym<?xi32>, %p: index) {
   %t = "test.tile"() : () -> !pk.tile<64xi32>
   // expected-error @+1 {{'pk.coll.add_tile' op adds support bf16, f16 and f32, got 'i32'}}

@@ -84,7 +84,8 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
 
 // Tests that communication intent round-trips, with and without prescribed choices.
 // CHECK-LABEL: pk.kernel @intent
-pk.kernel @intent(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %g: !pk.sym<?xbf16>, %c: !pk.sym<?x?xbf16>) {
+pk.kernel @intent(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %g: !pk.sym<?xbf16>, %c: !pk.sym<?x?xbf16>,
+                  %s: !pk.sym<?x?x128xbf16>, %h: !pk.sym<?x?x128xbf16>) {
   // CHECK: pk.coll.all_reduce <sum> %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
   // CHECK: pk.coll.all_reduce <max> {{.*}} {algorithm = #pk.algorithm<two_shot>, transport = #pk.transport<ldst>}
@@ -95,6 +96,8 @@ pk.kernel @intent(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %g: !pk.sym<?xbf1
   pk.coll.reduce_scatter <min> %x into %g : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   // CHECK: pk.coll.all_to_all %{{.*}} into %{{.*}} {transport = #pk.transport<copy_engine>}
   pk.coll.all_to_all %x into %g {transport = #pk.transport<copy_engine>} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  // CHECK: pk.coll.all_to_all %{{.*}} into %{{.*}} {concat_dim = 1 : i64} : !pk.sym<?x?x128xbf16>
+  pk.coll.all_to_all %s into %h {split_dim = 0 : i64, concat_dim = 1 : i64} : !pk.sym<?x?x128xbf16>, !pk.sym<?x?x128xbf16>
   %c0 = arith.constant 0 : index
   %t = pk.tile.zeros : !pk.tile<128x256xf32>
   %tb = pk.tile.cast %t : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>

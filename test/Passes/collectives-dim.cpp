@@ -2,6 +2,7 @@
 // RUN: FileCheck %s --check-prefix=CUDA < %t.cu
 // RUN: pkc %s --emit=cubin -o %t.cubin
 // RUN: not pkc %s -DBAD_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not pkc %s -DBAD_A2A -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD_A2A
 // RUN: not pkc %s -DRUNTIME_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNTIME
 // Tests that all_gather and reduce_scatter along a dimension other than the first (column
 // shards) lower to strided pulls proved by the protocol checker (no warning), with the
@@ -39,9 +40,30 @@ PK_KERNEL void ag_cols_in_place(Sym<bf16, 2> x) { all_gather(x, x, 1); }
 // CHECK: in place: the tensor holds world_size chunks
 PK_KERNEL void rs_cols_in_place(Sym<f32, 2> x) { reduce_scatter(Max, x, x, 1); }
 
+// All-to-all split along one dimension and concatenated along another (sequence to head
+// parallelism and back): strided pulls from the deeper dimension's runs, shape rules per side.
+// CHECK-LABEL: decisions for kernel 'a2a_seq_to_heads'
+// CHECK: rule 1 (small messages): {{.*}} off: along dimension 1 a peer's part is strided
+// CHECK-NOT: warning
+// CUDA-LABEL: void __launch_bounds__({{.*}}) a2a_seq_to_heads(
+// CUDA: dimension 0 (split) of the input must be world_size times the output's
+// CUDA: dimension 1 (concat) of the output must be world_size times the input's
+// CUDA: dimension 2 of the input and the output must agree
+// CUDA: pk::copy
+PK_KERNEL void a2a_seq_to_heads(Sym<bf16, 3> x, Sym<bf16, 3> y) { all_to_all(x, y, 0, 1); }
+// CHECK-LABEL: decisions for kernel 'a2a_heads_to_seq'
+// CHECK-NOT: warning
+PK_KERNEL void a2a_heads_to_seq(Sym<bf16, 3> x, Sym<bf16, 3> y) { all_to_all(x, y, 1, 0); }
+// CHECK-LABEL: decisions for kernel 'a2a_cols_to_rows'
+PK_KERNEL void a2a_cols_to_rows(Sym<f32, 2> x, Sym<f32, 2> y) { all_to_all(x, y, 1, 0); }
+
 #ifdef BAD_DIM
 // BAD: collectives-dim.cpp:[[@LINE+1]]:57: error: 'pk.coll.all_gather' op dimension 2 is out of range for a tensor of rank 2
 PK_KERNEL void ag_bad(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 2); }
+#endif
+#ifdef BAD_A2A
+// BAD_A2A: collectives-dim.cpp:[[@LINE+1]]:58: error: 'pk.coll.all_to_all' op in place needs split_dim == concat_dim
+PK_KERNEL void a2a_bad(Sym<bf16, 3> x, Sym<bf16, 3> y) { all_to_all(x, x, 0, 1); }
 #endif
 #ifdef RUNTIME_DIM
 // RUNTIME: collectives-dim.cpp:[[@LINE+1]]:82: error: the dimension of 'all_gather' must be a constant integer

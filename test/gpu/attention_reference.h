@@ -14,6 +14,31 @@ using AttentionLaunch = std::function<void(const DevTensor<pk::bf16>& q, const D
                                            const DevTensor<pk::bf16>& v, const DevTensor<pk::bf16>& o,
                                            const DevTensor<float>& lse, float scale)>;
 
+// One head in float64: o [sq, d] = softmax(q k^T * scale) v and lse [sq] its row log-sum-exp,
+// for row-major q [sq, d], k and v [sk, d]; causal: row r sees keys 0..r.
+inline void reference_head(const double* q, const double* k, const double* v, long long sq, long long sk,
+                           long long d, bool causal, double scale, double* o, double* lse) {
+  std::vector<double> s(sk);
+  for (long long r = 0; r < sq; ++r) {
+    const long long keys = causal ? std::min(sk, r + 1) : sk;
+    double mx = -INFINITY;
+    for (long long c = 0; c < keys; ++c) {
+      double dot = 0;
+      for (long long j = 0; j < d; ++j) dot += q[r * d + j] * k[c * d + j];
+      s[c] = dot * scale;
+      mx = std::max(mx, s[c]);
+    }
+    double sum = 0;
+    for (long long c = 0; c < keys; ++c) sum += std::exp(s[c] - mx);
+    lse[r] = mx + std::log(sum);
+    for (long long j = 0; j < d; ++j) o[r * d + j] = 0;
+    for (long long c = 0; c < keys; ++c) {
+      const double p = std::exp(s[c] - mx) / sum;
+      for (long long j = 0; j < d; ++j) o[r * d + j] += p * v[c * d + j];
+    }
+  }
+}
+
 inline void check_attention(const std::string& name, const AttentionLaunch& launch, long long d,
                             long long sq, long long sk, bool causal, unsigned seed = 1, long long heads = 0) {
   const float scale = 1.f / std::sqrt(float(d));
@@ -26,26 +51,12 @@ inline void check_attention(const std::string& name, const AttentionLaunch& laun
   launch(q, k, v, o, lse, scale);
   PKT_CUDA(cudaDeviceSynchronize());
   const long long hs = heads ? heads : 1;
-  std::vector<double> want_o(hs * sq * d), want_lse(hs * sq), s(sk);
-  for (long long hr = 0; hr < hs * sq; ++hr) {
-    const long long h = hr / sq, r = hr % sq, qo = hr * d, ko = h * sk * d;
-    const long long keys = causal ? std::min(sk, r + 1) : sk;
-    double mx = -INFINITY;
-    for (long long c = 0; c < keys; ++c) {
-      double dot = 0;
-      for (long long j = 0; j < d; ++j) dot += q.at(qo + j) * k.at(ko + c * d + j);
-      s[c] = dot * scale;
-      mx = std::max(mx, s[c]);
-    }
-    double sum = 0;
-    for (long long c = 0; c < keys; ++c) sum += std::exp(s[c] - mx);
-    want_lse[hr] = mx + std::log(sum);
-    for (long long j = 0; j < d; ++j) want_o[qo + j] = 0;
-    for (long long c = 0; c < keys; ++c) {
-      const double p = std::exp(s[c] - mx) / sum;
-      for (long long j = 0; j < d; ++j) want_o[qo + j] += p * v.at(ko + c * d + j);
-    }
-  }
+  std::vector<double> want_o(hs * sq * d), want_lse(hs * sq), qd(q.numel()), kd(k.numel()), vd(v.numel());
+  for (long long i = 0; i < q.numel(); ++i) qd[i] = q.at(i);
+  for (long long i = 0; i < k.numel(); ++i) kd[i] = k.at(i), vd[i] = v.at(i);
+  for (long long h = 0; h < hs; ++h)
+    reference_head(qd.data() + h * sq * d, kd.data() + h * sk * d, vd.data() + h * sk * d, sq, sk, d, causal,
+                   scale, want_o.data() + h * sq * d, want_lse.data() + h * sq);
   const std::string base = name + " " + (heads ? std::to_string(heads) + "x" : "") + std::to_string(sq) + "x" +
                            std::to_string(sk);
   // P is rounded to bf16 before P V (as FlashAttention does), and O is bf16.

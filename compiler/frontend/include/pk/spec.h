@@ -317,6 +317,11 @@ template <class T, int R, class Out> void all_gather(const Sym<T, R> &in, const 
 template <class T, int R, class Out> void reduce_scatter(Reduce, const Sym<T, R> &in, const Out &out, int dim);
 template <class T, int R, class Out> void all_gather(const Sym<T, R> &in, const Out &out, int dim);
 template <class T, int R, class Out> void all_to_all(const Sym<T, R> &in, const Out &out);
+// Split along `split_dim`, concatenate along `concat_dim` (constants), as sequence and head
+// parallelism exchange [H, S/W, D] for [H/W, S, D]: rank r's block j along split_dim lands
+// on rank j as block r along concat_dim. all_to_all(x, y, 0, 1) and back all_to_all(y, x, 1, 0).
+template <class T, int R, class Out>
+void all_to_all(const Sym<T, R> &in, const Out &out, int split_dim, int concat_dim);
 // Rooted collectives; `root` is a rank (a run-time value).
 template <class T, int R, class Out> void broadcast(const Sym<T, R> &in, const Out &out, index root);
 template <class T, int R, class Out> void reduce(Reduce, const Sym<T, R> &in, const Out &out, index root);

@@ -109,6 +109,24 @@ def PkSelectAlgorithmPass : Pass<"pk-select-algorithm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }
 
+def PkSplitLaunchesPass : Pass<"pk-split-launches", "::mlir::ModuleOp"> {
+  let summary = "Run a kernel whose phases include a template's loop as several launches";
+  let description = [{
+    A kernel with several phases (collectives, tile loops, scalar reads) of which one tile
+    loop is one a Hopper template takes on its own (attention, or a plain GEMM that no
+    collective of the kernel fuses with) becomes one kernel per launch: each such loop alone,
+    the phases between them together. The kernel keeps its name and arguments, an empty body
+    and `pk.launches`, the parts in order; the launchers, the JIT and pk_torch issue them one
+    after another on the caller's stream. Each part is an ordinary kernel: it is lowered,
+    proved and emitted on its own.
+
+    Before: `pk.kernel @k(...) { pk.coll.all_to_all ...; pk.tile.foreach ... (attention) }`
+    After:  `pk.kernel @k(...) attributes {pk.launches = [@k_launch0, @k_launch1]}` and the
+            two parts `@k_launch0`, `@k_launch1`
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect"];
+}
+
 def PkLowerAttentionPass : Pass<"pk-lower-attention", "::mlir::ModuleOp"> {
   let summary = "Lower forward-attention tile loops to the Hopper attention template";
   let description = [{

@@ -13,4 +13,12 @@ void becomeTemplateInstance(KernelOp kernel, StringRef attr, DictionaryAttr fact
 int kernelArgIndex(KernelOp kernel, Value v);
 /// Whether `v` is `pk.dim %tensor, d`.
 bool isDimOf(Value v, Value tensor, int64_t d);
+/// Whether pk-lower-attention would make `kernel` an attention template instance.
+bool isAttentionKernel(KernelOp kernel);
+/// Whether pk-lower-gemm would make `kernel`, which computes locally, a plain GEMM template
+/// instance (its loop matches and covers the whole product).
+bool isLocalGemmKernel(KernelOp kernel);
+/// Why pk-lower-gemm's fused templates (AG + GEMM, GEMM + all-reduce, GEMM + reduce-scatter)
+/// would refuse `kernel` as a whole; empty when one takes it. Tried on a copy, quietly.
+std::string whyNotFusedGemm(KernelOp kernel);
 } // namespace mlir::pk

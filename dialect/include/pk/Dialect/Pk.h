@@ -47,7 +47,8 @@ Type getTensorElementType(Type tensorType);
 /// 32 lanes (pk/device/push_small.cuh), i.e. ceil(this / blocks) block-scope slot units.
 constexpr int64_t kPushSmallSlots = 16 * 32;
 int64_t pushSmallSlotUnits(PushSmallOp op);
-/// The dimension an all-gather or reduce-scatter concatenates or splits along (0 for every
-/// other collective: they move blocks of rows).
+/// The dimension an all-gather or reduce-scatter concatenates or splits along, the deeper of an
+/// all-to-all's split and concat dimensions (0 for every other collective: they move blocks of
+/// rows). Not 0: a rank's part is strided.
 int64_t getCollectiveDim(Operation *op);
 } // namespace mlir::pk

@@ -72,15 +72,23 @@ def Pk_ReduceScatterOp : Pk_CollectiveOp<"reduce_scatter", 1> {
 }
 
 def Pk_AllToAllOp : Pk_CollectiveOp<"all_to_all", 0> {
-  let summary = "Rank r sends its j-th block of rows to rank j, which stores it as block r";
+  let summary = "Rank r sends its j-th block to rank j, which stores it as block r";
   let description = [{
-    `input` and `output` have the same shape; the first dimension splits into world-size
-    equal blocks.
+    By default `input` and `output` have the same shape and the first dimension splits into
+    world-size equal blocks. With `split_dim` s and `concat_dim` c (s != c), the input's
+    dimension s splits into world-size blocks and rank r's block j lands on rank j as block r
+    of the output's dimension c: the input's dimension s is world_size times the output's,
+    the output's dimension c world_size times the input's, and the others agree (sequence
+    parallelism to head parallelism: [H, S/W, D] to [H/W, S, D] with s = 0, c = 1).
 
     ```mlir
     pk.coll.all_to_all %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+    pk.coll.all_to_all %x into %y {split_dim = 0 : i64, concat_dim = 1 : i64} : !pk.sym<?x?x128xbf16>, !pk.sym<?x?x128xbf16>
     ```
   }];
+  let arguments = (ins Pk_SymTensorType:$input, Pk_AnyTensor:$output,
+      DefaultValuedAttr<Pk_TransportAttr, "::mlir::pk::Transport::automatic">:$transport,
+      DefaultValuedAttr<I64Attr, "0">:$split_dim, DefaultValuedAttr<I64Attr, "0">:$concat_dim);
 }
 
 class Pk_RootedCollectiveOp<string mnemonic, bit reduces>

@@ -34,9 +34,13 @@ struct KernelInfo {
   // Kernels that instantiate a template (the GEMMs): how to fill their parameter block, the
   // grid and the shared memory (`// pk-template`, `// pk-param`); kernel empty otherwise.
   TemplateLaunch tmpl;
+  // A kernel pkc runs as several launches (`// pk-sequence`): its parts' names, in order; each
+  // part has its own KernelInfo with the same arguments. Empty for a kernel of one launch.
+  std::vector<std::string> parts;
 };
 
-// Every `// pk-launch` line of pkc's CUDA, in order, with the kernel's `// pk-host-check` lines.
+// Every `// pk-launch` and `// pk-sequence` line of pkc's CUDA, in order, with the kernel's
+// `// pk-host-check` lines.
 Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda);
 
 // A launch argument with its type erased (SymTensor<T> and Tensor<T> have one layout for all T).
@@ -102,16 +106,19 @@ bool all_tensors_empty(const std::vector<ArgValue>& args);
 
 class Kernel {
  public:
-  Kernel(KernelInfo info, std::vector<char> image, bool from_cache);
+  // `parts`: a kernel of several launches (info.parts), their infos in order.
+  Kernel(KernelInfo info, std::vector<char> image, bool from_cache, std::vector<KernelInfo> parts = {});
 
   const KernelInfo& info() const;
+  const std::vector<KernelInfo>& parts() const;
   const std::vector<char>& image() const;  // cubin (sm_*) or PTX
   bool from_cache() const { return from_cache_; }
 
   // Loads the binary on ctx's device; once per device, safe from every rank's thread.
   Status load(Context& ctx) const;
 
-  // Checks the arguments, then launches for ctx's next epoch on `stream`. Collective: every
+  // Checks the arguments, then launches for ctx's next epoch on `stream` (a kernel of several
+  // launches: every part's checks first, then the parts in order). Collective: every
   // rank launches the same kernels in the same order. When every tensor argument is empty it
   // returns ok without launching: sizes are the same on every rank (symmetric tensors, and
   // the checks tie the others to them), so every rank skips alike and no epoch is spent.
@@ -123,6 +130,9 @@ class Kernel {
   }
 
  private:
+  Status launch_one(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args,
+                    const KernelInfo& info, std::size_t function) const;
+
   struct State;
   std::shared_ptr<State> state_;
   bool from_cache_ = false;

@@ -1,6 +1,7 @@
-// RUN: not pkc %s --emit=device-mlir 2>&1 | FileCheck %s
-// Tests that specs a fused GEMM template cannot implement as written are refused at the op
-// that would otherwise be dropped or changed, instead of compiling to a different kernel.
+// RUN: pkc %s --emit=device-mlir --explain -o /dev/null 2>&1 | FileCheck %s
+// Tests that specs a fused GEMM template cannot implement as written compile to what they say,
+// not to a different kernel: the GEMM and the collective as separate launches (pk-split-launches),
+// or the loop on the general tile path, with the reason the fused template refused them.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -13,75 +14,85 @@ using namespace pk;
   }
 
 // A reduce-scatter of the stored product is not what the gemm template computes.
+// CHECK-LABEL: decisions for kernel 'gemm_then_rs':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.reduce_scatter' cannot be part of a kernel whose GEMM loop becomes the gemm
 PK_KERNEL void gemm_then_rs(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p, Sym<bf16, 2> c) {
   GEMM_LOOP(a, b, p)
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.reduce_scatter' cannot be part of a kernel whose GEMM loop becomes the gemm template {{.*}}store_add(c.on(m / rows)
   reduce_scatter(Sum, p, c);
 }
 
 // A max all-reduce cannot ride on the template's reduce-add.
+// CHECK-LABEL: decisions for kernel 'gemm_then_ar_max':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: GEMM + all-reduce: the fused template reduce-adds every tile into the ranks' outputs,
 PK_KERNEL void gemm_then_ar_max(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
   GEMM_LOOP(a, b, p)
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM + all-reduce: the fused template reduce-adds every tile into the ranks' outputs, which implements <sum> only, not <max>
   all_reduce(Max, p, c);
 }
 
 // The caller may read `p`, so the fused template (which never writes it) is refused.
+// CHECK-LABEL: decisions for kernel 'gemm_then_ar_kept':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: GEMM + all-reduce: the fused template never writes the product
 PK_KERNEL void gemm_then_ar_kept(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p, Sym<bf16, 2> c) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM + all-reduce: the fused template never writes the product {{.*}}declare it Scratch<T, Rank>
   GEMM_LOOP(a, b, p)
   all_reduce(Sum, p, c);
 }
 
 // An all-reduce of a tensor the loop does not write is a separate collective.
+// CHECK-LABEL: decisions for kernel 'gemm_then_ar_other':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template
 PK_KERNEL void gemm_then_ar_other(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> q, Sym<bf16, 2> c) {
   GEMM_LOOP(a, b, p)
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template {{.*}}must take the tensor the loop stores
   all_reduce(Sum, q, c);
 }
 
 // An all-gather whose output the GEMM does not read.
+// CHECK-LABEL: decisions for kernel 'ag_unused':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
 PK_KERNEL void ag_unused(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
   all_gather(a, a_full);
   GEMM_LOOP(a, b, c)
 }
 
 // An all-gather into the B operand: the template gathers only A.
+// CHECK-LABEL: decisions for kernel 'ag_wrong_operand':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
 PK_KERNEL void ag_wrong_operand(Tensor<bf16, 2> a, Sym<bf16, 2> b, Scratch<bf16, 2> b_full, Tensor<bf16, 2> c) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
   all_gather(b, b_full);
   GEMM_LOOP(a, b_full, c)
 }
 
 // An all-gather after the loop that reads its output: the loop would read stale rows.
+// CHECK-LABEL: decisions for kernel 'ag_after':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
 PK_KERNEL void ag_after(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
   GEMM_LOOP(a_full, b, c)
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm template
   all_gather(a, a_full);
 }
 
 // The gathered rows are a plain argument: the template would leave this rank's rows unwritten.
+// CHECK-LABEL: decisions for kernel 'ag_kept':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: AG + GEMM: the fused template leaves this rank's own rows of the all-gather's output
 PK_KERNEL void ag_kept(Sym<bf16, 2> a, Sym<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: AG + GEMM: the fused template leaves this rank's own rows of the all-gather's output unwritten
   all_gather(a, a_full);
   GEMM_LOOP(a_full, b, c)
 }
 
 // A reduce-scatter along other rows than a.rows() / world_size().
+// CHECK-LABEL: decisions for kernel 'rs_wrong_rows':
+// CHECK: general tile path (register tiles, pk/tile/mma.cuh): the loop does not take a fused GEMM template: GEMM + reduce-scatter: each rank must own a.rows() / world_size() rows
 PK_KERNEL void rs_wrong_rows(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.cols(), 64))
       acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
-    // CHECK: rejects.cpp:[[@LINE+1]]:5: error: GEMM + reduce-scatter: each rank must own a.rows() / world_size() rows
     store_add(c.on(m / 256), cast<bf16>(acc), m % 256, n);
   }
 }
 
 // A cast to f16 before the collective: the fused templates' output is bf16.
+// CHECK-LABEL: decisions for kernel 'cast_f16':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: GEMM with fused communication: the fused templates take 128x256 tiles stepping K by 64,
 PK_KERNEL void cast_f16(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<f16, 2> p, Sym<f16, 2> c) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: GEMM with fused communication: the fused templates take 128x256 tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) stored as cast<bf16>(acc) with no epilogue; this loop has 128x256 tiles stepping K by 64, 'bf16' operands, B [n, k], 'f16' output
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.cols(), 64))
@@ -92,16 +103,18 @@ PK_KERNEL void cast_f16(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<f16, 2> p,
 }
 
 // A second consumer of the scratch product: the template never writes it.
+// CHECK-LABEL: decisions for kernel 'second_consumer':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm_ar
 PK_KERNEL void second_consumer(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c, Sym<bf16, 2> q) {
   GEMM_LOOP(a, b, p)
   all_reduce(Sum, p, c);
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm_ar template
   all_gather(p, q);
 }
 
 // An unrelated collective beside a GEMM.
+// CHECK-LABEL: decisions for kernel 'gemm_and_ar':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template
 PK_KERNEL void gemm_and_ar(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Sym<f32, 1> x, Sym<f32, 1> y) {
-  // CHECK: rejects.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_reduce' cannot be part of a kernel whose GEMM loop becomes the gemm template
   all_reduce(Sum, x, y);
   GEMM_LOOP(a, b, c)
 }
