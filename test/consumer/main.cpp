@@ -2,9 +2,12 @@
 // checks every element against the host sum; also checks that the launcher's host-side shape
 // check rejects a mismatched output and that an empty all-reduce is a no-op; then a scatter through the launcher's copy-engine route
 // (forced from 4 KiB per message by the context) and, for a tiny size, its kernel; then the
-// GEMM + reduce-scatter template kernel through its launcher, against a float64 reference.
+// GEMM + reduce-scatter template kernel through its launcher, against a float64 reference; then
+// Ulysses attention, which pkc runs as three launches, through its launcher (a shape the
+// all-to-all cannot take is refused first), against a float64 reference.
 // On one GPU the two ranks share it (PK_SHARED_GPU_RANKS=2, pk/runtime/shared_gpu.h);
 // exits 77 without a GPU.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +19,7 @@
 #include <pk_kernels/all_reduce.h>
 #include <pk_kernels/gemm_rs.h>
 #include <pk_kernels/scatter.h>
+#include <pk_kernels/ulysses_attention.h>
 
 namespace {
 
@@ -39,6 +43,7 @@ void fail(int rank, const std::string& what) {
 }
 
 void check_gemm_rs(pk::Exchange& ex, pk::Context& ctx);
+void check_ulysses(pk::Exchange& ex, pk::Context& ctx);
 
 void rank_main(pk::Exchange& ex) {
   const int rank = ex.rank();
@@ -123,6 +128,7 @@ void rank_main(pk::Exchange& ex) {
     (void)sx->free();
   }
   check_gemm_rs(ex, **ctx);
+  check_ulysses(ex, **ctx);
 }
 
 // C_r = rows [r * M / W, (r + 1) * M / W) of sum over ranks of A_q * B_q^T, with tails in M, N
@@ -171,6 +177,74 @@ void check_gemm_rs(pk::Exchange& ex, pk::Context& ctx) {
   (void)cb->free();
   cudaFree(da);
   cudaFree(db);
+}
+
+// Causal attention over the whole sequence, head dim 64: rank r holds rows [r*rows, (r+1)*rows)
+// of every head; values are a smooth function of (rank, head, row, column).
+void check_ulysses(pk::Exchange& ex, pk::Context& ctx) {
+  const int rank = ex.rank(), W = ex.world();
+  const long long H = 2 * W, Hw = 2, rows = 96, S = W * rows, D = 64;
+  auto val = [](int which, long long h, long long s, long long j) {
+    return float(std::sin(0.37 * double(which * 131 + h * 17 + s * 3 + j) + 0.11 * double(j)));
+  };
+  std::vector<pk::SymmetricBuffer> bufs;
+  auto sym = [&](long long a, long long b) -> pk::SymTensor<pk::bf16> {
+    auto buf = ctx.allocate(a * b * D * 2);
+    if (!buf.is_ok()) return fail(rank, buf.status().message()), pk::SymTensor<pk::bf16>{};
+    cudaMemset(buf->local(), 0xff, a * b * D * 2);
+    auto t = buf->sym_tensor<pk::bf16>({a, b, D});
+    bufs.push_back(std::move(*buf));
+    return t.is_ok() ? *t : pk::SymTensor<pk::bf16>{};
+  };
+  pk::SymTensor<pk::bf16> in[3], o = sym(H, rows), qh = sym(Hw, S), kh = sym(Hw, S), vh = sym(Hw, S),
+                                 oh = sym(Hw, S), wrong = sym(H, S);
+  for (int w = 0; w < 3; ++w) {
+    in[w] = sym(H, rows);
+    std::vector<pk::bf16> host(H * rows * D);
+    for (long long i = 0; i < H * rows * D; ++i)
+      host[i] = to_bf16(val(w, i / (rows * D), rank * rows + (i / D) % rows, i % D));
+    cudaMemcpy(in[w].peer[rank], host.data(), host.size() * 2, cudaMemcpyHostToDevice);
+  }
+  float* lse = nullptr;
+  cudaMalloc(reinterpret_cast<void**>(&lse), Hw * S * 4);
+  auto tl = pk::make_tensor<float>(lse, Hw * S * 4, {Hw, S, 1});
+  cudaDeviceSynchronize();
+  (void)ex.barrier();
+  const float scale = 0.125f;
+  pk::Status bad = pk_kernels::ulysses_attention_causal_d64(ctx, in[0], in[1], in[2], o, wrong, kh, vh, oh, *tl, scale);
+  if (bad.is_ok() || bad.message().find("world size times") == std::string::npos)
+    fail(rank, "ulysses: a head-sharded buffer with every head was not refused: " + bad.message());
+  pk::Status s = pk_kernels::ulysses_attention_causal_d64(ctx, in[0], in[1], in[2], o, qh, kh, vh, oh, *tl, scale);
+  if (s.is_ok()) s = ctx.check_errors();
+  if (!s.is_ok()) return fail(rank, "ulysses: " + s.message());
+  std::vector<pk::bf16> got(H * rows * D);
+  cudaMemcpy(got.data(), o.peer[rank], got.size() * 2, cudaMemcpyDeviceToHost);
+  auto rounded = [&](int w, long long h, long long t, long long j) { return double(to_float(to_bf16(val(w, h, t, j)))); };
+  long long shown = 0;
+  for (long long h = 0; h < H; ++h)
+    for (long long r = 0; r < rows; ++r) {
+      const long long t = rank * rows + r;  // this row's place in the whole sequence
+      std::vector<double> p(t + 1), want(D, 0.0);
+      double mx = -1e300, sum = 0;
+      for (long long c = 0; c <= t; ++c) {
+        double dot = 0;
+        for (long long j = 0; j < D; ++j) dot += rounded(0, h, t, j) * rounded(1, h, c, j);
+        p[c] = dot * scale;
+        mx = std::max(mx, p[c]);
+      }
+      for (long long c = 0; c <= t; ++c) sum += (p[c] = std::exp(p[c] - mx));
+      for (long long c = 0; c <= t; ++c)
+        for (long long j = 0; j < D; ++j) want[j] += p[c] / sum * rounded(2, h, c, j);
+      for (long long j = 0; j < D; ++j) {
+        const double g = to_float(got[(h * rows + r) * D + j]);
+        if (!(std::fabs(g - want[j]) <= 2e-2 + 2e-2 * std::fabs(want[j])) && shown++ < 5)
+          fail(rank, "ulysses o[" + std::to_string(h) + ", " + std::to_string(r) + ", " + std::to_string(j) +
+                         "] = " + std::to_string(g) + ", want " + std::to_string(want[j]));
+      }
+    }
+  (void)ex.barrier();
+  for (auto& b : bufs) (void)b.free();
+  cudaFree(lse);
 }
 
 }  // namespace
