@@ -14,8 +14,8 @@ static LogicalResult verifyCollective(Operation *op, Type input, Type output,
   auto in = getTensorShape(input), out = getTensorShape(output);
   if (getTensorElementType(input) != getTensorElementType(output))
     return op->emitOpError("input and output element types differ");
-  if (reduces && !isReducibleElementType(getTensorElementType(input)))
-    return op->emitOpError("reductions support bf16, f16 and f32, got ")
+  if (reduces && !isCollectiveReducibleElementType(getTensorElementType(input)))
+    return op->emitOpError("reductions support bf16, f16, f32, i32 and i64, got ")
            << getTensorElementType(input);
   if (in.size() != out.size())
     return op->emitOpError("input and output ranks differ");

@@ -43,8 +43,10 @@ static LogicalResult verifyReadReduce(Operation *op, Transport t, Type element) 
     return failure();
   if (t != Transport::ldst && t != Transport::multimem)
     return op->emitOpError("reduces while reading, which needs transport ldst or multimem");
-  if (!isReducibleElementType(element))
-    return op->emitOpError("reductions support bf16, f16 and f32, got ") << element;
+  if (!isCollectiveReducibleElementType(element))
+    return op->emitOpError("reductions support bf16, f16, f32, i32 and i64, got ") << element;
+  if (t == Transport::multimem && !isReducibleElementType(element))
+    return op->emitOpError("multimem reductions support bf16, f16 and f32, got ") << element;
   return success();
 }
 
@@ -131,8 +133,8 @@ LogicalResult PushSmallOp::verify() {
   Type in = getTensorElementType(getInput().getType());
   if (in != getTensorElementType(getOutput().getType()))
     return emitOpError("input and output element types differ");
-  if (reduces && !isReducibleElementType(in))
-    return emitOpError("reductions support bf16, f16 and f32, got ") << in;
+  if (reduces && !isCollectiveReducibleElementType(in))
+    return emitOpError("reductions support bf16, f16, f32, i32 and i64, got ") << in;
   for (Value f : {getCount(), getLlCount(), getLanes()})
     if (auto def = f.getDefiningOp<FlagOp>(); def && def.getScope() != FlagScope::block)
       return emitOpError("flags must be <block> flags");

@@ -19,3 +19,6 @@ LogicalResult mlir::pk::verifyTileAccess(Operation *op, Type tensorType, TileTyp
 }
 
 bool mlir::pk::isReducibleElementType(Type t) { return t.isBF16() || t.isF16() || t.isF32(); }
+bool mlir::pk::isCollectiveReducibleElementType(Type t) {
+  return isReducibleElementType(t) || t.isSignlessInteger(32) || t.isSignlessInteger(64);
+}

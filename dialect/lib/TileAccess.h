@@ -7,4 +7,7 @@ namespace mlir::pk {
 LogicalResult verifyTileAccess(Operation *op, Type tensorType, TileType tile, size_t numIndices);
 /// Element types that reductions and adds support.
 bool isReducibleElementType(Type type);
+/// What a collective's reduction (read on every rank, combined in registers) takes: the
+/// floats, and i32 and i64 (combined exactly in their own type).
+bool isCollectiveReducibleElementType(Type type);
 } // namespace mlir::pk

@@ -1,9 +1,9 @@
 // RUN: pkc-opt %s -split-input-file -verify-diagnostics
 // Verifier errors of the rooted collectives and the copy / reduce_into primitives.
 
-pk.kernel @reduce_int(%x: !pk.sym<?xi32>, %y: !pk.tensor<?xi32>, %r: index) {
-  // expected-error @+1 {{reductions support bf16, f16 and f32}}
-  pk.coll.reduce <sum> %x into %y root %r : !pk.sym<?xi32>, !pk.tensor<?xi32>
+pk.kernel @reduce_f64(%x: !pk.sym<?xf64>, %y: !pk.tensor<?xf64>, %r: index) {
+  // expected-error @+1 {{reductions support bf16, f16, f32, i32 and i64}}
+  pk.coll.reduce <sum> %x into %y root %r : !pk.sym<?xf64>, !pk.tensor<?xf64>
   pk.return
 }
 
@@ -139,11 +139,11 @@ pk.kernel @push_small_types(%x: !pk.sym<?xf32>, %y: !pk.tensor<?xf16>) {
 
 // -----
 
-pk.kernel @push_small_int(%x: !pk.sym<?xi32>, %y: !pk.tensor<?xi32>) {
+pk.kernel @push_small_f64(%x: !pk.sym<?xf64>, %y: !pk.tensor<?xf64>) {
   %a = pk.sync.flag 0 <block> : !pk.flag
   %g = pk.sync.flag 1 <grid> : !pk.flag
-  // expected-error @+1 {{reductions support bf16, f16 and f32}}
-  %t = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xi32>, !pk.tensor<?xi32>
+  // expected-error @+1 {{reductions support bf16, f16, f32, i32 and i64}}
+  %t = pk.comm.push_small <all_reduce> reduce <sum> %x, %y flags(%a, %a, %a) max 16 ll 16 : !pk.sym<?xf64>, !pk.tensor<?xf64>
   pk.return
 }
 

@@ -285,9 +285,9 @@ pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xf32>) {
 
 // -----
 
-pk.kernel @k(%x: !pk.sym<?xi32>, %y: !pk.tensor<?xi32>) {
-  // expected-error @+1 {{'pk.coll.all_reduce' op reductions support bf16, f16 and f32, got 'i32'}}
-  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xi32>, !pk.tensor<?xi32>
+pk.kernel @k(%x: !pk.sym<?xf64>, %y: !pk.tensor<?xf64>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f64'}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xf64>, !pk.tensor<?xf64>
   pk.return
 }
 
@@ -435,9 +435,9 @@ pk.kernel @k(%x: !pk.sym<?xbf16>, %i: index) {
 
 // -----
 
-pk.kernel @k(%x: !pk.sym<?xi32>, %i: index) {
-  // expected-error @+1 {{'pk.comm.reduce' op reductions support bf16, f16 and f32, got 'i32'}}
-  %t = pk.comm.reduce <sum> <ldst> %x[%i] : !pk.sym<?xi32> -> !pk.tile<64xi32>
+pk.kernel @k(%x: !pk.sym<?xf64>, %i: index) {
+  // expected-error @+1 {{'pk.comm.reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f64'}}
+  %t = pk.comm.reduce <sum> <ldst> %x[%i] : !pk.sym<?xf64> -> !pk.tile<64xf64>
   pk.return
 }
 

@@ -27,7 +27,7 @@ __device__ __forceinline__ void all_reduce_tile(const LaunchContext& c, const Sy
     done = nvec * V;
   }
   for (long long k = done + tid; k < count; k += nthr) {
-    const T v = from_float<T>(detail::reduce_elem<R>(c, src, offset + k));
+    const T v = from_acc<T>(detail::reduce_elem<R>(c, src, offset + k));
     for (int r = 0; r < c.world; ++r) dst.peer[r][offset + k] = v;
   }
 }

@@ -45,7 +45,9 @@ __device__ __forceinline__ Vec16 ld_cg_batched(const Vec16* p) {
 
 template <class T>
 __device__ __forceinline__ T ld_cg_scalar(const T* p) {
-  if constexpr (ElemBits<T>::bytes == 4) return from_bits<T>(ld_cg_u32(p));
+  if constexpr (ElemBits<T>::bytes == 8)
+    return from_bits<T>(ld_cg_u32(p) | (static_cast<unsigned long long>(ld_cg_u32(reinterpret_cast<const unsigned int*>(p) + 1)) << 32));
+  else if constexpr (ElemBits<T>::bytes == 4) return from_bits<T>(ld_cg_u32(p));
   else return from_bits<T>(ld_cg_u16(p));
 }
 
@@ -94,11 +96,11 @@ __device__ __forceinline__ void reduce_sources(const T* const* src, int nsrc, lo
   if (vec) {
     const long long nvec = count / V;
     for (long long base = tid; base < nvec; base += nthr * U) {
-      float acc[U][V];
+      acc_t<T> acc[U][V];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int k = 0; k < V; ++k) acc[u][k] = reduce_identity<R>();
+        for (int k = 0; k < V; ++k) acc[u][k] = reduce_identity<R, acc_t<T>>();
       for (int r = 0; r < nsrc; r += 2) {
         const bool pair = r + 1 < nsrc;
         const Vec16* s0 = reinterpret_cast<const Vec16*>(src[r]);
@@ -133,9 +135,9 @@ __device__ __forceinline__ void reduce_sources(const T* const* src, int nsrc, lo
     done = nvec * V;
   }
   for (long long k = done + tid; k < count; k += nthr) {
-    float acc = reduce_identity<R>();
+    acc_t<T> acc = reduce_identity<R, acc_t<T>>();
     for (int r = 0; r < nsrc; ++r) acc = reduce_combine<R>(acc, ld_cg_elem(src[r] + k));
-    const T v = from_float<T>(acc);
+    const T v = from_acc<T>(acc);
     for (int j = 0; j < ndst; ++j) dst[j][k] = v;
   }
 }

@@ -24,7 +24,7 @@ __device__ __forceinline__ void load_tile(const LaunchContext& c, const SymTenso
     done = nvec * V;
   }
   for (long long k = done + tid; k < count; k += nthr)
-    dst[k] = from_float<T>(ld_cg_elem(s + k));
+    dst[k] = from_acc<T>(ld_cg_elem(s + k));
 }
 
 // TMA bulk load of `bytes` from a (peer) global address into this block's shared memory; the

@@ -104,9 +104,9 @@ __device__ __forceinline__ int run_ll(const LaunchContext& c, const T* x, T* y, 
     for (long long g = lo + tid; g < hi && ok; g += nthr) {
       if (reduces) {
         constexpr int V = VecTraits<T>::per16;
-        float acc[V];
+        acc_t<T> acc[V];
 #pragma unroll
-        for (int k = 0; k < V; ++k) acc[k] = reduce_identity<R>();
+        for (int k = 0; k < V; ++k) acc[k] = reduce_identity<R, acc_t<T>>();
         for (int r = 0; r < W && ok; ++r) {  // rank order: every rank's sum is bit-identical
           if (r == me) v = ll::load_group(own, msg, g);
           else ok = ll::get(c, ll::slot(c, me, parity, r), g, t, r, v);

@@ -21,9 +21,9 @@ template <ReduceOp R, class T>
 __device__ __forceinline__ Vec16 reduce_vec(const LaunchContext& c, const SymTensor<T>& src,
                                             long long offset, long long i) {
   constexpr int V = VecTraits<T>::per16;
-  float acc[V];
+  acc_t<T> acc[V];
 #pragma unroll
-  for (int j = 0; j < V; ++j) acc[j] = reduce_identity<R>();
+  for (int j = 0; j < V; ++j) acc[j] = reduce_identity<R, acc_t<T>>();
   for (int r = 0; r < c.world; ++r) {
     const Vec16 v = ld_cg_v4(src.peer[r] + offset + i * V);
 #pragma unroll
@@ -36,9 +36,9 @@ __device__ __forceinline__ Vec16 reduce_vec(const LaunchContext& c, const SymTen
 }
 
 template <ReduceOp R, class T>
-__device__ __forceinline__ float reduce_elem(const LaunchContext& c, const SymTensor<T>& src,
+__device__ __forceinline__ acc_t<T> reduce_elem(const LaunchContext& c, const SymTensor<T>& src,
                                              long long idx) {
-  float acc = reduce_identity<R>();
+  acc_t<T> acc = reduce_identity<R, acc_t<T>>();
   for (int r = 0; r < c.world; ++r) acc = reduce_combine<R>(acc, ld_cg_elem(src.peer[r] + idx));
   return acc;
 }
@@ -63,7 +63,7 @@ __device__ __forceinline__ void reduce_tile(const LaunchContext& c, const SymTen
     done = nvec * V;
   }
   for (long long k = done + tid; k < count; k += nthr)
-    dst[k] = from_float<T>(detail::reduce_elem<R>(c, src, offset + k));
+    dst[k] = from_acc<T>(detail::reduce_elem<R>(c, src, offset + k));
 }
 
 }  // namespace pk

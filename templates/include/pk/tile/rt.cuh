@@ -262,7 +262,7 @@ __device__ void load_reduce(Tile& t, const LaunchContext& c, const SymTensor<T>&
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::source(s);
     const long long off = i < Tile::kCount ? tensor_offset<Tile>(i, src.shape, origin) : -1;
-    t.v[s] = off >= 0 ? round_to<T>(::pk::detail::reduce_elem<Op>(c, src, off)) : 0.f;
+    t.v[s] = off >= 0 ? convert<T>(::pk::detail::reduce_elem<Op>(c, src, off)) : typename value_of<T>::type(0);
   }
 }
 

@@ -60,6 +60,7 @@ template <> inline const char* element_name<f16>() { return "f16"; }
 template <> inline const char* element_name<float>() { return "f32"; }
 template <> inline const char* element_name<double>() { return "f64"; }
 template <> inline const char* element_name<int>() { return "i32"; }
+template <> inline const char* element_name<long long>() { return "i64"; }
 
 template <class T>
 ArgValue arg_value(const SymTensor<T>& t) {
