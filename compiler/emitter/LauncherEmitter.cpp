@@ -296,27 +296,67 @@ LogicalResult emitKernelLauncher(const KernelSignature &k, llvm::StringRef cuda,
   return success();
 }
 
-// The parts of a kernel pkc runs as several launches (`// pk-sequence <name> parts=a,b`), in
-// order; empty for a kernel of one launch.
-std::vector<std::string> sequenceParts(llvm::StringRef cuda, llvm::StringRef kernel) {
-  std::string marker = ("// pk-sequence " + kernel + " parts=").str();
+// A kernel pkc runs as several launches (`// pk-sequence <name> parts=a,b loop=...`): its parts
+// in order and its host loops (parts first..first+count-1 once per trip, bounds as host
+// expressions); no parts for a kernel of one launch.
+struct Sequence {
+  struct Loop {
+    int first = 0, count = 0;
+    std::string bounds[3];  // lb, ub, step
+  };
+  std::vector<std::string> parts;
+  std::vector<Loop> loops;
+  const Loop *loopAt(size_t i) const {
+    for (const Loop &l : loops)
+      if (int(i) >= l.first && int(i) < l.first + l.count) return &l;
+    return nullptr;
+  }
+};
+
+Sequence sequenceOf(llvm::StringRef cuda, llvm::StringRef kernel) {
+  Sequence s;
+  std::string marker = ("// pk-sequence " + kernel + " ").str();
   size_t at = cuda.find(marker);
-  if (at == StringRef::npos) return {};
-  llvm::StringRef list = cuda.substr(at + marker.size()).take_until([](char c) { return c == ' ' || c == '\n'; });
-  llvm::SmallVector<llvm::StringRef> names;
-  list.split(names, ',', -1, false);
-  return std::vector<std::string>(names.begin(), names.end());
+  if (at == StringRef::npos) return s;
+  llvm::StringRef line = cuda.substr(at + marker.size()).take_until([](char c) { return c == '\n'; });
+  llvm::SmallVector<llvm::StringRef> fields;
+  line.split(fields, ' ', -1, false);
+  for (llvm::StringRef f : fields) {
+    if (f.consume_front("parts=")) {
+      llvm::SmallVector<llvm::StringRef> names;
+      f.split(names, ',', -1, false);
+      s.parts.assign(names.begin(), names.end());
+    } else if (f.consume_front("loop=")) {
+      Sequence::Loop l;
+      auto [first, rest] = f.split(':');
+      auto [count, bounds] = rest.split(':');
+      llvm::SmallVector<llvm::StringRef> b;
+      bounds.split(b, ';');
+      if (first.getAsInteger(10, l.first) || count.getAsInteger(10, l.count) || b.size() != 3) continue;
+      for (int k = 0; k < 3; ++k) l.bounds[k] = b[k].str();
+      s.loops.push_back(l);
+    }
+  }
+  return s;
 }
 
-// A kernel of several launches: each part's launcher (file-local), then the kernel's, which
-// runs every part's checks before launching the parts in order on `stream`.
-LogicalResult emitSequenceLauncher(const KernelSignature &k, const std::vector<std::string> &parts,
-                                   llvm::StringRef cuda, llvm::raw_ostream &os, Location loc) {
+// A kernel of several launches: each part's launcher (file-local; a host loop's parts take the
+// trip last), then the kernel's, which runs the checks of every part outside a host loop before
+// launching the parts in order on `stream`.
+LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq, llvm::StringRef cuda,
+                                   llvm::raw_ostream &os, Location loc) {
   std::vector<KernelSignature> partSigs;
   os << "\nnamespace {\n";
-  for (const std::string &name : parts) {
+  for (auto [i, name] : llvm::enumerate(seq.parts)) {
     KernelSignature p = k;
     p.name = name;
+    if (seq.loopAt(i)) {
+      LauncherArg trip;
+      trip.name = "pk_trip";
+      trip.cppType = "long long";
+      trip.specType = "index";
+      p.args.push_back(trip);
+    }
     if (failed(emitKernelLauncher(p, cuda, os, loc))) return failure();
     partSigs.push_back(std::move(p));
   }
@@ -327,14 +367,36 @@ LogicalResult emitSequenceLauncher(const KernelSignature &k, const std::vector<s
   for (const LauncherCheck &c : k.checks)
     os << "  if (!(" << c.condition << "))\n"
        << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
-  os << "  // Every launch's checks first: the call runs all of its launches or none.\n";
-  for (const KernelSignature &p : partSigs)
-    if (failed(emitHostCheckConditions(p, cuda, os, loc))) return failure();
+  os << "  // Every launch's checks first, so the call runs all of its launches or none (a host\n"
+     << "  // loop's parts check theirs each trip).\n";
+  for (auto [i, p] : llvm::enumerate(partSigs))
+    if (!seq.loopAt(i) && failed(emitHostCheckConditions(p, cuda, os, loc))) return failure();
   os << "  (void)world;\n";
-  for (const KernelSignature &p : partSigs) {
-    os << "  PK_RETURN_IF_ERROR(" << p.name << "(ctx";
-    for (const LauncherArg &a : k.args) os << ", " << a.name;
+  auto call = [&](const KernelSignature &p, const char *indent) {
+    os << indent << "PK_RETURN_IF_ERROR(" << p.name << "(ctx";
+    for (const LauncherArg &a : p.args) os << ", " << a.name;
     os << ", stream));\n";
+  };
+  auto name = [&](int a) { return k.args[a].name; };
+  for (size_t i = 0; i < partSigs.size();) {
+    const Sequence::Loop *l = seq.loopAt(i);
+    if (!l) {
+      call(partSigs[i++], "  ");
+      continue;
+    }
+    std::string bounds[3];
+    for (int b = 0; b < 3; ++b) {
+      ::pk::Result<::pk::HostExpr> e = ::pk::parse_host_expr(l->bounds[b]);
+      if (!e.is_ok()) return emitError(loc, "pk-sequence ") << k.name << ": " << e.status().message();
+      bounds[b] = ::pk::host_expr_cpp(*e, name);
+    }
+    os << "  {  // a host loop of launches\n"
+       << "    const long long lb = " << bounds[0] << ", ub = " << bounds[1] << ", step = " << bounds[2] << ";\n"
+       << "    if (step <= 0) return pk::Status::error(" << cppString(k.name + ": a host loop's step must be positive") << ");\n"
+       << "    for (long long pk_trip = lb; pk_trip < ub; pk_trip += step) {\n";
+    for (int p = l->first; p < l->first + l->count; ++p) call(partSigs[p], "      ");
+    os << "    }\n  }\n";
+    i = size_t(l->first + l->count);
   }
   os << "  return pk::Status::ok();\n}\n";
   return success();
@@ -454,9 +516,9 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "}\n\n"
      << "}  // namespace\n";
   for (const KernelSignature &k : kernels) {
-    std::vector<std::string> parts = sequenceParts(cuda, k.name);
-    if (failed(parts.empty() ? emitKernelLauncher(k, cuda, os, loc)
-                             : emitSequenceLauncher(k, parts, cuda, os, loc)))
+    Sequence seq = sequenceOf(cuda, k.name);
+    if (failed(seq.parts.empty() ? emitKernelLauncher(k, cuda, os, loc)
+                                 : emitSequenceLauncher(k, seq, cuda, os, loc)))
       return failure();
   }
   os << "\n}  // namespace " << options.cppNamespace << "\n";

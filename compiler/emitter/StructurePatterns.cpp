@@ -24,10 +24,25 @@ int64_t countFlagSlots(KernelOp kernel) {
 
 // A kernel pk-split-launches made several launches: no code of its own, only the line that
 // names its parts in order, with its arguments (every part takes them all).
+// A host loop of launches is `loop=<first>:<count>:<lb>;<ub>;<step>`: parts first..first+count-1
+// run for each trip, given the induction variable as a trailing argument.
 LogicalResult emitSequence(Emitter &e, KernelOp kernel, ArrayAttr launches) {
-  e.os << "\n// pk-sequence " << kernel.getSymName() << " parts=";
-  for (auto [i, part] : llvm::enumerate(launches))
-    e.os << (i ? "," : "") << cast<FlatSymbolRefAttr>(part).getValue();
+  std::string parts, loops;
+  int n = 0;
+  auto add = [&](Attribute a) { parts += (n++ ? "," : "") + cast<FlatSymbolRefAttr>(a).getValue().str(); };
+  for (Attribute entry : launches) {
+    auto loop = dyn_cast<DictionaryAttr>(entry);
+    if (!loop) {
+      add(entry);
+      continue;
+    }
+    auto body = loop.getAs<ArrayAttr>("parts");
+    loops += " loop=" + std::to_string(n) + ":" + std::to_string(body.size()) + ":" +
+             loop.getAs<StringAttr>("lb").str() + ";" + loop.getAs<StringAttr>("ub").str() + ";" +
+             loop.getAs<StringAttr>("step").str();
+    for (Attribute a : body) add(a);
+  }
+  e.os << "\n// pk-sequence " << kernel.getSymName() << " parts=" << parts << loops;
   e.os << " args=";
   for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments()))
     e.os << (i ? "," : "") << arg.getType();

@@ -185,16 +185,42 @@ Status check_flag_slots(const Context& ctx, const KernelInfo& info) {
 
 Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
                              const std::vector<ArgValue>& args) const {
+  const KernelInfo& info = state_->info;
   const std::vector<KernelInfo>& parts = state_->parts;
-  if (parts.empty()) return launch_one(ctx, stream, args, state_->info, 0);
-  // Every part's checks before any launch: the call runs all of its launches or none.
-  PK_RETURN_IF_ERROR(check_launch_args(state_->info, args, ctx.world()));
-  for (const KernelInfo& part : parts) {
-    PK_RETURN_IF_ERROR(check_launch_args(part, args, ctx.world()).with_context("kernel " + state_->info.name));
-    PK_RETURN_IF_ERROR(check_flag_slots(ctx, part));
+  if (parts.empty()) return launch_one(ctx, stream, args, info, 0);
+  auto loop_at = [&](std::size_t i) -> const KernelInfo::PartLoop* {
+    for (const KernelInfo::PartLoop& l : info.loops)
+      if (int(i) >= l.first && int(i) < l.first + l.count) return &l;
+    return nullptr;
+  };
+  // Every part's checks before any launch, so the call runs all of its launches or none; the
+  // parts of a host loop, whose checks may read the trip's variable, are checked each trip.
+  PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (!loop_at(i)) PK_RETURN_IF_ERROR(check_launch_args(parts[i], args, ctx.world()).with_context("kernel " + info.name));
+    PK_RETURN_IF_ERROR(check_flag_slots(ctx, parts[i]));
   }
-  for (std::size_t i = 0; i < parts.size(); ++i)
-    PK_RETURN_IF_ERROR(launch_one(ctx, stream, args, parts[i], i));
+  const HostValues values = host_values(info, args, ctx.world());
+  for (std::size_t i = 0; i < parts.size();) {
+    const KernelInfo::PartLoop* l = loop_at(i);
+    if (!l) {
+      PK_RETURN_IF_ERROR(launch_one(ctx, stream, args, parts[i], i));
+      ++i;
+      continue;
+    }
+    PK_ASSIGN_OR_RETURN(long long lb, evaluate_host_expr(l->lb, values));
+    PK_ASSIGN_OR_RETURN(long long ub, evaluate_host_expr(l->ub, values));
+    PK_ASSIGN_OR_RETURN(long long step, evaluate_host_expr(l->step, values));
+    if (step <= 0) return Status::error("kernel " + info.name + ": a host loop's step must be positive");
+    std::vector<ArgValue> with_trip = args;
+    with_trip.push_back(arg_value(0LL));
+    for (long long trip = lb; trip < ub; trip += step) {
+      with_trip.back().integer = trip;
+      for (int k = l->first; k < l->first + l->count; ++k)
+        PK_RETURN_IF_ERROR(launch_one(ctx, stream, with_trip, parts[k], std::size_t(k)));
+    }
+    i = std::size_t(l->first + l->count);
+  }
   return Status::ok();
 }
 

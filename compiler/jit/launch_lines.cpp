@@ -64,6 +64,21 @@ Result<KernelInfo> parse_sequence_line(const std::string& line) {
     if (eq == std::string::npos) continue;
     const std::string key = f.substr(0, eq), value = f.substr(eq + 1);
     if (key == "parts") k.parts = split_list(value);
+    if (key == "loop") {
+      KernelInfo::PartLoop l;
+      const std::size_t a = value.find(':'), b = value.find(':', a + 1);
+      std::vector<std::string> bounds;
+      std::stringstream rest(b == std::string::npos ? "" : value.substr(b + 1));
+      for (std::string x; std::getline(rest, x, ';');) bounds.push_back(x);
+      if (a == std::string::npos || b == std::string::npos || bounds.size() != 3)
+        return Status::error("malformed loop in pk-sequence line: " + line);
+      l.first = std::atoi(value.substr(0, a).c_str());
+      l.count = std::atoi(value.substr(a + 1, b - a - 1).c_str());
+      PK_ASSIGN_OR_RETURN(l.lb, parse_host_expr(bounds[0]));
+      PK_ASSIGN_OR_RETURN(l.ub, parse_host_expr(bounds[1]));
+      PK_ASSIGN_OR_RETURN(l.step, parse_host_expr(bounds[2]));
+      k.loops.push_back(std::move(l));
+    }
     if (key == "args")
       for (const std::string& t : split_list(value)) {
         PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(t));
@@ -138,13 +153,23 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
     out.push_back(std::move(k));
   }
   if (out.empty()) return Status::error("no '// pk-launch' line in the CUDA: not pkc's output?");
-  for (const KernelInfo& k : out)
-    for (const std::string& part : k.parts) {
-      auto it = std::find_if(out.begin(), out.end(), [&](const KernelInfo& p) { return p.name == part; });
-      if (it == out.end() || !it->parts.empty() || it->args.size() != k.args.size())
-        return Status::error("pk-sequence " + k.name + ": part " + part +
-                             " has no pk-launch line with the same arguments");
+  for (const KernelInfo& k : out) {
+    for (const KernelInfo::PartLoop& l : k.loops)
+      if (l.first < 0 || l.count < 1 || l.first + l.count > int(k.parts.size()))
+        return Status::error("pk-sequence " + k.name + ": a loop names parts it lacks");
+    for (std::size_t i = 0; i < k.parts.size(); ++i) {
+      // A part in a host loop takes the trip's induction variable last.
+      const bool looped = std::any_of(k.loops.begin(), k.loops.end(), [&](const KernelInfo::PartLoop& l) {
+        return int(i) >= l.first && int(i) < l.first + l.count;
+      });
+      auto it = std::find_if(out.begin(), out.end(), [&](const KernelInfo& p) { return p.name == k.parts[i]; });
+      if (it == out.end() || !it->parts.empty() || it->args.size() != k.args.size() + (looped ? 1 : 0) ||
+          (looped && it->args.back().element != "index"))
+        return Status::error("pk-sequence " + k.name + ": part " + k.parts[i] +
+                             " has no pk-launch line with the sequence's arguments" +
+                             (looped ? " and the trip's index" : ""));
     }
+  }
   return out;
 }
 

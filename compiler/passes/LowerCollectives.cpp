@@ -721,11 +721,18 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       SmallVector<Operation *> dependent;
       if (!hasOwnProtocol(kernel)) {
         if (Operation *nested = unorderedNestedPhase(kernel.getBody().front())) {
-          nested->emitError("this phase depends on another phase inside the same range loop "
-                            "(a tensor one writes and the other reads or writes); pkc orders "
-                            "dependent phases only at the kernel's top level so far: move the "
-                            "loop's phases into separate kernels, or write them into "
-                            "different tensors");
+          if (isCollectiveIntent(nested))
+            nested->emitError("a collective inside a range loop would run several times in one "
+                              "launch, and its flags count one run per launch; pkc runs such a "
+                              "loop as a host loop of launches only when its bounds are known on "
+                              "the host (constants, sizes, the world size, integer arguments) and "
+                              "it carries no values");
+          else
+            nested->emitError("this phase depends on another phase inside the same range loop "
+                              "(a tensor one writes and the other reads or writes); pkc orders "
+                              "them only at the kernel's top level, or as a host loop of launches "
+                              "when the loop's bounds are known on the host (constants, sizes, "
+                              "the world size, integer arguments) and it carries no values");
           failed = true;
           return;
         }

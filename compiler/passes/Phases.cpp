@@ -13,9 +13,9 @@ bool mlir::pk::isPhase(Operation *op) {
   // A scalar read outside the tile loops (a count that bounds the next loop) must see what the
   // phases before it wrote, like a phase.
   if (isCollectiveIntent(op) || isa<LoadScalarOp>(op)) return true;
-  bool tiles = false;
-  op->walk([&](TileForeachOp) { tiles = true; });
-  return tiles;
+  bool phase = false;
+  op->walk([&](Operation *inner) { phase |= isa<TileForeachOp>(inner) || isCollectiveIntent(inner); });
+  return phase;
 }
 
 void mlir::pk::phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
@@ -70,13 +70,15 @@ SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
 // phase depends on any other phase of the body that writes what it touches or reads what it
 // writes. A phase alone only meets itself at the tiles it writes (pk-check-tile-races), which
 // the same block handles in every iteration.
-static Operation *unorderedInLoop(Block &body) {
+Operation *mlir::pk::unorderedInLoop(Block &body) {
   SmallVector<Operation *> phases;
   for (Operation &op : body)
     if (isPhase(&op)) phases.push_back(&op);
+  // A collective runs once per launch on its flags: inside a loop it would run again.
+  for (Operation *op : phases)
+    if (isCollectiveIntent(op)) return op;
   for (Operation *op : phases) {
     if (phases.size() < 2) break;
-    if (isCollectiveIntent(op)) return op;
     llvm::SmallPtrSet<Value, 8> reads, writes, otherReads, otherWrites;
     phaseTouches(op, reads, writes);
     for (Operation *other : phases)

@@ -10,8 +10,8 @@ namespace mlir::pk {
 
 bool isCollectiveIntent(Operation *op);
 
-// A collective, a top-level op holding a tile loop (the loop itself, or a range loop around
-// one), or a scalar read (`x.at(i)`) outside the tile loops.
+// A collective, a top-level op holding a tile loop or a collective (the loop itself, or a
+// range loop around one), or a scalar read (`x.at(i)`) outside the tile loops.
 bool isPhase(Operation *op);
 
 // The tensors a phase reads and writes (a peer's copy counts as the tensor).
@@ -30,5 +30,9 @@ bool hasOwnProtocol(KernelOp kernel);
 // the same iteration or the previous one); null when there is none. Barriers inside range
 // loops are not generated yet, so such a kernel is an error, never a race.
 Operation *unorderedNestedPhase(Block &body);
+
+// In the body of a range loop: a collective (it would run again each trip, on flags that count
+// one run per launch), or a phase that depends on another phase of the body; null when none.
+Operation *unorderedInLoop(Block &body);
 
 } // namespace mlir::pk

@@ -1,9 +1,13 @@
-// pk-split-launches: a kernel with several phases, one of which a Hopper template takes on its
-// own, runs as several launches issued by one host call (the several-launch fallback).
+// pk-split-launches: the several-launch fallback. A kernel with several phases, one of which a
+// Hopper template takes on its own, runs as several launches issued by one host call; so does a
+// range loop whose phases a launch cannot order (a collective, or phases that depend on each
+// other), as a host loop of launches.
 #include "Phases.h"
 #include "pk/Passes/Decisions.h"
+#include "pk/Passes/HostExpr.h"
 #include "pk/Passes/Passes.h"
 #include "pk/Passes/TemplateInstance.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -17,9 +21,9 @@ using namespace mlir::pk;
 
 namespace {
 
-SmallVector<Operation *> topLevelPhases(KernelOp kernel) {
+SmallVector<Operation *> phasesOf(Block &block) {
   SmallVector<Operation *> phases;
-  for (Operation &op : kernel.getBody().front())
+  for (Operation &op : block)
     if (isPhase(&op)) phases.push_back(&op);
   return phases;
 }
@@ -30,25 +34,51 @@ bool hasMma(Operation *op) {
   return found;
 }
 
-// A copy of `kernel` named `name`, placed after `after`, that keeps of the top-level phases only
-// those numbered in `keep` (and scalar reads a kept op uses), and none of the pure ops only the
-// dropped phases used.
-KernelOp partOf(KernelOp kernel, ArrayRef<unsigned> keep, StringRef name, Operation *after) {
-  auto part = cast<KernelOp>(kernel->clone());
-  part.setSymName(name);
-  after->getBlock()->getOperations().insertAfter(after->getIterator(), part);
-  Block &body = part.getBody().front();
-  llvm::DenseMap<Operation *, unsigned> number;
-  for (Operation &op : body)
-    if (isPhase(&op)) number[&op] = unsigned(number.size());
+// A top-level range loop that no launch can run whole: its flags and barriers count once per
+// launch.
+scf::ForOp hostLoop(Operation *op) {
+  auto loop = dyn_cast<scf::ForOp>(op);
+  return loop && isPhase(op) && unorderedInLoop(*loop.getBody()) ? loop : scf::ForOp();
+}
+
+// Erases, last to first, the top-level ops of `body` that `drop` says go (when nothing uses
+// them) and the pure ops nothing uses any more.
+void prune(Block &body, llvm::function_ref<bool(Operation *)> drop) {
   SmallVector<Operation *> ops;
   for (Operation &op : body) ops.push_back(&op);
   for (Operation *op : llvm::reverse(ops)) {
     if (op->hasTrait<OpTrait::IsTerminator>() || !op->use_empty()) continue;
-    auto it = number.find(op);
-    bool dropped = it != number.end() ? !llvm::is_contained(keep, it->second) : isMemoryEffectFree(op);
-    if (dropped) op->erase();
+    if (isPhase(op) ? drop(op) : isMemoryEffectFree(op)) op->erase();
   }
+}
+
+// A copy of `kernel` named `name`, placed after `after`. Without `loop`: it keeps of the
+// top-level phases only those numbered in `keep` (and scalar reads a kept op uses). With
+// `loop` (a top-level phase number): the loop's body becomes the kernel's top level, its
+// induction variable a trailing index argument, and `keep` numbers the body's phases.
+KernelOp partOf(KernelOp kernel, ArrayRef<unsigned> keep, StringRef name, Operation *after,
+                std::optional<unsigned> loop = std::nullopt) {
+  auto part = cast<KernelOp>(kernel->clone());
+  part.setSymName(name);
+  after->getBlock()->getOperations().insertAfter(after->getIterator(), part);
+  Block &body = part.getBody().front();
+  llvm::DenseMap<Operation *, unsigned> number;  // the phases `keep` numbers
+  if (!loop) {
+    for (Operation *op : phasesOf(body)) number[op] = unsigned(number.size());
+  } else {
+    auto forOp = cast<scf::ForOp>(phasesOf(body)[*loop]);
+    part.insertArgument(body.getNumArguments(), IndexType::get(kernel.getContext()), {}, forOp.getLoc());
+    forOp.getInductionVar().replaceAllUsesWith(body.getArguments().back());
+    for (Operation &op : llvm::make_early_inc_range(forOp.getBody()->without_terminator())) {
+      op.moveBefore(forOp);
+      if (isPhase(&op)) number[&op] = unsigned(number.size());
+    }
+    forOp.erase();
+  }
+  prune(body, [&](Operation *op) {
+    auto it = number.find(op);
+    return it == number.end() || !llvm::is_contained(keep, it->second);
+  });
   return part;
 }
 
@@ -57,86 +87,172 @@ std::string where(Operation *op) { return formatLocation(op->getLoc()); }
 struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
   using PkSplitLaunchesPassBase::PkSplitLaunchesPassBase;
 
-  // The phases a template takes on its own, by number, with the template's name; `unfused`
-  // says why a fused GEMM template did not take the whole kernel instead.
-  static SmallVector<StringRef> templatePhases(KernelOp kernel, ArrayRef<Operation *> phases,
-                                               std::string &unfused) {
-    SmallVector<StringRef> taken(phases.size());
-    for (auto [i, phase] : llvm::enumerate(phases)) {
-      if (!isa<TileForeachOp>(phase) || !hasMma(phase)) continue;
-      KernelOp trial = partOf(kernel, {unsigned(i)}, (kernel.getSymName() + "_trial").str(), kernel);
-      if (isAttentionKernel(trial)) {
-        taken[i] = "attention";
-      } else if (isLocalGemmKernel(trial)) {
-        // With collectives beside it, a fused template may take the whole kernel, which beats
-        // any split.
-        bool collectives = llvm::any_of(phases, [](Operation *p) { return isCollectiveIntent(p); });
-        std::string why = collectives ? whyNotFusedGemm(kernel) : "";
-        if (!collectives || !why.empty()) taken[i] = "GEMM";
-        if (!why.empty()) unfused = why;
-      }
-      trial.erase();
+  // The template that takes phase `i` (of the top level, or of loop `loop`'s body) on its own,
+  // or "". `unfused` says why a fused GEMM template did not take the whole kernel instead.
+  StringRef templateOf(KernelOp kernel, ArrayRef<Operation *> phases, unsigned i,
+                       std::optional<unsigned> loop, std::string &unfused) {
+    if (!templates || !isa<TileForeachOp>(phases[i]) || !hasMma(phases[i])) return "";
+    KernelOp trial = partOf(kernel, {i}, (kernel.getSymName() + "_trial").str(), kernel, loop);
+    StringRef job;
+    if (isAttentionKernel(trial)) {
+      job = "attention";
+    } else if (isLocalGemmKernel(trial)) {
+      // With collectives beside it, a fused template may take the whole kernel, which beats
+      // any split.
+      bool collectives = llvm::any_of(phasesOf(kernel.getBody().front()), isCollectiveIntent);
+      std::string why = collectives && !loop ? whyNotFusedGemm(kernel) : "";
+      if (!collectives || loop || !why.empty()) job = "GEMM";
+      if (!why.empty()) unfused = why;
     }
-    return taken;
+    trial.erase();
+    return job;
+  }
+
+  // Groups of phases, each one launch: every template phase alone, the phases between them
+  // together (ordered inside their launch by grid-wide barriers, as in any kernel).
+  SmallVector<SmallVector<unsigned>> group(KernelOp kernel, ArrayRef<Operation *> phases,
+                                           std::optional<unsigned> loop, SmallVector<StringRef> &jobs,
+                                           std::string &unfused) {
+    SmallVector<SmallVector<unsigned>> groups;
+    for (unsigned i = 0; i < phases.size(); ++i) {
+      StringRef job = templateOf(kernel, phases, i, loop, unfused);
+      if (groups.empty() || !job.empty() || !jobs.back().empty()) {
+        groups.emplace_back();
+        jobs.push_back(job);
+      }
+      groups.back().push_back(i);
+    }
+    return groups;
   }
 
   LogicalResult split(KernelOp kernel, SymbolTable &symbols) {
     if (hasOwnProtocol(kernel)) return success();
-    SmallVector<Operation *> phases = topLevelPhases(kernel);
-    if (phases.size() < 2) return success();
+    Block &entry = kernel.getBody().front();
+    SmallVector<Operation *> phases = phasesOf(entry);
+    bool loops = llvm::any_of(phases, [](Operation *op) { return bool(hostLoop(op)); });
+    if (phases.size() < 2 && !loops) return success();
     std::string unfused;
-    SmallVector<StringRef> taken = templatePhases(kernel, phases, unfused);
-    if (llvm::all_of(taken, [](StringRef t) { return t.empty(); })) return success();
 
-    // Launches: each template phase alone; the phases between them together (ordered inside
-    // their launch by grid-wide barriers, as in any kernel).
-    SmallVector<SmallVector<unsigned>> launches;
+    // Items: groups of top-level phases, and host loops (each with groups of its body's).
+    struct Item {
+      SmallVector<unsigned> phases;
+      StringRef job;
+      scf::ForOp loop;
+      SmallVector<SmallVector<unsigned>> body;
+      SmallVector<StringRef> bodyJobs;
+    };
+    SmallVector<Item> items;
+    bool templated = false;
     for (unsigned i = 0; i < phases.size(); ++i) {
-      if (launches.empty() || !taken[i].empty() || !taken[launches.back().front()].empty())
-        launches.emplace_back();
-      launches.back().push_back(i);
+      if (scf::ForOp loop = hostLoop(phases[i])) {
+        if (loop.getNumResults() != 0)
+          return loop.emitError("this range loop holds phases a launch cannot order (a collective, "
+                                "or phases that depend on each other), so pkc runs it as a host "
+                                "loop of launches; it must carry no values from trip to trip");
+        for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+          if (!hostExprOf(bound, entry))
+            return loop.emitError("this range loop holds phases a launch cannot order (a "
+                                  "collective, or phases that depend on each other), so pkc runs it "
+                                  "as a host loop of launches; its bounds must be known on the host "
+                                  "(constants, sizes, the world size, integer arguments)");
+        Item item;
+        item.loop = loop;
+        item.phases = {i};
+        SmallVector<Operation *> inner = phasesOf(*loop.getBody());
+        item.body = group(kernel, inner, i, item.bodyJobs, unfused);
+        items.push_back(std::move(item));
+        continue;
+      }
+      StringRef job = templateOf(kernel, phases, i, std::nullopt, unfused);
+      templated |= !job.empty();
+      if (items.empty() || items.back().loop || !job.empty() || !items.back().job.empty()) {
+        items.emplace_back();
+        items.back().job = job;
+      }
+      items.back().phases.push_back(i);
     }
+    if (!loops && !templated) return success();
+
     std::string name = kernel.getSymName().str();
-    std::string why = "the kernel runs as " + std::to_string(launches.size()) +
-                      " launches, issued in order on the caller's stream by one host call:";
-    SmallVector<Attribute> names;
+    SmallVector<Attribute> entries;
+    SmallVector<KernelOp> parts;
+    std::string why;
     Operation *after = kernel;
-    for (auto [n, group] : llvm::enumerate(launches)) {
-      std::string partName = name + "_launch" + std::to_string(n);
+    MLIRContext *ctx = kernel.getContext();
+    auto newPart = [&](ArrayRef<unsigned> keep, std::optional<unsigned> loop) -> FailureOr<KernelOp> {
+      std::string partName = name + "_launch" + std::to_string(parts.size());
       if (symbols.lookup(partName))
         return kernel.emitError("pkc runs this kernel as several launches and names them '")
                << name << "_launch<i>', but the spec already has a kernel '" << partName << "'";
-      KernelOp part = partOf(kernel, group, partName, after);
+      KernelOp part = partOf(kernel, keep, partName, after, loop);
       after = part;
-      names.push_back(FlatSymbolRefAttr::get(kernel.getContext(), partName));
-      StringRef job = taken[group.front()];
-      why += " " + partName + " = ";
-      if (!job.empty()) {
-        why += "the tile loop at " + where(phases[group.front()]) + " (the " + job.str() + " template)";
-      } else {
-        why += group.size() == 1 ? "the phase at " : "the phases at ";
-        for (auto [k, i] : llvm::enumerate(group)) why += (k ? ", " : "") + where(phases[i]);
+      parts.push_back(part);
+      return part;
+    };
+    auto describe = [&](StringRef job, ArrayRef<Operation *> ops, ArrayRef<unsigned> group) {
+      if (!job.empty()) return "the tile loop at " + where(ops[group.front()]) + " (the " + job.str() + " template)";
+      std::string s = group.size() == 1 ? "the phase at " : "the phases at ";
+      for (auto [k, i] : llvm::enumerate(group)) s += (k ? ", " : "") + where(ops[i]);
+      return s;
+    };
+    for (Item &item : items) {
+      if (!item.loop) {
+        FailureOr<KernelOp> part = newPart(item.phases, std::nullopt);
+        if (failed(part)) return failure();
+        entries.push_back(FlatSymbolRefAttr::get(ctx, part->getSymName()));
+        why += " " + part->getSymName().str() + " = " + describe(item.job, phases, item.phases) + ";";
+        continue;
       }
-      why += ";";
-      recordDecision(part, "launches", "launch " + Twine(n) + " of " + Twine(launches.size()) +
-                                            " of kernel '" + name + "'");
+      SmallVector<Operation *> inner = phasesOf(*item.loop.getBody());
+      SmallVector<Attribute> body;
+      why += " for each trip of the range loop at " + where(item.loop) + ", a host loop:";
+      for (auto [group, job] : llvm::zip(item.body, item.bodyJobs)) {
+        FailureOr<KernelOp> part = newPart(group, item.phases.front());
+        if (failed(part)) return failure();
+        body.push_back(FlatSymbolRefAttr::get(ctx, part->getSymName()));
+        why += " " + part->getSymName().str() + " = " + describe(job, inner, group) + ";";
+      }
+      auto bound = [&](Value v) { return StringAttr::get(ctx, ::pk::print_host_expr(*hostExprOf(v, entry))); };
+      entries.push_back(DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, "lb"), bound(item.loop.getLowerBound())),
+                NamedAttribute(StringAttr::get(ctx, "ub"), bound(item.loop.getUpperBound())),
+                NamedAttribute(StringAttr::get(ctx, "step"), bound(item.loop.getStep())),
+                NamedAttribute(StringAttr::get(ctx, "parts"), ArrayAttr::get(ctx, body))}));
     }
-    why += " a template needs its own grid, block shape and shared memory and replaces its "
-           "launch's whole body, so no grid-wide barrier can order it with the other phases; "
-           "launches on one stream run in order, and each returns on a rank only once what it "
-           "writes there (its collectives' and peers' writes included) has landed, so a later "
-           "launch reads finished data";
-    if (!unfused.empty()) why += "; no fused GEMM template takes the whole kernel: " + unfused;
-    recordDecision(kernel, "launches", why);
-    Block &body = kernel.getBody().front();
+    for (auto [n, part] : llvm::enumerate(parts))
+      recordDecision(part, "launches", "launch " + Twine(n) + " of " + Twine(parts.size()) +
+                                           " of kernel '" + name + "'" +
+                                           (part.getNumArguments() > kernel.getNumArguments()
+                                                ? " (in a host loop: its last argument is the trip's "
+                                                  "induction variable)"
+                                                : ""));
+    std::string reason;
+    if (templated)
+      reason += " a template needs its own grid, block shape and shared memory and replaces its "
+                "launch's whole body, so no grid-wide barrier can order it with the other phases;";
+    if (loops)
+      reason += " a launch's flags and barriers count once per launch, so a range loop whose "
+                "phases need ordering (a collective, or phases that depend on each other) runs as "
+                "a host loop of launches;";
+    std::string head = "the kernel runs as " + std::to_string(parts.size());
+    head += loops ? (parts.size() == 1 ? " kernel" : " kernels") +
+                        std::string(", launched in order on the caller's stream by one host call (a "
+                                    "host loop repeats some):")
+                  : " launches, issued in order on the caller's stream by one host call:";
+    recordDecision(kernel, "launches",
+                   head + why + reason +
+                       " launches on one stream run in order, and each returns on a rank only once "
+                       "what it writes there (its collectives' and peers' writes included) has "
+                       "landed, so a later launch reads finished data" +
+                       (unfused.empty() ? "" : "; no fused GEMM template takes the whole kernel: " + unfused));
     SmallVector<Operation *> ops;
-    for (Operation &op : body.without_terminator()) ops.push_back(&op);
+    for (Operation &op : entry.without_terminator()) ops.push_back(&op);
     for (Operation *op : llvm::reverse(ops)) {
       op->dropAllUses();
       op->erase();
     }
-    kernel->setAttr("pk.launches", ArrayAttr::get(kernel.getContext(), names));
-    kernel->setAttr("pk.level", StringAttr::get(kernel.getContext(), "device"));
+    kernel->setAttr("pk.launches", ArrayAttr::get(ctx, entries));
+    kernel->setAttr("pk.level", StringAttr::get(ctx, "device"));
     return success();
   }
 

@@ -9,7 +9,9 @@ namespace pk {
 
 void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options) {
   // First: each launch it makes is then an ordinary kernel for every pass below.
-  if (options.templates) pm.addPass(mlir::pk::createPkSplitLaunchesPass());
+  mlir::pk::PkSplitLaunchesPassOptions split;
+  split.templates = options.templates;
+  pm.addPass(mlir::pk::createPkSplitLaunchesPass(split));
   pm.addPass(mlir::pk::createPkTrackEffectsPass());
   pm.addPass(mlir::pk::createPkCheckTileRacesPass());
   mlir::pk::PkSelectTransportPassOptions transport;

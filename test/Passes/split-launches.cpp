@@ -2,6 +2,7 @@
 // RUN: FileCheck %s --check-prefix=CUDA < %t.cu
 // RUN: pkc %s --templates=false --emit=cuda --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: not pkc %s -DCLASH --emit=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=CLASH
+// RUN: not pkc %s -DDEVICE_BOUND --emit=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE_BOUND
 // Tests pk-split-launches: a kernel whose phases include a loop a Hopper template takes on its
 // own runs as several launches in one call, each an ordinary kernel; a kernel a fused template
 // takes whole, or with no template loop, stays one launch.
@@ -100,11 +101,35 @@ PK_KERNEL void ar_then_scale(Sym<f32, 1> x, Sym<f32, 1> y, Tensor<f32, 1> z) {
 // OFF-NOT: launches:
 // OFF: templates are off (--templates=false)
 // OFF: one worker of 132 blocks runs the kernel's phases in order (1 grid-wide barrier between dependent phases)
-// OFF-NOT: launches:
+// A host loop is split either way.
+// OFF: decisions for kernel 'iterate':
+// OFF-NEXT: launches: {{.*}}(a host loop repeats some)
 
 #ifdef CLASH
 // CLASH: error: pkc runs this kernel as several launches and names them 'ag_attention_launch<i>', but the spec already has a kernel 'ag_attention_launch0'
 PK_KERNEL void ag_attention_launch0(Tensor<f32, 1> z) {
   for (auto i : tiles(z.dim(0), {256})) store(z, load<256>(z, i) * 2.0f, i);
+}
+#endif
+
+// A range loop holding a collective and a phase that depends on it: a host loop of launches,
+// the trip's index a trailing argument of the part, the bounds host expressions.
+// CHECK-LABEL: decisions for kernel 'iterate':
+// CHECK-NEXT: launches: {{.*}}runs as 1 kernel, launched in order {{.*}}(a host loop repeats some): for each trip of the range loop at {{.*}}split-launches.cpp:[[@LINE+6]]:3, a host loop: iterate_launch0 = the phases at {{.*}}:[[@LINE+7]]:5, {{.*}}:[[@LINE+8]]:5;
+// CHECK-LABEL: decisions for kernel 'iterate_launch0':
+// CHECK-NEXT: launches: {{.*}}launch 0 of 1 of kernel 'iterate' (in a host loop: its last argument is the trip's induction variable)
+// CUDA: // pk-sequence iterate parts=iterate_launch0 loop=0:1:0;arg(2);1 args=!pk.sym<?xf32>,!pk.sym<?xf32>,index,f32
+// CUDA: // pk-launch iterate_launch0 {{.*}} args=!pk.sym<?xf32>,!pk.sym<?xf32>,index,f32,index
+PK_KERNEL void iterate(Sym<f32, 1> x, Sym<f32, 1> y, index steps, float scale) {
+  for (auto s : range(0, steps, 1)) {
+    all_reduce(Sum, x, y);
+    for (auto i : tiles(y.dim(0), {256})) store(x, load<256>(y, i) * scale + zeros<f32, 256>() + s, i);
+  }
+}
+
+#ifdef DEVICE_BOUND
+// DEVICE_BOUND: split-launches.cpp:[[@LINE+2]]:3: error: this range loop holds phases a launch cannot order {{.*}}its bounds must be known on the host
+PK_KERNEL void device_bound(Sym<f32, 1> x, Sym<f32, 1> y, Tensor<i32, 1> n) {
+  for (auto s : range(0, n.at(0), 1)) all_reduce(Sum, x, y);
 }
 #endif

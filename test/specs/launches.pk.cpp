@@ -43,3 +43,12 @@ PK_KERNEL void reduce_gemm_gather(Sym<bf16, 2> x, Sym<bf16, 2> a, Tensor<bf16, 2
   }
   all_gather(c, y, 1);
 }
+
+// A range loop holding a collective and a phase that depends on it: pkc runs it as a host loop
+// of launches, each given the trip's index (x = scale * sum over ranks of x, plus the trip).
+PK_KERNEL void iterate(Sym<f32, 1> x, Sym<f32, 1> y, index steps, float scale) {
+  for (auto s : range(0, steps, 1)) {
+    all_reduce(Sum, x, y);
+    for (auto i : tiles(y.dim(0), {256})) store(x, load<256>(y, i) * scale + zeros<f32, 256>() + s, i);
+  }
+}

@@ -120,11 +120,23 @@ def PkSplitLaunchesPass : Pass<"pk-split-launches", "::mlir::ModuleOp"> {
     after another on the caller's stream. Each part is an ordinary kernel: it is lowered,
     proved and emitted on its own.
 
+    A top-level range loop whose body a launch cannot order (a collective, which runs once
+    per launch on its flags, or phases that depend on each other) runs as a host loop of
+    launches: its body's phases become parts (grouped by the same rule) that take the trip's
+    induction variable as a trailing index argument, and `pk.launches` holds the loop as
+    `{lb, ub, step, parts}` with the bounds as host expressions (pk/runtime/host_check.h). The
+    bounds must be known on the host and the loop must carry no values.
+
     Before: `pk.kernel @k(...) { pk.coll.all_to_all ...; pk.tile.foreach ... (attention) }`
     After:  `pk.kernel @k(...) attributes {pk.launches = [@k_launch0, @k_launch1]}` and the
             two parts `@k_launch0`, `@k_launch1`
   }];
-  let dependentDialects = ["::mlir::pk::PkDialect"];
+  let options = [
+    Option<"templates", "templates", "bool", "true",
+           "Split out the loops a Hopper template takes on its own (host loops are split "
+           "either way)">,
+  ];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
 }
 
 def PkLowerAttentionPass : Pass<"pk-lower-attention", "::mlir::ModuleOp"> {

@@ -37,6 +37,13 @@ struct KernelInfo {
   // A kernel pkc runs as several launches (`// pk-sequence`): its parts' names, in order; each
   // part has its own KernelInfo with the same arguments. Empty for a kernel of one launch.
   std::vector<std::string> parts;
+  // Host loops of launches (`loop=<first>:<count>:<lb>;<ub>;<step>`): parts first..first+count-1
+  // run once per trip, given the trip's induction variable as a trailing index argument.
+  struct PartLoop {
+    int first = 0, count = 0;
+    HostExpr lb, ub, step;
+  };
+  std::vector<PartLoop> loops;
 };
 
 // Every `// pk-launch` and `// pk-sequence` line of pkc's CUDA, in order, with the kernel's

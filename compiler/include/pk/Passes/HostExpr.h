@@ -1,0 +1,15 @@
+// A kernel value as an expression the host evaluates before a launch (pk/runtime/host_check.h):
+// the typed launchers' and the JIT's host checks, and the bounds of a host loop of launches.
+#pragma once
+#include "pk/Dialect/Pk.h"
+
+#include <optional>
+
+#include <pk/runtime/host_check.h>
+
+namespace mlir::pk {
+/// `v` over the kernel's entry block `entry`, or nullopt when the host cannot know it (the
+/// rank, data loaded on the device, anything not recognised): argument extents, integer scalar
+/// arguments, the world size, index constants and integer arithmetic and comparisons of them.
+std::optional<::pk::HostExpr> hostExprOf(Value v, Block &entry);
+} // namespace mlir::pk
