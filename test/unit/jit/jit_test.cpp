@@ -99,6 +99,61 @@ TEST(JitLaunchLines, ParsesFactsAndTypes) {
   EXPECT_EQ(wide->front().blocks, 528);
 }
 
+// A kernel of several launches: its pk-sequence line names the parts in order and its host
+// loops; every part must have a pk-launch line with the sequence's arguments (and the trip's
+// index last, in a loop).
+TEST(JitLaunchLines, ParsesSequencesAndHostLoops) {
+  const std::string parts =
+      "// pk-launch s_launch0 threads=512 blocks=132 flag_slots=2 args=!pk.sym<?xf32>,index\n"
+      "// pk-launch s_launch1 threads=512 blocks=132 flag_slots=2 args=!pk.sym<?xf32>,index,index\n";
+  auto infos = pk::jit::parse_launch_lines(
+      "// pk-sequence s parts=s_launch0,s_launch1 loop=1:1:0;mul(arg(1),2);1 args=!pk.sym<?xf32>,index\n" + parts);
+  ASSERT_TRUE(infos.is_ok()) << infos.status().message();
+  const pk::jit::KernelInfo& s = infos->front();
+  EXPECT_EQ(s.name, "s");
+  EXPECT_EQ(s.parts, (std::vector<std::string>{"s_launch0", "s_launch1"}));
+  ASSERT_EQ(s.loops.size(), 1u);
+  EXPECT_EQ(s.loops[0].first, 1);
+  EXPECT_EQ(s.loops[0].count, 1);
+  pk::HostValues v;
+  v.scalar = [](int a) -> pk::Result<long long> { return a == 1 ? 5LL : -1LL; };
+  auto ub = pk::evaluate_host_expr(s.loops[0].ub, v);
+  ASSERT_TRUE(ub.is_ok()) << ub.status().message();
+  EXPECT_EQ(*ub, 10);
+  // A part in the loop without the trip's index, a loop past the parts, a part with no line.
+  EXPECT_FALSE(pk::jit::parse_launch_lines(
+      "// pk-sequence s parts=s_launch0,s_launch1 loop=0:1:0;4;1 args=!pk.sym<?xf32>,index\n" + parts).is_ok());
+  EXPECT_FALSE(pk::jit::parse_launch_lines(
+      "// pk-sequence s parts=s_launch0,s_launch1 loop=1:2:0;4;1 args=!pk.sym<?xf32>,index\n" + parts).is_ok());
+  EXPECT_FALSE(pk::jit::parse_launch_lines(
+      "// pk-sequence s parts=s_launch0,s_missing args=!pk.sym<?xf32>,index\n" + parts).is_ok());
+  EXPECT_FALSE(pk::jit::parse_launch_lines(
+      "// pk-sequence s parts=s_launch0,s_launch1 loop=1:1:0;4 args=!pk.sym<?xf32>,index\n" + parts).is_ok());
+}
+
+// The compiled kernel keeps its parts and loops through the cache entry.
+TEST(JitCompile, SequencesKeepTheirPartsThroughTheCache) {
+  const std::string cache = fresh_dir("sequence");
+  for (bool cached : {false, true}) {
+    pk::jit::Options o = cpu_options(cache);
+    o.kernel = "iterate";
+    auto k = pk::jit::compile_file(PK_LAUNCHES_SPEC, o);
+    ASSERT_TRUE(k.is_ok()) << k.status().message();
+    EXPECT_EQ(k->from_cache(), cached);
+    ASSERT_EQ(k->parts().size(), 1u);
+    EXPECT_EQ(k->parts()[0].name, "iterate_launch0");
+    EXPECT_EQ(k->parts()[0].args.size(), k->info().args.size() + 1);  // the trip's index
+    ASSERT_EQ(k->info().loops.size(), 1u);
+    EXPECT_EQ(pk::print_host_expr(k->info().loops[0].ub), "arg(2)");
+    o.kernel = "gathered_attention";
+    auto g = pk::jit::compile_file(PK_LAUNCHES_SPEC, o);
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    ASSERT_EQ(g->parts().size(), 2u);
+    EXPECT_EQ(g->parts()[1].tmpl.kernel, "gathered_attention_launch1");  // the attention template
+    EXPECT_TRUE(g->info().loops.empty());
+  }
+}
+
 TEST(JitCompile, CompilesTheShippedSpecAndCachesIt) {
   const std::string cache = fresh_dir("compile");
   auto k = pk::jit::compile_file(PK_ALL_REDUCE_SPEC, cpu_options(cache));
