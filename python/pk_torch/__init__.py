@@ -1,8 +1,10 @@
 """pk kernels from PyTorch: compile a spec, allocate symmetric tensors, launch on the current
 CUDA stream. One process per GPU (torchrun; the exchange runs over torch.distributed), or, for
 testing on one GPU, W ranks as threads of one process sharing it (run_shared_gpu)."""
+import json
 import os
 import shutil
+import subprocess
 import threading
 
 import torch
@@ -27,15 +29,43 @@ class Context(_C.Context):
                          _gather_bytes)
 
 
+def _pkc_path(pkc):
+    pkc = pkc or os.environ.get("PKC") or shutil.which("pkc")
+    if not pkc:
+        raise RuntimeError("pk_torch: no pkc; pass pkc= or set $PKC")
+    return pkc
+
+
+def roofline(spec: str, args, world: int = 1, kernel: str = "", pkc: str = None, profile: str = ""):
+    """pkc's lower bounds on a kernel's time for the sizes of `args` (the arguments as the kernel
+    takes them: tensors give their shapes, scalars are skipped) at world size `world`, from the
+    machine profile (`pkc --roofline=json`, docs/roofline.md): a dict with flops, hbm_bytes,
+    link_bytes_per_rank, compute_us, hbm_us, link_us, overlap_us (the bound when compute and
+    communication overlap perfectly), serial_us and binds (the limit that binds)."""
+    shapes = ",".join(f"{i}:{'x'.join(str(d) for d in a.shape)}" for i, a in enumerate(args)
+                      if isinstance(a, torch.Tensor))
+    cmd = [_pkc_path(pkc), spec, "--roofline=json", f"--world-size={world}", "-o", "-"]
+    if shapes:
+        cmd.append(f"--shape={shapes}")
+    if kernel:
+        cmd.append(f"--kernel={kernel}")
+    if profile:
+        cmd.append(f"--profile={profile}")
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"pk_torch.roofline: pkc failed:\n{run.stderr}")
+    kernels = json.loads(run.stdout)["kernels"]
+    if len(kernels) != 1:
+        raise RuntimeError(f"pk_torch.roofline: {spec} has {len(kernels)} kernels; choose one with kernel=")
+    return kernels[0]
+
+
 def compile(spec: str, pkc: str = None, arch: str = "", kernel: str = "", templates: bool = True):
     """Compiles a spec file with the pkc executable ($PKC, else pkc on PATH), NVRTC-compiles it
     for the current GPU and caches the binary on disk ($PK_CACHE_DIR). `kernel` picks one kernel
     of a spec that has several; templates=False keeps loops a Hopper template would take on the
     general tile path (pkc --templates=false)."""
-    pkc = pkc or os.environ.get("PKC") or shutil.which("pkc")
-    if not pkc:
-        raise RuntimeError("pk_torch.compile: no pkc; pass pkc= or set $PKC")
-    return _C.compile(spec, pkc, arch, kernel, templates)
+    return _C.compile(spec, _pkc_path(pkc), arch, kernel, templates)
 
 
 def run_shared_gpu(world: int, fn, device: int = 0):

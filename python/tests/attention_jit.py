@@ -1,8 +1,9 @@
 """Attention through pk_torch, as the README shows it: the shipped spec over heads
 (templates/specs/attention_heads.pk.cpp, pkc's attention template) on ordinary torch tensors
 [H, S, D], causal and not, head dims 64 and 128, a length that is not a multiple of the tile,
-against torch's float64 softmax(Q K^T * scale) V; fresh random inputs, poisoned outputs. Exits
-non-zero on any mismatch."""
+against torch's float64 softmax(Q K^T * scale) V; fresh random inputs, poisoned outputs; and
+pkc's roofline for the same call (pk_torch.roofline) counts its FLOPs exactly. Exits non-zero on
+any mismatch."""
 import os
 import sys
 
@@ -41,6 +42,14 @@ def main():
                 wrong += int((~((lse.double() - want_lse).abs() <= 1e-3 + 1e-4 * want_lse.abs())).sum())
                 print(f"attention causal={causal} d={d} {h}x{s}: {wrong} mismatches", flush=True)
                 bad += wrong
+                bound = pk_torch.roofline(SPEC, (q, k, v, o, lse, d ** -0.5),
+                                          kernel=f"attention_heads{'_causal' if causal else ''}_d{d}")
+                if not causal and bound["flops"] != 4 * h * s * s * d:
+                    print(f"roofline: {bound['flops']} FLOPs, want {4 * h * s * s * d}", flush=True)
+                    bad += 1
+                if not 0 < bound["overlap_us"] <= bound["serial_us"]:
+                    print(f"roofline: bad bounds {bound}", flush=True)
+                    bad += 1
         return 0
 
     pk_torch.run_shared_gpu(1, body)

@@ -9,9 +9,7 @@ appends it to the file named by the first argument.
 
   PYTHONPATH=python PKC=.carry/pkc python3 tools/bench-attention/bench_attention.py out.md
 """
-import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -38,14 +36,6 @@ def time_us(fn, reps=10, warm=3, batch=10):
     torch.cuda.synchronize()
     times = sorted(s.elapsed_time(e) * 1e3 / batch for s, e in zip(start, end))
     return times[len(times) // 2]
-
-
-def bound_us(pkc, kernel, h, s, d):
-    """pkc's roofline for the kernel at these sizes (docs/roofline.md): the time no kernel can beat."""
-    shapes = ",".join(f"{i}:{h}x{s}x{c}" for i, c in enumerate((d, d, d, d, 1)))
-    out = subprocess.run([pkc, SPEC, f"--kernel={kernel}", "--roofline=json", f"--shape={shapes}", "-o", "-"],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["kernels"][0]["overlap_us"]
 
 
 def sdpa(backend, q, k, v, causal, scale):
@@ -101,7 +91,8 @@ def main():
                 t_cudnn = time_us(lambda: sdpa(SDPBackend.CUDNN_ATTENTION, q, k, v, causal, scale))
                 t_fa2 = time_us(lambda: sdpa(SDPBackend.FLASH_ATTENTION, q, k, v, causal, scale))
                 tf = lambda t: flops / t / 1e6  # noqa: E731
-                bound = bound_us(pkc, f"attention_heads{'_causal' if causal else ''}_d{d}", h, s, d)
+                bound = pk_torch.roofline(SPEC, (q, k, v, o, lse, scale), pkc=pkc,
+                                          kernel=f"attention_heads{'_causal' if causal else ''}_d{d}")["overlap_us"]
                 rows.append((f"{'causal' if causal else 'full'} H{h} S{s} D{d}", t_pk, tf(t_pk),
                              "-" if t_gen is None else f"{t_gen:.0f}", t_cudnn, tf(t_cudnn), t_fa2,
                              tf(t_fa2), t_cudnn / t_pk, t_fa2 / t_pk, err, bound / t_pk))

@@ -5,7 +5,8 @@ heads, all-to-all of the output back. One process per GPU under torchrun; withou
 GPU at world size 1, where the all-to-alls are local copies and the baseline is SDPA alone
 (what pkc's three launches cost over the attention itself). Every pk output is first checked
 against SDPA on the whole sequence (fresh random inputs, outputs poisoned). Prints a markdown
-table and appends it to the file named by the first argument.
+table ("pkc / roofline": the fraction of pkc's own bound for the call reached, pk_torch.roofline)
+and appends it to the file named by the first argument.
 
   PYTHONPATH=python PKC=.carry/pkc python3 tools/bench-attention/bench_ulysses.py out.md
   PYTHONPATH=python PKC=.carry/pkc torchrun --nproc-per-node=2 tools/bench-attention/bench_ulysses.py out.md
@@ -101,8 +102,10 @@ def main():
                 local = [x.clone() for x in mine]
                 t_torch = time_us(lambda: torch_ulysses(*local, causal, scale, world))
                 flops = 4 * h * s * s * d / (2 if causal else 1) / world
+                bound = pk_torch.roofline(SPEC, args, world=world,
+                                          kernel=f"ulysses_attention{'_causal' if causal else ''}_d128")
                 rows.append((f"{'causal' if causal else 'full'} H{h} S{s} D{d}", world, t_pk, flops / t_pk / 1e6,
-                             t_torch, t_torch / t_pk, err))
+                             t_torch, t_torch / t_pk, err, bound["overlap_us"] / t_pk))
         return 0
 
     if distributed:
@@ -112,9 +115,9 @@ def main():
     else:
         pk_torch.run_shared_gpu(1, body)
     lines = ["| bf16, per rank | W | pkc us | TF/s per GPU | PyTorch (NCCL all-to-all + cuDNN SDPA) us "
-             "| PyTorch / pkc | max abs err |", "|---|---|---|---|---|---|---|"]
+             "| PyTorch / pkc | max abs err | pkc / roofline |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r[0]} | {r[1]} | {r[2]:.0f} | {r[3]:.0f} | {r[4]:.0f} | {r[5]:.3f} | {r[6]:.4f} |")
+        lines.append(f"| {r[0]} | {r[1]} | {r[2]:.0f} | {r[3]:.0f} | {r[4]:.0f} | {r[5]:.3f} | {r[6]:.4f} | {r[7]:.3f} |")
     table = "\n".join(lines)
     if not distributed or dist.get_rank() == 0:
         print(table, flush=True)
