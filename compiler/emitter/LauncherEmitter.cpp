@@ -225,18 +225,23 @@ void emitEmptySkip(const KernelSignature &k, llvm::raw_ostream &os) {
      << "    return pk::Status::ok();  // empty tensors: nothing to move, on any rank\n";
 }
 
-// A kernel that instantiates a template (the GEMMs): the same checks, then the runtime fills
-// its parameter block from the launch description in the embedded CUDA (read once).
-LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cuda,
-                                   llvm::raw_ostream &os, Location loc) {
-  ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), k.name);
-  if (!t.is_ok()) return emitError(loc, t.status().message());
+// A launcher's signature, the world check and the shape checks of its signature.
+void emitLauncherOpening(const KernelSignature &k, llvm::raw_ostream &os) {
   os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
      << "  const long long world = ctx.world();\n"
      << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name << "\"));\n";
   for (const LauncherCheck &c : k.checks)
     os << "  if (!(" << c.condition << "))\n"
        << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+}
+
+// A kernel that instantiates a template (the GEMMs): the same checks, then the runtime fills
+// its parameter block from the launch description in the embedded CUDA (read once).
+LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cuda,
+                                   llvm::raw_ostream &os, Location loc) {
+  ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), k.name);
+  if (!t.is_ok()) return emitError(loc, t.status().message());
+  emitLauncherOpening(k, os);
   if (failed(emitHostCheckConditions(k, cuda, os, loc))) return failure();
   emitEmptySkip(k, os);
   os << "  (void)world;\n"
@@ -361,12 +366,7 @@ LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq
     partSigs.push_back(std::move(p));
   }
   os << "\n}  // namespace\n";
-  os << "\npk::Status " << k.name << "(" << parameterList(k) << ", cudaStream_t stream) {\n"
-     << "  const long long world = ctx.world();\n"
-     << "  PK_RETURN_IF_ERROR(pk::check_world(ctx.world()).with_context(\"" << k.name << "\"));\n";
-  for (const LauncherCheck &c : k.checks)
-    os << "  if (!(" << c.condition << "))\n"
-       << "    return pk::Status::error(" << cppString(k.name + ": " + c.message) << ");\n";
+  emitLauncherOpening(k, os);
   os << "  // Every launch's checks first, so the call runs all of its launches or none (a host\n"
      << "  // loop's parts check theirs each trip).\n";
   for (auto [i, p] : llvm::enumerate(partSigs))

@@ -54,6 +54,16 @@ std::vector<std::string> split_list(const std::string& value) {
   return out;
 }
 
+// `args=` of a launch or sequence line: the spec's argument types, comma-separated.
+Result<std::vector<ArgSpec>> parse_args(const std::string& value) {
+  std::vector<ArgSpec> args;
+  for (const std::string& t : split_list(value)) {
+    PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(t));
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
 // `// pk-sequence <name> parts=<a>,<b> args=...`: a kernel pkc runs as several launches.
 Result<KernelInfo> parse_sequence_line(const std::string& line) {
   std::stringstream fields(line.substr(15));
@@ -79,11 +89,9 @@ Result<KernelInfo> parse_sequence_line(const std::string& line) {
       PK_ASSIGN_OR_RETURN(l.step, parse_host_expr(bounds[2]));
       k.loops.push_back(std::move(l));
     }
-    if (key == "args")
-      for (const std::string& t : split_list(value)) {
-        PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(t));
-        k.args.push_back(std::move(a));
-      }
+    if (key == "args") {
+      PK_ASSIGN_OR_RETURN(k.args, parse_args(value));
+    }
   }
   if (k.name.empty() || k.parts.empty()) return Status::error("malformed pk-sequence line: " + line);
   return k;
@@ -112,11 +120,9 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
       if (key == "blocks") k.blocks = std::atoi(value.c_str());
       if (key == "flag_slots") k.flag_slots = std::atoi(value.c_str());
       if (key == "blocks_per_sm") k.blocks_per_sm = std::max(1, std::atoi(value.c_str()));
-      if (key == "args")
-        for (const std::string& t : split_list(value)) {
-          PK_ASSIGN_OR_RETURN(ArgSpec a, parse_type(t));
-          k.args.push_back(std::move(a));
-        }
+      if (key == "args") {
+        PK_ASSIGN_OR_RETURN(k.args, parse_args(value));
+      }
     }
     PK_ASSIGN_OR_RETURN(k.tmpl, template_launch_of(cuda, k.name));
     if (!k.tmpl.kernel.empty()) k.threads = k.tmpl.threads;  // the grid comes from the sizes

@@ -20,24 +20,10 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import pk_torch
+from bench_attention import time_us  # the same timing as the attention benchmark
 
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../templates/specs/ulysses_attention.pk.cpp")
 SHAPES = [(32, 4096, 128), (32, 16384, 128)]  # (heads, whole sequence, head dim)
-
-
-def time_us(fn, reps=10, warm=3, batch=5):
-    for _ in range(warm):
-        fn()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    end = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        start[i].record()
-        for _ in range(batch):
-            fn()
-        end[i].record()
-    torch.cuda.synchronize()
-    times = sorted(s.elapsed_time(e) * 1e3 / batch for s, e in zip(start, end))
-    return times[len(times) // 2]
 
 
 def sdpa(q, k, v, causal, scale):
@@ -98,9 +84,9 @@ def main():
                 if not err < 2e-2:
                     print(f"MISMATCH rank {me} causal={causal} H={h} S={s}: max |err| {err}", flush=True)
                     failures += 1
-                t_pk = time_us(lambda: kern(ctx, *args))
+                t_pk = time_us(lambda: kern(ctx, *args), batch=5)
                 local = [x.clone() for x in mine]
-                t_torch = time_us(lambda: torch_ulysses(*local, causal, scale, world))
+                t_torch = time_us(lambda: torch_ulysses(*local, causal, scale, world), batch=5)
                 flops = 4 * h * s * s * d / (2 if causal else 1) / world
                 bound = pk_torch.roofline(SPEC, args, world=world,
                                           kernel=f"ulysses_attention{'_causal' if causal else ''}_d128")

@@ -61,21 +61,15 @@ __device__ __forceinline__ unsigned long long to_bits(f16 x) { return x.bits; }
 __device__ __forceinline__ unsigned long long to_bits(int x) { return static_cast<unsigned int>(x); }
 __device__ __forceinline__ unsigned long long to_bits(long long x) { return static_cast<unsigned long long>(x); }
 
-// Element j of a 16-byte vector holding T values, as T's accumulator type.
+// The raw bits of element j of a 16-byte vector holding T values, and writing them.
 template <class T>
-__device__ __forceinline__ acc_t<T> vec_get(const Vec16& v, int j) {
-  if constexpr (ElemBits<T>::bytes == 8) {
-    return to_acc(from_bits<T>(v.w[2 * j] | (static_cast<unsigned long long>(v.w[2 * j + 1]) << 32)));
-  } else if constexpr (ElemBits<T>::bytes == 4) {
-    return to_acc(from_bits<T>(v.w[j]));
-  } else {
-    return to_acc(from_bits<T>((v.w[j >> 1] >> ((j & 1) * 16)) & 0xffffu));
-  }
+__device__ __forceinline__ unsigned long long vec_bits(const Vec16& v, int j) {
+  if constexpr (ElemBits<T>::bytes == 8) return v.w[2 * j] | (static_cast<unsigned long long>(v.w[2 * j + 1]) << 32);
+  else if constexpr (ElemBits<T>::bytes == 4) return v.w[j];
+  else return (v.w[j >> 1] >> ((j & 1) * 16)) & 0xffffu;
 }
-
 template <class T>
-__device__ __forceinline__ void vec_set(Vec16& v, int j, acc_t<T> x) {
-  const unsigned long long b = to_bits(from_acc<T>(x));
+__device__ __forceinline__ void vec_put_bits(Vec16& v, int j, unsigned long long b) {
   if constexpr (ElemBits<T>::bytes == 8) {
     v.w[2 * j] = static_cast<unsigned int>(b);
     v.w[2 * j + 1] = static_cast<unsigned int>(b >> 32);
@@ -85,6 +79,16 @@ __device__ __forceinline__ void vec_set(Vec16& v, int j, acc_t<T> x) {
     const int s = (j & 1) * 16;
     v.w[j >> 1] = (v.w[j >> 1] & ~(0xffffu << s)) | (static_cast<unsigned int>(b) << s);
   }
+}
+
+// Element j of a 16-byte vector holding T values, as T's accumulator type, and back.
+template <class T>
+__device__ __forceinline__ acc_t<T> vec_get(const Vec16& v, int j) {
+  return to_acc(from_bits<T>(vec_bits<T>(v, j)));
+}
+template <class T>
+__device__ __forceinline__ void vec_set(Vec16& v, int j, acc_t<T> x) {
+  vec_put_bits<T>(v, j, to_bits(from_acc<T>(x)));
 }
 
 // Scalar load of one T that bypasses L1 (see ld_cg_v4), as T's accumulator type.

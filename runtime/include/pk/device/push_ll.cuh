@@ -93,17 +93,7 @@ __device__ __forceinline__ Vec16 load_group(const T* p, long long n, long long g
     return v;
   }
   v.w[0] = v.w[1] = v.w[2] = v.w[3] = 0;
-  for (int j = 0; j < V && g * V + j < n; ++j) {
-    const unsigned long long b = to_bits(q[j]);
-    if constexpr (ElemBits<T>::bytes == 8) {
-      v.w[2 * j] = static_cast<unsigned int>(b);
-      v.w[2 * j + 1] = static_cast<unsigned int>(b >> 32);
-    } else if constexpr (ElemBits<T>::bytes == 4) {
-      v.w[j] = static_cast<unsigned int>(b);
-    } else {
-      v.w[j >> 1] |= static_cast<unsigned int>(b) << ((j & 1) * 16);
-    }
-  }
+  for (int j = 0; j < V && g * V + j < n; ++j) vec_put_bits<T>(v, j, to_bits(q[j]));
   return v;
 }
 
@@ -116,12 +106,7 @@ __device__ __forceinline__ void store_group(T* p, long long n, long long g, cons
     *reinterpret_cast<int4*>(q) = make_int4(v.w[0], v.w[1], v.w[2], v.w[3]);
     return;
   }
-  for (int j = 0; j < V && g * V + j < n; ++j) {
-    if constexpr (ElemBits<T>::bytes == 8)
-      q[j] = from_bits<T>(v.w[2 * j] | (static_cast<unsigned long long>(v.w[2 * j + 1]) << 32));
-    else if constexpr (ElemBits<T>::bytes == 4) q[j] = from_bits<T>(v.w[j]);
-    else q[j] = from_bits<T>((v.w[j >> 1] >> ((j & 1) * 16)) & 0xffffu);
-  }
+  for (int j = 0; j < V && g * V + j < n; ++j) q[j] = from_bits<T>(vec_bits<T>(v, j));
 }
 
 // This block's share [lo, hi) of `groups` payload groups.
