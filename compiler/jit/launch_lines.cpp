@@ -54,6 +54,19 @@ std::vector<std::string> split_list(const std::string& value) {
   return out;
 }
 
+// A launch or sequence line after its marker: the kernel's name into `name`, then its
+// `key=value` fields in order (words without `=` are skipped).
+std::vector<std::pair<std::string, std::string>> fields_of(const std::string& rest, std::string& name) {
+  std::stringstream words(rest);
+  words >> name;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::string f; words >> f;) {
+    const std::size_t eq = f.find('=');
+    if (eq != std::string::npos) out.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+  }
+  return out;
+}
+
 // `args=` of a launch or sequence line: the spec's argument types, comma-separated.
 Result<std::vector<ArgSpec>> parse_args(const std::string& value) {
   std::vector<ArgSpec> args;
@@ -66,13 +79,8 @@ Result<std::vector<ArgSpec>> parse_args(const std::string& value) {
 
 // `// pk-sequence <name> parts=<a>,<b> args=...`: a kernel pkc runs as several launches.
 Result<KernelInfo> parse_sequence_line(const std::string& line) {
-  std::stringstream fields(line.substr(15));
   KernelInfo k;
-  fields >> k.name;
-  for (std::string f; fields >> f;) {
-    const std::size_t eq = f.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = f.substr(0, eq), value = f.substr(eq + 1);
+  for (const auto& [key, value] : fields_of(line.substr(15), k.name)) {
     if (key == "parts") k.parts = split_list(value);
     if (key == "loop") {
       KernelInfo::PartLoop l;
@@ -109,13 +117,8 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
       continue;
     }
     if (line.rfind("// pk-launch ", 0) != 0) continue;
-    std::stringstream fields(line.substr(13));
     KernelInfo k;
-    fields >> k.name;
-    for (std::string f; fields >> f;) {
-      const std::size_t eq = f.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = f.substr(0, eq), value = f.substr(eq + 1);
+    for (const auto& [key, value] : fields_of(line.substr(13), k.name)) {
       if (key == "threads") k.threads = std::atoi(value.c_str());
       if (key == "blocks") k.blocks = std::atoi(value.c_str());
       if (key == "flag_slots") k.flag_slots = std::atoi(value.c_str());

@@ -310,22 +310,27 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       // walked as one outer index.
       Value x = a2a.getInput(), y = a2a.getOutput();
       const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim(), m = std::max(s, c);
-      auto extent = [&](int64_t d) { return d == c ? B.dimAt(x, d) : B.dimAt(y, d); };
+      // Sizes and strides once, ahead of the tile loop.
+      SmallVector<Value> extent, strideX, strideY;
+      for (int64_t d = 0; d <= m; ++d) {
+        extent.push_back(d == c ? B.dimAt(x, d) : B.dimAt(y, d));
+        strideX.push_back(B.inner(x, d + 1));
+        strideY.push_back(B.inner(y, d + 1));
+      }
+      Value mine = B.mul(B.rank, B.dimAt(y, s)), xc = B.dimAt(x, c);
       Value outer = B.c(1);
-      for (int64_t d = 0; d < m; ++d) outer = B.mul(outer, extent(d));
-      Value run = B.mul(extent(m), B.inner(y, m + 1));
+      for (int64_t d = 0; d < m; ++d) outer = B.mul(outer, extent[d]);
+      Value run = B.mul(extent[m], strideY[m]);
       Transport t = transportOf();
       B.tilesOuter(outer, run, tile, true, [&](Value r, Value o, Value i, Value cnt) {
-        Value src = i, dst = i, rest = o;
-        if (m == s) src = B.add(src, B.mul(B.mul(B.rank, B.dimAt(y, s)), B.inner(x, s + 1)));
-        if (m == c) dst = B.add(dst, B.mul(B.mul(r, B.dimAt(x, c)), B.inner(y, c + 1)));
+        Value src = i, dst = i, rest = o, theirs = B.mul(r, xc);
+        if (m == s) src = B.add(src, B.mul(mine, strideX[s]));
+        if (m == c) dst = B.add(dst, B.mul(theirs, strideY[c]));
         for (int64_t d = m - 1; d >= 0; --d) {  // the box's coordinate along d, innermost first
-          Value k = arith::RemSIOp::create(B.b, B.loc, rest, extent(d));
-          rest = B.div(rest, extent(d));
-          Value kx = d == s ? B.add(k, B.mul(B.rank, B.dimAt(y, s))) : k;
-          Value ky = d == c ? B.add(k, B.mul(r, B.dimAt(x, c))) : k;
-          src = B.add(src, B.mul(kx, B.inner(x, d + 1)));
-          dst = B.add(dst, B.mul(ky, B.inner(y, d + 1)));
+          Value k = arith::RemSIOp::create(B.b, B.loc, rest, extent[d]);
+          rest = B.div(rest, extent[d]);
+          src = B.add(src, B.mul(d == s ? B.add(k, mine) : k, strideX[d]));
+          dst = B.add(dst, B.mul(d == c ? B.add(k, theirs) : k, strideY[d]));
         }
         B.copy(t, x, src, r, y, dst, B.here(y), cnt);
       });
