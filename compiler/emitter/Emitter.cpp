@@ -77,7 +77,10 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
     for (const std::string &d : decisions) os << "//   - " << d << "\n";
   }
   os << "\n#include <pk/device/all.cuh>\n";
-  bool tiles = false, gathers = false, scans = false, claims = false;
+  bool walks = false;
+  module.walk([&](TileForeachOp) { walks = true; });
+  if (walks) os << "#include <pk/tile/walk.cuh>\n";
+  bool tiles = false, gathers = false, scans = false, claims = false, rings = false;
   module.walk([&](Operation *op) {
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
                  TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
@@ -85,11 +88,13 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
     gathers |= isa<TileLoadRowsOp, TileStoreRowsOp>(op);
     claims |= isa<TileClaimOp>(op);
     scans |= isa<TileCumsumOp, TileHistogramOp>(op);
+    rings |= isa<TileForeachOp>(op) && op->hasAttr("pk.prefetch");
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   if (gathers) os << "#include <pk/tile/gather.cuh>\n";
   if (scans) os << "#include <pk/tile/scan.cuh>\n";
   if (claims) os << "#include <pk/tile/claim.cuh>\n";
+  if (rings) os << "#include <pk/tile/prefetch.cuh>\n";
   for (Operation &op : module.getBody()->getOperations()) {
     if (!isa<KernelOp>(op))
       return op.emitError("no CUDA emission pattern for '") << op.getName()

@@ -44,6 +44,9 @@ public:
   int blocks = 0;
   int blocksPerSm = 1;  // blocks resident per SM the grid is sized for
   int checks = 0;  // launch-time argument checks numbered so far
+  int64_t partialsHalf = 0;  // floats per half of pk_partials (block-wide row reductions)
+  /// Loads of the loop being emitted that read their tile from the prefetch ring: the slot.
+  llvm::DenseMap<Operation *, std::string> prefetched;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
@@ -70,12 +73,9 @@ std::string mapExpression(MapKind kind, StringRef x, StringRef y = "", bool fast
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);
-/// Which shared-memory tile buffers a kernel's tile ops need (row reductions, broadcasts, mma).
-struct TileStageUse {
-  bool stage = false;  // pk_stage: broadcasts, row reductions and mma pass tiles through it
-  bool rows = false;   // pk_rows: row reductions only
-};
-TileStageUse usesTileStage(Operation *kernel);
+/// Issues `load`'s copy into the prefetch ring slot at `slot` (a `T*` expression) for the tile
+/// origins bound now (pk/tile/prefetch.cuh).
+void emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot);
 /// Numbers the kernel's pk.check ops and writes a `// pk-host-check` line (into e.os) for each
 /// one the host can evaluate before a launch (HostChecks.cpp).
 void emitHostChecks(Emitter &e, KernelOp kernel);

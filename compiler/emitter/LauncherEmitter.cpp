@@ -129,7 +129,7 @@ std::string cppString(llvm::StringRef s) {
 }
 
 struct LaunchFacts {
-  int threads = 0, blocks = 0, flagSlots = 0, blocksPerSm = 1;
+  int threads = 0, blocks = 0, flagSlots = 0, blocksPerSm = 1, sharedBytes = 0;
   std::string copyEngine;  // <collective>:<min bytes>:<x>:<y>:<root>, empty without a route
 };
 
@@ -150,6 +150,7 @@ std::optional<LaunchFacts> launchFacts(llvm::StringRef cuda, llvm::StringRef ker
     if (key == "blocks") f.blocks = v;
     if (key == "flag_slots") f.flagSlots = v;
     if (key == "blocks_per_sm") f.blocksPerSm = v;
+    if (key == "smem") f.sharedBytes = v;
   }
   for (llvm::StringRef field : fields)
     if (field.consume_front("copy_engine=")) f.copyEngine = field.str();
@@ -288,6 +289,7 @@ LogicalResult emitKernelLauncher(const KernelSignature &k, llvm::StringRef cuda,
      << "  pk::LaunchConfig cfg;\n"
      << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks, kBlocksPerSm));  // 1/W of it if W ranks share the GPU\n"
      << "  cfg.block = dim3(kThreads);\n"
+     << "  cfg.shared_bytes = " << facts->sharedBytes << ";  // prefetch rings\n"
      << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
      << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("
      << cppString(k.name) << "));\n"

@@ -1,5 +1,6 @@
 // Emission patterns for structure ops: kernels, workers, tile loops, rank and sizes.
 #include "Emitter.h"
+#include "pk/Passes/TileShared.h"
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -84,11 +85,15 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
        << ";  // resident blocks per SM the grid is sized for (pk::rank_grid)\n";
   e.os << "constexpr int kFlagSlots = " << countFlagSlots(kernel)
        << ";     // flag slots per block\n";
+  const int64_t ringBytes = kernelRingBytes(kernel);
+  e.os << "constexpr unsigned kSharedBytes = " << ringBytes
+       << ";  // dynamic shared memory a block takes (prefetch rings)\n";
   e.os << "}  // namespace pk_" << name << "\n";
   e.os << "\n// pk-launch " << name << " threads=" << e.threads << " blocks=" << e.blocks
        << " flag_slots=" << countFlagSlots(kernel);
   if (e.blocksPerSm > 1) e.os << " blocks_per_sm=" << e.blocksPerSm;
   // The host-driven route the launchers take above a message size (pk/runtime/copy_engine.h).
+  if (ringBytes > 0) e.os << " smem=" << ringBytes;
   if (auto route = kernel->getAttrOfType<StringAttr>("pk.copy_engine"))
     e.os << " copy_engine=" << route.getValue();
   e.os << " args=";
@@ -114,12 +119,22 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   bool waits = false;
   kernel.walk([&](Operation *op) { waits |= isa<WaitOp, BarrierOp>(op); });
   if (waits) e.line() << "__shared__ int pk_abort;  // set when a bounded wait gave up";
-  TileStageUse stage = usesTileStage(kernel);
-  if (stage.stage) {
+  TileSharedUse shared = tileSharedUse(kernel, e.threads);
+  if (shared.stage) {
     e.line() << "// Row reductions, broadcasts and mma pass tiles through these (pk/tile/rows.cuh).";
     // 16-byte aligned: gathers and integer broadcasts keep 8-byte values in it.
     e.line() << "__shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];";
-    if (stage.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
+    if (shared.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
+  }
+  e.partialsHalf = shared.partials;
+  if (shared.partials > 0) {
+    e.line() << "// Block-wide row reductions alternate between the halves (pk/tile/rows.cuh).";
+    e.line() << "__shared__ float pk_partials[2 * " << shared.partials << "];";
+    e.line() << "int pk_parity = 0;";
+  }
+  if (ringBytes > 0) {
+    e.line() << "// Tile loops copy their next tiles' loads ahead into this ring (pk/tile/prefetch.cuh).";
+    e.line() << "extern __shared__ __align__(16) unsigned char pk_ring[];";
   }
   if (failed(e.emitBlock(entry))) return failure();
   e.dedent();
@@ -138,17 +153,21 @@ LogicalResult emitWorker(Emitter &e, Operation *op) {
   return success();
 }
 
-// Binds the loop's tile origins for tile number `t` (row-major over the iteration space).
-void bindTileOrigins(Emitter &e, TileForeachOp loop, const std::vector<std::string> &counts,
-                     const std::string &t) {
+// Declares a pk::tile::TileWalk named `walk` over the loop's tile counts, at tile `t`, that
+// advances by `stride` tiles (pk/tile/walk.cuh).
+void declareWalk(Emitter &e, const std::string &walk, const std::vector<std::string> &counts,
+                 const std::string &t, const std::string &stride) {
+  e.line() << "pk::tile::TileWalk<" << counts.size() << "> " << walk << "(" << t << ", " << stride
+           << ", {" << llvm::join(counts, ", ") << "});";
+}
+
+// Binds the loop's tile origins to the coordinates `walk` is at.
+void bindTileOrigins(Emitter &e, TileForeachOp loop, const std::string &walk) {
   auto steps = loop.getSteps();
-  std::string rest = t;
-  for (size_t d = counts.size(); d-- > 0;) {
-    Value iv = loop.getBody().front().getArgument(d);
-    std::string ivName = e.bind(iv, "i");
-    e.line() << "const long long " << ivName << " = (" << rest << " % " << counts[d] << ") * "
-             << steps[d] << ";";
-    if (d) rest = "(" + rest + " / " + counts[d] + ")";
+  for (size_t d = 0; d < steps.size(); ++d) {
+    std::string ivName = e.bind(loop.getBody().front().getArgument(d), "i");
+    e.line() << "const long long " << ivName << " = " << walk << ".at[" << d << "] * " << steps[d]
+             << ";";
   }
 }
 
@@ -157,6 +176,90 @@ void bindTileOrigins(Emitter &e, TileForeachOp loop, const std::vector<std::stri
 bool emittedAhead(Operation &op) {
   return op.hasAttr("pk.hoist") || isa<DimOp>(op) ||
          (op.getDialect() && op.getDialect()->getNamespace() == "arith");
+}
+
+// The ops of a loop body that the origins of `loads` need (scalar arithmetic and dims), in
+// body order: what a trip ahead must compute to issue those loads.
+SmallVector<Operation *> originSlice(Block &body, ArrayRef<TileLoadOp> loads) {
+  llvm::SmallPtrSet<Operation *, 8> needed;
+  SmallVector<Value> work;
+  for (TileLoadOp load : loads) work.append(load.getIndices().begin(), load.getIndices().end());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || !needed.insert(def).second) continue;
+    work.append(def->getOperands().begin(), def->getOperands().end());
+  }
+  SmallVector<Operation *> slice;
+  for (Operation &op : body)
+    if (needed.contains(&op)) slice.push_back(&op);
+  return slice;
+}
+
+// A loop with `pk.prefetch = S` (pk-batch-tile-loads) reads its marked loads through a ring of
+// S stages in shared memory: each trip first copies the loads of the block's tile S - 1 trips
+// ahead into the next stage (cp.async, each thread its own runs), then waits for its own copies
+// of this trip's stage and computes from there. The loads of the first S - 1 trips start before
+// the loop.
+LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stages,
+                                    const std::vector<std::string> &counts, const std::string &total) {
+  Block &body = loop.getBody().front();
+  int64_t stageBytes = 0;
+  SmallVector<TileLoadOp> loads = prefetchedLoads(loop, &stageBytes);
+  SmallVector<Operation *> slice = originSlice(body, loads);
+  auto slotOf = [&](TileLoadOp load, StringRef stage, bool readOnly) {
+    int64_t offset = 0;
+    for (TileLoadOp l : loads) {
+      if (l == load) break;
+      offset += prefetchSlotBytes(cast<TileType>(l.getType()));
+    }
+    auto tile = cast<TileType>(load.getType());
+    return "reinterpret_cast<" + std::string(readOnly ? "const " : "") +
+           elementTypeName(tile.getElementType()) + "*>(pk_ring + (" + stage.str() + ") * " +
+           std::to_string(stageBytes) + " + " + std::to_string(offset) + ")";
+  };
+  // Copies the loads of tile number `tile`, which `walk` (an expression) is at, into ring stage
+  // `stage`, if the block has that tile.
+  auto ahead = [&](const std::string &tile, const std::string &walk,
+                   const std::string &stage) -> LogicalResult {
+    Emitter::Names saved = e.savedNames();
+    e.line() << "if (" << tile << " < " << total << ") {";
+    e.indent();
+    std::string at = e.fresh("pk_walk");
+    e.line() << "const auto " << at << " = " << walk << ";";
+    bindTileOrigins(e, loop, at);
+    for (Operation *op : slice)
+      if (failed(e.emitOp(op))) return failure();
+    for (TileLoadOp load : loads) emitPrefetch(e, load, slotOf(load, stage, false));
+    e.dedent();
+    e.line() << "}";
+    e.line() << "pk::tile::prefetch_commit();";
+    e.restoreNames(saved);
+    return success();
+  };
+  std::string t = e.fresh("pk_tile"), stage = e.fresh("pk_slot"), walk = e.fresh("pk_walk");
+  declareWalk(e, walk, counts, "blockIdx.x", "gridDim.x");
+  for (int64_t k = 0; k + 1 < stages; ++k)
+    if (failed(ahead("blockIdx.x + " + std::to_string(k) + "LL * gridDim.x",
+                     walk + ".ahead(" + std::to_string(k) + ")", std::to_string(k))))
+      return failure();
+  e.line() << "for (long long " << t << " = blockIdx.x, " << stage << " = 0; " << t << " < "
+           << total << "; " << t << " += gridDim.x, " << stage << " = " << stage << " + 1 == "
+           << stages << " ? 0 : " << stage << " + 1, " << walk << ".advance()) {";
+  e.indent();
+  if (failed(ahead(t + " + " + std::to_string(stages - 1) + "LL * gridDim.x",
+                   walk + ".ahead(" + std::to_string(stages - 1) + ")",
+                   "(" + stage + " + " + std::to_string(stages - 1) + ") % " + std::to_string(stages))))
+    return failure();
+  e.line() << "pk::tile::prefetch_wait<" << stages - 1 << ">();  // this trip's stage is here";
+  bindTileOrigins(e, loop, walk);
+  for (TileLoadOp load : loads) e.prefetched[load] = slotOf(load, stage, true);
+  LogicalResult emitted = e.emitBlock(body);
+  e.prefetched.clear();
+  if (failed(emitted)) return failure();
+  e.dedent();
+  e.line() << "}";
+  e.line() << "pk::tile::prefetch_wait<0>();  // nothing of this loop's ring is left in flight";
+  return success();
 }
 
 // Tiles are numbered row-major over the iteration space and dealt to blocks round-robin. A
@@ -175,17 +278,24 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   }
   std::string total = "1LL";
   for (auto &c : counts) total += " * " + c;
+  if (auto stages = loop->getAttrOfType<IntegerAttr>("pk.prefetch"))
+    return emitPrefetchedForeach(e, loop, stages.getInt(), counts, total);
   auto batchAttr = loop->getAttrOfType<IntegerAttr>("pk.batch");
   int64_t batch = batchAttr ? batchAttr.getInt() : 1;
   std::string t = e.fresh("pk_tile");
-  e.line() << "for (long long " << t << " = blockIdx.x; " << t << " < " << total << "; " << t
-           << " += " << (batch > 1 ? std::to_string(batch) + "LL * " : "") << "gridDim.x) {";
-  e.indent();
   Block &body = loop.getBody().front();
   if (batch <= 1) {
-    bindTileOrigins(e, loop, counts, t);
+    std::string walk = e.fresh("pk_walk");
+    declareWalk(e, walk, counts, "blockIdx.x", "gridDim.x");
+    e.line() << "for (long long " << t << " = blockIdx.x; " << t << " < " << total << "; " << t
+             << " += gridDim.x, " << walk << ".advance()) {";
+    e.indent();
+    bindTileOrigins(e, loop, walk);
     if (failed(e.emitBlock(body))) return failure();
   } else {
+    e.line() << "for (long long " << t << " = blockIdx.x; " << t << " < " << total << "; " << t
+             << " += " << batch << "LL * gridDim.x) {";
+    e.indent();
     std::vector<Emitter::Names> ahead;
     for (int64_t j = 0; j < batch; ++j) {
       // Past the block's last tile the loads re-read the loop's last tile (from L2); its
@@ -193,7 +303,9 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
       std::string tj = e.fresh("pk_tile");
       e.line() << "const long long " << tj << " = min(" << t << " + " << j << "LL * gridDim.x, "
                << total << " - 1);";
-      bindTileOrigins(e, loop, counts, tj);
+      std::string walk = e.fresh("pk_walk");
+      declareWalk(e, walk, counts, tj, "0");
+      bindTileOrigins(e, loop, walk);
       for (Operation &inner : body)
         if (emittedAhead(inner) && failed(e.emitOp(&inner))) return failure();
       ahead.push_back(e.savedNames());

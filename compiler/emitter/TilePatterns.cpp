@@ -2,6 +2,7 @@
 // block (pk/tile/rt.cuh) and every op one call into the tile library, so the emitted loop reads
 // like the spec. Loops that match a Hopper template never get here (pk-lower-gemm).
 #include "Emitter.h"
+#include "pk/Passes/TileShared.h"
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -121,10 +122,27 @@ std::string declare(Emitter &e, Value v, StringRef prefix) {
 LogicalResult emitLoad(Emitter &e, Operation *op) {
   auto load = cast<TileLoadOp>(op);
   std::string t = declare(e, load.getResult(), "tile");
-  e.line() << "{ " << origin(e, load.getIndices()) << " pk::tile::load(" << t << ", "
-           << dataOf(e, load.getSource()) << ", " << e.name(load.getSource()) << ".shape, o); }";
+  e.line() << "{ " << origin(e, load.getIndices());
+  // A tile the loop copied ahead into its ring (emitTileForeach) is read from there.
+  auto ring = e.prefetched.find(op);
+  if (ring != e.prefetched.end())
+    e.os << " pk::tile::load_prefetched(" << t << ", " << ring->second << ", ";
+  else
+    e.os << " pk::tile::load(" << t << ", ";
+  e.os << dataOf(e, load.getSource()) << ", " << e.name(load.getSource()) << ".shape, o); }";
   return success();
 }
+
+} // namespace
+
+void mlir::pk::cuda::emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot) {
+  auto tile = cast<TileType>(load.getType());
+  e.line() << "{ " << origin(e, load.getIndices()) << " pk::tile::prefetch<"
+           << tileTypeName(tile, e.threads) << ">(" << slot << ", " << dataOf(e, load.getSource())
+           << ", " << e.name(load.getSource()) << ".shape, o); }";
+}
+
+namespace {
 
 LogicalResult emitStore(Emitter &e, Operation *op) {
   auto store = cast<TileStoreOp>(op);
@@ -196,8 +214,11 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   // One operand is a rows x 1 or 1 x cols tile broadcast against the other.
   bool vecFirst = a.getType() != map.getResult().getType();
   Value full = vecFirst ? b : a, vec = vecFirst ? a : b;
+  // A one-element vector is in every thread (pk/tile/rt.cuh): no stage (TileShared.cpp).
+  const bool staged = cast<TileType>(vec.getType()).getNumElements() > 1;
   e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << e.name(vec)
-           << ", " << (vecFirst ? "true" : "false") << ", " << f << ", pk_stage);";
+           << ", " << (vecFirst ? "true" : "false") << ", " << f << ", "
+           << (staged ? "pk_stage" : "nullptr") << ");";
   return success();
 }
 
@@ -247,7 +268,11 @@ LogicalResult emitReduceRows(Emitter &e, Operation *op) {
            << r.getResult().getType().getShape()[0] << "); use a tile of fewer rows";
   std::string out = declare(e, r.getResult(), "rows");
   e.line() << "pk::tile::reduce_rows(" << out << ", " << e.name(r.getInput())
-           << ", pk::tile::RowOp::" << stringifyReduceKind(r.getKind()) << ", pk_stage, pk_rows);";
+           << ", pk::tile::RowOp::" << stringifyReduceKind(r.getKind()) << ", ";
+  if (blockwideRowReduction(r.getInput().getType(), e.threads))
+    e.os << "pk_partials, " << e.partialsHalf << ", pk_parity);";
+  else
+    e.os << "pk_stage, pk_rows);";
   return success();
 }
 
@@ -353,20 +378,6 @@ LogicalResult emitMma(Emitter &e, Operation *op) {
 }
 
 } // namespace
-
-TileStageUse mlir::pk::cuda::usesTileStage(Operation *kernel) {
-  TileStageUse uses;
-  kernel->walk([&](Operation *op) {
-    if (isa<TileReduceRowsOp>(op)) uses.stage = uses.rows = true;
-    if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, TileCumsumOp,
-            TileHistogramOp>(op))
-      uses.stage = true;
-    if (auto map = dyn_cast<TileMapOp>(op))
-      for (Value in : map.getInputs())
-        if (in.getType() != map.getResult().getType()) uses.stage = true;
-  });
-  return uses;
-}
 
 void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.load"] = emitLoad;

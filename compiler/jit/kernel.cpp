@@ -269,6 +269,7 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
   LaunchConfig cfg;
   cfg.grid = dim3(rank_grid(ctx, info.blocks, info.blocks_per_sm));  // 1/W of it when W ranks share the GPU
   cfg.block = dim3(info.threads);
+  cfg.shared_bytes = info.shared_bytes;
   Status s = f.launch(cfg, stream, packed);
   if (!s.is_ok()) ctx.retract_launch(f.name());  // nothing ran: keep the epochs in step
   return s;

@@ -28,7 +28,7 @@
 // CHECK: pk_abort = !pk::wait_ge(ctx, [[ARRIVE]], [[DIRECT]] * (unsigned long long)([[PEERS:v[0-9]+]]));
 // CHECK-NEXT: __syncthreads();
 // CHECK-NEXT: if (pk_abort) return;
-// CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < {{.*}}; [[T]] += gridDim.x) {
+// CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < {{.*}}; [[T]] += gridDim.x, {{pk_walk[0-9]+}}.advance()) {
 // CHECK: pk::reduce_into<pk::ReduceOp::max>(ctx, arg0,
 // CHECK: pk::signal_all(ctx, [[DEPART]]);
 // CHECK: pk::wait_ge(ctx, [[DEPART]], [[DIRECT]] * (unsigned long long)([[PEERS]]))

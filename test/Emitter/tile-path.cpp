@@ -8,7 +8,7 @@ using namespace pk;
 // CHECK-LABEL: void __launch_bounds__(512, 2) softmax(
 // CHECK: __shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];
 // CHECK: pk::tile::rt<pk::bf16, 2, 16, 1024, 1, 1, 512> [[X:tile[0-9]+]];
-// CHECK: pk::tile::load([[X]], arg0.data, arg0.shape, o);
+// CHECK: pk::tile::load_prefetched([[X]], {{.*}}, arg0.data, arg0.shape, o);
 // CHECK: pk::tile::cast([[T:tile[0-9]+]], [[X]]);
 // CHECK: pk::tile::reduce_rows([[MX:rows[0-9]+]], [[T]], pk::tile::RowOp::max, pk_stage, pk_rows);
 // CHECK: pk::tile::map_broadcast([[D:tile[0-9]+]], [[T]], [[MX]], false, [](float x, float y) { return x - y; }, pk_stage);

@@ -1,30 +1,53 @@
 // RUN: pkc %s -o - | FileCheck %s
 // RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: pkc %s --tile-threads=1024 -o - | FileCheck %s --check-prefix=WIDE
+// RUN: pkc %s --tile-threads=1024 --tile-batch=4 -o - | FileCheck %s --check-prefix=WIDE
 // RUN: pkc %s --tile-threads=1024 --tile-batch=1 -o - | FileCheck %s --check-prefix=OFF
 // RUN: pkc %s --tile-batch=3 --kernel=copy -o - | FileCheck %s --check-prefix=THREE
 // RUN: pkc %s --tile-threads=256 --kernel=three_loads -o - | FileCheck %s --check-prefix=FORCED
 // RUN: not pkc %s --tile-batch=9 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not pkc %s --tile-threads=300 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
 // Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
-// in the smallest blocks whose live tiles fit 48 registers a thread; loops with row
-// reductions issue the loads of several tiles before computing any when the registers allow;
-// which loops and loads may not.
+// in the smallest blocks whose live tiles fit 48 registers a thread; their loops copy the next
+// tile's loads into a shared-memory ring while computing this one when the ring fits beside
+// the blocks' other shared memory; --tile-batch=K instead issues the loads of K tiles into
+// registers before computing any; which loops and loads may do either.
 #include <pk/spec.h>
 using namespace pk;
 
 // No block waits on another. A bf16 1 x 8192 row is 32 registers a thread in a 256-thread
-// block, so four such blocks share an SM and the grid is four per SM; with 64 registers a
-// thread there is no room to batch.
+// block, so four such blocks share an SM and the grid is four per SM. Two 16 KiB stages of the
+// row fit beside the reductions' partials (two halves of 8 floats, no stage: the row statistic
+// is one element): the first tile's copy starts before the loop, each trip copies the next
+// tile's into the other stage, waits for its own and reads the row from there.
 // CHECK: constexpr int kThreads = 256;
 // CHECK: constexpr int kBlocks = 528;
 // CHECK: constexpr int kBlocksPerSm = 4;
-// CHECK: // pk-launch softmax threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 args=
+// CHECK: constexpr unsigned kSharedBytes = 32768;
+// CHECK: // pk-launch softmax threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 smem=32768 args=
 // CHECK-LABEL: void __launch_bounds__(256, 4) softmax(
-// CHECK: [[T:pk_tile[0-9]+]] += gridDim.x) {
-// In 1024-thread blocks the row is 8 registers a thread, and four rows fit the budget of 32:
-// the loads of all four come first (the last ones clamped to the loop's last tile), then each
-// row's reductions and stores behind a guard.
+// CHECK-NOT: pk_stage[
+// CHECK: __shared__ float pk_partials[2 * 8];
+// CHECK: extern __shared__ __align__(16) unsigned char pk_ring[];
+// The block's tiles are walked without dividing (pk/tile/walk.cuh).
+// CHECK: pk::tile::TileWalk<2> [[W:pk_walk[0-9]+]](blockIdx.x, gridDim.x, {[[C0:pk_tiles[0-9]+]], [[C1:pk_tiles[0-9]+]]});
+// CHECK: if (blockIdx.x + 0LL * gridDim.x < [[TOTAL:.*]]) {
+// CHECK: const auto [[W0:pk_walk[0-9]+]] = [[W]].ahead(0);
+// CHECK: = [[W0]].at[1] * 8192;
+// CHECK: pk::tile::prefetch<pk::tile::rt<pk::bf16, 2, 1, 8192, 1, 1, 256>>(reinterpret_cast<pk::bf16*>(pk_ring + (0) * 16384 + 0), arg0.data
+// CHECK: pk::tile::prefetch_commit();
+// CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x, [[S:pk_slot[0-9]+]] = 0; [[T]] < [[TOTAL]]; [[T]] += gridDim.x, [[S]] = [[S]] + 1 == 2 ? 0 : [[S]] + 1, [[W]].advance()) {
+// CHECK: if ([[T]] + 1LL * gridDim.x < [[TOTAL]]) {
+// CHECK: = [[W]].ahead(1);
+// CHECK: pk::tile::prefetch<{{.*}}(pk_ring + (([[S]] + 1) % 2) * 16384 + 0), arg0.data
+// CHECK: pk::tile::prefetch_commit();
+// CHECK-NEXT: pk::tile::prefetch_wait<1>();
+// CHECK: pk::tile::load_prefetched({{tile[0-9]+}}, reinterpret_cast<const pk::bf16*>(pk_ring + ([[S]]) * 16384 + 0), arg0.data
+// CHECK: pk::tile::reduce_rows({{.*}}, pk::tile::RowOp::max, pk_partials, 8, pk_parity);
+// CHECK: pk::tile::reduce_rows({{.*}}, pk::tile::RowOp::sum, pk_partials, 8, pk_parity);
+// CHECK: pk::tile::prefetch_wait<0>();
+// In 1024-thread blocks the row is 8 registers a thread, and --tile-batch=4 takes four rows
+// into registers: the loads of all four come first (the last ones clamped to the loop's last
+// tile), then each row's reductions and stores behind a guard.
 // WIDE: constexpr int kThreads = 1024;
 // WIDE-LABEL: void __launch_bounds__(1024) softmax(
 // WIDE: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < [[TOTAL:.*]]; [[T]] += 4LL * gridDim.x) {
@@ -37,9 +60,11 @@ using namespace pk;
 // WIDE: pk::tile::cast({{tile[0-9]+}}, [[A]]);
 // WIDE: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
 // WIDE: pk::tile::cast({{tile[0-9]+}}, [[D]]);
-// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+3]]:16: 256 threads per block, 4 block(s) per SM: no block waits on another{{.*}}the smallest block whose live tiles fit 48 registers a thread
+// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+5]]:16: 256 threads per block, 4 block(s) per SM: no block waits on another{{.*}}the smallest block whose live tiles fit 48 registers a thread
+// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:{{[0-9]+}}:3: each block copies 1 load(s) of its next tile into a 2-stage shared-memory ring (32 KiB a block, cp.async)
 // OFF-LABEL: softmax(
-// OFF: [[T:pk_tile[0-9]+]] += gridDim.x) {
+// OFF: [[T:pk_tile[0-9]+]] += gridDim.x, {{pk_walk[0-9]+}}.advance()) {
+// OFF-NOT: pk::tile::prefetch
 PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
     auto t = cast<f32>(load<1, 8192>(x, m, n));
@@ -49,7 +74,12 @@ PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
 }
 
 // The load of y follows a store into y in the same tile, so it stays where it is (it must see
-// that store); only the load of x moves ahead, four tiles of it.
+// that store); only the load of x moves ahead: into the ring, or four tiles of it.
+// CHECK-LABEL: reload(
+// CHECK-NOT: pk::tile::prefetch<{{.*}}arg1.data
+// CHECK: pk::tile::load_prefetched({{tile[0-9]+}}, {{.*}}arg0.data
+// CHECK: pk::tile::store({{tile[0-9]+}}, arg1.data
+// CHECK: pk::tile::load({{tile[0-9]+}}, arg1.data
 // WIDE-LABEL: reload(
 // WIDE: += 4LL * gridDim.x) {
 // WIDE-COUNT-4: pk::tile::load({{tile[0-9]+}}, arg0.data
@@ -67,25 +97,26 @@ PK_KERNEL void reload(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
   }
 }
 
-// Element-wise loops are not batched (their 32 warps per SM keep enough loads in flight);
-// --tile-batch sets K for them too.
+// Element-wise loops take the ring too; --tile-batch sets K for them.
+// CHECK: // pk-launch copy threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 smem=32768 args=
 // CHECK-LABEL: void __launch_bounds__(256, 4) copy(
-// CHECK: += gridDim.x) {
+// CHECK: pk::tile::load_prefetched(
 // THREE: += 3LL * gridDim.x) {
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(y, load<8, 1024>(x, m, n), m, n);
 }
 
 // The f32 rows it loads and computes exceed 48 registers a thread at 256 threads and fit at
-// 512: two 512-thread blocks per SM. At 1024 threads, three rows of 8 registers leave no room
-// for a second tile.
+// 512: two 512-thread blocks per SM. Two stages of three 32 KiB rows do not fit beside each
+// other block's, so no ring, and the rows leave no registers for a second tile either.
 // CHECK: // pk-launch three_loads threads=512 blocks=264 flag_slots=0 blocks_per_sm=2 args=
 // CHECK-LABEL: void __launch_bounds__(512, 2) three_loads(
-// CHECK: += gridDim.x) {
+// CHECK: += gridDim.x, {{pk_walk[0-9]+}}.advance()) {
 // --tile-threads overrides the choice.
 // FORCED: // pk-launch three_loads threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 args=
+// CHECK-NOT: pk::tile::prefetch
 // WIDE-LABEL: three_loads(
-// WIDE: += gridDim.x) {
+// WIDE: += 4LL * gridDim.x) {
 PK_KERNEL void three_loads(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> b, Tensor<f32, 2> z) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
     auto t = load<1, 8192>(x, m, n);
@@ -94,8 +125,8 @@ PK_KERNEL void three_loads(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> b,
 }
 
 // A 1 x 16384 f32 row is 32 registers a thread at 512 threads, and the row and its square
-// live together: 64 registers, so one 1024-thread block per SM.
-// CHECK: // pk-launch wide_rows threads=1024 blocks=132 flag_slots=0 args=
+// live together: 64 registers, so one 1024-thread block per SM, with a ring of two 64 KiB rows.
+// CHECK: // pk-launch wide_rows threads=1024 blocks=132 flag_slots=0 smem=131072 args=
 // CHECK-LABEL: void __launch_bounds__(1024) wide_rows(
 PK_KERNEL void wide_rows(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 16384})) {
@@ -104,9 +135,12 @@ PK_KERNEL void wide_rows(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   }
 }
 
-// A kernel with a collective keeps one 512-thread block per SM (its blocks wait on flags).
+// A kernel with a collective keeps one 512-thread block per SM (its blocks wait on flags), and
+// its loads in registers.
 // CHECK: constexpr int kBlocks = 132;
 // CHECK-NEXT: constexpr int kBlocksPerSm = 1;
+// CHECK-NEXT: constexpr int kFlagSlots = {{[0-9]+}};
+// CHECK-NEXT: constexpr unsigned kSharedBytes = 0;
 // CHECK: // pk-launch scale_then_sum threads=512 blocks=132 flag_slots={{[0-9]+}} args=
 // CHECK-LABEL: void __launch_bounds__(512) scale_then_sum(
 // WIDE-LABEL: void __launch_bounds__(512) scale_then_sum(

@@ -80,7 +80,7 @@ void int_arith_test() {
   Dev<int> b(random_ints<int>(M * N, -9, 9, 2), {M, N});  // zeros among them: x % 0 gives 0
   Dev<int> c({M, N}, poisoned);
   Dev<float> f({M, N}, poisoned);
-  int_arith<<<kGrid, pk_int_arith::kThreads>>>(pk::LaunchContext{}, a.view(), b.view(), c.view(), f.view(), lo);
+  PKT_LAUNCH(int_arith, kGrid)(pk::LaunchContext{}, a.view(), b.view(), c.view(), f.view(), lo);
   sync();
   auto want = [&](long long i) -> long long {
     const long long x = a.host[i], y = b.host[i];
@@ -103,7 +103,7 @@ void int64_test() {
   Dev<float> x(xs, {n});
   Dev<long long> out({n}, poisoned);
   Dev<int> q({n}, poisoned);
-  int64_mix<<<kGrid, pk_int64_mix::kThreads>>>(pk::LaunchContext{}, a.view(), x.view(), out.view(), q.view());
+  PKT_LAUNCH(int64_mix, kGrid)(pk::LaunchContext{}, a.view(), x.view(), out.view(), q.view());
   sync();
   auto to_int = [](double v, double lo, double hi) -> long long {
     if (std::isnan(v)) return 0;
@@ -121,7 +121,7 @@ void embedding_test() {
   const long long T = 50, V = 37, H = 300, first = 10;
   Dev<int> ids(random_ints<int>(T, -5, 60, 5), {T});  // about half outside [first, first + V)
   DevTensor<bf16> table({V, H}, 6), out({T, H}, 0, true);
-  embedding_lookup<<<kGrid, pk_embedding_lookup::kThreads>>>(pk::LaunchContext{}, ids.view(), table.view(),
+  PKT_LAUNCH(embedding_lookup, kGrid)(pk::LaunchContext{}, ids.view(), table.view(),
                                                              out.view(), first);
   sync();
   expect("embedding_lookup", out, [&](long long i) {
@@ -140,7 +140,7 @@ void scatter_test() {
   slots[3] = -1, slots[9] = R + 5;  // dropped
   Dev<long long> slot(slots, {T, 1});
   DevTensor<float> x({T, H}, 8), y({R, H}, 9);  // y keeps its pattern where no row lands
-  scatter_rows<<<kGrid, pk_scatter_rows::kThreads>>>(pk::LaunchContext{}, x.view(), slot.view(), y.view());
+  PKT_LAUNCH(scatter_rows, kGrid)(pk::LaunchContext{}, x.view(), slot.view(), y.view());
   sync();
   std::vector<long long> from(R, -1);
   for (long long t = 0; t < T; ++t)
@@ -155,7 +155,7 @@ void combine_test() {
   const long long T = 90, H = 200, R = 20;
   Dev<int> slot(random_ints<int>(T, -2, R + 1, 10), {T});  // duplicates, and some outside
   DevTensor<float> x({T, H}, 11), w({T, 1}, 12), y({R, H}, 13);
-  combine_rows<<<kGrid, pk_combine_rows::kThreads>>>(pk::LaunchContext{}, x.view(), w.view(), slot.view(), y.view());
+  PKT_LAUNCH(combine_rows, kGrid)(pk::LaunchContext{}, x.view(), w.view(), slot.view(), y.view());
   sync();
   std::vector<double> want(R * H);
   for (long long i = 0; i < R * H; ++i) want[i] = y.at(i);
@@ -171,7 +171,7 @@ void combine_test() {
   Dev<int> cslot(random_ints<int>(TC, -1, RC, 14), {TC});
   Dev<int> c(random_ints<int>(TC * C, -50, 50, 15), {TC, C});
   Dev<int> counts(random_ints<int>(RC * C, 0, 9, 16), {RC, C});
-  count_rows<<<kGrid, pk_count_rows::kThreads>>>(pk::LaunchContext{}, c.view(), cslot.view(), counts.view());
+  PKT_LAUNCH(count_rows, kGrid)(pk::LaunchContext{}, c.view(), cslot.view(), counts.view());
   sync();
   std::vector<long long> cw(counts.host.begin(), counts.host.end());
   for (long long t = 0; t < TC; ++t)
@@ -184,7 +184,7 @@ void int64_transpose_test() {
   const long long M = 40, N = 100;  // tails of the 16 x 48 tiles
   Dev<long long> x(random_ints<long long>(M * N, -(1ll << 50), 1ll << 50, 17), {M, N});
   Dev<long long> y({N, M}, poisoned);
-  int64_transpose<<<kGrid, pk_int64_transpose::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_LAUNCH(int64_transpose, kGrid)(pk::LaunchContext{}, x.view(), y.view());
   sync();
   expect_exact("int64_transpose", y.download(), [&](long long i) { return x.host[(i % M) * N + i / M] + 1; });
 }
@@ -199,7 +199,7 @@ void expert_offsets_test() {
   Dev<float> x(xs, {n});
   Dev<int> counts({tiles * E}, poisoned), offsets({tiles * E}, poisoned);
   Dev<float> sums({n}, poisoned);
-  expert_offsets<<<kGrid, pk_expert_offsets::kThreads>>>(pk::LaunchContext{}, expert.view(), counts.view(),
+  PKT_LAUNCH(expert_offsets, kGrid)(pk::LaunchContext{}, expert.view(), counts.view(),
                                                          offsets.view(), x.view(), sums.view());
   sync();
   std::vector<long long> want_counts(tiles * E, 0);
@@ -228,7 +228,7 @@ void expert_rows_test() {
   DevTensor<float> x({R, H}, 20);
   for (long long e : {1LL, 2LL, 3LL, 7LL}) {  // 7: outside counts, reads 0 rows
     DevTensor<float> y({R, H}, 21);  // rows past the count keep this pattern
-    expert_rows<<<kGrid, pk_expert_rows::kThreads>>>(pk::LaunchContext{}, counts.view(), scale.view(), x.view(),
+    PKT_LAUNCH(expert_rows, kGrid)(pk::LaunchContext{}, counts.view(), scale.view(), x.view(),
                                                      y.view(), e);
     sync();
     // The loop visits whole 16-row tiles up to the count; stores clip at y's edge only.

@@ -19,7 +19,7 @@ int grid_blocks = 132;
 void softmax() {
   const long long M = 37, N = 1500;  // tails in both dimensions (tiles of 16 x 1024)
   DevTensor<bf16> x({M, N}, 1), y({M, N}, 0, true);
-  tile_softmax<<<grid_blocks, pk_tile_softmax::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_LAUNCH(tile_softmax, grid_blocks)(pk::LaunchContext{}, x.view(), y.view());
   PKT_CUDA(cudaDeviceSynchronize());
   std::vector<double> want(M * N);
   for (long long r = 0; r < M; ++r)
@@ -36,7 +36,7 @@ void softmax() {
 void add() {
   const long long n = 10000;
   DevTensor<float> x({n}, 2), y({n}, 3), z({n}, 0, true);
-  tile_add<<<grid_blocks, pk_tile_add::kThreads>>>(pk::LaunchContext{}, x.view(), y.view(), z.view());
+  PKT_LAUNCH(tile_add, grid_blocks)(pk::LaunchContext{}, x.view(), y.view(), z.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_add", z, [&](long long i) { return x.at(i) + y.at(i); }, 1e-6, 1e-6);
 }
@@ -44,7 +44,7 @@ void add() {
 void row_sums() {
   const long long M = 50, N = 300, T = (N + 127) / 128;
   DevTensor<float> x({M, N}, 4), s({M, T}, 0, true);
-  tile_row_sums<<<grid_blocks, pk_tile_row_sums::kThreads>>>(pk::LaunchContext{}, x.view(), s.view());
+  PKT_LAUNCH(tile_row_sums, grid_blocks)(pk::LaunchContext{}, x.view(), s.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_row_sums", s, [&](long long i) {
     const long long r = i / T, t = i % T;
@@ -57,7 +57,7 @@ void row_sums() {
 void bias() {
   const long long M = 100, N = 70;
   DevTensor<float> x({M, N}, 5), b({1, N}, 6), y({M, N}, 0, true);
-  tile_bias<<<grid_blocks, pk_tile_bias::kThreads>>>(pk::LaunchContext{}, x.view(), b.view(), y.view());
+  PKT_LAUNCH(tile_bias, grid_blocks)(pk::LaunchContext{}, x.view(), b.view(), y.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_bias", y, [&](long long i) {
     const double v = x.at(i);
@@ -85,7 +85,7 @@ void rms_norm() {
   const long long M = 20, N = 3000;  // one partial tile per row
   const float eps = 1e-5f;
   DevTensor<bf16> x({M, N}, 9), w({1, N}, 10), y({M, N}, 0, true);
-  tile_rms_norm<<<grid_blocks, pk_tile_rms_norm::kThreads>>>(pk::LaunchContext{}, x.view(), w.view(), y.view(), 1.f / N, eps);
+  PKT_LAUNCH(tile_rms_norm, grid_blocks)(pk::LaunchContext{}, x.view(), w.view(), y.view(), 1.f / N, eps);
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_rms_norm", y, [&](long long i) {
     const long long r = i / N;
@@ -98,7 +98,7 @@ void rms_norm() {
 void swiglu() {
   const long long M = 40, N = 1000;
   DevTensor<bf16> g({M, N}, 11), u({M, N}, 12), y({M, N}, 0, true);
-  tile_swiglu<<<grid_blocks, pk_tile_swiglu::kThreads>>>(pk::LaunchContext{}, g.view(), u.view(), y.view());
+  PKT_LAUNCH(tile_swiglu, grid_blocks)(pk::LaunchContext{}, g.view(), u.view(), y.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_swiglu", y, [&](long long i) {
     const double a = g.at(i);
@@ -109,7 +109,7 @@ void swiglu() {
 void math() {
   const long long M = 45, N = 300;
   DevTensor<float> x({M, N}, 13), y({M, N}, 0, true);
-  tile_math<<<grid_blocks, pk_tile_math::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_LAUNCH(tile_math, grid_blocks)(pk::LaunchContext{}, x.view(), y.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_math", y, [&](long long i) {
     const double t = x.at(i);
@@ -124,7 +124,7 @@ void math() {
 void transpose() {
   const long long M = 75, N = 130;  // tails in both dimensions of the 32 x 64 tiles
   DevTensor<float> x({M, N}, 15), y({N, M}, 0, true);
-  tile_transpose<<<grid_blocks, pk_tile_transpose::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_LAUNCH(tile_transpose, grid_blocks)(pk::LaunchContext{}, x.view(), y.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_transpose", y, [&](long long i) { return 2 * x.at((i % M) * N + i / M); }, 0, 0);
 }
@@ -132,7 +132,7 @@ void transpose() {
 void causal_softmax() {
   const long long S = 300;  // tails of the 16 x 256 tiles in both dimensions
   DevTensor<float> s({S, S}, 14), p({S, S}, 0, true);
-  tile_causal_softmax<<<grid_blocks, pk_tile_causal_softmax::kThreads>>>(pk::LaunchContext{}, s.view(), p.view());
+  PKT_LAUNCH(tile_causal_softmax, grid_blocks)(pk::LaunchContext{}, s.view(), p.view());
   PKT_CUDA(cudaDeviceSynchronize());
   // Per 256-column tile: masked and out-of-tensor elements are -1e30 and 0 (zero-filled load,
   // then masked only where the column exceeds the row), so the softmax runs over the tile.
@@ -155,7 +155,7 @@ void causal_softmax() {
 void band() {
   const long long M = 70, N = 100;
   DevTensor<bf16> x({M, N}, 15), y({M, N}, 0, true);
-  tile_band<<<grid_blocks, pk_tile_band::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+  PKT_LAUNCH(tile_band, grid_blocks)(pk::LaunchContext{}, x.view(), y.view());
   PKT_CUDA(cudaDeviceSynchronize());
   expect("tile_band", y, [&](long long i) {
     const double t = x.at(i);

@@ -11,6 +11,25 @@
 
 namespace pkt {
 
+// A launch of an emitted kernel with the dynamic shared memory its prefetch rings take
+// (pk_<name>::kSharedBytes), opted into (the default allowance is 48 KiB less the kernel's
+// static shared memory): PKT_LAUNCH(kernel, grid)(args...).
+template <class K>
+struct EmittedLaunch {
+  K kernel;
+  dim3 grid;
+  int threads;
+  unsigned shared_bytes;
+  template <class... A>
+  void operator()(const A&... args) const {
+    if (shared_bytes > 0)
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes));
+    kernel<<<grid, threads, shared_bytes>>>(args...);
+  }
+};
+#define PKT_LAUNCH(kernel, grid) \
+  pkt::EmittedLaunch<decltype(&kernel)>{&kernel, dim3(grid), pk_##kernel::kThreads, pk_##kernel::kSharedBytes}
+
 using pk::bf16;
 using pk::f16;
 

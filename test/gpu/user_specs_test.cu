@@ -25,46 +25,46 @@ void elementwise() {
   const long long M = 70, N = 300;
   {
     DevTensor<float> x({M, N}, 1), y({M, N}, 0, true);
-    scale_shift<<<kGrid, pk_scale_shift::kThreads>>>(pk::LaunchContext{}, x.view(), y.view(), 1.5f, -0.25f);
+    PKT_LAUNCH(scale_shift, kGrid)(pk::LaunchContext{}, x.view(), y.view(), 1.5f, -0.25f);
     sync();
     expect("scale_shift", y, [&](long long i) { return x.at(i) * 1.5 - 0.25; }, 1e-6, 1e-6);
   }
   {
     DevTensor<bf16> x({M, N}, 2), r({M, N}, 3), y({M, N}, 0, true);
-    residual_add<<<kGrid, pk_residual_add::kThreads>>>(pk::LaunchContext{}, x.view(), r.view(), y.view());
+    PKT_LAUNCH(residual_add, kGrid)(pk::LaunchContext{}, x.view(), r.view(), y.view());
     sync();
     expect("residual_add", y, [&](long long i) { return x.at(i) + r.at(i); }, 1e-6, kBf16);
   }
   {
     DevTensor<f16> x({5000}, 4), y({5000}, 0, true);
-    gelu_f16<<<kGrid, pk_gelu_f16::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+    PKT_LAUNCH(gelu_f16, kGrid)(pk::LaunchContext{}, x.view(), y.view());
     sync();
     expect("gelu_f16", y, [&](long long i) { return gelu_tanh(x.at(i)); }, 1e-3, 2 * kF16);
   }
   {
     DevTensor<bf16> g({M, N}, 5), u({M, N}, 6), y({M, N}, 0, true), z({M, N}, 0, true);
-    silu_mul<<<kGrid, pk_silu_mul::kThreads>>>(pk::LaunchContext{}, g.view(), u.view(), y.view());
-    geglu<<<kGrid, pk_geglu::kThreads>>>(pk::LaunchContext{}, g.view(), u.view(), z.view());
+    PKT_LAUNCH(silu_mul, kGrid)(pk::LaunchContext{}, g.view(), u.view(), y.view());
+    PKT_LAUNCH(geglu, kGrid)(pk::LaunchContext{}, g.view(), u.view(), z.view());
     sync();
     expect("silu_mul", y, [&](long long i) { return g.at(i) * sigmoid(g.at(i)) * u.at(i); }, 1e-3, kBf16);
     expect("geglu", z, [&](long long i) { return gelu_erf(g.at(i)) * u.at(i); }, 1e-3, kBf16);
   }
   {
     DevTensor<float> x({M, N}, 7), y({M, N}, 0, true);
-    clamp_abs<<<kGrid, pk_clamp_abs::kThreads>>>(pk::LaunchContext{}, x.view(), y.view(), 0.5f, 1.5f);
+    PKT_LAUNCH(clamp_abs, kGrid)(pk::LaunchContext{}, x.view(), y.view(), 0.5f, 1.5f);
     sync();
     expect("clamp_abs", y, [&](long long i) { return std::min(std::max(std::fabs(x.at(i)), 0.5), 1.5); }, 0, 0);
   }
   {
     DevTensor<float> x({M, N}, 8);
     DevTensor<bf16> y({M, N}, 0, true);
-    cast_f32_to_bf16<<<kGrid, pk_cast_f32_to_bf16::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+    PKT_LAUNCH(cast_f32_to_bf16, kGrid)(pk::LaunchContext{}, x.view(), y.view());
     sync();
     expect("cast_f32_to_bf16", y, [&](long long i) { return x.at(i); }, 0, kBf16 / 2);
   }
   {
     DevTensor<float> x({10000}, 9), g({10000}, 10), y({10000}, 0, true);
-    sigmoid_gate<<<kGrid, pk_sigmoid_gate::kThreads>>>(pk::LaunchContext{}, x.view(), g.view(), y.view());
+    PKT_LAUNCH(sigmoid_gate, kGrid)(pk::LaunchContext{}, x.view(), g.view(), y.view());
     sync();
     expect("sigmoid_gate", y, [&](long long i) { return x.at(i) * sigmoid(g.at(i)); }, 1e-6, 1e-5);
   }
@@ -83,7 +83,7 @@ void rows() {
     const long long M = 10, N = 3000, T = 2048;
     const float eps = 1e-5f;
     DevTensor<float> x({M, N}, 11), w({1, N}, 12), y({M, N}, 0, true);
-    rms_norm_f32<<<kGrid, pk_rms_norm_f32::kThreads>>>(pk::LaunchContext{}, x.view(), w.view(), y.view(), 1.f / N, eps);
+    PKT_LAUNCH(rms_norm_f32, kGrid)(pk::LaunchContext{}, x.view(), w.view(), y.view(), 1.f / N, eps);
     sync();
     expect("rms_norm_f32", y, [&](long long i) {
       const long long r = i / N, c = i % N, c0 = c / T * T;
@@ -95,7 +95,7 @@ void rows() {
     const long long M = 10, N = 4096;
     const float eps = 1e-5f;
     DevTensor<bf16> x({M, N}, 13), w({1, N}, 14), b({1, N}, 15), y({M, N}, 0, true);
-    layer_norm<<<kGrid, pk_layer_norm::kThreads>>>(pk::LaunchContext{}, x.view(), w.view(), b.view(), y.view(), 1.f / N, eps);
+    PKT_LAUNCH(layer_norm, kGrid)(pk::LaunchContext{}, x.view(), w.view(), b.view(), y.view(), 1.f / N, eps);
     sync();
     expect("layer_norm", y, [&](long long i) {
       const long long r = i / N, c = i % N;
@@ -107,8 +107,8 @@ void rows() {
   {
     const long long M = 37, N = 2048, T = 1024;
     DevTensor<float> x({M, N}, 16), y({M, N}, 0, true), z({M, N}, 0, true);
-    softmax_scaled<<<kGrid, pk_softmax_scaled::kThreads>>>(pk::LaunchContext{}, x.view(), y.view(), 0.5f);
-    log_softmax<<<kGrid, pk_log_softmax::kThreads>>>(pk::LaunchContext{}, x.view(), z.view());
+    PKT_LAUNCH(softmax_scaled, kGrid)(pk::LaunchContext{}, x.view(), y.view(), 0.5f);
+    PKT_LAUNCH(log_softmax, kGrid)(pk::LaunchContext{}, x.view(), z.view());
     sync();
     auto stats = [&](long long i, double scale, double& mx, double& sum) {
       const long long r = i / N, c0 = i % N / T * T;
@@ -131,7 +131,7 @@ void rows() {
   {
     const long long M = 50, N = 512, T = 256;
     DevTensor<float> x({M, N}, 17), lo({M, N / T}, 0, true), hi({M, N / T}, 0, true);
-    row_min_max<<<kGrid, pk_row_min_max::kThreads>>>(pk::LaunchContext{}, x.view(), lo.view(), hi.view());
+    PKT_LAUNCH(row_min_max, kGrid)(pk::LaunchContext{}, x.view(), lo.view(), hi.view());
     sync();
     auto ext = [&](long long i, bool low) {
       const long long r = i / (N / T), c0 = i % (N / T) * T;
@@ -146,7 +146,7 @@ void rows() {
   {
     const long long M = 9, N = 1024;
     DevTensor<bf16> x({M, N}, 18), y({M, N}, 0, true);
-    l2_normalize<<<kGrid, pk_l2_normalize::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+    PKT_LAUNCH(l2_normalize, kGrid)(pk::LaunchContext{}, x.view(), y.view());
     sync();
     expect("l2_normalize", y, [&](long long i) {
       const double n2 = tile_row(x, i / N, N, 0, N, [](double v) { return v * v; });
@@ -156,7 +156,7 @@ void rows() {
   {
     const long long M = 33, N = 512;
     DevTensor<float> x({M, N}, 19), y({M, N}, 0, true);
-    fake_quant<<<kGrid, pk_fake_quant::kThreads>>>(pk::LaunchContext{}, x.view(), y.view());
+    PKT_LAUNCH(fake_quant, kGrid)(pk::LaunchContext{}, x.view(), y.view());
     sync();
     // The spec's arithmetic in float, as the kernel does it: scale, round to f16, scale back.
     expect("fake_quant", y, [&](long long i) {
@@ -174,7 +174,7 @@ void rotary_embeddings() {
   {
     DevTensor<bf16> x({M, 128}, 20), y({M, 128}, 0, true);
     DevTensor<float> c({M, 64}, 21), s({M, 64}, 22);
-    rotary<<<kGrid, pk_rotary::kThreads>>>(pk::LaunchContext{}, x.view(), c.view(), s.view(), y.view());
+    PKT_LAUNCH(rotary, kGrid)(pk::LaunchContext{}, x.view(), c.view(), s.view(), y.view());
     sync();
     expect("rotary", y, [&](long long i) {
       const long long r = i / 128, j = i % 128, k = j % 64;
@@ -185,7 +185,7 @@ void rotary_embeddings() {
   }
   {
     DevTensor<float> x({M, 128}, 23), f({1, 64}, 24), y({M, 128}, 0, true);
-    rotary_positions<<<kGrid, pk_rotary_positions::kThreads>>>(pk::LaunchContext{}, x.view(), f.view(), y.view());
+    PKT_LAUNCH(rotary_positions, kGrid)(pk::LaunchContext{}, x.view(), f.view(), y.view());
     sync();
     expect("rotary_positions", y, [&](long long i) {
       const long long r = i / 128, j = i % 128, k = j % 64;
@@ -197,7 +197,7 @@ void rotary_embeddings() {
   {
     const long long S = 150;
     DevTensor<bf16> s({S, S}, 25), y({S, S}, 0, true);
-    causal_mask_scores<<<kGrid, pk_causal_mask_scores::kThreads>>>(pk::LaunchContext{}, s.view(), y.view());
+    PKT_LAUNCH(causal_mask_scores, kGrid)(pk::LaunchContext{}, s.view(), y.view());
     sync();
     const double fill = pkt::to_f(pkt::from_f<bf16>(-1e30f));
     expect("causal_mask_scores", y, [&](long long i) { return i % S > i / S ? fill : s.at(i); }, 0, 0);
@@ -224,7 +224,7 @@ void gemms() {
     const long long M = 70, N = 130, K = 50;
     DevTensor<f16> a({M, K}, 29), b({N, K}, 30);
     DevTensor<float> c({M, N}, 0, true);
-    gemm_f16_scaled<<<kGrid, pk_gemm_f16_scaled::kThreads>>>(pk::LaunchContext{}, a.view(), b.view(), c.view(), 0.75f);
+    PKT_LAUNCH(gemm_f16_scaled, kGrid)(pk::LaunchContext{}, a.view(), b.view(), c.view(), 0.75f);
     sync();
     gemm_check("gemm_f16_scaled", a, b, c, true, M, N, K, [](double acc, long long) { return 0.75 * acc; }, 1e-4);
   }

@@ -1,11 +1,11 @@
 // pk-copy-probe: what limits the general tile path's copy (pk-bench-tiles: 0.6 of
 // cudaMemcpyAsync)? The same 16384 x 8192 bf16 copy in variants that each change one thing:
-// the tile library as pkc emits it; with two blocks per SM; with 256-thread blocks; with fp32
-// values rounded to bf16 two at a time (cvt.rn.bf16x2.f32); and plain 16-byte copies with one
-// and four blocks per SM. Each is timed against cudaMemcpyAsync (pk_bench::paired_median_us)
+// the tile library as pkc emits it, with two or four blocks per SM; with the loads issued ahead
+// through a shared-memory ring (pk/tile/prefetch.cuh); and a plain 16-byte copy. (Run 7 of
+// docs/benchmarks/tiles-1xH200.md also measured one block per SM and bf16x2 rounding.) Each is timed against cudaMemcpyAsync (pk_bench::paired_median_us)
 // and checked in full against the source.
 //   pk-copy-probe [table.md]
-#include <pk/tile/rt.cuh>
+#include <pk/tile/prefetch.cuh>
 #include "paired_timing.h"
 
 #include <cstdio>
@@ -33,23 +33,32 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_copy(pk::Tensor<pk::
   }
 }
 
-// As tile_copy<512, 1>, but rounding pairs of floats with one cvt.rn.bf16x2.f32.
-__global__ void __launch_bounds__(512) tile_copy_x2(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> y) {
-  using Tile = pk::tile::rt<pk::bf16, 2, kTileRows, kTileCols, 1, 1, 512>;
-  const long long rows = x.shape[0] / kTileRows, cols = x.shape[1] / kTileCols;
-  for (long long t = blockIdx.x; t < rows * cols; t += gridDim.x) {
+// tile_copy with the loads STAGES - 1 trips ahead through a shared-memory ring (pk/tile/prefetch.cuh).
+template <int THREADS, int MIN_BLOCKS, int STAGES>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) ring_copy(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> y) {
+  using Tile = pk::tile::rt<pk::bf16, 2, kTileRows, kTileCols, 1, 1, THREADS>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  pk::bf16* ring = reinterpret_cast<pk::bf16*>(smem);
+  const long long rows = (x.shape[0] + kTileRows - 1) / kTileRows, cols = (x.shape[1] + kTileCols - 1) / kTileCols;
+  const long long n = rows * cols;
+  for (int k = 0; k < STAGES - 1; ++k) {
+    const long long t = blockIdx.x + 1ll * k * gridDim.x;
+    const long long o[4] = {(t / cols) * kTileRows, (t % cols) * kTileCols};
+    if (t < n) pk::tile::prefetch<Tile>(ring + k * Tile::kCount, x.data, x.shape, o);
+    pk::tile::prefetch_commit();
+  }
+  int slot = 0;
+  for (long long t = blockIdx.x; t < n; t += gridDim.x) {
+    const long long a = t + 1ll * (STAGES - 1) * gridDim.x;
+    const long long oa[4] = {(a / cols) * kTileRows, (a % cols) * kTileCols};
+    if (a < n) pk::tile::prefetch<Tile>(ring + ((slot + STAGES - 1) % STAGES) * Tile::kCount, x.data, x.shape, oa);
+    pk::tile::prefetch_commit();
+    pk::tile::prefetch_wait<STAGES - 1>();
     const long long o[4] = {(t / cols) * kTileRows, (t % cols) * kTileCols};
     Tile tile;
-    pk::tile::load(tile, x.data, x.shape, o);
-#pragma unroll
-    for (int s = 0; s < Tile::kSlots; s += 8) {
-      const long long i = Tile::index(s);
-      unsigned w[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[k]) : "f"(tile.v[s + 2 * k + 1]), "f"(tile.v[s + 2 * k]));
-      __stwb(reinterpret_cast<uint4*>(y.data + pk::tile::run_offset<Tile>(i, y.shape, o)), make_uint4(w[0], w[1], w[2], w[3]));
-    }
+    pk::tile::load_prefetched(tile, ring + slot * Tile::kCount, x.data, x.shape, o);
+    pk::tile::store(tile, y.data, y.shape, o);
+    slot = (slot + 1) % STAGES;
   }
 }
 
@@ -79,12 +88,16 @@ int main(int argc, char** argv) {
     std::string name;
     std::function<void()> run;
   };
+  constexpr int kTileBytes = kTileRows * kTileCols * 2;
+  cudaFuncSetAttribute(ring_copy<512, 2, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 4 * kTileBytes);
+  cudaFuncSetAttribute(ring_copy<256, 4, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 3 * kTileBytes);
   const std::vector<Variant> variants = {
-      {"tile library, 512 threads, 1 block/SM (as emitted)", [&] { tile_copy<512, 1><<<sms, 512, 0, s>>>(X, Y); }},
+      {"ring of 2, 512 threads, 2 blocks/SM", [&] { ring_copy<512, 2, 2><<<2 * sms, 512, 2 * kTileBytes, s>>>(X, Y); }},
+      {"ring of 4, 512 threads, 2 blocks/SM", [&] { ring_copy<512, 2, 4><<<2 * sms, 512, 4 * kTileBytes, s>>>(X, Y); }},
+      {"ring of 2, 256 threads, 4 blocks/SM", [&] { ring_copy<256, 4, 2><<<4 * sms, 256, 2 * kTileBytes, s>>>(X, Y); }},
+      {"ring of 3, 256 threads, 4 blocks/SM", [&] { ring_copy<256, 4, 3><<<4 * sms, 256, 3 * kTileBytes, s>>>(X, Y); }},
       {"tile library, 512 threads, 2 blocks/SM", [&] { tile_copy<512, 2><<<2 * sms, 512, 0, s>>>(X, Y); }},
       {"tile library, 256 threads, 4 blocks/SM", [&] { tile_copy<256, 4><<<4 * sms, 256, 0, s>>>(X, Y); }},
-      {"tile library, bf16x2 rounding", [&] { tile_copy_x2<<<sms, 512, 0, s>>>(X, Y); }},
-      {"16-byte copy, 1 block/SM", [&] { raw_copy<<<sms, 512, 0, s>>>(reinterpret_cast<uint4*>(x), reinterpret_cast<uint4*>(y), kElems / 8); }},
       {"16-byte copy, 4 blocks/SM", [&] { raw_copy<<<4 * sms, 512, 0, s>>>(reinterpret_cast<uint4*>(x), reinterpret_cast<uint4*>(y), kElems / 8); }},
   };
   std::string table = "| variant | us | GB/s | copy GB/s | / copy | correct |\n|---|---|---|---|---|---|\n";

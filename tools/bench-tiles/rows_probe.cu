@@ -6,7 +6,11 @@
 // current row is computed (prefetch). Each is timed against cudaMemcpyAsync of the same bytes
 // (pk_bench::paired_median_us) and checked on sampled rows against a float64 host reference.
 //   pk-rows-probe [table.md]
+#include <pk/tile/prefetch.cuh>
 #include <pk/tile/rows.cuh>
+#ifdef PK_BENCH_SPECS_CU
+#include PK_BENCH_SPECS_CU  // pkc's own kernels for tools/bench-tiles/specs.pk.cpp, built by nvcc
+#endif
 #include "paired_timing.h"
 
 #include <cmath>
@@ -56,9 +60,37 @@ __device__ void softmax_row(const Row<THREADS>& x, Row<THREADS>& y, float* stage
   pk::tile::cast(y, e);
 }
 
+// rms_row and softmax_row with one-barrier reductions alternating between two halves of
+// `partials` (pk::tile::reduce_rows with a parity).
+template <int THREADS>
+__device__ void rms_row_alt(const Row<THREADS>& x, const Row<THREADS>& w, Row<THREADS>& y, float inv_n, float eps,
+                            float* partials, int& parity) {
+  RowF<THREADS> t, sq, scaled, wf;
+  pk::tile::cast(t, x);
+  pk::tile::map(sq, t, t, [](float a, float b) { return a * b; });
+  Stat<THREADS> sum, r;
+  pk::tile::reduce_rows(sum, sq, pk::tile::RowOp::sum, partials, 32, parity);
+  pk::tile::map(r, sum, [=](float s) { return rsqrtf(s * inv_n + eps); });
+  pk::tile::map_broadcast(scaled, t, r, false, [](float a, float b) { return a * b; }, nullptr);
+  pk::tile::cast(wf, w);
+  pk::tile::map(scaled, scaled, wf, [](float a, float b) { return a * b; });
+  pk::tile::cast(y, scaled);
+}
+template <int THREADS>
+__device__ void softmax_row_alt(const Row<THREADS>& x, Row<THREADS>& y, float* partials, int& parity) {
+  RowF<THREADS> t, e;
+  pk::tile::cast(t, x);
+  Stat<THREADS> mx, sum;
+  pk::tile::reduce_rows(mx, t, pk::tile::RowOp::max, partials, 32, parity);
+  pk::tile::map_broadcast(e, t, mx, false, [](float a, float b) { return __expf(a - b); }, nullptr);
+  pk::tile::reduce_rows(sum, e, pk::tile::RowOp::sum, partials, 32, parity);
+  pk::tile::map_broadcast(e, e, sum, false, [](float a, float b) { return a / b; }, nullptr);
+  pk::tile::cast(y, e);
+}
+
 template <int THREADS, int MIN_BLOCKS, bool PREFETCH>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-    rms_norm(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> w, pk::Tensor<pk::bf16> y, float inv_n, float eps) {
+    probe_rms_norm(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> w, pk::Tensor<pk::bf16> y, float inv_n, float eps) {
   __shared__ float stage[pk::tile::kStageFloats];
   __shared__ float rows[pk::tile::kMaxRows];
   const long long n = x.shape[0];
@@ -89,7 +121,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 }
 
 template <int THREADS, int MIN_BLOCKS, bool PREFETCH>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) softmax(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> y) {
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) probe_softmax(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> y) {
   __shared__ float stage[pk::tile::kStageFloats];
   __shared__ float rows[pk::tile::kMaxRows];
   const long long n = x.shape[0];
@@ -113,6 +145,59 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) softmax(pk::Tensor<pk::bf
       softmax_row(cx, out, stage, rows);
       pk::tile::store(out, y.data, y.shape, o);
     }
+  }
+}
+
+
+// The same rows through a shared-memory ring of STAGES rows (pk/tile/prefetch.cuh): each thread
+// copies its own runs of the rows STAGES - 1 trips ahead with cp.async, so loads stay in flight
+// through the reductions without costing registers. The row stage is only as large as the
+// block-wide reduction needs.
+template <int THREADS, int MIN_BLOCKS, int STAGES, bool RMS, bool W_IN_RING = false, bool ONE_BARRIER = false>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+    ring_rows(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> w, pk::Tensor<pk::bf16> y, float inv_n, float eps) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  pk::bf16* ring = reinterpret_cast<pk::bf16*>(smem);
+  pk::bf16* wring = ring + STAGES * kCols;  // W_IN_RING: the weights' stages
+  __shared__ float stage[64];
+  __shared__ float rows[1];
+  __shared__ float partials[2 * 32];
+  int parity = 0;
+  const long long n = x.shape[0];
+  const long long z[4] = {0, 0};
+#pragma unroll
+  for (int k = 0; k < STAGES - 1; ++k) {
+    const long long t = blockIdx.x + 1ll * k * gridDim.x;
+    const long long o[4] = {t, 0};
+    if (t < n) pk::tile::prefetch<Row<THREADS>>(ring + k * kCols, x.data, x.shape, o);
+    if (t < n && W_IN_RING) pk::tile::prefetch<Row<THREADS>>(wring + k * kCols, w.data, w.shape, z);
+    pk::tile::prefetch_commit();
+  }
+  int slot = 0;
+  for (long long t = blockIdx.x; t < n; t += gridDim.x) {
+    {
+      const long long ahead = t + 1ll * (STAGES - 1) * gridDim.x;
+      const long long o[4] = {ahead, 0};
+      const int s = (slot + STAGES - 1) % STAGES;
+      if (ahead < n) pk::tile::prefetch<Row<THREADS>>(ring + s * kCols, x.data, x.shape, o);
+      if (ahead < n && W_IN_RING) pk::tile::prefetch<Row<THREADS>>(wring + s * kCols, w.data, w.shape, z);
+      pk::tile::prefetch_commit();
+    }
+    pk::tile::prefetch_wait<STAGES - 1>();
+    const long long o[4] = {t, 0};
+    Row<THREADS> cx, cw, out;
+    pk::tile::load_prefetched(cx, ring + slot * kCols, x.data, x.shape, o);
+    if (RMS) {
+      if (W_IN_RING) pk::tile::load_prefetched(cw, wring + slot * kCols, w.data, w.shape, z);
+      else pk::tile::load(cw, w.data, w.shape, z);
+      if (ONE_BARRIER) rms_row_alt(cx, cw, out, inv_n, eps, partials, parity);
+      else rms_row(cx, cw, out, inv_n, eps, stage, rows);
+    } else {
+      if (ONE_BARRIER) softmax_row_alt(cx, out, partials, parity);
+      else softmax_row(cx, out, stage, rows);
+    }
+    pk::tile::store(out, y.data, y.shape, o);
+    slot = (slot + 1) % STAGES;
   }
 }
 
@@ -182,13 +267,39 @@ int main(int argc, char** argv) {
     std::function<void()> run;
   };
 #define PK_RMS(T, B, P) {"rms_norm, " #T " threads x " #B " blocks/SM" + std::string(P ? ", prefetch" : ""), true, \
-                         [&] { rms_norm<T, B, P><<<B * sms, T, 0, s>>>(X, W, Y, inv_n, eps); }}
+                         [&] { probe_rms_norm<T, B, P><<<B * sms, T, 0, s>>>(X, W, Y, inv_n, eps); }}
 #define PK_SOFTMAX(T, B, P) {"softmax, " #T " threads x " #B " blocks/SM" + std::string(P ? ", prefetch" : ""), false, \
-                             [&] { softmax<T, B, P><<<B * sms, T, 0, s>>>(X, Y); }}
+                             [&] { probe_softmax<T, B, P><<<B * sms, T, 0, s>>>(X, Y); }}
+#define PK_RING(T, B, S, RMS, WR, ONE) {std::string(RMS ? "rms_norm" : "softmax") + ", " #T " threads x " #B " blocks/SM, ring of " #S + \
+                         (WR ? ", weights in the ring" : "") + (ONE ? ", one-barrier reductions" : ""), RMS, \
+                         [&] { ring_rows<T, B, S, RMS, WR, ONE><<<B * sms, T, (WR ? 2 : 1) * S * kCols * 2, s>>>(X, W, Y, inv_n, eps); }}
+  auto ring_smem = [](auto kernel, int bytes) {
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  };
+  ring_smem(ring_rows<512, 2, 2, true, false, false>, 2 * kCols * 2);
+  ring_smem(ring_rows<512, 2, 2, true, true, false>, 4 * kCols * 2);
+  ring_smem(ring_rows<512, 2, 2, true, false, true>, 2 * kCols * 2);
+  ring_smem(ring_rows<512, 2, 2, true, true, true>, 4 * kCols * 2);
+  ring_smem(ring_rows<256, 4, 2, false, false, false>, 2 * kCols * 2);
+  ring_smem(ring_rows<256, 4, 2, false, false, true>, 2 * kCols * 2);
+#ifdef PK_BENCH_SPECS_CU
+  cudaFuncSetAttribute(::rms_norm, cudaFuncAttributeMaxDynamicSharedMemorySize, pk_rms_norm::kSharedBytes);
+  cudaFuncSetAttribute(::softmax, cudaFuncAttributeMaxDynamicSharedMemorySize, pk_softmax::kSharedBytes);
+#endif
   const std::vector<Variant> variants = {
-      PK_RMS(1024, 1, false), PK_RMS(512, 2, false), PK_RMS(256, 4, false), PK_RMS(1024, 1, true),
-      PK_RMS(512, 2, true),   PK_RMS(256, 4, true),  PK_SOFTMAX(1024, 1, false), PK_SOFTMAX(512, 2, false),
-      PK_SOFTMAX(256, 4, false), PK_SOFTMAX(1024, 1, true), PK_SOFTMAX(512, 2, true), PK_SOFTMAX(256, 4, true),
+#ifdef PK_BENCH_SPECS_CU
+      {"rms_norm as pkc emits it, built by nvcc", true, [&] {
+         ::rms_norm<<<pk_rms_norm::kBlocks, pk_rms_norm::kThreads, pk_rms_norm::kSharedBytes, s>>>(
+             pk::LaunchContext{}, X, W, Y, inv_n, eps);
+       }},
+      {"softmax as pkc emits it, built by nvcc", false, [&] {
+         ::softmax<<<pk_softmax::kBlocks, pk_softmax::kThreads, pk_softmax::kSharedBytes, s>>>(pk::LaunchContext{}, X, Y);
+       }},
+#endif
+      PK_RING(512, 2, 2, true, false, false), PK_RING(512, 2, 2, true, true, false),
+      PK_RING(512, 2, 2, true, false, true),  PK_RING(512, 2, 2, true, true, true),
+      PK_RING(256, 4, 2, false, false, false), PK_RING(256, 4, 2, false, false, true),
+      PK_RMS(512, 2, false), PK_SOFTMAX(256, 4, false),
   };
   std::string table = "| variant | us | GB/s | copy GB/s | / copy | worst rel. error (6 rows) |\n|---|---|---|---|---|---|\n";
   int failures = 0;

@@ -92,10 +92,12 @@ TEST(JitLaunchLines, ParsesFactsAndTypes) {
   EXPECT_EQ(k.args[2].kind, pk::jit::ArgKind::scalar);
   EXPECT_EQ(k.args[2].element, "index");
   EXPECT_EQ(k.blocks_per_sm, 1);  // absent: one block per SM
+  EXPECT_EQ(k.shared_bytes, 0u);  // absent: no prefetch ring
   EXPECT_FALSE(pk::jit::parse_launch_lines("no launch line").is_ok());
-  auto wide = pk::jit::parse_launch_lines("// pk-launch w threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 args=!pk.tensor<?xf32>\n");
+  auto wide = pk::jit::parse_launch_lines("// pk-launch w threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 smem=32768 args=!pk.tensor<?xf32>\n");
   ASSERT_TRUE(wide.is_ok()) << wide.status().message();
   EXPECT_EQ(wide->front().blocks_per_sm, 4);
+  EXPECT_EQ(wide->front().shared_bytes, 32768u);
   EXPECT_EQ(wide->front().blocks, 528);
 }
 

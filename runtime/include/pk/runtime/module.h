@@ -19,7 +19,7 @@ namespace pk {
 struct LaunchConfig {
   dim3 grid{1, 1, 1};
   dim3 block{128, 1, 1};
-  unsigned int shared_bytes = 0;  // dynamic shared memory; > 48 KiB is opted into automatically
+  unsigned int shared_bytes = 0;  // dynamic shared memory, opted into automatically
 };
 
 class Kernel {
@@ -36,9 +36,10 @@ class Kernel {
   void* function_ = nullptr;  // CUfunction
   std::string name_;
   // The dynamic shared memory the function is already allowed (shared by copies of this
-  // Kernel), so a launch calls cuFuncSetAttribute only when it needs more.
+  // Kernel), so a launch calls cuFuncSetAttribute only when it needs more. It starts at 0, not
+  // 48 KiB: a function's default allowance is 48 KiB less its static shared memory.
   struct SharedAllowance {
-    std::atomic<unsigned> bytes{48 * 1024};
+    std::atomic<unsigned> bytes{0};
     std::mutex raise;  // one raise at a time, so the attribute never drops below `bytes`
   };
   std::shared_ptr<SharedAllowance> shared_allowed_ = std::make_shared<SharedAllowance>();

@@ -35,22 +35,22 @@ __device__ __forceinline__ void write_rows(Out& out, const float* rows) {
 
 // Rows of whole multiples of kVec x kThreads elements: every thread holds the same number of
 // runs of each row, so each thread reduces its own runs, each warp shuffles, and the warps'
-// partials meet in the stage: the whole block works on every row (a row of 8192 elements no
-// longer waits on one warp), and each thread combines the partials of the rows it holds, so
-// two barriers suffice (the next user of the stage opens with its own).
+// partials meet in `partials` (rows x warps floats of shared memory): the whole block works on
+// every row (a row of 8192 elements no longer waits on one warp), and each thread combines the
+// partials of the rows it holds after one barrier. The caller makes sure no thread still reads
+// `partials` from an earlier call.
 template <class Out, class In>
-__device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* stage) {
+__device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* partials) {
   constexpr int warps = In::kThreads / 32;
   constexpr int groups = static_cast<int>(In::kCols / (In::kVec * In::kThreads));  // runs per row
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // earlier users of the stage are done
 #pragma unroll
   for (int r = 0; r < static_cast<int>(In::kRows); ++r) {
     float acc = row_identity(op);
 #pragma unroll
     for (int s = r * groups * In::kVec; s < (r + 1) * groups * In::kVec; ++s) acc = row_combine(op, acc, in.v[s]);
     for (int o = 16; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));
-    if (lane == 0) stage[r * warps + warp] = acc;
+    if (lane == 0) partials[r * warps + warp] = acc;
   }
   __syncthreads();
 #pragma unroll
@@ -59,9 +59,24 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* s
     if (r >= Out::kCount) continue;
     float acc = row_identity(op);
 #pragma unroll
-    for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, stage[r * warps + w]);
+    for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, partials[r * warps + w]);
     out.v[s] = round_to<typename Out::elem>(acc);
   }
+}
+
+// The block-wide reduction with its partials in one half of `partials` (2 x `half` floats of
+// shared memory that nothing else uses), alternating halves call by call through `parity`: the
+// half a reduction writes was last read two reductions ago, and every thread finished those
+// reads before it reached the barrier of the reduction in between, so no opening barrier is
+// needed (one barrier per reduction instead of two).
+template <class Out, class In>
+__device__ void reduce_rows(Out& out, const In& in, RowOp op, float* partials, int half, int& parity) {
+  static_assert(!is_integer_v<typename In::elem>, "row reductions are of float tiles (pk/spec.h)");
+  static_assert(In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 && Out::kCount == In::kRows,
+                "the block-wide route: whole runs of every row in every thread, at most 64 rows");
+  float* mine = partials + parity * half;
+  parity ^= 1;
+  reduce_rows_blockwide(out, in, op, mine);
 }
 
 // out (rows x 1) = the reduction of each row (the last dimension) of in. `stage` holds
@@ -72,6 +87,7 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
   if constexpr (In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 &&
                 In::kRows * (In::kThreads / 32) <= kStageFloats) {
     static_assert(Out::kCount == In::kRows, "one result per row");
+    __syncthreads();  // earlier users of the stage are done
     reduce_rows_blockwide(out, in, op, stage);
     return;
   }

@@ -28,6 +28,7 @@ struct ArgSpec {
 struct KernelInfo {
   std::string name;
   int threads = 0, blocks = 0, flag_slots = 0, blocks_per_sm = 1;
+  unsigned shared_bytes = 0;  // dynamic shared memory a block takes (`smem=`: prefetch rings)
   std::vector<ArgSpec> args;
   std::optional<CopyEngineRoute> copy_engine;  // launches above its size skip the kernel
   std::vector<HostCheck> checks;  // the kernel's `// pk-host-check` lines
