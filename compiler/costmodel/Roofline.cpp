@@ -247,10 +247,20 @@ FailureOr<std::vector<KernelRoofline>> mlir::pk::computeRoofline(ModuleOp module
       if (profile.link_gbs > 0) r.linkUs = r.linkBytes / (profile.link_gbs * 1e3);
       else r.notes.push_back("the profile has no link peak");
     }
-    r.overlapUs = std::max({r.computeUs, r.hbmUs, r.linkUs});
-    r.serialUs = std::max(r.computeUs, r.hbmUs) + r.linkUs;
+    // Fixed costs bound a kernel alongside its work, not on top of it: a launch back to back
+    // overlaps the previous kernel's tail, so only the largest of them all is sure.
+    r.fixedUs = profile.launch_us;
+    if (profile.launch_us <= 0) r.notes.push_back("the profile has no launch time");
+    if (in.world > 1 && r.linkBytes > 0) {
+      if (profile.link_hop_us > 0) r.fixedUs += profile.link_hop_us;
+      else r.notes.push_back("the profile has no flag hop between GPUs");
+    }
+    r.overlapUs = std::max({r.computeUs, r.hbmUs, r.linkUs, r.fixedUs});
+    r.serialUs = std::max(std::max(r.computeUs, r.hbmUs) + r.linkUs, r.fixedUs);
     r.binds = r.overlapUs == r.computeUs && r.computeUs > 0 ? "compute"
               : r.overlapUs == r.linkUs && r.linkUs > 0   ? "link"
+              : r.overlapUs == r.hbmUs && r.hbmUs > 0     ? "HBM"
+              : r.fixedUs > 0                             ? "fixed costs"
                                                           : "HBM";
     if (peerTiles && in.world > 1)
       r.notes.push_back("peer tile traffic assumes (W - 1) / W of the tiles go to other ranks");
@@ -269,6 +279,8 @@ std::string mlir::pk::formatRooflineText(const std::vector<KernelRoofline> &kern
        << llvm::format("  -> %10.2f us\n", k.computeUs);
     os << llvm::format("  HBM bytes (compulsory) %14.0f  -> %10.2f us\n", k.hbmBytes, k.hbmUs);
     os << llvm::format("  link bytes per rank    %14.0f  -> %10.2f us\n", k.linkBytes, k.linkUs);
+    const char *fixed = world > 1 && k.linkBytes > 0 ? "fixed costs (launch, flag hop)" : "fixed costs (launch)";
+    os << llvm::format("  %-37s  -> %10.2f us\n", fixed, k.fixedUs);
     os << "  bound: " << k.binds
        << llvm::format("; perfect overlap %.2f us, communication after compute %.2f us\n",
                        k.overlapUs, k.serialUs);
@@ -286,6 +298,7 @@ std::string mlir::pk::formatRooflineJson(const std::vector<KernelRoofline> &kern
        << llvm::format(", \"flops\": %.0f, \"flop_type\": \"", k.flops) << k.flopType << "\""
        << llvm::format(", \"hbm_bytes\": %.0f, \"link_bytes_per_rank\": %.0f", k.hbmBytes, k.linkBytes)
        << llvm::format(", \"compute_us\": %.3f, \"hbm_us\": %.3f, \"link_us\": %.3f", k.computeUs, k.hbmUs, k.linkUs)
+       << llvm::format(", \"fixed_us\": %.3f", k.fixedUs)
        << llvm::format(", \"overlap_us\": %.3f, \"serial_us\": %.3f", k.overlapUs, k.serialUs)
        << ", \"binds\": \"" << k.binds << "\"}";
   }

@@ -4,12 +4,15 @@ version 1
 device NVIDIA H200 x2
 handoff intra_sm_ns 53.8
 handoff inter_sm_ns 566.5
-# Ceilings for roofline bounds: NVIDIA's H200 SXM figures (dense tensor cores, HBM3e) and 18
-# NVLinks x 26.56 GB/s per direction (nvidia-smi), not measured by pk-calibrate.
-peak tensor_bf16_tflops 989
-peak tensor_f16_tflops 989
-peak hbm_gbs 4800
-peak link_gbs 478
+# Ceilings for roofline bounds, measured by pk-calibrate: tensor cores and HBM on one H200 on
+# 2026-12-02 (wgmma m64n256k16 from shared memory on every SM; the best of HBM read, write and
+# copy over 2 GiB); the link per direction is the best rate of the GPU0 -> GPU1 curves below
+# (the copy engine at 1 GiB, 2026-11-29). NVIDIA's figures: 989 TFLOP/s, 4800 GB/s, 18 NVLinks
+# x 26.56 = 478 GB/s.
+peak tensor_bf16_tflops 972
+peak tensor_f16_tflops 972
+peak hbm_gbs 4388
+peak link_gbs 396
 copy_engine 128 0 0.05
 copy_engine 512 0 0.19
 copy_engine 2048 0 0.77

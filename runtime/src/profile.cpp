@@ -62,6 +62,13 @@ Result<MachineProfile> MachineProfile::parse(const std::string& text) {
       else if (which == "hbm_gbs") p.hbm_gbs = v;
       else if (which == "link_gbs") p.link_gbs = v;
       else return bad("unknown peak '" + which + "'");
+    } else if (word == "fixed") {
+      std::string which;
+      double v = 0;
+      if (!(ls >> which >> v) || v <= 0) return bad("expected 'fixed <what> <positive us>'");
+      if (which == "launch_us") p.launch_us = v;
+      else if (which == "link_hop_us") p.link_hop_us = v;
+      else return bad("unknown fixed cost '" + which + "'");
     } else if (word == "copy_engine" || word == "tma" || word == "ldst") {
       BandwidthPoint b;
       b.mechanism = word == "copy_engine" ? Mechanism::copy_engine
@@ -102,6 +109,8 @@ std::string MachineProfile::serialize() const {
                                                   {"link_gbs", link_gbs}};
   for (const auto& [name, v] : peaks)
     if (v > 0) o << "peak " << name << " " << v << "\n";
+  if (launch_us > 0) o << "fixed launch_us " << launch_us << "\n";
+  if (link_hop_us > 0) o << "fixed link_hop_us " << link_hop_us << "\n";
   for (const auto& b : points)
     o << mechanism_name(b.mechanism) << " " << b.bytes << " " << b.sms << " " << b.gbps << "\n";
   return o.str();

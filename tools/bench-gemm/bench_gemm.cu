@@ -28,6 +28,8 @@
 #include <pk/runtime/runtime.h>
 #include <pk/templates/host/fused_gemm.cuh>
 
+#include "roofline_bound.h"
+
 namespace {
 
 constexpr int kMaxWorld = 2;
@@ -378,20 +380,44 @@ void run_rank(Rank& R, const Size& sz) {
   CUDA_OK(cudaFree(c_ref));
 }
 
-std::string table(const std::vector<Row>& rows) {
+// pkc's roofline bound for a row's shipped spec (templates/specs/<job>.pk.cpp) at its sizes
+// (docs/roofline.md), in microseconds; 0 without a pkc to ask.
+double bound_us(const Row& r) {
+#ifdef PK_PKC
+  long long m = 0, n = 0, k = 0;
+  if (std::sscanf(r.size.c_str(), "%lldx%lldx%lld", &m, &n, &k) != 3) return 0;
+  const long long w = g_world;
+  auto dims = [](long long a, long long b) { return std::to_string(a) + "x" + std::to_string(b); };
+  std::string shapes;
+  if (r.job == "gemm") shapes = "0:" + dims(m, k) + ",1:" + dims(n, k) + ",2:" + dims(m, n);
+  if (r.job == "ag_gemm")
+    shapes = "0:" + dims(m / w, k) + ",1:" + dims(m, k) + ",2:" + dims(n, k) + ",3:" + dims(m, n);
+  if (r.job == "gemm_rs") shapes = "0:" + dims(m, k) + ",1:" + dims(n, k) + ",2:" + dims(m / w, n);
+  if (r.job == "gemm_ar")
+    shapes = "0:" + dims(m, k) + ",1:" + dims(n, k) + ",2:" + dims(m, n) + ",3:" + dims(m, n);
+  return pk_bench::roofline_us(PK_PKC, std::string(PK_SPECS_DIR) + "/" + r.job + ".pk.cpp", r.job,
+                               shapes, r.job == "gemm" ? 1 : int(w));
+#else
+  (void)r;
+  return 0;
+#endif
+}
+
+std::string table(const std::vector<Row>& rows, int* beaten) {
   std::ostringstream o;
   char buf[512];
   o << "| job | M x N x K | pkc us | baseline us | speedup | cuBLAS GEMM us | pkc / cuBLAS GEMM time | "
-       "pkc TFLOP/s | exposed comm | comm SMs | check |\n"
-       "|---|---|---|---|---|---|---|---|---|---|---|\n";
+       "pkc TFLOP/s | pkc of roofline bound | exposed comm | comm SMs | check |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
+    const std::string bound = pk_bench::fraction_of_bound(bound_us(r), r.pk_us, beaten);
     const bool fused = r.job != "gemm";
     const double exposed = fused ? std::max(0.0, r.pk_us - r.pk_gemm_us) / r.pk_us : 0.0;
     const std::string comm = r.copy_engine ? "0 (copy engine)" : std::to_string(r.comm_blocks);
-    std::snprintf(buf, sizeof buf, "| %s | %s | %.1f | %.1f (%s) | %.3fx | %.1f | %.3f | %.0f | %s | %s | %s |\n",
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.1f | %.1f (%s) | %.3fx | %.1f | %.3f | %.0f | %s | %s | %s | %s |\n",
                   r.job.c_str(), r.size.c_str(), r.pk_us, r.base_us,
                   fused ? "cuBLAS+NCCL" : "cuBLAS", r.base_us / r.pk_us, r.cublas_us,
-                  r.pk_us / r.cublas_us, r.flops / (r.pk_us * 1e6),
+                  r.pk_us / r.cublas_us, r.flops / (r.pk_us * 1e6), bound.c_str(),
                   fused ? (std::to_string(int(exposed * 1000 + 0.5) / 10.0).substr(0, 4) + "%").c_str() : "-",
                   comm.c_str(),
                   r.bad == 0 ? "ok" : ("FAIL " + std::to_string(r.bad) + " bad, max err " + std::to_string(r.max_err)).c_str());
@@ -401,7 +427,8 @@ std::string table(const std::vector<Row>& rows) {
        "medians of " << kTimed << " runs (slower rank) after " << kWarmup << " warm-ups, each row's "
        "runs interleaved with its references (a fused row: pkc, cuBLAS + NCCL, cuBLAS GEMM alone, pkc "
        "GEMM alone, rotated each round), so cuBLAS GEMM us and exposed comm are per row. exposed comm: "
-       "(pkc fused - pkc GEMM alone) / pkc fused.\n";
+       "(pkc fused - pkc GEMM alone) / pkc fused. pkc of roofline bound: pkc's bound for the "
+       "job's spec at these sizes (docs/roofline.md) / pkc us.\n";
   return o.str();
 }
 
@@ -457,10 +484,11 @@ int main(int argc, char** argv) {
   }
   for (auto& t : threads) t.join();
   for (int r = 0; r < g_world; ++r) ncclCommDestroy(sh.nccl[r]);
-  const std::string t = table(sh.rows);
+  int beaten = 0;  // measured times below their bound: a wrong bound
+  const std::string t = table(sh.rows, &beaten);
   std::printf("%s", t.c_str());
   std::ofstream(out_path) << t;
-  bool ok = true;
+  bool ok = beaten == 0;
   for (const Row& r : sh.rows) ok = ok && r.bad == 0;
   return ok ? 0 : 1;
 }

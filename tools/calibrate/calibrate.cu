@@ -1,11 +1,15 @@
-// pk-calibrate: measures GPU0 -> GPU1 transfer bandwidth per mechanism (copy engine, TMA bulk
-// stores, ld/st stores) by message size and SM count, and the intra-SM (mbarrier) and inter-SM
-// (global flag) hand-off latencies; writes a pk machine profile and a markdown table.
+// pk-calibrate: measures the roofline ceilings of GPU0 (tensor-core peak per input type, HBM;
+// ceilings.cuh), the intra-SM (mbarrier) and inter-SM (global flag) hand-off latencies, and with
+// two GPUs the GPU0 -> GPU1 transfer bandwidth per mechanism (copy engine, TMA bulk stores,
+// ld/st stores) by message size and SM count, whose best is the link's ceiling per direction;
+// writes a pk machine profile and a markdown table.
 //
 // Usage: pk-calibrate [profile_out=machine.profile] [markdown_out=profile.md]
 // Profile format: see runtime/include/pk/runtime/profile.h and tools/calibrate/README.md.
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/store.cuh>
+
+#include "ceilings.cuh"
 
 #include <cuda_runtime.h>
 
@@ -130,6 +134,95 @@ double time_gbps(cudaStream_t s, long long bytes, Launch launch) {
   return (double)bytes * reps / (ms * 1e-3) / 1e9;
 }
 
+// Cross-GPU hand-off: a thread on each GPU ping-pongs through flags in the other's memory
+// (system-scope release stores, acquire loads of its own flag).
+__global__ void k_peer_pingpong(unsigned long long* mine, unsigned long long* theirs, int iters, bool first,
+                                unsigned long long* ns_out) {
+  const unsigned long long t0 = pk::globaltimer_ns();
+  for (unsigned long long i = 1; i <= (unsigned long long)iters; ++i) {
+    if (first) asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(theirs), "l"(i) : "memory");
+    for (long long spin = 0; pk::ld_acquire_sys(mine) < i; ++spin)
+      if (spin > (1ll << 30)) {  // the other side never answered: no figure
+        *ns_out = 0;
+        return;
+      }
+    if (!first) asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(theirs), "l"(i) : "memory");
+  }
+  *ns_out = pk::globaltimer_ns() - t0;
+}
+
+// One flag hop GPU0 -> GPU1 (half a round trip), in microseconds; 0 if it failed.
+double measure_link_hop_us() {
+  const int iters = 20000;
+  unsigned long long *flag[2], *ns[2];
+  cudaStream_t st[2];
+  for (int d = 0; d < 2; ++d) {
+    CK(cudaSetDevice(d));
+    cudaError_t pe = cudaDeviceEnablePeerAccess(1 - d, 0);
+    if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled) CK(pe);
+    (void)cudaGetLastError();
+    CK(cudaMalloc(&flag[d], 256));
+    CK(cudaMemset(flag[d], 0, 256));
+    CK(cudaMalloc(&ns[d], sizeof(unsigned long long)));
+    CK(cudaStreamCreateWithFlags(&st[d], cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize());
+  }
+  for (int d = 1; d >= 0; --d) {  // the waiter first, so both run at once
+    CK(cudaSetDevice(d));
+    k_peer_pingpong<<<1, 1, 0, st[d]>>>(flag[d], flag[1 - d], iters, d == 0, ns[d]);
+  }
+  unsigned long long took = 0;
+  for (int d = 0; d < 2; ++d) {
+    CK(cudaSetDevice(d));
+    CK(cudaStreamSynchronize(st[d]));
+  }
+  CK(cudaSetDevice(0));
+  CK(cudaMemcpy(&took, ns[0], sizeof(took), cudaMemcpyDeviceToHost));
+  for (int d = 0; d < 2; ++d) {
+    CK(cudaSetDevice(d));
+    CK(cudaFree(flag[d]));
+    CK(cudaFree(ns[d]));
+    CK(cudaStreamDestroy(st[d]));
+  }
+  CK(cudaSetDevice(0));
+  return took / (2.0 * iters) / 1e3;
+}
+
+// GPU0 -> GPU1 bandwidth of the copy engine, TMA bulk stores and ld/st stores, appended to rows.
+void measure_link(cudaStream_t s, const std::vector<long long>& sizes, const std::vector<int>& sm_counts,
+                  std::vector<Row>& rows) {
+  const long long max_bytes = sizes.back();
+  char *src = nullptr, *dst = nullptr;
+  CK(cudaSetDevice(1));
+  CK(cudaMalloc(&dst, max_bytes));
+  CK(cudaSetDevice(0));
+  cudaError_t pe = cudaDeviceEnablePeerAccess(1, 0);
+  if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled) CK(pe);
+  (void)cudaGetLastError();
+  CK(cudaMalloc(&src, max_bytes));
+  CK(cudaMemset(src, 1, max_bytes));
+  CK(cudaFuncSetAttribute(k_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaChunk));
+  for (long long b : sizes)
+    rows.push_back({"copy_engine", b, 0, time_gbps(s, b, [&] {
+                      CK(cudaMemcpyPeerAsync(dst, 1, src, 0, b, s));
+                    })});
+  for (int sms : sm_counts)
+    for (long long b : sizes) {
+      const long long nvec = b / 16;
+      rows.push_back({"ldst", b, sms, time_gbps(s, b, [&] {
+                        k_ldst<<<sms, 1024, 0, s>>>((pk::Vec16*)dst, (const pk::Vec16*)src, nvec);
+                      })});
+      rows.push_back({"tma", b, sms, time_gbps(s, b, [&] {
+                        k_tma<<<sms, 32, kTmaChunk, s>>>(dst, b);
+                      })});
+    }
+
+  CK(cudaFree(src));
+  CK(cudaSetDevice(1));
+  CK(cudaFree(dst));
+  CK(cudaSetDevice(0));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,56 +240,32 @@ int main(int argc, char** argv) {
     std::printf("skipped: no GPU\n");
     return 77;
   }
-  if (count < 2) {
-    std::printf("skipped: needs 2 GPUs\n");
-    return 77;
-  }
   const auto t_start = std::chrono::steady_clock::now();
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   const int all_sms = prop.multiProcessorCount;
-  int can = 0;
-  CK(cudaDeviceCanAccessPeer(&can, 0, 1));
-  if (!can) {
-    std::fprintf(stderr, "GPU0 cannot access GPU1 directly\n");
-    return 1;
-  }
-  const long long max_bytes = 1ll << 30;
-  char *src = nullptr, *dst = nullptr;
-  CK(cudaSetDevice(1));
-  CK(cudaMalloc(&dst, max_bytes));
   CK(cudaSetDevice(0));
-  cudaError_t pe = cudaDeviceEnablePeerAccess(1, 0);
-  if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled) CK(pe);
-  (void)cudaGetLastError();
-  CK(cudaMalloc(&src, max_bytes));
-  CK(cudaMemset(src, 1, max_bytes));
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  CK(cudaFuncSetAttribute(k_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, kTmaChunk));
+  const pk_calibrate::Ceilings ceilings = pk_calibrate::measure_ceilings(s);
+  CK(cudaGetLastError());
 
+  // The link, with two GPUs: GPU0 -> GPU1 by mechanism, size and SM count.
+  int can = 0;
+  if (count >= 2) CK(cudaDeviceCanAccessPeer(&can, 0, 1));
+  if (count >= 2 && !can) std::fprintf(stderr, "GPU0 cannot access GPU1 directly: no link measured\n");
+  const long long max_bytes = 1ll << 30;
   std::vector<long long> sizes;
   for (long long b = 128; b <= max_bytes; b *= 4) sizes.push_back(b);
   if (sizes.back() != max_bytes) sizes.push_back(max_bytes);
   std::vector<int> sm_counts;
   for (int n : {1, 2, 4, 8, 16, 32, 66}) if (n < all_sms) sm_counts.push_back(n);
   sm_counts.push_back(all_sms);
-
   std::vector<Row> rows;
-  for (long long b : sizes)
-    rows.push_back({"copy_engine", b, 0, time_gbps(s, b, [&] {
-                      CK(cudaMemcpyPeerAsync(dst, 1, src, 0, b, s));
-                    })});
-  for (int sms : sm_counts)
-    for (long long b : sizes) {
-      const long long nvec = b / 16;
-      rows.push_back({"ldst", b, sms, time_gbps(s, b, [&] {
-                        k_ldst<<<sms, 1024, 0, s>>>((pk::Vec16*)dst, (const pk::Vec16*)src, nvec);
-                      })});
-      rows.push_back({"tma", b, sms, time_gbps(s, b, [&] {
-                        k_tma<<<sms, 32, kTmaChunk, s>>>(dst, b);
-                      })});
-    }
+  if (can) measure_link(s, sizes, sm_counts, rows);
+  double link_gbs = 0;  // the best any mechanism reached: the ceiling per direction
+  for (const Row& r : rows) link_gbs = std::max(link_gbs, r.gbps);
+  const double hop_us = can ? measure_link_hop_us() : 0;
 
   unsigned long long* dev_ns = nullptr;
   unsigned long long* flags = nullptr;
@@ -224,6 +293,15 @@ int main(int argc, char** argv) {
   std::fprintf(f, "# '<mechanism> <size_bytes> <sms> <GB/s>' (sms 0: copy engine); hand-offs in ns.\n");
   std::fprintf(f, "version 1\ndevice %s x%d\n", prop.name, count);
   std::fprintf(f, "handoff intra_sm_ns %.1f\nhandoff inter_sm_ns %.1f\n", intra_ns, inter_ns);
+  std::fprintf(f, "# Ceilings for roofline bounds, measured on GPU0: wgmma from shared memory, the best\n"
+                  "# of HBM read / write / copy%s.\n",
+               rows.empty() ? "; no link measured (one GPU)" : ", the best link rate below");
+  if (ceilings.bf16_tflops > 0) std::fprintf(f, "peak tensor_bf16_tflops %.0f\n", ceilings.bf16_tflops);
+  if (ceilings.f16_tflops > 0) std::fprintf(f, "peak tensor_f16_tflops %.0f\n", ceilings.f16_tflops);
+  if (ceilings.hbm_gbs > 0) std::fprintf(f, "peak hbm_gbs %.0f\n", ceilings.hbm_gbs);
+  if (link_gbs > 0) std::fprintf(f, "peak link_gbs %.0f\n", link_gbs);
+  if (ceilings.launch_us > 0) std::fprintf(f, "fixed launch_us %.2f\n", ceilings.launch_us);
+  if (hop_us > 0) std::fprintf(f, "fixed link_hop_us %.2f\n", hop_us);
   for (const Row& r : rows)
     std::fprintf(f, "%s %lld %d %.2f\n", r.mechanism.c_str(), r.bytes, r.sms, r.gbps);
   std::fclose(f);
@@ -233,6 +311,10 @@ int main(int argc, char** argv) {
   if (m) {
     std::fprintf(m, "# %s GPU0 -> GPU1 (GB/s)\n\nhand-off: intra-SM (mbarrier) %.0f ns, inter-SM (global flag) %.0f ns\n\n",
                  prop.name, intra_ns, inter_ns);
+    std::fprintf(m, "ceilings: tensor cores bf16 %.0f TFLOP/s, f16 %.0f TFLOP/s; HBM %.0f GB/s; link %.0f GB/s per direction%s; "
+                    "launch %.2f us; link hop %.2f us\n\n",
+                 ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.hbm_gbs, link_gbs,
+                 rows.empty() ? " (not measured: one GPU)" : "", ceilings.launch_us, hop_us);
     std::fprintf(m, "| size | copy engine |");
     for (int sms : sm_counts) std::fprintf(m, " ldst %d SMs | tma %d SMs |", sms, sms);
     std::fprintf(m, "\n|---|---|");
@@ -254,6 +336,9 @@ int main(int argc, char** argv) {
   std::printf("pk-calibrate: %zu measurements in %.1f s -> %s, %s\n", rows.size(), secs,
               profile_path.c_str(), md_path.c_str());
   std::printf("intra-SM hand-off %.0f ns, inter-SM hand-off %.0f ns\n", intra_ns, inter_ns);
+  std::printf("ceilings: bf16 %.0f TFLOP/s, f16 %.0f TFLOP/s, HBM %.0f GB/s, link %.0f GB/s; "
+              "launch %.2f us, link hop %.2f us\n",
+              ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.hbm_gbs, link_gbs, ceilings.launch_us, hop_us);
   for (const Row& r : rows)
     if (r.bytes == max_bytes && (r.sms == 0 || r.sms == all_sms || r.sms == 16))
       std::printf("%-12s 1 GiB %3d SMs: %.1f GB/s\n", r.mechanism.c_str(), r.sms, r.gbps);

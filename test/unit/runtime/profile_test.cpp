@@ -91,3 +91,16 @@ TEST(Profile, Peaks) {
   EXPECT_FALSE(pk::MachineProfile::parse("version 1\npeak hbm_gbs 0\n").is_ok());
   EXPECT_GT(pk::builtin_profile().tensor_bf16_tflops, 0);  // the shipped profile has them
 }
+
+// Fixed costs: parsed, kept through serialize, and errors for unknown or non-positive ones.
+TEST(Profile, FixedCosts) {
+  auto p = pk::MachineProfile::parse("version 1\nfixed launch_us 2.5\nfixed link_hop_us 1.25\n");
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  EXPECT_DOUBLE_EQ(p->launch_us, 2.5);
+  auto q = pk::MachineProfile::parse(p->serialize());
+  ASSERT_TRUE(q.is_ok());
+  EXPECT_DOUBLE_EQ(q->launch_us, 2.5);
+  EXPECT_DOUBLE_EQ(q->link_hop_us, 1.25);
+  EXPECT_FALSE(pk::MachineProfile::parse("version 1\nfixed boot_us 1\n").is_ok());
+  EXPECT_FALSE(pk::MachineProfile::parse("version 1\nfixed launch_us -1\n").is_ok());
+}

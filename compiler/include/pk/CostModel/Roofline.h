@@ -1,6 +1,7 @@
 // Lower bounds on a kernel's time from what it must do (tensor-core FLOPs, compulsory HBM
 // traffic, bytes each rank must send over its links) and the machine's ceilings (the profile's
-// `peak` records), for `pkc --roofline`. Counted on the spec-level IR for given tensor shapes
+// `peak` records), and from the fixed costs it measured (`fixed`: a launch, a flag hop between
+// GPUs), for `pkc --roofline`. Counted on the spec-level IR for given tensor shapes
 // and world size; docs/roofline.md says how.
 #pragma once
 
@@ -24,9 +25,10 @@ struct KernelRoofline {
   double hbmBytes = 0;       // every tensor argument read or written once
   double linkBytes = 0;      // bytes this rank must send (= receive) over its links
   double computeUs = 0, hbmUs = 0, linkUs = 0;
+  double fixedUs = 0;        // a launch, and a flag hop between GPUs if the kernel communicates
   double overlapUs = 0;      // perfect overlap: the largest bound
-  double serialUs = 0;       // communication after compute: max(compute, HBM) + link
-  std::string binds;         // "compute", "HBM" or "link"
+  double serialUs = 0;       // communication after compute: max(compute, HBM) + link (or fixed)
+  std::string binds;         // "compute", "HBM", "link" or "fixed costs"
   std::vector<std::string> notes;
 };
 
