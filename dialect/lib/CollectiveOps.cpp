@@ -86,8 +86,8 @@ static LogicalResult verifyTileToPeer(Operation *op, TileType tile, SymTensorTyp
                                       size_t numIndices, bool adds) {
   if (failed(verifyTileAccess(op, dest, tile, numIndices)))
     return failure();
-  if (adds && !isReducibleElementType(tile.getElementType()))
-    return op->emitOpError("adds support bf16, f16 and f32, got ") << tile.getElementType();
+  if (adds && !isCollectiveReducibleElementType(tile.getElementType()))
+    return op->emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << tile.getElementType();
   return success();
 }
 

@@ -22,8 +22,13 @@ static LogicalResult verifyPeerStore(Operation *op, TileType tile, SymTensorType
     return op->emitOpError("TMA transfers read the tile from shared memory; the tile is in registers");
   if (t == Transport::copy_engine)
     return op->emitOpError("the copy engine is driven from the host and cannot move a tile");
-  if (adds && !isReducibleElementType(tile.getElementType()))
-    return op->emitOpError("adds support bf16, f16 and f32, got ") << tile.getElementType();
+  // Register tiles add element by element (red.add, exact for i32 and i64); TMA's bulk
+  // reduce-add paths are typed for the floats.
+  if (adds && t == Transport::ldst && !isCollectiveReducibleElementType(tile.getElementType()))
+    return op->emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << tile.getElementType();
+  if (adds && t != Transport::ldst && !isReducibleElementType(tile.getElementType()))
+    return op->emitOpError("adds by ") << stringifyTransport(t) << " support bf16, f16 and f32, got "
+                                       << tile.getElementType() << "; integer tiles add by ldst";
   return success();
 }
 

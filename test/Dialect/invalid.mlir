@@ -382,10 +382,10 @@ pk.kernel @k(%x: !pk.sym<?x?xbf16>, %y: !pk.sym<?x?xbf16>) {
 
 // -----
 
-pk.kernel @k(%c: !pk.sym<?xi32>, %p: index) {
-  %t = "test.tile"() : () -> !pk.tile<64xi32>
-  // expected-error @+1 {{'pk.coll.add_tile' op adds support bf16, f16 and f32, got 'i32'}}
-  pk.coll.add_tile %t, %c[%p] on %p : !pk.tile<64xi32>, !pk.sym<?xi32>
+pk.kernel @k(%c: !pk.sym<?xf64>, %p: index) {
+  %t = "test.tile"() : () -> !pk.tile<64xf64>
+  // expected-error @+1 {{'pk.coll.add_tile' op adds support bf16, f16, f32, i32 and i64, got 'f64'}}
+  pk.coll.add_tile %t, %c[%p] on %p : !pk.tile<64xf64>, !pk.sym<?xf64>
   pk.return
 }
 
@@ -418,10 +418,19 @@ pk.kernel @k(%c: !pk.sym<?xf32>, %p: index) {
 
 // -----
 
+pk.kernel @k(%c: !pk.sym<?xf64>, %p: index) {
+  %t = "test.tile"() : () -> !pk.tile<64xf64>
+  // expected-error @+1 {{'pk.comm.store_add_async' op adds support bf16, f16, f32, i32 and i64, got 'f64'}}
+  pk.comm.store_add_async <ldst> %t, %c[%p] on %p : !pk.tile<64xf64>, !pk.sym<?xf64>
+  pk.return
+}
+
+// -----
+
 pk.kernel @k(%c: !pk.sym<?xi32>, %p: index) {
-  %t = "test.tile"() : () -> !pk.tile<64xi32>
-  // expected-error @+1 {{'pk.comm.store_add_async' op adds support bf16, f16 and f32, got 'i32'}}
-  pk.comm.store_add_async <ldst> %t, %c[%p] on %p : !pk.tile<64xi32>, !pk.sym<?xi32>
+  %t = "test.tile"() : () -> !pk.tile<64xi32, smem>
+  // expected-error @+1 {{'pk.comm.store_add_async' op adds by tma support bf16, f16 and f32, got 'i32'; integer tiles add by ldst}}
+  pk.comm.store_add_async <tma> %t, %c[%p] on %p : !pk.tile<64xi32, smem>, !pk.sym<?xi32>
   pk.return
 }
 

@@ -2,7 +2,8 @@
 // and i64 reductions combine exactly in their own type (values near 2^28 and 2^50, which an fp32
 // accumulator would round), i64 moves as 8-byte elements. Sizes that take the one-round paths
 // (7 and 1000 elements) and the direct path (100003), tails everywhere; at W = 1, then 2-4 ranks
-// sharing one GPU (or 2 GPUs); outputs poisoned; every element exact.
+// sharing one GPU (or 2 GPUs); outputs poisoned (or, for adds into peers, random); every element
+// exact.
 #include <pk/jit/compile.h>
 
 #include <map>
@@ -20,7 +21,7 @@ bool compile_all() {
   auto text = pk::jit::read_spec(PK_INT_COLLECTIVES_SPEC);
   if (!text.is_ok()) return pkt::fail("read: " + text.status().message()), false;
   for (const char* name : {"ar_sum_i32", "ar_max_i64", "ar_min_i32_rows", "rs_sum_i64", "ag_i64", "reduce_sum_i32",
-                           "ar_then_scale_i32"}) {
+                           "ar_then_scale_i32", "add_to_next_i32", "add_to_first_i64"}) {
     pk::jit::Options options;
     options.kernel = name;
     auto k = pk::jit::compile_spec(PK_INT_COLLECTIVES_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
@@ -112,6 +113,26 @@ void reductions(pk::Context& ctx, long long n) {
     int s = 0;
     for (int r = 0; r < W; ++r) s += small[r][i];
     return 3 * s;
+  });
+  // Adds into peers: y starts random, every rank's copy must end as its start plus what the
+  // ranks added (read only after every rank's kernel is done).
+  auto ys = int_inputs<int>(W, n, 6, 27);
+  pkt::DevLocal<int> ax({n}, small[me]);
+  SymArg<int> ay(ctx, {n}, &ys[me]);
+  run(ctx, "add_to_next_i32", ax.view(), ay.view);
+  PKT_OK(ctx.exchange().barrier());
+  expect_exact<int>(ctx, "add_to_next_i32" + at, ay.download(),
+                    [&](long long i) { return ys[me][i] + small[(me + W - 1) % W][i]; });
+  auto ly0 = int_inputs<long long>(W, n, 7, 50);
+  pkt::DevLocal<long long> lax({n}, ls[me]);
+  SymArg<long long> lay(ctx, {n}, &ly0[me]);
+  run(ctx, "add_to_first_i64", lax.view(), lay.view);
+  PKT_OK(ctx.exchange().barrier());
+  expect_exact<long long>(ctx, "add_to_first_i64" + at, lay.download(), [&](long long i) {
+    long long s = ly0[me][i];
+    if (me == 0)
+      for (int r = 0; r < W; ++r) s += ls[r][i];
+    return s;
   });
   PKT_OK(ctx.exchange().barrier());
 }
