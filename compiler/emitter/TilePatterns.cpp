@@ -214,9 +214,20 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   // One operand is a rows x 1 or 1 x cols tile broadcast against the other.
   bool vecFirst = a.getType() != map.getResult().getType();
   Value full = vecFirst ? b : a, vec = vecFirst ? a : b;
+  auto vecType = cast<TileType>(vec.getType());
+  std::string vecName = e.name(vec);
+  // Dividing by an f32 row or column vector multiplies by its reciprocals, computed once per
+  // vector element instead of a full-precision division per tile element (softmax's e /
+  // row_sum(e)); within 2 ulp of fp32 division (docs/language.md).
+  if (map.getKind() == MapKind::div && !vecFirst && vecType.getElementType().isF32()) {
+    vecName = e.fresh("recip");
+    e.line() << tileTypeName(vecType, e.threads) << " " << vecName << ";";
+    e.line() << "pk::tile::map(" << vecName << ", " << e.name(vec) << ", [](float x) { return 1.f / x; });";
+    f = "[](float x, float y) { return x * y; }";
+  }
   // A one-element vector is in every thread (pk/tile/rt.cuh): no stage (TileShared.cpp).
-  const bool staged = cast<TileType>(vec.getType()).getNumElements() > 1;
-  e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << e.name(vec)
+  const bool staged = vecType.getNumElements() > 1;
+  e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << vecName
            << ", " << (vecFirst ? "true" : "false") << ", " << f << ", "
            << (staged ? "pk_stage" : "nullptr") << ");";
   return success();
