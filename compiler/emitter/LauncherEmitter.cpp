@@ -1,6 +1,7 @@
 // Typed C++ launchers: signatures read from the spec, host checks, the embedded CUDA.
 #include "pk/Emitter/LauncherEmitter.h"
 #include "Emitter.h"
+#include <functional>
 
 #include "llvm/ADT/StringSet.h"
 
@@ -312,11 +313,12 @@ struct Sequence {
     std::string bounds[3];  // lb, ub, step
   };
   std::vector<std::string> parts;
-  std::vector<Loop> loops;
-  const Loop *loopAt(size_t i) const {
-    for (const Loop &l : loops)
-      if (int(i) >= l.first && int(i) < l.first + l.count) return &l;
-    return nullptr;
+  std::vector<Loop> loops;  // outermost first (nested loops follow the loop around them)
+  // How many host loops run part i.
+  int depthAt(size_t i) const {
+    int d = 0;
+    for (const Loop &l : loops) d += int(i) >= l.first && int(i) < l.first + l.count;
+    return d;
   }
 };
 
@@ -357,9 +359,9 @@ LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq
   for (auto [i, name] : llvm::enumerate(seq.parts)) {
     KernelSignature p = k;
     p.name = name;
-    if (seq.loopAt(i)) {
+    for (int d = 0; d < seq.depthAt(i); ++d) {  // the trips' variables, outermost first
       LauncherArg trip;
-      trip.name = "pk_trip";
+      trip.name = "pk_trip" + std::to_string(d);
       trip.cppType = "long long";
       trip.specType = "index";
       p.args.push_back(trip);
@@ -372,34 +374,50 @@ LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq
   os << "  // Every launch's checks first, so the call runs all of its launches or none (a host\n"
      << "  // loop's parts check theirs each trip).\n";
   for (auto [i, p] : llvm::enumerate(partSigs))
-    if (!seq.loopAt(i) && failed(emitHostCheckConditions(p, cuda, os, loc))) return failure();
+    if (!seq.depthAt(i) && failed(emitHostCheckConditions(p, cuda, os, loc))) return failure();
   os << "  (void)world;\n";
-  auto call = [&](const KernelSignature &p, const char *indent) {
+  auto call = [&](const KernelSignature &p, const std::string &indent) {
     os << indent << "PK_RETURN_IF_ERROR(" << p.name << "(ctx";
     for (const LauncherArg &a : p.args) os << ", " << a.name;
     os << ", stream));\n";
   };
   auto name = [&](int a) { return k.args[a].name; };
-  for (size_t i = 0; i < partSigs.size();) {
-    const Sequence::Loop *l = seq.loopAt(i);
-    if (!l) {
-      call(partSigs[i++], "  ");
-      continue;
+  // Parts [begin, end) inside `entered` loops (in line order), at indentation `indent`.
+  std::function<LogicalResult(int, int, size_t, const std::string &)> emitRange =
+      [&](int begin, int end, size_t entered, const std::string &indent) -> LogicalResult {
+    for (int i = begin; i < end;) {
+      const Sequence::Loop *l = nullptr;
+      for (size_t j = entered; j < seq.loops.size() && !l; ++j)
+        if (seq.loops[j].first == i && seq.loops[j].first + seq.loops[j].count <= end) l = &seq.loops[j];
+      if (!l) {
+        call(partSigs[size_t(i++)], indent);
+        continue;
+      }
+      std::string bounds[3];
+      for (int b = 0; b < 3; ++b) {
+        ::pk::Result<::pk::HostExpr> e = ::pk::parse_host_expr(l->bounds[b]);
+        if (!e.is_ok()) return emitError(loc, "pk-sequence ") << k.name << ": " << e.status().message();
+        bounds[b] = ::pk::host_expr_cpp(*e, name);
+      }
+      const int depth = [&] {  // loops around this one: those before it in line order holding it
+        int d = 0;
+        for (const Sequence::Loop *o = seq.loops.data(); o != l; ++o)
+          d += o->first <= l->first && l->first + l->count <= o->first + o->count;
+        return d;
+      }();
+      const std::string var = "pk_trip" + std::to_string(depth);
+      os << indent << "{  // a host loop of launches\n"
+         << indent << "  const long long lb = " << bounds[0] << ", ub = " << bounds[1] << ", step = " << bounds[2] << ";\n"
+         << indent << "  if (step <= 0) return pk::Status::error(" << cppString(k.name + ": a host loop's step must be positive") << ");\n"
+         << indent << "  for (long long " << var << " = lb; " << var << " < ub; " << var << " += step) {\n";
+      if (failed(emitRange(l->first, l->first + l->count, size_t(l - seq.loops.data()) + 1, indent + "    ")))
+        return failure();
+      os << indent << "  }\n" << indent << "}\n";
+      i = l->first + l->count;
     }
-    std::string bounds[3];
-    for (int b = 0; b < 3; ++b) {
-      ::pk::Result<::pk::HostExpr> e = ::pk::parse_host_expr(l->bounds[b]);
-      if (!e.is_ok()) return emitError(loc, "pk-sequence ") << k.name << ": " << e.status().message();
-      bounds[b] = ::pk::host_expr_cpp(*e, name);
-    }
-    os << "  {  // a host loop of launches\n"
-       << "    const long long lb = " << bounds[0] << ", ub = " << bounds[1] << ", step = " << bounds[2] << ";\n"
-       << "    if (step <= 0) return pk::Status::error(" << cppString(k.name + ": a host loop's step must be positive") << ");\n"
-       << "    for (long long pk_trip = lb; pk_trip < ub; pk_trip += step) {\n";
-    for (int p = l->first; p < l->first + l->count; ++p) call(partSigs[p], "      ");
-    os << "    }\n  }\n";
-    i = size_t(l->first + l->count);
-  }
+    return success();
+  };
+  if (failed(emitRange(0, int(partSigs.size()), 0, "  "))) return failure();
   os << "  return pk::Status::ok();\n}\n";
   return success();
 }

@@ -3,6 +3,7 @@
 #include "pk/Passes/TileShared.h"
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -26,24 +27,32 @@ int64_t countFlagSlots(KernelOp kernel) {
 // A kernel pk-split-launches made several launches: no code of its own, only the line that
 // names its parts in order, with its arguments (every part takes them all).
 // A host loop of launches is `loop=<first>:<count>:<lb>;<ub>;<step>`: parts first..first+count-1
-// run for each trip, given the induction variable as a trailing argument.
+// run for each trip, given the induction variable as a trailing argument. Host loops nest: an
+// inner loop's parts lie inside its outer loop's, its field follows the outer one's, and its
+// parts take the outer trip's variable, then the inner one's.
 LogicalResult emitSequence(Emitter &e, KernelOp kernel, ArrayAttr launches) {
-  std::string parts, loops;
+  std::string parts;
+  std::vector<std::string> loops;
   int n = 0;
-  auto add = [&](Attribute a) { parts += (n++ ? "," : "") + cast<FlatSymbolRefAttr>(a).getValue().str(); };
-  for (Attribute entry : launches) {
-    auto loop = dyn_cast<DictionaryAttr>(entry);
-    if (!loop) {
-      add(entry);
-      continue;
+  std::function<void(ArrayAttr)> add = [&](ArrayAttr entries) {
+    for (Attribute entry : entries) {
+      auto loop = dyn_cast<DictionaryAttr>(entry);
+      if (!loop) {
+        parts += (n++ ? "," : "") + cast<FlatSymbolRefAttr>(entry).getValue().str();
+        continue;
+      }
+      const int first = n;
+      const size_t at = loops.size();
+      loops.emplace_back();
+      add(loop.getAs<ArrayAttr>("parts"));
+      loops[at] = " loop=" + std::to_string(first) + ":" + std::to_string(n - first) + ":" +
+                  loop.getAs<StringAttr>("lb").str() + ";" + loop.getAs<StringAttr>("ub").str() +
+                  ";" + loop.getAs<StringAttr>("step").str();
     }
-    auto body = loop.getAs<ArrayAttr>("parts");
-    loops += " loop=" + std::to_string(n) + ":" + std::to_string(body.size()) + ":" +
-             loop.getAs<StringAttr>("lb").str() + ";" + loop.getAs<StringAttr>("ub").str() + ";" +
-             loop.getAs<StringAttr>("step").str();
-    for (Attribute a : body) add(a);
-  }
-  e.os << "\n// pk-sequence " << kernel.getSymName() << " parts=" << parts << loops;
+  };
+  add(launches);
+  e.os << "\n// pk-sequence " << kernel.getSymName() << " parts=" << parts;
+  for (const std::string &l : loops) e.os << l;
   e.os << " args=";
   for (auto [i, arg] : llvm::enumerate(kernel.getBody().front().getArguments()))
     e.os << (i ? "," : "") << arg.getType();

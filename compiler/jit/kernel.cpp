@@ -1,6 +1,7 @@
 // Per-device loading, host-side argument checks and launch of a JIT-compiled kernel.
 #include <pk/jit/kernel.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -188,40 +189,50 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
   const KernelInfo& info = state_->info;
   const std::vector<KernelInfo>& parts = state_->parts;
   if (parts.empty()) return launch_one(ctx, stream, args, info, 0);
-  auto loop_at = [&](std::size_t i) -> const KernelInfo::PartLoop* {
-    for (const KernelInfo::PartLoop& l : info.loops)
-      if (int(i) >= l.first && int(i) < l.first + l.count) return &l;
-    return nullptr;
+  auto in_loop = [&](std::size_t i) {
+    return std::any_of(info.loops.begin(), info.loops.end(), [&](const KernelInfo::PartLoop& l) {
+      return int(i) >= l.first && int(i) < l.first + l.count;
+    });
   };
   // Every part's checks before any launch, so the call runs all of its launches or none; the
   // parts of a host loop, whose checks may read the trip's variable, are checked each trip.
   PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (!loop_at(i)) PK_RETURN_IF_ERROR(check_launch_args(parts[i], args, ctx.world()).with_context("kernel " + info.name));
+    if (!in_loop(i)) PK_RETURN_IF_ERROR(check_launch_args(parts[i], args, ctx.world()).with_context("kernel " + info.name));
     PK_RETURN_IF_ERROR(check_flag_slots(ctx, parts[i]));
   }
   const HostValues values = host_values(info, args, ctx.world());
-  for (std::size_t i = 0; i < parts.size();) {
-    const KernelInfo::PartLoop* l = loop_at(i);
-    if (!l) {
-      PK_RETURN_IF_ERROR(launch_one(ctx, stream, args, parts[i], i));
-      ++i;
-      continue;
+  // Parts [begin, end) with `trips` appended to the arguments; `entered` counts the loops (in
+  // line order, outermost first) already being run around them.
+  std::function<Status(int, int, const std::vector<ArgValue>&, std::size_t)> run =
+      [&](int begin, int end, const std::vector<ArgValue>& with, std::size_t entered) -> Status {
+    for (int i = begin; i < end;) {
+      // The next loop starting here that is not one of those around us.
+      const KernelInfo::PartLoop* l = nullptr;
+      for (std::size_t j = 0; j < info.loops.size() && !l; ++j)
+        if (info.loops[j].first == i && j >= entered && info.loops[j].first + info.loops[j].count <= end)
+          l = &info.loops[j];
+      if (!l) {
+        PK_RETURN_IF_ERROR(launch_one(ctx, stream, with, parts[std::size_t(i)], std::size_t(i)));
+        ++i;
+        continue;
+      }
+      PK_ASSIGN_OR_RETURN(long long lb, evaluate_host_expr(l->lb, values));
+      PK_ASSIGN_OR_RETURN(long long ub, evaluate_host_expr(l->ub, values));
+      PK_ASSIGN_OR_RETURN(long long step, evaluate_host_expr(l->step, values));
+      if (step <= 0) return Status::error("kernel " + info.name + ": a host loop's step must be positive");
+      std::vector<ArgValue> with_trip = with;
+      with_trip.push_back(arg_value(0LL));
+      const std::size_t index = std::size_t(l - info.loops.data());
+      for (long long trip = lb; trip < ub; trip += step) {
+        with_trip.back().integer = trip;
+        PK_RETURN_IF_ERROR(run(l->first, l->first + l->count, with_trip, index + 1));
+      }
+      i = l->first + l->count;
     }
-    PK_ASSIGN_OR_RETURN(long long lb, evaluate_host_expr(l->lb, values));
-    PK_ASSIGN_OR_RETURN(long long ub, evaluate_host_expr(l->ub, values));
-    PK_ASSIGN_OR_RETURN(long long step, evaluate_host_expr(l->step, values));
-    if (step <= 0) return Status::error("kernel " + info.name + ": a host loop's step must be positive");
-    std::vector<ArgValue> with_trip = args;
-    with_trip.push_back(arg_value(0LL));
-    for (long long trip = lb; trip < ub; trip += step) {
-      with_trip.back().integer = trip;
-      for (int k = l->first; k < l->first + l->count; ++k)
-        PK_RETURN_IF_ERROR(launch_one(ctx, stream, with_trip, parts[k], std::size_t(k)));
-    }
-    i = std::size_t(l->first + l->count);
-  }
-  return Status::ok();
+    return Status::ok();
+  };
+  return run(0, int(parts.size()), args, 0);
 }
 
 Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args,

@@ -167,17 +167,26 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
     for (const KernelInfo::PartLoop& l : k.loops)
       if (l.first < 0 || l.count < 1 || l.first + l.count > int(k.parts.size()))
         return Status::error("pk-sequence " + k.name + ": a loop names parts it lacks");
+    // Host loops nest or are apart, never overlap.
+    for (const KernelInfo::PartLoop& a : k.loops)
+      for (const KernelInfo::PartLoop& b : k.loops) {
+        const bool apart = a.first + a.count <= b.first || b.first + b.count <= a.first;
+        const bool nested = (a.first <= b.first && b.first + b.count <= a.first + a.count) ||
+                            (b.first <= a.first && a.first + a.count <= b.first + b.count);
+        if (!apart && !nested) return Status::error("pk-sequence " + k.name + ": host loops overlap");
+      }
     for (std::size_t i = 0; i < k.parts.size(); ++i) {
-      // A part in a host loop takes the trip's induction variable last.
-      const bool looped = std::any_of(k.loops.begin(), k.loops.end(), [&](const KernelInfo::PartLoop& l) {
+      // A part in host loops takes their trips' induction variables last, outermost first.
+      const std::size_t depth = std::count_if(k.loops.begin(), k.loops.end(), [&](const KernelInfo::PartLoop& l) {
         return int(i) >= l.first && int(i) < l.first + l.count;
       });
       auto it = std::find_if(out.begin(), out.end(), [&](const KernelInfo& p) { return p.name == k.parts[i]; });
-      if (it == out.end() || !it->parts.empty() || it->args.size() != k.args.size() + (looped ? 1 : 0) ||
-          (looped && it->args.back().element != "index"))
+      bool trips = it != out.end() && it->args.size() == k.args.size() + depth;
+      for (std::size_t a = k.args.size(); trips && a < it->args.size(); ++a) trips = it->args[a].element == "index";
+      if (it == out.end() || !it->parts.empty() || !trips)
         return Status::error("pk-sequence " + k.name + ": part " + k.parts[i] +
                              " has no pk-launch line with the sequence's arguments" +
-                             (looped ? " and the trip's index" : ""));
+                             (depth ? " and its trips' indices" : ""));
     }
   }
   return out;

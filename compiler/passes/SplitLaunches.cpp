@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <functional>
 
 namespace mlir::pk {
 #define GEN_PASS_DEF_PKSPLITLAUNCHESPASS
@@ -34,8 +35,8 @@ bool hasMma(Operation *op) {
   return found;
 }
 
-// A top-level range loop that no launch can run whole: its flags and barriers count once per
-// launch.
+// A range loop (at the top level, or in a host loop's body) that no launch can run whole: its
+// flags and barriers count once per launch.
 scf::ForOp hostLoop(Operation *op) {
   auto loop = dyn_cast<scf::ForOp>(op);
   return loop && isPhase(op) && unorderedInLoop(*loop.getBody()) ? loop : scf::ForOp();
@@ -52,29 +53,32 @@ void prune(Block &body, llvm::function_ref<bool(Operation *)> drop) {
   }
 }
 
-// A copy of `kernel` named `name`, placed after `after`. Without `loop`: it keeps of the
-// top-level phases only those numbered in `keep` (and scalar reads a kept op uses). With
-// `loop` (a top-level phase number): the loop's body becomes the kernel's top level, its
-// induction variable a trailing index argument, and `keep` numbers the body's phases.
+// A copy of `kernel` named `name`, placed after `after`. With an empty `path`: it keeps of the
+// top-level phases only those numbered in `keep` (and scalar reads a kept op uses). With a
+// path of loops (a top-level phase number, then a phase number in that loop's body, and so on
+// for nested host loops): the innermost loop's body becomes the kernel's top level, each
+// loop's induction variable a trailing index argument (outermost first), and `keep` numbers
+// the innermost body's phases.
 KernelOp partOf(KernelOp kernel, ArrayRef<unsigned> keep, StringRef name, Operation *after,
-                std::optional<unsigned> loop = std::nullopt) {
+                ArrayRef<unsigned> path = {}) {
   auto part = cast<KernelOp>(kernel->clone());
   part.setSymName(name);
   after->getBlock()->getOperations().insertAfter(after->getIterator(), part);
   Block &body = part.getBody().front();
   llvm::DenseMap<Operation *, unsigned> number;  // the phases `keep` numbers
-  if (!loop) {
-    for (Operation *op : phasesOf(body)) number[op] = unsigned(number.size());
-  } else {
-    auto forOp = cast<scf::ForOp>(phasesOf(body)[*loop]);
+  SmallVector<Operation *> level = phasesOf(body);
+  for (unsigned at : path) {
+    auto forOp = cast<scf::ForOp>(level[at]);
     part.insertArgument(body.getNumArguments(), IndexType::get(kernel.getContext()), {}, forOp.getLoc());
     forOp.getInductionVar().replaceAllUsesWith(body.getArguments().back());
+    level.clear();
     for (Operation &op : llvm::make_early_inc_range(forOp.getBody()->without_terminator())) {
       op.moveBefore(forOp);
-      if (isPhase(&op)) number[&op] = unsigned(number.size());
+      if (isPhase(&op)) level.push_back(&op);
     }
     forOp.erase();
   }
+  for (Operation *op : level) number[op] = unsigned(number.size());
   prune(body, [&](Operation *op) {
     auto it = number.find(op);
     return it == number.end() || !llvm::is_contained(keep, it->second);
@@ -84,15 +88,27 @@ KernelOp partOf(KernelOp kernel, ArrayRef<unsigned> keep, StringRef name, Operat
 
 std::string where(Operation *op) { return formatLocation(op->getLoc()); }
 
+// The host loop a path of phase numbers leads to in `kernel` (see partOf).
+scf::ForOp outerLoop(KernelOp kernel, ArrayRef<unsigned> path) {
+  Block *block = &kernel.getBody().front();
+  scf::ForOp loop;
+  for (unsigned at : path) {
+    loop = cast<scf::ForOp>(phasesOf(*block)[at]);
+    block = loop.getBody();
+  }
+  return loop;
+}
+
 struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
   using PkSplitLaunchesPassBase::PkSplitLaunchesPassBase;
 
   // The template that takes phase `i` (of the top level, or of loop `loop`'s body) on its own,
   // or "". `unfused` says why a fused GEMM template did not take the whole kernel instead.
   StringRef templateOf(KernelOp kernel, ArrayRef<Operation *> phases, unsigned i,
-                       std::optional<unsigned> loop, std::string &unfused) {
+                       ArrayRef<unsigned> path, std::string &unfused) {
     if (!templates || !isa<TileForeachOp>(phases[i]) || !hasMma(phases[i])) return "";
-    KernelOp trial = partOf(kernel, {i}, (kernel.getSymName() + "_trial").str(), kernel, loop);
+    const bool loop = !path.empty();
+    KernelOp trial = partOf(kernel, {i}, (kernel.getSymName() + "_trial").str(), kernel, path);
     StringRef job;
     if (isAttentionKernel(trial)) {
       job = "attention";
@@ -108,41 +124,22 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
     return job;
   }
 
-  // Groups of phases, each one launch: every template phase alone, the phases between them
+  // What runs as launches: a group of phases (one launch), or a host loop of launches.
+  struct Item {
+    SmallVector<unsigned> phases;  // a group's phase numbers in its block
+    StringRef job;                 // the template a group of one phase takes, or ""
+    scf::ForOp loop;               // a host loop, whose body's items are `body`
+    SmallVector<unsigned> path;    // the loops around the block, then (a loop) its own number
+    std::vector<Item> body;
+  };
+
+  // The items of the phases of one block (the kernel's top level, or a host loop's body at
+  // `path`): every template phase alone, host loops on their own, the phases between them
   // together (ordered inside their launch by grid-wide barriers, as in any kernel).
-  SmallVector<SmallVector<unsigned>> group(KernelOp kernel, ArrayRef<Operation *> phases,
-                                           std::optional<unsigned> loop, SmallVector<StringRef> &jobs,
-                                           std::string &unfused) {
-    SmallVector<SmallVector<unsigned>> groups;
-    for (unsigned i = 0; i < phases.size(); ++i) {
-      StringRef job = templateOf(kernel, phases, i, loop, unfused);
-      if (groups.empty() || !job.empty() || !jobs.back().empty()) {
-        groups.emplace_back();
-        jobs.push_back(job);
-      }
-      groups.back().push_back(i);
-    }
-    return groups;
-  }
-
-  LogicalResult split(KernelOp kernel, SymbolTable &symbols) {
-    if (hasOwnProtocol(kernel)) return success();
+  FailureOr<std::vector<Item>> itemsOf(KernelOp kernel, ArrayRef<Operation *> phases,
+                                       ArrayRef<unsigned> path, bool &templated, std::string &unfused) {
     Block &entry = kernel.getBody().front();
-    SmallVector<Operation *> phases = phasesOf(entry);
-    bool loops = llvm::any_of(phases, [](Operation *op) { return bool(hostLoop(op)); });
-    if (phases.size() < 2 && !loops) return success();
-    std::string unfused;
-
-    // Items: groups of top-level phases, and host loops (each with groups of its body's).
-    struct Item {
-      SmallVector<unsigned> phases;
-      StringRef job;
-      scf::ForOp loop;
-      SmallVector<SmallVector<unsigned>> body;
-      SmallVector<StringRef> bodyJobs;
-    };
-    SmallVector<Item> items;
-    bool templated = false;
+    std::vector<Item> items;
     for (unsigned i = 0; i < phases.size(); ++i) {
       if (scf::ForOp loop = hostLoop(phases[i])) {
         if (loop.getNumResults() != 0)
@@ -154,37 +151,55 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
             return loop.emitError("this range loop holds phases a launch cannot order (a "
                                   "collective, or phases that depend on each other), so pkc runs it "
                                   "as a host loop of launches; its bounds must be known on the host "
-                                  "(constants, sizes, the world size, integer arguments)");
+                                  "(constants, sizes, the world size, integer arguments; not an "
+                                  "enclosing loop's variable)");
         Item item;
         item.loop = loop;
-        item.phases = {i};
-        SmallVector<Operation *> inner = phasesOf(*loop.getBody());
-        item.body = group(kernel, inner, i, item.bodyJobs, unfused);
+        item.path.assign(path.begin(), path.end());
+        item.path.push_back(i);
+        FailureOr<std::vector<Item>> body =
+            itemsOf(kernel, phasesOf(*loop.getBody()), item.path, templated, unfused);
+        if (failed(body)) return failure();
+        item.body = std::move(*body);
         items.push_back(std::move(item));
         continue;
       }
-      StringRef job = templateOf(kernel, phases, i, std::nullopt, unfused);
+      StringRef job = templateOf(kernel, phases, i, path, unfused);
       templated |= !job.empty();
       if (items.empty() || items.back().loop || !job.empty() || !items.back().job.empty()) {
         items.emplace_back();
         items.back().job = job;
+        items.back().path.assign(path.begin(), path.end());
       }
       items.back().phases.push_back(i);
     }
+    return items;
+  }
+
+  LogicalResult split(KernelOp kernel, SymbolTable &symbols) {
+    if (hasOwnProtocol(kernel)) return success();
+    Block &entry = kernel.getBody().front();
+    SmallVector<Operation *> phases = phasesOf(entry);
+    bool loops = llvm::any_of(phases, [](Operation *op) { return bool(hostLoop(op)); });
+    if (phases.size() < 2 && !loops) return success();
+    std::string unfused;
+
+    bool templated = false;
+    FailureOr<std::vector<Item>> items = itemsOf(kernel, phases, {}, templated, unfused);
+    if (failed(items)) return failure();
     if (!loops && !templated) return success();
 
     std::string name = kernel.getSymName().str();
-    SmallVector<Attribute> entries;
     SmallVector<KernelOp> parts;
     std::string why;
     Operation *after = kernel;
     MLIRContext *ctx = kernel.getContext();
-    auto newPart = [&](ArrayRef<unsigned> keep, std::optional<unsigned> loop) -> FailureOr<KernelOp> {
+    auto newPart = [&](ArrayRef<unsigned> keep, ArrayRef<unsigned> path) -> FailureOr<KernelOp> {
       std::string partName = name + "_launch" + std::to_string(parts.size());
       if (symbols.lookup(partName))
         return kernel.emitError("pkc runs this kernel as several launches and names them '")
                << name << "_launch<i>', but the spec already has a kernel '" << partName << "'";
-      KernelOp part = partOf(kernel, keep, partName, after, loop);
+      KernelOp part = partOf(kernel, keep, partName, after, path);
       after = part;
       parts.push_back(part);
       return part;
@@ -195,36 +210,41 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
       for (auto [k, i] : llvm::enumerate(group)) s += (k ? ", " : "") + where(ops[i]);
       return s;
     };
-    for (Item &item : items) {
-      if (!item.loop) {
-        FailureOr<KernelOp> part = newPart(item.phases, std::nullopt);
-        if (failed(part)) return failure();
-        entries.push_back(FlatSymbolRefAttr::get(ctx, part->getSymName()));
-        why += " " + part->getSymName().str() + " = " + describe(item.job, phases, item.phases) + ";";
-        continue;
+    // The entries of `items`: a part's symbol, or a host loop's bounds and its body's entries.
+    std::function<FailureOr<SmallVector<Attribute>>(std::vector<Item> &)> entriesOf =
+        [&](std::vector<Item> &items) -> FailureOr<SmallVector<Attribute>> {
+      SmallVector<Attribute> out;
+      for (Item &item : items) {
+        Block &block = item.path.empty() ? entry : *outerLoop(kernel, item.path).getBody();
+        SmallVector<Operation *> ops = phasesOf(block);
+        if (!item.loop) {
+          FailureOr<KernelOp> part = newPart(item.phases, item.path);
+          if (failed(part)) return failure();
+          out.push_back(FlatSymbolRefAttr::get(ctx, part->getSymName()));
+          why += " " + part->getSymName().str() + " = " + describe(item.job, ops, item.phases) + ";";
+          continue;
+        }
+        why += " for each trip of the range loop at " + where(item.loop) + ", a host loop:";
+        FailureOr<SmallVector<Attribute>> body = entriesOf(item.body);
+        if (failed(body)) return failure();
+        why += " (end of the loop at " + where(item.loop) + ");";
+        auto bound = [&](Value v) { return StringAttr::get(ctx, ::pk::print_host_expr(*hostExprOf(v, entry))); };
+        out.push_back(DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, "lb"), bound(item.loop.getLowerBound())),
+                  NamedAttribute(StringAttr::get(ctx, "ub"), bound(item.loop.getUpperBound())),
+                  NamedAttribute(StringAttr::get(ctx, "step"), bound(item.loop.getStep())),
+                  NamedAttribute(StringAttr::get(ctx, "parts"), ArrayAttr::get(ctx, *body))}));
       }
-      SmallVector<Operation *> inner = phasesOf(*item.loop.getBody());
-      SmallVector<Attribute> body;
-      why += " for each trip of the range loop at " + where(item.loop) + ", a host loop:";
-      for (auto [group, job] : llvm::zip(item.body, item.bodyJobs)) {
-        FailureOr<KernelOp> part = newPart(group, item.phases.front());
-        if (failed(part)) return failure();
-        body.push_back(FlatSymbolRefAttr::get(ctx, part->getSymName()));
-        why += " " + part->getSymName().str() + " = " + describe(job, inner, group) + ";";
-      }
-      auto bound = [&](Value v) { return StringAttr::get(ctx, ::pk::print_host_expr(*hostExprOf(v, entry))); };
-      entries.push_back(DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, "lb"), bound(item.loop.getLowerBound())),
-                NamedAttribute(StringAttr::get(ctx, "ub"), bound(item.loop.getUpperBound())),
-                NamedAttribute(StringAttr::get(ctx, "step"), bound(item.loop.getStep())),
-                NamedAttribute(StringAttr::get(ctx, "parts"), ArrayAttr::get(ctx, body))}));
-    }
+      return out;
+    };
+    FailureOr<SmallVector<Attribute>> entries = entriesOf(*items);
+    if (failed(entries)) return failure();
     for (auto [n, part] : llvm::enumerate(parts))
       recordDecision(part, "launches", "launch " + Twine(n) + " of " + Twine(parts.size()) +
                                            " of kernel '" + name + "'" +
                                            (part.getNumArguments() > kernel.getNumArguments()
-                                                ? " (in a host loop: its last argument is the trip's "
-                                                  "induction variable)"
+                                                ? " (in a host loop: its last arguments are the trips' "
+                                                  "induction variables, outermost first)"
                                                 : ""));
     std::string reason;
     if (templated)
@@ -251,7 +271,7 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
       op->dropAllUses();
       op->erase();
     }
-    kernel->setAttr("pk.launches", ArrayAttr::get(ctx, entries));
+    kernel->setAttr("pk.launches", ArrayAttr::get(ctx, *entries));
     kernel->setAttr("pk.level", StringAttr::get(ctx, "device"));
     return success();
   }

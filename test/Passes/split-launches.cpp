@@ -117,7 +117,7 @@ PK_KERNEL void ag_attention_launch0(Tensor<f32, 1> z) {
 // CHECK-LABEL: decisions for kernel 'iterate':
 // CHECK-NEXT: launches: {{.*}}runs as 1 kernel, launched in order {{.*}}(a host loop repeats some): for each trip of the range loop at {{.*}}split-launches.cpp:[[@LINE+6]]:3, a host loop: iterate_launch0 = the phases at {{.*}}:[[@LINE+7]]:5, {{.*}}:[[@LINE+8]]:5;
 // CHECK-LABEL: decisions for kernel 'iterate_launch0':
-// CHECK-NEXT: launches: {{.*}}launch 0 of 1 of kernel 'iterate' (in a host loop: its last argument is the trip's induction variable)
+// CHECK-NEXT: launches: {{.*}}launch 0 of 1 of kernel 'iterate' (in a host loop: its last arguments are the trips' induction variables, outermost first)
 // CUDA: // pk-sequence iterate parts=iterate_launch0 loop=0:1:0;arg(2);1 args=!pk.sym<?xf32>,!pk.sym<?xf32>,index,f32
 // CUDA: // pk-launch iterate_launch0 {{.*}} args=!pk.sym<?xf32>,!pk.sym<?xf32>,index,f32,index
 PK_KERNEL void iterate(Sym<f32, 1> x, Sym<f32, 1> y, index steps, float scale) {

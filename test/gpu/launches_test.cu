@@ -3,7 +3,7 @@
 // dims 64 and 128, causal and not) and test/specs/launches.pk.cpp (an all-gather feeding the
 // attention template; an all-reduce feeding the GEMM template, whose product is gathered along
 // its columns; a range loop holding an all-reduce and a phase that depends on it, run as a host
-// loop of launches). At W = 1, then 2-4 ranks sharing one GPU (or 2 GPUs); inputs random and
+// loop of launches; nested host loops). At W = 1, then 2-4 ranks sharing one GPU (or 2 GPUs); inputs random and
 // different per rank, lengths that are not multiples of the tiles, outputs poisoned, every
 // element against a float64 reference.
 #include <pk/jit/compile.h>
@@ -189,6 +189,36 @@ void iterate(pk::Context& ctx, long long n, long long steps) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// iterate_nested: nested host loops; each inner trip x = scale * (sum over ranks of x) +
+// 10 * outer + inner.
+void iterate_nested(pk::Context& ctx, long long n, long long outer, long long inner) {
+  const int W = ctx.world(), me = ctx.rank();
+  auto xs = pkt::inputs<float>(W, n, 53);
+  SymArg<float> x(ctx, {n}, &xs[me]), y(ctx, {n}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  const float scale = 0.25f;
+  PKT_OK(g_kernels.at("iterate_nested").launch(ctx, ctx.stream(), x.view, y.view, outer, inner, scale));
+  PKT_CUDA(cudaStreamSynchronize(ctx.stream()));
+  PKT_OK(ctx.check_errors());
+  std::vector<double> want_x(n);
+  for (long long i = 0; i < n; ++i) {
+    std::vector<double> v(W);
+    for (int r = 0; r < W; ++r) v[r] = xs[r][i];
+    for (long long s = 0; s < outer; ++s)
+      for (long long t = 0; t < inner; ++t) {
+        double sum = 0;
+        for (int r = 0; r < W; ++r) sum += v[r];
+        for (int r = 0; r < W; ++r) v[r] = sum * scale + double(s * 10 + t);
+      }
+    want_x[i] = v[me];
+  }
+  const std::string at = " n=" + std::to_string(n) + " " + std::to_string(outer) + "x" + std::to_string(inner);
+  pkt::expect(ctx, ("iterate_nested x" + at).c_str(), x.download(), [&](long long i) { return want_x[i]; },
+              [&](long long i) { return 1e-5 * (1 + std::fabs(want_x[i])); });
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
@@ -196,7 +226,7 @@ int main() {
   const std::vector<std::string> ulysses_kernels = {"ulysses_attention_d64", "ulysses_attention_d128",
                                                     "ulysses_attention_causal_d64", "ulysses_attention_causal_d128"};
   if (!compile(PK_SPECS "/ulysses_attention.pk.cpp", ulysses_kernels) ||
-      !compile(PK_LAUNCHES_SPEC, {"gathered_attention", "reduce_gemm_gather", "iterate"}))
+      !compile(PK_LAUNCHES_SPEC, {"gathered_attention", "reduce_gemm_gather", "iterate", "iterate_nested"}))
     return pkt::finish("launches_test");
   for (int world : pkt::test_worlds(/*with_one=*/true)) {
     pkt::announce_world("launches_test", world);
@@ -212,6 +242,8 @@ int main() {
       iterate(ctx, 1000, 3);
       iterate(ctx, 100003, 2);
       iterate(ctx, 5, 0);  // no trip: x keeps its values, y stays poisoned (not checked)
+      iterate_nested(ctx, 1000, 2, 3);
+      iterate_nested(ctx, 777, 3, 0);  // no inner trip: x keeps its values
     });
   }
   return pkt::finish("launches_test");

@@ -52,3 +52,14 @@ PK_KERNEL void iterate(Sym<f32, 1> x, Sym<f32, 1> y, index steps, float scale) {
     for (auto i : tiles(y.dim(0), {256})) store(x, load<256>(y, i) * scale + zeros<f32, 256>() + s, i);
   }
 }
+
+// Host loops nest: the inner loop's launches get both trips' indices (outer first). Each inner
+// trip x = scale * sum over ranks of x + 10 * outer + inner.
+PK_KERNEL void iterate_nested(Sym<f32, 1> x, Sym<f32, 1> y, index outer, index inner, float scale) {
+  for (auto s : range(0, outer, 1))
+    for (auto t : range(0, inner, 1)) {
+      all_reduce(Sum, x, y);
+      for (auto i : tiles(y.dim(0), {256}))
+        store(x, load<256>(y, i) * scale + zeros<f32, 256>() + (s * 10 + t), i);
+    }
+}

@@ -131,6 +131,22 @@ TEST(JitLaunchLines, ParsesSequencesAndHostLoops) {
       "// pk-sequence s parts=s_launch0,s_missing args=!pk.sym<?xf32>,index\n" + parts).is_ok());
   EXPECT_FALSE(pk::jit::parse_launch_lines(
       "// pk-sequence s parts=s_launch0,s_launch1 loop=1:1:0;4 args=!pk.sym<?xf32>,index\n" + parts).is_ok());
+  // Nested host loops: parts inside both take two trips' indices; loops may nest, not overlap.
+  const std::string nested_parts =
+      "// pk-launch n_launch0 threads=512 blocks=132 flag_slots=2 args=!pk.sym<?xf32>,index\n"
+      "// pk-launch n_launch1 threads=512 blocks=132 flag_slots=2 args=!pk.sym<?xf32>,index,index,index\n"
+      "// pk-launch n_launch2 threads=512 blocks=132 flag_slots=2 args=!pk.sym<?xf32>,index,index\n";
+  auto nested = pk::jit::parse_launch_lines(
+      "// pk-sequence n parts=n_launch0,n_launch1,n_launch2 loop=1:2:0;3;1 loop=1:1:0;arg(1);1 "
+      "args=!pk.sym<?xf32>,index\n" + nested_parts);
+  ASSERT_TRUE(nested.is_ok()) << nested.status().message();
+  ASSERT_EQ(nested->front().loops.size(), 2u);
+  EXPECT_FALSE(pk::jit::parse_launch_lines(  // the inner loop's part lacks its second trip
+      "// pk-sequence n parts=n_launch0,n_launch2,n_launch1 loop=1:2:0;3;1 loop=1:1:0;4;1 "
+      "args=!pk.sym<?xf32>,index\n" + nested_parts).is_ok());
+  EXPECT_FALSE(pk::jit::parse_launch_lines(  // overlapping loops
+      "// pk-sequence n parts=n_launch0,n_launch1,n_launch2 loop=0:2:0;3;1 loop=1:2:0;4;1 "
+      "args=!pk.sym<?xf32>,index\n" + nested_parts).is_ok());
 }
 
 // The compiled kernel keeps its parts and loops through the cache entry.
