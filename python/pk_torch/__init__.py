@@ -40,7 +40,8 @@ def roofline(spec: str, args, world: int = 1, kernel: str = "", pkc: str = None,
     """pkc's lower bounds on a kernel's time for the sizes of `args` (the arguments as the kernel
     takes them: tensors give their shapes, scalars are skipped) at world size `world`, from the
     machine profile (`pkc --roofline=json`, docs/roofline.md): a dict with flops, hbm_bytes,
-    link_bytes_per_rank, compute_us, hbm_us, link_us, overlap_us (the bound when compute and
+    link_bytes_per_rank, compute_us, hbm_us, link_us, fixed_us (a launch, and a flag hop between
+    GPUs), overlap_us (the bound when compute and
     communication overlap perfectly), serial_us and binds (the limit that binds)."""
     shapes = ",".join(f"{i}:{'x'.join(str(d) for d in a.shape)}" for i, a in enumerate(args)
                       if isinstance(a, torch.Tensor))

@@ -5,14 +5,17 @@ device NVIDIA H200 x2
 handoff intra_sm_ns 53.8
 handoff inter_sm_ns 566.5
 # Ceilings for roofline bounds, measured by pk-calibrate: tensor cores and HBM on one H200 on
-# 2026-12-02 (wgmma m64n256k16 from shared memory on every SM; the best of HBM read, write and
-# copy over 2 GiB); the link per direction is the best rate of the GPU0 -> GPU1 curves below
-# (the copy engine at 1 GiB, 2026-11-29). NVIDIA's figures: 989 TFLOP/s, 4800 GB/s, 18 NVLinks
-# x 26.56 = 478 GB/s.
+# 2026-12-02, the best of three runs (wgmma m64n256k16 from shared memory on every SM: 972, 970,
+# 971 TFLOP/s bf16; the best of HBM read, write and copy over 2 GiB: 4388, 4398, 4426 GB/s); the
+# link per direction is the best rate of the GPU0 -> GPU1 curves below (the copy engine at
+# 1 GiB, 2026-11-29). NVIDIA's figures: 989 TFLOP/s, 4800 GB/s, 18 NVLinks x 26.56 = 478 GB/s.
 peak tensor_bf16_tflops 972
 peak tensor_f16_tflops 972
-peak hbm_gbs 4388
+peak hbm_gbs 4426
 peak link_gbs 396
+# Fixed costs: an empty kernel's launch from a CUDA graph of 1000 (one H200, 2026-12-02); the
+# flag hop between GPUs needs two GPUs and is not measured yet.
+fixed launch_us 0.51
 copy_engine 128 0 0.05
 copy_engine 512 0 0.19
 copy_engine 2048 0 0.77

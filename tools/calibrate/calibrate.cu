@@ -315,19 +315,21 @@ int main(int argc, char** argv) {
                     "launch %.2f us; link hop %.2f us\n\n",
                  ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.hbm_gbs, link_gbs,
                  rows.empty() ? " (not measured: one GPU)" : "", ceilings.launch_us, hop_us);
-    std::fprintf(m, "| size | copy engine |");
-    for (int sms : sm_counts) std::fprintf(m, " ldst %d SMs | tma %d SMs |", sms, sms);
-    std::fprintf(m, "\n|---|---|");
-    for (size_t i = 0; i < sm_counts.size(); ++i) std::fprintf(m, "---|---|");
-    std::fprintf(m, "\n");
-    for (long long b : sizes) {
-      std::fprintf(m, "| %lld |", b);
-      for (const Row& r : rows) if (r.bytes == b && r.mechanism == "copy_engine") std::fprintf(m, " %.1f |", r.gbps);
-      for (int sms : sm_counts)
-        for (const char* mech : {"ldst", "tma"})
-          for (const Row& r : rows)
-            if (r.bytes == b && r.sms == sms && r.mechanism == mech) std::fprintf(m, " %.1f |", r.gbps);
+    if (!rows.empty()) {  // the link table (two GPUs)
+      std::fprintf(m, "| size | copy engine |");
+      for (int sms : sm_counts) std::fprintf(m, " ldst %d SMs | tma %d SMs |", sms, sms);
+      std::fprintf(m, "\n|---|---|");
+      for (size_t i = 0; i < sm_counts.size(); ++i) std::fprintf(m, "---|---|");
       std::fprintf(m, "\n");
+      for (long long b : sizes) {
+        std::fprintf(m, "| %lld |", b);
+        for (const Row& r : rows) if (r.bytes == b && r.mechanism == "copy_engine") std::fprintf(m, " %.1f |", r.gbps);
+        for (int sms : sm_counts)
+          for (const char* mech : {"ldst", "tma"})
+            for (const Row& r : rows)
+              if (r.bytes == b && r.sms == sms && r.mechanism == mech) std::fprintf(m, " %.1f |", r.gbps);
+        std::fprintf(m, "\n");
+      }
     }
     std::fclose(m);
   }
