@@ -187,23 +187,6 @@ bool emittedAhead(Operation &op) {
          (op.getDialect() && op.getDialect()->getNamespace() == "arith");
 }
 
-// The ops of a loop body that the origins of `loads` need (scalar arithmetic and dims), in
-// body order: what a trip ahead must compute to issue those loads.
-SmallVector<Operation *> originSlice(Block &body, ArrayRef<TileLoadOp> loads) {
-  llvm::SmallPtrSet<Operation *, 8> needed;
-  SmallVector<Value> work;
-  for (TileLoadOp load : loads) work.append(load.getIndices().begin(), load.getIndices().end());
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || def->getBlock() != &body || !needed.insert(def).second) continue;
-    work.append(def->getOperands().begin(), def->getOperands().end());
-  }
-  SmallVector<Operation *> slice;
-  for (Operation &op : body)
-    if (needed.contains(&op)) slice.push_back(&op);
-  return slice;
-}
-
 // A loop with `pk.prefetch = S` (pk-batch-tile-loads) reads its marked loads through a ring of
 // S stages in shared memory: each trip first copies the loads of the block's tile S - 1 trips
 // ahead into the next stage (cp.async, each thread its own runs), then waits for its own copies
@@ -214,7 +197,8 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
   Block &body = loop.getBody().front();
   int64_t stageBytes = 0;
   SmallVector<TileLoadOp> loads = prefetchedLoads(loop, &stageBytes);
-  SmallVector<Operation *> slice = originSlice(body, loads);
+  SmallVector<Operation *> slice;
+  originSlice(body, loads, slice);  // pk-batch-tile-loads checked that it is all scalar
   auto slotOf = [&](TileLoadOp load, StringRef stage, bool readOnly) {
     int64_t offset = 0;
     for (TileLoadOp l : loads) {

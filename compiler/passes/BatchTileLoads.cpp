@@ -184,7 +184,10 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
     int64_t stageBytes = 0;
     for (TileLoadOp load : hoisted) {
       Type elem = cast<TileType>(load.getType()).getElementType();
-      if (!(elem.isBF16() || elem.isF16() || elem.isF32()) || !originAhead(loop, load)) continue;
+      SmallVector<Operation *> slice;  // origins from indices, dims and scalar arithmetic only
+      if (!(elem.isBF16() || elem.isF16() || elem.isF32()) ||
+          !originSlice(loop.getBody().front(), {load}, slice))
+        continue;
       ring.push_back(load);
       stageBytes += prefetchSlotBytes(cast<TileType>(load.getType()));
     }
@@ -200,22 +203,6 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
                        "flight through its reductions and stores without taking registers "
                        "(rms_norm 0.62 -> 0.85 of cudaMemcpy's bandwidth; "
                        "tools/bench-tiles/rows_probe.cu)");
-    return true;
-  }
-
-  // Whether a load's origin depends only on the loop's indices, values from outside the loop,
-  // dims and scalar arithmetic: then a trip can compute it for a later tile.
-  static bool originAhead(TileForeachOp loop, TileLoadOp load) {
-    Block &body = loop.getBody().front();
-    SmallVector<Value> work(load.getIndices().begin(), load.getIndices().end());
-    llvm::SmallPtrSet<Operation *, 8> seen;
-    while (!work.empty()) {
-      Operation *def = work.pop_back_val().getDefiningOp();
-      if (!def || def->getBlock() != &body || !seen.insert(def).second) continue;
-      const bool scalar = isa<DimOp>(def) || (def->getDialect() && def->getDialect()->getNamespace() == "arith");
-      if (!scalar) return false;
-      work.append(def->getOperands().begin(), def->getOperands().end());
-    }
     return true;
   }
 

@@ -64,3 +64,19 @@ int64_t mlir::pk::kernelRingBytes(Operation *kernel) {
   });
   return most;
 }
+
+bool mlir::pk::originSlice(Block &body, ArrayRef<TileLoadOp> loads, SmallVectorImpl<Operation *> &slice) {
+  llvm::SmallPtrSet<Operation *, 8> needed;
+  SmallVector<Value> work;
+  for (TileLoadOp load : loads) work.append(load.getIndices().begin(), load.getIndices().end());
+  bool scalar = true;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || !needed.insert(def).second) continue;
+    scalar &= isa<DimOp>(def) || (def->getDialect() && def->getDialect()->getNamespace() == "arith");
+    work.append(def->getOperands().begin(), def->getOperands().end());
+  }
+  for (Operation &op : body)
+    if (needed.contains(&op)) slice.push_back(&op);
+  return scalar;
+}

@@ -33,6 +33,10 @@ inline int64_t prefetchSlotBytes(TileType t) {
 /// The loads of `loop` (a pk.tile.foreach) that read through its prefetch ring (`pk.prefetch`
 /// on the loop and on each such load), in body order, and the bytes of one stage of the ring.
 SmallVector<TileLoadOp> prefetchedLoads(Operation *loop, int64_t *stageBytes);
+/// The ops of `body` that the origins of `loads` need, in body order (appended to `slice`):
+/// what a trip must compute to issue those loads for a later tile. False when one of them is
+/// not scalar arithmetic or a dim (then no later trip can compute it ahead).
+bool originSlice(Block &body, ArrayRef<TileLoadOp> loads, SmallVectorImpl<Operation *> &slice);
 /// The dynamic shared memory a kernel's prefetch rings take (the largest loop's).
 int64_t kernelRingBytes(Operation *kernel);
 

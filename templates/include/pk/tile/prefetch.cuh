@@ -51,14 +51,7 @@ __device__ void load_prefetched(Tile& t, const T* slot, const T* data, const lon
     if (runs_fit<Tile>(data, shape, origin)) {
       t.valid0 = Tile::dim(0);
       if (idle<Tile>()) return;
-#pragma unroll
-      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long i = Tile::index(s);
-        float run[Tile::kVec] = {};
-        if (i < Tile::kCount) load_run(slot + i, run);
-#pragma unroll
-        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
-      }
+      load_runs(t, [&](long long i) { return slot + i; });
       return;
     }
   }

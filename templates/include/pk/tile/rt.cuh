@@ -187,6 +187,19 @@ __device__ __forceinline__ auto read_scalar(const T* data, const long long* shap
   return inside ? static_cast<Out>(load_value(data[off])) : Out(0);
 }
 
+// Fills t run by run from at(i), the address of the run that starts at tile element i.
+template <class Tile, class At>
+__device__ __forceinline__ void load_runs(Tile& t, At at) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+    const long long i = Tile::index(s);
+    float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+    if (i < Tile::kCount) load_run(at(i), run);
+#pragma unroll
+    for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+  }
+}
+
 // Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
 template <class Tile, class T>
 __device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
@@ -197,14 +210,7 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
   if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
-#pragma unroll
-      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long i = Tile::index(s);
-        float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
-        if (i < Tile::kCount) load_run(data + run_offset<Tile>(i, shape, origin), run);
-#pragma unroll
-        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
-      }
+      load_runs(t, [&](long long i) { return data + run_offset<Tile>(i, shape, origin); });
       return;
     }
   }
