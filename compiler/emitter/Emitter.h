@@ -74,8 +74,9 @@ std::string mapExpression(MapKind kind, StringRef x, StringRef y = "", bool fast
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);
 /// Issues `load`'s copy into the prefetch ring slot at `slot` (a `T*` expression) for the tile
-/// origins bound now (pk/tile/prefetch.cuh).
-void emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot);
+/// origins bound now (pk/tile/prefetch.cuh), only `when` (a condition that may read the origin
+/// `o`) holds if one is given.
+void emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, StringRef when = "");
 /// Numbers the kernel's pk.check ops and writes a `// pk-host-check` line (into e.os) for each
 /// one the host can evaluate before a launch (HostChecks.cpp).
 void emitHostChecks(Emitter &e, KernelOp kernel);

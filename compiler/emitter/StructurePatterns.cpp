@@ -3,7 +3,9 @@
 #include "pk/Passes/TileShared.h"
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <functional>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -175,7 +177,7 @@ void bindTileOrigins(Emitter &e, TileForeachOp loop, const std::string &walk) {
   auto steps = loop.getSteps();
   for (size_t d = 0; d < steps.size(); ++d) {
     std::string ivName = e.bind(loop.getBody().front().getArgument(d), "i");
-    e.line() << "const long long " << ivName << " = " << walk << ".at[" << d << "] * " << steps[d]
+    e.line() << "const long long " << ivName << " = " << walk << ".at(" << d << ") * " << steps[d]
              << ";";
   }
 }
@@ -199,6 +201,7 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
   SmallVector<TileLoadOp> loads = prefetchedLoads(loop, &stageBytes);
   SmallVector<Operation *> slice;
   originSlice(body, loads, slice);  // pk-batch-tile-loads checked that it is all scalar
+  llvm::DenseMap<Operation *, std::string> reuse;  // a load's pk::tile::RingReuse
   auto slotOf = [&](TileLoadOp load, StringRef stage, bool readOnly) {
     int64_t offset = 0;
     for (TileLoadOp l : loads) {
@@ -222,7 +225,22 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
     bindTileOrigins(e, loop, at);
     for (Operation *op : slice)
       if (failed(e.emitOp(op))) return failure();
-    for (TileLoadOp load : loads) emitPrefetch(e, load, slotOf(load, stage, false));
+    std::map<std::string, std::string> moved;  // a RingReuse's verdict for this tile
+    for (TileLoadOp load : loads) {
+      auto it = reuse.find(load);
+      if (it == reuse.end()) {
+        emitPrefetch(e, load, slotOf(load, stage, false));
+        continue;
+      }
+      std::string &verdict = moved[it->second];
+      if (verdict.empty()) {
+        verdict = e.fresh("pk_moved");
+        e.line() << "const bool " << verdict << " = " << it->second << ".moved({";
+        for (auto [i, v] : llvm::enumerate(load.getIndices())) e.os << (i ? ", " : "") << e.name(v);
+        e.os << "}, " << stage << ");";
+      }
+      emitPrefetch(e, load, slotOf(load, it->second + ".latest", false), verdict);
+    }
     e.dedent();
     e.line() << "}";
     e.line() << "pk::tile::prefetch_commit();";
@@ -231,6 +249,17 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
   };
   std::string t = e.fresh("pk_tile"), stage = e.fresh("pk_slot"), walk = e.fresh("pk_walk");
   declareWalk(e, walk, counts, "blockIdx.x", "gridDim.x");
+  // Loads whose origin stays put while the loop walks rows (pk-batch-tile-loads) are copied
+  // only when it moved (pk::tile::RingReuse); loads at the same origin share one.
+  for (TileLoadOp load : loads) {
+    if (!load->hasAttr("pk.reuse")) continue;
+    for (auto &[other, name] : reuse)
+      if (llvm::equal(cast<TileLoadOp>(other).getIndices(), load.getIndices())) reuse[load] = name;
+    if (reuse.count(load)) continue;
+    reuse[load] = e.fresh("pk_reuse");
+    e.line() << "pk::tile::RingReuse<" << load.getIndices().size() << ", " << stages << "> "
+             << reuse[load] << ";  // tiles that stay put as the rows go by are copied when they move";
+  }
   for (int64_t k = 0; k + 1 < stages; ++k)
     if (failed(ahead("blockIdx.x + " + std::to_string(k) + "LL * gridDim.x",
                      walk + ".ahead(" + std::to_string(k) + ")", std::to_string(k))))
@@ -245,7 +274,9 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
     return failure();
   e.line() << "pk::tile::prefetch_wait<" << stages - 1 << ">();  // this trip's stage is here";
   bindTileOrigins(e, loop, walk);
-  for (TileLoadOp load : loads) e.prefetched[load] = slotOf(load, stage, true);
+  for (TileLoadOp load : loads)
+    e.prefetched[load] =
+        slotOf(load, reuse.count(load) ? reuse[load] + ".of(" + stage + ")" : stage, true);
   LogicalResult emitted = e.emitBlock(body);
   e.prefetched.clear();
   if (failed(emitted)) return failure();

@@ -135,9 +135,11 @@ LogicalResult emitLoad(Emitter &e, Operation *op) {
 
 } // namespace
 
-void mlir::pk::cuda::emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot) {
+void mlir::pk::cuda::emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, StringRef when) {
   auto tile = cast<TileType>(load.getType());
-  e.line() << "{ " << origin(e, load.getIndices()) << " pk::tile::prefetch<"
+  e.line() << "{ " << origin(e, load.getIndices());
+  if (!when.empty()) e.os << " if (" << when << ")";
+  e.os << " pk::tile::prefetch<"
            << tileTypeName(tile, e.threads) << ">(" << slot << ", " << dataOf(e, load.getSource())
            << ", " << e.name(load.getSource()) << ".shape, o); }";
 }

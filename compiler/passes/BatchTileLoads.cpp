@@ -194,7 +194,13 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
     if (ring.empty() || kRingStages * stageBytes > budget) return false;
     Builder b(loop.getContext());
     loop->setAttr("pk.prefetch", b.getI64IntegerAttr(kRingStages));
-    for (TileLoadOp load : ring) load->setAttr("pk.prefetch", b.getUnitAttr());
+    int64_t reused = 0;
+    for (TileLoadOp load : ring) {
+      load->setAttr("pk.prefetch", b.getUnitAttr());
+      if (!rowInvariant(loop, load)) continue;
+      load->setAttr("pk.reuse", b.getUnitAttr());
+      ++reused;
+    }
     recordDecision(loop, "general path",
                    "each block copies " + Twine(ring.size()) + " load(s) of its next tile into a " +
                        Twine(kRingStages) + "-stage shared-memory ring (" +
@@ -202,7 +208,28 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
                        " KiB a block, cp.async) while it computes this one, so loads stay in "
                        "flight through its reductions and stores without taking registers "
                        "(rms_norm 0.62 -> 0.85 of cudaMemcpy's bandwidth; "
-                       "tools/bench-tiles/rows_probe.cu)");
+                       "tools/bench-tiles/rows_probe.cu)" +
+                       (reused ? Twine("; ") + Twine(reused) +
+                                     " of them do not move with the loop's first index (a "
+                                     "weight row), so each is copied only when its origin "
+                                     "moved and otherwise re-read from the ring, not from L2"
+                               : Twine()));
+    return true;
+  }
+
+  // Whether the origin of `load` does not depend on the loop's first (slowest) index: walking
+  // the tiles row by row, it then stays put from trip to trip unless another index moves.
+  static bool rowInvariant(TileForeachOp loop, TileLoadOp load) {
+    Value first = loop.getBody().front().getArgument(0);
+    SmallVector<Value> work(load.getIndices().begin(), load.getIndices().end());
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (v == first) return false;
+      Operation *def = v.getDefiningOp();
+      if (def && loop->isProperAncestor(def) && seen.insert(def).second)
+        work.append(def->getOperands().begin(), def->getOperands().end());
+    }
     return true;
   }
 

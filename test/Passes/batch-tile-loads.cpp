@@ -32,7 +32,7 @@ using namespace pk;
 // CHECK: pk::tile::TileWalk<2> [[W:pk_walk[0-9]+]](blockIdx.x, gridDim.x, {[[C0:pk_tiles[0-9]+]], [[C1:pk_tiles[0-9]+]]});
 // CHECK: if (blockIdx.x + 0LL * gridDim.x < [[TOTAL:.*]]) {
 // CHECK: const auto [[W0:pk_walk[0-9]+]] = [[W]].ahead(0);
-// CHECK: = [[W0]].at[1] * 8192;
+// CHECK: = [[W0]].at(1) * 8192;
 // CHECK: pk::tile::prefetch<pk::tile::rt<pk::bf16, 2, 1, 8192, 1, 1, 256>>(reinterpret_cast<pk::bf16*>(pk_ring + (0) * 16384 + 0), arg0.data
 // CHECK: pk::tile::prefetch_commit();
 // CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x, [[S:pk_slot[0-9]+]] = 0; [[T]] < [[TOTAL]]; [[T]] += gridDim.x, [[S]] = [[S]] + 1 == 2 ? 0 : [[S]] + 1, [[W]].advance()) {
@@ -104,6 +104,28 @@ PK_KERNEL void reload(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
 // THREE: += 3LL * gridDim.x) {
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(y, load<8, 1024>(x, m, n), m, n);
+}
+
+// The weight row's origin does not move with the row index m, so it goes through the ring
+// only when it moves (one RingReuse for w and b, which share the origin); x is copied every
+// trip. Each trip reads w and b from the stage their latest copy went to.
+// CHECK-LABEL: weighted(
+// CHECK: pk::tile::RingReuse<2, 2> [[R:pk_reuse[0-9]+]];
+// CHECK-NOT: RingReuse
+// CHECK: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x, [[S:pk_slot[0-9]+]] = 0;
+// CHECK: pk::tile::prefetch<{{.*}}(pk_ring + (([[S]] + 1) % 2) * 49152 + 0), arg0.data
+// CHECK: const bool [[M:pk_moved[0-9]+]] = [[R]].moved({{{.*}}}, ([[S]] + 1) % 2);
+// CHECK: if ([[M]]) pk::tile::prefetch<{{.*}}(pk_ring + ([[R]].latest) * 49152 + 16384), arg1.data
+// CHECK: if ([[M]]) pk::tile::prefetch<{{.*}}(pk_ring + ([[R]].latest) * 49152 + 32768), arg2.data
+// CHECK: pk::tile::load_prefetched({{tile[0-9]+}}, {{.*}}(pk_ring + ([[S]]) * 49152 + 0), arg0.data
+// CHECK: pk::tile::load_prefetched({{tile[0-9]+}}, {{.*}}(pk_ring + ([[R]].of([[S]])) * 49152 + 16384), arg1.data
+// CHECK: pk::tile::load_prefetched({{tile[0-9]+}}, {{.*}}(pk_ring + ([[R]].of([[S]])) * 49152 + 32768), arg2.data
+// EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:[[@LINE+2]]:3: each block copies 3 load(s) {{.*}}; 2 of them do not move with the loop's first index (a weight row), so each is copied only when its origin moved
+PK_KERNEL void weighted(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> b, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 8192})) {
+    auto t = cast<f32>(load<1, 8192>(x, m, n));
+    store(y, cast<bf16>(t * cast<f32>(load<1, 8192>(w, 0, n)) + cast<f32>(load<1, 8192>(b, 0, n))), m, n);
+  }
 }
 
 // The f32 rows it loads and computes exceed 48 registers a thread at 256 threads and fit at

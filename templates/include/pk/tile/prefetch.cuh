@@ -33,7 +33,7 @@ __device__ void prefetch(T* slot, const T* data, const long long* shape, const l
 #pragma unroll
     for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
       const long long i = Tile::index(s);
-      if (i >= Tile::kCount) continue;
+      if (!Tile::holds(i)) continue;
       const T* src = data + run_offset<Tile>(i, shape, origin);
 #pragma unroll
       for (int b = 0; b < static_cast<int>(Tile::kVec * sizeof(T)); b += 16)
@@ -41,6 +41,44 @@ __device__ void prefetch(T* slot, const T* data, const long long* shape, const l
     }
   }
 }
+
+// The ring stages of a load whose origin often stays put from trip to trip (a weight row at
+// column n while the loop walks rows): it is copied ahead only when its origin moved, so the
+// block re-reads it from shared memory instead of from L2 every trip. A copy goes to the stage
+// after the last copy's: the S - 1 trips after this one read at most the S - 1 latest copies,
+// so the stage overwritten is one that no pending trip reads. Each trip's stage is remembered
+// by its ring slot (the loop's own stage counter), as registers, not an indexed array.
+template <int R, int S>
+struct RingReuse {
+  long long at[R];     // the origin of the latest copy
+  int latest = -1;     // its stage (none yet)
+  int stage_of[S];     // the stage each pending trip reads, by its ring slot
+
+  // Records the tile at `origin` for the trip in ring slot `slot`; true when it must be copied
+  // (into stage `latest`).
+  __device__ __forceinline__ bool moved(const long long (&origin)[R], int slot) {
+    bool same = latest >= 0;
+#pragma unroll
+    for (int d = 0; d < R; ++d) same &= at[d] == origin[d];
+    if (!same) {
+#pragma unroll
+      for (int d = 0; d < R; ++d) at[d] = origin[d];
+      latest = latest + 1 == S ? 0 : latest + 1;
+    }
+#pragma unroll
+    for (int k = 0; k < S; ++k)
+      if (k == slot) stage_of[k] = latest;
+    return !same;
+  }
+  // The stage the trip in ring slot `slot` reads.
+  __device__ __forceinline__ int of(int slot) const {
+    int s = stage_of[0];
+#pragma unroll
+    for (int k = 1; k < S; ++k)
+      if (k == slot) s = stage_of[k];
+    return s;
+  }
+};
 
 // The tile at `origin`, from `slot` where prefetch() copied it (the caller has waited for the
 // copy's group), else from global memory.

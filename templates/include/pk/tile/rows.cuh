@@ -53,6 +53,17 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* p
     if (lane == 0) partials[r * warps + warp] = acc;
   }
   __syncthreads();
+  if constexpr (In::kRows == 1 && (warps & (warps - 1)) == 0) {
+    // One row: each group of `warps` lanes reads the warps' partials and combines them by
+    // shuffles, so every lane has the row's result after one shared load (not one per warp).
+    float acc = partials[lane % warps];
+#pragma unroll
+    for (int o = warps / 2; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));
+    const float result = round_to<typename Out::elem>(acc);
+#pragma unroll
+    for (int s = 0; s < Out::kSlots; ++s) out.v[s] = result;
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < Out::kSlots; ++s) {
     const long long r = Out::source(s);

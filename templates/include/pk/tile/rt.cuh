@@ -52,12 +52,19 @@ struct rt {
   __device__ static long long index(int s) {
     return (1ll * (s / kVec) * THREADS + threadIdx.x) * kVec + s % kVec;
   }
+  // Whether the element index(s) of a run is inside the tile: always, without a compare, when
+  // the tile is whole runs of every thread (the block has THREADS threads).
+  __device__ static bool holds(long long i) {
+    if constexpr (kCount % (1ll * kVec * THREADS) == 0) return true;
+    else return i < kCount;
+  }
   // The element slot s carries: its own, or element 0 in every slot of a one-element tile.
   __device__ static long long source(int s) { return kCount == 1 ? 0 : index(s); }
   // Row and column of element i, seeing the tile as rows x last dimension.
   static constexpr int kCols = R == 1 ? S0 : R == 2 ? S1 : R == 3 ? S2 : S3;
   static constexpr long long kRows = kCount / kCols;
   static_assert(THREADS % 32 == 0, "whole warps");
+  static_assert(kCount < (1ll << 31), "a register tile's element indices are 32-bit");
 };
 
 // Whether this thread holds no element of a small tile (fewer elements than one run per
@@ -194,7 +201,7 @@ __device__ __forceinline__ void load_runs(Tile& t, At at) {
   for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
     const long long i = Tile::index(s);
     float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
-    if (i < Tile::kCount) load_run(at(i), run);
+    if (Tile::holds(i)) load_run(at(i), run);
 #pragma unroll
     for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
   }
@@ -234,7 +241,7 @@ __device__ void store(const Tile& t, T* data, const long long* shape, const long
         float run[Tile::kVec];
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
-        if (i < Tile::kCount) store_run(data + run_offset<Tile>(i, shape, origin), run);
+        if (Tile::holds(i)) store_run(data + run_offset<Tile>(i, shape, origin), run);
       }
       return;
     }

@@ -2,7 +2,9 @@
 // (the grid stride), as coordinates row-major over the loop's tile counts (dimension 0
 // slowest). Dividing a 64-bit tile number by the counts takes about a hundred instructions per
 // dimension, as many as a thread's whole share of a small tile's work; so the coordinates are
-// divided out once and then advanced by the stride's digits with carries.
+// divided out once and then advanced by the stride's digits with carries. The digits of
+// dimensions 1 .. N-1 are 32-bit: row kernels run at the edge of 64 registers a thread, and
+// their 64-bit digits made the softmax and norms spill.
 #pragma once
 
 namespace pk {
@@ -10,31 +12,36 @@ namespace tile {
 
 template <int N>
 struct TileWalk {
-  long long at[N];    // the current tile's coordinates
-  long long step[N];  // the stride's digits in the same mixed radix
-  long long count[N > 1 ? N - 1 : 1];  // the counts of dimensions 1 .. N-1 (0 is unbounded)
+  long long first, first_step;  // dimension 0: coordinate and stride digit (unbounded)
+  int digit[N], step[N], count[N];  // dimensions 1 .. N-1 (index 0 unused)
 
   __device__ TileWalk(long long t, long long stride, const long long (&counts)[N]) {
 #pragma unroll
     for (int d = N - 1; d > 0; --d) {
-      count[d - 1] = counts[d];
-      at[d] = t % counts[d], t /= counts[d];
-      step[d] = stride % counts[d], stride /= counts[d];
+      // A count past 2^31 - 1 along a later dimension (a tensor of 2^31 columns of tiles) does
+      // not fit a digit: stop the launch rather than walk the wrong tiles.
+      if (counts[d] > 0x7fffffffLL) __trap();
+      count[d] = static_cast<int>(counts[d]);
+      digit[d] = static_cast<int>(t % counts[d]), t /= counts[d];
+      step[d] = static_cast<int>(stride % counts[d]), stride /= counts[d];
     }
     // Dimension 0 takes the rest unwrapped: past the last tile the loop's own bound stops it.
-    at[0] = t, step[0] = stride;
+    first = t, first_step = stride;
   }
+
+  // The current tile's coordinate along dimension d.
+  __device__ __forceinline__ long long at(int d) const { return d == 0 ? first : digit[d]; }
 
   // Moves to the tile `stride` further on: each digit stays below its count, so one carry.
   __device__ __forceinline__ void advance() {
     int carry = 0;
 #pragma unroll
     for (int d = N - 1; d > 0; --d) {
-      at[d] += step[d] + carry;
-      carry = at[d] >= count[d - 1];
-      if (carry) at[d] -= count[d - 1];
+      digit[d] += step[d] + carry;
+      carry = digit[d] >= count[d];
+      if (carry) digit[d] -= count[d];
     }
-    at[0] += step[0] + carry;
+    first += first_step + carry;
   }
 
   // The walk k strides further on (a later trip's tile).
