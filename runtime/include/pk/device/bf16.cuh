@@ -33,6 +33,20 @@ template <> __device__ __forceinline__ f16 from_float<f16>(float x) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
   return f16{b};
 }
+
+// Two floats as two T in one word (lo in the low half), rounded to nearest even by one packed
+// conversion: half the instructions of two scalar ones, on a faster pipe.
+template <class T> __device__ __forceinline__ unsigned pack2(float lo, float hi);
+template <> __device__ __forceinline__ unsigned pack2<bf16>(float lo, float hi) {
+  unsigned w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+}
+template <> __device__ __forceinline__ unsigned pack2<f16>(float lo, float hi) {
+  unsigned w;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+}
 #endif  // __CUDACC__
 
 }  // namespace pk

@@ -50,7 +50,11 @@ struct rt {
 
   // The tile element slot s of this thread holds (kCount or more when past the end).
   __device__ static long long index(int s) {
-    return (1ll * (s / kVec) * THREADS + threadIdx.x) * kVec + s % kVec;
+    // 32-bit (kCount < 2^31), and telling the compiler the block's size lets it fold the row
+    // of a run (index / columns) where every run of a thread lies in one row.
+    const int t = static_cast<int>(threadIdx.x);
+    __builtin_assume(t >= 0 && t < THREADS);
+    return ((s / kVec) * THREADS + t) * kVec + s % kVec;
   }
   // Whether the element index(s) of a run is inside the tile: always, without a compare, when
   // the tile is whole runs of every thread (the block has THREADS threads).
@@ -135,11 +139,16 @@ __device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, 
                 !(sizeof(T) == 2 || ::pk::is_same<T, float>::value)) {
     return false;
   } else {
-    for (int d = 0; d < Tile::kRank; ++d)
-      if (origin[d] < 0 || origin[d] + Tile::dim(d) > shape[d]) return false;
+    // Branch-free, and per dimension one unsigned compare of the origin (0 <= origin <=
+    // shape - dim) beside a loop-invariant one: this runs for every load and store of a trip.
     const long long last = shape[Tile::kRank - 1], at = origin[Tile::kRank - 1];
-    return last % Tile::kVec == 0 && at % Tile::kVec == 0 &&
-           reinterpret_cast<unsigned long long>(data) % 16 == 0;
+    bool fit = last % Tile::kVec == 0 && reinterpret_cast<unsigned long long>(data) % 16 == 0;
+    fit &= at % Tile::kVec == 0;
+#pragma unroll
+    for (int d = 0; d < Tile::kRank; ++d)
+      fit &= shape[d] >= Tile::dim(d) &&
+             static_cast<unsigned long long>(origin[d]) <= static_cast<unsigned long long>(shape[d] - Tile::dim(d));
+    return fit;
   }
 }
 
@@ -173,8 +182,7 @@ template <class T>
 __device__ __forceinline__ void store_run(T* p, const float* v) {
   unsigned w[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
-    w[k] = from_float<T>(v[2 * k]).bits | (static_cast<unsigned>(from_float<T>(v[2 * k + 1]).bits) << 16);
+  for (int k = 0; k < 4; ++k) w[k] = pack2<T>(v[2 * k], v[2 * k + 1]);
   __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
 }
 
