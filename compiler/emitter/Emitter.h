@@ -45,8 +45,12 @@ public:
   int blocksPerSm = 1;  // blocks resident per SM the grid is sized for
   int checks = 0;  // launch-time argument checks numbered so far
   int64_t partialsHalf = 0;  // floats per half of pk_partials (block-wide row reductions)
-  /// Loads of the loop being emitted that read their tile from the prefetch ring: the slot.
-  llvm::DenseMap<Operation *, std::string> prefetched;
+  /// Loads of the loop being emitted that read their tile from the prefetch ring: the slot,
+  /// and whether the copy was made (a bool expression; empty: test the origin again).
+  struct RingSlot {
+    std::string slot, made;
+  };
+  llvm::DenseMap<Operation *, RingSlot> prefetched;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
@@ -74,9 +78,11 @@ std::string mapExpression(MapKind kind, StringRef x, StringRef y = "", bool fast
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);
 /// Issues `load`'s copy into the prefetch ring slot at `slot` (a `T*` expression) for the tile
-/// origins bound now (pk/tile/prefetch.cuh), only `when` (a condition that may read the origin
-/// `o`) holds if one is given.
-void emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, StringRef when = "");
+/// origins bound now (pk/tile/prefetch.cuh), only if `when` (a condition that may read the
+/// origin `o`) holds when one is given; with `fits` (an unsigned variable), whether the copy was
+/// made goes to its bit `bit` (an expression).
+void emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, StringRef when = "",
+                  StringRef fits = "", StringRef bit = "");
 /// Numbers the kernel's pk.check ops and writes a `// pk-host-check` line (into e.os) for each
 /// one the host can evaluate before a launch (HostChecks.cpp).
 void emitHostChecks(Emitter &e, KernelOp kernel);

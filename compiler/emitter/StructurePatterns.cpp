@@ -202,6 +202,14 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
   SmallVector<Operation *> slice;
   originSlice(body, loads, slice);  // pk-batch-tile-loads checked that it is all scalar
   llvm::DenseMap<Operation *, std::string> reuse;  // a load's pk::tile::RingReuse
+  // Whether each stage's copy of each load was made (its tile's runs fit: pk::tile::runs_fit),
+  // one bit per stage and load, so the trip that reads it need not test the origin again.
+  const std::string fits = e.fresh("pk_fits");
+  const bool fitBits = stages * static_cast<int64_t>(loads.size()) <= 32;
+  auto fitBit = [&](TileLoadOp load, StringRef stage) {
+    int64_t j = llvm::find(loads, load) - loads.begin();
+    return "(" + stage.str() + ") * " + std::to_string(loads.size()) + " + " + std::to_string(j);
+  };
   auto slotOf = [&](TileLoadOp load, StringRef stage, bool readOnly) {
     int64_t offset = 0;
     for (TileLoadOp l : loads) {
@@ -229,7 +237,7 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
     for (TileLoadOp load : loads) {
       auto it = reuse.find(load);
       if (it == reuse.end()) {
-        emitPrefetch(e, load, slotOf(load, stage, false));
+        emitPrefetch(e, load, slotOf(load, stage, false), "", fitBits ? fits : "", fitBit(load, stage));
         continue;
       }
       std::string &verdict = moved[it->second];
@@ -239,7 +247,8 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
         for (auto [i, v] : llvm::enumerate(load.getIndices())) e.os << (i ? ", " : "") << e.name(v);
         e.os << "}, " << stage << ");";
       }
-      emitPrefetch(e, load, slotOf(load, it->second + ".latest", false), verdict);
+      emitPrefetch(e, load, slotOf(load, it->second + ".latest", false), verdict,
+                   fitBits ? fits : "", fitBit(load, it->second + ".latest"));
     }
     e.dedent();
     e.line() << "}";
@@ -260,6 +269,7 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
     e.line() << "pk::tile::RingReuse<" << load.getIndices().size() << ", " << stages << "> "
              << reuse[load] << ";  // tiles that stay put as the rows go by are copied when they move";
   }
+  if (fitBits) e.line() << "unsigned " << fits << " = 0;  // bit stage * loads + load: its copy was made";
   for (int64_t k = 0; k + 1 < stages; ++k)
     if (failed(ahead("blockIdx.x + " + std::to_string(k) + "LL * gridDim.x",
                      walk + ".ahead(" + std::to_string(k) + ")", std::to_string(k))))
@@ -274,9 +284,11 @@ LogicalResult emitPrefetchedForeach(Emitter &e, TileForeachOp loop, int64_t stag
     return failure();
   e.line() << "pk::tile::prefetch_wait<" << stages - 1 << ">();  // this trip's stage is here";
   bindTileOrigins(e, loop, walk);
-  for (TileLoadOp load : loads)
-    e.prefetched[load] =
-        slotOf(load, reuse.count(load) ? reuse[load] + ".of(" + stage + ")" : stage, true);
+  for (TileLoadOp load : loads) {
+    std::string at = reuse.count(load) ? reuse[load] + ".of(" + stage + ")" : stage;
+    e.prefetched[load] = {slotOf(load, at, true),
+                          fitBits ? "(" + fits + " >> (" + fitBit(load, at) + ")) & 1u" : ""};
+  }
   LogicalResult emitted = e.emitBlock(body);
   e.prefetched.clear();
   if (failed(emitted)) return failure();

@@ -32,8 +32,8 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   if (fast) {
     switch (kind) {
     case MapKind::tanh: return fill("pk::gemm::tanh_approx(X)");
-    case MapKind::sigmoid: return fill("__fdividef(1.f, 1.f + __expf(-X))");
-    case MapKind::silu: return fill("__fdividef(X, 1.f + __expf(-X))");
+    case MapKind::sigmoid: return fill("__fdividef(1.f, 1.f + pk::tile::exp_ftz(-X))");
+    case MapKind::silu: return fill("__fdividef(X, 1.f + pk::tile::exp_ftz(-X))");
     case MapKind::gelu_tanh:
       return fill("0.5f * X * (1.f + pk::gemm::tanh_approx(0.7978845608f * (X + 0.044715f * X * X * X)))");
     default: break;
@@ -46,14 +46,14 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   case MapKind::div: return fill("X / Y");
   case MapKind::max: return fill("fmaxf(X, Y)");
   case MapKind::min: return fill("fminf(X, Y)");
-  case MapKind::exp: return fill("__expf(X)");
+  case MapKind::exp: return fill("pk::tile::exp_ftz(X)");
   case MapKind::neg: return fill("-X");
   case MapKind::sqrt: return fill("sqrtf(X)");
   case MapKind::rsqrt: return fill("rsqrtf(X)");
   case MapKind::log: return fill("logf(X)");
   case MapKind::tanh: return fill("tanhf(X)");
-  case MapKind::sigmoid: return fill("1.f / (1.f + __expf(-X))");
-  case MapKind::silu: return fill("X / (1.f + __expf(-X))");
+  case MapKind::sigmoid: return fill("1.f / (1.f + pk::tile::exp_ftz(-X))");
+  case MapKind::silu: return fill("X / (1.f + pk::tile::exp_ftz(-X))");
   case MapKind::gelu_tanh: return fill("0.5f * X * (1.f + tanhf(0.7978845608f * (X + 0.044715f * X * X * X)))");
   case MapKind::gelu_erf: return fill("0.5f * X * (1.f + erff(X * 0.7071067812f))");
   case MapKind::sin: return fill("sinf(X)");
@@ -126,7 +126,8 @@ LogicalResult emitLoad(Emitter &e, Operation *op) {
   // A tile the loop copied ahead into its ring (emitTileForeach) is read from there.
   auto ring = e.prefetched.find(op);
   if (ring != e.prefetched.end())
-    e.os << " pk::tile::load_prefetched(" << t << ", " << ring->second << ", ";
+    e.os << " pk::tile::load_prefetched(" << t << ", " << ring->second.slot << ", "
+         << (ring->second.made.empty() ? "" : ring->second.made + ", ");
   else
     e.os << " pk::tile::load(" << t << ", ";
   e.os << dataOf(e, load.getSource()) << ", " << e.name(load.getSource()) << ".shape, o); }";
@@ -135,13 +136,15 @@ LogicalResult emitLoad(Emitter &e, Operation *op) {
 
 } // namespace
 
-void mlir::pk::cuda::emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, StringRef when) {
+void mlir::pk::cuda::emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, StringRef when,
+                                  StringRef fits, StringRef bit) {
   auto tile = cast<TileType>(load.getType());
   e.line() << "{ " << origin(e, load.getIndices());
   if (!when.empty()) e.os << " if (" << when << ")";
-  e.os << " pk::tile::prefetch<"
-           << tileTypeName(tile, e.threads) << ">(" << slot << ", " << dataOf(e, load.getSource())
-           << ", " << e.name(load.getSource()) << ".shape, o); }";
+  if (!fits.empty()) e.os << " pk::tile::note_copy(" << fits << ", " << bit << ",";
+  e.os << " pk::tile::prefetch<" << tileTypeName(tile, e.threads) << ">(" << slot << ", "
+       << dataOf(e, load.getSource()) << ", " << e.name(load.getSource()) << ".shape, o)"
+       << (fits.empty() ? "" : ")") << "; }";
 }
 
 namespace {

@@ -12,7 +12,7 @@ using namespace pk;
 // CHECK: pk::tile::cast([[T:tile[0-9]+]], [[X]]);
 // CHECK: pk::tile::reduce_rows([[MX:rows[0-9]+]], [[T]], pk::tile::RowOp::max, pk_stage, pk_rows);
 // CHECK: pk::tile::map_broadcast([[D:tile[0-9]+]], [[T]], [[MX]], false, [](float x, float y) { return x - y; }, pk_stage);
-// CHECK: pk::tile::map([[E:tile[0-9]+]], [[D]], [](float x) { return __expf(x); });
+// CHECK: pk::tile::map([[E:tile[0-9]+]], [[D]], [](float x) { return pk::tile::exp_ftz(x); });
 // CHECK: pk::tile::reduce_rows([[S:rows[0-9]+]], [[E]], pk::tile::RowOp::sum
 // CHECK: pk::tile::store({{tile[0-9]+}}, arg1.data, arg1.shape, o);
 PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {

@@ -10,6 +10,7 @@
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/store.cuh>
 #include <pk/templates/ring.cuh>
+#include <pk/tile/math.cuh>
 #include <pk/templates/warpgroup.cuh>
 #include <pk/templates/wgmma.cuh>
 

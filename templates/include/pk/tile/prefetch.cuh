@@ -25,11 +25,15 @@ __device__ __forceinline__ void prefetch_wait() {
 }
 
 // Starts copying the tile at `origin` into `slot` (Tile::kCount elements of T in shared memory,
-// 16-byte aligned) when its runs fit; otherwise does nothing.
+// 16-byte aligned) when its runs fit; otherwise does nothing. Returns whether they fit (the copy
+// is made, by every thread that holds elements): the trip that reads the slot passes it back.
 template <class Tile, class T>
-__device__ void prefetch(T* slot, const T* data, const long long* shape, const long long* origin) {
-  if constexpr (!is_integer_v<T>) {
-    if (idle<Tile>() || !runs_fit<Tile>(data, shape, origin)) return;
+__device__ bool prefetch(T* slot, const T* data, const long long* shape, const long long* origin) {
+  if constexpr (is_integer_v<T>) {
+    return false;
+  } else {
+    const bool fit = runs_fit<Tile>(data, shape, origin);
+    if (idle<Tile>() || !fit) return fit;
 #pragma unroll
     for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
       const long long i = Tile::index(s);
@@ -39,7 +43,13 @@ __device__ void prefetch(T* slot, const T* data, const long long* shape, const l
       for (int b = 0; b < static_cast<int>(Tile::kVec * sizeof(T)); b += 16)
         cp_async_16(reinterpret_cast<char*>(slot + i) + b, reinterpret_cast<const char*>(src) + b);
     }
+    return true;
   }
+}
+
+// Records in bit `bit` of `fits` whether a stage's copy was made.
+__device__ __forceinline__ void note_copy(unsigned& fits, int bit, bool made) {
+  fits = (fits & ~(1u << bit)) | (static_cast<unsigned>(made) << bit);
 }
 
 // The ring stages of a load whose origin often stays put from trip to trip (a weight row at
@@ -83,17 +93,20 @@ struct RingReuse {
 // The tile at `origin`, from `slot` where prefetch() copied it (the caller has waited for the
 // copy's group), else from global memory.
 template <class Tile, class T>
-__device__ void load_prefetched(Tile& t, const T* slot, const T* data, const long long* shape,
+__device__ void load_prefetched(Tile& t, const T* slot, bool made, const T* data, const long long* shape,
                                 const long long* origin) {
-  if constexpr (!is_integer_v<T>) {
-    if (runs_fit<Tile>(data, shape, origin)) {
-      t.valid0 = Tile::dim(0);
-      if (idle<Tile>()) return;
-      load_runs(t, [&](long long i) { return slot + i; });
-      return;
-    }
+  if (made) {
+    t.valid0 = Tile::dim(0);
+    if (idle<Tile>()) return;
+    load_runs(t, [&](long long i) { return slot + i; });
+    return;
   }
   load(t, data, shape, origin);
+}
+template <class Tile, class T>
+__device__ void load_prefetched(Tile& t, const T* slot, const T* data, const long long* shape,
+                                const long long* origin) {
+  load_prefetched(t, slot, !is_integer_v<T> && runs_fit<Tile>(data, shape, origin), data, shape, origin);
 }
 
 }  // namespace tile
