@@ -107,6 +107,11 @@ cl::opt<int64_t> tileThreads(
              "256, 512 or 1024, with 1024 / threads blocks per SM (default 0: the smallest "
              "block whose live tiles fit 48 registers a thread)"),
     cl::init(0), cl::cat(category));
+cl::opt<int64_t> tileStages(
+    "tile-stages",
+    cl::desc("Stages of the shared-memory ring through which general-path kernels whose blocks "
+             "never wait prefetch their next tiles: 2 (default), 3 or 4"),
+    cl::init(2), cl::cat(category));
 cl::opt<bool> templates(
     "templates",
     cl::desc("Lower local loops that match a Hopper main-loop template (GEMM, attention) to it "
@@ -222,6 +227,8 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8");
   if (tileThreads != 0 && tileThreads != 256 && tileThreads != 512 && tileThreads != 1024)
     return fail("--tile-threads must be 0 (chosen by pkc), 256, 512 or 1024");
+  if (tileStages < 2 || tileStages > 4)
+    return fail("--tile-stages must be 2, 3 or 4");
   if (llvm::sys::fs::is_directory(inputPath))
     return fail("'" + inputPath + "' is a directory, not a spec file");
   if (!llvm::sys::fs::exists(inputPath))
@@ -318,6 +325,7 @@ int runPkcDriver(int argc, char **argv) {
     options.copyEngineMinBytes = copyEngineMinBytes;
     options.tileBatch = tileBatch;
     options.tileThreads = tileThreads;
+    options.tileStages = tileStages;
     options.templates = templates;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;

@@ -149,10 +149,26 @@ void mlir::pk::cuda::emitPrefetch(Emitter &e, TileLoadOp load, StringRef slot, S
 
 namespace {
 
+// A cast of an f32 register tile to bf16 or f16 whose only use is a store: the store rounds
+// the f32 tile itself (to nearest even, as the cast does), so the cast is not emitted; that
+// saves a scalar conversion per element (the store packs two elements by one cvt).
+TileCastOp castFoldedIntoStore(Value stored) {
+  auto c = stored.getDefiningOp<TileCastOp>();
+  if (!c || !c->hasOneUse() || !isa<TileStoreOp>(*c->user_begin())) return {};
+  auto in = cast<TileType>(c.getInput().getType());
+  Type out = cast<TileType>(c.getResult().getType()).getElementType();
+  if (in.getMemorySpace() != MemorySpace::reg || !in.getElementType().isF32() ||
+      !(out.isBF16() || out.isF16()))
+    return {};
+  return c;
+}
+
 LogicalResult emitStore(Emitter &e, Operation *op) {
   auto store = cast<TileStoreOp>(op);
+  Value stored = store.getValue();
+  if (TileCastOp folded = castFoldedIntoStore(stored)) stored = folded.getInput();
   e.line() << "{ " << origin(e, store.getIndices()) << " pk::tile::store("
-           << e.name(store.getValue()) << ", " << dataOf(e, store.getDest()) << ", "
+           << e.name(stored) << ", " << dataOf(e, store.getDest()) << ", "
            << e.name(store.getDest()) << ".shape, o); }";
   return success();
 }
@@ -240,6 +256,7 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
 
 LogicalResult emitCast(Emitter &e, Operation *op) {
   auto c = cast<TileCastOp>(op);
+  if (castFoldedIntoStore(c.getResult())) return success();
   std::string out = declare(e, c.getResult(), "tile");
   e.line() << "pk::tile::cast(" << out << ", " << e.name(c.getInput()) << ");";
   return success();

@@ -87,6 +87,7 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
   po.allowMulticast = options.allow_multicast;
   po.tileBatch = options.tile_batch;
   po.tileThreads = options.tile_threads;
+  po.tileStages = options.tile_stages;
   po.templates = options.templates;
   buildDevicePipeline(pm, po);
   if (mlir::failed(pm.run(*module))) return session.fail();

@@ -48,6 +48,7 @@ Frontend pkc_frontend(const std::string& pkc_path) {
     if (options.allow_multicast) argv_s.push_back("--allow-multicast");
     if (options.tile_batch) argv_s.push_back("--tile-batch=" + std::to_string(options.tile_batch));
     if (options.tile_threads) argv_s.push_back("--tile-threads=" + std::to_string(options.tile_threads));
+    if (options.tile_stages != 2) argv_s.push_back("--tile-stages=" + std::to_string(options.tile_stages));
     if (!options.templates) argv_s.push_back("--templates=false");
     std::vector<char*> argv;
     for (std::string& a : argv_s) argv.push_back(a.data());

@@ -170,16 +170,16 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
     return kThreadsPerSm;
   }
 
-  // Two stages: one tile computed while the next one's loads are in flight. Measured
-  // (docs/benchmarks/tiles-1xH200.md, run 12): rms_norm 0.62 -> 0.85 and the copy 0.86 -> 0.90
-  // of cudaMemcpy; three or four stages were no better.
-  static constexpr int64_t kRingStages = 2;
+  // Two stages by default (ringStages): one tile computed while the next one's loads are in
+  // flight. Measured (docs/benchmarks/tiles-1xH200.md, run 12): rms_norm 0.62 -> 0.85 and the
+  // copy 0.86 -> 0.90 of cudaMemcpy; three or four stages were no better for the copy.
 
   // Marks the hoisted loads of float tiles whose origins the loop can compute a trip ahead
   // (from its indices, dims and scalar arithmetic) to go through a shared-memory ring, if
   // `budget` bytes hold its stages. Loads are copied ahead with no registers held, so each
   // block keeps its next tile in flight while it reduces and stores this one.
-  static bool prefetch(TileForeachOp loop, ArrayRef<TileLoadOp> hoisted, int64_t budget) {
+  bool prefetch(TileForeachOp loop, ArrayRef<TileLoadOp> hoisted, int64_t budget) {
+    const int64_t stages = ringStages;
     SmallVector<TileLoadOp> ring;
     int64_t stageBytes = 0;
     for (TileLoadOp load : hoisted) {
@@ -191,9 +191,9 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       ring.push_back(load);
       stageBytes += prefetchSlotBytes(cast<TileType>(load.getType()));
     }
-    if (ring.empty() || kRingStages * stageBytes > budget) return false;
+    if (ring.empty() || stages * stageBytes > budget) return false;
     Builder b(loop.getContext());
-    loop->setAttr("pk.prefetch", b.getI64IntegerAttr(kRingStages));
+    loop->setAttr("pk.prefetch", b.getI64IntegerAttr(stages));
     int64_t reused = 0;
     for (TileLoadOp load : ring) {
       load->setAttr("pk.prefetch", b.getUnitAttr());
@@ -203,8 +203,8 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
     }
     recordDecision(loop, "general path",
                    "each block copies " + Twine(ring.size()) + " load(s) of its next tile into a " +
-                       Twine(kRingStages) + "-stage shared-memory ring (" +
-                       Twine(kRingStages * stageBytes / 1024) +
+                       Twine(stages) + "-stage shared-memory ring (" +
+                       Twine(stages * stageBytes / 1024) +
                        " KiB a block, cp.async) while it computes this one, so loads stay in "
                        "flight through its reductions and stores without taking registers "
                        "(rms_norm 0.62 -> 0.85 of cudaMemcpy's bandwidth; "

@@ -45,6 +45,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   mlir::pk::PkBatchTileLoadsPassOptions batch;
   batch.batch = options.tileBatch;
   batch.blockThreads = options.tileThreads;
+  batch.ringStages = options.tileStages;
   pm.addPass(mlir::pk::createPkBatchTileLoadsPass(batch));
 }
 

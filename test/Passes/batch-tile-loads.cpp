@@ -6,6 +6,8 @@
 // RUN: pkc %s --tile-threads=256 --kernel=three_loads -o - | FileCheck %s --check-prefix=FORCED
 // RUN: not pkc %s --tile-batch=9 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not pkc %s --tile-threads=300 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
+// RUN: pkc %s --tile-stages=3 --kernel=copy -o - | FileCheck %s --check-prefix=STAGES3
+// RUN: not pkc %s --tile-stages=5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-STAGES
 // Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
 // in the smallest blocks whose live tiles fit 48 registers a thread; their loops copy the next
 // tile's loads into a shared-memory ring while computing this one when the ring fits beside
@@ -103,6 +105,10 @@ PK_KERNEL void reload(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
 // CHECK-LABEL: void __launch_bounds__(256, 4) copy(
 // CHECK: pk::tile::load_prefetched(
 // THREE: += 3LL * gridDim.x) {
+// --tile-stages=3 keeps two tiles in flight ahead of the one computed: a ring of three stages.
+// STAGES3: // pk-launch copy threads=256 blocks=528 flag_slots=0 blocks_per_sm=4 smem=49152 args=
+// STAGES3: pk_slot{{[0-9]+}} + 1 == 3 ? 0
+// STAGES3: pk::tile::prefetch_wait<2>();
 PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(y, load<8, 1024>(x, m, n), m, n);
 }
@@ -173,3 +179,4 @@ PK_KERNEL void scale_then_sum(Tensor<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
 }
 // BAD: --tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8
 // BAD-THREADS: --tile-threads must be 0 (chosen by pkc), 256, 512 or 1024
+// BAD-STAGES: --tile-stages must be 2, 3 or 4

@@ -5,7 +5,8 @@
 // 20 launches (median of 7 each, after 5 warm-ups). Every kernel's output is first checked on
 // sampled rows against a float64 host reference. Writes a Markdown table to argv[1] (and stdout).
 // Each kernel runs as pkc compiles it; argv[2], a comma list of settings, runs each instead:
-// "0" pkc's choice, "bN" (or plain N) --tile-batch=N, "tN" --tile-threads=N, e.g. "0,t1024,b1".
+// "0" pkc's choice, "bN" (or plain N) --tile-batch=N, "tN" --tile-threads=N, "sN" --tile-stages=N,
+// e.g. "0,t1024,b1,s3".
 #include <pk/jit/compile.h>
 #include "bf16_host.h"
 #include "one_gpu.h"
@@ -122,9 +123,9 @@ int main(int argc, char** argv) {
   for (const std::string& setting : settings) {
     pk::jit::Options o;
     o.kernel = cs.kernel;
-    const bool threads = !setting.empty() && setting[0] == 't';
-    const int value = std::atoi(setting.c_str() + (!setting.empty() && !std::isdigit(setting[0])));
-    (threads ? o.tile_threads : o.tile_batch) = value;
+    const char knob = setting.empty() || std::isdigit(setting[0]) ? 'b' : setting[0];
+    const int value = std::atoi(setting.c_str() + (knob != 'b' || !std::isdigit(setting[0])));
+    (knob == 't' ? o.tile_threads : knob == 's' ? o.tile_stages : o.tile_batch) = value;
     auto k = pk::jit::compile_spec(PK_BENCH_TILES_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
     if (!k.is_ok()) {
       std::fprintf(stderr, "compile %s: %s\n", cs.kernel, k.status().message().c_str());
@@ -172,7 +173,8 @@ int main(int argc, char** argv) {
         pk_bench::roofline_us(PK_PKC, PK_BENCH_TILES_SPEC, cs.kernel, shapes), pk_us, &beaten);
     char row[320];
     const std::string batch_name = value == 0 ? "pkc's choice"
-                                   : threads  ? std::to_string(value) + " threads"
+                                   : knob == 't' ? std::to_string(value) + " threads"
+                                   : knob == 's' ? std::to_string(value) + " ring stages"
                                    : value == 1 ? "batch off" : "batch " + std::to_string(value);
     std::snprintf(row, sizeof row, "| %s | %s | %.1f | %.0f | %.0f | %.3f | %s | %d of 6 |\n", cs.kernel,
                   batch_name.c_str(), pk_us, pk_gbs, copy_gbs, pk_gbs / copy_gbs, bound.c_str(), wrong_rows);

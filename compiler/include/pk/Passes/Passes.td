@@ -300,6 +300,9 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
     Option<"blockThreads", "block-threads", "int64_t", "0",
            "Threads per block of kernels whose blocks never wait on each other: 0 chooses, "
            "256, 512 or 1024 set it (1024 / threads blocks per SM)">,
+    Option<"ringStages", "ring-stages", "int64_t", "2",
+           "Stages of the shared-memory prefetch ring (2 to 4): tiles a block has in flight "
+           "ahead of the one it computes, plus one">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect"];
 }

@@ -16,6 +16,7 @@ struct PipelineOptions {
   int64_t copyEngineMinBytes = -1;  // copy-engine route from; -1: measured defaults, 0: off
   int64_t tileBatch = 0;            // general-path tiles per batch; 0: by register budget, 1: off
   int64_t tileThreads = 0;          // block of independent-block kernels; 0: chosen, 256/512/1024
+  int64_t tileStages = 2;           // stages of the general path's prefetch ring, 2-4
   bool templates = true;            // local loops that match a template take it; off: general path
 };
 

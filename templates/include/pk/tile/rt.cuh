@@ -335,8 +335,20 @@ __device__ void cast(To& out, const From& in) {
   static_assert(To::kCount == From::kCount, "cast keeps the shape");
   out.valid0 = in.valid0;
   if (idle<To>()) return;
+  using T = typename To::elem;
+  if constexpr ((is_same<T, bf16>::value || is_same<T, f16>::value) &&
+                is_same<typename From::value, float>::value) {
+    // Two elements per packed conversion (slots come in runs of 8, so in pairs).
 #pragma unroll
-  for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<typename To::elem>(in.v[s]);
+    for (int s = 0; s < To::kSlots; s += 2) {
+      const unsigned w = pack2<T>(in.v[s], in.v[s + 1]);
+      out.v[s] = to_float(T{static_cast<unsigned short>(w)});
+      out.v[s + 1] = to_float(T{static_cast<unsigned short>(w >> 16)});
+    }
+  } else {
+#pragma unroll
+    for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<T>(in.v[s]);
+  }
 }
 
 // The same elements under a shape with unit dimensions added or dropped (row-major order, so

@@ -17,6 +17,7 @@ struct Options {
   bool allow_multicast = false;
   int tile_batch = 0;                      // pkc --tile-batch: 0 chosen by pkc, 1 off
   int tile_threads = 0;                    // pkc --tile-threads: 0 chosen by pkc, 256/512/1024
+  int tile_stages = 2;                     // pkc --tile-stages: prefetch ring stages, 2-4
   bool templates = true;                   // pkc --templates: false keeps loops on the general path
   std::vector<std::string> nvrtc_options;  // extra NVRTC options
   bool use_cache = true;
