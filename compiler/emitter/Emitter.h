@@ -51,6 +51,9 @@ public:
     std::string slot, made;
   };
   llvm::DenseMap<Operation *, RingSlot> prefetched;
+  // Row vectors (pk::tile::RowVector) declared for a tile, by the block that declares them:
+  // later users in that block reuse the declaration.
+  llvm::DenseMap<std::pair<Value, Block *>, std::string> rowVectors;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).

@@ -1,7 +1,8 @@
 // RUN: pkc %s -o - | FileCheck %s
 // Tests the CUDA of integer tiles and rows moved by index: integer lambdas (division and
 // remainder by zero give 0), index scalars filled as integers, and gathers and scatters through
-// pk/tile/gather.cuh with the indices passed through the stage.
+// pk/tile/gather.cuh with the indices rebuilt by every thread for its own rows (a row vector
+// made of the loads and maps that made the index tile: no stage, no barrier).
 #include <pk/spec.h>
 using namespace pk;
 
@@ -12,8 +13,10 @@ using namespace pk;
 // CHECK: pk::tile::fill([[LO:tile[0-9]+]], arg3);
 // CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return x - y; });
 // CHECK: pk::tile::map({{tile[0-9]+}}, [[S]], {{tile[0-9]+}}, [](int x, int y) { return y == 0 ? 0 : x % y; });
-// CHECK: pk::tile::load_rows([[R:tile[0-9]+]], {{tile[0-9]+}}, arg1.data, arg1.shape, {{.*}}, pk_stage);
-// CHECK: pk::tile::store_rows<true>({{tile[0-9]+}}, {{tile[0-9]+}}, arg2.data, arg2.shape, {{.*}}, pk_stage);
+// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_vector([&](long long r) { return [](int x, int y) { return y == 0 ? 0 : x % y; }([](int x, int y) { return x - y; }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3)), {{.*}}); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
+// CHECK: pk::tile::load_rows([[R:tile[0-9]+]], [[RV]], arg1.data, arg1.shape, {{.*}}, pk_stage);
+// CHECK-NOT: row_vector
+// CHECK: pk::tile::store_rows<true>({{tile[0-9]+}}, [[RV]], arg2.data, arg2.shape, {{.*}}, pk_stage);
 PK_KERNEL void combine(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y, index lo) {
   for (auto [t, n] : tiles(ids.size(), x.cols(), {32, 128})) {
     auto slot = (load<32>(ids, t) - lo) % 64;

@@ -1,8 +1,9 @@
 // Rows of a 2-D tensor moved by an index tile (pk/tile/rt.cuh): gathers (embedding lookups,
 // MoE dispatch reads) and scatters or scatter-adds (MoE combine). The indices are spread over
 // the block like any tile, so they pass through the shared-memory stage once: every thread then
-// reads the row index of each element it holds. Out-of-range rows and columns read as zero and
-// are dropped on writes, so a bad index is never an out-of-bounds access.
+// reads the row index of each element it holds. Indices given as a RowVector (computed by each
+// thread for the rows it holds) need no stage and no barrier. Out-of-range rows and columns
+// read as zero and are dropped on writes, so a bad index is never an out-of-bounds access.
 #pragma once
 #include <pk/tile/rows.cuh>
 
@@ -30,12 +31,22 @@ __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, fl
   return rows;
 }
 
-// The tensor offset of tile element i (row rows[i / C], column col + i % C), or -1 outside.
-template <class Tile>
-__device__ __forceinline__ long long row_offset(long long i, const long long* rows, const long long* shape,
+// The row index of tile row r: from the stage, or computed (-1 past valid0: padding).
+struct StagedRows {
+  const long long* rows;
+  __device__ __forceinline__ long long operator()(long long r) const { return rows[r]; }
+};
+template <class F>
+__device__ __forceinline__ auto rows_of(const RowVector<F>& v) {
+  return [v](long long r) -> long long { return r < v.valid0 ? static_cast<long long>(v.at(r)) : -1; };
+}
+
+// The tensor offset of tile element i (row row_of(i / C), column col + i % C), or -1 outside.
+template <class Tile, class RowOf>
+__device__ __forceinline__ long long row_offset(long long i, RowOf row_of, const long long* shape,
                                                 long long col) {
   if (i >= Tile::kCount) return -1;
-  const long long r = rows[i / Tile::kCols], c = col + i % Tile::kCols;
+  const long long r = row_of(i / Tile::kCols), c = col + i % Tile::kCols;
   if (r < 0 || r >= shape[0] || c < 0 || c >= shape[1]) return -1;
   return r * shape[1] + c;
 }
@@ -55,26 +66,23 @@ __device__ __forceinline__ bool row_runs_fit(const T* data, const long long* sha
 
 // The offset of the run starting at tile element i (row_runs_fit holds), or -1 for a row
 // outside the tensor.
-template <class Tile>
-__device__ __forceinline__ long long row_run_offset(long long i, const long long* rows, const long long* shape,
+template <class Tile, class RowOf>
+__device__ __forceinline__ long long row_run_offset(long long i, RowOf row_of, const long long* shape,
                                                     long long col) {
   if (i >= Tile::kCount) return -1;
-  const long long r = rows[i / Tile::kCols];
+  const long long r = row_of(i / Tile::kCols);
   if (r < 0 || r >= shape[0]) return -1;
   return r * shape[1] + col + i % Tile::kCols;
 }
 
-// t (R x C) = rows idx[0..R) of `data` (shape rows x cols) from column `col`.
-template <class Tile, class Idx, class T>
-__device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long long* shape, long long col,
-                          float* stage) {
-  static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
-  const long long* rows = stage_row_indices(idx, stage);
+// t (R x C) = rows row_of(0..R) of `data` (shape rows x cols) from column `col`.
+template <class Tile, class RowOf, class T>
+__device__ void load_rows_of(Tile& t, RowOf row_of, const T* data, const long long* shape, long long col) {
   if constexpr (!is_integer_v<T>) {
     if (row_runs_fit<Tile>(data, shape, col)) {
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long off = row_run_offset<Tile>(Tile::index(s), rows, shape, col);
+        const long long off = row_run_offset<Tile>(Tile::index(s), row_of, shape, col);
         float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
         if (off >= 0) load_run(data + off, run);
 #pragma unroll
@@ -85,23 +93,34 @@ __device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long lon
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
+    const long long off = row_offset<Tile>(Tile::index(s), row_of, shape, col);
     t.v[s] = off >= 0 ? load_value(data[off]) : typename Tile::value(0);
   }
 }
 
-// Rows of t to rows idx[0..R) of `data` from column `col`; `add` adds them (red.global.add),
-// so rows sent to one index by several tiles all arrive.
-template <bool Add, class Tile, class Idx, class T>
-__device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long long* shape, long long col,
-                           float* stage) {
+// t (R x C) = rows idx[0..R) of `data` (shape rows x cols) from column `col`.
+template <class Tile, class Idx, class T>
+__device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long long* shape, long long col,
+                          float* stage) {
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
-  const long long* rows = stage_row_indices(idx, stage);
+  load_rows_of(t, StagedRows{stage_row_indices(idx, stage)}, data, shape, col);
+}
+template <class Tile, class F, class T>
+__device__ void load_rows(Tile& t, const RowVector<F>& idx, const T* data, const long long* shape,
+                          long long col, float*) {
+  static_assert(Tile::kRank == 2, "rows of a 2-D tile");
+  load_rows_of(t, rows_of(idx), data, shape, col);
+}
+
+// Rows of t to rows row_of(0..R) of `data` from column `col`; `Add` adds them
+// (red.global.add), so rows sent to one index by several tiles all arrive.
+template <bool Add, class Tile, class RowOf, class T>
+__device__ void store_rows_of(const Tile& t, RowOf row_of, T* data, const long long* shape, long long col) {
   if constexpr (!Add && !is_integer_v<T>) {
     if (row_runs_fit<Tile>(data, shape, col)) {
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long off = row_run_offset<Tile>(Tile::index(s), rows, shape, col);
+        const long long off = row_run_offset<Tile>(Tile::index(s), row_of, shape, col);
         float run[Tile::kVec];
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
@@ -112,11 +131,25 @@ __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long lo
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    const long long off = row_offset<Tile>(Tile::index(s), rows, shape, col);
+    const long long off = row_offset<Tile>(Tile::index(s), row_of, shape, col);
     if (off < 0) continue;
     if constexpr (Add) ::pk::detail::red_add(data + off, store_value<T>(t.v[s]));
     else data[off] = store_value<T>(t.v[s]);
   }
+}
+
+// Rows of t to rows idx[0..R) of `data` from column `col`.
+template <bool Add, class Tile, class Idx, class T>
+__device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long long* shape, long long col,
+                           float* stage) {
+  static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
+  store_rows_of<Add>(t, StagedRows{stage_row_indices(idx, stage)}, data, shape, col);
+}
+template <bool Add, class Tile, class F, class T>
+__device__ void store_rows(const Tile& t, const RowVector<F>& idx, T* data, const long long* shape,
+                           long long col, float*) {
+  static_assert(Tile::kRank == 2, "rows of a 2-D tile");
+  store_rows_of<Add>(t, rows_of(idx), data, shape, col);
 }
 
 }  // namespace tile

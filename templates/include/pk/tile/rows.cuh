@@ -133,6 +133,51 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
   write_rows(out, rows);
 }
 
+// A rows x 1 (or 1-D) vector that every thread computes itself, element r as at(r), instead of
+// receiving it through the stage: the emitter builds `at` from the loads, maps and selects that
+// made the vector (the MoE routing: owner == p ? place : -1), so moving rows by it, or
+// broadcasting it, needs no barrier. valid0 is the vector's rt::valid0.
+template <class F>
+struct RowVector {
+  F at;
+  long long valid0;
+};
+template <class F>
+__device__ __forceinline__ RowVector<F> row_vector(F at, long long valid0) {
+  return {at, valid0};
+}
+// rt::valid0 of a load of `rows` rows at `origin` of a rank-R tensor (as load() sets it).
+template <int R>
+__device__ __forceinline__ long long valid_rows(long long rows, const long long* shape,
+                                                const long long (&origin)[R]) {
+  bool inside = origin[0] >= 0;
+#pragma unroll
+  for (int d = 1; d < R; ++d) inside &= origin[d] >= 0 && origin[d] < shape[d];
+  const long long rest = shape[0] - origin[0];
+  return !inside ? 0 : rest < rows ? rest : rows;
+}
+
+// map_broadcast with a rows x 1 vector that every thread computes itself: no stage, no barrier.
+template <class Full, class F, class Fn>
+__device__ void map_broadcast(Full& out, const Full& full, const RowVector<F>& vec, bool vec_first,
+                              Fn f, float*) {
+  static_assert(Full::kRank == 2, "broadcasts are between 2-D tiles");
+  out.valid0 = min(full.valid0, vec.valid0);
+  if (idle<Full>()) return;
+#pragma unroll
+  for (int s = 0; s < Full::kSlots; s += Full::kVec) {
+    const long long i = Full::index(s);
+    // One row per run when runs do not cross rows: its element is computed once.
+    const auto y0 = vec.at(i / Full::kCols);
+#pragma unroll
+    for (int k = 0; k < Full::kVec; ++k) {
+      const auto y = Full::kCols % Full::kVec == 0 ? y0 : vec.at((i + k) / Full::kCols);
+      const auto x = full.v[s + k];
+      out.v[s + k] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
+    }
+  }
+}
+
 // out = f(full, vec) (or f(vec, full) with vec_first) where vec is a rows x 1 or 1 x cols tile
 // broadcast along the other dimension of the rows x cols tile `full`.
 template <class Full, class Vec, class F>
