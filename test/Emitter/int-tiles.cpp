@@ -23,3 +23,25 @@ PK_KERNEL void combine(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y, i
     store_add_rows(y, load_rows<32, 128>(x, slot, n), slot, n);
   }
 }
+
+// A weight column broadcast over a tile's rows is rebuilt by every thread too: no stage.
+// CHECK-LABEL: weighted_rows(
+// CHECK: const auto [[W:rowvec[0-9]+]] = pk::tile::row_vector([&](long long r) { return pk::tile::read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, {{c[0-9]+}}); }
+// CHECK: pk::tile::map_broadcast({{tile[0-9]+}}, {{tile[0-9]+}}, [[W]], false, [](float x, float y) { return x * y; }, nullptr);
+PK_KERNEL void weighted_rows(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> y) {
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    store(y, load<16, 128>(x, t, n) * load<16, 1>(w, t, 0), t, n);
+}
+
+// Indices read from a tensor the loop also writes could change before a later re-read: they
+// pass through the stage.
+// CHECK-LABEL: written_ids(
+// CHECK-NOT: row_vector
+// CHECK: pk::tile::load_rows({{tile[0-9]+}}, {{tile[0-9]+}}, arg1.data, arg1.shape, {{.*}}, pk_stage);
+PK_KERNEL void written_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto t : tiles(ids.size(), {32})) {
+    auto s = load<32>(ids, t);
+    store(ids, s + 1, t);
+    store(y, load_rows<32, 128>(x, s, 0), t, 0);
+  }
+}
