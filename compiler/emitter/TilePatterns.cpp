@@ -217,12 +217,14 @@ std::string mapLambda(MapKind kind, Type operand) {
          (integer ? integerMapExpression(kind) : mapExpression(kind, "x", "y")) + "; }";
 }
 
-// Whether nothing in the loop (or kernel) around `user` but loads and dims uses `tensor`: a
-// load of it then reads the same wherever in that scope it is made.
-bool onlyReadAround(Operation *user, Value tensor) {
+// Whether `load` reads the same when it is made again at `user`: both lie in one tile loop (or,
+// outside tile loops, one kernel) in which nothing but loads and dims uses its tensor.
+bool onlyReadAround(Operation *user, TileLoadOp load) {
   Operation *scope = user->getParentOfType<TileForeachOp>();
+  if (scope && !scope->isAncestor(load)) return false;
   if (!scope) scope = user->getParentOfType<KernelOp>();
-  for (Operation *other : tensor.getUsers())
+  if (!scope || !scope->isAncestor(load)) return false;
+  for (Operation *other : load.getSource().getUsers())
     if (scope && scope->isAncestor(other) && !isa<TileLoadOp, DimOp>(other)) return false;
   return true;
 }
@@ -255,7 +257,7 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows,
   if (auto load = dyn_cast<TileLoadOp>(def)) {
     Value src = load.getSource();
     if (!isa<LocalTensorType>(src.getType()) || load.getIndices().size() != shape.size() ||
-        !onlyReadAround(user, src))
+        !onlyReadAround(user, load))
       return "";
     std::string origin, at;
     for (auto [d, index] : llvm::enumerate(load.getIndices())) {

@@ -45,3 +45,13 @@ PK_KERNEL void written_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> 
     store(y, load_rows<32, 128>(x, s, 0), t, 0);
   }
 }
+
+// Indices loaded before the tile loop are not loaded again inside it (a phase in between may
+// write them): they pass through the stage.
+// CHECK-LABEL: hoisted_ids(
+// CHECK-NOT: row_vector
+// CHECK: pk::tile::load_rows({{tile[0-9]+}}, {{tile[0-9]+}}, arg1.data, arg1.shape, {{.*}}, pk_stage);
+PK_KERNEL void hoisted_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  auto s = load<32>(ids, 0);
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 128})) store(y, load_rows<32, 128>(x, s, n), t, n);
+}
