@@ -9,14 +9,14 @@ using namespace pk;
 
 PK_KERNEL void moe_combine(Sym<bf16, 2> y, Tensor<i32, 2> ids, Tensor<f32, 2> weights,
                            Tensor<i32, 2> slot, Tensor<bf16, 2> out, index experts) {
-  for (auto [t, n] : tiles(out.rows(), out.cols(), {16, 512})) {
-    auto acc = zeros<f32, 16, 512>();
+  for (auto [t, n] : tiles(out.rows(), out.cols(), {32, 512})) {
+    auto acc = zeros<f32, 32, 512>();
     for (auto k : range(0, ids.cols())) {
-      auto owner = load<16, 1>(ids, t, k) / experts;
-      auto place = load<16, 1>(slot, t, k);
-      auto w = load<16, 1>(weights, t, k);
+      auto owner = load<32, 1>(ids, t, k) / experts;
+      auto place = load<32, 1>(slot, t, k);
+      auto w = load<32, 1>(weights, t, k);
       for (auto p : range(0, world_size()))
-        acc = acc + cast<f32>(load_rows<16, 512>(y.on(p), where(owner == p, place, -1), n)) * w;
+        acc = acc + cast<f32>(load_rows<32, 512>(y.on(p), where(owner == p, place, -1), n)) * w;
     }
     store(out, cast<bf16>(acc), t, n);
   }

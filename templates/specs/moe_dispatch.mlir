@@ -42,28 +42,28 @@ module {
     }
     %6 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
     %7 = pk.dim %arg0, 1 : !pk.tensor<?x?xbf16>
-    pk.tile.foreach (%arg6, %arg7) to (%6, %7) step [16, 512] {
-      %9 = pk.tile.load %arg0[%arg6, %arg7] : !pk.tensor<?x?xbf16> -> !pk.tile<16x512xbf16>
+    pk.tile.foreach (%arg6, %arg7) to (%6, %7) step [32, 512] {
+      %9 = pk.tile.load %arg0[%arg6, %arg7] : !pk.tensor<?x?xbf16> -> !pk.tile<32x512xbf16>
       %c0 = arith.constant 0 : index
       %10 = pk.dim %arg1, 1 : !pk.tensor<?x?xi32>
       %c1 = arith.constant 1 : index
       scf.for %arg8 = %c0 to %10 step %c1 {
-        %11 = pk.tile.load %arg1[%arg6, %arg8] : !pk.tensor<?x?xi32> -> !pk.tile<16x1xi32>
-        %12 = pk.tile.splat %2 : index -> !pk.tile<16x1xi32>
-        %13 = pk.tile.map <div> %11, %12 : !pk.tile<16x1xi32>, !pk.tile<16x1xi32> -> !pk.tile<16x1xi32>
-        %14 = pk.tile.load %arg3[%arg6, %arg8] : !pk.tensor<?x?xi32> -> !pk.tile<16x1xi32>
+        %11 = pk.tile.load %arg1[%arg6, %arg8] : !pk.tensor<?x?xi32> -> !pk.tile<32x1xi32>
+        %12 = pk.tile.splat %2 : index -> !pk.tile<32x1xi32>
+        %13 = pk.tile.map <div> %11, %12 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32> -> !pk.tile<32x1xi32>
+        %14 = pk.tile.load %arg3[%arg6, %arg8] : !pk.tensor<?x?xi32> -> !pk.tile<32x1xi32>
         %c0_0 = arith.constant 0 : index
         %15 = pk.world_size
         %c1_1 = arith.constant 1 : index
         scf.for %arg9 = %c0_0 to %15 step %c1_1 {
-          %16 = pk.tile.splat %arg9 : index -> !pk.tile<16x1xi32>
-          %17 = pk.tile.map <eq> %13, %16 : !pk.tile<16x1xi32>, !pk.tile<16x1xi32> -> !pk.tile<16x1xi32>
+          %16 = pk.tile.splat %arg9 : index -> !pk.tile<32x1xi32>
+          %17 = pk.tile.map <eq> %13, %16 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32> -> !pk.tile<32x1xi32>
           %c1_2 = arith.constant 1 : index
           %c0_3 = arith.constant 0 : index
           %18 = arith.subi %c0_3, %c1_2 : index
-          %19 = pk.tile.splat %18 : index -> !pk.tile<16x1xi32>
-          %20 = pk.tile.select %17, %14, %19 : !pk.tile<16x1xi32>, !pk.tile<16x1xi32>
-          pk.tile.store_rows %9, %arg4[%20, %arg7] on %arg9 : !pk.tile<16x512xbf16>, !pk.sym<?x?xbf16>, !pk.tile<16x1xi32>
+          %19 = pk.tile.splat %18 : index -> !pk.tile<32x1xi32>
+          %20 = pk.tile.select %17, %14, %19 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32>
+          pk.tile.store_rows %9, %arg4[%20, %arg7] on %arg9 : !pk.tile<32x512xbf16>, !pk.sym<?x?xbf16>, !pk.tile<32x1xi32>
         }
       }
     }

@@ -23,11 +23,11 @@ PK_KERNEL void moe_dispatch(Tensor<bf16, 2> x, Tensor<i32, 2> ids, Scratch<i32, 
     store(slot, where(fits, (e % experts + rank() * experts) * x.rows() + place, -1), t, k);
   }
   // The rows, pushed into the experts' ranks by NVLink stores.
-  for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 512})) {
-    auto rows = load<16, 512>(x, t, n);
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 512})) {
+    auto rows = load<32, 512>(x, t, n);
     for (auto k : range(0, ids.cols())) {
-      auto owner = load<16, 1>(ids, t, k) / experts;
-      auto place = load<16, 1>(slot, t, k);
+      auto owner = load<32, 1>(ids, t, k) / experts;
+      auto place = load<32, 1>(slot, t, k);
       for (auto p : range(0, world_size()))
         store_rows(recv.on(p), rows, where(owner == p, place, -1), n);
     }
