@@ -83,15 +83,17 @@ LogicalResult TileMapOp::verify() {
       full = true;
       continue;
     }
-    // A rows x 1 or 1 x cols register tile broadcast against a 2-D result.
-    bool broadcast = expected == 2 && out.getRank() == 2 && t.getRank() == 2 &&
-                     t.getElementType() == out.getElementType() &&
-                     t.getMemorySpace() == MemorySpace::reg &&
-                     ((t.getShape()[0] == out.getShape()[0] && t.getShape()[1] == 1) ||
-                      (t.getShape()[0] == 1 && t.getShape()[1] == out.getShape()[1]));
+    // A rows x 1 or 1 x cols register tile broadcast against a 2-D result, or a one-element
+    // register tile of the result's rank against any result (every thread holds its element).
+    const bool sameKind = expected == 2 && t.getElementType() == out.getElementType() &&
+                          t.getMemorySpace() == MemorySpace::reg && t.getRank() == out.getRank();
+    bool broadcast = sameKind && (t.getNumElements() == 1 ||
+                                  (out.getRank() == 2 &&
+                                   ((t.getShape()[0] == out.getShape()[0] && t.getShape()[1] == 1) ||
+                                    (t.getShape()[0] == 1 && t.getShape()[1] == out.getShape()[1]))));
     if (!broadcast)
       return emitOpError("operands must have the result's tile type, or one of them be a rows x 1 "
-                         "or 1 x cols tile broadcast against it; got ")
+                         "or 1 x cols tile, or a one-element tile, broadcast against it; got ")
              << t << " for " << out;
   }
   if (!full) return emitOpError("one operand must have the result's tile type");

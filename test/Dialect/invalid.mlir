@@ -214,7 +214,7 @@ pk.kernel @k() {
 
 pk.kernel @k() {
   %t = pk.tile.zeros : !pk.tile<64xf32>
-  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or one of them be a rows x 1 or 1 x cols tile broadcast against it}}
+  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or one of them be a rows x 1 or 1 x cols tile, or a one-element tile, broadcast against it}}
   %r = pk.tile.map <neg> %t : !pk.tile<64xf32> -> !pk.tile<32xf32>
   pk.return
 }
@@ -224,7 +224,7 @@ pk.kernel @k() {
 pk.kernel @k() {
   %t = pk.tile.zeros : !pk.tile<64x32xf32>
   %v = pk.tile.zeros : !pk.tile<32x1xf32>
-  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or one of them be a rows x 1 or 1 x cols tile broadcast against it}}
+  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or one of them be a rows x 1 or 1 x cols tile, or a one-element tile, broadcast against it}}
   %r = pk.tile.map <sub> %t, %v : !pk.tile<64x32xf32>, !pk.tile<32x1xf32> -> !pk.tile<64x32xf32>
   pk.return
 }

@@ -62,6 +62,10 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
   %m = pk.tile.reduce_rows <max> %e : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
   // CHECK: pk.tile.map <sub> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x256xf32>
   %d = pk.tile.map <sub> %e, %m : !pk.tile<128x256xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <add> %{{.*}}, %{{.*}} : !pk.tile<64xi32>, !pk.tile<1xi32> -> !pk.tile<64xi32>
+  %iv = pk.tile.zeros : !pk.tile<64xi32>
+  %one = pk.tile.zeros : !pk.tile<1xi32>
+  %iv1 = pk.tile.map <add> %iv, %one : !pk.tile<64xi32>, !pk.tile<1xi32> -> !pk.tile<64xi32>
   // CHECK: pk.tile.map <gelu_erf> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   %g = pk.tile.map <gelu_erf> %d : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.splat %{{.*}} : f32 -> !pk.tile<128x256xf32>

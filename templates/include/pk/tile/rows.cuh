@@ -181,8 +181,8 @@ __device__ void map_broadcast(Full& out, const Full& full, const RowVector<F>& v
 // out = f(full, vec) (or f(vec, full) with vec_first) where vec is a rows x 1 or 1 x cols tile
 // broadcast along the other dimension of the rows x cols tile `full`.
 template <class Full, class Vec, class F>
-__device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
-                              float* stage) {
+__device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
+                                     float* stage) {
   static_assert(Full::kRank == 2 && Vec::kRank == 2, "broadcasts are between 2-D tiles");
   constexpr bool by_row = Vec::dim(1) == 1 && Vec::dim(0) == Full::dim(0);
   static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
@@ -191,12 +191,6 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   using V = typename Vec::value;  // the stage holds the vector's own values (ints stay exact)
   constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
   V* st = reinterpret_cast<V*>(stage);
-  if constexpr (Vec::kCount == 1) {  // every thread holds it (rt.cuh): no stage, no barrier
-#pragma unroll
-    for (int s = 0; s < Full::kSlots; ++s)
-      out.v[s] = convert<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));
-    return;
-  }
   for (long long j0 = 0; j0 < Vec::kCount; j0 += cap) {
     __syncthreads();
 #pragma unroll
@@ -214,6 +208,23 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
       const V x = full.v[s], y = st[j - j0];
       out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
     }
+  }
+}
+
+// out = f(full, vec) (or f(vec, full)): vec a rows x 1 or 1 x cols tile (through the stage), or
+// a one-element tile of any rank, which every thread holds (rt.cuh): no stage, no barrier. A
+// one-element tile stands for a column of the full tile's rows only when that has one row.
+template <class Full, class Vec, class F>
+__device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
+                              float* stage) {
+  if constexpr (Vec::kCount == 1) {
+    constexpr bool by_row = Vec::kRank == 2 && Full::kRank == 2 && Full::dim(0) == 1;
+    out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
+#pragma unroll
+    for (int s = 0; s < Full::kSlots; ++s)
+      out.v[s] = convert<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));
+  } else {
+    map_broadcast_staged(out, full, vec, vec_first, f, stage);
   }
 }
 
