@@ -337,25 +337,27 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   bool vecFirst = a.getType() != map.getResult().getType();
   Value full = vecFirst ? b : a, vec = vecFirst ? a : b;
   auto vecType = cast<TileType>(vec.getType());
-  std::string vecName = e.name(vec);
   // Dividing by an f32 row or column vector multiplies by its reciprocals, computed once per
   // vector element instead of a full-precision division per tile element (softmax's e /
   // row_sum(e)); within 2 ulp of fp32 division (docs/language.md).
-  if (map.getKind() == MapKind::div && !vecFirst && vecType.getElementType().isF32()) {
-    vecName = e.fresh("recip");
-    e.line() << tileTypeName(vecType, e.threads) << " " << vecName << ";";
-    e.line() << "pk::tile::map(" << vecName << ", " << e.name(vec) << ", [](float x) { return 1.f / x; });";
-    f = "[](float x, float y) { return x * y; }";
-  }
-  // A one-element vector is in every thread (pk/tile/rt.cuh): no stage (TileShared.cpp); a
-  // rows x 1 vector rebuilt from loads and maps is computed by each thread for its rows.
+  const bool reciprocal =
+      map.getKind() == MapKind::div && !vecFirst && vecType.getElementType().isF32();
+  if (reciprocal) f = "[](float x, float y) { return x * y; }";
+  // A rows x 1 vector rebuilt from loads and maps is computed by each thread for its rows.
   const bool byRow = vecType.getNumElements() > 1 && vecType.getShape().back() == 1 &&
                      vecType.getShape().size() == 2;
-  if (std::string rv = byRow ? rowVector(e, op, vec, vecName != e.name(vec)) : ""; !rv.empty()) {
+  if (std::string rv = byRow ? rowVector(e, op, vec, reciprocal) : ""; !rv.empty()) {
     e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << rv << ", "
              << (vecFirst ? "true" : "false") << ", " << f << ", nullptr);";
     return success();
   }
+  std::string vecName = e.name(vec);
+  if (reciprocal) {
+    vecName = e.fresh("recip");
+    e.line() << tileTypeName(vecType, e.threads) << " " << vecName << ";";
+    e.line() << "pk::tile::map(" << vecName << ", " << e.name(vec) << ", [](float x) { return 1.f / x; });";
+  }
+  // A one-element vector is in every thread (pk/tile/rt.cuh): no stage (TileShared.cpp).
   const bool staged = vecType.getNumElements() > 1;
   e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << vecName
            << ", " << (vecFirst ? "true" : "false") << ", " << f << ", "
