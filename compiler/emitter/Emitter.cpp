@@ -42,6 +42,8 @@ std::string mlir::pk::cuda::elementTypeName(Type t) {
   if (t.isBF16()) return "pk::bf16";
   if (t.isF16()) return "pk::f16";
   if (t.isF32()) return "float";
+  if (isa<Float8E4M3FNType>(t)) return "pk::f8e4m3";
+  if (isa<Float8E5M2Type>(t)) return "pk::f8e5m2";
   if (t.isF64()) return "double";
   if (t.isSignlessInteger(32)) return "int";
   if (t.isSignlessInteger(64)) return "long long";

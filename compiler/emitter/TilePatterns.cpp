@@ -248,10 +248,11 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows,
   const std::string elem = elementTypeName(elemType);
   auto sub = [&](Value x) { return rowElement(e, user, x, rows, valid, depth + 1); };
   // x, of C++ type `type` (a tile value type), as this tile's value: converted unless it is
-  // already one (bf16 and f16 values are fp32 rounded to them).
+  // already one (bf16, f16 and fp8 values are fp32 rounded to them).
   auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
   auto rounded = [&](const std::string &x, const std::string &type) {
-    if (type == valueType(elemType) && !elemType.isBF16() && !elemType.isF16()) return x;
+    if (type == valueType(elemType) && (!isa<FloatType>(elemType) || elemType.getIntOrFloatBitWidth() >= 32))
+      return x;
     return "pk::tile::convert<" + elem + ">(" + x + ")";
   };
   if (auto load = dyn_cast<TileLoadOp>(def)) {

@@ -14,7 +14,7 @@ struct SrcLoc {
   unsigned line = 0, col = 0;
 };
 
-enum class Elem { BF16, F16, F32, I32, I64 };
+enum class Elem { BF16, F16, F32, I32, I64, F8E4M3, F8E5M2 };
 
 struct ValueType {
   enum Kind { Index, Tensor, Sym, Tile, Flag, Scalar } kind = Index;  // Scalar: an f32

@@ -172,6 +172,8 @@ private:
     else if (n == "pk::f32") out = Elem::F32;
     else if (n == "pk::i32") out = Elem::I32;
     else if (n == "pk::i64") out = Elem::I64;
+    else if (n == "pk::f8e4m3") out = Elem::F8E4M3;
+    else if (n == "pk::f8e5m2") out = Elem::F8E5M2;
     else return false;
     return true;
   }
@@ -231,7 +233,7 @@ private:
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
                                   "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, "
                                   "index or float, "
-                                  "with T one of bf16, f16, f32, i32, i64 and Rank 1 to 5");
+                                  "with T one of bf16, f16, f32, f8e4m3, f8e5m2, i32, i64 and Rank 1 to 5");
       return false;
     }
     return true;

@@ -185,7 +185,7 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
     for (TileLoadOp load : hoisted) {
       Type elem = cast<TileType>(load.getType()).getElementType();
       SmallVector<Operation *> slice;  // origins from indices, dims and scalar arithmetic only
-      if (!(elem.isBF16() || elem.isF16() || elem.isF32()) ||
+      if (!(isa<FloatType>(elem) && elem.getIntOrFloatBitWidth() <= 32) ||
           !originSlice(loop.getBody().front(), {load}, slice))
         continue;
       ring.push_back(load);

@@ -18,6 +18,12 @@ LogicalResult mlir::pk::verifyTileAccess(Operation *op, Type tensorType, TileTyp
   return success();
 }
 
+StringRef mlir::pk::fp8ReductionHint(Type t) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(t) ? "; fp8 values do not add: reduce them as f32 or bf16 "
+                                                     "(cast, then quantise the result)"
+                                                   : "";
+}
+
 bool mlir::pk::isReducibleElementType(Type t) { return t.isBF16() || t.isF16() || t.isF32(); }
 bool mlir::pk::isCollectiveReducibleElementType(Type t) {
   return isReducibleElementType(t) || t.isSignlessInteger(32) || t.isSignlessInteger(64);

@@ -59,6 +59,8 @@ std::string element_of(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kBFloat16: return "bf16";
     case at::kHalf: return "f16";
+    case at::kFloat8_e4m3fn: return "f8E4M3FN";
+    case at::kFloat8_e5m2: return "f8E5M2";
     case at::kFloat: return "f32";
     case at::kDouble: return "f64";
     case at::kInt: return "i32";

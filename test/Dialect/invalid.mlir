@@ -720,3 +720,11 @@ pk.kernel @scalar_type(%x: !pk.tensor<?xi32>) {
   %s = pk.load_scalar %x[%c0] : !pk.tensor<?xi32> -> f32
   pk.return
 }
+
+// -----
+
+pk.kernel @fp8_sum(%x: !pk.sym<?xf8E4M3FN>, %y: !pk.tensor<?xf8E4M3FN>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f8E4M3FN'; fp8 values do not add}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xf8E4M3FN>, !pk.tensor<?xf8E4M3FN>
+  pk.return
+}

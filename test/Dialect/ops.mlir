@@ -190,3 +190,18 @@ pk.kernel @peer_rows(%ids: !pk.tensor<?xi32>, %s: !pk.sym<?x?xbf16>, %fill: !pk.
   pk.tile.store_rows %t, %s[%slot, %c0] on %p {add} : !pk.tile<16x64xbf16>, !pk.sym<?x?xbf16>, !pk.tile<16xi32>
   pk.return
 }
+
+// fp8 tensors and tiles: loads, casts both ways, stores.
+// CHECK-LABEL: pk.kernel @fp8_tiles
+pk.kernel @fp8_tiles(%x: !pk.tensor<?x?xf8E4M3FN>, %y: !pk.sym<?x?xf8E5M2>) {
+  %c0 = arith.constant 0 : index
+  // CHECK: pk.tile.load %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tensor<?x?xf8E4M3FN> -> !pk.tile<16x128xf8E4M3FN>
+  %t = pk.tile.load %x[%c0, %c0] : !pk.tensor<?x?xf8E4M3FN> -> !pk.tile<16x128xf8E4M3FN>
+  // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xf8E4M3FN> to !pk.tile<16x128xf32>
+  %f = pk.tile.cast %t : !pk.tile<16x128xf8E4M3FN> to !pk.tile<16x128xf32>
+  // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xf32> to !pk.tile<16x128xf8E5M2>
+  %q = pk.tile.cast %f : !pk.tile<16x128xf32> to !pk.tile<16x128xf8E5M2>
+  // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<16x128xf8E5M2>, !pk.sym<?x?xf8E5M2>
+  pk.tile.store %q, %y[%c0, %c0] : !pk.tile<16x128xf8E5M2>, !pk.sym<?x?xf8E5M2>
+  pk.return
+}

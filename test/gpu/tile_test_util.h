@@ -1,9 +1,10 @@
 // Helpers of the one-GPU tile tests: device tensors with random host data (or poisoned), their
-// pk::Tensor views, host conversions of bf16 / f16, and an element-wise check against a
+// pk::Tensor views, host conversions of bf16 / f16 / fp8, and an element-wise check against a
 // float64 reference.
 #pragma once
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -40,7 +41,45 @@ inline float to_host(f16 x) {
   std::memcpy(&h, &x.bits, 2);
   return __half2float(h);
 }
+// OCP fp8 on the host, as a float64 model of the device's conversions: E4M3 (bias 7, no
+// infinities, largest 448) and E5M2 (bias 15, largest 57344). Encoding rounds to nearest even
+// and saturates to the largest finite value; NaN stays NaN (cvt.rn.satfinite).
+struct Fp8Format {
+  int man, bias;
+  double max;
+};
+constexpr Fp8Format kE4M3{3, 7, 448.0}, kE5M2{2, 15, 57344.0};
+inline unsigned char fp8_encode(double x, Fp8Format f) {
+  const unsigned char sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isnan(x)) return 0x7f;  // a NaN in both formats
+  const int emin = 1 - f.bias;
+  const double a = std::fabs(x);
+  double r = f.max;
+  if (a < f.max) {
+    const int e = a > 0 && std::ilogb(a) > emin ? std::ilogb(a) : emin;
+    const double step = std::ldexp(1.0, e - f.man);
+    r = std::min(std::nearbyint(a / step) * step, f.max);  // a / step is exact; ties to even
+  }
+  if (r == 0) return sign;
+  const int e = std::ilogb(r);
+  if (e < emin) return sign | static_cast<unsigned char>(r / std::ldexp(1.0, emin - f.man));  // subnormal
+  const unsigned mant = static_cast<unsigned>(r / std::ldexp(1.0, e - f.man)) - (1u << f.man);
+  return sign | static_cast<unsigned char>(((e + f.bias) << f.man) | mant);
+}
+inline double fp8_decode(unsigned char b, Fp8Format f) {
+  const int e = (b & 0x7f) >> f.man, m = b & ((1 << f.man) - 1);
+  const double s = b & 0x80 ? -1.0 : 1.0;
+  if (f.man == 3 && e == 15 && m == 7) return NAN;
+  if (f.man == 2 && e == 31) return m ? NAN : s * INFINITY;
+  if (e == 0) return s * std::ldexp(m, 1 - f.bias - f.man);
+  return s * std::ldexp((1 << f.man) + m, e - f.bias - f.man);
+}
+inline float to_host(pk::f8e4m3 x) { return static_cast<float>(fp8_decode(x.bits, kE4M3)); }
+inline float to_host(pk::f8e5m2 x) { return static_cast<float>(fp8_decode(x.bits, kE5M2)); }
+
 template <class T> T from_host(float x);
+template <> inline pk::f8e4m3 from_host<pk::f8e4m3>(float x) { return pk::f8e4m3{fp8_encode(x, kE4M3)}; }
+template <> inline pk::f8e5m2 from_host<pk::f8e5m2>(float x) { return pk::f8e5m2{fp8_encode(x, kE5M2)}; }
 template <> inline float from_host<float>(float x) { return x; }
 template <> inline bf16 from_host<bf16>(float x) { return pkt::from_f<bf16>(x); }
 template <> inline f16 from_host<f16>(float x) {
@@ -77,6 +116,7 @@ struct DevTensor {
     return t;
   }
   double at(long long i) const { return to_host(host[i]); }
+  void upload() const { PKT_CUDA(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice)); }
   std::vector<T> download() const {
     std::vector<T> v(host.size());
     const cudaError_t e = cudaMemcpy(v.data(), dev, v.size() * sizeof(T), cudaMemcpyDeviceToHost);

@@ -325,6 +325,7 @@ double sampled_error(const std::vector<unsigned short>& x, const std::vector<uns
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);  // rows so far survive a crash
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) return std::puts("skipped: no GPU"), 77;
   int sms = 0;
@@ -394,9 +395,8 @@ int main(int argc, char** argv) {
          ::softmax<<<pk_softmax::kBlocks, pk_softmax::kThreads, pk_softmax::kSharedBytes, s>>>(pk::LaunchContext{}, X, Y);
        }},
 #endif
-      PK_BULK(512, 2, 2, 1, false), PK_BULK(512, 2, 2, 1, true), PK_BULK(512, 2, 3, 1, false),
-      PK_BULK(256, 4, 2, 2, false), PK_BULK(512, 2, 2, 2, true),
-      PK_BULK(256, 4, 2, 0, false), PK_BULK(512, 2, 2, 0, true), PK_BULK(32, 2, 4, 3, false),
+      PK_BULK(32, 2, 4, 3, false), PK_BULK(256, 4, 2, 0, false), PK_BULK(512, 2, 2, 1, false),
+      PK_BULK(512, 2, 3, 1, false), PK_BULK(256, 4, 2, 2, false),
       PK_RING(512, 2, 2, true, false, false), PK_RING(512, 2, 2, true, true, false),
       PK_RING(512, 2, 2, true, false, true),  PK_RING(512, 2, 2, true, true, true),
       PK_RING(256, 4, 2, false, false, false), PK_RING(256, 4, 2, false, false, true),

@@ -19,6 +19,11 @@ struct f16;
 struct f32;
 struct i32;  // signed integers: token and expert ids, counts, offsets
 struct i64;
+// fp8 (OCP E4M3 and E5M2): storage for quantised tensors. Tiles of them compute in fp32 like
+// bf16 ones; cast<f8e4m3>(t) rounds to nearest even and saturates to the largest finite value
+// (448; 57344 for e5m2), so scale first: cast<f8e4m3>(t * (448 / row_max(abs(t)))).
+struct f8e4m3;
+struct f8e5m2;
 
 // Which operations take which element types. Math, row reductions and float scalars are for
 // float tiles; %, integer scalars and integer masks for integer tiles (i32, i64). An operation
@@ -29,6 +34,8 @@ template <class T> struct IsFloat { static constexpr bool value = false; };
 template <> struct IsFloat<bf16> { static constexpr bool value = true; };
 template <> struct IsFloat<f16> { static constexpr bool value = true; };
 template <> struct IsFloat<f32> { static constexpr bool value = true; };
+template <> struct IsFloat<f8e4m3> { static constexpr bool value = true; };
+template <> struct IsFloat<f8e5m2> { static constexpr bool value = true; };
 template <class T> struct IsInt { static constexpr bool value = false; };
 template <> struct IsInt<i32> { static constexpr bool value = true; };
 template <> struct IsInt<i64> { static constexpr bool value = true; };

@@ -48,7 +48,8 @@ __device__ __forceinline__ T ld_cg_scalar(const T* p) {
   if constexpr (ElemBits<T>::bytes == 8)
     return from_bits<T>(ld_cg_u32(p) | (static_cast<unsigned long long>(ld_cg_u32(reinterpret_cast<const unsigned int*>(p) + 1)) << 32));
   else if constexpr (ElemBits<T>::bytes == 4) return from_bits<T>(ld_cg_u32(p));
-  else return from_bits<T>(ld_cg_u16(p));
+  else if constexpr (ElemBits<T>::bytes == 2) return from_bits<T>(ld_cg_u16(p));
+  else return from_bits<T>(ld_cg_u8(p));
 }
 
 }  // namespace detail

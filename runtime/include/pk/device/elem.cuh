@@ -1,4 +1,4 @@
-// Element access inside a 16-byte vector and the reduction operators: floats (f32 / bf16 / f16)
+// Element access inside a 16-byte vector and the reduction operators: floats (f32 / bf16 / f16 / fp8)
 // reduce in fp32, integers (i32 / i64) in their own type, so integer sums stay exact.
 #pragma once
 #include <pk/device/bf16.cuh>
@@ -13,6 +13,8 @@ struct ElemBits;  // raw bit width of T, as the type loads use
 template <> struct ElemBits<float> { static constexpr int bytes = 4; };
 template <> struct ElemBits<bf16> { static constexpr int bytes = 2; };
 template <> struct ElemBits<f16> { static constexpr int bytes = 2; };
+template <> struct ElemBits<f8e4m3> { static constexpr int bytes = 1; };
+template <> struct ElemBits<f8e5m2> { static constexpr int bytes = 1; };
 template <> struct ElemBits<int> { static constexpr int bytes = 4; };
 template <> struct ElemBits<long long> { static constexpr int bytes = 8; };
 
@@ -48,6 +50,12 @@ template <> __device__ __forceinline__ bf16 from_bits<bf16>(unsigned long long b
 template <> __device__ __forceinline__ f16 from_bits<f16>(unsigned long long b) {
   return f16{static_cast<unsigned short>(b)};
 }
+template <> __device__ __forceinline__ f8e4m3 from_bits<f8e4m3>(unsigned long long b) {
+  return f8e4m3{static_cast<unsigned char>(b)};
+}
+template <> __device__ __forceinline__ f8e5m2 from_bits<f8e5m2>(unsigned long long b) {
+  return f8e5m2{static_cast<unsigned char>(b)};
+}
 template <> __device__ __forceinline__ int from_bits<int>(unsigned long long b) {
   return static_cast<int>(static_cast<unsigned int>(b));
 }
@@ -58,6 +66,8 @@ template <> __device__ __forceinline__ long long from_bits<long long>(unsigned l
 __device__ __forceinline__ unsigned long long to_bits(float x) { return __float_as_uint(x); }
 __device__ __forceinline__ unsigned long long to_bits(bf16 x) { return x.bits; }
 __device__ __forceinline__ unsigned long long to_bits(f16 x) { return x.bits; }
+__device__ __forceinline__ unsigned long long to_bits(f8e4m3 x) { return x.bits; }
+__device__ __forceinline__ unsigned long long to_bits(f8e5m2 x) { return x.bits; }
 __device__ __forceinline__ unsigned long long to_bits(int x) { return static_cast<unsigned int>(x); }
 __device__ __forceinline__ unsigned long long to_bits(long long x) { return static_cast<unsigned long long>(x); }
 
@@ -66,7 +76,8 @@ template <class T>
 __device__ __forceinline__ unsigned long long vec_bits(const Vec16& v, int j) {
   if constexpr (ElemBits<T>::bytes == 8) return v.w[2 * j] | (static_cast<unsigned long long>(v.w[2 * j + 1]) << 32);
   else if constexpr (ElemBits<T>::bytes == 4) return v.w[j];
-  else return (v.w[j >> 1] >> ((j & 1) * 16)) & 0xffffu;
+  else if constexpr (ElemBits<T>::bytes == 2) return (v.w[j >> 1] >> ((j & 1) * 16)) & 0xffffu;
+  else return (v.w[j >> 2] >> ((j & 3) * 8)) & 0xffu;
 }
 template <class T>
 __device__ __forceinline__ void vec_put_bits(Vec16& v, int j, unsigned long long b) {
@@ -75,9 +86,12 @@ __device__ __forceinline__ void vec_put_bits(Vec16& v, int j, unsigned long long
     v.w[2 * j + 1] = static_cast<unsigned int>(b >> 32);
   } else if constexpr (ElemBits<T>::bytes == 4) {
     v.w[j] = static_cast<unsigned int>(b);
-  } else {
+  } else if constexpr (ElemBits<T>::bytes == 2) {
     const int s = (j & 1) * 16;
     v.w[j >> 1] = (v.w[j >> 1] & ~(0xffffu << s)) | (static_cast<unsigned int>(b) << s);
+  } else {
+    const int s = (j & 3) * 8;
+    v.w[j >> 2] = (v.w[j >> 2] & ~(0xffu << s)) | (static_cast<unsigned int>(b & 0xffu) << s);
   }
 }
 
@@ -99,8 +113,10 @@ __device__ __forceinline__ acc_t<T> ld_cg_elem(const T* p) {
     return to_acc(from_bits<T>(lo | (hi << 32)));
   } else if constexpr (ElemBits<T>::bytes == 4) {
     return to_acc(from_bits<T>(ld_cg_u32(p)));
-  } else {
+  } else if constexpr (ElemBits<T>::bytes == 2) {
     return to_acc(from_bits<T>(ld_cg_u16(p)));
+  } else {
+    return to_acc(from_bits<T>(ld_cg_u8(p)));
   }
 }
 

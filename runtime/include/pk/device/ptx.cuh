@@ -95,6 +95,12 @@ __device__ __forceinline__ unsigned short ld_cg_u16(const void* p) {
   return v;
 }
 
+__device__ __forceinline__ unsigned char ld_cg_u8(const void* p) {
+  unsigned short v;  // PTX has no 8-bit registers: the byte lands zero-extended in 16 bits
+  asm volatile("ld.global.cg.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+  return static_cast<unsigned char>(v);
+}
+
 __device__ __forceinline__ bool is_aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }

@@ -56,7 +56,7 @@ __device__ __forceinline__ long long row_offset(long long i, RowOf row_of, const
 template <class Tile, class T>
 __device__ __forceinline__ bool row_runs_fit(const T* data, const long long* shape, long long col) {
   if constexpr (is_integer_v<T> || Tile::kCols % Tile::kVec != 0 ||
-                !(sizeof(T) == 2 || ::pk::is_same<T, float>::value)) {
+                !(sizeof(T) <= 2 || ::pk::is_same<T, float>::value)) {
     return false;
   } else {
     return col >= 0 && col + Tile::kCols <= shape[1] && shape[1] % Tile::kVec == 0 &&

@@ -15,6 +15,11 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 }
+// fp8 runs are 8 bytes, which only the L1-allocating form copies.
+__device__ __forceinline__ void cp_async_8(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
+}
 // Closes this thread's copies issued since the last commit into one group (empty groups too, so
 // every thread counts the same groups).
 __device__ __forceinline__ void prefetch_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
@@ -39,9 +44,13 @@ __device__ bool prefetch(T* slot, const T* data, const long long* shape, const l
       const long long i = Tile::index(s);
       if (!Tile::holds(i)) continue;
       const T* src = data + run_offset<Tile>(i, shape, origin);
+      if constexpr (sizeof(T) == 1) {
+        cp_async_8(slot + i, src);
+      } else {
 #pragma unroll
-      for (int b = 0; b < static_cast<int>(Tile::kVec * sizeof(T)); b += 16)
-        cp_async_16(reinterpret_cast<char*>(slot + i) + b, reinterpret_cast<const char*>(src) + b);
+        for (int b = 0; b < static_cast<int>(Tile::kVec * sizeof(T)); b += 16)
+          cp_async_16(reinterpret_cast<char*>(slot + i) + b, reinterpret_cast<const char*>(src) + b);
+      }
     }
     return true;
   }

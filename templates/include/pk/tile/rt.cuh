@@ -137,7 +137,7 @@ __device__ __forceinline__ long long tensor_offset(long long i, const long long*
 template <class Tile, class T>
 __device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, const long long* origin) {
   if constexpr (Tile::kRank > 2 || Tile::kCols % Tile::kVec != 0 ||
-                !(sizeof(T) == 2 || ::pk::is_same<T, float>::value)) {
+                !(sizeof(T) <= 2 || ::pk::is_same<T, float>::value)) {
     return false;
   } else {
     // Branch-free, and per dimension one unsigned compare of the origin (0 <= origin <=
@@ -160,11 +160,21 @@ __device__ __forceinline__ long long run_offset(long long i, const long long* sh
   else return (origin[0] + i / Tile::kCols) * shape[1] + origin[1] + i % Tile::kCols;
 }
 
-// 8 elements at p (16-byte aligned) to floats, and back.
+// 8 elements at p (run-aligned: 16 bytes of bf16 / f16, 8 of fp8) to floats, and back.
 __device__ __forceinline__ void load_run(const float* p, float* v) {
   const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
   v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
 }
+// fp8: a run is 8 bytes.
+template <class T>
+__device__ __forceinline__ void load_run_f8(const T* p, float* v) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  const unsigned w[2] = {u.x, u.y};
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) unpack2_f8<T>(static_cast<unsigned short>(w[k / 4] >> (8 * (k % 4))), v[k], v[k + 1]);
+}
+__device__ __forceinline__ void load_run(const f8e4m3* p, float* v) { load_run_f8(p, v); }
+__device__ __forceinline__ void load_run(const f8e5m2* p, float* v) { load_run_f8(p, v); }
 template <class T>
 __device__ __forceinline__ void load_run(const T* p, float* v) {
   const uint4 u = *reinterpret_cast<const uint4*>(p);
@@ -179,6 +189,15 @@ __device__ __forceinline__ void store_run(float* p, const float* v) {
   __stwb(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
   __stwb(reinterpret_cast<float4*>(p) + 1, make_float4(v[4], v[5], v[6], v[7]));
 }
+template <class T>
+__device__ __forceinline__ void store_run_f8(T* p, const float* v) {
+  unsigned w[2] = {0, 0};
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) w[k / 4] |= static_cast<unsigned>(pack2_f8<T>(v[k], v[k + 1])) << (8 * (k % 4));
+  __stwb(reinterpret_cast<uint2*>(p), make_uint2(w[0], w[1]));
+}
+__device__ __forceinline__ void store_run(f8e4m3* p, const float* v) { store_run_f8(p, v); }
+__device__ __forceinline__ void store_run(f8e5m2* p, const float* v) { store_run_f8(p, v); }
 template <class T>
 __device__ __forceinline__ void store_run(T* p, const float* v) {
   unsigned w[4];
@@ -345,6 +364,10 @@ __device__ void cast(To& out, const From& in) {
       out.v[s] = to_float(T{static_cast<unsigned short>(w)});
       out.v[s + 1] = to_float(T{static_cast<unsigned short>(w >> 16)});
     }
+  } else if constexpr ((is_same<T, f8e4m3>::value || is_same<T, f8e5m2>::value) &&
+                       is_same<typename From::value, float>::value) {
+#pragma unroll
+    for (int s = 0; s < To::kSlots; s += 2) unpack2_f8<T>(pack2_f8<T>(in.v[s], in.v[s + 1]), out.v[s], out.v[s + 1]);
   } else {
 #pragma unroll
     for (int s = 0; s < To::kSlots; ++s) out.v[s] = convert<T>(in.v[s]);

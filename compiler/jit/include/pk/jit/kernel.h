@@ -65,6 +65,9 @@ struct ArgValue {
 template <class T> const char* element_name();
 template <> inline const char* element_name<bf16>() { return "bf16"; }
 template <> inline const char* element_name<f16>() { return "f16"; }
+// fp8 as MLIR prints it (the launch line's argument types).
+template <> inline const char* element_name<f8e4m3>() { return "f8E4M3FN"; }
+template <> inline const char* element_name<f8e5m2>() { return "f8E5M2"; }
 template <> inline const char* element_name<float>() { return "f32"; }
 template <> inline const char* element_name<double>() { return "f64"; }
 template <> inline const char* element_name<int>() { return "i32"; }

@@ -1,0 +1,33 @@
+// RUN: pkc %s --emit=mlir | FileCheck %s
+// RUN: pkc %s -o - | FileCheck %s --check-prefix=CUDA
+// RUN: not pkc %s -DREDUCE_FP8 --emit=mlir 2>&1 | FileCheck %s --check-prefix=REDUCE
+// Tests fp8 element types: f8e4m3 and f8e5m2 tensors and tiles become MLIR's f8E4M3FN and
+// f8E5M2 and CUDA's pk::f8e4m3 / pk::f8e5m2; their loads ride the prefetch ring (8-byte runs);
+// an all-gather of fp8 moves bytes, and a reduction of fp8 is an error at its source location.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK-LABEL: pk.kernel @quantise(
+// CHECK-SAME: !pk.tensor<?x?xf8E4M3FN>, %{{.*}}: !pk.tensor<?x?xf8E5M2>
+// CHECK: pk.tile.load {{.*}} -> !pk.tile<16x128xf8E4M3FN>
+// CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xf8E4M3FN> to !pk.tile<16x128xf32>
+// CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xf32> to !pk.tile<16x128xf8E5M2>
+// CUDA-LABEL: quantise(
+// CUDA-SAME: pk::Tensor<pk::f8e4m3> arg0, pk::Tensor<pk::f8e5m2> arg1
+// CUDA: pk::tile::prefetch<pk::tile::rt<pk::f8e4m3, 2, 16, 128, 1, 1, {{[0-9]+}}>>
+// CUDA: pk::tile::rt<pk::f8e5m2, 2, 16, 128, 1, 1, {{[0-9]+}}> [[Q:tile[0-9]+]];
+// CUDA: pk::tile::cast([[Q]], {{tile[0-9]+}});
+// CUDA: pk::tile::store([[Q]], arg1.data, arg1.shape, o);
+PK_KERNEL void quantise(Tensor<f8e4m3, 2> x, Tensor<f8e5m2, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    store(y, cast<f8e5m2>(cast<f32>(load<16, 128>(x, m, n)) * 2.0f), m, n);
+}
+
+// CHECK-LABEL: pk.kernel @gather_fp8(
+// CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} : !pk.sym<?x?xf8E4M3FN>, !pk.sym<?x?xf8E4M3FN>
+PK_KERNEL void gather_fp8(Sym<f8e4m3, 2> x, Sym<f8e4m3, 2> y) { all_gather(x, y); }
+
+#ifdef REDUCE_FP8
+// REDUCE: fp8.cpp:[[@LINE+1]]:62: error: 'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f8E5M2'; fp8 values do not add: reduce them as f32 or bf16 (cast, then quantise the result)
+PK_KERNEL void sum_fp8(Sym<f8e5m2, 1> x, Sym<f8e5m2, 1> y) { all_reduce(Sum, x, y); }
+#endif
