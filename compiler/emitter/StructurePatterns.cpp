@@ -348,6 +348,7 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
     }
     for (int64_t j = 0; j < batch; ++j) {
       e.restoreNames(ahead[j]);
+      e.rowVectors.clear();  // the previous tile's are declared in its own scope, of its origins
       e.line() << "if (" << t << " + " << j << "LL * gridDim.x < " << total << ") {";
       e.indent();
       for (Operation &inner : body)

@@ -678,8 +678,10 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       gridBarrier(body->getTerminator(), nextSlot++);
       ++barriers;
       recordDecision(lastPeerPhase, "rule 3 (one-way sync)",
-                     "the last phase that writes into peers: a grid-wide barrier after it, so "
-                     "the kernel ends only once every peer's writes into this rank have landed");
+                     "the last phase that writes into peers (or reads from them): a grid-wide "
+                     "barrier after it, so the kernel ends only once every peer's writes into "
+                     "this rank have landed (and no peer still reads what the next launch "
+                     "overwrites)");
     }
     // Each collective's protocol, inlined into the one worker in program order.
     for (Operation *op : collectives) {

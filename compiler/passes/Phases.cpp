@@ -59,7 +59,14 @@ SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
                 llvm::any_of(writes, [&](Value v) {
                   return wroteBefore.contains(v) || readBefore.contains(v);
                 });
-    if (uses) dependent.push_back(&op);
+    if (uses) {
+      // The barrier before this phase orders every earlier phase before it and all later
+      // ones, so later phases only need checking against the phases from here on (two
+      // collectives of one phase's outputs need no barrier between them).
+      dependent.push_back(&op);
+      readBefore.clear();
+      wroteBefore.clear();
+    }
     readBefore.insert(reads.begin(), reads.end());
     wroteBefore.insert(writes.begin(), writes.end());
   }

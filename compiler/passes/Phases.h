@@ -19,7 +19,8 @@ void phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
                   llvm::SmallPtrSetImpl<Value> &writes);
 
 // The top-level phases of `body` that touch a tensor an earlier phase wrote (or write one an
-// earlier phase read), in program order: each needs a grid-wide barrier before it.
+// earlier phase read) since the last such phase, in program order: each needs a grid-wide
+// barrier before it, which also orders everything before it.
 SmallVector<Operation *> dependentPhases(Block &body);
 
 // Whether the spec writes its own protocol (pk::prim flags outside any worker pkc built): such a

@@ -8,6 +8,7 @@
 // RUN: not pkc %s --tile-threads=300 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
 // RUN: pkc %s --tile-stages=3 --kernel=copy -o - | FileCheck %s --check-prefix=STAGES3
 // RUN: not pkc %s --tile-stages=5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-STAGES
+// RUN: pkc %s --tile-batch=2 --kernel=scaled_blocks -o - | FileCheck %s --check-prefix=BATCHED-ROWS
 // Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
 // in the smallest blocks whose live tiles fit 48 registers a thread; their loops copy the next
 // tile's loads into a shared-memory ring while computing this one when the ring fits beside
@@ -177,6 +178,22 @@ PK_KERNEL void scale_then_sum(Tensor<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
   for (auto i : tiles(x.size(), {4096})) store(y, load<4096>(x, i) * 2.0f, i);
   all_reduce(Sum, y, z);
 }
+// A batched loop emits its body once per tile; a row vector (the scale column, rebuilt by every
+// thread) is declared in each tile's scope from that tile's origin, never reused across them.
+// BATCHED-ROWS-LABEL: scaled_blocks(
+// BATCHED-ROWS: if (pk_tile{{[0-9]+}} + 0LL * gridDim.x <
+// BATCHED-ROWS: const auto [[A:rowvec[0-9]+]] = pk::tile::row_vector({{.*}}read_scalar(arg1.data, arg1.shape, [[I:i[0-9]+]] + r, [[J:v[0-9]+]]){{.*}}
+// BATCHED-ROWS: map_broadcast({{.*}}, [[A]], false,
+// BATCHED-ROWS: if (pk_tile{{[0-9]+}} + 1LL * gridDim.x <
+// BATCHED-ROWS-NOT: [[A]]
+// BATCHED-ROWS: const auto [[B:rowvec[0-9]+]] = pk::tile::row_vector({{.*}}read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, {{v[0-9]+}}){{.*}}
+// BATCHED-ROWS-NOT: [[A]]
+// BATCHED-ROWS: map_broadcast({{.*}}, [[B]], false,
+PK_KERNEL void scaled_blocks(Tensor<bf16, 2> q, Tensor<f32, 2> s, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(q.rows(), q.cols(), {16, 128}))
+    store(y, cast<bf16>(cast<f32>(load<16, 128>(q, m, n)) * load<16, 1>(s, m, n / 128)), m, n);
+}
+
 // BAD: --tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8
 // BAD-THREADS: --tile-threads must be 0 (chosen by pkc), 256, 512 or 1024
 // BAD-STAGES: --tile-stages must be 2, 3 or 4

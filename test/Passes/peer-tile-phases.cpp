@@ -42,7 +42,7 @@ PK_KERNEL void shift_then_ar(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
 // CHECK-NEXT: }
 // CHECK-NEXT: pk.return
 // EXPLAIN-LABEL: decisions for kernel 'ar_then_add'
-// EXPLAIN: pk.tile.foreach at {{.*}}: the last phase that writes into peers: a grid-wide barrier after it
+// EXPLAIN: pk.tile.foreach at {{.*}}: the last phase that writes into peers (or reads from them): a grid-wide barrier after it
 PK_KERNEL void ar_then_add(Sym<f32, 2> x, Sym<f32, 2> y, Sym<f32, 2> z) {
   all_reduce(Sum, x, y);
   for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 256}))

@@ -4,10 +4,10 @@
 #pragma once
 #include <cuda_fp16.h>
 
-#include <algorithm>
 #include <cmath>
 #include <functional>
 
+#include "fp8_model.h"
 #include "harness.h"
 
 namespace pkt {
@@ -40,39 +40,6 @@ inline float to_host(f16 x) {
   __half h;
   std::memcpy(&h, &x.bits, 2);
   return __half2float(h);
-}
-// OCP fp8 on the host, as a float64 model of the device's conversions: E4M3 (bias 7, no
-// infinities, largest 448) and E5M2 (bias 15, largest 57344). Encoding rounds to nearest even
-// and saturates to the largest finite value; NaN stays NaN (cvt.rn.satfinite).
-struct Fp8Format {
-  int man, bias;
-  double max;
-};
-constexpr Fp8Format kE4M3{3, 7, 448.0}, kE5M2{2, 15, 57344.0};
-inline unsigned char fp8_encode(double x, Fp8Format f) {
-  const unsigned char sign = std::signbit(x) ? 0x80 : 0;
-  if (std::isnan(x)) return 0x7f;  // a NaN in both formats
-  const int emin = 1 - f.bias;
-  const double a = std::fabs(x);
-  double r = f.max;
-  if (a < f.max) {
-    const int e = a > 0 && std::ilogb(a) > emin ? std::ilogb(a) : emin;
-    const double step = std::ldexp(1.0, e - f.man);
-    r = std::min(std::nearbyint(a / step) * step, f.max);  // a / step is exact; ties to even
-  }
-  if (r == 0) return sign;
-  const int e = std::ilogb(r);
-  if (e < emin) return sign | static_cast<unsigned char>(r / std::ldexp(1.0, emin - f.man));  // subnormal
-  const unsigned mant = static_cast<unsigned>(r / std::ldexp(1.0, e - f.man)) - (1u << f.man);
-  return sign | static_cast<unsigned char>(((e + f.bias) << f.man) | mant);
-}
-inline double fp8_decode(unsigned char b, Fp8Format f) {
-  const int e = (b & 0x7f) >> f.man, m = b & ((1 << f.man) - 1);
-  const double s = b & 0x80 ? -1.0 : 1.0;
-  if (f.man == 3 && e == 15 && m == 7) return NAN;
-  if (f.man == 2 && e == 31) return m ? NAN : s * INFINITY;
-  if (e == 0) return s * std::ldexp(m, 1 - f.bias - f.man);
-  return s * std::ldexp((1 << f.man) + m, e - f.bias - f.man);
 }
 inline float to_host(pk::f8e4m3 x) { return static_cast<float>(fp8_decode(x.bits, kE4M3)); }
 inline float to_host(pk::f8e5m2 x) { return static_cast<float>(fp8_decode(x.bits, kE5M2)); }

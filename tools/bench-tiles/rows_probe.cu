@@ -208,17 +208,15 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 // thread, completing on a per-stage mbarrier) instead of 16-byte cp.async per thread, so the
 // load costs the block two instructions instead of two per thread. KIND: 0 copy through
 // registers, 1 rms_norm, 2 softmax, 3 copy by TMA alone (ring to global by a bulk store, no
-// registers). BULK_STORE: the output row is written to a shared staging row and stored by one
-// bulk copy. A ring stage is refilled at the start of the trip after it was read: every thread
+// registers). A ring stage is refilled at the start of the trip after it was read: every thread
 // reads its runs before the trip's first block barrier (the copy has one of its own), so thread 0
 // passing that barrier means the stage is free.
-template <int THREADS, int MIN_BLOCKS, int STAGES, int KIND, bool BULK_STORE>
+template <int THREADS, int MIN_BLOCKS, int STAGES, int KIND>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     bulk_rows(pk::Tensor<pk::bf16> x, pk::Tensor<pk::bf16> w, pk::Tensor<pk::bf16> y, float inv_n, float eps) {
   extern __shared__ __align__(128) unsigned char smem[];
   pk::bf16* ring = reinterpret_cast<pk::bf16*>(smem);
   pk::bf16* wrow = ring + STAGES * kCols;
-  pk::bf16* staging = wrow + (KIND == 1 ? kCols : 0);  // BULK_STORE: two rows
   __shared__ pk::Mbarrier full[STAGES], wbar;
   __shared__ float partials[2 * 32];
   int parity = 0;
@@ -239,8 +237,8 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   }
   if (KIND == 1) pk::mbarrier_wait_parity(&wbar, 0);
   unsigned phases = 0;  // bit k: parity of stage k's next completion
-  int slot = 0, trip = 0;
-  for (long long t = blockIdx.x; t < n; t += gridDim.x, ++trip) {
+  int slot = 0;
+  for (long long t = blockIdx.x; t < n; t += gridDim.x) {
     if (KIND == 0) __syncthreads();  // the copy has no reduction barrier to free the stage
     if (leader) {
       const long long ahead = t + 1ll * (STAGES - 1) * gridDim.x;
@@ -264,23 +262,8 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
       } else {
         out = cx;
       }
-      if (BULK_STORE) {
-        pk::bf16* st = staging + (trip & 1) * kCols;
-        for (int s = 0; s < Row<THREADS>::kSlots; s += 8) {
-          float run[8];
-          for (int k = 0; k < 8; ++k) run[k] = out.v[s + k];
-          pk::tile::store_run(st + Row<THREADS>::index(s), run);
-        }
-        pk::fence_proxy_async_smem();
-        __syncthreads();
-        if (leader) {
-          pk::store_async_bulk(y.data + t * kCols, st, kBytes), pk::bulk_commit();
-          asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // the other staging row is free
-        }
-      } else {
-        const long long o[4] = {t, 0};
-        pk::tile::store(out, y.data, y.shape, o);
-      }
+      const long long o[4] = {t, 0};
+      pk::tile::store(out, y.data, y.shape, o);
     }
     slot = (slot + 1) % STAGES;
   }
@@ -361,9 +344,8 @@ int main(int argc, char** argv) {
 #define PK_RING(T, B, S, RMS, WR, ONE) {std::string(RMS ? "rms_norm" : "softmax") + ", " #T " threads x " #B " blocks/SM, ring of " #S + \
                          (WR ? ", weights in the ring" : "") + (ONE ? ", one-barrier reductions" : ""), RMS, \
                          [&] { ring_rows<T, B, S, RMS, WR, ONE><<<B * sms, T, (WR ? 2 : 1) * S * kCols * 2, s>>>(X, W, Y, inv_n, eps); }}
-#define PK_BULK(T, B, S, KIND, BS) {std::string(KIND == 1 ? "rms_norm" : KIND == 2 ? "softmax" : KIND == 0 ? "copy" : "copy by TMA alone") + ", " #T " threads x " #B " blocks/SM, bulk ring of " #S + \
-                         (BS ? ", bulk stores" : ""), KIND == 1 ? true : false, \
-                         [&] { bulk_rows<T, B, S, KIND, BS><<<B * sms, T, (S + (KIND == 1) + (BS ? 2 : 0)) * kCols * 2, s>>>(X, W, Y, inv_n, eps); }, KIND}
+#define PK_BULK(T, B, S, KIND) {std::string(KIND == 1 ? "rms_norm" : KIND == 2 ? "softmax" : KIND == 0 ? "copy" : "copy by TMA alone") + ", " #T " threads x " #B " blocks/SM, bulk ring of " #S, \
+                         KIND == 1, [&] { bulk_rows<T, B, S, KIND><<<B * sms, T, (S + (KIND == 1)) * kCols * 2, s>>>(X, W, Y, inv_n, eps); }, KIND}
   auto ring_smem = [](auto kernel, int bytes) {
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   };
@@ -373,14 +355,11 @@ int main(int argc, char** argv) {
   ring_smem(ring_rows<512, 2, 2, true, true, true>, 4 * kCols * 2);
   ring_smem(ring_rows<256, 4, 2, false, false, false>, 2 * kCols * 2);
   ring_smem(ring_rows<256, 4, 2, false, false, true>, 2 * kCols * 2);
-  ring_smem(bulk_rows<512, 2, 2, 1, false>, 3 * kCols * 2);
-  ring_smem(bulk_rows<512, 2, 2, 1, true>, 5 * kCols * 2);
-  ring_smem(bulk_rows<512, 2, 3, 1, false>, 4 * kCols * 2);
-  ring_smem(bulk_rows<256, 4, 2, 2, false>, 2 * kCols * 2);
-  ring_smem(bulk_rows<512, 2, 2, 2, true>, 4 * kCols * 2);
-  ring_smem(bulk_rows<256, 4, 2, 0, false>, 2 * kCols * 2);
-  ring_smem(bulk_rows<512, 2, 2, 0, true>, 4 * kCols * 2);
-  ring_smem(bulk_rows<32, 2, 4, 3, false>, 4 * kCols * 2);
+  ring_smem(bulk_rows<512, 2, 2, 1>, 3 * kCols * 2);
+  ring_smem(bulk_rows<512, 2, 3, 1>, 4 * kCols * 2);
+  ring_smem(bulk_rows<256, 4, 2, 2>, 2 * kCols * 2);
+  ring_smem(bulk_rows<256, 4, 2, 0>, 2 * kCols * 2);
+  ring_smem(bulk_rows<32, 2, 4, 3>, 4 * kCols * 2);
 #ifdef PK_BENCH_SPECS_CU
   cudaFuncSetAttribute(::rms_norm, cudaFuncAttributeMaxDynamicSharedMemorySize, pk_rms_norm::kSharedBytes);
   cudaFuncSetAttribute(::softmax, cudaFuncAttributeMaxDynamicSharedMemorySize, pk_softmax::kSharedBytes);
@@ -395,8 +374,8 @@ int main(int argc, char** argv) {
          ::softmax<<<pk_softmax::kBlocks, pk_softmax::kThreads, pk_softmax::kSharedBytes, s>>>(pk::LaunchContext{}, X, Y);
        }},
 #endif
-      PK_BULK(32, 2, 4, 3, false), PK_BULK(256, 4, 2, 0, false), PK_BULK(512, 2, 2, 1, false),
-      PK_BULK(512, 2, 3, 1, false), PK_BULK(256, 4, 2, 2, false),
+      PK_BULK(32, 2, 4, 3), PK_BULK(256, 4, 2, 0), PK_BULK(512, 2, 2, 1), PK_BULK(512, 2, 3, 1),
+      PK_BULK(256, 4, 2, 2),
       PK_RING(512, 2, 2, true, false, false), PK_RING(512, 2, 2, true, true, false),
       PK_RING(512, 2, 2, true, false, true),  PK_RING(512, 2, 2, true, true, true),
       PK_RING(256, 4, 2, false, false, false), PK_RING(256, 4, 2, false, false, true),

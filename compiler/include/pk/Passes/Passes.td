@@ -280,8 +280,10 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
     A loop with row reductions (the block meets at barriers for each tile) is marked
     `pk.batch = K`: each block takes K of its tiles at once,
     issues every loop-invariant-safe load of all K (`pk.hoist` on those loads) and only then
-    computes and stores them one by one. K is the largest of 4 and 2 whose hoisted tiles fit
-    `reg-budget` fp32 registers per thread (`batch` forces it; 1 turns batching off).
+    computes and stores them one by one. K is the largest of 4 and 2 for which the K - 1 tiles
+    loaded ahead, one trip's live tiles and 48 other registers fit the registers a thread has;
+    a kernel with a collective is not batched, since the collective's state stays live through
+    it (`batch` forces K; 1 turns batching off).
 
     A loop qualifies when its body holds only tile loads, stores, maps, casts, splats,
     selects, iotas, row reductions and scalar arithmetic (no communication, waits, mma or
@@ -294,9 +296,6 @@ def PkBatchTileLoadsPass : Pass<"pk-batch-tile-loads", "::mlir::ModuleOp"> {
   let options = [
     Option<"batch", "batch", "int64_t", "0",
            "Tiles per batch; 0 chooses by the register budget, 1 turns batching off">,
-    Option<"regBudget", "reg-budget", "int64_t", "64",
-           "fp32 registers per thread the hoisted tiles of one batch may take in a 512-thread "
-           "block alone on its SM (half that with 32 warps per SM)">,
     Option<"blockThreads", "block-threads", "int64_t", "0",
            "Threads per block of kernels whose blocks never wait on each other: 0 chooses, "
            "256, 512 or 1024 set it (1024 / threads blocks per SM)">,
