@@ -187,7 +187,7 @@ pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
 pk.kernel @k(%a: !pk.tensor<?x?xf32>, %i: index) {
   %x = pk.tile.load %a[%i, %i] : !pk.tensor<?x?xf32> -> !pk.tile<64x64xf32>
   %acc = pk.tile.zeros : !pk.tile<64x64xf32>
-  // expected-error @+1 {{'pk.tile.mma' op a and b must both be bf16 or both be f16}}
+  // expected-error @+1 {{'pk.tile.mma' op a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2)}}
   %r = pk.tile.mma %x, %x, %acc : !pk.tile<64x64xf32>, !pk.tile<64x64xf32>, !pk.tile<64x64xf32>
   pk.return
 }

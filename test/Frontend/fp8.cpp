@@ -1,9 +1,12 @@
 // RUN: pkc %s --emit=mlir | FileCheck %s
 // RUN: pkc %s -o - | FileCheck %s --check-prefix=CUDA
 // RUN: not pkc %s -DREDUCE_FP8 --emit=mlir 2>&1 | FileCheck %s --check-prefix=REDUCE
+// RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // Tests fp8 element types: f8e4m3 and f8e5m2 tensors and tiles become MLIR's f8E4M3FN and
 // f8E5M2 and CUDA's pk::f8e4m3 / pk::f8e5m2; their loads ride the prefetch ring (8-byte runs);
-// an all-gather of fp8 moves bytes, and a reduction of fp8 is an error at its source location.
+// an all-gather of fp8 moves bytes, and a reduction of fp8 is an error at its source location;
+// fp8 operands of mma take the general path (the Hopper template multiplies bf16 and f16), and
+// --explain says why.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -26,6 +29,18 @@ PK_KERNEL void quantise(Tensor<f8e4m3, 2> x, Tensor<f8e5m2, 2> y) {
 // CHECK-LABEL: pk.kernel @gather_fp8(
 // CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} : !pk.sym<?x?xf8E4M3FN>, !pk.sym<?x?xf8E4M3FN>
 PK_KERNEL void gather_fp8(Sym<f8e4m3, 2> x, Sym<f8e4m3, 2> y) { all_gather(x, y); }
+
+// CHECK-LABEL: pk.kernel @fp8_gemm(
+// CHECK: pk.tile.mma %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !pk.tile<128x64xf8E4M3FN, smem>, !pk.tile<256x64xf8E5M2, smem>, !pk.tile<128x256xf32>
+// EXPLAIN: the loop does not take the Hopper GEMM template: GEMM: the template multiplies bf16 or f16 tiles, not 'f8E4M3FN'
+PK_KERNEL void fp8_gemm(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<f32, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, acc, m, n);
+  }
+}
 
 #ifdef REDUCE_FP8
 // REDUCE: fp8.cpp:[[@LINE+1]]:62: error: 'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f8E5M2'; fp8 values do not add: reduce them as f32 or bf16 (cast, then quantise the result)

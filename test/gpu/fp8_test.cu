@@ -1,7 +1,7 @@
 // fp8 tiles (test/specs/fp8.pk.cpp) on one GPU against a float64 host model of OCP E4M3 / E5M2
 // (tile_test_util.h): conversions bit for bit, including ties, subnormals, saturation and NaN,
-// on shapes whose rows are whole 8-byte runs and shapes whose rows are not; then a per-block
-// quantisation of bf16 and its inverse. Outputs are poisoned first (0xff is an fp8 NaN).
+// on shapes whose rows are whole 8-byte runs and shapes whose rows are not; a per-block
+// quantisation of bf16 and its inverse; and fp8 operands of mma and mma_t. Outputs are poisoned first (0xff is an fp8 NaN).
 #include PK_FP8_CU
 #include "tile_test_util.h"
 
@@ -94,6 +94,30 @@ void quantise_test(long long M, long long N) {
   PKT_CHECK(bad == 0, "fp8 quantise round trip" + at + ": " + std::to_string(bad) + " of " + std::to_string(M * N) + " too far from x");
 }
 
+// c = a b and ct = a bt^T with fp8 operands: every product of two fp8 values is exact in f32, so
+// the float64 sum of the decoded operands is the reference within f32 summation's rounding.
+void mma_test(long long M, long long N, long long K) {
+  DevTensor<pk::f8e4m3> a({M, K}, 4);
+  DevTensor<pk::f8e5m2> b({K, N}, 5), bt({N, K}, 6);
+  DevTensor<float> c({M, N}, 0, true), ct({M, N}, 0, true);
+  PKT_LAUNCH(fp8_mma, kGrid)(pk::LaunchContext{}, a.view(), b.view(), bt.view(), c.view(), ct.view());
+  sync();
+  const std::string at = " " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+  for (bool transposed : {false, true}) {
+    std::vector<double> want(M * N), mag(M * N);
+    for (long long i = 0; i < M; ++i)
+      for (long long j = 0; j < N; ++j)
+        for (long long k = 0; k < K; ++k) {
+          const double p = a.at(i * K + k) * (transposed ? bt.at(j * K + k) : b.at(k * N + j));
+          want[i * N + j] += p, mag[i * N + j] += std::fabs(p);
+        }
+    const auto got = (transposed ? ct : c).download();
+    long long bad = 0;
+    for (long long i = 0; i < M * N; ++i) bad += !(std::fabs(got[i] - want[i]) <= mag[i] * 1e-6);
+    PKT_CHECK(bad == 0, std::string(transposed ? "fp8 mma_t" : "fp8 mma") + at + ": " + std::to_string(bad) + " wrong");
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -102,6 +126,8 @@ int main() {
   round_trip_test(33, 129);  // rows that are not whole runs: element by element
   quantise_test(50, 384);
   quantise_test(20, 200);
+  mma_test(70, 50, 100);  // tails in every dimension of the 32 x 32 tiles and K chunks
+
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("fp8_test");
 }

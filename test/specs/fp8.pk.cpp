@@ -31,3 +31,19 @@ PK_KERNEL void fp8_dequantise(Tensor<f8e4m3, 2> q, Tensor<f32, 2> s, Tensor<bf16
   for (auto [m, n] : tiles(q.rows(), q.cols(), {16, 128}))
     store(y, cast<bf16>(cast<f32>(load<16, 128>(q, m, n)) * load<16, 1>(s, m, n / 128)), m, n);
 }
+
+// fp8 operands of mma and mma_t (e4m3 times e5m2, f32 accumulation), on the general path.
+PK_KERNEL void fp8_mma(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<f8e5m2, 2> bt, Tensor<f32, 2> c,
+                       Tensor<f32, 2> ct) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {32, 32})) {
+    auto acc = zeros<f32, 32, 32>();
+    auto acct = zeros<f32, 32, 32>();
+    for (auto k : range(0, a.cols(), 32)) {
+      auto x = load<32, 32>(a, m, k);
+      acc = mma(x, load<32, 32>(b, k, n), acc);
+      acct = mma_t(x, load<32, 32>(bt, n, k), acct);
+    }
+    store(c, acc, m, n);
+    store(ct, acct, m, n);
+  }
+}
