@@ -52,10 +52,11 @@ void order(TemplateDescriber &d, const std::string &segments, const std::string 
   d.i32("order.rotate", rotate);
 }
 
-// A [rows, K] row-major bf16 operand and the K every operand shares.
-void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg) {
-  d.check("0", "rem(" + dim(arg, 1) + ",8)",
-          what + "'s rows must be whole 16-byte TMA pitches: K % 8 (shown) must be 0");
+// A [rows, K] row-major operand of `bytes`-byte elements and the K every operand shares.
+void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg, int bytes = 2) {
+  const std::string per16 = std::to_string(16 / bytes);
+  d.check("0", "rem(" + dim(arg, 1) + "," + per16 + ")",
+          what + "'s rows must be whole 16-byte TMA pitches: K % " + per16 + " (shown) must be 0");
   if (arg != kArg)
     d.check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns");
 }
@@ -71,14 +72,17 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   const int64_t a = arg("a"), b = arg("b"), c = arg("c");
   auto layout = facts.getAs<StringAttr>("b_layout");
   const bool bNMajor = layout && layout.getValue() == "kn";  // B stored [K, N]
-  const std::string K = dim(a, 1), N = dim(b, bNMajor ? 1 : 0);
+  // fp8 operands move as 2-byte units (pk/templates/gemm_tile.cuh): their K is counted in them.
+  auto in = facts.getAs<StringAttr>("in");
+  const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2");
+  const std::string K = fp8 ? "div(" + dim(a, 1) + ",2)" : dim(a, 1), N = dim(b, bNMajor ? 1 : 0);
   const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
-  operand(d, a, "A", a);
+  operand(d, a, "A", a, fp8 ? 1 : 2);
   if (bNMajor) {
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
     d.check(K, dim(b, 0), "B must have A's K rows");
   } else {
-    operand(d, b, "B", a);
+    operand(d, b, "B", a, fp8 ? 1 : 2);
   }
   d.check("0", "rem(" + N + ",8)", "C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
   if (job == "gemm" || job == "gemm_ar") {
@@ -183,13 +187,18 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
     auto v = facts.getAs<StringAttr>(k);
     return v ? v.getValue() : StringRef();
   };
-  const bool variant = fact("in") == "f16" || fact("out") == "f16" || fact("b_layout") == "kn" ||
-                       !epilogue.code.empty();
+  auto operandType = [](StringRef t) {
+    return t == "f16" ? "pk::f16" : t == "e4m3" ? "pk::f8e4m3" : t == "e5m2" ? "pk::f8e5m2" : "pk::bf16";
+  };
+  const StringRef inB = fact("in_b").empty() ? fact("in") : fact("in_b");
+  const bool variant = (!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
+                       fact("out") == "f16" || fact("b_layout") == "kn" || !epilogue.code.empty();
   if (variant)
-    type = std::string("pk::gemm::GemmJobT<") + (fact("in") == "f16" ? "pk::f16" : "pk::bf16") + ", " +
+    type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " +
            (fact("out") == "f16" ? "pk::f16" : "pk::bf16") + ", " +
            (fact("b_layout") == "kn" ? "true" : "false") + ", " +
-           (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") + ">";
+           (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") +
+           (inB != fact("in") ? std::string(", ") + operandType(inB) : std::string()) + ">";
   std::vector<::pk::HostCheck> checks;
   ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, epilogue.fields, checks);
 

@@ -28,7 +28,7 @@ struct GemmLoop {
   TileForeachOp loop;
   TileLoadOp loadA, loadB;
   bool bNMajor = false;       // B stored [K, N] (mma) rather than [N, K] (mma_t)
-  Type in, out;               // operand and output element types (bf16 or f16)
+  Type in, inB, out;          // A's, B's and the output's element types (bf16 / f16; fp8 in)
   int64_t bm = 0, bn = 0, bk = 0;  // the spec's tile
   ArrayAttr epilogue;         // null when the accumulator is stored as it is
   Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the narrowed tile
@@ -92,14 +92,21 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return mma.emitError(g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
                                    : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
   g.in = cast<TileType>(g.loadA.getType()).getElementType();
-  if (!g.in.isBF16() && !g.in.isF16())
-    return mma.emitError("GEMM: the template multiplies bf16 or f16 tiles, not ") << g.in;
+  g.inB = cast<TileType>(g.loadB.getType()).getElementType();
+  auto fp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
+  if (!g.in.isBF16() && !g.in.isF16() && !fp8(g.in))
+    return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
+  // fp8 wgmma reads both operands K-major.
+  if (fp8(g.in) && g.bNMajor)
+    return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
+                         "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
   if (!isTile(g.loadA.getType(), g.bm, g.bk, g.in) ||
-      !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.in) : isTile(g.loadB.getType(), g.bn, g.bk, g.in)) ||
+      !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.inB) : isTile(g.loadB.getType(), g.bn, g.bk, g.inB)) ||
+      !(g.in == g.inB || (fp8(g.in) && fp8(g.inB))) ||
       !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
-           << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk) << " of one type (bf16 or f16), "
-           << "accumulator " << g.bm << "x" << g.bn << " f32";
+           << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
+           << " of one type (bf16 or f16) or both fp8, accumulator " << g.bm << "x" << g.bn << " f32";
   // The sink: the tile loop's one store (or reduce-add into an owner) of a narrowed tile.
   for (Operation &op : body)
     if (isa<TileStoreOp, AddTileOp>(op)) {
@@ -324,8 +331,11 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     } else {
       job = "gemm";
       if (failed(index("a", a)) || failed(index("c", store.getDest()))) return failure();
-      auto typeName = [](Type t) { return t.isF16() ? "f16" : "bf16"; };
+      auto typeName = [](Type t) {
+        return t.isF16() ? "f16" : isa<Float8E4M3FNType>(t) ? "e4m3" : isa<Float8E5M2Type>(t) ? "e5m2" : "bf16";
+      };
       fact("in", StringAttr::get(ctx, typeName(g->in)));
+      fact("in_b", StringAttr::get(ctx, typeName(g->inB)));
       fact("out", StringAttr::get(ctx, typeName(g->out)));
       fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
       if (g->epilogue) fact("epilogue", g->epilogue);
@@ -335,14 +345,21 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     std::string variant;
     if (job == "gemm") {
       llvm::raw_string_ostream os(variant);
-      os << ", " << g->in << " operands, B stored " << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
+      os << ", " << g->in << (g->in == g->inB ? "" : " and ") ;
+      if (g->in != g->inB) os << g->inB;
+      os << " operands, B stored " << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
          << ", " << g->out << " output";
       if (g->epilogue)
         os << ", an element-wise epilogue of " << g->epilogue.size()
            << " steps applied to the fp32 accumulators in the consumers' registers";
-      if (g->bm != kBM || g->bn != kBN || g->bk != kBK)
+      const bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(g->in);
+      const int64_t step = fp8 ? 2 * kBK : kBK;  // 128 bytes of each row
+      if (fp8)
+        os << "; fp8 wgmma (m64n256k32), stepping K by 128 fp8 elements (the same 128 bytes a "
+              "row as bf16's 64; TMA moves the operands as 2-byte units)";
+      if (g->bm != kBM || g->bn != kBN || g->bk != step)
         os << "; the spec's " << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk
-           << " are retiled to the template's 128x256x64 (exact: every output element depends only "
+           << " are retiled to the template's 128x256x" << step << " (exact: every output element depends only "
               "on its row of A and column of B, the epilogue works element by element, and only "
               "the order of the fp32 additions over K changes)";
     }

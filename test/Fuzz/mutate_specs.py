@@ -15,7 +15,7 @@ import sys
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*|%[A-Za-z0-9_]+|\d+|<<|>>|::|->|\S")
 NUMBERS = ["0", "1", "2", "3", "7", "16", "63", "64", "127", "128", "255", "256", "4096",
            "1099511627776"]
-SWAPS = [["bf16", "f16", "f32"], ["Sum", "Max", "Min"], ["sum", "max", "min"],
+SWAPS = [["bf16", "f16", "f32", "f8e4m3", "f8e5m2"], ["Sum", "Max", "Min"], ["sum", "max", "min"],
          ["Tensor", "Sym", "Scratch"], ["!pk.tensor", "!pk.sym"], ["mma", "mma_t"],
          ["load", "load_smem"], ["store", "store_add"], ["rows", "cols"],
          ["all_reduce", "reduce_scatter", "all_gather", "all_to_all"],

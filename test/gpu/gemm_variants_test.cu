@@ -1,7 +1,8 @@
 // The GEMM template's variants from user-written specs (test/specs/gemm_variants.pk.cpp): each
 // kernel compiled through the JIT (pkc at run time, launched from its launch description) on one
 // GPU, against a float64 reference with tails in M, N and K and the output poisoned first:
-// B stored [K, N] and [N, K], f16 and bf16, spec tiles other than the template's, and fused
+// B stored [K, N] and [N, K], f16, bf16 and fp8 (e4m3 times e5m2), spec tiles other than the
+// template's, and fused
 // epilogues (bias row, residual tile, row scales, a float argument, GELU, SiLU). A B whose rows
 // are not whole 16-byte pitches is a host error naming the rule.
 #include <pk/jit/compile.h>
@@ -33,8 +34,8 @@ std::optional<pk::jit::Kernel> compile(const char* name) {
 }
 
 // sum over k of A[r, k] * B (B[k, col] when stored [K, N], B[col, k] when [N, K]).
-template <class T>
-double dot(const DevTensor<T>& a, const DevTensor<T>& b, bool b_kn, long long r, long long col,
+template <class TA, class TB>
+double dot(const DevTensor<TA>& a, const DevTensor<TB>& b, bool b_kn, long long r, long long col,
            long long N, long long K) {
   double sum = 0;
   for (long long k = 0; k < K; ++k) sum += a.at(r * K + k) * (b_kn ? b.at(k * N + col) : b.at(col * K + k));
@@ -118,6 +119,25 @@ void run(pk::Context& ctx, cudaStream_t s) {
     expect("gemm_t_bias_gelu", c, [&](long long i) {
       return gelu_tanh(dot(a, b, false, i / N, i % N, N, K) + bias.at(i % N));
     }, 1e-3 * std::sqrt(double(K)), kRel);
+  }
+  {
+    // fp8 wgmma: K = 208 is a tail past the 128-element step; products of fp8 are exact in f32.
+    auto k = compile("gemm_fp8_scaled");
+    if (!k) return;
+    const long long K8 = 208;
+    DevTensor<pk::f8e4m3> a({M, K8}, 21);
+    DevTensor<pk::f8e5m2> b({N, K8}, 22);
+    DevTensor<bf16> c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view(), 0.5f));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_fp8_scaled", c, [&](long long i) { return 0.5 * dot(a, b, false, i / N, i % N, N, K8); },
+           1e-3 * std::sqrt(double(K8)), kRel);
+    // fp8 rows of K % 16 != 0 elements are not whole 16-byte TMA pitches.
+    DevTensor<pk::f8e4m3> a2({M, K8 - 8}, 23);
+    DevTensor<pk::f8e5m2> b2({N, K8 - 8}, 24);
+    pk::Status bad = k->launch(ctx, s, a2.view(), b2.view(), c.view(), 0.5f);
+    PKT_CHECK(!bad.is_ok() && bad.message().find("K % 16") != std::string::npos,
+              "gemm_fp8_scaled with K % 16 != 0: expected a host error naming the rule, got: " + bad.message());
   }
 }
 

@@ -75,3 +75,14 @@ PK_KERNEL void gemm_t_bias_gelu(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf1
     store(c, cast<bf16>(gelu(acc + cast<f32>(load<1, 256>(bias, 0, n)))), m, n);
   }
 }
+
+// C = A * B^T in bf16 from fp8 operands (e4m3 A, e5m2 B; fp8 wgmma reads B stored [N, K]), with a
+// scale on the product, stepping K by 128 fp8 elements (128 bytes a row, as bf16's 64).
+PK_KERNEL void gemm_fp8_scaled(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<bf16, 2> c, float scale) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 128))
+      acc = mma_t(load_smem<128, 128>(a, m, k), load_smem<256, 128>(b, n, k), acc);
+    store(c, cast<bf16>(acc * scale), m, n);
+  }
+}

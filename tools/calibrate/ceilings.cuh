@@ -41,7 +41,10 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) k_wgmma_peak(int trips, floa
     for (int j = 0; j < 128; ++j) pk::wg::fence_operand(d[j]);
     pk::wg::fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) pk::wg::mma_m64n256k16<F16, false>(d, da + 2ull * kk, db + 2ull * kk);
+    for (int kk = 0; kk < 4; ++kk) {
+      constexpr pk::wg::Operand op = F16 ? pk::wg::Operand::f16 : pk::wg::Operand::bf16;
+      pk::wg::mma_m64n256_32bytes<op, op, false>(d, da + 2ull * kk, db + 2ull * kk);
+    }
     pk::wg::commit();
 #pragma unroll
     for (int j = 0; j < 128; ++j) pk::wg::fence_operand(d[j]);

@@ -1,6 +1,6 @@
 // Job: C[M, N] = epilogue(A[M, K] * B) on one GPU (no communication), with B stored [N, K]
-// (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands and
-// output, and an optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one
+// (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands (or
+// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16 or f16 output, and an optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one
 // pkc writes: struct Args, apply(args, value, row, col)). The reference point for the fused
 // kernels and pkc's GEMM alone.
 #pragma once
@@ -9,15 +9,16 @@
 namespace pk {
 namespace gemm {
 
-template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue>
+template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In>
 struct GemmJobT : JobDefaults {
-  static_assert(sizeof(In) == 2 && sizeof(Out) == 2, "the GEMM template moves 2-byte elements");
-  static constexpr bool kF16In = is_same<In, f16>::value;
+  static_assert(sizeof(In) == sizeof(InB) && sizeof(Out) == 2, "operands of one size; a 2-byte output");
+  static constexpr wg::Operand kA = wg::operand_of<In>(), kB = wg::operand_of<InB>();
   static constexpr bool kF16Out = is_same<Out, f16>::value;
   static constexpr bool kBNMajor = BNMajor;
   static constexpr bool kHasEpilogue = Epi::kActive;
   static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
   struct Params {
+    // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
     TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
     TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle

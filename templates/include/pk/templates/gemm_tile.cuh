@@ -2,8 +2,10 @@
 // wgmma over one output tile with fp32 accumulators, an optional element-wise epilogue on them,
 // and the consumer's hand-over to the storer as bf16 or f16 in a TMA-ready (128-byte swizzled)
 // shared-memory box. A is [M, K] (K-major); B is [N, K] (K-major, C = A * B^T, a linear layer's
-// weight) or [K, N] (N-major, C = A * B). Operands are bf16 or f16; TMA copies either as 2-byte
-// elements, so only the instruction and the output conversion depend on the type.
+// weight) or [K, N] (N-major, C = A * B). Operands are bf16 or f16, or fp8 with B K-major. TMA
+// moves every operand as 2-byte units (an fp8 row of K elements is K / 2 of them, and a K step
+// is 128 bytes of each row either way: 64 bf16 / f16 or 128 fp8), so only the instruction and
+// the output conversion depend on the type.
 #pragma once
 #include <pk/device/bf16.cuh>
 #include <pk/device/load.cuh>
@@ -19,7 +21,7 @@ namespace gemm {
 
 constexpr int kBM = 128;             // tile rows: two consumer warpgroups of 64 rows
 constexpr int kBN = 256;             // tile columns: one m64n256k16 per warpgroup and K step
-constexpr int kBK = 64;              // K step: one 128-byte swizzle row of bf16
+constexpr int kBK = 64;              // K step: one 128-byte swizzle row of bf16 (128 fp8)
 constexpr int kStages = 4;           // ring depth: loads run ~3 K steps ahead of the math
 constexpr int kConsumers = 2;        // math warpgroups
 constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
@@ -55,7 +57,7 @@ __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols] over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed.
-template <bool F16, bool BNMajor>
+template <wg::Operand A, wg::Operand B, bool BNMajor>
 __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
                                          int consumer, float (&acc)[128]) {
 #pragma unroll
@@ -71,8 +73,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);
     wg::fence();
 #pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk)  // K-major: 16 elements = 32 B = 2 descriptor units;
-      wg::mma_m64n256k16<F16, BNMajor>(    // N-major B: 16 K-rows = 2048 B = 128 units
+    for (int kk = 0; kk < kBK / 16; ++kk)  // K-major: 32 B = 2 descriptor units per step;
+      wg::mma_m64n256_32bytes<A, B, BNMajor>(  // N-major B: 16 K-rows = 2048 B = 128 units
           acc, da + 2ull * kk, db + (BNMajor ? 128ull : 2ull) * kk);
     wg::commit();
 #pragma unroll
@@ -114,7 +116,7 @@ struct NoEpilogue {
 };
 
 // Applies Epi::apply(args, value, row, col) to every accumulator of a consumer's 64 x 256 tile
-// whose top-left output element is (row0, col0), in place (the layout of wg::mma_m64n256k16).
+// whose top-left output element is (row0, col0), in place (the layout of wg::mma_m64n256_32bytes).
 // Elements outside the m x n output still get a value; the TMA store clips them, so apply
 // must only guard its own loads (it is told m and n through its Args).
 template <class Epi>

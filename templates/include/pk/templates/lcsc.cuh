@@ -14,8 +14,8 @@
 //   load_a / load_b(p, tile, k0, smem, bar)                          (loader)
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
-// and, through JobDefaults unless it says otherwise, the element types (kF16In, kF16Out), B's
-// layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue; epilogue(p, tile, row0,
+// and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
+// (kF16Out), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue; epilogue(p, tile, row0,
 // col0, acc), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
@@ -26,7 +26,8 @@ namespace gemm {
 
 // bf16 operands and output, B K-major (C = A * B^T), no epilogue.
 struct JobDefaults {
-  static constexpr bool kF16In = false, kF16Out = false, kBNMajor = false, kHasEpilogue = false;
+  static constexpr bool kF16Out = false, kBNMajor = false, kHasEpilogue = false;
+  static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
   template <class Params>
   __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
 };
@@ -60,7 +61,7 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   unsigned int handoffs = 0;
   float acc[128];
   for (int t = block; t < n; t += blocks) {
-    mma_tile<Job::kF16In, Job::kBNMajor>(ss, cur, ksteps, consumer, acc);
+    mma_tile<Job::kA, Job::kB, Job::kBNMajor>(ss, cur, ksteps, consumer, acc);
     if constexpr (Job::kHasEpilogue) {
       const TileCoord tile = p.order.at(t);
       Job::epilogue(p, tile, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
