@@ -5,8 +5,8 @@
 // Tests fp8 element types: f8e4m3 and f8e5m2 tensors and tiles become MLIR's f8E4M3FN and
 // f8E5M2 and CUDA's pk::f8e4m3 / pk::f8e5m2; their loads ride the prefetch ring (8-byte runs);
 // an all-gather of fp8 moves bytes, and a reduction of fp8 is an error at its source location;
-// fp8 operands of mma take the general path (the Hopper template multiplies bf16 and f16), and
-// --explain says why.
+// an fp8 GEMM loop (mma_t) takes the Hopper template's fp8 wgmma, and one with B stored [K, N]
+// (mma) the general path, which --explain says why.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -32,13 +32,23 @@ PK_KERNEL void gather_fp8(Sym<f8e4m3, 2> x, Sym<f8e4m3, 2> y) { all_gather(x, y)
 
 // CHECK-LABEL: pk.kernel @fp8_gemm(
 // CHECK: pk.tile.mma %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !pk.tile<128x64xf8E4M3FN, smem>, !pk.tile<256x64xf8E5M2, smem>, !pk.tile<128x256xf32>
-// EXPLAIN: the loop does not take the Hopper GEMM template: GEMM: the template multiplies bf16 or f16 tiles, not 'f8E4M3FN'
-PK_KERNEL void fp8_gemm(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<f32, 2> c) {
+// EXPLAIN: pk.tile.foreach at {{.*}}fp8.cpp:[[@LINE+2]]:3: gemm: persistent LCSC kernel{{.*}}f8E4M3FN and f8E5M2 operands, B stored [N, K] (C = A * B^T), bf16 output; fp8 wgmma (m64n256k32), stepping K by 128 fp8 elements
+PK_KERNEL void fp8_gemm(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<bf16, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.cols(), 64))
       acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
-    store(c, acc, m, n);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
+
+// EXPLAIN: pk.tile.foreach at {{.*}}fp8.cpp:[[@LINE+2]]:3: general tile path {{.*}}GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]
+PK_KERNEL void fp8_gemm_kn(Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 128))
+      acc = mma(load_smem<128, 128>(a, m, k), load_smem<128, 256>(b, k, n), acc);
+    store(c, cast<bf16>(acc), m, n);
   }
 }
 
