@@ -19,6 +19,7 @@ namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 int elementBytes(Type t) {
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(t)) return 1;
   if (t.isBF16() || t.isF16()) return 2;
   if (t.isF64() || t.isInteger(64) || t.isIndex()) return 8;
   return 4;
@@ -222,7 +223,8 @@ FailureOr<std::vector<KernelRoofline>> mlir::pk::computeRoofline(ModuleOp module
         auto acc = cast<TileType>(mma.getType());
         const double k = double(a.getShape()[1]);
         r.flops += 2.0 * double(acc.getShape()[0]) * double(acc.getShape()[1]) * k * c.tripsOrFail(op);
-        r.flopType = a.getElementType().isF16() ? "f16" : "bf16";
+        Type e = a.getElementType();
+        r.flopType = e.isF16() ? "f16" : isa<Float8E4M3FNType, Float8E5M2Type>(e) ? "fp8" : "bf16";
       } else if (isa<AllReduceOp>(op)) {
         r.linkBytes += 2 * remote * c.tensorBytes(op->getOperand(0), op);  // reduce-scatter + all-gather
       } else if (isa<AllGatherOp, GatherOp, BroadcastOp>(op)) {
@@ -237,7 +239,9 @@ FailureOr<std::vector<KernelRoofline>> mlir::pk::computeRoofline(ModuleOp module
     });
     if (c.errorAt) return mlir::emitError(c.errorAt->getLoc(), "roofline: ") << c.error;
     if (r.flops > 0 && !r.flopType.empty()) {
-      const double peak = r.flopType == "f16" ? profile.tensor_f16_tflops : profile.tensor_bf16_tflops;
+      const double peak = r.flopType == "f16"   ? profile.tensor_f16_tflops
+                          : r.flopType == "fp8" ? profile.tensor_fp8_tflops
+                                                : profile.tensor_bf16_tflops;
       if (peak > 0) r.computeUs = r.flops / (peak * 1e6);
       else r.notes.push_back("the profile has no tensor-core peak for " + r.flopType);
     }

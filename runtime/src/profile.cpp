@@ -59,6 +59,7 @@ Result<MachineProfile> MachineProfile::parse(const std::string& text) {
       if (!(ls >> which >> v) || v <= 0) return bad("expected 'peak <what> <positive value>'");
       if (which == "tensor_bf16_tflops") p.tensor_bf16_tflops = v;
       else if (which == "tensor_f16_tflops") p.tensor_f16_tflops = v;
+      else if (which == "tensor_fp8_tflops") p.tensor_fp8_tflops = v;
       else if (which == "hbm_gbs") p.hbm_gbs = v;
       else if (which == "link_gbs") p.link_gbs = v;
       else return bad("unknown peak '" + which + "'");
@@ -105,6 +106,7 @@ std::string MachineProfile::serialize() const {
   o << "handoff inter_sm_ns " << inter_sm_ns << "\n";
   const std::pair<const char*, double> peaks[] = {{"tensor_bf16_tflops", tensor_bf16_tflops},
                                                   {"tensor_f16_tflops", tensor_f16_tflops},
+                                                  {"tensor_fp8_tflops", tensor_fp8_tflops},
                                                   {"hbm_gbs", hbm_gbs},
                                                   {"link_gbs", link_gbs}};
   for (const auto& [name, v] : peaks)

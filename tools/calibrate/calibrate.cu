@@ -298,6 +298,7 @@ int main(int argc, char** argv) {
                rows.empty() ? "; no link measured (one GPU)" : ", the best link rate below");
   if (ceilings.bf16_tflops > 0) std::fprintf(f, "peak tensor_bf16_tflops %.0f\n", ceilings.bf16_tflops);
   if (ceilings.f16_tflops > 0) std::fprintf(f, "peak tensor_f16_tflops %.0f\n", ceilings.f16_tflops);
+  if (ceilings.fp8_tflops > 0) std::fprintf(f, "peak tensor_fp8_tflops %.0f\n", ceilings.fp8_tflops);
   if (ceilings.hbm_gbs > 0) std::fprintf(f, "peak hbm_gbs %.0f\n", ceilings.hbm_gbs);
   if (link_gbs > 0) std::fprintf(f, "peak link_gbs %.0f\n", link_gbs);
   if (ceilings.launch_us > 0) std::fprintf(f, "fixed launch_us %.2f\n", ceilings.launch_us);
@@ -311,9 +312,9 @@ int main(int argc, char** argv) {
   if (m) {
     std::fprintf(m, "# %s GPU0 -> GPU1 (GB/s)\n\nhand-off: intra-SM (mbarrier) %.0f ns, inter-SM (global flag) %.0f ns\n\n",
                  prop.name, intra_ns, inter_ns);
-    std::fprintf(m, "ceilings: tensor cores bf16 %.0f TFLOP/s, f16 %.0f TFLOP/s; HBM %.0f GB/s; link %.0f GB/s per direction%s; "
+    std::fprintf(m, "ceilings: tensor cores bf16 %.0f TFLOP/s, f16 %.0f TFLOP/s, fp8 %.0f TFLOP/s; HBM %.0f GB/s; link %.0f GB/s per direction%s; "
                     "launch %.2f us; link hop %.2f us\n\n",
-                 ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.hbm_gbs, link_gbs,
+                 ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.fp8_tflops, ceilings.hbm_gbs, link_gbs,
                  rows.empty() ? " (not measured: one GPU)" : "", ceilings.launch_us, hop_us);
     if (!rows.empty()) {  // the link table (two GPUs)
       std::fprintf(m, "| size | copy engine |");
@@ -338,9 +339,10 @@ int main(int argc, char** argv) {
   std::printf("pk-calibrate: %zu measurements in %.1f s -> %s, %s\n", rows.size(), secs,
               profile_path.c_str(), md_path.c_str());
   std::printf("intra-SM hand-off %.0f ns, inter-SM hand-off %.0f ns\n", intra_ns, inter_ns);
-  std::printf("ceilings: bf16 %.0f TFLOP/s, f16 %.0f TFLOP/s, HBM %.0f GB/s, link %.0f GB/s; "
+  std::printf("ceilings: bf16 %.0f TFLOP/s, f16 %.0f TFLOP/s, fp8 %.0f TFLOP/s, HBM %.0f GB/s, link %.0f GB/s; "
               "launch %.2f us, link hop %.2f us\n",
-              ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.hbm_gbs, link_gbs, ceilings.launch_us, hop_us);
+              ceilings.bf16_tflops, ceilings.f16_tflops, ceilings.fp8_tflops, ceilings.hbm_gbs, link_gbs,
+              ceilings.launch_us, hop_us);
   for (const Row& r : rows)
     if (r.bytes == max_bytes && (r.sms == 0 || r.sms == all_sms || r.sms == 16))
       std::printf("%-12s 1 GiB %3d SMs: %.1f GB/s\n", r.mechanism.c_str(), r.sms, r.gbps);

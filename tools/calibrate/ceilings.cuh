@@ -1,5 +1,5 @@
 // The roofline ceilings pk-calibrate measures on one GPU: the tensor cores' dense peak per input
-// type (back-to-back wgmma m64n256k16 from shared memory, no loads, every SM) and the HBM's
+// type (back-to-back wgmma from shared memory, no loads, every SM: bf16, f16, fp8 e4m3) and the HBM's
 // (the best of a read-only, a write-only and a copy kernel over 2 GiB); and the launch time of
 // an empty kernel launched back to back from a CUDA graph. Each is the best of several runs: a ceiling must never
 // be beaten by a real kernel, so it leans high (and the launch time low).
@@ -14,21 +14,22 @@
 namespace pk_calibrate {
 
 struct Ceilings {
-  double bf16_tflops = 0, f16_tflops = 0, hbm_gbs = 0;
+  double bf16_tflops = 0, f16_tflops = 0, fp8_tflops = 0, hbm_gbs = 0;
   double launch_us = 0;  // per launch of an empty kernel, 1000 back to back in a CUDA graph
 };
 
 constexpr int kWgmmaThreads = 384;  // three warpgroups per SM, as the GEMM template's consumers
 constexpr int kWgmmaSmem = 1024 + 8192 + 32768;  // alignment slack, A 64 x 64, B 256 x 64
 
-// Each warpgroup accumulates 64 x 256 x 64 products (four m64n256k16) per trip into its own
-// registers, keeping one group of them in flight while it issues the next.
-template <bool F16>
+// Each warpgroup accumulates 64 x 256 x 128 bytes of K per trip (four 32-byte wgmma steps:
+// m64n256k16 for bf16 / f16, m64n256k32 for fp8 e4m3) into its own registers, keeping one group
+// of them in flight while it issues the next.
+template <pk::wg::Operand Op>
 __global__ void __launch_bounds__(kWgmmaThreads, 1) k_wgmma_peak(int trips, float* sink) {
   extern __shared__ unsigned char raw[];
   unsigned char* smem = raw + ((1024 - pk::smem_addr(raw) % 1024) % 1024);  // 1024-byte swizzle atoms
-  for (int i = threadIdx.x; i < (8192 + 32768) / 4; i += blockDim.x)
-    reinterpret_cast<unsigned*>(smem)[i] = F16 ? 0x3c003c00u : 0x3f803f80u;  // ones
+  const unsigned ones = Op == pk::wg::Operand::f16 ? 0x3c003c00u : Op == pk::wg::Operand::bf16 ? 0x3f803f80u : 0x38383838u;
+  for (int i = threadIdx.x; i < (8192 + 32768) / 4; i += blockDim.x) reinterpret_cast<unsigned*>(smem)[i] = ones;
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // visible to wgmma's reads
   __syncthreads();
   const unsigned long long da = pk::wg::desc_k_major_sw128(smem);
@@ -41,10 +42,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1) k_wgmma_peak(int trips, floa
     for (int j = 0; j < 128; ++j) pk::wg::fence_operand(d[j]);
     pk::wg::fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      constexpr pk::wg::Operand op = F16 ? pk::wg::Operand::f16 : pk::wg::Operand::bf16;
-      pk::wg::mma_m64n256_32bytes<op, op, false>(d, da + 2ull * kk, db + 2ull * kk);
-    }
+    for (int kk = 0; kk < 4; ++kk) pk::wg::mma_m64n256_32bytes<Op, Op, false>(d, da + 2ull * kk, db + 2ull * kk);
     pk::wg::commit();
 #pragma unroll
     for (int j = 0; j < 128; ++j) pk::wg::fence_operand(d[j]);
@@ -105,12 +103,16 @@ inline Ceilings measure_ceilings(cudaStream_t s) {
   float* sink = nullptr;
   cudaMalloc(&sink, 4096);
   const int trips = 4096;
-  const double flops = 2.0 * 64 * 256 * 64 * trips * (kWgmmaThreads / 128) * double(sms);
-  cudaFuncSetAttribute(k_wgmma_peak<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgmmaSmem);
-  cudaFuncSetAttribute(k_wgmma_peak<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgmmaSmem);
-  const double bf16 = best_ms(s, [&] { k_wgmma_peak<false><<<sms, kWgmmaThreads, kWgmmaSmem, s>>>(trips, sink); });
-  const double f16 = best_ms(s, [&] { k_wgmma_peak<true><<<sms, kWgmmaThreads, kWgmmaSmem, s>>>(trips, sink); });
-  if (cudaGetLastError() == cudaSuccess) c.bf16_tflops = flops / (bf16 * 1e9), c.f16_tflops = flops / (f16 * 1e9);
+  const double flops = 2.0 * 64 * 256 * 64 * trips * (kWgmmaThreads / 128) * double(sms);  // fp8: twice the K
+  using pk::wg::Operand;
+  cudaFuncSetAttribute(k_wgmma_peak<Operand::bf16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgmmaSmem);
+  cudaFuncSetAttribute(k_wgmma_peak<Operand::f16>, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgmmaSmem);
+  cudaFuncSetAttribute(k_wgmma_peak<Operand::e4m3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgmmaSmem);
+  const double bf16 = best_ms(s, [&] { k_wgmma_peak<Operand::bf16><<<sms, kWgmmaThreads, kWgmmaSmem, s>>>(trips, sink); });
+  const double f16 = best_ms(s, [&] { k_wgmma_peak<Operand::f16><<<sms, kWgmmaThreads, kWgmmaSmem, s>>>(trips, sink); });
+  const double fp8 = best_ms(s, [&] { k_wgmma_peak<Operand::e4m3><<<sms, kWgmmaThreads, kWgmmaSmem, s>>>(trips, sink); });
+  if (cudaGetLastError() == cudaSuccess)
+    c.bf16_tflops = flops / (bf16 * 1e9), c.f16_tflops = flops / (f16 * 1e9), c.fp8_tflops = 2 * flops / (fp8 * 1e9);
 
   const long long bytes = 1ll << 31, n = bytes / 16;
   uint4 *x = nullptr, *y = nullptr;

@@ -79,12 +79,13 @@ TEST(Profile, ShippedH200Profile) {
 // Roofline ceilings: parsed, kept through serialize, and errors for unknown or non-positive ones.
 TEST(Profile, Peaks) {
   auto p = pk::MachineProfile::parse("version 1\npeak tensor_bf16_tflops 989\npeak hbm_gbs 4800\n"
-                                     "peak link_gbs 478\n");
+                                     "peak link_gbs 478\npeak tensor_fp8_tflops 1979\n");
   ASSERT_TRUE(p.is_ok()) << p.status().message();
   EXPECT_DOUBLE_EQ(p->tensor_bf16_tflops, 989);
   EXPECT_DOUBLE_EQ(p->tensor_f16_tflops, 0);
   auto q = pk::MachineProfile::parse(p->serialize());
   ASSERT_TRUE(q.is_ok());
+  EXPECT_DOUBLE_EQ(q->tensor_fp8_tflops, 1979);
   EXPECT_DOUBLE_EQ(q->hbm_gbs, 4800);
   EXPECT_DOUBLE_EQ(q->link_gbs, 478);
   EXPECT_FALSE(pk::MachineProfile::parse("version 1\npeak flops 1\n").is_ok());

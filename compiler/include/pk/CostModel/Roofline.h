@@ -21,7 +21,7 @@ struct RooflineInputs {
 struct KernelRoofline {
   std::string kernel;
   double flops = 0;          // tensor-core multiply-adds x 2
-  std::string flopType;      // "bf16" or "f16" (the peak used), empty without MMAs
+  std::string flopType;      // "bf16", "f16" or "fp8" (the peak used), empty without MMAs
   double hbmBytes = 0;       // every tensor argument read or written once
   double linkBytes = 0;      // bytes this rank must send (= receive) over its links
   double computeUs = 0, hbmUs = 0, linkUs = 0;

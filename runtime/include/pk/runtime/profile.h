@@ -7,7 +7,8 @@
 //   handoff intra_sm_ns <ns>                 mbarrier hand-off inside an SM
 //   handoff inter_sm_ns <ns>                 global-flag hand-off between SMs
 //   peak <what> <value>                      ceilings for roofline bounds: tensor_bf16_tflops,
-//                                            tensor_f16_tflops, hbm_gbs, link_gbs (per direction)
+//                                            tensor_f16_tflops, tensor_fp8_tflops, hbm_gbs,
+//                                            link_gbs (per direction)
 //   fixed <what> <us>                        fixed costs for roofline bounds: launch_us (a kernel
 //                                            launched back to back, empty), link_hop_us (a flag
 //                                            set on one GPU seen on the other, one way)
@@ -37,7 +38,7 @@ struct MachineProfile {
   double inter_sm_ns = 0;
   // Ceilings no kernel can beat (0: unknown): dense tensor-core TFLOP/s per input type, HBM
   // GB/s (read + write), GPU-to-GPU link GB/s per direction.
-  double tensor_bf16_tflops = 0, tensor_f16_tflops = 0, hbm_gbs = 0, link_gbs = 0;
+  double tensor_bf16_tflops = 0, tensor_f16_tflops = 0, tensor_fp8_tflops = 0, hbm_gbs = 0, link_gbs = 0;
   // Times no kernel can beat (0: unknown), in microseconds: an empty kernel's launch in a
   // back-to-back loop, and one flag hop from one GPU to another.
   double launch_us = 0, link_hop_us = 0;
