@@ -19,7 +19,7 @@ namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 int elementBytes(Type t) {
-  if (isa<Float8E4M3FNType, Float8E5M2Type>(t)) return 1;
+  if (isFp8(t)) return 1;
   if (t.isBF16() || t.isF16()) return 2;
   if (t.isF64() || t.isInteger(64) || t.isIndex()) return 8;
   return 4;
@@ -224,7 +224,7 @@ FailureOr<std::vector<KernelRoofline>> mlir::pk::computeRoofline(ModuleOp module
         const double k = double(a.getShape()[1]);
         r.flops += 2.0 * double(acc.getShape()[0]) * double(acc.getShape()[1]) * k * c.tripsOrFail(op);
         Type e = a.getElementType();
-        r.flopType = e.isF16() ? "f16" : isa<Float8E4M3FNType, Float8E5M2Type>(e) ? "fp8" : "bf16";
+        r.flopType = e.isF16() ? "f16" : isFp8(e) ? "fp8" : "bf16";
       } else if (isa<AllReduceOp>(op)) {
         r.linkBytes += 2 * remote * c.tensorBytes(op->getOperand(0), op);  // reduce-scatter + all-gather
       } else if (isa<AllGatherOp, GatherOp, BroadcastOp>(op)) {

@@ -93,16 +93,15 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
                                    : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
   g.in = cast<TileType>(g.loadA.getType()).getElementType();
   g.inB = cast<TileType>(g.loadB.getType()).getElementType();
-  auto fp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
-  if (!g.in.isBF16() && !g.in.isF16() && !fp8(g.in))
+  if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
     return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
   // fp8 wgmma reads both operands K-major.
-  if (fp8(g.in) && g.bNMajor)
+  if (isFp8(g.in) && g.bNMajor)
     return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
                          "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
   if (!isTile(g.loadA.getType(), g.bm, g.bk, g.in) ||
       !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.inB) : isTile(g.loadB.getType(), g.bn, g.bk, g.inB)) ||
-      !(g.in == g.inB || (fp8(g.in) && fp8(g.inB))) ||
+      !(g.in == g.inB || (isFp8(g.in) && isFp8(g.inB))) ||
       !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
            << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
@@ -345,14 +344,14 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     std::string variant;
     if (job == "gemm") {
       llvm::raw_string_ostream os(variant);
-      os << ", " << g->in << (g->in == g->inB ? "" : " and ") ;
-      if (g->in != g->inB) os << g->inB;
+      os << ", " << g->in;
+      if (g->in != g->inB) os << " and " << g->inB;
       os << " operands, B stored " << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
          << ", " << g->out << " output";
       if (g->epilogue)
         os << ", an element-wise epilogue of " << g->epilogue.size()
            << " steps applied to the fp32 accumulators in the consumers' registers";
-      const bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(g->in);
+      const bool fp8 = isFp8(g->in);
       const int64_t step = fp8 ? 2 * kBK : kBK;  // 128 bytes of each row
       if (fp8)
         os << "; fp8 wgmma (m64n256k32), stepping K by 128 fp8 elements (the same 128 bytes a "

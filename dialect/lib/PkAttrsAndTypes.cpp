@@ -26,9 +26,11 @@ void PkDialect::registerTypes() {
       >();
 }
 
+bool mlir::pk::isFp8(Type type) { return isa<Float8E4M3FNType, Float8E5M2Type>(type); }
+
 bool mlir::pk::isSupportedElementType(Type type) {
   return type.isBF16() || type.isF16() || type.isF32() || type.isF64() ||
-         isa<Float8E4M3FNType, Float8E5M2Type>(type) ||
+         isFp8(type) ||
          type.isSignlessInteger(32) || type.isSignlessInteger(64);
 }
 

@@ -19,7 +19,7 @@ LogicalResult mlir::pk::verifyTileAccess(Operation *op, Type tensorType, TileTyp
 }
 
 StringRef mlir::pk::fp8ReductionHint(Type t) {
-  return isa<Float8E4M3FNType, Float8E5M2Type>(t) ? "; fp8 values do not add: reduce them as f32 or bf16 "
+  return isFp8(t) ? "; fp8 values do not add: reduce them as f32 or bf16 "
                                                      "(cast, then quantise the result)"
                                                    : "";
 }

@@ -38,9 +38,8 @@ LogicalResult TileMmaOp::verify() {
                                                << "x" << cs[1];
   // As the tensor cores take them: bf16 with bf16, f16 with f16, fp8 with fp8 (e4m3 and e5m2
   // mix).
-  auto fp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   Type ea = a.getElementType(), eb = b.getElementType();
-  if (!((ea == eb && (ea.isBF16() || ea.isF16())) || (fp8(ea) && fp8(eb))))
+  if (!((ea == eb && (ea.isBF16() || ea.isF16())) || (isFp8(ea) && isFp8(eb))))
     return emitOpError("a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2)");
   if (!acc.getElementType().isF32() || acc.getMemorySpace() != MemorySpace::reg)
     return emitOpError("accumulator must be an f32 register tile");

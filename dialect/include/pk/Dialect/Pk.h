@@ -40,6 +40,8 @@ constexpr int64_t kGeneralPathBlocks = 132;
 bool isScratchArgument(Value v);
 /// Element types tiles and tensors may hold.
 bool isSupportedElementType(Type type);
+/// fp8 (f8E4M3FN or f8E5M2): a storage type that moves and casts but does not reduce.
+bool isFp8(Type type);
 /// Shape and element type of a local or symmetric tensor type.
 ArrayRef<int64_t> getTensorShape(Type tensorType);
 Type getTensorElementType(Type tensorType);

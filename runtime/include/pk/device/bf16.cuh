@@ -25,18 +25,6 @@ __device__ __forceinline__ float to_float(f16 x) {
   return f;
 }
 
-// fp8 widens exactly through f16 (cvt.rn.f16x2.e4m3x2 takes two; the high byte is zero here).
-__device__ __forceinline__ float to_float(f8e4m3 x) {
-  unsigned h;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(static_cast<unsigned short>(x.bits)));
-  return to_float(f16{static_cast<unsigned short>(h)});
-}
-__device__ __forceinline__ float to_float(f8e5m2 x) {
-  unsigned h;
-  asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"(static_cast<unsigned short>(x.bits)));
-  return to_float(f16{static_cast<unsigned short>(h)});
-}
-
 template <class T> __device__ __forceinline__ T from_float(float x);
 template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
 template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) {
@@ -48,17 +36,6 @@ template <> __device__ __forceinline__ f16 from_float<f16>(float x) {
   unsigned short b;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(x));
   return f16{b};
-}
-
-template <> __device__ __forceinline__ f8e4m3 from_float<f8e4m3>(float x) {
-  unsigned short b;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(b) : "f"(0.0f), "f"(x));
-  return f8e4m3{static_cast<unsigned char>(b)};
-}
-template <> __device__ __forceinline__ f8e5m2 from_float<f8e5m2>(float x) {
-  unsigned short b;
-  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(b) : "f"(0.0f), "f"(x));
-  return f8e5m2{static_cast<unsigned char>(b)};
 }
 
 // Two floats as two T in one word (lo in the low half), rounded to nearest even by one packed
@@ -86,7 +63,8 @@ template <> __device__ __forceinline__ unsigned short pack2_f8<f8e5m2>(float lo,
   asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(b) : "f"(hi), "f"(lo));
   return b;
 }
-// Two fp8 in the low 16 bits (lo in the low byte) as two floats, by one packed conversion.
+// Two fp8 in the low 16 bits (lo in the low byte) as two floats, by one packed conversion
+// (exact: fp8 widens through f16).
 template <class T> __device__ __forceinline__ void unpack2_f8(unsigned short two, float& lo, float& hi);
 template <> __device__ __forceinline__ void unpack2_f8<f8e4m3>(unsigned short two, float& lo, float& hi) {
   unsigned h;
@@ -97,6 +75,23 @@ template <> __device__ __forceinline__ void unpack2_f8<f8e5m2>(unsigned short tw
   unsigned h;
   asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(h) : "h"(two));
   lo = to_float(f16{static_cast<unsigned short>(h)}), hi = to_float(f16{static_cast<unsigned short>(h >> 16)});
+}
+// One fp8 value is the low half of a pair.
+__device__ __forceinline__ float to_float(f8e4m3 x) {
+  float lo, hi;
+  unpack2_f8<f8e4m3>(x.bits, lo, hi);
+  return lo;
+}
+__device__ __forceinline__ float to_float(f8e5m2 x) {
+  float lo, hi;
+  unpack2_f8<f8e5m2>(x.bits, lo, hi);
+  return lo;
+}
+template <> __device__ __forceinline__ f8e4m3 from_float<f8e4m3>(float x) {
+  return f8e4m3{static_cast<unsigned char>(pack2_f8<f8e4m3>(x, 0.0f))};
+}
+template <> __device__ __forceinline__ f8e5m2 from_float<f8e5m2>(float x) {
+  return f8e5m2{static_cast<unsigned char>(pack2_f8<f8e5m2>(x, 0.0f))};
 }
 #endif  // __CUDACC__
 

@@ -1,7 +1,8 @@
 // Job: C[M, N] = epilogue(A[M, K] * B) on one GPU (no communication), with B stored [N, K]
 // (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands (or
-// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16 or f16 output, and an optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one
-// pkc writes: struct Args, apply(args, value, row, col)). The reference point for the fused
+// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16 or f16 output, and an
+// optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one pkc writes:
+// struct Args, apply(args, value, row, col)). The reference point for the fused
 // kernels and pkc's GEMM alone.
 #pragma once
 #include <pk/templates/lcsc.cuh>

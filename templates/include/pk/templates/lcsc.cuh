@@ -15,8 +15,8 @@
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 // and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
-// (kF16Out), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue; epilogue(p, tile, row0,
-// col0, acc), consumers).
+// (kF16Out), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
+// epilogue(p, tile, row0, col0, acc), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/tile_order.cuh>
