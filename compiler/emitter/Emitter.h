@@ -6,6 +6,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
 #include <string>
 
 namespace mlir::pk::cuda {
@@ -51,9 +54,12 @@ public:
     std::string slot, made;
   };
   llvm::DenseMap<Operation *, RingSlot> prefetched;
-  // Row vectors (pk::tile::RowVector) declared for a tile, by the block that declares them:
-  // later users in that block reuse the declaration.
-  llvm::DenseMap<std::pair<Value, Block *>, std::string> rowVectors;
+  // Row vectors (pk::tile::RowValues) declared for a tile, by the block that declares them and
+  // the register tile whose rows they hold: later users in that block reuse the declaration.
+  std::map<std::tuple<void *, Block *, std::string>, std::string> rowVectors;
+  // Column loads a loop makes one trip ahead (emitRowPrefetches), with the tile whose rows
+  // they hold: the RowValues that hold this trip's values.
+  std::map<std::pair<Operation *, std::string>, std::string> rowPrefetches;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
@@ -77,6 +83,22 @@ std::string argumentTypeName(Type type);
 /// SFU's tanh and fast division where the result is rounded to bf16 / f16 anyway (GEMM
 /// epilogues; needs pk/templates/gemm_tile.cuh).
 std::string mapExpression(MapKind kind, StringRef x, StringRef y = "", bool fast = false);
+
+/// The lambda of a map kind for the tile library's map (fp32 values for float tiles, the
+/// operands' own type for integer ones).
+std::string mapLambda(MapKind kind, Type operand);
+/// A local pointer to this rank's copy of a tensor argument.
+std::string dataOf(Emitter &e, Value tensor);
+/// A rows x 1 vector `v` that `user` reads as row indices or broadcasts against the register
+/// tile type `full`, as pk::tile::RowValues every thread computes for its own rows of `full`
+/// (RowVectors.cpp): the declared name, or empty when `v` is not made of ops it rebuilds.
+/// `reciprocal` takes 1 / element.
+std::string rowVector(Emitter &e, Operation *user, Value v, TileType full, bool reciprocal = false);
+/// Before scf.for `loop` (its induction variable already named): the column loads in its body
+/// that row vectors read, made one trip ahead into registers (RowVectors.cpp). Returns the
+/// lines that open each trip; call forgetRowPrefetches after the loop.
+std::vector<std::string> emitRowPrefetches(Emitter &e, Operation *loop);
+void forgetRowPrefetches(Emitter &e, Operation *loop);
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);

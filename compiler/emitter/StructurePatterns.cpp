@@ -384,10 +384,12 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   }
   for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), vars)) e.bindTo(arg, v);
   std::string iv = e.bind(loop.getInductionVar(), "k");
+  std::vector<std::string> opening = emitRowPrefetches(e, op);
   e.line() << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
            << " < " << e.name(loop.getUpperBound()) << "; " << iv << " += "
            << e.name(loop.getStep()) << ") {";
   e.indent();
+  for (const std::string &l : opening) e.line() << l;
   for (Operation &inner : loop.getBody()->without_terminator())
     if (failed(e.emitOp(&inner))) return failure();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
@@ -400,6 +402,7 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   for (auto [v, n] : llvm::zip(vars, next)) e.line() << v << " = " << n << ";";
   e.dedent();
   e.line() << "}";
+  forgetRowPrefetches(e, op);
   return success();
 }
 

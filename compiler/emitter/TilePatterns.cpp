@@ -100,11 +100,15 @@ std::string integerMapExpression(MapKind kind) {
 
 namespace {
 
+} // namespace
+
 // A local pointer and shape of this rank's copy of a tensor argument.
-std::string dataOf(Emitter &e, Value tensor) {
+std::string mlir::pk::cuda::dataOf(Emitter &e, Value tensor) {
   if (isa<SymTensorType>(tensor.getType())) return e.name(tensor) + ".peer[ctx.rank]";
   return e.name(tensor) + ".data";
 }
+
+namespace {
 
 // `const long long o[4] = {...}` for a tile origin, inside the caller's braces.
 std::string origin(Emitter &e, ValueRange indices) {
@@ -204,10 +208,12 @@ LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
   return success();
 }
 
+} // namespace
+
 // The lambda of a map kind for the tile library's map: over fp32 values for float tiles, over
 // the element type itself for integer tiles (the operands' type: a comparison's result may be
 // of another type than its operands).
-std::string mapLambda(MapKind kind, Type operand) {
+std::string mlir::pk::cuda::mapLambda(MapKind kind, Type operand) {
   const bool binary = kind == MapKind::add || kind == MapKind::sub || kind == MapKind::mul ||
                       kind == MapKind::div || kind == MapKind::max || kind == MapKind::min ||
                       kind == MapKind::pow || kind >= MapKind::lt;
@@ -217,107 +223,7 @@ std::string mapLambda(MapKind kind, Type operand) {
          (integer ? integerMapExpression(kind) : mapExpression(kind, "x", "y")) + "; }";
 }
 
-// Whether `load` reads the same when it is made again at `user`: both lie in one tile loop (or,
-// outside tile loops, one kernel) in which nothing but loads and dims uses its tensor.
-bool onlyReadAround(Operation *user, TileLoadOp load) {
-  Operation *scope = user->getParentOfType<TileForeachOp>();
-  if (scope && !scope->isAncestor(load)) return false;
-  if (!scope) scope = user->getParentOfType<KernelOp>();
-  if (!scope || !scope->isAncestor(load)) return false;
-  for (Operation *other : load.getSource().getUsers())
-    if (scope && scope->isAncestor(other) && !isa<TileLoadOp, DimOp>(other)) return false;
-  return true;
-}
-
-// The C++ expression of element r (a `long long r` in scope) of `v`, a register tile of `rows`
-// elements in one column (rows x 1, or 1-D), rebuilt from the ops that made it: loads of a
-// local tensor's column that nothing around `user` writes, splats, element-wise maps, selects
-// and casts. The leaf loads' valid rows (rt::valid0) are appended to `valid`. Empty when the
-// tile is made any other way.
-std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows,
-                       SmallVectorImpl<std::string> &valid, int depth = 0) {
-  auto tile = dyn_cast<TileType>(v.getType());
-  if (!tile || depth > 16 || tile.getMemorySpace() != MemorySpace::reg ||
-      tile.getNumElements() != rows)
-    return "";
-  ArrayRef<int64_t> shape = tile.getShape();
-  if (!(shape.size() == 1 || (shape.size() == 2 && shape[1] == 1))) return "";
-  Operation *def = v.getDefiningOp();
-  if (!def) return "";
-  Type elemType = tile.getElementType();
-  const std::string elem = elementTypeName(elemType);
-  auto sub = [&](Value x) { return rowElement(e, user, x, rows, valid, depth + 1); };
-  // x, of C++ type `type` (a tile value type), as this tile's value: converted unless it is
-  // already one (bf16, f16 and fp8 values are fp32 rounded to them).
-  auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
-  auto rounded = [&](const std::string &x, const std::string &type) {
-    if (type == valueType(elemType) && (!isa<FloatType>(elemType) || elemType.getIntOrFloatBitWidth() >= 32))
-      return x;
-    return "pk::tile::convert<" + elem + ">(" + x + ")";
-  };
-  if (auto load = dyn_cast<TileLoadOp>(def)) {
-    Value src = load.getSource();
-    if (!isa<LocalTensorType>(src.getType()) || load.getIndices().size() != shape.size() ||
-        !onlyReadAround(user, load))
-      return "";
-    std::string origin, at;
-    for (auto [d, index] : llvm::enumerate(load.getIndices())) {
-      origin += (d ? ", " : "") + e.name(index);
-      at += (d ? ", " : "") + e.name(index) + (d == 0 ? " + r" : "");
-    }
-    valid.push_back("pk::tile::valid_rows(" + std::to_string(rows) + "LL, " + e.name(src) +
-                    ".shape, {" + origin + "})");
-    // read_scalar gives integers as long long and floats as fp32 (a bf16 value exactly).
-    const bool integer = isa<IntegerType>(elemType);
-    std::string read = "pk::tile::read_scalar(" + dataOf(e, src) + ", " + e.name(src) + ".shape, " + at + ")";
-    return integer ? rounded(read, "long long") : read;
-  }
-  if (auto splat = dyn_cast<TileSplatOp>(def)) {
-    std::string x = e.name(splat.getScalar());
-    return isa<FloatType>(splat.getScalar().getType()) ? rounded(x, "float") : rounded(x, "long long");
-  }
-  if (auto map = dyn_cast<TileMapOp>(def)) {
-    std::string args;
-    for (auto [i, in] : llvm::enumerate(map.getInputs())) {
-      std::string x = sub(in);
-      if (x.empty()) return "";
-      args += (i ? ", " : "") + x;
-    }
-    Type operand = cast<TileType>(map.getInputs()[0].getType()).getElementType();
-    return rounded(mapLambda(map.getKind(), operand) + "(" + args + ")", valueType(operand));
-  }
-  if (auto select = dyn_cast<TileSelectOp>(def)) {
-    std::string c = sub(select->getOperand(0)), a = sub(select->getOperand(1)),
-                b = sub(select->getOperand(2));
-    if (c.empty() || a.empty() || b.empty()) return "";
-    return "(" + c + " != 0 ? " + a + " : " + b + ")";
-  }
-  if (auto c = dyn_cast<TileCastOp>(def)) {
-    std::string x = sub(c.getInput());
-    return x.empty() ? "" : rounded(x, valueType(cast<TileType>(c.getInput().getType()).getElementType()));
-  }
-  return "";
-}
-
-// A rows x 1 vector that `user` reads as row indices or broadcasts, as a pk::tile::RowVector
-// every thread computes for its own rows (no stage, no block barrier): the name of the declared
-// vector, or empty when the vector is not made of ops rowElement rebuilds. `reciprocal` takes
-// 1 / element instead (division by a row statistic, as emitMap does).
-std::string rowVector(Emitter &e, Operation *user, Value v, bool reciprocal = false) {
-  auto known = e.rowVectors.find({v, user->getBlock()});
-  if (!reciprocal && known != e.rowVectors.end()) return known->second;
-  int64_t rows = cast<TileType>(v.getType()).getNumElements();
-  SmallVector<std::string> valid;
-  std::string x = rowElement(e, user, v, rows, valid);
-  if (x.empty()) return "";
-  std::string valid0 = std::to_string(rows) + "LL";
-  for (const std::string &leaf : valid) valid0 = "min(" + valid0 + ", " + leaf + ")";
-  std::string n = e.fresh("rowvec");
-  e.line() << "const auto " << n << " = pk::tile::row_vector([&](long long r) { return "
-           << (reciprocal ? "1.f / (" + x + ")" : x) << "; }, " << valid0 << ");";
-  if (!reciprocal) e.rowVectors[{v, user->getBlock()}] = n;
-  return n;
-}
+namespace {
 
 LogicalResult emitMap(Emitter &e, Operation *op) {
   auto map = cast<TileMapOp>(op);
@@ -347,7 +253,7 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   // A rows x 1 vector rebuilt from loads and maps is computed by each thread for its rows.
   const bool byRow = vecType.getNumElements() > 1 && vecType.getShape().back() == 1 &&
                      vecType.getShape().size() == 2;
-  if (std::string rv = byRow ? rowVector(e, op, vec, reciprocal) : ""; !rv.empty()) {
+  if (std::string rv = byRow ? rowVector(e, op, vec, map.getResult().getType(), reciprocal) : ""; !rv.empty()) {
     e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << rv << ", "
              << (vecFirst ? "true" : "false") << ", " << f << ", nullptr);";
     return success();
@@ -479,7 +385,7 @@ std::string rowsData(Emitter &e, Value tensor, Value peer) {
 LogicalResult emitLoadRows(Emitter &e, Operation *op) {
   auto load = cast<TileLoadRowsOp>(op);
   if (failed(checkRowCount(op, load.getRows().getType()))) return failure();
-  std::string rows = rowVector(e, op, load.getRows());
+  std::string rows = rowVector(e, op, load.getRows(), load.getResult().getType());
   if (rows.empty()) rows = e.name(load.getRows());
   std::string t = declare(e, load.getResult(), "tile");
   e.line() << "pk::tile::load_rows(" << t << ", " << rows << ", "
@@ -491,7 +397,7 @@ LogicalResult emitLoadRows(Emitter &e, Operation *op) {
 LogicalResult emitStoreRows(Emitter &e, Operation *op) {
   auto store = cast<TileStoreRowsOp>(op);
   if (failed(checkRowCount(op, store.getRows().getType()))) return failure();
-  std::string rows = rowVector(e, op, store.getRows());
+  std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
   if (rows.empty()) rows = e.name(store.getRows());
   e.line() << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
            << e.name(store.getValue()) << ", " << rows << ", "

@@ -2,7 +2,8 @@
 // Tests the CUDA of integer tiles and rows moved by index: integer lambdas (division and
 // remainder by zero give 0), index scalars filled as integers, and gathers and scatters through
 // pk/tile/gather.cuh with the indices rebuilt by every thread for its own rows (a row vector
-// made of the loads and maps that made the index tile: no stage, no barrier).
+// made of the loads and maps that made the index tile: no stage, no barrier), and the index
+// columns a sequential loop reads loaded one trip ahead.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -13,9 +14,9 @@ using namespace pk;
 // CHECK: pk::tile::fill([[LO:tile[0-9]+]], arg3);
 // CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return x - y; });
 // CHECK: pk::tile::map({{tile[0-9]+}}, [[S]], {{tile[0-9]+}}, [](int x, int y) { return y == 0 ? 0 : x % y; });
-// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_vector([&](long long r) { return [](int x, int y) { return y == 0 ? 0 : x % y; }([](int x, int y) { return x - y; }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3)), {{.*}}); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
+// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [](int x, int y) { return y == 0 ? 0 : x % y; }([](int x, int y) { return x - y; }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3)), {{.*}}); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
 // CHECK: pk::tile::load_rows([[R:tile[0-9]+]], [[RV]], arg1.data, arg1.shape, {{.*}}, pk_stage);
-// CHECK-NOT: row_vector
+// CHECK-NOT: row_values
 // CHECK: pk::tile::store_rows<true>({{tile[0-9]+}}, [[RV]], arg2.data, arg2.shape, {{.*}}, pk_stage);
 PK_KERNEL void combine(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y, index lo) {
   for (auto [t, n] : tiles(ids.size(), x.cols(), {32, 128})) {
@@ -26,7 +27,7 @@ PK_KERNEL void combine(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y, i
 
 // A weight column broadcast over a tile's rows is rebuilt by every thread too: no stage.
 // CHECK-LABEL: weighted_rows(
-// CHECK: const auto [[W:rowvec[0-9]+]] = pk::tile::row_vector([&](long long r) { return pk::tile::read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, {{c[0-9]+}}); }
+// CHECK: const auto [[W:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 16, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return pk::tile::read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, {{c[0-9]+}}); }
 // CHECK: pk::tile::map_broadcast({{tile[0-9]+}}, {{tile[0-9]+}}, [[W]], false, [](float x, float y) { return x * y; }, nullptr);
 PK_KERNEL void weighted_rows(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> y) {
   for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 128}))
@@ -36,7 +37,7 @@ PK_KERNEL void weighted_rows(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> 
 // Indices read from a tensor the loop also writes could change before a later re-read: they
 // pass through the stage.
 // CHECK-LABEL: written_ids(
-// CHECK-NOT: row_vector
+// CHECK-NOT: row_values
 // CHECK: pk::tile::load_rows({{tile[0-9]+}}, {{tile[0-9]+}}, arg1.data, arg1.shape, {{.*}}, pk_stage);
 PK_KERNEL void written_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto t : tiles(ids.size(), {32})) {
@@ -49,9 +50,45 @@ PK_KERNEL void written_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> 
 // Indices loaded before the tile loop are not loaded again inside it (a phase in between may
 // write them): they pass through the stage.
 // CHECK-LABEL: hoisted_ids(
-// CHECK-NOT: row_vector
+// CHECK-NOT: row_values
 // CHECK: pk::tile::load_rows({{tile[0-9]+}}, {{tile[0-9]+}}, arg1.data, arg1.shape, {{.*}}, pk_stage);
 PK_KERNEL void hoisted_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y) {
   auto s = load<32>(ids, 0);
   for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 128})) store(y, load_rows<32, 128>(x, s, n), t, n);
+}
+
+// Routing columns read at the loop's trip k are loaded one trip ahead, into registers of the
+// rows each thread gathers; the row vector of the trip reads them there (the MoE combine).
+// CHECK-LABEL: routed_sum(
+// CHECK: const auto [[AT:rows_at[0-9]+]] = [&](const long long [[K:k[0-9]+]]) { return pk::tile::row_values<pk::tile::rt<float, 2, 32, 256, 1, 1, {{[0-9]+}}>>([&](int, long long r) { return pk::tile::convert<int>(pk::tile::read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, [[K]])); }, pk::tile::valid_rows(32LL, arg1.shape, {{[{]}}{{i[0-9]+}}, [[K]]})); };
+// CHECK-NEXT: auto [[NEXT:rows_next[0-9]+]] = [[AT]]([[LO:c[0-9]+]]);
+// CHECK: for (long long [[K]] = [[LO]]; [[K]] < [[HI:n[0-9]+]]; [[K]] += [[STEP:c[0-9]+]]) {
+// CHECK-NEXT: const auto [[NOW:rows[0-9]+]] = [[NEXT]];
+// CHECK-NEXT: if ([[K]] + [[STEP]] < [[HI]]) [[NEXT]] = [[AT]]([[K]] + [[STEP]]);
+// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 256, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [[NOW]].at(s, r); }, min(32LL, [[NOW]].valid0));
+// CHECK-NEXT: pk::tile::rt<pk::bf16, 2, 32, 256, 1, 1, {{[0-9]+}}> [[G:tile[0-9]+]];
+// CHECK-NEXT: pk::tile::load_rows([[G]], [[RV]], arg0.data, arg0.shape, {{.*}}, pk_stage);
+PK_KERNEL void routed_sum(Tensor<bf16, 2> y, Tensor<i32, 2> slot, Tensor<bf16, 2> out) {
+  for (auto [t, n] : tiles(out.rows(), out.cols(), {32, 256})) {
+    auto acc = zeros<f32, 32, 256>();
+    for (auto k : range(0, slot.cols()))
+      acc = acc + cast<f32>(load_rows<32, 256>(y, load<32, 1>(slot, t, k), n));
+    store(out, cast<bf16>(acc), t, n);
+  }
+}
+
+// A column the loop also writes is read in its own trip, never ahead.
+// CHECK-LABEL: rewritten_slots(
+// CHECK-NOT: rows_at
+// CHECK: pk::tile::load_rows(
+PK_KERNEL void rewritten_slots(Tensor<bf16, 2> y, Tensor<i32, 2> slot, Tensor<bf16, 2> out) {
+  for (auto [t, n] : tiles(out.rows(), out.cols(), {32, 256})) {
+    auto acc = zeros<f32, 32, 256>();
+    for (auto k : range(0, slot.cols())) {
+      auto s = load<32, 1>(slot, t, k);
+      acc = acc + cast<f32>(load_rows<32, 256>(y, s, n));
+      store(slot, s + 1, t, k);
+    }
+    store(out, cast<bf16>(acc), t, n);
+  }
 }

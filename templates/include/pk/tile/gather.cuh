@@ -1,7 +1,7 @@
 // Rows of a 2-D tensor moved by an index tile (pk/tile/rt.cuh): gathers (embedding lookups,
 // MoE dispatch reads) and scatters or scatter-adds (MoE combine). The indices are spread over
 // the block like any tile, so they pass through the shared-memory stage once: every thread then
-// reads the row index of each element it holds. Indices given as a RowVector (computed by each
+// reads the row index of each element it holds. Indices given as RowValues (computed by each
 // thread for the rows it holds) need no stage and no barrier. Out-of-range rows and columns
 // read as zero and are dropped on writes, so a bad index is never an out-of-bounds access.
 #pragma once
@@ -34,19 +34,24 @@ __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, fl
 // The row index of tile row r: from the stage, or computed (-1 past valid0: padding).
 struct StagedRows {
   const long long* rows;
-  __device__ __forceinline__ long long operator()(long long r) const { return rows[r]; }
+  __device__ __forceinline__ long long operator()(int, long long r) const { return rows[r]; }
 };
-template <class F>
-__device__ __forceinline__ auto rows_of(const RowVector<F>& v) {
-  return [v](long long r) -> long long { return r < v.valid0 ? static_cast<long long>(v.at(r)) : -1; };
-}
+template <class Made, class T>
+struct RowsOf {
+  const RowValues<Made, T>& v;
+  __device__ __forceinline__ long long operator()(int s, long long r) const {
+    return r < v.valid0 ? static_cast<long long>(v.at(s, r)) : -1;
+  }
+};
 
-// The tensor offset of tile element i (row row_of(i / C), column col + i % C), or -1 outside.
+// The tensor offset of slot s's element i (row row_of(s, i / C), column col + i % C), or -1
+// outside.
 template <class Tile, class RowOf>
-__device__ __forceinline__ long long row_offset(long long i, RowOf row_of, const long long* shape,
+__device__ __forceinline__ long long row_offset(int s, RowOf row_of, const long long* shape,
                                                 long long col) {
+  const long long i = Tile::index(s);
   if (i >= Tile::kCount) return -1;
-  const long long r = row_of(i / Tile::kCols), c = col + i % Tile::kCols;
+  const long long r = row_of(s, i / Tile::kCols), c = col + i % Tile::kCols;
   if (r < 0 || r >= shape[0] || c < 0 || c >= shape[1]) return -1;
   return r * shape[1] + c;
 }
@@ -64,13 +69,14 @@ __device__ __forceinline__ bool row_runs_fit(const T* data, const long long* sha
   }
 }
 
-// The offset of the run starting at tile element i (row_runs_fit holds), or -1 for a row
-// outside the tensor.
+// The offset of the run starting at slot s (row_runs_fit holds), or -1 for a row outside the
+// tensor.
 template <class Tile, class RowOf>
-__device__ __forceinline__ long long row_run_offset(long long i, RowOf row_of, const long long* shape,
+__device__ __forceinline__ long long row_run_offset(int s, RowOf row_of, const long long* shape,
                                                     long long col) {
+  const long long i = Tile::index(s);
   if (i >= Tile::kCount) return -1;
-  const long long r = row_of(i / Tile::kCols);
+  const long long r = row_of(s, i / Tile::kCols);
   if (r < 0 || r >= shape[0]) return -1;
   return r * shape[1] + col + i % Tile::kCols;
 }
@@ -82,7 +88,7 @@ __device__ void load_rows_of(Tile& t, RowOf row_of, const T* data, const long lo
     if (row_runs_fit<Tile>(data, shape, col)) {
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long off = row_run_offset<Tile>(Tile::index(s), row_of, shape, col);
+        const long long off = row_run_offset<Tile>(s, row_of, shape, col);
         float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
         if (off >= 0) load_run(data + off, run);
 #pragma unroll
@@ -93,7 +99,7 @@ __device__ void load_rows_of(Tile& t, RowOf row_of, const T* data, const long lo
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    const long long off = row_offset<Tile>(Tile::index(s), row_of, shape, col);
+    const long long off = row_offset<Tile>(s, row_of, shape, col);
     t.v[s] = off >= 0 ? load_value(data[off]) : typename Tile::value(0);
   }
 }
@@ -105,11 +111,12 @@ __device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long lon
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
   load_rows_of(t, StagedRows{stage_row_indices(idx, stage)}, data, shape, col);
 }
-template <class Tile, class F, class T>
-__device__ void load_rows(Tile& t, const RowVector<F>& idx, const T* data, const long long* shape,
+template <class Tile, class Made, class I, class T>
+__device__ void load_rows(Tile& t, const RowValues<Made, I>& idx, const T* data, const long long* shape,
                           long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
-  load_rows_of(t, rows_of(idx), data, shape, col);
+  static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  load_rows_of(t, RowsOf<Made, I>{idx}, data, shape, col);
 }
 
 // Rows of t to rows row_of(0..R) of `data` from column `col`; `Add` adds them
@@ -120,7 +127,7 @@ __device__ void store_rows_of(const Tile& t, RowOf row_of, T* data, const long l
     if (row_runs_fit<Tile>(data, shape, col)) {
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long off = row_run_offset<Tile>(Tile::index(s), row_of, shape, col);
+        const long long off = row_run_offset<Tile>(s, row_of, shape, col);
         float run[Tile::kVec];
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
@@ -131,7 +138,7 @@ __device__ void store_rows_of(const Tile& t, RowOf row_of, T* data, const long l
   }
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    const long long off = row_offset<Tile>(Tile::index(s), row_of, shape, col);
+    const long long off = row_offset<Tile>(s, row_of, shape, col);
     if (off < 0) continue;
     if constexpr (Add) ::pk::detail::red_add(data + off, store_value<T>(t.v[s]));
     else data[off] = store_value<T>(t.v[s]);
@@ -145,11 +152,12 @@ __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long lo
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
   store_rows_of<Add>(t, StagedRows{stage_row_indices(idx, stage)}, data, shape, col);
 }
-template <bool Add, class Tile, class F, class T>
-__device__ void store_rows(const Tile& t, const RowVector<F>& idx, T* data, const long long* shape,
+template <bool Add, class Tile, class Made, class I, class T>
+__device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data, const long long* shape,
                            long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
-  store_rows_of<Add>(t, rows_of(idx), data, shape, col);
+  static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  store_rows_of<Add>(t, RowsOf<Made, I>{idx}, data, shape, col);
 }
 
 }  // namespace tile

@@ -133,19 +133,39 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
   write_rows(out, rows);
 }
 
-// A rows x 1 (or 1-D) vector that every thread computes itself, element r as at(r), instead of
-// receiving it through the stage: the emitter builds `at` from the loads, maps and selects that
-// made the vector (the MoE routing: owner == p ? place : -1), so moving rows by it, or
-// broadcasting it, needs no barrier. valid0 is the vector's rt::valid0.
-template <class F>
-struct RowVector {
-  F at;
+// A rows x 1 (or 1-D) vector that every thread computes itself for the rows it holds of a
+// `Full` tile, into registers, instead of receiving it through the stage: the emitter builds
+// `at(s, r)` (slot s of Full, row r) from the loads, maps and selects that made the vector (the
+// MoE routing: owner == p ? place : -1), so moving rows by it, or broadcasting it, needs no
+// barrier. Computed where it is declared, so its loads are issued before the stores or loads
+// that use it (and, for loads a loop prefetches, one trip ahead). One value per run when runs
+// do not cross rows, else one per slot. valid0 is the vector's rt::valid0.
+template <class Full, class T>
+struct RowValues {
+  static constexpr bool kPerRun = Full::kCols % Full::kVec == 0;
+  static constexpr int kCount = kPerRun ? Full::kSlots / Full::kVec : Full::kSlots;
+  T v[kCount];
   long long valid0;
+  // The value of slot s's row (r, the row itself, is what a lazily computed vector would need).
+  __device__ __forceinline__ T at(int s, long long) const { return v[kPerRun ? s / Full::kVec : s]; }
 };
-template <class F>
-__device__ __forceinline__ RowVector<F> row_vector(F at, long long valid0) {
-  return {at, valid0};
+template <class Full, class F>
+__device__ __forceinline__ auto row_values(F at, long long valid0) {
+  RowValues<Full, decltype(at(0, 0LL))> out;
+  out.valid0 = valid0;
+#pragma unroll
+  for (int j = 0; j < out.kCount; ++j) {
+    const int s = out.kPerRun ? j * Full::kVec : j;
+    const long long i = Full::index(s);
+    out.v[j] = i < Full::kCount ? at(s, i / Full::kCols) : decltype(at(0, 0LL))(0);
+  }
+  return out;
 }
+// Whether a row vector made for `Full`'s rows may be read by slots of `Tile`: the same slots
+// hold the same rows.
+template <class Tile, class Full>
+constexpr bool same_rows_v = Tile::kSlots == Full::kSlots && Tile::kCols == Full::kCols &&
+                             Tile::kThreads == Full::kThreads && Tile::kCount == Full::kCount;
 // rt::valid0 of a load of `rows` rows at `origin` of a rank-R tensor (as load() sets it).
 template <int R>
 __device__ __forceinline__ long long valid_rows(long long rows, const long long* shape,
@@ -158,20 +178,21 @@ __device__ __forceinline__ long long valid_rows(long long rows, const long long*
 }
 
 // map_broadcast with a rows x 1 vector that every thread computes itself: no stage, no barrier.
-template <class Full, class F, class Fn>
-__device__ void map_broadcast(Full& out, const Full& full, const RowVector<F>& vec, bool vec_first,
+template <class Full, class Made, class T, class Fn>
+__device__ void map_broadcast(Full& out, const Full& full, const RowValues<Made, T>& vec, bool vec_first,
                               Fn f, float*) {
   static_assert(Full::kRank == 2, "broadcasts are between 2-D tiles");
+  static_assert(same_rows_v<Full, Made>, "a row vector made for another tile's rows");
   out.valid0 = min(full.valid0, vec.valid0);
   if (idle<Full>()) return;
 #pragma unroll
   for (int s = 0; s < Full::kSlots; s += Full::kVec) {
     const long long i = Full::index(s);
     // One row per run when runs do not cross rows: its element is computed once.
-    const auto y0 = vec.at(i / Full::kCols);
+    const auto y0 = vec.at(s, i / Full::kCols);
 #pragma unroll
     for (int k = 0; k < Full::kVec; ++k) {
-      const auto y = Full::kCols % Full::kVec == 0 ? y0 : vec.at((i + k) / Full::kCols);
+      const auto y = Full::kCols % Full::kVec == 0 ? y0 : vec.at(s + k, (i + k) / Full::kCols);
       const auto x = full.v[s + k];
       out.v[s + k] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
     }

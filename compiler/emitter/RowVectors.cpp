@@ -1,0 +1,220 @@
+// Row vectors of the general tile path: rows x 1 index or weight tiles that every thread
+// computes for its own rows (pk::tile::RowValues), and the column loads a loop makes one trip
+// ahead for them, so a gather or scatter by index never waits on its own index loads.
+#include "Emitter.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+using namespace mlir::pk::cuda;
+
+namespace {
+
+// Whether `load` reads the same when it is made again at `user`: both lie in one tile loop (or,
+// outside tile loops, one kernel) in which nothing but loads and dims uses its tensor.
+bool onlyReadAround(Operation *user, TileLoadOp load) {
+  Operation *scope = user->getParentOfType<TileForeachOp>();
+  if (scope && !scope->isAncestor(load)) return false;
+  if (!scope) scope = user->getParentOfType<KernelOp>();
+  if (!scope || !scope->isAncestor(load)) return false;
+  for (Operation *other : load.getSource().getUsers())
+    if (scope && scope->isAncestor(other) && !isa<TileLoadOp, DimOp>(other)) return false;
+  return true;
+}
+
+// Whether a tile of `t` holds one column of `rows` elements (rows x 1, or 1-D) in registers.
+bool isColumn(Type t, int64_t rows) {
+  auto tile = dyn_cast<TileType>(t);
+  if (!tile || tile.getMemorySpace() != MemorySpace::reg || tile.getNumElements() != rows)
+    return false;
+  ArrayRef<int64_t> shape = tile.getShape();
+  return shape.size() == 1 || (shape.size() == 2 && shape[1] == 1);
+}
+
+// x, of C++ type `type` (a tile value type), as a value of a tile of `elemType`: converted
+// unless it is one already (bf16, f16 and fp8 values are fp32 rounded to them).
+std::string asValueOf(Type elemType, const std::string &x, const std::string &type) {
+  auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
+  if (type == valueType(elemType) &&
+      (!isa<FloatType>(elemType) || elemType.getIntOrFloatBitWidth() >= 32))
+    return x;
+  return "pk::tile::convert<" + elementTypeName(elemType) + ">(" + x + ")";
+}
+
+// Element r (a `long long r` in scope) of the column `load` reads, and in `valid` its valid rows
+// (rt::valid0).
+std::string columnRead(Emitter &e, TileLoadOp load, int64_t rows, std::string &valid) {
+  Value src = load.getSource();
+  std::string origin, at;
+  for (auto [d, index] : llvm::enumerate(load.getIndices())) {
+    origin += (d ? ", " : "") + e.name(index);
+    at += (d ? ", " : "") + e.name(index) + (d == 0 ? " + r" : "");
+  }
+  valid = "pk::tile::valid_rows(" + std::to_string(rows) + "LL, " + e.name(src) + ".shape, {" +
+          origin + "})";
+  // read_scalar gives integers as long long and floats as fp32 (a bf16 value exactly).
+  Type elemType = cast<TileType>(load.getType()).getElementType();
+  std::string read =
+      "pk::tile::read_scalar(" + dataOf(e, src) + ", " + e.name(src) + ".shape, " + at + ")";
+  return isa<IntegerType>(elemType) ? asValueOf(elemType, read, "long long") : read;
+}
+
+// Whether `load` reads a column a row vector can rebuild for `user`.
+bool rebuildableColumn(Operation *user, TileLoadOp load, int64_t rows) {
+  return isColumn(load.getType(), rows) && isa<LocalTensorType>(load.getSource().getType()) &&
+         load.getIndices().size() == cast<TileType>(load.getType()).getShape().size() &&
+         onlyReadAround(user, load);
+}
+
+// The C++ expression of the element in slot s, row r (`int s`, `long long r` in scope) of `v`,
+// a register column of `rows` elements, rebuilt from the ops that made it: loads of a local
+// tensor's column that nothing around `user` writes (or their values a loop loaded ahead for
+// the tile `full`), splats, element-wise maps, selects and casts. The leaf loads' valid rows
+// are appended to `valid`. Empty when the tile is made any other way.
+std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const std::string &full,
+                       SmallVectorImpl<std::string> &valid, int depth = 0) {
+  if (depth > 16 || !isColumn(v.getType(), rows)) return "";
+  Operation *def = v.getDefiningOp();
+  if (!def) return "";
+  Type elemType = cast<TileType>(v.getType()).getElementType();
+  auto sub = [&](Value x) { return rowElement(e, user, x, rows, full, valid, depth + 1); };
+  auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
+  if (auto load = dyn_cast<TileLoadOp>(def)) {
+    auto ahead = e.rowPrefetches.find({def, full});
+    if (ahead != e.rowPrefetches.end()) {
+      valid.push_back(ahead->second + ".valid0");
+      return ahead->second + ".at(s, r)";
+    }
+    if (!rebuildableColumn(user, load, rows)) return "";
+    std::string leafValid;
+    std::string x = columnRead(e, load, rows, leafValid);
+    valid.push_back(leafValid);
+    return x;
+  }
+  if (auto splat = dyn_cast<TileSplatOp>(def)) {
+    std::string x = e.name(splat.getScalar());
+    return asValueOf(elemType, x, isa<FloatType>(splat.getScalar().getType()) ? "float" : "long long");
+  }
+  if (auto map = dyn_cast<TileMapOp>(def)) {
+    std::string args;
+    for (auto [i, in] : llvm::enumerate(map.getInputs())) {
+      std::string x = sub(in);
+      if (x.empty()) return "";
+      args += (i ? ", " : "") + x;
+    }
+    Type operand = cast<TileType>(map.getInputs()[0].getType()).getElementType();
+    return asValueOf(elemType, mapLambda(map.getKind(), operand) + "(" + args + ")", valueType(operand));
+  }
+  if (auto select = dyn_cast<TileSelectOp>(def)) {
+    std::string c = sub(select->getOperand(0)), a = sub(select->getOperand(1)),
+                b = sub(select->getOperand(2));
+    if (c.empty() || a.empty() || b.empty()) return "";
+    return "(" + c + " != 0 ? " + a + " : " + b + ")";
+  }
+  if (auto c = dyn_cast<TileCastOp>(def)) {
+    std::string x = sub(c.getInput());
+    return x.empty() ? "" : asValueOf(elemType, x, valueType(cast<TileType>(c.getInput().getType()).getElementType()));
+  }
+  return "";
+}
+
+// The register tiles whose rows a column `v` ends up indexing or broadcast against, through
+// element-wise maps, selects and casts of columns: gathered and scattered tiles, and the full
+// tiles of row broadcasts.
+void rowConsumers(Value v, int64_t rows, SmallVectorImpl<TileType> &out, int depth = 0) {
+  if (depth > 16) return;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto load = dyn_cast<TileLoadRowsOp>(user)) {
+      if (load.getRows() == v) out.push_back(load.getResult().getType());
+    } else if (auto store = dyn_cast<TileStoreRowsOp>(user)) {
+      if (store.getRows() == v) out.push_back(cast<TileType>(store.getValue().getType()));
+    } else if (isa<TileMapOp, TileSelectOp, TileCastOp>(user)) {
+      Type result = user->getResult(0).getType();
+      if (isColumn(result, rows)) rowConsumers(user->getResult(0), rows, out, depth + 1);
+      else if (isa<TileMapOp>(user) && cast<TileType>(result).getShape().size() == 2)
+        out.push_back(cast<TileType>(result));  // a broadcast against the full tile
+    }
+  }
+}
+
+// The tile type row vectors for `full`'s rows are made for: its shape in f32, since the rows a
+// thread holds do not depend on the element type (pk/tile/rt.cuh), so a gather of bf16 rows and
+// a broadcast over their f32 sum share one vector.
+std::string rowsTypeName(Emitter &e, TileType full) {
+  return tileTypeName(TileType::get(full.getContext(), full.getShape(),
+                                    Float32Type::get(full.getContext()), MemorySpace::reg),
+                      e.threads);
+}
+
+} // namespace
+
+std::string mlir::pk::cuda::rowVector(Emitter &e, Operation *user, Value v, TileType full,
+                                      bool reciprocal) {
+  const std::string fullName = rowsTypeName(e, full);
+  auto known = e.rowVectors.find({v.getAsOpaquePointer(), user->getBlock(), fullName});
+  if (!reciprocal && known != e.rowVectors.end()) return known->second;
+  int64_t rows = cast<TileType>(v.getType()).getNumElements();
+  SmallVector<std::string> valid;
+  std::string x = rowElement(e, user, v, rows, fullName, valid);
+  if (x.empty()) return "";
+  std::string valid0 = std::to_string(rows) + "LL";
+  for (const std::string &leaf : valid) valid0 = "min(" + valid0 + ", " + leaf + ")";
+  std::string n = e.fresh("rowvec");
+  e.line() << "const auto " << n << " = pk::tile::row_values<" << fullName
+           << ">([&](int s, long long r) { return " << (reciprocal ? "1.f / (" + x + ")" : x)
+           << "; }, " << valid0 << ");";
+  if (!reciprocal) e.rowVectors[{v.getAsOpaquePointer(), user->getBlock(), fullName}] = n;
+  return n;
+}
+
+// A column load directly in the loop's body, at indices the loop's induction variable and
+// values from outside the loop give, of a tensor nothing in its tile loop writes, that row
+// vectors of one tile type read: its values for the next trip are loaded while this trip's
+// gathers or scatters run (the MoE routing reads).
+std::vector<std::string> mlir::pk::cuda::emitRowPrefetches(Emitter &e, Operation *op) {
+  auto loop = cast<scf::ForOp>(op);
+  std::vector<std::string> opening;
+  const std::string iv = e.name(loop.getInductionVar());
+  for (Operation &inner : loop.getBody()->without_terminator()) {
+    auto load = dyn_cast<TileLoadOp>(&inner);
+    if (!load) continue;
+    int64_t rows = cast<TileType>(load.getType()).getNumElements();
+    if (rows < 2 || !rebuildableColumn(load, load, rows) || !load->getParentOfType<TileForeachOp>())
+      continue;
+    bool outside = true;
+    for (Value index : load.getIndices())
+      outside &= index == loop.getInductionVar() || !loop.getRegion().isAncestor(index.getParentRegion());
+    if (!outside) continue;
+    SmallVector<TileType> consumers;
+    rowConsumers(load.getResult(), rows, consumers);
+    if (consumers.empty() || llvm::any_of(consumers, [&](TileType t) {
+          return t.getShape() != consumers[0].getShape();
+        }))
+      continue;
+    const std::string full = rowsTypeName(e, consumers[0]);
+    std::string valid;
+    std::string x = columnRead(e, load, rows, valid);
+    std::string at = e.fresh("rows_at"), next = e.fresh("rows_next"), now = e.fresh("rows");
+    // The generator's parameter is named as the induction variable, so the read expression
+    // reads the trip it is given.
+    e.line() << "const auto " << at << " = [&](const long long " << iv
+             << ") { return pk::tile::row_values<" << full << ">([&](int, long long r) { return "
+             << x << "; }, " << valid << "); };";
+    e.line() << "auto " << next << " = " << at << "(" << e.name(loop.getLowerBound())
+             << ");  // reads are bounds-checked: no trip reads nothing";
+    opening.push_back("const auto " + now + " = " + next + ";");
+    opening.push_back("if (" + iv + " + " + e.name(loop.getStep()) + " < " +
+                      e.name(loop.getUpperBound()) + ") " + next + " = " + at + "(" + iv + " + " +
+                      e.name(loop.getStep()) + ");");
+    e.rowPrefetches[{load.getOperation(), full}] = now;
+  }
+  return opening;
+}
+
+void mlir::pk::cuda::forgetRowPrefetches(Emitter &e, Operation *op) {
+  auto loop = cast<scf::ForOp>(op);
+  for (Operation &inner : loop.getBody()->without_terminator())
+    for (auto it = e.rowPrefetches.begin(); it != e.rowPrefetches.end();)
+      it = it->first.first == &inner ? e.rowPrefetches.erase(it) : std::next(it);
+}
