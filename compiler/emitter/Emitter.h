@@ -57,9 +57,9 @@ public:
   // Row vectors (pk::tile::RowValues) declared for a tile, by the block that declares them and
   // the register tile whose rows they hold: later users in that block reuse the declaration.
   std::map<std::tuple<void *, Block *, std::string>, std::string> rowVectors;
-  // Column loads a loop makes one trip ahead (emitRowPrefetches), with the tile whose rows
-  // they hold: the RowValues that hold this trip's values.
-  std::map<std::pair<Operation *, std::string>, std::string> rowPrefetches;
+  // Column loads a loop's trip makes at its top (rowLoadsOfTrip), with the tile whose rows
+  // they hold: the RowValues that hold them.
+  std::map<std::pair<Operation *, std::string>, std::string> tripRows;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
@@ -94,11 +94,11 @@ std::string dataOf(Emitter &e, Value tensor);
 /// (RowVectors.cpp): the declared name, or empty when `v` is not made of ops it rebuilds.
 /// `reciprocal` takes 1 / element.
 std::string rowVector(Emitter &e, Operation *user, Value v, TileType full, bool reciprocal = false);
-/// Before scf.for `loop` (its induction variable already named): the column loads in its body
-/// that row vectors read, made one trip ahead into registers (RowVectors.cpp). Returns the
-/// lines that open each trip; call forgetRowPrefetches after the loop.
-std::vector<std::string> emitRowPrefetches(Emitter &e, Operation *loop);
-void forgetRowPrefetches(Emitter &e, Operation *loop);
+/// The lines that open each trip of scf.for `loop` (its induction variable named): the column
+/// loads in its body that row vectors read, made into registers (RowVectors.cpp). Call
+/// forgetRowLoads after the loop.
+std::vector<std::string> rowLoadsOfTrip(Emitter &e, Operation *loop);
+void forgetRowLoads(Emitter &e, Operation *loop);
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.
 std::string tileTypeName(TileType t, int threads);

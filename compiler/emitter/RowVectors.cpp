@@ -1,6 +1,6 @@
 // Row vectors of the general tile path: rows x 1 index or weight tiles that every thread
-// computes for its own rows (pk::tile::RowValues), and the column loads a loop makes one trip
-// ahead for them, so a gather or scatter by index never waits on its own index loads.
+// computes for its own rows (pk::tile::RowValues), and the column loads a loop's trip makes for
+// them at its top, so a gather or scatter by index waits on its index loads once a trip.
 #include "Emitter.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -68,8 +68,8 @@ bool rebuildableColumn(Operation *user, TileLoadOp load, int64_t rows) {
 
 // The C++ expression of the element in slot s, row r (`int s`, `long long r` in scope) of `v`,
 // a register column of `rows` elements, rebuilt from the ops that made it: loads of a local
-// tensor's column that nothing around `user` writes (or their values a loop loaded ahead for
-// the tile `full`), splats, element-wise maps, selects and casts. The leaf loads' valid rows
+// tensor's column that nothing around `user` writes (or their values the loop's trip loaded
+// for the tile `full`), splats, element-wise maps, selects and casts. The leaf loads' valid rows
 // are appended to `valid`. Empty when the tile is made any other way.
 std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const std::string &full,
                        SmallVectorImpl<std::string> &valid, int depth = 0) {
@@ -80,8 +80,8 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const
   auto sub = [&](Value x) { return rowElement(e, user, x, rows, full, valid, depth + 1); };
   auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
   if (auto load = dyn_cast<TileLoadOp>(def)) {
-    auto ahead = e.rowPrefetches.find({def, full});
-    if (ahead != e.rowPrefetches.end()) {
+    auto ahead = e.tripRows.find({def, full});
+    if (ahead != e.tripRows.end()) {
       valid.push_back(ahead->second + ".valid0");
       return ahead->second + ".at(s, r)";
     }
@@ -168,14 +168,14 @@ std::string mlir::pk::cuda::rowVector(Emitter &e, Operation *user, Value v, Tile
   return n;
 }
 
-// A column load directly in the loop's body, at indices the loop's induction variable and
+// The column loads directly in a loop's body, at indices the loop's induction variable and
 // values from outside the loop give, of a tensor nothing in its tile loop writes, that row
-// vectors of one tile type read: its values for the next trip are loaded while this trip's
-// gathers or scatters run (the MoE routing reads).
-std::vector<std::string> mlir::pk::cuda::emitRowPrefetches(Emitter &e, Operation *op) {
+// vectors of one tile shape read: made once at the top of each trip, so all of a trip's index
+// loads are in flight together and none waits behind the trip's stores (the MoE routing reads;
+// loading them one trip ahead measured slower: docs/benchmarks/moe-1xH200.md, run 8).
+std::vector<std::string> mlir::pk::cuda::rowLoadsOfTrip(Emitter &e, Operation *op) {
   auto loop = cast<scf::ForOp>(op);
   std::vector<std::string> opening;
-  const std::string iv = e.name(loop.getInductionVar());
   for (Operation &inner : loop.getBody()->without_terminator()) {
     auto load = dyn_cast<TileLoadOp>(&inner);
     if (!load) continue;
@@ -195,26 +195,17 @@ std::vector<std::string> mlir::pk::cuda::emitRowPrefetches(Emitter &e, Operation
     const std::string full = rowsTypeName(e, consumers[0]);
     std::string valid;
     std::string x = columnRead(e, load, rows, valid);
-    std::string at = e.fresh("rows_at"), next = e.fresh("rows_next"), now = e.fresh("rows");
-    // The generator's parameter is named as the induction variable, so the read expression
-    // reads the trip it is given.
-    e.line() << "const auto " << at << " = [&](const long long " << iv
-             << ") { return pk::tile::row_values<" << full << ">([&](int, long long r) { return "
-             << x << "; }, " << valid << "); };";
-    e.line() << "auto " << next << " = " << at << "(" << e.name(loop.getLowerBound())
-             << ");  // reads are bounds-checked: no trip reads nothing";
-    opening.push_back("const auto " + now + " = " + next + ";");
-    opening.push_back("if (" + iv + " + " + e.name(loop.getStep()) + " < " +
-                      e.name(loop.getUpperBound()) + ") " + next + " = " + at + "(" + iv + " + " +
-                      e.name(loop.getStep()) + ");");
-    e.rowPrefetches[{load.getOperation(), full}] = now;
+    std::string now = e.fresh("rows");
+    opening.push_back("const auto " + now + " = pk::tile::row_values<" + full +
+                      ">([&](int, long long r) { return " + x + "; }, " + valid + ");");
+    e.tripRows[{load.getOperation(), full}] = now;
   }
   return opening;
 }
 
-void mlir::pk::cuda::forgetRowPrefetches(Emitter &e, Operation *op) {
+void mlir::pk::cuda::forgetRowLoads(Emitter &e, Operation *op) {
   auto loop = cast<scf::ForOp>(op);
   for (Operation &inner : loop.getBody()->without_terminator())
-    for (auto it = e.rowPrefetches.begin(); it != e.rowPrefetches.end();)
-      it = it->first.first == &inner ? e.rowPrefetches.erase(it) : std::next(it);
+    for (auto it = e.tripRows.begin(); it != e.tripRows.end();)
+      it = it->first.first == &inner ? e.tripRows.erase(it) : std::next(it);
 }

@@ -384,7 +384,7 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   }
   for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), vars)) e.bindTo(arg, v);
   std::string iv = e.bind(loop.getInductionVar(), "k");
-  std::vector<std::string> opening = emitRowPrefetches(e, op);
+  std::vector<std::string> opening = rowLoadsOfTrip(e, op);
   e.line() << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
            << " < " << e.name(loop.getUpperBound()) << "; " << iv << " += "
            << e.name(loop.getStep()) << ") {";
@@ -402,7 +402,7 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   for (auto [v, n] : llvm::zip(vars, next)) e.line() << v << " = " << n << ";";
   e.dedent();
   e.line() << "}";
-  forgetRowPrefetches(e, op);
+  forgetRowLoads(e, op);
   return success();
 }
 
