@@ -170,9 +170,10 @@ std::string mlir::pk::cuda::rowVector(Emitter &e, Operation *user, Value v, Tile
 
 // The column loads directly in a loop's body, at indices the loop's induction variable and
 // values from outside the loop give, of a tensor nothing in its tile loop writes, that row
-// vectors of one tile shape read: made once at the top of each trip, so all of a trip's index
-// loads are in flight together and none waits behind the trip's stores (the MoE routing reads;
-// loading them one trip ahead measured slower: docs/benchmarks/moe-1xH200.md, run 8).
+// vectors read: made once at the top of each trip, for each shape of tile they index, so all
+// of a trip's index loads are in flight together and none waits behind the trip's stores (the
+// MoE routing reads; loading them one trip ahead measured slower: docs/benchmarks/
+// moe-1xH200.md, run 8).
 std::vector<std::string> mlir::pk::cuda::rowLoadsOfTrip(Emitter &e, Operation *op) {
   auto loop = cast<scf::ForOp>(op);
   std::vector<std::string> opening;
@@ -188,17 +189,16 @@ std::vector<std::string> mlir::pk::cuda::rowLoadsOfTrip(Emitter &e, Operation *o
     if (!outside) continue;
     SmallVector<TileType> consumers;
     rowConsumers(load.getResult(), rows, consumers);
-    if (consumers.empty() || llvm::any_of(consumers, [&](TileType t) {
-          return t.getShape() != consumers[0].getShape();
-        }))
-      continue;
-    const std::string full = rowsTypeName(e, consumers[0]);
     std::string valid;
     std::string x = columnRead(e, load, rows, valid);
-    std::string now = e.fresh("rows");
-    opening.push_back("const auto " + now + " = pk::tile::row_values<" + full +
-                      ">([&](int, long long r) { return " + x + "; }, " + valid + ");");
-    e.tripRows[{load.getOperation(), full}] = now;
+    for (TileType consumer : consumers) {  // one RowValues per shape of tile the column indexes
+      const std::string full = rowsTypeName(e, consumer);
+      if (e.tripRows.count({load.getOperation(), full})) continue;
+      std::string now = e.fresh("rows");
+      opening.push_back("const auto " + now + " = pk::tile::row_values<" + full +
+                        ">([&](int, long long r) { return " + x + "; }, " + valid + ");");
+      e.tripRows[{load.getOperation(), full}] = now;
+    }
   }
   return opening;
 }

@@ -10,9 +10,15 @@
 // received rows as they are (out = x * sum of weights) and on rows scaled by the local expert
 // (out = sum of weights x (l + 1) x): a row fetched from a wrong place or weighted by a wrong
 // choice shows. Outputs are poisoned first; the dispatch runs 3 times back to back.
+// moe_dispatch_fp8 gets the same routing: every received row must be the sender's token
+// quantised on the host (fp8_model.h: e4m3 values and the per-128-column scales) bit for bit.
 #include PK_MOE_DISPATCH_CU
 #include PK_MOE_COMBINE_CU
+#include PK_MOE_DISPATCH_FP8_CU
+#include "fp8_model.h"
 #include "sym_test_util.h"
+
+#include <cstring>
 
 #include <algorithm>
 #include <random>
@@ -152,6 +158,64 @@ void moe_test(pk::Context& ctx) {
   }
 }
 
+// One received row as bytes: its e4m3 values, then its scales' bits.
+std::vector<unsigned char> fp8_row(const unsigned char* q, const float* scales, long long H, long long B) {
+  std::vector<unsigned char> row(q, q + H);
+  row.resize(H + B * sizeof(float));
+  std::memcpy(row.data() + H, scales, B * sizeof(float));
+  return row;
+}
+
+void moe_fp8_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long K = 3, H = 1000, El = 5, E = El * W, B = (H + 127) / 128;  // a 104-column tail block
+  for (long long T : {1LL, 300LL}) {
+    std::vector<Routing> all;
+    for (int r = 0; r < W; ++r) all.push_back(routing(r, T, K, H, int(E)));
+    pkt::DevLocal<bf16> x({T, H}, all[me].x);
+    pkt::DevLocal<int> ids({T, K}, all[me].ids), slot({T, K}, {});
+    pkt::SymArg<int> fill(ctx, {E}, nullptr), counts(ctx, {W * El}, nullptr);
+    pkt::SymArg<pk::f8e4m3> recv(ctx, {W * El * T, H}, nullptr);
+    pkt::SymArg<float> recv_scale(ctx, {W * El * T, B}, nullptr);
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    for (int l = 0; l < 3; ++l)
+      pkt::launch(ctx, "moe_dispatch_fp8", moe_dispatch_fp8, pk_moe_dispatch_fp8::kBlocks,
+                  pk_moe_dispatch_fp8::kThreads, x.view(), ids.view(), fill.view, slot.view(), recv.view,
+                  recv_scale.view, counts.view);
+    PKT_OK(ctx.check_errors());
+    const auto got_counts = counts.download();
+    const auto got_q = recv.download();
+    const auto got_s = recv_scale.download();
+    for (int s = 0; s < W; ++s) {
+      std::vector<float> xs(T * H);
+      for (long long i = 0; i < T * H; ++i) xs[i] = pkt::to_f(all[s].x[i]);
+      const pkt::Quantised want_q = pkt::quantise_blocks(xs, T, H);
+      std::vector<float> scales(T * B);
+      for (long long i = 0; i < T * B; ++i) scales[i] = want_q.amax[i] * 0.002232142857f;
+      for (long long l = 0; l < El; ++l) {
+        const long long b = s * El + l, e = me * El + l;
+        std::vector<std::vector<unsigned char>> want, got;
+        for (long long i = 0; i < T * K; ++i)
+          if (all[s].ids[i] == e) want.push_back(fp8_row(&want_q.q[(i / K) * H], &scales[(i / K) * B], H, B));
+        if (got_counts[b] != static_cast<int>(want.size())) {
+          pkt::fail("moe_dispatch_fp8 counts rank " + std::to_string(me) + " block " + std::to_string(b));
+          continue;
+        }
+        for (long long i = 0; i < static_cast<long long>(want.size()); ++i)
+          got.push_back(fp8_row(reinterpret_cast<const unsigned char*>(got_q.data()) + (b * T + i) * H,
+                                &got_s[(b * T + i) * B], H, B));
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+        if (got != want)
+          pkt::fail("moe_dispatch_fp8 rows rank " + std::to_string(me) + " block " + std::to_string(b) +
+                    ": the received rows are not the sent tokens quantised");
+      }
+    }
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
 // Every choice to expert 0 (on rank 0): T places per sender, the other choices dropped.
 void moe_overflow_test(pk::Context& ctx) {
   const int W = ctx.world(), me = ctx.rank();
@@ -188,5 +252,6 @@ int main() {
   return pkt::run_worlds("moe_test", [](pk::Context& ctx) {
     moe_test(ctx);
     moe_overflow_test(ctx);
-  }, moe_dispatch, moe_combine);
+    moe_fp8_test(ctx);
+  }, moe_dispatch, moe_combine, moe_dispatch_fp8);
 }
