@@ -9,7 +9,9 @@
 // loose). Before timing, dispatch's rows are checked at every 7th choice's slot and combine's
 // output on sampled tokens against a float64 reference. Writes a Markdown table to argv[1]
 // (and stdout); argv[2] and argv[3] may name variant specs and argv[4] a block size
-// (--tile-threads). Two GPUs: the same kernels, as the two-GPU round runs them, move the rows
+// (--tile-threads). A third row times moe_dispatch_fp8 (rows sent as e4m3 with per-128-column
+// scales), checked at every 7th choice's slot: its scales bit for bit, its values within e4m3's
+// rounding of the token. Two GPUs: the same kernels, as the two-GPU round runs them, move the rows
 // over NVLink instead.
 #include <pk/jit/compile.h>
 #include "bf16_host.h"
@@ -43,6 +45,14 @@ template <class T> pk::Tensor<T> tensor(void* p, long long rows, long long cols)
   return pk::Tensor<T>{static_cast<T*>(p), {rows, cols, 1, 1}, rows * cols};
 }
 
+// An OCP e4m3 byte's value (no infinities; 0x7f and 0xff are NaN).
+double e4m3_value(unsigned char b) {
+  const int e = (b >> 3) & 15, m = b & 7;
+  if (e == 15 && m == 7) return NAN;
+  const double mag = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1 + m / 8.0, e - 7);
+  return b & 0x80 ? -mag : mag;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,6 +83,11 @@ int main(int argc, char** argv) {
   auto fill = ctx->allocate(E * sizeof(int)), counts = ctx->allocate(E * sizeof(int)),
        recv = ctx->allocate(E * T * H * 2);
   if (!fill.is_ok() || !counts.is_ok() || !recv.is_ok()) return std::fprintf(stderr, "allocation failed\n"), 1;
+  const long long B = (H + 127) / 128;  // fp8 scales per row
+  auto recv8 = ctx->allocate(E * T * H), scale8 = ctx->allocate(E * T * B * sizeof(float));
+  if (!recv8.is_ok() || !scale8.is_ok()) return std::fprintf(stderr, "allocation failed\n"), 1;
+  auto recv8_v = recv8->sym_tensor<pk::f8e4m3>({E * T, H});
+  auto scale8_v = scale8->sym_tensor<float>({E * T, B});
   auto fill_v = fill->sym_tensor<int>({E});
   auto counts_v = counts->sym_tensor<int>({E});
   auto recv_v = recv->sym_tensor<pk::bf16>({E * T, H});
@@ -94,7 +109,16 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "compile: %s%s\n", dispatch.is_ok() ? "" : dispatch.status().message().c_str(),
                         combine.is_ok() ? "" : combine.status().message().c_str()),
            1;
+  pk::jit::Options of = od;
+  of.kernel = "moe_dispatch_fp8";
+  auto ftext = pk::jit::read_spec(PK_MOE_DISPATCH_FP8_SPEC);
+  if (!ftext.is_ok()) return std::fprintf(stderr, "cannot read the fp8 dispatch spec\n"), 1;
+  auto dispatch8 = pk::jit::compile_spec(PK_MOE_DISPATCH_FP8_SPEC, *ftext, of, pk::jit::pkc_frontend(PK_PKC));
+  if (!dispatch8.is_ok()) return std::fprintf(stderr, "compile: %s\n", dispatch8.status().message().c_str()), 1;
   pk::Status st;
+  std::function<void()> run_dispatch8 = [&] {
+    (void)(st = dispatch8->launch(*ctx, s, X, IDS, *fill_v, SLOT, *recv8_v, *scale8_v, *counts_v));
+  };
   std::function<void()> run_dispatch = [&] { (void)(st = dispatch->launch(*ctx, s, X, IDS, *fill_v, SLOT, *recv_v, *counts_v)); };
   std::function<void()> run_combine = [&] { (void)(st = combine->launch(*ctx, s, *recv_v, IDS, WTS, SLOT, OUT, E)); };
 
@@ -125,11 +149,39 @@ int main(int argc, char** argv) {
       }
     }
   }
-  failures += bad_rows > 0 || bad_tokens > 0;
+  // The fp8 dispatch: scales bit for bit (the block's largest magnitude times 1/448 in f32), values
+  // within half an e4m3 step (2^-4 of the value, or 2^-10 of the scale below the normals).
+  cudaMemsetAsync(recv8->local(), 0xff, E * T * H, s);
+  run_dispatch8();
+  cudaStreamSynchronize(s);
+  failures += !st.is_ok();
+  cudaMemcpy(slot.data(), slot_d, slot.size() * sizeof(int), cudaMemcpyDeviceToHost);
+  long long bad8 = 0;
+  std::vector<unsigned char> q(H);
+  std::vector<float> sc(B);
+  for (long long i = 0; i < T * K; i += 7) {
+    if (slot[i] < 0) { ++bad8; continue; }
+    cudaMemcpy(q.data(), static_cast<unsigned char*>(recv8->local()) + slot[i] * H, H, cudaMemcpyDeviceToHost);
+    cudaMemcpy(sc.data(), static_cast<float*>(scale8->local()) + slot[i] * B, B * 4, cudaMemcpyDeviceToHost);
+    bool ok = true;
+    for (long long b = 0; b < B; ++b) {
+      float amax = 0;
+      for (long long h = b * 128; h < std::min(H, b * 128 + 128); ++h)
+        amax = std::max(amax, std::fabs(float(from_bf16(x[(i / K) * H + h]))));
+      ok &= sc[b] == std::max(amax, 1e-30f) * 0.002232142857f;
+      for (long long h = b * 128; h < std::min(H, b * 128 + 128); ++h) {
+        const double v = from_bf16(x[(i / K) * H + h]), got = e4m3_value(q[h]) * sc[b];
+        ok &= std::fabs(got - v) <= std::fabs(v) * (1.0 / 16 + 1e-6) + sc[b] / 1024;
+      }
+    }
+    bad8 += !ok;
+  }
+  failures += bad_rows > 0 || bad_tokens > 0 || bad8 > 0;
 
   const double row_bytes = 2.0 * H, index_bytes = 4.0 * T * K;
   const double dispatch_bytes = T * row_bytes + T * K * row_bytes + 2 * index_bytes;  // + ids, slot
   const double combine_bytes = T * K * row_bytes + T * row_bytes + 3 * index_bytes;    // + ids, slot, weights
+  const double dispatch8_bytes = T * row_bytes + T * K * (H + 4.0 * B) + 2 * index_bytes;
   auto copy = [&] { cudaMemcpyAsync(copy_d, recv->local(), T * K * H * 2, cudaMemcpyDeviceToDevice, s); };
   std::string table =
       "| kernel | T x H, K of E | pkc us | GB/s | copy (cudaMemcpyAsync) GB/s | pkc / copy | pkc of roofline bound | checked wrong |\n"
@@ -144,18 +196,18 @@ int main(int argc, char** argv) {
   int beaten = 0;
   const std::string shape = std::to_string(T) + " x " + std::to_string(H) + ", " + std::to_string(K) + " of " +
                             std::to_string(E);
-  for (int which = 0; which < 2; ++which) {
-    const auto [pk_us, copy_us] = pk_bench::paired_median_us(which == 0 ? run_dispatch : run_combine, copy, s);
-    const double gbs = (which == 0 ? dispatch_bytes : combine_bytes) / (pk_us * 1e3);
+  const char* names[3] = {"moe_dispatch", "moe_combine", "moe_dispatch_fp8"};
+  for (int which = 0; which < 3; ++which) {
+    const auto [pk_us, copy_us] = pk_bench::paired_median_us(
+        which == 0 ? run_dispatch : which == 1 ? run_combine : run_dispatch8, copy, s);
+    const double gbs = (which == 0 ? dispatch_bytes : which == 1 ? combine_bytes : dispatch8_bytes) / (pk_us * 1e3);
     const double copy_gbs = 2.0 * T * K * H * 2 / (copy_us * 1e3);
-    const std::string bound = pk_bench::fraction_of_bound(
-        pk_bench::roofline_us(PK_PKC, which == 0 ? dpath : cpath, which == 0 ? "moe_dispatch" : "moe_combine",
-                              shapes[which]),
-        pk_us, &beaten);
+    const std::string bound = which == 2 ? "" : pk_bench::fraction_of_bound(
+        pk_bench::roofline_us(PK_PKC, which == 0 ? dpath : cpath, names[which], shapes[which]), pk_us, &beaten);
     char line[360];
     std::snprintf(line, sizeof line, "| %s | %s | %.1f | %.0f | %.0f | %.3f | %s | %lld |\n",
-                  which == 0 ? "moe_dispatch" : "moe_combine", shape.c_str(), pk_us, gbs, copy_gbs,
-                  gbs / copy_gbs, bound.c_str(), which == 0 ? bad_rows : bad_tokens);
+                  names[which], shape.c_str(), pk_us, gbs, copy_gbs, gbs / copy_gbs, bound.c_str(),
+                  which == 0 ? bad_rows : which == 1 ? bad_tokens : bad8);
     table += line;
     std::fputs(line, stdout);
   }
