@@ -9,10 +9,10 @@
 // loose). Before timing, dispatch's rows are checked at every 7th choice's slot and combine's
 // output on sampled tokens against a float64 reference. Writes a Markdown table to argv[1]
 // (and stdout); argv[2] and argv[3] may name variant specs and argv[4] a block size
-// (--tile-threads). A third row times moe_dispatch_fp8 (rows sent as e4m3 with per-128-column
-// scales), checked at every 7th choice's slot: its scales bit for bit, its values within e4m3's
-// rounding of the token. Two GPUs: the same kernels, as the two-GPU round runs them, move the rows
-// over NVLink instead.
+// (--tile-threads; 0: pkc's choice), and argv[5] a variant fp8 dispatch spec. A third row times
+// moe_dispatch_fp8 (rows sent as e4m3 with per-128-column scales), checked at every 7th
+// choice's slot: its scales bit for bit, its values within e4m3's rounding of the token. Two
+// GPUs: the same kernels, as the two-GPU round runs them, move the rows over NVLink instead.
 #include <pk/jit/compile.h>
 #include "bf16_host.h"
 #include "one_gpu.h"
@@ -111,9 +111,10 @@ int main(int argc, char** argv) {
            1;
   pk::jit::Options of = od;
   of.kernel = "moe_dispatch_fp8";
-  auto ftext = pk::jit::read_spec(PK_MOE_DISPATCH_FP8_SPEC);
+  const std::string fpath = argc > 5 ? argv[5] : PK_MOE_DISPATCH_FP8_SPEC;  // a variant of the fp8 dispatch
+  auto ftext = pk::jit::read_spec(fpath);
   if (!ftext.is_ok()) return std::fprintf(stderr, "cannot read the fp8 dispatch spec\n"), 1;
-  auto dispatch8 = pk::jit::compile_spec(PK_MOE_DISPATCH_FP8_SPEC, *ftext, of, pk::jit::pkc_frontend(PK_PKC));
+  auto dispatch8 = pk::jit::compile_spec(fpath, *ftext, of, pk::jit::pkc_frontend(PK_PKC));
   if (!dispatch8.is_ok()) return std::fprintf(stderr, "compile: %s\n", dispatch8.status().message().c_str()), 1;
   pk::Status st;
   std::function<void()> run_dispatch8 = [&] {
