@@ -7,9 +7,9 @@
 #include "llvm/ADT/StringMap.h"
 #include <functional>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
-#include <string>
 
 namespace mlir::pk::cuda {
 

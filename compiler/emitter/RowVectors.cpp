@@ -31,10 +31,12 @@ bool isColumn(Type t, int64_t rows) {
   return shape.size() == 1 || (shape.size() == 2 && shape[1] == 1);
 }
 
+// The C++ type a register tile of `t`'s elements holds its values in (pk/tile/rt.cuh).
+std::string valueType(Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; }
+
 // x, of C++ type `type` (a tile value type), as a value of a tile of `elemType`: converted
 // unless it is one already (bf16, f16 and fp8 values are fp32 rounded to them).
 std::string asValueOf(Type elemType, const std::string &x, const std::string &type) {
-  auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
   if (type == valueType(elemType) &&
       (!isa<FloatType>(elemType) || elemType.getIntOrFloatBitWidth() >= 32))
     return x;
@@ -78,7 +80,6 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const
   if (!def) return "";
   Type elemType = cast<TileType>(v.getType()).getElementType();
   auto sub = [&](Value x) { return rowElement(e, user, x, rows, full, valid, depth + 1); };
-  auto valueType = [](Type t) { return isa<IntegerType>(t) ? elementTypeName(t) : "float"; };
   if (auto load = dyn_cast<TileLoadOp>(def)) {
     auto ahead = e.tripRows.find({def, full});
     if (ahead != e.tripRows.end()) {

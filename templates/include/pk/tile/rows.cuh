@@ -138,8 +138,8 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
 // `at(s, r)` (slot s of Full, row r) from the loads, maps and selects that made the vector (the
 // MoE routing: owner == p ? place : -1), so moving rows by it, or broadcasting it, needs no
 // barrier. Computed where it is declared, so its loads are issued before the stores or loads
-// that use it (and, for loads a loop prefetches, one trip ahead). One value per run when runs
-// do not cross rows, else one per slot. valid0 is the vector's rt::valid0.
+// that use it (a loop's column loads at the top of each trip). One value per run when runs do
+// not cross rows, else one per slot. valid0 is the vector's rt::valid0.
 template <class Full, class T>
 struct RowValues {
   static constexpr bool kPerRun = Full::kCols % Full::kVec == 0;
