@@ -82,18 +82,20 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   bool walks = false;
   module.walk([&](TileForeachOp) { walks = true; });
   if (walks) os << "#include <pk/tile/walk.cuh>\n";
-  bool tiles = false, gathers = false, scans = false, claims = false, rings = false;
+  bool tiles = false, gathers = false, stats = false, scans = false, claims = false, rings = false;
   module.walk([&](Operation *op) {
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
                  TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
                  TileTransposeOp, TileCumsumOp, TileHistogramOp, TileClaimOp>(op);
     gathers |= isa<TileLoadRowsOp, TileStoreRowsOp>(op);
+    stats |= isa<TileReduceRowsOp>(op);
     claims |= isa<TileClaimOp>(op);
     scans |= isa<TileCumsumOp, TileHistogramOp>(op);
     rings |= isa<TileForeachOp>(op) && op->hasAttr("pk.prefetch");
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   if (gathers) os << "#include <pk/tile/gather.cuh>\n";
+  if (stats) os << "#include <pk/tile/row_stats.cuh>\n";
   if (scans) os << "#include <pk/tile/scan.cuh>\n";
   if (claims) os << "#include <pk/tile/claim.cuh>\n";
   if (rings) os << "#include <pk/tile/prefetch.cuh>\n";

@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringMap.h"
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -60,6 +61,15 @@ public:
   // Column loads a loop's trip makes at its top (rowLoadsOfTrip), with the tile whose rows
   // they hold: the RowValues that hold them.
   std::map<std::pair<Operation *, std::string>, std::string> tripRows;
+  // Row reductions kept in registers (pk/tile/row_stats.cuh): the RowValues they are declared
+  // as, and the tile whose rows it holds; columns computed from them are never declared but
+  // rebuilt where they are used (lazyColumns: the tile whose rows they follow).
+  struct RowStats {
+    std::string name;
+    TileType layout;
+  };
+  std::map<Operation *, RowStats> rowStats;
+  std::map<void *, TileType> lazyColumns;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
@@ -98,6 +108,12 @@ std::string rowVector(Emitter &e, Operation *user, Value v, TileType full, bool 
 /// loads in its body that row vectors read, made into registers (RowVectors.cpp). Call
 /// forgetRowLoads after the loop.
 std::vector<std::string> rowLoadsOfTrip(Emitter &e, Operation *loop);
+/// A row reduction kept in registers (pk/tile/row_stats.cuh) when its rows lie in warps and
+/// every use of it, through column maps, selects and casts, is a broadcast over tiles of its
+/// rows or a store: declares it and returns its name (empty: the reduction is not kept).
+std::string rowStatsOf(Emitter &e, Operation *reduction);
+/// The tile whose rows a column computed from row statistics in registers follows, if it is one.
+std::optional<TileType> rowStatsLayout(Emitter &e, Value column);
 void forgetRowLoads(Emitter &e, Operation *loop);
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.

@@ -68,6 +68,15 @@ bool rebuildableColumn(Operation *user, TileLoadOp load, int64_t rows) {
          onlyReadAround(user, load);
 }
 
+// The tile type row vectors for `full`'s rows are made for: its shape in f32, since the rows a
+// thread holds do not depend on the element type (pk/tile/rt.cuh), so a gather of bf16 rows and
+// a broadcast over their f32 sum share one vector.
+std::string rowsTypeName(Emitter &e, TileType full) {
+  return tileTypeName(TileType::get(full.getContext(), full.getShape(),
+                                    Float32Type::get(full.getContext()), MemorySpace::reg),
+                      e.threads);
+}
+
 // The C++ expression of the element in slot s, row r (`int s`, `long long r` in scope) of `v`,
 // a register column of `rows` elements, rebuilt from the ops that made it: loads of a local
 // tensor's column that nothing around `user` writes (or their values the loop's trip loaded
@@ -91,6 +100,11 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const
     std::string x = columnRead(e, load, rows, leafValid);
     valid.push_back(leafValid);
     return x;
+  }
+  if (auto stats = e.rowStats.find(def); stats != e.rowStats.end()) {
+    if (rowsTypeName(e, stats->second.layout) != full) return "";
+    valid.push_back(stats->second.name + ".valid0");
+    return stats->second.name + ".at(s, r)";
   }
   if (auto splat = dyn_cast<TileSplatOp>(def)) {
     std::string x = e.name(splat.getScalar());
@@ -122,33 +136,115 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const
 // The register tiles whose rows a column `v` ends up indexing or broadcast against, through
 // element-wise maps, selects and casts of columns: gathered and scattered tiles, and the full
 // tiles of row broadcasts.
-void rowConsumers(Value v, int64_t rows, SmallVectorImpl<TileType> &out, int depth = 0) {
+void rowConsumers(Emitter &e, Value v, int64_t rows, SmallVectorImpl<TileType> &out,
+                  int depth = 0) {
   if (depth > 16) return;
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     if (auto load = dyn_cast<TileLoadRowsOp>(user)) {
       if (load.getRows() == v) out.push_back(load.getResult().getType());
     } else if (auto store = dyn_cast<TileStoreRowsOp>(user)) {
-      if (store.getRows() == v) out.push_back(cast<TileType>(store.getValue().getType()));
+      if (store.getRows() != v) continue;
+      std::optional<TileType> stats = rowStatsLayout(e, store.getValue());
+      out.push_back(stats ? *stats : cast<TileType>(store.getValue().getType()));
     } else if (isa<TileMapOp, TileSelectOp, TileCastOp>(user)) {
       Type result = user->getResult(0).getType();
-      if (isColumn(result, rows)) rowConsumers(user->getResult(0), rows, out, depth + 1);
+      if (isColumn(result, rows)) rowConsumers(e, user->getResult(0), rows, out, depth + 1);
       else if (isa<TileMapOp>(user) && cast<TileType>(result).getShape().size() == 2)
         out.push_back(cast<TileType>(result));  // a broadcast against the full tile
     }
   }
 }
 
-// The tile type row vectors for `full`'s rows are made for: its shape in f32, since the rows a
-// thread holds do not depend on the element type (pk/tile/rt.cuh), so a gather of bf16 rows and
-// a broadcast over their f32 sum share one vector.
-std::string rowsTypeName(Emitter &e, TileType full) {
-  return tileTypeName(TileType::get(full.getContext(), full.getShape(),
-                                    Float32Type::get(full.getContext()), MemorySpace::reg),
-                      e.threads);
+// Whether column `v` is one rowElement rebuilds at `user` for the rows of `layout`: `self` is
+// the reduction being decided, taken as kept in registers.
+bool rebuildable(Emitter &e, Operation *user, Value v, int64_t rows, const std::string &layout,
+                 Operation *self, int depth = 0) {
+  if (depth > 16 || !isColumn(v.getType(), rows)) return false;
+  Operation *def = v.getDefiningOp();
+  if (!def) return false;
+  if (def == self) return true;
+  if (auto load = dyn_cast<TileLoadOp>(def)) return rebuildableColumn(user, load, rows);
+  if (isa<TileSplatOp>(def)) return true;
+  if (isa<TileMapOp, TileSelectOp, TileCastOp>(def))
+    return llvm::all_of(def->getOperands(), [&](Value x) {
+      return rebuildable(e, user, x, rows, layout, self, depth + 1);
+    });
+  auto stats = e.rowStats.find(def);
+  return stats != e.rowStats.end() && rowsTypeName(e, stats->second.layout) == layout;
+}
+
+// Whether every use of column `v`, computed from row statistics in registers for the rows of
+// `layout`, can take it per row: column maps, selects and casts (whose other operands rebuild
+// too; their results go to `made`), broadcasts over tiles of those rows, stores of it and
+// scatters of it by a rebuildable index.
+bool servedByRows(Emitter &e, Value v, int64_t rows, const std::string &layout, Operation *self,
+                  SmallVectorImpl<Value> &made, int depth = 0) {
+  if (depth > 16) return false;
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<TileMapOp, TileSelectOp, TileCastOp>(user)) {
+      Value result = user->getResult(0);
+      if (isColumn(result.getType(), rows)) {
+        for (Value x : user->getOperands())
+          if (x != v && !rebuildable(e, user, x, rows, layout, self)) return false;
+        made.push_back(result);
+        if (!servedByRows(e, result, rows, layout, self, made, depth + 1)) return false;
+        continue;
+      }
+      auto full = dyn_cast<TileType>(result.getType());
+      if (isa<TileMapOp>(user) && full && full.getShape().size() == 2 &&
+          rowsTypeName(e, full) == layout)
+        continue;
+      return false;
+    }
+    if (auto store = dyn_cast<TileStoreOp>(user)) {
+      if (store.getValue() == v && store.getIndices().size() == 2) continue;
+      return false;
+    }
+    if (auto store = dyn_cast<TileStoreRowsOp>(user)) {
+      if (store.getValue() == v && store.getRows() != v &&
+          rebuildable(e, user, store.getRows(), rows, layout, self))
+        continue;
+      return false;
+    }
+    return false;
+  }
+  return true;
 }
 
 } // namespace
+
+std::string mlir::pk::cuda::rowStatsOf(Emitter &e, Operation *op) {
+  auto reduction = cast<TileReduceRowsOp>(op);
+  TileType in = reduction.getInput().getType();
+  ArrayRef<int64_t> shape = in.getShape();
+  if (in.getMemorySpace() != MemorySpace::reg || shape.size() != 2 || shape[0] < 2 ||
+      !isa<FloatType>(in.getElementType()))
+    return "";
+  // pk::tile::rows_in_warps_v: whole runs of 8, each row in an aligned group of <= 32 threads.
+  const int64_t group = shape[1] / 8;
+  if (shape[1] % 8 != 0 || group > 32 || 32 % group != 0) return "";
+  const std::string layout = rowsTypeName(e, in);
+  SmallVector<Value> made;
+  if (!servedByRows(e, reduction.getResult(), shape[0], layout, op, made)) return "";
+  std::string n = e.fresh("stats");
+  e.rowStats[op] = {n, in};
+  for (Value column : made) e.lazyColumns[column.getAsOpaquePointer()] = in;
+  e.line() << "const auto " << n << " = pk::tile::reduce_rows_in_warps<"
+           << elementTypeName(reduction.getResult().getType().getElementType()) << ">("
+           << e.name(reduction.getInput()) << ", pk::tile::RowOp::"
+           << stringifyReduceKind(reduction.getKind()) << ");";
+  return n;
+}
+
+std::optional<TileType> mlir::pk::cuda::rowStatsLayout(Emitter &e, Value column) {
+  if (auto lazy = e.lazyColumns.find(column.getAsOpaquePointer()); lazy != e.lazyColumns.end())
+    return lazy->second;
+  if (Operation *def = column.getDefiningOp())
+    if (auto stats = e.rowStats.find(def); stats != e.rowStats.end()) return stats->second.layout;
+  return std::nullopt;
+}
 
 std::string mlir::pk::cuda::rowVector(Emitter &e, Operation *user, Value v, TileType full,
                                       bool reciprocal) {
@@ -189,7 +285,7 @@ std::vector<std::string> mlir::pk::cuda::rowLoadsOfTrip(Emitter &e, Operation *o
       outside &= index == loop.getInductionVar() || !loop.getRegion().isAncestor(index.getParentRegion());
     if (!outside) continue;
     SmallVector<TileType> consumers;
-    rowConsumers(load.getResult(), rows, consumers);
+    rowConsumers(e, load.getResult(), rows, consumers);
     std::string valid;
     std::string x = columnRead(e, load, rows, valid);
     for (TileType consumer : consumers) {  // one RowValues per shape of tile the column indexes

@@ -170,6 +170,15 @@ TileCastOp castFoldedIntoStore(Value stored) {
 LogicalResult emitStore(Emitter &e, Operation *op) {
   auto store = cast<TileStoreOp>(op);
   Value stored = store.getValue();
+  if (std::optional<TileType> layout = rowStatsLayout(e, stored)) {
+    std::string values = rowVector(e, op, stored, *layout);
+    if (values.empty())
+      return op->emitError("internal: a column of row statistics in registers did not rebuild here");
+    e.line() << "{ " << origin(e, store.getIndices()) << " pk::tile::store_row_values(" << values
+             << ", " << dataOf(e, store.getDest()) << ", " << e.name(store.getDest())
+             << ".shape, o); }";
+    return success();
+  }
   if (TileCastOp folded = castFoldedIntoStore(stored)) stored = folded.getInput();
   e.line() << "{ " << origin(e, store.getIndices()) << " pk::tile::store("
            << e.name(stored) << ", " << dataOf(e, store.getDest()) << ", "
@@ -227,6 +236,7 @@ namespace {
 
 LogicalResult emitMap(Emitter &e, Operation *op) {
   auto map = cast<TileMapOp>(op);
+  if (rowStatsLayout(e, map.getResult())) return success();  // rebuilt where it is used
   std::string out = declare(e, map.getResult(), "tile");
   std::string f = mapLambda(
       map.getKind(), cast<TileType>(map.getInputs()[0].getType()).getElementType());
@@ -253,7 +263,10 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   // A rows x 1 vector rebuilt from loads and maps is computed by each thread for its rows.
   const bool byRow = vecType.getNumElements() > 1 && vecType.getShape().back() == 1 &&
                      vecType.getShape().size() == 2;
-  if (std::string rv = byRow ? rowVector(e, op, vec, map.getResult().getType(), reciprocal) : ""; !rv.empty()) {
+  std::string rv = byRow ? rowVector(e, op, vec, map.getResult().getType(), reciprocal) : "";
+  if (rv.empty() && rowStatsLayout(e, vec))
+    return op->emitError("internal: a column of row statistics in registers did not rebuild here");
+  if (!rv.empty()) {
     e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << rv << ", "
              << (vecFirst ? "true" : "false") << ", " << f << ", nullptr);";
     return success();
@@ -274,7 +287,7 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
 
 LogicalResult emitCast(Emitter &e, Operation *op) {
   auto c = cast<TileCastOp>(op);
-  if (castFoldedIntoStore(c.getResult())) return success();
+  if (castFoldedIntoStore(c.getResult()) || rowStatsLayout(e, c.getResult())) return success();
   std::string out = declare(e, c.getResult(), "tile");
   e.line() << "pk::tile::cast(" << out << ", " << e.name(c.getInput()) << ");";
   return success();
@@ -282,6 +295,11 @@ LogicalResult emitCast(Emitter &e, Operation *op) {
 
 LogicalResult emitSplat(Emitter &e, Operation *op) {
   auto splat = cast<TileSplatOp>(op);
+  // Only read by columns rebuilt per row (which read the scalar itself): nothing to declare.
+  if (!splat->use_empty() && llvm::all_of(splat->getUsers(), [&](Operation *user) {
+        return user->getNumResults() == 1 && rowStatsLayout(e, user->getResult(0));
+      }))
+    return success();
   std::string out = declare(e, splat.getResult(), "tile");
   if (isa<FloatType>(splat.getScalar().getType()))
     e.line() << "pk::tile::fill(" << out << ", static_cast<float>(" << e.name(splat.getScalar()) << "));";
@@ -292,6 +310,7 @@ LogicalResult emitSplat(Emitter &e, Operation *op) {
 
 LogicalResult emitSelect(Emitter &e, Operation *op) {
   auto s = cast<TileSelectOp>(op);
+  if (rowStatsLayout(e, s.getResult())) return success();  // rebuilt where it is used
   std::string out = declare(e, s.getResult(), "tile");
   e.line() << "pk::tile::select(" << out << ", " << e.name(s.getCond()) << ", "
            << e.name(s.getOnTrue()) << ", " << e.name(s.getOnFalse()) << ");";
@@ -317,6 +336,7 @@ LogicalResult emitReduceRows(Emitter &e, Operation *op) {
   if (r.getResult().getType().getShape()[0] > 4096)
     return op->emitError("the general tile path reduces tiles of at most 4096 rows (this one has ")
            << r.getResult().getType().getShape()[0] << "); use a tile of fewer rows";
+  if (!rowStatsOf(e, op).empty()) return success();  // kept in registers
   std::string out = declare(e, r.getResult(), "rows");
   e.line() << "pk::tile::reduce_rows(" << out << ", " << e.name(r.getInput())
            << ", pk::tile::RowOp::" << stringifyReduceKind(r.getKind()) << ", ";
@@ -397,6 +417,16 @@ LogicalResult emitLoadRows(Emitter &e, Operation *op) {
 LogicalResult emitStoreRows(Emitter &e, Operation *op) {
   auto store = cast<TileStoreRowsOp>(op);
   if (failed(checkRowCount(op, store.getRows().getType()))) return failure();
+  if (std::optional<TileType> layout = rowStatsLayout(e, store.getValue())) {
+    std::string values = rowVector(e, op, store.getValue(), *layout),
+                rows = rowVector(e, op, store.getRows(), *layout);
+    if (values.empty() || rows.empty())
+      return op->emitError("internal: a column of row statistics in registers did not rebuild here");
+    e.line() << "pk::tile::scatter_row_values<" << (store.getAdd() ? "true" : "false") << ">("
+             << values << ", " << rows << ", " << rowsData(e, store.getDest(), store.getPeer())
+             << ", " << e.name(store.getDest()) << ".shape, " << e.name(store.getCol()) << ");";
+    return success();
+  }
   std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
   if (rows.empty()) rows = e.name(store.getRows());
   e.line() << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
