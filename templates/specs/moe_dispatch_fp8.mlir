@@ -42,52 +42,52 @@ module {
     }
     %6 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
     %7 = pk.dim %arg0, 1 : !pk.tensor<?x?xbf16>
-    pk.tile.foreach (%arg7, %arg8) to (%6, %7) step [32, 128] {
-      %9 = pk.tile.load %arg0[%arg7, %arg8] : !pk.tensor<?x?xbf16> -> !pk.tile<32x128xbf16>
-      %10 = pk.tile.cast %9 : !pk.tile<32x128xbf16> to !pk.tile<32x128xf32>
-      %11 = pk.tile.map <abs> %10 : !pk.tile<32x128xf32> -> !pk.tile<32x128xf32>
-      %12 = pk.tile.reduce_rows <max> %11 : !pk.tile<32x128xf32> -> !pk.tile<32x1xf32>
+    pk.tile.foreach (%arg7, %arg8) to (%6, %7) step [128, 128] {
+      %9 = pk.tile.load %arg0[%arg7, %arg8] : !pk.tensor<?x?xbf16> -> !pk.tile<128x128xbf16>
+      %10 = pk.tile.cast %9 : !pk.tile<128x128xbf16> to !pk.tile<128x128xf32>
+      %11 = pk.tile.map <abs> %10 : !pk.tile<128x128xf32> -> !pk.tile<128x128xf32>
+      %12 = pk.tile.reduce_rows <max> %11 : !pk.tile<128x128xf32> -> !pk.tile<128x1xf32>
       %cst = arith.constant 1.000000e-30 : f32
-      %13 = pk.tile.splat %cst : f32 -> !pk.tile<32x1xf32>
-      %14 = pk.tile.map <max> %12, %13 : !pk.tile<32x1xf32>, !pk.tile<32x1xf32> -> !pk.tile<32x1xf32>
+      %13 = pk.tile.splat %cst : f32 -> !pk.tile<128x1xf32>
+      %14 = pk.tile.map <max> %12, %13 : !pk.tile<128x1xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x1xf32>
       %cst_0 = arith.constant 4.480000e+02 : f32
-      %15 = pk.tile.splat %cst_0 : f32 -> !pk.tile<32x1xf32>
-      %16 = pk.tile.map <div> %15, %14 : !pk.tile<32x1xf32>, !pk.tile<32x1xf32> -> !pk.tile<32x1xf32>
-      %17 = pk.tile.map <mul> %10, %16 : !pk.tile<32x128xf32>, !pk.tile<32x1xf32> -> !pk.tile<32x128xf32>
-      %18 = pk.tile.cast %17 : !pk.tile<32x128xf32> to !pk.tile<32x128xf8E4M3FN>
+      %15 = pk.tile.splat %cst_0 : f32 -> !pk.tile<128x1xf32>
+      %16 = pk.tile.map <div> %15, %14 : !pk.tile<128x1xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x1xf32>
+      %17 = pk.tile.map <mul> %10, %16 : !pk.tile<128x128xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x128xf32>
+      %18 = pk.tile.cast %17 : !pk.tile<128x128xf32> to !pk.tile<128x128xf8E4M3FN>
       %cst_1 = arith.constant 0.00223214296 : f32
-      %19 = pk.tile.splat %cst_1 : f32 -> !pk.tile<32x1xf32>
-      %20 = pk.tile.map <mul> %14, %19 : !pk.tile<32x1xf32>, !pk.tile<32x1xf32> -> !pk.tile<32x1xf32>
+      %19 = pk.tile.splat %cst_1 : f32 -> !pk.tile<128x1xf32>
+      %20 = pk.tile.map <mul> %14, %19 : !pk.tile<128x1xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x1xf32>
       %c0 = arith.constant 0 : index
       %21 = pk.dim %arg1, 1 : !pk.tensor<?x?xi32>
       %c1 = arith.constant 1 : index
       scf.for %arg9 = %c0 to %21 step %c1 {
-        %22 = pk.tile.load %arg1[%arg7, %arg9] : !pk.tensor<?x?xi32> -> !pk.tile<32x1xi32>
-        %23 = pk.tile.splat %2 : index -> !pk.tile<32x1xi32>
-        %24 = pk.tile.map <div> %22, %23 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32> -> !pk.tile<32x1xi32>
-        %25 = pk.tile.load %arg3[%arg7, %arg9] : !pk.tensor<?x?xi32> -> !pk.tile<32x1xi32>
+        %22 = pk.tile.load %arg1[%arg7, %arg9] : !pk.tensor<?x?xi32> -> !pk.tile<128x1xi32>
+        %23 = pk.tile.splat %2 : index -> !pk.tile<128x1xi32>
+        %24 = pk.tile.map <div> %22, %23 : !pk.tile<128x1xi32>, !pk.tile<128x1xi32> -> !pk.tile<128x1xi32>
+        %25 = pk.tile.load %arg3[%arg7, %arg9] : !pk.tensor<?x?xi32> -> !pk.tile<128x1xi32>
         %c0_2 = arith.constant 0 : index
         %26 = pk.world_size
         %c1_3 = arith.constant 1 : index
         scf.for %arg10 = %c0_2 to %26 step %c1_3 {
-          %27 = pk.tile.splat %arg10 : index -> !pk.tile<32x1xi32>
-          %28 = pk.tile.map <eq> %24, %27 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32> -> !pk.tile<32x1xi32>
+          %27 = pk.tile.splat %arg10 : index -> !pk.tile<128x1xi32>
+          %28 = pk.tile.map <eq> %24, %27 : !pk.tile<128x1xi32>, !pk.tile<128x1xi32> -> !pk.tile<128x1xi32>
           %c1_4 = arith.constant 1 : index
           %c0_5 = arith.constant 0 : index
           %29 = arith.subi %c0_5, %c1_4 : index
-          %30 = pk.tile.splat %29 : index -> !pk.tile<32x1xi32>
-          %31 = pk.tile.select %28, %25, %30 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32>
-          pk.tile.store_rows %18, %arg4[%31, %arg8] on %arg10 : !pk.tile<32x128xf8E4M3FN>, !pk.sym<?x?xf8E4M3FN>, !pk.tile<32x1xi32>
-          %32 = pk.tile.splat %arg10 : index -> !pk.tile<32x1xi32>
-          %33 = pk.tile.map <eq> %24, %32 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32> -> !pk.tile<32x1xi32>
+          %30 = pk.tile.splat %29 : index -> !pk.tile<128x1xi32>
+          %31 = pk.tile.select %28, %25, %30 : !pk.tile<128x1xi32>, !pk.tile<128x1xi32>
+          pk.tile.store_rows %18, %arg4[%31, %arg8] on %arg10 : !pk.tile<128x128xf8E4M3FN>, !pk.sym<?x?xf8E4M3FN>, !pk.tile<128x1xi32>
+          %32 = pk.tile.splat %arg10 : index -> !pk.tile<128x1xi32>
+          %33 = pk.tile.map <eq> %24, %32 : !pk.tile<128x1xi32>, !pk.tile<128x1xi32> -> !pk.tile<128x1xi32>
           %c1_6 = arith.constant 1 : index
           %c0_7 = arith.constant 0 : index
           %34 = arith.subi %c0_7, %c1_6 : index
-          %35 = pk.tile.splat %34 : index -> !pk.tile<32x1xi32>
-          %36 = pk.tile.select %33, %25, %35 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32>
+          %35 = pk.tile.splat %34 : index -> !pk.tile<128x1xi32>
+          %36 = pk.tile.select %33, %25, %35 : !pk.tile<128x1xi32>, !pk.tile<128x1xi32>
           %c128 = arith.constant 128 : index
           %37 = arith.divsi %arg8, %c128 : index
-          pk.tile.store_rows %20, %arg5[%36, %37] on %arg10 : !pk.tile<32x1xf32>, !pk.sym<?x?xf32>, !pk.tile<32x1xi32>
+          pk.tile.store_rows %20, %arg5[%36, %37] on %arg10 : !pk.tile<128x1xf32>, !pk.sym<?x?xf32>, !pk.tile<128x1xi32>
         }
       }
     }

@@ -22,15 +22,16 @@ PK_KERNEL void moe_dispatch_fp8(Tensor<bf16, 2> x, Tensor<i32, 2> ids, Scratch<i
     store(slot, where(fits, (e % experts + rank() * experts) * x.rows() + place, -1), t, k);
   }
   // Each 128-column block of the rows quantised once, then pushed with its scale into the
-  // experts' ranks by NVLink stores.
-  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 128})) {
-    auto v = cast<f32>(load<32, 128>(x, t, n));
+  // experts' ranks by NVLink stores. 128 rows a tile: each trip's routing reads then serve 16
+  // KB of stores (32-row tiles measured 15% slower: docs/benchmarks/moe-1xH200.md, run 11).
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {128, 128})) {
+    auto v = cast<f32>(load<128, 128>(x, t, n));
     auto amax = max(row_max(abs(v)), 1e-30f);
     auto q = cast<f8e4m3>(v * (448.0f / amax));
     auto scale = amax * 0.002232142857f;
     for (auto k : range(0, ids.cols())) {
-      auto owner = load<32, 1>(ids, t, k) / experts;
-      auto place = load<32, 1>(slot, t, k);
+      auto owner = load<128, 1>(ids, t, k) / experts;
+      auto place = load<128, 1>(slot, t, k);
       for (auto p : range(0, world_size())) {
         store_rows(recv.on(p), q, where(owner == p, place, -1), n);
         store_rows(recv_scale.on(p), scale, where(owner == p, place, -1), n / 128);
