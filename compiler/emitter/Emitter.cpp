@@ -29,7 +29,9 @@ LogicalResult Emitter::emitOp(Operation *op) {
   auto it = patterns.find(op->getName().getStringRef());
   if (it == patterns.end())
     return op->emitError("no CUDA emission pattern for '") << op->getName() << "'";
-  return it->second(*this, op);
+  if (failed(it->second(*this, op))) return failure();
+  for (Value result : op->getResults()) declareDivisor(*this, result);
+  return success();
 }
 
 LogicalResult Emitter::emitBlock(Block &block) {

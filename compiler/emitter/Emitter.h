@@ -70,6 +70,8 @@ public:
   };
   std::map<Operation *, RowStats> rowStats;
   std::map<void *, TileType> lazyColumns;
+  // Integer scalars that int tiles are divided by (pk::tile::Divisor, declared beside them).
+  llvm::DenseMap<Value, std::string> divisors;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
@@ -97,6 +99,12 @@ std::string mapExpression(MapKind kind, StringRef x, StringRef y = "", bool fast
 /// The lambda of a map kind for the tile library's map (fp32 values for float tiles, the
 /// operands' own type for integer ones).
 std::string mapLambda(MapKind kind, Type operand);
+/// Declares a pk::tile::Divisor for `scalar` (pk/tile/divisor.cuh) where it is defined, when an
+/// int tile map divides by a splat of it; maps then divide by multiplying (TilePatterns.cpp).
+void declareDivisor(Emitter &e, Value scalar);
+/// `d.div(x)` or `d.rem(x)` when `map` divides int values by a scalar with a declared Divisor,
+/// else empty.
+std::string divisorExpression(Emitter &e, Operation *map, const std::string &x);
 /// A local pointer to this rank's copy of a tensor argument.
 std::string dataOf(Emitter &e, Value tensor);
 /// A rows x 1 vector `v` that `user` reads as row indices or broadcasts against the register

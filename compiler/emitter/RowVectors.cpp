@@ -111,6 +111,10 @@ std::string rowElement(Emitter &e, Operation *user, Value v, int64_t rows, const
     return asValueOf(elemType, x, isa<FloatType>(splat.getScalar().getType()) ? "float" : "long long");
   }
   if (auto map = dyn_cast<TileMapOp>(def)) {
+    if (!divisorExpression(e, map, "x").empty()) {  // by a scalar's pk::tile::Divisor
+      std::string x = sub(map.getInputs()[0]);
+      return x.empty() ? "" : divisorExpression(e, map, x);
+    }
     std::string args;
     for (auto [i, in] : llvm::enumerate(map.getInputs())) {
       std::string x = sub(in);

@@ -147,6 +147,7 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
     e.line() << "// Tile loops copy their next tiles' loads ahead into this ring (pk/tile/prefetch.cuh).";
     e.line() << "extern __shared__ __align__(16) unsigned char pk_ring[];";
   }
+  for (Value arg : entry.getArguments()) declareDivisor(e, arg);
   if (failed(e.emitBlock(entry))) return failure();
   e.dedent();
   e.line() << "}\n";

@@ -98,10 +98,6 @@ std::string integerMapExpression(MapKind kind) {
 
 } // namespace
 
-namespace {
-
-} // namespace
-
 // A local pointer and shape of this rank's copy of a tensor argument.
 std::string mlir::pk::cuda::dataOf(Emitter &e, Value tensor) {
   if (isa<SymTensorType>(tensor.getType())) return e.name(tensor) + ".peer[ctx.rank]";
@@ -245,6 +241,11 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
     return success();
   }
   Value a = map.getInputs()[0], b = map.getInputs()[1];
+  if (std::string q = divisorExpression(e, op, "x"); !q.empty()) {
+    e.line() << "pk::tile::map(" << out << ", " << e.name(a) << ", [&](int x) { return " << q
+             << "; });";
+    return success();
+  }
   if (a.getType() == map.getResult().getType() && b.getType() == map.getResult().getType()) {
     e.line() << "pk::tile::map(" << out << ", " << e.name(a) << ", " << e.name(b) << ", " << f
              << ");";

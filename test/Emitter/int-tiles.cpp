@@ -1,6 +1,7 @@
 // RUN: pkc %s -o - | FileCheck %s
 // Tests the CUDA of integer tiles and rows moved by index: integer lambdas (division and
-// remainder by zero give 0), index scalars filled as integers, and gathers and scatters through
+// remainder by zero give 0; by a scalar, through the pk::tile::Divisor declared beside it),
+// index scalars filled as integers, and gathers and scatters through
 // pk/tile/gather.cuh with the indices rebuilt by every thread for its own rows (a row vector
 // made of the loads and maps that made the index tile: no stage, no barrier), and the index
 // columns a sequential loop reads loaded at the top of each trip.
@@ -13,8 +14,9 @@ using namespace pk;
 // CHECK: pk::tile::rt<int, 1, 32, 1, 1, 1, {{[0-9]+}}> [[ID:tile[0-9]+]];
 // CHECK: pk::tile::fill([[LO:tile[0-9]+]], arg3);
 // CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return x - y; });
-// CHECK: pk::tile::map({{tile[0-9]+}}, [[S]], {{tile[0-9]+}}, [](int x, int y) { return y == 0 ? 0 : x % y; });
-// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [](int x, int y) { return y == 0 ? 0 : x % y; }([](int x, int y) { return x - y; }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3)), {{.*}}); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
+// CHECK: const pk::tile::Divisor [[D:divisor[0-9]+]](pk::tile::convert<int>({{c[0-9]+}}));
+// CHECK: pk::tile::map({{tile[0-9]+}}, [[S]], [&](int x) { return [[D]].rem(x); });
+// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [[D]].rem([](int x, int y) { return x - y; }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3))); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
 // CHECK: pk::tile::load_rows([[R:tile[0-9]+]], [[RV]], arg1.data, arg1.shape, {{.*}}, pk_stage);
 // CHECK-NOT: row_values
 // CHECK: pk::tile::store_rows<true>({{tile[0-9]+}}, [[RV]], arg2.data, arg2.shape, {{.*}}, pk_stage);

@@ -92,6 +92,36 @@ void int_arith_test() {
   expect_exact("int_arith f32", fg, [&](long long i) { return static_cast<float>(want(i)) * 0.5f; });
 }
 
+// C++'s truncating division and remainder; 0 for a zero divisor (the tile maps' definition).
+long long divided(long long x, long long d) { return d == 0 ? 0 : x / d; }
+long long remainder_of(long long x, long long d) { return d == 0 ? 0 : x % d; }
+
+void int_divide_test() {
+  const long long n = 3000, R = 50, H = 100;  // tails of the 1024 and 32 x 64 tiles
+  std::vector<int> values = random_ints<int>(n, -2000000000, 2000000000, 20);
+  values[0] = INT_MAX, values[1] = INT_MIN + 1, values[2] = 0, values[3] = -1, values[4] = 7;
+  for (long long i = 5; i < R; ++i) values[i] = static_cast<int>(values[i] % 97);  // gather rows, some negative
+  std::vector<float> xs(R * H);
+  std::mt19937 g(21);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : xs) v = u(g);
+  Dev<int> a(values, {n});
+  Dev<float> x(xs, {R, H});
+  for (long long d : {1LL, 3LL, 7LL, -7LL, 64LL, 97LL, 1000003LL, 2147483647LL, -2147483648LL, 0LL}) {
+    Dev<int> q({n}, poisoned), r({n}, poisoned);
+    Dev<float> out({R, H}, poisoned);
+    PKT_LAUNCH(int_divide, kGrid)(pk::LaunchContext{}, a.view(), q.view(), r.view(), x.view(), out.view(), d);
+    sync();
+    const std::string what = "int_divide by " + std::to_string(d);
+    expect_exact((what + " /").c_str(), q.download(), [&](long long i) { return divided(a.host[i], d); });
+    expect_exact((what + " %").c_str(), r.download(), [&](long long i) { return remainder_of(a.host[i], d); });
+    expect_exact((what + " gather").c_str(), out.download(), [&](long long i) {
+      const long long row = remainder_of(a.host[i / H], d);  // rows outside [0, R) read zeros
+      return row >= 0 && row < R ? x.host[row * H + i % H] : 0.f;
+    });
+  }
+}
+
 void int64_test() {
   const long long n = 5000;
   Dev<long long> a(random_ints<long long>(n, -(1ll << 40), 1ll << 40, 3), {n});
@@ -245,6 +275,7 @@ void expert_rows_test() {
 int main() {
   pkt::require_gpus(1);
   int_arith_test();
+  int_divide_test();
   int64_test();
   embedding_test();
   scatter_test();

@@ -17,6 +17,19 @@ PK_KERNEL void int_arith(Tensor<i32, 2> a, Tensor<i32, 2> b, Tensor<i32, 2> c, T
   }
 }
 
+// Division and remainder by a kernel scalar (pk::tile::Divisor: a multiply, not a division),
+// as whole tiles and as the row indices of a gather rebuilt by every thread for its rows.
+PK_KERNEL void int_divide(Tensor<i32, 1> a, Tensor<i32, 1> q, Tensor<i32, 1> r, Tensor<f32, 2> x,
+                          Tensor<f32, 2> g, index d) {
+  for (auto i : tiles(a.size(), {1024})) {
+    auto v = load<1024>(a, i);
+    store(q, v / d, i);
+    store(r, v % d, i);
+  }
+  for (auto [t, n] : tiles(g.rows(), g.cols(), {32, 64}))
+    store(g, load_rows<32, 64>(x, load<32>(a, t) % d, n), t, n);
+}
+
 // i64 arithmetic stays exact past 2^31; float to integer casts round toward zero and saturate.
 PK_KERNEL void int64_mix(Tensor<i64, 1> a, Tensor<f32, 1> x, Tensor<i64, 1> out, Tensor<i32, 1> q) {
   for (auto i : tiles(a.size(), {1024})) {

@@ -15,6 +15,7 @@
 #include <pk/device/launch_context.cuh>
 #include <pk/device/reduce.cuh>
 #include <pk/device/store.cuh>
+#include <pk/tile/divisor.cuh>
 #include <pk/tile/math.cuh>
 #include <pk/tile/walk.cuh>
 
