@@ -69,16 +69,17 @@ __device__ __forceinline__ bool row_runs_fit(const T* data, const long long* sha
   }
 }
 
-// The offset of the run starting at slot s (row_runs_fit holds), or -1 for a row outside the
-// tensor.
+// Whether the run starting at slot s (row_runs_fit holds) lies in a row inside the tensor, and
+// then its offset in `off`. One unsigned compare rejects both -1 (no row) and rows past the end.
 template <class Tile, class RowOf>
-__device__ __forceinline__ long long row_run_offset(int s, RowOf row_of, const long long* shape,
-                                                    long long col) {
+__device__ __forceinline__ bool row_run_at(int s, RowOf row_of, const long long* shape, long long col,
+                                           long long& off) {
   const long long i = Tile::index(s);
-  if (i >= Tile::kCount) return -1;
+  if (!Tile::holds(i)) return false;
   const long long r = row_of(s, i / Tile::kCols);
-  if (r < 0 || r >= shape[0]) return -1;
-  return r * shape[1] + col + i % Tile::kCols;
+  if (static_cast<unsigned long long>(r) >= static_cast<unsigned long long>(shape[0])) return false;
+  off = r * shape[1] + col + i % Tile::kCols;
+  return true;
 }
 
 // t (R x C) = rows row_of(0..R) of `data` (shape rows x cols) from column `col`.
@@ -88,9 +89,9 @@ __device__ void load_rows_of(Tile& t, RowOf row_of, const T* data, const long lo
     if (row_runs_fit<Tile>(data, shape, col)) {
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long off = row_run_offset<Tile>(s, row_of, shape, col);
+        long long off = 0;
         float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
-        if (off >= 0) load_run(data + off, run);
+        if (row_run_at<Tile>(s, row_of, shape, col, off)) load_run(data + off, run);
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
       }
@@ -127,11 +128,12 @@ __device__ void store_rows_of(const Tile& t, RowOf row_of, T* data, const long l
     if (row_runs_fit<Tile>(data, shape, col)) {
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long off = row_run_offset<Tile>(s, row_of, shape, col);
+        long long off = 0;
+        if (!row_run_at<Tile>(s, row_of, shape, col, off)) continue;
         float run[Tile::kVec];
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
-        if (off >= 0) store_run(data + off, run);
+        store_run(data + off, run);
       }
       return;
     }
