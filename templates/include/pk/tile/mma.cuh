@@ -37,14 +37,16 @@ __device__ void mma(Acc& acc, const A& a, const B& b, float* stage) {
     }
     __syncthreads();
     const int kn = K - k0 < kc ? K - k0 : kc;
+    // k outermost, the slots unrolled inside it: acc's slots are indexed by constants, so
+    // they stay in registers (a run-time k loop inside each slot left them in local memory).
+    for (int kk = 0; kk < kn; ++kk) {
 #pragma unroll
-    for (int s = 0; s < Acc::kSlots; ++s) {
-      const long long i = Acc::source(s);
-      if (i >= Acc::kCount) continue;
-      const int r = static_cast<int>(i / N), c = static_cast<int>(i % N);
-      float sum = acc.v[s];
-      for (int kk = 0; kk < kn; ++kk) sum += sa[r * kc + kk] * sb[kk * N + c];
-      acc.v[s] = sum;
+      for (int s = 0; s < Acc::kSlots; ++s) {
+        const long long i = Acc::source(s);
+        if (i >= Acc::kCount) continue;
+        const int r = static_cast<int>(i / N), c = static_cast<int>(i % N);
+        acc.v[s] += sa[r * kc + kk] * sb[kk * N + c];
+      }
     }
   }
 }
