@@ -52,8 +52,7 @@ __device__ __forceinline__ long long row_offset(int s, RowOf row_of, const long 
   const long long i = Tile::index(s);
   if (i >= Tile::kCount) return -1;
   const long long r = row_of(s, i / Tile::kCols), c = col + i % Tile::kCols;
-  using U = unsigned long long;  // one compare each: negative indices are huge unsigned
-  if (static_cast<U>(r) >= static_cast<U>(shape[0]) || static_cast<U>(c) >= static_cast<U>(shape[1])) return -1;
+  if (r < 0 || r >= shape[0] || c < 0 || c >= shape[1]) return -1;
   return r * shape[1] + c;
 }
 

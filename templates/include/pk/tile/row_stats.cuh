@@ -42,12 +42,6 @@ __device__ RowValues<In, float> reduce_rows_in_warps(const In& in, RowOp op) {
   return out;
 }
 
-// Whether (row, col) lies in a 2-D tensor of `shape`: one unsigned compare each.
-__device__ __forceinline__ bool in_bounds(long long row, long long col, const long long* shape) {
-  using U = unsigned long long;
-  return static_cast<U>(row) < static_cast<U>(shape[0]) && static_cast<U>(col) < static_cast<U>(shape[1]);
-}
-
 // The row of slot s's run when that run opens its row (one thread per row writes), else -1.
 template <class Made>
 __device__ __forceinline__ long long row_opened(int s) {
@@ -65,7 +59,7 @@ __device__ void store_row_values(const RowValues<Made, V>& vals, T* data, const 
     const long long r = row_opened<Made>(j * Made::kVec);
     if (r < 0) continue;
     const long long row = origin[0] + r, col = origin[1];
-    if (!in_bounds(row, col, shape)) continue;
+    if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) continue;
     data[row * shape[1] + col] = store_value<T>(vals.v[j]);
   }
 }
@@ -82,7 +76,7 @@ __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValu
     const long long r = row_opened<Made>(s);
     if (r < 0) continue;
     const long long row = RowsOf<Made, I>{idx}(s, r);
-    if (!in_bounds(row, col, shape)) continue;
+    if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) continue;
     if constexpr (Add) ::pk::detail::red_add(data + row * shape[1] + col, store_value<T>(vals.v[j]));
     else data[row * shape[1] + col] = store_value<T>(vals.v[j]);
   }

@@ -216,7 +216,7 @@ __device__ __forceinline__ auto read_scalar(const T* data, const long long* shap
   bool inside = true;
 #pragma unroll
   for (int d = 0; d < static_cast<int>(sizeof...(I)); ++d) {
-    inside &= static_cast<unsigned long long>(idx[d]) < static_cast<unsigned long long>(shape[d]);  // >= 0 too
+    inside &= idx[d] >= 0 && idx[d] < shape[d];
     off = off * shape[d] + idx[d];
   }
   using Out = typename pick_type<is_integer_v<T>, long long, float>::type;
