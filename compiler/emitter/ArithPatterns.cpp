@@ -82,6 +82,10 @@ void mlir::pk::cuda::addArithPatterns(PatternTable &table) {
   table["arith.divui"] = binary("/");
   table["arith.remsi"] = binary("%");
   table["arith.remui"] = binary("%");
+  table["arith.addf"] = binary("+");  // f32 scalars: IEEE float arithmetic, as in C++
+  table["arith.subf"] = binary("-");
+  table["arith.mulf"] = binary("*");
+  table["arith.divf"] = binary("/");
   table["arith.minsi"] = call("min");
   table["arith.maxsi"] = call("max");
   table["arith.cmpi"] = emitCmpI;

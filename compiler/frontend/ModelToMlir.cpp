@@ -207,6 +207,10 @@ private:
       std::memcpy(&f, &bits, sizeof f);
       return def(o, b.create<arith::ConstantOp>(l, b.getF32FloatAttr(f)));
     }
+    case OpKind::FAdd: return def(o, b.create<arith::AddFOp>(l, v(in[0]), v(in[1])));
+    case OpKind::FSub: return def(o, b.create<arith::SubFOp>(l, v(in[0]), v(in[1])));
+    case OpKind::FMul: return def(o, b.create<arith::MulFOp>(l, v(in[0]), v(in[1])));
+    case OpKind::FDiv: return def(o, b.create<arith::DivFOp>(l, v(in[0]), v(in[1])));
     case OpKind::IndexToFloat: {
       Value i64 = b.create<arith::IndexCastOp>(l, b.getI64Type(), v(in[0]));
       return def(o, b.create<arith::SIToFPOp>(l, b.getF32Type(), i64));

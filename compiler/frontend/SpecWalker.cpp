@@ -619,8 +619,13 @@ private:
         // A negative float literal (-1e30f, a mask's fill) is one constant.
         if (auto *f = dyn_cast<FloatingLiteral>(u->getSubExpr()->IgnoreParenImpCasts()))
           return floatConstant(l, -static_cast<float>(f->getValueAsApproximateDouble()));
-        int x = indexExpr(u->getSubExpr());
+        int x = expr(u->getSubExpr());
         if (x < 0) return -1;
+        if (typeOf(x).kind == ValueType::Scalar)  // times -1: exact, and -0.0 for 0.0 as in C++
+          return emitValue(OpKind::FMul, l, {floatConstant(l, -1.0f), x}, typeOf(x));
+        if (typeOf(x).kind != ValueType::Index)
+          return fail(u->getSubExpr()->getBeginLoc(),
+                      "expected an index (an integer) or a float, got a tensor or flag");
         return emitValue(OpKind::Sub, l, {constant(l, 0), x}, ValueType{});
       }
       if (u->getOpcode() == UO_Plus) return expr(u->getSubExpr());
@@ -686,10 +691,29 @@ private:
       return fail(l, "this operator is not in the spec language; index arithmetic has + - * / % "
                      "and assignment");
     }
-    int x = indexExpr(b->getLHS());
-    int y = indexExpr(b->getRHS());
+    int x = expr(b->getLHS());
+    int y = expr(b->getRHS());
     if (x < 0 || y < 0) return -1;
-    int v = emitValue(k, l, {x, y}, ValueType{});
+    for (auto [v, side] : {std::pair{x, b->getLHS()}, std::pair{y, b->getRHS()}})
+      if (typeOf(v).kind != ValueType::Index && typeOf(v).kind != ValueType::Scalar)
+        return fail(side->getBeginLoc(), "expected an index (an integer) or a float, got a "
+                                         "tensor or flag");
+    int v;
+    if (typeOf(x).kind == ValueType::Scalar || typeOf(y).kind == ValueType::Scalar) {
+      // Float arithmetic, an integer operand converted to float first (as C++ does).
+      if (k == OpKind::Rem)
+        return fail(l, "% takes integers; for floats there is no remainder in the spec language");
+      ValueType f;
+      f.kind = ValueType::Scalar;
+      for (int *side : {&x, &y})
+        if (typeOf(*side).kind == ValueType::Index)
+          *side = emitValue(OpKind::IndexToFloat, l, {*side}, f);
+      const OpKind fk = k == OpKind::Add ? OpKind::FAdd : k == OpKind::Sub ? OpKind::FSub
+                        : k == OpKind::Mul ? OpKind::FMul : OpKind::FDiv;
+      v = emitValue(fk, l, {x, y}, f);
+    } else {
+      v = emitValue(k, l, {x, y}, ValueType{});
+    }
     if (b->isCompoundAssignmentOp()) return assign(b->getLHS(), nullptr, v, l);
     return v;
   }
