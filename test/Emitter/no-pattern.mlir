@@ -5,6 +5,6 @@
 pk.kernel @scalar(%x: f32) attributes {pk.level = "device"} {
   %c = arith.constant 0 : index
   %ok = arith.cmpf oeq, %x, %x : f32
-  pk.check %ok, "used, so the sum is not dead code" expected %c got %c
+  pk.check %ok, "used, so the compare is not dead code" expected %c got %c
   pk.return
 }
