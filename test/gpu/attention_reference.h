@@ -1,7 +1,7 @@
 // The attention tests' float64 reference and check: softmax(Q K^T * scale) V and the row
 // log-sum-exp for random Q, K, V (uniform in [-2, 2), fresh per case), outputs poisoned first,
 // the kernel launched by the caller. heads = 0: [S, D] tensors; else [heads, S, D], each head
-// its own attention.
+// its own attention. The scale is scale_factor / sqrt(d).
 #pragma once
 #include <functional>
 #include <string>
@@ -40,8 +40,9 @@ inline void reference_head(const double* q, const double* k, const double* v, lo
 }
 
 inline void check_attention(const std::string& name, const AttentionLaunch& launch, long long d,
-                            long long sq, long long sk, bool causal, unsigned seed = 1, long long heads = 0) {
-  const float scale = 1.f / std::sqrt(float(d));
+                            long long sq, long long sk, bool causal, unsigned seed = 1, long long heads = 0,
+                            float scale_factor = 1.f) {
+  const float scale = scale_factor / std::sqrt(float(d));
   auto shape = [&](long long rows, long long cols) {
     return heads ? std::vector<long long>{heads, rows, cols} : std::vector<long long>{rows, cols};
   };
@@ -58,7 +59,7 @@ inline void check_attention(const std::string& name, const AttentionLaunch& laun
     reference_head(qd.data() + h * sq * d, kd.data() + h * sk * d, vd.data() + h * sk * d, sq, sk, d, causal,
                    scale, want_o.data() + h * sq * d, want_lse.data() + h * sq);
   const std::string base = name + " " + (heads ? std::to_string(heads) + "x" : "") + std::to_string(sq) + "x" +
-                           std::to_string(sk);
+                           std::to_string(sk) + (scale_factor != 1.f ? " scale x" + std::to_string(scale_factor) : "");
   // P is rounded to bf16 before P V (as FlashAttention does), and O is bf16.
   expect((base + " O").c_str(), o, [&](long long i) { return want_o[i]; }, 2e-2, 2e-2);
   expect((base + " lse").c_str(), lse, [&](long long i) { return want_lse[i]; }, 1e-3, 1e-4);

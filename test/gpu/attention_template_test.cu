@@ -3,7 +3,8 @@
 // from its launch description: head dims 64 and 128, causal and not, lengths that are not
 // multiples of the 128-row tiles, more keys than queries and the reverse, enough key tiles to
 // wrap the K/V rings several times, and the [H, S, D] forms (attention_heads.pk.cpp) with
-// several heads in one launch; against a float64 reference (attention_reference.h). A q
+// several heads in one launch, and scales that are large, negative or zero; against a float64
+// reference (attention_reference.h). A q
 // whose columns are not the head dim is refused at the call, launching nothing.
 #include <pk/jit/compile.h>
 
@@ -37,7 +38,7 @@ bool compile_all() {
 }
 
 void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
-           bool causal, unsigned seed, long long heads = 0) {
+           bool causal, unsigned seed, long long heads = 0, float scale_factor = 1.f) {
   const pk::jit::Kernel& kernel = g_kernels.at(name);
   pkt::check_attention(
       name,
@@ -45,7 +46,7 @@ void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long 
         PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
         PKT_CUDA(cudaStreamSynchronize(s));
       },
-      d, sq, sk, causal, seed, heads);
+      d, sq, sk, causal, seed, heads, scale_factor);
 }
 
 }  // namespace
@@ -72,6 +73,12 @@ int main() {
       check(ctx, s, hp, d, 64, 200, false, seed += 3, 40);
       check(ctx, s, hc, d, 300, 300, true, seed += 3, 3);
       check(ctx, s, hc, d, 129, 129, true, seed += 3, 5);
+      // Scales that move the running max by more than the template's slack on many key steps
+      // (x8), reverse the order of the scores (negative) and make every key weigh the same (0).
+      for (float factor : {8.f, -1.f, 0.f}) {
+        check(ctx, s, plain, d, 200, 1000, false, seed += 3, 0, factor);
+        check(ctx, s, causal, d, 700, 700, true, seed += 3, 0, factor);
+      }
     }
     // q's columns must be the head dim: refused before any launch.
     pkt::DevTensor<bf16> q({64, 96}, 1), k({64, 128}, 2), v({64, 128}, 3), o({64, 128}, 0, true);

@@ -154,43 +154,63 @@ __device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const 
 }
 
 // One key step's online softmax on this consumer's scores s (rows row0 and row0 + 8 of the
-// thread): scale into log2 units, mask keys past the end and (causal) after the query, update
-// the running max m and this thread's share of the running sum l, and leave p = exp2(s - m) in
-// s. Returns, per row, the factor the output accumulated so far must be scaled by.
+// thread): mask keys past the end and (causal) after the query, update the running max m (in
+// log2 units) and this thread's share of the running sum l, and leave p = exp2(s c - m) in s,
+// with c the scale in log2 units. Sets, per row, the factor the output accumulated so far must
+// be scaled by, and returns whether any row of the warp needs it. The running max moves only
+// when a score passes it by more than kSlack (log2 units), so p stays below 2^kSlack and most
+// steps rescale nothing (the same stale max scales l, O and the lse, so the result is exact up
+// to rounding). The max is taken over the raw scores and scaled after, so each score costs
+// one fma and one ex2: c > 0 keeps the order (a max), c < 0 reverses it (a min), and a zero
+// scale is taken as the smallest normal float, which gives every key the weight 1.0 exactly.
 template <bool Causal>
 struct Softmax {
   float m[2], l[2];  // m in log2 units
-  __device__ __forceinline__ void step(float (&s)[64], const Params& p, float scale_log2, int n0, int row0,
-                                       bool edge, float (&corr)[2]) {
+  float c;           // the scale in log2 units, never 0
+  __device__ __forceinline__ void mask(float (&s)[64], const Params& p, int n0, int row0) const {
     const int lane = threadIdx.x % 32;
+    const float masked = c > 0.f ? minus_inf() : -minus_inf();  // scaled: -inf either way
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
-      float x = s[i] * scale_log2;
-      if (edge) {
-        const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
-        const int row = row0 + 8 * ((i % 4) / 2);
-        if (col >= p.sk || (Causal && col > row)) x = minus_inf();
-      }
-      s[i] = x;
+      const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+      const int row = row0 + 8 * ((i % 4) / 2);
+      if (col >= p.sk || (Causal && col > row)) s[i] = masked;
     }
-    float mx[2] = {m[0], m[1]};
+  }
+  static constexpr float kSlack = 8.f;
+  __device__ __forceinline__ bool step(float (&s)[64], const Params& p, int n0, int row0, bool edge,
+                                       float (&corr)[2]) {
+    // A separate branch: folded into the loop below, the mask's index math runs on every step.
+    if (edge) mask(s, p, n0, row0);
+    float raw[2] = {s[0], s[2]};
+    if (c > 0.f) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) mx[(i % 4) / 2] = fmaxf(mx[(i % 4) / 2], s[i]);
-    float sum[2] = {0.f, 0.f};
+      for (int i = 0; i < 64; ++i) raw[(i % 4) / 2] = fmaxf(raw[(i % 4) / 2], s[i]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) raw[(i % 4) / 2] = fminf(raw[(i % 4) / 2], s[i]);
+    }
+    float neg_mx[2];
+    bool moved[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {  // the 4 threads of a quad share a row
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      corr[h] = exp2_approx(m[h] - mx[h]);  // 0 on the first step (m = -inf)
-      m[h] = mx[h];
+      float mx = raw[h] * c;
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      moved[h] = mx > m[h] + kSlack;  // always on the first step (m = -inf)
+      corr[h] = moved[h] ? exp2_approx(m[h] - mx) : 1.f;  // 0 on the first step
+      if (moved[h]) m[h] = mx;
+      neg_mx[h] = -m[h];
     }
+    float sum[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
-      s[i] = exp2_approx(s[i] - mx[(i % 4) / 2]);
+      s[i] = exp2_approx(fmaf(s[i], c, neg_mx[(i % 4) / 2]));
       sum[(i % 4) / 2] += s[i];
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) l[h] = l[h] * corr[h] + sum[h];
+    return __any_sync(0xffffffffu, moved[0] || moved[1]);
   }
 };
 
@@ -204,10 +224,11 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   using L = Layout<D>;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
-  const float scale_log2 = scale * 1.4426950408889634f;
+  float scale_log2 = scale * 1.4426950408889634f;
+  if (scale_log2 == 0.f) scale_log2 = 1.17549435e-38f;
   float o[D / 2], s[64], corr[2];
   unsigned int pa[kBN / 4];
-  Softmax<Causal> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}};
+  Softmax<Causal> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
   auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
@@ -229,7 +250,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
   ss.k_ring.release(kc.stage);
   kc.advance();
-  sm.step(s, p, scale_log2, 0, row0, edge(0), corr);  // o is 0: no rescale
+  sm.step(s, p, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
   for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
   for (int j = 0; j + 1 < b.steps; ++j) {
@@ -249,14 +270,16 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
     ss.k_ring.release(kc.stage);
     kc.advance();
-    sm.step(s, p, scale_log2, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
+    const bool rescale = sm.step(s, p, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
     ss.v_ring.release(vc.stage);
     vc.advance();
+    if (rescale) {
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+      for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+    }
 #pragma unroll
     for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
   }
