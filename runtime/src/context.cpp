@@ -66,6 +66,8 @@ LaunchContext Context::make_launch_context() {
   return c;
 }
 
+void Context::order_launch() { ex_->order_launch(++launches_, timeout_ns_); }
+
 void Context::retract_launch(const std::string& kernel) {
   auto it = kernel_flags_.find(kernel);
   if (it != kernel_flags_.end() && it->second.epoch > 0) --it->second.epoch;

@@ -1,6 +1,7 @@
 // A template kernel's parameter block from its description (pk/runtime/template_launch.h).
 #include <pk/runtime/template_launch.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -170,12 +171,18 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
   if (grid < 1 || grid > (1 << 20))
     return Status::error("kernel " + t.kernel + ": a grid of " + std::to_string(grid) + " blocks");
   // Flags count signals per launch, which depend on the sizes and the grid: a flag region per
-  // configuration, as the nvcc plans key theirs.
-  std::string key = t.kernel + "[grid=" + std::to_string(grid);
-  for (const TemplateArg& a : args)
-    if (a.tensor)
-      for (long long d : a.shape) key += "," + std::to_string(d);
-  key += "]";
+  // configuration, as the nvcc plans key theirs. A template without a launch context (the GEMM,
+  // attention) uses no flags and takes no region: any number of shapes may be launched.
+  const bool uses_flags = std::any_of(t.fields.begin(), t.fields.end(),
+                                      [](const ParamField& f) { return f.kind == ParamField::Kind::ctx; });
+  std::string key;  // empty: no region, and retract_launch(key) does nothing
+  if (uses_flags) {
+    key = t.kernel + "[grid=" + std::to_string(grid);
+    for (const TemplateArg& a : args)
+      if (a.tensor)
+        for (long long d : a.shape) key += "," + std::to_string(d);
+    key += "]";
+  }
   for (int z : t.zero_args) {
     if (z >= int(args.size()) || !args[z].tensor)
       return Status::error("kernel " + t.kernel + ": zero= names argument #" + std::to_string(z) +
@@ -184,7 +191,12 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
                                 static_cast<std::size_t>(args[z].numel) * args[z].element_bytes,
                                 stream));
   }
-  PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(key));
+  LaunchContext lc{};
+  if (uses_flags) {
+    PK_ASSIGN_OR_RETURN(lc, ctx.make_launch_context(key));
+  } else {
+    ctx.order_launch();
+  }
   Result<std::vector<unsigned char>> block = build_template_params(t, args, values, lc);
   if (!block.is_ok()) {
     ctx.retract_launch(key);

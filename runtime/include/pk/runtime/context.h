@@ -72,6 +72,11 @@ class Context {
   // with_landing = false: the region gets no landing buffer (host-driven paths never push).
   Result<LaunchContext> make_launch_context(const std::string& kernel, bool with_landing = true);
 
+  // Queues the next launch behind every rank's previous one (ranks sharing a GPU), as the two
+  // calls above do, for a kernel that uses no flags: it takes no region, so any number of such
+  // kernels and shapes can be launched on one context.
+  void order_launch();
+
   // Undoes the last make_launch_context(kernel) when that launch did not happen (refused or
   // failed), so the next launch's waits do not count signals of a launch that never ran. Every
   // rank must make the same calls.
