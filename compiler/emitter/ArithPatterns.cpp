@@ -1,9 +1,23 @@
 // Emission patterns for the arith ops that compute indices, counts and scalars.
 #include "Emitter.h"
 
+#include <cmath>
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::cuda;
+
+std::string mlir::pk::cuda::floatLiteral(double value) {
+  const float f = static_cast<float>(value);
+  if (std::isnan(f)) return "__int_as_float(0x7fffffff)";
+  if (std::isinf(f)) return f > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", f);
+  std::string literal = text;
+  if (literal.find_first_of(".e") == std::string::npos) literal += ".0";
+  return literal + "f";
+}
 
 namespace {
 
@@ -44,9 +58,7 @@ LogicalResult emitConstant(Emitter &e, Operation *op) {
     value = c.getType().isSignlessInteger(1) ? (i.getValue().isZero() ? "false" : "true")
                                               : std::to_string(i.getValue().getSExtValue()) + "LL";
   } else if (auto f = dyn_cast<FloatAttr>(c.getValue())) {
-    llvm::SmallString<32> s;
-    f.getValue().toString(s, 0, 0);
-    value = std::string(s.str()) + "f";
+    value = floatLiteral(f.getValueAsDouble());
     if (type != "float") value = "pk::from_float<" + type + ">(" + value + ")";
   } else {
     return op->emitError("no CUDA emission pattern for this constant");

@@ -63,11 +63,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
     desc.field(FK::f32, "scale", s.getInt());
     scale = "p.scale";
   } else {
-    char text[32];  // 9 significant digits: the float round-trips
-    std::snprintf(text, sizeof text, "%.9g", float(facts.getAs<FloatAttr>("scale_value").getValueAsDouble()));
-    scale = text;
-    if (scale.find_first_of(".eEn") == std::string::npos) scale += ".0";
-    scale += "f";
+    scale = floatLiteral(facts.getAs<FloatAttr>("scale_value").getValueAsDouble());
   }
   desc.t.grid = expr("max(1,mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + ")))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);

@@ -91,6 +91,11 @@ std::string elementTypeName(Type type);
 /// The C++ type of a kernel argument, or "" if unsupported.
 std::string argumentTypeName(Type type);
 
+/// A CUDA float expression of `value` rounded to float: a literal with 9 significant digits
+/// (it round-trips), always with a point or an exponent so that `2` prints as `2.0f`, never
+/// `2f`; infinities and NaN as bit patterns (CUDA has no literal for them).
+std::string floatLiteral(double value);
+
 /// The fp32 C++ expression of map `kind` applied to the expressions `x` (and `y`). `fast`: the
 /// SFU's tanh and fast division where the result is rounded to bf16 / f16 anyway (GEMM
 /// epilogues; needs pk/templates/gemm_tile.cuh).

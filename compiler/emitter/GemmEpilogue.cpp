@@ -56,9 +56,7 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
     } else if (op == "scalar") {
       bs << "e.s" << num("arg");
     } else if (op == "const") {
-      std::string c;
-      llvm::raw_string_ostream(c) << llvm::format("%.9g", step.getAs<FloatAttr>("value").getValueAsDouble());
-      bs << c << "f";
+      bs << floatLiteral(step.getAs<FloatAttr>("value").getValueAsDouble());
     } else if (op == "load") {
       const std::string ta = "e." + t(num("arg"));
       const std::string row = num("row") < 0 ? "row" : std::to_string(num("row"));

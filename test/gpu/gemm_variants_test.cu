@@ -89,6 +89,16 @@ void run(pk::Context& ctx, cudaStream_t s) {
            1e-3 * std::sqrt(double(K)), 1.0 / 1024);
   }
   {
+    auto k = compile("gemm_relu_consts");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 21), b({K, N}, 22), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_relu_consts", c, [&](long long i) {
+      return std::max(2.0 * dot(a, b, true, i / N, i % N, N, K) - 1.0, 0.0);
+    }, 2e-3 * std::sqrt(double(K)), kRel);
+  }
+  {
     auto k = compile("gemm_f16_ab");
     if (!k) return;
     DevTensor<f16> a({M, K}, 13), b({K, N}, 14), c({M, N}, 0, true);

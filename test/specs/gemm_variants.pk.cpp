@@ -56,6 +56,15 @@ PK_KERNEL void gemm_f16_ab_scaled_silu(Tensor<f16, 2> a, Tensor<f16, 2> b, Tenso
   }
 }
 
+// C = max(2 A * B - 1, 0): whole-number constants in a fused epilogue (printed as 2.0f, not 2f).
+PK_KERNEL void gemm_relu_consts(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma(load<128, 64>(a, m, k), load<64, 256>(b, k, n), acc);
+    store(c, cast<bf16>(max(acc * 2.0f - 1.0f, 0.0f)), m, n);
+  }
+}
+
 // C = A * B in f16, B stored [K, N].
 PK_KERNEL void gemm_f16_ab(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
