@@ -179,6 +179,23 @@ void scatter_test() {
     const long long r = i / H, t = from[r];
     return t >= 0 ? x.at(t * H + i % H) : y.at(i);
   }, 0, 0);
+  // Slots as a [1, T] row, none of them row 0: T = 70 leaves 26 padding rows in the last tile.
+  std::vector<int> row_slots(R - 1);
+  for (long long i = 0; i < R - 1; ++i) row_slots[i] = static_cast<int>(i + 1);
+  std::shuffle(row_slots.begin(), row_slots.end(), std::mt19937(11));
+  row_slots.resize(T);
+  row_slots[5] = -1;
+  Dev<int> slot_row(row_slots, {1, T});
+  DevTensor<float> y2({R, H}, 10);
+  PKT_LAUNCH(scatter_rows_by_id_row, kGrid)(pk::LaunchContext{}, x.view(), slot_row.view(), y2.view());
+  sync();
+  std::vector<long long> from2(R, -1);
+  for (long long t = 0; t < T; ++t)
+    if (row_slots[t] >= 0) from2[row_slots[t]] = t;
+  expect("scatter_rows_by_id_row", y2, [&](long long i) {
+    const long long r = i / H, t = from2[r];
+    return t >= 0 ? x.at(t * H + i % H) : y2.at(i);
+  }, 0, 0);
 }
 
 void combine_test() {

@@ -54,6 +54,13 @@ PK_KERNEL void scatter_rows(Tensor<f32, 2> x, Tensor<i64, 2> slot, Tensor<f32, 2
     store_rows(y, load<32, 128>(x, t, n), load<32, 1>(slot, t, 0), n);
 }
 
+// The same with the slots stored as one [1, T] row, transposed into a column: the padding of a
+// clipped row load stays padding after the transpose (never row 0).
+PK_KERNEL void scatter_rows_by_id_row(Tensor<f32, 2> x, Tensor<i32, 2> slot, Tensor<f32, 2> y) {
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 128}))
+    store_rows(y, load<32, 128>(x, t, n), transpose(load<1, 32>(slot, 0, t)), n);
+}
+
 // Rows weighted and added into their slots (an MoE combine): duplicates all arrive.
 PK_KERNEL void combine_rows(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<i32, 1> slot,
                             Tensor<f32, 2> y) {

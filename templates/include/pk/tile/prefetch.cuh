@@ -105,7 +105,8 @@ template <class Tile, class T>
 __device__ void load_prefetched(Tile& t, const T* slot, bool made, const T* data, const long long* shape,
                                 const long long* origin) {
   if (made) {
-    t.valid0 = Tile::dim(0);
+    t.valid0 = Tile::dim(0);  // made only for tiles wholly inside
+    t.valid1 = Tile::dim(1);
     if (idle<Tile>()) return;
     load_runs(t, [&](long long i) { return slot + i; });
     return;

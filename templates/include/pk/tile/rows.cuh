@@ -184,6 +184,7 @@ __device__ void map_broadcast(Full& out, const Full& full, const RowValues<Made,
   static_assert(Full::kRank == 2, "broadcasts are between 2-D tiles");
   static_assert(same_rows_v<Full, Made>, "a row vector made for another tile's rows");
   out.valid0 = min(full.valid0, vec.valid0);
+  out.valid1 = full.valid1;
   if (idle<Full>()) return;
 #pragma unroll
   for (int s = 0; s < Full::kSlots; s += Full::kVec) {
@@ -209,6 +210,7 @@ __device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec
   static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
                 "broadcast a rows x 1 or 1 x cols tile");
   out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
+  out.valid1 = by_row ? full.valid1 : min(full.valid1, vec.valid1);
   using V = typename Vec::value;  // the stage holds the vector's own values (ints stay exact)
   constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
   V* st = reinterpret_cast<V*>(stage);
@@ -241,6 +243,7 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   if constexpr (Vec::kCount == 1) {
     constexpr bool by_row = Vec::kRank == 2 && Full::kRank == 2 && Full::dim(0) == 1;
     out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
+    out.valid1 = full.valid1;
 #pragma unroll
     for (int s = 0; s < Full::kSlots; ++s)
       out.v[s] = convert<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));
@@ -257,7 +260,8 @@ __device__ void transpose(Out& out, const In& in, float* stage) {
   using V = typename In::value;
   constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
   V* st = reinterpret_cast<V*>(stage);
-  out.valid0 = Out::dim(0);  // its rows are the input's columns, all of which the load kept
+  out.valid0 = in.valid1;  // its rows are the input's columns: a clipped load's padding stays padding
+  out.valid1 = in.valid0;
   for (long long e0 = 0; e0 < In::kCount; e0 += cap) {
     __syncthreads();
 #pragma unroll

@@ -45,6 +45,9 @@ struct rt {
   // operands'). A scatter or gather by an index tile skips the rest: a clipped load's zeros
   // are padding, not row 0.
   long long valid0 = S0;
+  // The same along dimension 1, where a transpose makes it valid0 (an index row transposed into
+  // a column keeps its padding).
+  long long valid1 = S1;
   // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
   __host__ __device__ static constexpr int dim(int d) {
     return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
@@ -243,6 +246,10 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
   for (int d = 1; d < Tile::kRank; ++d) inside &= origin[d] >= 0 && origin[d] < shape[d];
   const long long rest = shape[0] - origin[0];
   t.valid0 = !inside || origin[0] < 0 ? 0 : rest < Tile::dim(0) ? rest : Tile::dim(0);
+  if constexpr (Tile::kRank >= 2) {
+    const long long rest1 = shape[1] - origin[1];  // origin[1] >= 0 where inside
+    t.valid1 = !inside || origin[0] < 0 ? 0 : rest1 < Tile::dim(1) ? rest1 : Tile::dim(1);
+  }
   if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
@@ -314,6 +321,7 @@ template <class Tile, class Mask>
 __device__ void select(Tile& out, const Mask& cond, const Tile& a, const Tile& b) {
   static_assert(Tile::kCount == Mask::kCount && Tile::kThreads == Mask::kThreads, "mask shape");
   out.valid0 = min(cond.valid0, min(a.valid0, b.valid0));
+  out.valid1 = min(cond.valid1, min(a.valid1, b.valid1));
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0 ? a.v[s] : b.v[s];
@@ -354,6 +362,7 @@ template <class To, class From>
 __device__ void cast(To& out, const From& in) {
   static_assert(To::kCount == From::kCount, "cast keeps the shape");
   out.valid0 = in.valid0;
+  out.valid1 = in.valid1;
   if (idle<To>()) return;
   using T = typename To::elem;
   if constexpr ((is_same<T, bf16>::value || is_same<T, f16>::value) &&
@@ -376,13 +385,28 @@ __device__ void cast(To& out, const From& in) {
 }
 
 // The same elements under a shape with unit dimensions added or dropped (row-major order, so
-// the same slots). valid0 follows dimension 0: kept when it is unchanged, else all or nothing.
+// the same slots). valid0 and valid1 follow their dimensions: kept when unchanged; a unit
+// dimension 0 dropped makes dimension 1 the rows ([1, N] -> [N]), one added makes the rows the
+// columns ([N] -> [1, N]); otherwise all or nothing.
 template <class To, class From>
 __device__ void reshape(To& out, const From& in) {
   static_assert(To::kCount == From::kCount && To::kThreads == From::kThreads &&
                     is_same<typename To::elem, typename From::elem>::value,
                 "reshape keeps the elements");
-  out.valid0 = To::dim(0) == From::dim(0) ? in.valid0 : in.valid0 > 0 ? To::dim(0) : 0;
+  const bool any = in.valid0 > 0 && in.valid1 > 0;
+  if constexpr (To::dim(0) == From::dim(0)) {
+    out.valid0 = in.valid0;
+    out.valid1 = To::dim(1) == From::dim(1) ? in.valid1 : any ? To::dim(1) : 0;
+  } else if constexpr (From::dim(0) == 1 && To::dim(0) == From::dim(1)) {
+    out.valid0 = any ? in.valid1 : 0;
+    out.valid1 = any ? To::dim(1) : 0;
+  } else if constexpr (To::dim(0) == 1 && To::dim(1) == From::dim(0)) {
+    out.valid0 = any ? 1 : 0;
+    out.valid1 = any ? in.valid0 : 0;
+  } else {
+    out.valid0 = any ? To::dim(0) : 0;
+    out.valid1 = any ? To::dim(1) : 0;
+  }
 #pragma unroll
   for (int s = 0; s < To::kSlots; ++s) out.v[s] = in.v[s];
 }
@@ -391,6 +415,7 @@ __device__ void reshape(To& out, const From& in) {
 template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, F f) {
   out.valid0 = a.valid0;
+  out.valid1 = a.valid1;
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = convert<typename Tile::elem>(f(a.v[s]));
@@ -400,6 +425,7 @@ __device__ void map(Tile& out, const Tile& a, F f) {
 template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, const Tile& b, F f) {
   out.valid0 = min(a.valid0, b.valid0);
+  out.valid1 = min(a.valid1, b.valid1);
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s)

@@ -48,6 +48,7 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
     if (o < n) out.v[s] = convert<typename Out::elem>(values[o]);
   }
   out.valid0 = in.valid0;
+  out.valid1 = in.valid1;
 }
 
 // out (E counts, i32) = how many elements of the integer tile ids equal each of 0..E-1.
