@@ -44,8 +44,6 @@ LogicalResult AllReduceOp::verify() {
 }
 
 LogicalResult AllGatherOp::verify() {
-  if (!isa<SymTensorType>(getOutput().getType()))
-    return emitOpError("output must be symmetric: peers write their rows into it");
   return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, false,
                           getDim());
 }
@@ -58,8 +56,6 @@ LogicalResult ReduceScatterOp::verify() {
 }
 
 LogicalResult AllToAllOp::verify() {
-  if (!isa<SymTensorType>(getOutput().getType()))
-    return emitOpError("output must be symmetric: peers write their blocks into it");
   const int64_t s = getSplitDim(), c = getConcatDim();
   if (s == c) {
     if (s != 0) return emitOpError("split_dim and concat_dim are both ") << s << "; along one dimension, use the default (0)";

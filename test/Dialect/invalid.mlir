@@ -334,22 +334,6 @@ pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
 
 // -----
 
-pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
-  // expected-error @+1 {{'pk.coll.all_gather' op output must be symmetric: peers write their rows into it}}
-  pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
-  pk.return
-}
-
-// -----
-
-pk.kernel @k(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>) {
-  // expected-error @+1 {{'pk.coll.all_to_all' op output must be symmetric: peers write their blocks into it}}
-  pk.coll.all_to_all %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
-  pk.return
-}
-
-// -----
-
 pk.kernel @k(%x: !pk.sym<?x?x64xbf16>, %y: !pk.sym<?x?x64xbf16>) {
   // expected-error @+1 {{'pk.coll.all_to_all' op concat_dim 3 is out of range for a tensor of rank 3}}
   pk.coll.all_to_all %x into %y {split_dim = 0 : i64, concat_dim = 3 : i64} : !pk.sym<?x?x64xbf16>, !pk.sym<?x?x64xbf16>

@@ -96,6 +96,10 @@ pk.kernel @intent(%x: !pk.sym<?xbf16>, %y: !pk.tensor<?xbf16>, %g: !pk.sym<?xbf1
   pk.coll.all_reduce <max> %x into %y {transport = #pk.transport<ldst>, algorithm = #pk.algorithm<two_shot>} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
   // CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.coll.all_gather %x into %g : !pk.sym<?xbf16>, !pk.sym<?xbf16>
+  // CHECK: pk.coll.all_gather %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.coll.all_gather %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  // CHECK: pk.coll.all_to_all %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
+  pk.coll.all_to_all %x into %y : !pk.sym<?xbf16>, !pk.tensor<?xbf16>
   // CHECK: pk.coll.reduce_scatter <min> %{{.*}} into %{{.*}} : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   pk.coll.reduce_scatter <min> %x into %g : !pk.sym<?xbf16>, !pk.sym<?xbf16>
   // CHECK: pk.coll.all_to_all %{{.*}} into %{{.*}} {transport = #pk.transport<copy_engine>}

@@ -77,12 +77,52 @@ void middle(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// Local (not symmetric) outputs: all-gather along dimensions 0 and 1, all-to-all along 0, and
+// split along 0 / concatenated along 1 ([W*A, B, C] -> [A, W*B, C]).
+void local_outputs(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long N = 1000, R = 9, C = 77, A = 3, B = 5, D = 40;
+  auto xs = inputs<float>(W, N, 31), cs = inputs<float>(W, R * C, 33);
+  auto bs = inputs<float>(W, W * R * C, 35), hs = inputs<float>(W, W * A * B * D, 37);
+  SymArg<float> x(ctx, {N}, &xs[me]), xc(ctx, {R, C}, &cs[me]), xb(ctx, {W * R, C}, &bs[me]),
+      xh(ctx, {W * A, B, D}, &hs[me]);
+  pkt::DevLocal<float> y({W * N}, {}), yc({R, W * C}, {}), yb({W * R, C}, {}), yh({A, W * B, D}, {});
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  launch(ctx, "all_gather_local", all_gather_local, pk_all_gather_local::kBlocks,
+         pk_all_gather_local::kThreads, x.view, y.view());
+  launch(ctx, "all_gather_cols_local", all_gather_cols_local, pk_all_gather_cols_local::kBlocks,
+         pk_all_gather_cols_local::kThreads, xc.view, yc.view());
+  launch(ctx, "all_to_all_local", all_to_all_local, pk_all_to_all_local::kBlocks,
+         pk_all_to_all_local::kThreads, xb.view, yb.view());
+  launch(ctx, "all_to_all_heads_local", all_to_all_heads_local, pk_all_to_all_heads_local::kBlocks,
+         pk_all_to_all_heads_local::kThreads, xh.view, yh.view());
+  PKT_OK(ctx.check_errors());
+  auto exact = [](long long) { return 0.0; };
+  expect(ctx, "all_gather_local", y.download(), [&](long long i) { return double(xs[i / N][i % N]); }, exact);
+  expect(ctx, "all_gather_cols_local", yc.download(), [&](long long i) {
+    const long long row = i / (W * C), r = (i % (W * C)) / C;
+    return double(cs[r][row * C + i % C]);
+  }, exact);
+  expect(ctx, "all_to_all_local", yb.download(), [&](long long i) {
+    const long long r = i / (R * C);  // block r comes from rank r's block me
+    return double(bs[r][me * R * C + i % (R * C)]);
+  }, exact);
+  expect(ctx, "all_to_all_heads_local", yh.download(), [&](long long i) {
+    const long long a = i / (W * B * D), j = (i / D) % (W * B), d = i % D, r = j / B;
+    return double(hs[r][((me * A + a) * B + j % B) * D + d]);  // rank r's heads block me
+  }, exact);
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
   return pkt::run_worlds("collectives_dim_test", [](pk::Context& ctx) {
     columns(ctx);
     middle(ctx);
+    local_outputs(ctx);
   }, all_gather_cols, reduce_scatter_cols, all_gather_mid, all_gather_cols_in_place,
-     reduce_scatter_cols_in_place);
+     reduce_scatter_cols_in_place, all_gather_local, all_gather_cols_local, all_to_all_local,
+     all_to_all_heads_local);
 }

@@ -9,3 +9,8 @@ PK_KERNEL void reduce_scatter_cols(Sym<f32, 2> x, Sym<f32, 2> y) { reduce_scatte
 PK_KERNEL void all_gather_mid(Sym<f32, 3> x, Sym<f32, 3> y) { all_gather(x, y, 1); }
 PK_KERNEL void all_gather_cols_in_place(Sym<bf16, 2> x) { all_gather(x, x, 1); }
 PK_KERNEL void reduce_scatter_cols_in_place(Sym<f32, 2> x) { reduce_scatter(Max, x, x, 1); }
+// Outputs that are plain local tensors: every rank pulls the peers' symmetric inputs into its own.
+PK_KERNEL void all_gather_local(Sym<f32, 1> x, Tensor<f32, 1> y) { all_gather(x, y); }
+PK_KERNEL void all_gather_cols_local(Sym<f32, 2> x, Tensor<f32, 2> y) { all_gather(x, y, 1); }
+PK_KERNEL void all_to_all_local(Sym<f32, 2> x, Tensor<f32, 2> y) { all_to_all(x, y); }
+PK_KERNEL void all_to_all_heads_local(Sym<f32, 3> x, Tensor<f32, 3> y) { all_to_all(x, y, 0, 1); }

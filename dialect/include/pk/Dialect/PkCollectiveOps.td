@@ -42,7 +42,8 @@ def Pk_AllGatherOp : Pk_CollectiveOp<"all_gather", 0> {
     Along dimension `dim` (default 0), `output` is the world size times `input`; the other
     dimensions and the element type match. Rank r's input lands at indices [r*n, (r+1)*n)
     of that dimension (rows for dim 0; column shards, as tensor-parallel layers gather
-    them, for dim 1 of a matrix).
+    them, for dim 1 of a matrix). Every rank pulls the peers' symmetric inputs into its own
+    output, so the output may be a plain local tensor.
 
     ```mlir
     pk.coll.all_gather %x into %y : !pk.sym<?x4096xbf16>, !pk.sym<?x4096xbf16>
@@ -79,7 +80,8 @@ def Pk_AllToAllOp : Pk_CollectiveOp<"all_to_all", 0> {
     dimension s splits into world-size blocks and rank r's block j lands on rank j as block r
     of the output's dimension c: the input's dimension s is world_size times the output's,
     the output's dimension c world_size times the input's, and the others agree (sequence
-    parallelism to head parallelism: [H, S/W, D] to [H/W, S, D] with s = 0, c = 1).
+    parallelism to head parallelism: [H, S/W, D] to [H/W, S, D] with s = 0, c = 1). Every
+    rank pulls its blocks out of the peers' symmetric inputs, so the output may be local.
 
     ```mlir
     pk.coll.all_to_all %x into %y : !pk.sym<?xbf16>, !pk.sym<?xbf16>
