@@ -182,6 +182,12 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
   return success();
 }
 
+// `if (...) ` that skips a tile access to `x.on(peer)` when the rank is outside the world (the
+// launch then reports it, pk/device/check.cuh); nothing for this rank's own copy.
+std::string peerGuard(Emitter &e, Value peer) {
+  return peer ? "if (pk::peer_in_range(ctx, " + e.name(peer) + ")) " : "";
+}
+
 // A register tile written (or added) into rank p's copy of a symmetric tensor: the general
 // path's ld/st route (pk-lower-peer-tiles). Shared-memory tiles and TMA belong to templates.
 LogicalResult emitPeerStore(Emitter &e, Operation *op) {
@@ -193,7 +199,7 @@ LogicalResult emitPeerStore(Emitter &e, Operation *op) {
            << op->getName() << " of a shared-memory tile or by TMA outside a template yet";
   Value dest = op->getOperand(1), peer = op->getOperand(2);
   const char *fn = isa<StoreAddAsyncOp>(op) ? "pk::tile::store_add(" : "pk::tile::store(";
-  e.line() << "{ " << origin(e, op->getOperands().drop_front(3)) << " " << fn
+  e.line() << peerGuard(e, peer) << "{ " << origin(e, op->getOperands().drop_front(3)) << " " << fn
            << e.name(op->getOperand(0)) << ", " << e.name(dest) << ".peer[" << e.name(peer)
            << "], " << e.name(dest) << ".shape, o); }";
   return success();
@@ -207,7 +213,7 @@ LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
     return op->emitError("no CUDA emission pattern for pk.comm.load_peer into shared memory or "
                          "by TMA outside a template yet; load into registers with Ldst");
   std::string t = declare(e, load.getResult(), "tile");
-  e.line() << "{ " << origin(e, load.getIndices()) << " pk::tile::load(" << t << ", "
+  e.line() << peerGuard(e, load.getPeer()) << "{ " << origin(e, load.getIndices()) << " pk::tile::load(" << t << ", "
            << e.name(load.getSource()) << ".peer[" << e.name(load.getPeer()) << "], "
            << e.name(load.getSource()) << ".shape, o); }";
   return success();
@@ -409,7 +415,7 @@ LogicalResult emitLoadRows(Emitter &e, Operation *op) {
   std::string rows = rowVector(e, op, load.getRows(), load.getResult().getType());
   if (rows.empty()) rows = e.name(load.getRows());
   std::string t = declare(e, load.getResult(), "tile");
-  e.line() << "pk::tile::load_rows(" << t << ", " << rows << ", "
+  e.line() << peerGuard(e, load.getPeer()) << "pk::tile::load_rows(" << t << ", " << rows << ", "
            << rowsData(e, load.getSource(), load.getPeer()) << ", " << e.name(load.getSource())
            << ".shape, " << e.name(load.getCol()) << ", pk_stage);";
   return success();
@@ -423,14 +429,14 @@ LogicalResult emitStoreRows(Emitter &e, Operation *op) {
                 rows = rowVector(e, op, store.getRows(), *layout);
     if (values.empty() || rows.empty())
       return op->emitError("internal: a column of row statistics in registers did not rebuild here");
-    e.line() << "pk::tile::scatter_row_values<" << (store.getAdd() ? "true" : "false") << ">("
+    e.line() << peerGuard(e, store.getPeer()) << "pk::tile::scatter_row_values<" << (store.getAdd() ? "true" : "false") << ">("
              << values << ", " << rows << ", " << rowsData(e, store.getDest(), store.getPeer())
              << ", " << e.name(store.getDest()) << ".shape, " << e.name(store.getCol()) << ");";
     return success();
   }
   std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
   if (rows.empty()) rows = e.name(store.getRows());
-  e.line() << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
+  e.line() << peerGuard(e, store.getPeer()) << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
            << e.name(store.getValue()) << ", " << rows << ", "
            << rowsData(e, store.getDest(), store.getPeer()) << ", " << e.name(store.getDest())
            << ".shape, " << e.name(store.getCol()) << ", pk_stage);";

@@ -133,6 +133,12 @@ Status Context::check_errors() {
                          std::to_string(static_cast<long long>(e.seen)) +
                          " (the generated CUDA says what it requires at `pk-check " + std::to_string(e.slot) +
                          "`; no data was moved)");
+  if (e.code == 4)
+    return Status::error("rank " + std::to_string(e.rank) + ", block " + std::to_string(e.block) +
+                         ": a tile was addressed to rank " +
+                         std::to_string(static_cast<long long>(e.seen)) + " (`.on(p)`), outside ranks 0.." +
+                         std::to_string(static_cast<long long>(e.expected) - 1) +
+                         "; that access was skipped");
   return Status::error("rank " + std::to_string(rank()) + ": device error code " +
                        std::to_string(e.code));
 }

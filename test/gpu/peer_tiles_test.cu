@@ -107,6 +107,36 @@ void pull(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// add_to_rank at a rank past the world: an error from the launch, y untouched everywhere; then
+// at the last rank: the adds of every rank arrive there.
+void bad_peer(pk::Context& ctx) {
+  const long long R = 40, C = 70;
+  const int W = ctx.world(), me = ctx.rank();
+  auto all = inputs<float>(W, R * C, 29);
+  auto start = pkt::random_data<float>(R * C, 6);
+  SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, &start);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (long long p : {static_cast<long long>(W), -1LL}) {
+    launch(ctx, "add_to_rank", add_to_rank, pk_add_to_rank::kBlocks, pk_add_to_rank::kThreads, x.view,
+           y.view, p);
+    pk::Status st = ctx.check_errors();
+    PKT_CHECK(!st.is_ok() && st.message().find("outside ranks") != std::string::npos,
+              "add_to_rank to rank " + std::to_string(p) + ": " + (st.is_ok() ? std::string("no error") : st.message()));
+  }
+  launch(ctx, "add_to_rank", add_to_rank, pk_add_to_rank::kBlocks, pk_add_to_rank::kThreads, x.view, y.view,
+         static_cast<long long>(W - 1));
+  PKT_OK(ctx.check_errors());
+  PKT_OK(ctx.exchange().barrier());
+  expect(ctx, "add_to_rank", y.download(), [&](long long i) {
+    if (me != W - 1) return double(start[i]);
+    double sum = start[i];
+    for (int r = 0; r < W; ++r) sum += all[r][i];
+    return sum;
+  }, [](long long) { return 1e-5; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
@@ -115,5 +145,6 @@ int main() {
     owner(ctx);
     everyone(ctx);
     pull(ctx);
-  }, ring_shift, add_to_owner, add_to_all, pull_neighbours);
+    bad_peer(ctx);
+  }, ring_shift, add_to_owner, add_to_all, pull_neighbours, add_to_rank);
 }

@@ -16,6 +16,12 @@ PK_KERNEL void add_to_owner(Sym<f32, 2> x, Sym<f32, 2> y) {
     store_add(y.on(0), load<32, 64>(x, m, n) * 2.0f, m, n);
 }
 
+// y on rank p += x, p a run-time argument: a p outside the world is reported by the launch
+// (pk::peer_in_range), never an access past the peer table.
+PK_KERNEL void add_to_rank(Sym<f32, 2> x, Sym<f32, 2> y, index p) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 64})) store_add(y.on(p), load<32, 64>(x, m, n), m, n);
+}
+
 // y on every rank += the sum over ranks of x: each rank adds its tile into every rank's copy.
 PK_KERNEL void add_to_all(Sym<bf16, 1> x, Sym<bf16, 1> y) {
   for (auto i : tiles(x.size(), {2048}))

@@ -22,4 +22,24 @@ __device__ inline void report_check_failure(const LaunchContext& c, int check, l
   }
 }
 
+constexpr unsigned int kErrorBadPeer = 4;
+
+// Whether rank p exists (0 <= p < world), for a tile read from or written to `x.on(p)` with p
+// computed at run time. Else thread 0 of each block that meets it records it in the error slot
+// (the launch's first error wins) and the caller skips the access: a peer outside the world is
+// an error the host reports, never an access past the peer table. p is the same in every
+// thread of a block (index scalars are), so the skip never splits a block's barriers.
+__device__ inline bool peer_in_range(const LaunchContext& c, long long p) {
+  if (p >= 0 && p < c.world) return true;
+  if (threadIdx.x == 0 && c.error != nullptr && atomic_cas_u32(&c.error->code, 0u, kErrorBadPeer) == 0u) {
+    c.error->rank = c.rank;
+    c.error->slot = -1;
+    c.error->block = static_cast<int>(blockIdx.x);
+    c.error->expected = static_cast<unsigned long long>(c.world);
+    c.error->seen = static_cast<unsigned long long>(p);
+    __threadfence_system();
+  }
+  return false;
+}
+
 }  // namespace pk

@@ -10,7 +10,8 @@ namespace pk {
 // Filled by a bounded wait that gave up; the host reads it after the launch.
 struct WaitError {
   unsigned int code;            // 0: no error, 1: wait timed out, 2: argument check failed,
-                                // 3: LL wait timed out (slot: the source rank)
+                                // 3: LL wait timed out (slot: the source rank),
+                                // 4: a tile addressed rank `seen`, outside the world
   int rank;                     // rank that waited
   int slot;                     // flag slot it waited on
   int block;                    // block that waited
