@@ -31,6 +31,8 @@ constexpr int kConsumers = 2;
 constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
 constexpr int kProducerRegs = 24;  // setmaxnreg split: 128 x 24 + 256 x 240 <= 64K registers
 constexpr int kConsumerRegs = 240;
+// At head dim 64, one score in kPolyEvery64 is exponentiated on the FMA pipe (exp2_fma).
+constexpr int kPolyEvery64 = 8;
 
 struct Params {
   TensorMap q, k, v;  // {D, rows, heads}, box {64, 128, 1}, 128-byte swizzle
@@ -75,6 +77,22 @@ __device__ __forceinline__ float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// 2^x on the FMA pipe, about 8e-5 relative error (0 below 2^-126), for a share of the scores:
+// the SFU runs ex2 at 16 a cycle per SM, which at head dim 64 (half of dim 128's products per
+// key step, the same exponentials) is as slow as the tensor cores. A rounding add splits x into
+// an integer (t's low bits, added to the exponent) and f in [-0.5, 0.5] for a cubic fitted to
+// 2^f; the _rn intrinsics keep the compiler from folding the rounding away.
+__device__ __forceinline__ float exp2_fma(float x) {
+  const float xc = fmaxf(x, -127.f);
+  const float t = __fadd_rn(xc, 12582912.f);  // 1.5 * 2^23
+  const float f = __fsub_rn(xc, __fsub_rn(t, 12582912.f));
+  float p = fmaf(f, 0.0550886838f, 0.242604051f);
+  p = fmaf(p, f, 0.693276242f);
+  p = fmaf(p, f, 0.99992894f);
+  const float y = __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+  return x < -126.f ? 0.f : y;
 }
 
 // Ping-pong between the two consumers: each issues its wgmmas only in its turn and then passes
@@ -163,7 +181,7 @@ __device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const 
 // to rounding). The max is taken over the raw scores and scaled after, so each score costs
 // one fma and one ex2: c > 0 keeps the order (a max), c < 0 reverses it (a min), and a zero
 // scale is taken as the smallest normal float, which gives every key the weight 1.0 exactly.
-template <bool Causal>
+template <bool Causal, int PolyEvery>  // PolyEvery > 0: every PolyEvery-th score by exp2_fma
 struct Softmax {
   float m[2], l[2];  // m in log2 units
   float c;           // the scale in log2 units, never 0
@@ -205,7 +223,8 @@ struct Softmax {
     float sum[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
-      s[i] = exp2_approx(fmaf(s[i], c, neg_mx[(i % 4) / 2]));
+      const float x = fmaf(s[i], c, neg_mx[(i % 4) / 2]);
+      s[i] = PolyEvery > 0 && i % PolyEvery == PolyEvery - 1 ? exp2_fma(x) : exp2_approx(x);
       sum[(i % 4) / 2] += s[i];
     }
 #pragma unroll
@@ -228,7 +247,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   if (scale_log2 == 0.f) scale_log2 = 1.17549435e-38f;
   float o[D / 2], s[64], corr[2];
   unsigned int pa[kBN / 4];
-  Softmax<Causal> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
+  Softmax<Causal, D == 64 ? kPolyEvery64 : 0> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
   auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
