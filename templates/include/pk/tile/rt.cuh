@@ -120,8 +120,11 @@ __device__ __forceinline__ T store_value(V x) {
 template <class Tile>
 __device__ __forceinline__ long long tensor_offset(long long i, const long long* shape,
                                                    const long long* origin) {
-  long long coord[4];
-  long long rest = i;
+  // Tile coordinates in 32 bits (kCount < 2^31): a division by a constant extent that is not a
+  // power of two is then a 32-bit multiply-high, not a 64-bit sequence whose temporaries spill.
+  int coord[4];
+  int rest = static_cast<int>(i);
+#pragma unroll
   for (int d = Tile::kRank - 1; d >= 0; --d) {
     coord[d] = rest % Tile::dim(d);
     rest /= Tile::dim(d);
@@ -161,7 +164,10 @@ __device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, 
 template <class Tile>
 __device__ __forceinline__ long long run_offset(long long i, const long long* shape, const long long* origin) {
   if constexpr (Tile::kRank == 1) return origin[0] + i;
-  else return (origin[0] + i / Tile::kCols) * shape[1] + origin[1] + i % Tile::kCols;
+  else {
+    const int e = static_cast<int>(i);  // 32-bit, as tensor_offset
+    return (origin[0] + e / Tile::kCols) * shape[1] + origin[1] + e % Tile::kCols;
+  }
 }
 
 // 8 elements at p (run-aligned: 16 bytes of bf16 / f16, 8 of fp8) to floats, and back.
@@ -333,7 +339,8 @@ __device__ void iota(Tile& t, long long origin, int dim) {
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
-    long long rest = Tile::index(s), coord = 0;
+    int rest = static_cast<int>(Tile::index(s)), coord = 0;  // 32-bit, as tensor_offset
+#pragma unroll
     for (int d = Tile::kRank - 1; d >= 0; --d) {
       if (d == dim) coord = rest % Tile::dim(d);
       rest /= Tile::dim(d);
