@@ -65,7 +65,9 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   } else {
     scale = floatLiteral(facts.getAs<FloatAttr>("scale_value").getValueAsDouble());
   }
-  desc.t.grid = expr("max(1,mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + ")))");
+  // Persistent: at most one block per SM (1 / W of them for ranks sharing a GPU), each walking
+  // its share of the tiles (pk/templates/attention.cuh's run()).
+  desc.t.grid = expr("max(1,min(sms,mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + "))))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
 
   e.os << "\n#include <pk/templates/attention.cuh>\n";

@@ -2,10 +2,10 @@
 // (templates/include/pk/templates/attention.cuh), JIT-compiled by a pkc executable and launched
 // from its launch description: head dims 64 and 128, causal and not, lengths that are not
 // multiples of the 128-row tiles, more keys than queries and the reverse, enough key tiles to
-// wrap the K/V rings several times, and the [H, S, D] forms (attention_heads.pk.cpp) with
-// several heads in one launch, and scales that are large, negative or zero; against a float64
-// reference (attention_reference.h). A q
-// whose columns are not the head dim is refused at the call, launching nothing.
+// wrap the K/V rings several times, the [H, S, D] forms (attention_heads.pk.cpp) with several
+// heads in one launch (more tiles than blocks, so a block walks several), and scales that are
+// large, negative or zero; against a float64 reference (attention_reference.h). A q whose
+// columns are not the head dim is refused at the call, launching nothing.
 #include <pk/jit/compile.h>
 
 #include <map>
@@ -71,6 +71,10 @@ int main() {
       check(ctx, s, hp, d, 200, 333, false, seed += 3, 3);
       check(ctx, s, hp, d, 130, 130, false, seed += 3, 1);
       check(ctx, s, hp, d, 64, 200, false, seed += 3, 40);
+      // More tiles than blocks (the grid is one block per SM): each block walks several tiles,
+      // its rings and Q barrier running on from one tile into the next.
+      check(ctx, s, hp, d, 130, 300, false, seed += 3, 300);
+      check(ctx, s, hc, d, 257, 257, true, seed += 3, 200);
       check(ctx, s, hc, d, 300, 300, true, seed += 3, 3);
       check(ctx, s, hc, d, 129, 129, true, seed += 3, 5);
       // Scales that move the running max by more than the template's slack on many key steps

@@ -61,7 +61,7 @@ struct alignas(1024) SharedStorage {
   bf16 k[L::kStages][L::kBoxes][kBN * kBox];
   bf16 v[L::kStages][L::kBoxes][kBN * kBox];
   Ring<L::kStages> k_ring, v_ring;
-  Mbarrier q_full;
+  Mbarrier q_full, q_empty;  // Q loaded; the consumers' last q k^T of a tile has read Q
 };
 template <int D>
 __host__ __device__ constexpr unsigned int shared_bytes() {
@@ -114,10 +114,10 @@ __device__ __forceinline__ void turn_pass(int consumer) {
 struct BlockTile {
   int head, m0, steps;
 };
+__device__ __forceinline__ int tile_count(const Params& p) { return p.heads * ((p.sq + kBM - 1) / kBM); }
 template <bool Causal>
-__device__ __forceinline__ BlockTile block_tile(const Params& p) {
+__device__ __forceinline__ BlockTile block_tile(const Params& p, int t) {
   const int tiles_m = (p.sq + kBM - 1) / kBM;
-  const int t = blockIdx.x;
   BlockTile b;
   b.head = t / tiles_m;
   const int mt = Causal ? tiles_m - 1 - t % tiles_m : t % tiles_m;
@@ -127,13 +127,18 @@ __device__ __forceinline__ BlockTile block_tile(const Params& p) {
   return b;
 }
 
+// The producer's share of one tile: Q once the consumers are done with the last tile's (the
+// first wait, on a fresh barrier, returns at once), then the K and V steps; the rings' cursors
+// and Q's phase run on across the block's tiles.
 template <int D>
-__device__ __forceinline__ void produce(const Params& p, SharedStorage<D>& ss, const BlockTile& b) {
+__device__ __forceinline__ void produce(const Params& p, SharedStorage<D>& ss, const BlockTile& b,
+                                        RingCursor<Layout<D>::kStages>& kc, RingCursor<Layout<D>::kStages>& vc,
+                                        unsigned int q_phase) {
   using L = Layout<D>;
+  mbarrier_wait_parity(&ss.q_empty, q_phase ^ 1u);
   mbarrier_arrive_expect_tx(&ss.q_full, L::kTileBytes);  // out-of-bounds boxes count fully
   for (int x = 0; x < L::kBoxes; ++x)
     load_async_tensor_3d(ss.q[x], &p.q, x * kBox, b.m0, b.head, &ss.q_full);
-  RingCursor<L::kStages> kc, vc;
   for (int j = 0; j < b.steps; ++j) {
     ss.k_ring.wait_empty(kc);
     mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
@@ -239,7 +244,8 @@ struct Softmax {
 // rescaled and p packed once p v is done with both.
 template <int D, bool Causal>
 __device__ __forceinline__ void consume(const Params& p, float scale, SharedStorage<D>& ss,
-                                        const BlockTile& b, int consumer) {
+                                        const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
+                                        RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
   using L = Layout<D>;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
@@ -251,8 +257,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-  RingCursor<L::kStages> kc, vc;
-  mbarrier_wait_parity(&ss.q_full, 0);
+  mbarrier_wait_parity(&ss.q_full, q_phase);
   // Turns: consumer 0 goes first; both take steps + 1 turns (the first q k^T, then one per key
   // step), and consumer 1 does not pass its last, so every arrival is waited for. No wgmma is
   // issued under a branch (the last step is peeled): ptxas serialises every wgmma of a kernel
@@ -269,6 +274,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
   ss.k_ring.release(kc.stage);
   kc.advance();
+  if (b.steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
   sm.step(s, p, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
   for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
@@ -289,6 +295,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
     ss.k_ring.release(kc.stage);
     kc.advance();
+    if (j + 2 == b.steps) mbarrier_arrive(&ss.q_empty);  // the producer may load the next Q
     const bool rescale = sm.step(s, p, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
     wg::wait<0>();
 #pragma unroll
@@ -315,6 +322,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
   ss.v_ring.release(vc.stage);
+  vc.advance();  // the cursors run on into the block's next tile
   float (&m_run)[2] = sm.m;
   float (&l_run)[2] = sm.l;
   const int lane = t % 32;
@@ -350,27 +358,35 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
 }
 
 // The whole kernel body; the kernel pkc emits wraps it with __launch_bounds__(kThreads, 1) and
-// shared_bytes<D>() of dynamic shared memory, on a grid of heads x ceil(sq / 128) blocks. The
-// scale is p.scale, or the spec's constant.
+// shared_bytes<D>() of dynamic shared memory, on a persistent grid of at most one block per SM:
+// block b takes tiles b, b + grid, ... in order, so the producer loads a tile's Q and first K/V
+// steps while the consumers finish the last one's products and store its output. The scale is
+// p.scale, or the spec's constant.
 template <int D, bool Causal>
 __device__ __forceinline__ void run(const Params& p, float scale) {
   extern __shared__ unsigned char smem_raw[];
   const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
   SharedStorage<D>& ss = *reinterpret_cast<SharedStorage<D>*>((base + 1023ull) & ~1023ull);
-  const BlockTile b = block_tile<Causal>(p);
-  if (b.steps == 0) return;  // no keys: the launch refuses a zero-extent k first; never wait here
+  if (p.sk <= 0) return;  // no keys: the launch refuses a zero-extent k first; never wait here
   if (threadIdx.x == 0) {
     ss.k_ring.init(kConsumers * wg::kThreads);
     ss.v_ring.init(kConsumers * wg::kThreads);
     mbarrier_init(&ss.q_full, 1);
+    mbarrier_init(&ss.q_empty, kConsumers * wg::kThreads);
   }
   __syncthreads();
+  RingCursor<Layout<D>::kStages> kc, vc;
+  unsigned int q_phase = 0;
+  const int tiles = tile_count(p);
   if (wg::index() == 0) {
     wg::release_registers<kProducerRegs>();
-    if (threadIdx.x == 0) produce<D>(p, ss, b);
+    if (threadIdx.x == 0)
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x, q_phase ^= 1u)
+        produce<D>(p, ss, block_tile<Causal>(p, t), kc, vc, q_phase);
   } else {
     wg::claim_registers<kConsumerRegs>();
-    consume<D, Causal>(p, scale, ss, b, wg::index() - 1);
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x, q_phase ^= 1u)
+      consume<D, Causal>(p, scale, ss, block_tile<Causal>(p, t), wg::index() - 1, kc, vc, q_phase);
   }
 }
 
