@@ -65,9 +65,14 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   } else {
     scale = floatLiteral(facts.getAs<FloatAttr>("scale_value").getValueAsDouble());
   }
-  // Persistent: at most one block per SM (1 / W of them for ranks sharing a GPU), each walking
-  // its share of the tiles (pk/templates/attention.cuh's run()).
-  desc.t.grid = expr("max(1,min(sms,mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + "))))");
+  // Non-causal tiles all cost the same: a persistent grid of at most one block per SM (1 / W of
+  // them for ranks sharing a GPU), each walking its share of the tiles in step with the others
+  // (pk/templates/attention.cuh's run()), overlaps a tile's Q and first K/V loads with the last
+  // one's products. Causal tiles cost 1 to S / 128 key steps: static shares drift apart and
+  // spread the blocks over more heads' K and V than L2 holds (measured 16% slower at H32 S16384),
+  // so there a block per tile lets the hardware hand out the next tile to whichever SM is free.
+  const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + "))";
+  desc.t.grid = expr(causal ? "max(1," + tiles + ")" : "max(1,min(sms," + tiles + "))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
 
   e.os << "\n#include <pk/templates/attention.cuh>\n";
