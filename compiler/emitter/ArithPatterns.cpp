@@ -1,6 +1,8 @@
 // Emission patterns for the arith ops that compute indices, counts and scalars.
 #include "Emitter.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -48,6 +50,26 @@ cuda::Pattern call(StringRef fn) {
   };
 }
 
+// Signed division: plain `/` and `%` by a constant other than 0 and -1, else pk::scalar_div /
+// scalar_rem (pk/device/scalar_div.cuh), which give 0 for a zero divisor and wrap the minimum
+// divided by -1 (index arithmetic on run-time values, such as `m / rows_per`, must not be
+// undefined behaviour on the GPU).
+cuda::Pattern division(StringRef sym, StringRef checked) {
+  cuda::Pattern plain = binary(sym);
+  std::string fn = checked.str();
+  return [plain, fn](Emitter &e, Operation *o) -> LogicalResult {
+    llvm::APInt divisor;
+    if (matchPattern(o->getOperand(1), m_ConstantInt(&divisor)) && !divisor.isZero() &&
+        !divisor.isAllOnes())
+      return plain(e, o);
+    std::string type = scalarType(o->getResult(0).getType());
+    if (type.empty()) return o->emitError("no CUDA emission pattern for this operand type");
+    e.line() << "const " << type << " " << e.bind(o->getResult(0), "v") << " = " << fn << "<" << type
+             << ">(" << e.name(o->getOperand(0)) << ", " << e.name(o->getOperand(1)) << ");";
+    return success();
+  };
+}
+
 LogicalResult emitConstant(Emitter &e, Operation *op) {
   auto c = cast<arith::ConstantOp>(op);
   std::string type = scalarType(c.getType());
@@ -90,9 +112,9 @@ void mlir::pk::cuda::addArithPatterns(PatternTable &table) {
   table["arith.addi"] = binary("+");
   table["arith.subi"] = binary("-");
   table["arith.muli"] = binary("*");
-  table["arith.divsi"] = binary("/");
+  table["arith.divsi"] = division("/", "pk::scalar_div");
   table["arith.divui"] = binary("/");
-  table["arith.remsi"] = binary("%");
+  table["arith.remsi"] = division("%", "pk::scalar_rem");
   table["arith.remui"] = binary("%");
   table["arith.addf"] = binary("+");  // f32 scalars: IEEE float arithmetic, as in C++
   table["arith.subf"] = binary("-");

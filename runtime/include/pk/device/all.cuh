@@ -4,6 +4,7 @@
 #include <pk/device/bf16.cuh>
 #include <pk/device/ptx.cuh>
 #include <pk/device/elem.cuh>
+#include <pk/device/scalar_div.cuh>
 #include <pk/device/tensor_map.cuh>
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/signal.cuh>

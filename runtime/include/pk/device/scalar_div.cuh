@@ -1,0 +1,21 @@
+// Integer division of index scalars by a divisor known only at run time, with defined results
+// where C++ has none: by zero it gives 0 (as integer tiles do), and the most negative value
+// divided by -1 wraps instead of overflowing.
+#pragma once
+
+namespace pk {
+
+template <class T>
+__host__ __device__ __forceinline__ T scalar_div(T a, T b) {
+  if (b == 0) return T(0);
+  if (b == T(-1)) return static_cast<T>(T(0) - a);  // two's complement: the minimum wraps to itself
+  return a / b;
+}
+
+template <class T>
+__host__ __device__ __forceinline__ T scalar_rem(T a, T b) {
+  if (b == 0 || b == T(-1)) return T(0);
+  return a % b;
+}
+
+}  // namespace pk
