@@ -122,6 +122,20 @@ void int_divide_test() {
   }
 }
 
+void index_division_test() {
+  const long long n = 2000;  // 8 tiles of 256, the last one partial
+  Dev<long long> x(random_ints<long long>(n, -(1ll << 40), 1ll << 40, 23), {n});
+  for (long long d : {7LL, -3LL, -1LL, 300LL, 0LL}) {
+    Dev<long long> y({n}, poisoned);
+    PKT_LAUNCH(index_division, kGrid)(pk::LaunchContext{}, x.view(), y.view(), d);
+    sync();
+    expect_exact(("index_division by " + std::to_string(d)).c_str(), y.download(), [&](long long i) {
+      const long long origin = i / 256 * 256;
+      return x.host[i] + divided(origin, d) * 1000 + remainder_of(origin, d);
+    });
+  }
+}
+
 void int64_test() {
   const long long n = 5000;
   Dev<long long> a(random_ints<long long>(n, -(1ll << 40), 1ll << 40, 3), {n});
@@ -293,6 +307,7 @@ int main() {
   pkt::require_gpus(1);
   int_arith_test();
   int_divide_test();
+  index_division_test();
   int64_test();
   embedding_test();
   scatter_test();

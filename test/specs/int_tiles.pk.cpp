@@ -74,6 +74,12 @@ PK_KERNEL void count_rows(Tensor<i32, 2> c, Tensor<i32, 1> slot, Tensor<i32, 2> 
     store_add_rows(counts, load<64, 8>(c, t, n), load<64>(slot, t), n);
 }
 
+// Index scalars divided by a run-time value (pk::scalar_div / scalar_rem: 0 by zero): each
+// tile adds its origin's quotient and remainder by d to its elements.
+PK_KERNEL void index_division(Tensor<i64, 1> x, Tensor<i64, 1> y, index d) {
+  for (auto i : tiles(x.size(), {256})) store(y, load<256>(x, i) + (i / d) * 1000 + i % d, i);
+}
+
 // i64 tiles transposed through the stage (8-byte values), in 16 x 48 tiles.
 PK_KERNEL void int64_transpose(Tensor<i64, 2> x, Tensor<i64, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 48})) store(y, transpose(load<16, 48>(x, m, n)) + 1, n, m);
