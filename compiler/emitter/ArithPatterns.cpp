@@ -70,6 +70,16 @@ cuda::Pattern division(StringRef sym, StringRef checked) {
   };
 }
 
+// Math on f32 scalars: the same fp32 expression a tile map computes per element.
+LogicalResult emitScalarMap(Emitter &e, Operation *op) {
+  auto m = cast<ScalarMapOp>(op);
+  const std::string x = e.name(m.getInputs()[0]);
+  const std::string y = m.getInputs().size() > 1 ? e.name(m.getInputs()[1]) : "";
+  e.line() << "const float " << e.bind(m.getResult(), "v") << " = " << mapExpression(m.getKind(), x, y)
+           << ";";
+  return success();
+}
+
 LogicalResult emitConstant(Emitter &e, Operation *op) {
   auto c = cast<arith::ConstantOp>(op);
   std::string type = scalarType(c.getType());
@@ -112,6 +122,7 @@ void mlir::pk::cuda::addArithPatterns(PatternTable &table) {
   table["arith.addi"] = binary("+");
   table["arith.subi"] = binary("-");
   table["arith.muli"] = binary("*");
+  table["pk.scalar_map"] = emitScalarMap;
   table["arith.divsi"] = division("/", "pk::scalar_div");
   table["arith.divui"] = binary("/");
   table["arith.remsi"] = division("%", "pk::scalar_rem");

@@ -84,8 +84,10 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   bool walks = false;
   module.walk([&](TileForeachOp) { walks = true; });
   if (walks) os << "#include <pk/tile/walk.cuh>\n";
-  bool tiles = false, gathers = false, stats = false, scans = false, claims = false, rings = false;
+  bool tiles = false, gathers = false, stats = false, scans = false, claims = false, rings = false,
+       scalarMath = false;
   module.walk([&](Operation *op) {
+    scalarMath |= isa<ScalarMapOp>(op);
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
                  TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
                  TileTransposeOp, TileCumsumOp, TileHistogramOp, TileClaimOp>(op);
@@ -96,6 +98,7 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
     rings |= isa<TileForeachOp>(op) && op->hasAttr("pk.prefetch");
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
+  else if (scalarMath) os << "#include <pk/tile/math.cuh>\n";  // the maps' fp32 functions
   if (gathers) os << "#include <pk/tile/gather.cuh>\n";
   if (stats) os << "#include <pk/tile/row_stats.cuh>\n";
   if (scans) os << "#include <pk/tile/scan.cuh>\n";

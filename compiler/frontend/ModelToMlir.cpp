@@ -211,6 +211,8 @@ private:
     case OpKind::FSub: return def(o, b.create<arith::SubFOp>(l, v(in[0]), v(in[1])));
     case OpKind::FMul: return def(o, b.create<arith::MulFOp>(l, v(in[0]), v(in[1])));
     case OpKind::FDiv: return def(o, b.create<arith::DivFOp>(l, v(in[0]), v(in[1])));
+    case OpKind::ScalarMap:
+      return def(o, b.create<ScalarMapOp>(l, b.getF32Type(), mapKind(o.attr), vs(in)));
     case OpKind::IndexToFloat: {
       Value i64 = b.create<arith::IndexCastOp>(l, b.getI64Type(), v(in[0]));
       return def(o, b.create<arith::SIToFPOp>(l, b.getF32Type(), i64));

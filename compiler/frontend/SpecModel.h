@@ -36,6 +36,7 @@ enum class OpKind {
   FConstant, Splat,                        // an f32 constant (bits in ints[0]); scalar -> tile
   IndexToFloat,                            // an index (a size, a tile origin) as an f32 scalar
   FAdd, FSub, FMul, FDiv,                  // f32 scalar arithmetic (float parameters, constants)
+  ScalarMap,                               // math on f32 scalars (MapKind in attr)
   AllReduce, AllGather, ReduceScatter, AllToAll, StoreTile, AddTile,
   Broadcast, ReduceToRoot, Gather, Scatter,    // rooted collectives (root: operand 2)
   StoreAsync, StoreAddAsync, CommReduce, CommAllReduce, LoadPeer,

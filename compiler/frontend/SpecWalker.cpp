@@ -4,6 +4,7 @@
 // name; range() loops carry the names they assign), so the MLIR side maps ops one to one.
 #include "SpecWalker.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "clang/AST/ASTContext.h"
@@ -583,16 +584,29 @@ private:
   }
 
   int exprInner(const Expr *e) {
+    // A cast the user wrote (`float(x.cols())`, `static_cast<long>(n)`): between integers, or
+    // between floats, the value itself; from an integer to a float, as below.
+    const Expr *toFloat = nullptr;  // an integer expression used as a float
+    if (auto *c = dyn_cast<ExplicitCastExpr>(e->IgnoreParens())) {
+      const Expr *inner = c->getSubExpr()->IgnoreParenImpCasts();
+      const QualType to = c->getType(), from = inner->getType();
+      if ((to->isRealFloatingType() && from->isRealFloatingType()) ||
+          (to->isIntegerType() && from->isIntegerType()))
+        return expr(inner);
+      if (to->isRealFloatingType() && from->isIntegerType()) toFloat = inner;
+    }
     // An index where a float is expected (a mask against a size: `col_index(n) < k.rows()`).
     if (auto *c = dyn_cast<CastExpr>(e->IgnoreParens());
-        c && c->getType()->isRealFloatingType() && c->getSubExpr()->getType()->isIntegerType()) {
-      if (auto *i = dyn_cast<IntegerLiteral>(strip(c->getSubExpr())))
-        return floatConstant(c->getBeginLoc(), static_cast<float>(i->getValue().getSExtValue()));
-      int x = indexExpr(c->getSubExpr());
+        c && c->getType()->isRealFloatingType() && c->getSubExpr()->getType()->isIntegerType())
+      toFloat = c->getSubExpr();
+    if (toFloat) {
+      if (auto *i = dyn_cast<IntegerLiteral>(strip(toFloat)))
+        return floatConstant(toFloat->getBeginLoc(), static_cast<float>(i->getValue().getSExtValue()));
+      int x = indexExpr(toFloat);
       if (x < 0) return -1;
       ValueType t;
       t.kind = ValueType::Scalar;
-      return emitValue(OpKind::IndexToFloat, c->getBeginLoc(), {x}, t);
+      return emitValue(OpKind::IndexToFloat, toFloat->getBeginLoc(), {x}, t);
     }
     e = strip(e);
     SourceLocation l = e->getBeginLoc();
@@ -728,6 +742,15 @@ private:
       in.push_back(v);
     }
     if (failed) return -1;
+    // Only scalars: math on f32 scalars (pk/spec.h declares the float overloads), an index
+    // argument converted first as C++ converts it.
+    if (std::none_of(in.begin(), in.end(), [&](int v) { return typeOf(v).kind == ValueType::Tile; })) {
+      ValueType f;
+      f.kind = ValueType::Scalar;
+      for (int &v : in)
+        if (typeOf(v).kind == ValueType::Index) v = emitValue(OpKind::IndexToFloat, l, {v}, f);
+      return emitValue(OpKind::ScalarMap, l, in, f, {}, int(kind));
+    }
     // A scalar beside a tile (a float beside a float tile, an integer beside an integer one,
     // as pk/spec.h's overloads allow) becomes a tile of that type, every element the scalar.
     for (size_t i = 0; i < in.size(); ++i) {

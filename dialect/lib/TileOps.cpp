@@ -57,6 +57,20 @@ static bool isUnary(MapKind kind) {
   }
 }
 
+LogicalResult ScalarMapOp::verify() {
+  switch (getKind()) {
+  case MapKind::lt: case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq:
+  case MapKind::ne: case MapKind::rem:
+    return emitOpError("'") << stringifyMapKind(getKind()) << "' is not a scalar kind";
+  default: break;
+  }
+  size_t expected = isUnary(getKind()) ? 1 : 2;
+  if (getInputs().size() != expected)
+    return emitOpError("'") << stringifyMapKind(getKind()) << "' takes " << expected
+                            << " operand(s), got " << getInputs().size();
+  return success();
+}
+
 LogicalResult TileMapOp::verify() {
   size_t expected = isUnary(getKind()) ? 1 : 2;
   if (getInputs().size() != expected)

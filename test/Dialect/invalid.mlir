@@ -204,6 +204,24 @@ pk.kernel @k(%a: !pk.tensor<?x?xbf16>, %i: index) {
 // -----
 
 pk.kernel @k() {
+  %x = arith.constant 1.0 : f32
+  // expected-error @+1 {{'pk.scalar_map' op 'sqrt' takes 1 operand(s), got 2}}
+  %r = pk.scalar_map <sqrt> %x, %x
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
+  %x = arith.constant 1.0 : f32
+  // expected-error @+1 {{'pk.scalar_map' op 'lt' is not a scalar kind}}
+  %r = pk.scalar_map <lt> %x, %x
+  pk.return
+}
+
+// -----
+
+pk.kernel @k() {
   %t = pk.tile.zeros : !pk.tile<64xf32>
   // expected-error @+1 {{'pk.tile.map' op 'exp' takes 1 operand(s), got 2}}
   %r = pk.tile.map <exp> %t, %t : !pk.tile<64xf32>, !pk.tile<64xf32> -> !pk.tile<64xf32>

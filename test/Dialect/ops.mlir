@@ -58,6 +58,11 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
   %s = pk.tile.map <add> %r, %r : !pk.tile<128x256xf32>, !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.map <exp> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   %e = pk.tile.map <exp> %s : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
+  %f1 = arith.constant 2.0 : f32
+  // CHECK: pk.scalar_map <rsqrt> %{{.*}}
+  %f2 = pk.scalar_map <rsqrt> %f1
+  // CHECK: pk.scalar_map <max> %{{.*}}, %{{.*}}
+  %f3 = pk.scalar_map <max> %f1, %f2
   // CHECK: pk.tile.reduce_rows <max> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
   %m = pk.tile.reduce_rows <max> %e : !pk.tile<128x256xf32> -> !pk.tile<128x1xf32>
   // CHECK: pk.tile.map <sub> %{{.*}}, %{{.*}} : !pk.tile<128x256xf32>, !pk.tile<128x1xf32> -> !pk.tile<128x256xf32>

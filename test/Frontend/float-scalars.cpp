@@ -39,3 +39,24 @@ PK_KERNEL void scaled(Tensor<f32, 2> x, Tensor<f32, 2> y, float scale, float bia
   float k = per_col * 2.0f - neg;
   for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 128})) store(y, load<16, 128>(x, t, n) * k, t, n);
 }
+
+// Tests math on float scalars (pk.scalar_map, the fp32 expression of the tile map kind) and
+// casts the user writes: float(x.cols()) is the size as a float, static_cast<long> of an index
+// the index itself.
+// CHECK-LABEL: pk.kernel @scalar_math
+// CHECK: %[[COLS:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: %[[R:.*]] = pk.scalar_map <rsqrt> %[[COLS]]
+// CHECK: %[[Q:.*]] = pk.scalar_map <sqrt> %[[EPS:[^ ]*]]
+// CHECK: pk.scalar_map <max> %[[Q]], %{{.*}}
+// CHECK: pk.scalar_map <pow> %[[EPS]], %{{.*}}
+// CHECK: pk.scalar_map <abs>
+// CUDA-LABEL: scalar_math(
+// CUDA: = rsqrtf({{v[0-9]+}});
+// CUDA: = sqrtf(arg2);
+// CUDA: = fmaxf({{v[0-9]+}}, {{c[0-9]+}});
+PK_KERNEL void scalar_math(Tensor<f32, 2> x, Tensor<f32, 2> y, float eps) {
+  for (auto [t, n] : tiles(x.rows(), static_cast<long>(x.cols()), {4, 256})) {
+    const float scale = rsqrt(float(x.cols())) * max(sqrt(eps), 0.25f) - pow(eps, 2.0f) + abs(-eps);
+    store(y, load<4, 256>(x, t, n) * scale, t, n);
+  }
+}

@@ -80,6 +80,17 @@ double tile_row(const DevTensor<T>& x, long long r, long long N, long long c0, l
 
 void rows() {
   {
+    const long long M = 9, N = 700;
+    for (float eps : {0.01f, 0.5f}) {
+      DevTensor<float> x({M, N}, 13), y({M, N}, 0, true);
+      PKT_LAUNCH(scalar_math_scale, kGrid)(pk::LaunchContext{}, x.view(), y.view(), eps);
+      sync();
+      const double scale = 1.0 / std::sqrt(double(N)) * std::max(std::sqrt(double(eps)), 0.25) -
+                           double(eps) * eps + eps;
+      expect("scalar_math_scale", y, [&](long long i) { return x.at(i) * scale; }, 1e-6, 1e-5);
+    }
+  }
+  {
     const long long M = 10, N = 3000, T = 2048;
     const float eps = 1e-5f;
     DevTensor<float> x({M, N}, 11), w({1, N}, 12), y({M, N}, 0, true);

@@ -55,6 +55,15 @@ PK_KERNEL void rms_norm_f32(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> y
   }
 }
 
+// The mean square taken over the whole row by a scale computed from the row length and eps as
+// float scalars (rsqrt, sqrt, max, pow, abs of scalars; float(x.cols())).
+PK_KERNEL void scalar_math_scale(Tensor<f32, 2> x, Tensor<f32, 2> y, float eps) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 256})) {
+    const float scale = rsqrt(float(x.cols())) * max(sqrt(eps), 0.25f) - pow(eps, 2.0f) + abs(-eps);
+    store(y, load<8, 256>(x, m, n) * scale, m, n);
+  }
+}
+
 PK_KERNEL void layer_norm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> b, Tensor<bf16, 2> y,
                           float inv_n, float eps) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {4, 4096})) {

@@ -235,6 +235,23 @@ template <class T, long... S> IfFloat<T, Tile<T, S...>> sin(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> cos(Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> abs(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> pow(Tile<T, S...>, float exponent);
+// The same math on float scalars (kernel arguments, constants, sizes), computed once in fp32:
+// `rsqrt(float(x.cols()))`, `sqrt(eps)`, `max(scale, 1e-6f)`.
+float exp(float);
+float sqrt(float);
+float rsqrt(float);
+float log(float);
+float tanh(float);
+float sigmoid(float);
+float silu(float);
+float gelu(float);
+float gelu_erf(float);
+float sin(float);
+float cos(float);
+float abs(float);
+float pow(float, float exponent);
+float max(float, float);
+float min(float, float);
 // A float scalar (a `float` kernel parameter or a constant such as 0.5f) combines with a tile
 // as a tile whose every element is that value: `x * rsqrt(row_sum(x * x) * inv_n + eps)`.
 template <class T, long... S> IfFloat<T, Tile<T, S...>> operator+(Tile<T, S...>, float);

@@ -96,6 +96,25 @@ def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Pk_ScalarMapOp : Pk_Op<"scalar_map", [Pure]> {
+  let summary = "An element-wise math kind applied to f32 scalars";
+  let description = [{
+    The scalar form of `pk.tile.map` for float kernel arguments, constants and sizes
+    (`rsqrt(float(x.cols()))`, `sqrt(eps)`, `max(scale, 1e-6f)`): the unary math kinds and
+    `add`, `sub`, `mul`, `div`, `max`, `min`, `pow` in fp32, computed by every thread alike.
+    Comparisons and `rem` are not scalar kinds.
+
+    ```mlir
+    %r = pk.scalar_map <rsqrt> %n
+    %m = pk.scalar_map <max> %a, %b
+    ```
+  }];
+  let arguments = (ins Pk_MapKindAttr:$kind, Variadic<F32>:$inputs);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$kind $inputs attr-dict";
+  let hasVerifier = 1;
+}
+
 def Pk_TileSplatOp : Pk_Op<"tile.splat", [Pure]> {
   let summary = "A register tile with every element set to a scalar";
   let description = [{
