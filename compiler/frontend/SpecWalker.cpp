@@ -717,19 +717,24 @@ private:
       // Float arithmetic, an integer operand converted to float first (as C++ does).
       if (k == OpKind::Rem)
         return fail(l, "% takes integers; for floats there is no remainder in the spec language");
-      ValueType f;
-      f.kind = ValueType::Scalar;
-      for (int *side : {&x, &y})
-        if (typeOf(*side).kind == ValueType::Index)
-          *side = emitValue(OpKind::IndexToFloat, l, {*side}, f);
+      x = asFloat(x, l);
+      y = asFloat(y, l);
       const OpKind fk = k == OpKind::Add ? OpKind::FAdd : k == OpKind::Sub ? OpKind::FSub
                         : k == OpKind::Mul ? OpKind::FMul : OpKind::FDiv;
-      v = emitValue(fk, l, {x, y}, f);
+      v = emitValue(fk, l, {x, y}, typeOf(x));
     } else {
       v = emitValue(k, l, {x, y}, ValueType{});
     }
     if (b->isCompoundAssignmentOp()) return assign(b->getLHS(), nullptr, v, l);
     return v;
+  }
+
+  // An index or float scalar as an f32 scalar (an index converted as C++ converts it).
+  int asFloat(int v, SourceLocation l) {
+    if (typeOf(v).kind != ValueType::Index) return v;
+    ValueType f;
+    f.kind = ValueType::Scalar;
+    return emitValue(OpKind::IndexToFloat, l, {v}, f);
   }
 
   int mapOp(MapKind kind, SourceLocation l, std::vector<const Expr *> args) {
@@ -745,11 +750,8 @@ private:
     // Only scalars: math on f32 scalars (pk/spec.h declares the float overloads), an index
     // argument converted first as C++ converts it.
     if (std::none_of(in.begin(), in.end(), [&](int v) { return typeOf(v).kind == ValueType::Tile; })) {
-      ValueType f;
-      f.kind = ValueType::Scalar;
-      for (int &v : in)
-        if (typeOf(v).kind == ValueType::Index) v = emitValue(OpKind::IndexToFloat, l, {v}, f);
-      return emitValue(OpKind::ScalarMap, l, in, f, {}, int(kind));
+      for (int &v : in) v = asFloat(v, l);
+      return emitValue(OpKind::ScalarMap, l, in, typeOf(in[0]), {}, int(kind));
     }
     // A scalar beside a tile (a float beside a float tile, an integer beside an integer one,
     // as pk/spec.h's overloads allow) becomes a tile of that type, every element the scalar.

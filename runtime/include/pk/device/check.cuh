@@ -3,6 +3,7 @@
 #pragma once
 #include <pk/device/launch_context.cuh>
 #include <pk/device/ptx.cuh>
+#include <pk/device/wait.cuh>
 
 namespace pk {
 
@@ -31,14 +32,9 @@ constexpr unsigned int kErrorBadPeer = 4;
 // thread of a block (index scalars are), so the skip never splits a block's barriers.
 __device__ inline bool peer_in_range(const LaunchContext& c, long long p) {
   if (p >= 0 && p < c.world) return true;
-  if (threadIdx.x == 0 && c.error != nullptr && atomic_cas_u32(&c.error->code, 0u, kErrorBadPeer) == 0u) {
-    c.error->rank = c.rank;
-    c.error->slot = -1;
-    c.error->block = static_cast<int>(blockIdx.x);
-    c.error->expected = static_cast<unsigned long long>(c.world);
-    c.error->seen = static_cast<unsigned long long>(p);
-    __threadfence_system();
-  }
+  if (threadIdx.x == 0)
+    record_wait_timeout(c, -1, static_cast<unsigned long long>(c.world), static_cast<unsigned long long>(p),
+                        kErrorBadPeer);
   return false;
 }
 

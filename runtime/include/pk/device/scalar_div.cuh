@@ -8,7 +8,8 @@ namespace pk {
 template <class T>
 __host__ __device__ __forceinline__ T scalar_div(T a, T b) {
   if (b == 0) return T(0);
-  if (b == T(-1)) return static_cast<T>(T(0) - a);  // two's complement: the minimum wraps to itself
+  // Negated in unsigned arithmetic, which wraps: the minimum comes back as itself.
+  if (b == T(-1)) return static_cast<T>(0ull - static_cast<unsigned long long>(a));
   return a / b;
 }
 

@@ -6,7 +6,8 @@
 namespace pk {
 
 // Records a timed-out wait in the host-visible error slot; the first error of a launch wins.
-// code: 1 for a flag wait, 3 for an LL wait (slot is then the source rank; see WaitError).
+// code: 1 for a flag wait, 3 for an LL wait (slot is then the source rank; see WaitError), and
+// 4 for a tile addressed to a rank outside the world (pk/device/check.cuh's peer_in_range).
 __device__ __forceinline__ void record_wait_timeout(const LaunchContext& c, int slot,
                                                     unsigned long long expected,
                                                     unsigned long long seen,
