@@ -65,14 +65,12 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   } else {
     scale = floatLiteral(facts.getAs<FloatAttr>("scale_value").getValueAsDouble());
   }
-  // Non-causal tiles all cost the same: a persistent grid of at most one block per SM (1 / W of
-  // them for ranks sharing a GPU), each walking its share of the tiles in step with the others
-  // (pk/templates/attention.cuh's run()), overlaps a tile's Q and first K/V loads with the last
-  // one's products. Causal tiles cost 1 to S / 128 key steps: static shares drift apart and
-  // spread the blocks over more heads' K and V than L2 holds (measured 16% slower at H32 S16384),
-  // so there a block per tile lets the hardware hand out the next tile to whichever SM is free.
+  // A persistent grid of at most one block per SM (1 / W of them for ranks sharing a GPU)
+  // overlaps a tile's Q and first K/V loads with the last one's products
+  // (pk/templates/attention.cuh's run()). Causal kernels take their tiles from the ticket.
+  desc.field(FK::ticket, "ticket");
   const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + "))";
-  desc.t.grid = expr(causal ? "max(1," + tiles + ")" : "max(1,min(sms," + tiles + "))");
+  desc.t.grid = expr("max(1,min(sms," + tiles + "))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
 
   e.os << "\n#include <pk/templates/attention.cuh>\n";

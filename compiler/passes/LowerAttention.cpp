@@ -342,11 +342,12 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                        "; Hopper attention template: 128 query rows per block (2 consumer warpgroups, "
                        "wgmma for q k^T from shared memory and for p v with p in registers), K and V "
                        "by TMA in 128-key tiles through separate rings, exp2 softmax in fp32; " +
-                       Twine(a.causal ? "a block per tile, handed to whichever SM is free (causal tiles "
-                                        "cost 1 to S / 128 key steps)"
-                                      : "a persistent grid of one block per SM walking tiles of equal "
-                                        "cost, the next tile's Q and K/V loaded under the last one's "
-                                        "products") +
+                       "a persistent grid of one block per SM, the next tile's Q and K/V loaded under "
+                       "the last one's products; " +
+                       Twine(a.causal ? "each block takes the next unclaimed tile from a counter (causal "
+                                        "tiles cost 1 to S / 128 key steps, so fixed shares would drift "
+                                        "apart)"
+                                      : "each block walks a fixed share of tiles of equal cost") +
                        "; the spec's tile sizes only set the order of fp32 additions, so retiling is "
                        "exact up to rounding");
     markLowered(a.storeO);

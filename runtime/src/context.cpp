@@ -38,6 +38,8 @@ Result<std::unique_ptr<Context>> Context::create(Exchange& ex, ContextOptions op
   PK_RETURN_IF_ERROR(check_rank_placement(ex, c->stream_));
   PK_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&c->error_), sizeof(WaitError)));
   PK_CUDA_TRY(cudaMemset(c->error_, 0, sizeof(WaitError)));
+  PK_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&c->tickets_), sizeof(unsigned long long) * kTileTickets));
+  PK_CUDA_TRY(cudaMemset(c->tickets_, 0, sizeof(unsigned long long) * kTileTickets));
   // Zeroed here, once: the counters only ever grow afterwards.
   PK_ASSIGN_OR_RETURN(c->flags_, SymmetricBuffer::allocate(
                                      ex, sizeof(unsigned long long) * options.flag_slots, true));
@@ -50,6 +52,7 @@ Context::~Context() {
   for (auto& l : landings_) (void)l.free();
   (void)flags_.free();
   if (error_) cudaFree(error_);
+  if (tickets_) cudaFree(tickets_);
   if (owns_stream_ && stream_) cudaStreamDestroy(stream_);
 }
 
@@ -71,6 +74,18 @@ void Context::order_launch() { ex_->order_launch(++launches_, timeout_ns_); }
 void Context::retract_launch(const std::string& kernel) {
   auto it = kernel_flags_.find(kernel);
   if (it != kernel_flags_.end() && it->second.epoch > 0) --it->second.epoch;
+}
+
+Result<TileTicket> Context::tile_ticket(const std::string& kernel) {
+  auto it = ticket_words_.find(kernel);
+  if (it == ticket_words_.end()) {
+    if (ticket_words_.size() >= kTileTickets)
+      return Status::error("no tile counter left for kernel '" + kernel + "': " +
+                           std::to_string(kTileTickets) + " kernels already use this context's");
+    it = ticket_words_.emplace(kernel, TicketWord{static_cast<int>(ticket_words_.size()), 0}).first;
+  }
+  // Launch numbers start at 1: the zeroed word (number 0) reads as no launch's.
+  return TileTicket{tickets_ + it->second.index, ++it->second.epoch};
 }
 
 Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bool with_landing) {

@@ -88,7 +88,8 @@ Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>
 Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t,
                                                          const std::vector<TemplateArg>& args,
                                                          const HostValues& values,
-                                                         const LaunchContext& ctx) {
+                                                         const LaunchContext& ctx,
+                                                         const TileTicket& ticket) {
   std::vector<unsigned char> block(t.params_bytes, 0);
   const int world = static_cast<int>(values.world);
   for (const ParamField& f : t.fields) {
@@ -119,6 +120,7 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         }
         break;
       case ParamField::Kind::ctx: std::memcpy(at, &ctx, sizeof(ctx)); break;
+      case ParamField::Kind::ticket: std::memcpy(at, &ticket, sizeof(ticket)); break;
       case ParamField::Kind::i32: {
         PK_ASSIGN_OR_RETURN(long long v, evaluate_host_expr(f.value, values));
         if (v < INT_MIN || v > INT_MAX) return Status::error(who + " = " + std::to_string(v) + " does not fit an int");
@@ -197,7 +199,17 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
   } else {
     ctx.order_launch();
   }
-  Result<std::vector<unsigned char>> block = build_template_params(t, args, values, lc);
+  TileTicket ticket{};
+  if (std::any_of(t.fields.begin(), t.fields.end(),
+                  [](const ParamField& f) { return f.kind == ParamField::Kind::ticket; })) {
+    Result<TileTicket> taken = ctx.tile_ticket(t.kernel);
+    if (!taken.is_ok()) {
+      ctx.retract_launch(key);
+      return taken.status();
+    }
+    ticket = *taken;
+  }
+  Result<std::vector<unsigned char>> block = build_template_params(t, args, values, lc, ticket);
   if (!block.is_ok()) {
     ctx.retract_launch(key);
     return block.status();

@@ -6,6 +6,7 @@
 
 #include <pk/device/launch_context.cuh>
 #include <pk/device/tensor_map.cuh>
+#include <pk/device/tile_ticket.cuh>
 
 namespace pk {
 namespace {
@@ -17,7 +18,7 @@ const struct {
   const char* name;
 } kKinds[] = {{Kind::tmap, "tmap"}, {Kind::tmaps, "tmaps"}, {Kind::ctx, "ctx"},
               {Kind::i32, "i32"},   {Kind::f32, "f32"},     {Kind::ptr, "ptr"},
-              {Kind::ptrs, "ptrs"}};
+              {Kind::ptrs, "ptrs"}, {Kind::ticket, "ticket"}};
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -116,6 +117,7 @@ std::size_t param_field_bytes(Kind kind) {
     case Kind::f32: return sizeof(float);
     case Kind::ptr: return sizeof(void*);
     case Kind::ptrs: return sizeof(void*) * PK_MAX_RANKS;
+    case Kind::ticket: return sizeof(TileTicket);
   }
   return 0;
 }
@@ -129,6 +131,7 @@ std::size_t param_field_align(Kind kind) {
     case Kind::f32: return alignof(float);
     case Kind::ptr:
     case Kind::ptrs: return alignof(void*);
+    case Kind::ticket: return alignof(TileTicket);
   }
   return 1;
 }

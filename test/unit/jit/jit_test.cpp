@@ -168,6 +168,10 @@ TEST(JitCompile, SequencesKeepTheirPartsThroughTheCache) {
     ASSERT_TRUE(g.is_ok()) << g.status().message();
     ASSERT_EQ(g->parts().size(), 2u);
     EXPECT_EQ(g->parts()[1].tmpl.kernel, "gathered_attention_launch1");  // the attention template
+    // Its tile counter (pk-param ... ticket), last, parses back as a ticket field.
+    ASSERT_FALSE(g->parts()[1].tmpl.fields.empty());
+    EXPECT_EQ(g->parts()[1].tmpl.fields.back().member, "ticket");
+    EXPECT_EQ(g->parts()[1].tmpl.fields.back().kind, pk::ParamField::Kind::ticket);
     EXPECT_TRUE(g->info().loops.empty());
   }
 }

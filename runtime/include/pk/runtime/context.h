@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <pk/device/launch_context.cuh>
+#include <pk/device/tile_ticket.cuh>
 #include <pk/runtime/exchange.h>
 #include <pk/runtime/symmetric.h>
 
@@ -40,6 +41,8 @@ struct CopyEngineState;
 
 // Flag slots each named kernel owns (emitted kernels index slot * gridDim.x + blockIdx.x).
 constexpr int kKernelFlagRegion = 2048;
+// Tile counters (pk/device/tile_ticket.cuh) a context holds: one per kernel name.
+constexpr int kTileTickets = 256;
 
 class Context {
  public:
@@ -82,6 +85,12 @@ class Context {
   // rank must make the same calls.
   void retract_launch(const std::string& kernel);
 
+  // The tile counter of the kernel named `kernel` for its next launch (a new launch number on
+  // the kernel's own word): what a persistent kernel with a dynamic tile order takes tiles from.
+  // Needs no flag region, so any number of shapes may be launched; an error past kTileTickets
+  // kernel names.
+  Result<TileTicket> tile_ticket(const std::string& kernel);
+
   // Synchronises the stream, reads the error slot and clears it. A timeout becomes
   // "rank R timed out waiting on flag slot S in block B: expected >= E, saw V". After a timeout
   // the ranks' counters disagree: create a new context before launching again.
@@ -104,6 +113,12 @@ class Context {
   bool owns_stream_ = false;
   SymmetricBuffer flags_;
   WaitError* error_ = nullptr;
+  unsigned long long* tickets_ = nullptr;  // kTileTickets words, zeroed once
+  struct TicketWord {
+    int index;
+    unsigned long long epoch;  // launches that took this word
+  };
+  std::map<std::string, TicketWord> ticket_words_;
   unsigned long long epoch_ = 0;
   unsigned long long launches_ = 0;  // launch contexts handed out, both kinds (order_launch)
   unsigned long long landing_bytes_ = 0;

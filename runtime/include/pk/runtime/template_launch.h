@@ -73,11 +73,12 @@ Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<lon
                                          const std::vector<int>& box);
 
 // The block (t.params_bytes, zero where no field lies), evaluated with `values` (world, rank,
-// sms, argument extents); `ctx` is the launch's context.
+// sms, argument extents); `ctx` is the launch's context and `ticket` its tile counter.
 Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t,
                                                          const std::vector<TemplateArg>& args,
                                                          const HostValues& values,
-                                                         const LaunchContext& ctx);
+                                                         const LaunchContext& ctx,
+                                                         const TileTicket& ticket = {});
 
 // Launches `kernel` (the template kernel `t` describes; its arguments already checked) for
 // ctx's next epoch on `stream`: the grid from the sizes and this rank's SMs, the outputs it

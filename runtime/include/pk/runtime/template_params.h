@@ -11,6 +11,7 @@
 //   f32    a float: scalar argument <a> (a float kernel argument, for an epilogue)
 //   ptr    argument <a>'s local data pointer
 //   ptrs   PK_MAX_RANKS pointers: symmetric argument <a> on every rank, null past world
+//   ticket the kernel's tile counter for this launch (pk::TileTicket, Context::tile_ticket)
 // Expressions are those of pk-host-check lines (pk/runtime/host_check.h), with `rank` and `sms`.
 // `zero` arguments have their local data zeroed on the launch stream first (outputs that the
 // kernel accumulates into). pkc also writes static_asserts of every offset and of the block's
@@ -26,7 +27,7 @@
 namespace pk {
 
 struct ParamField {
-  enum class Kind { tmap, tmaps, ctx, i32, f32, ptr, ptrs };
+  enum class Kind { tmap, tmaps, ctx, i32, f32, ptr, ptrs, ticket };
   Kind kind = Kind::i32;
   std::size_t offset = 0;
   std::string member;  // the Params member it fills (for diagnostics and the static_asserts)

@@ -15,6 +15,7 @@
 #include <pk/device/bf16.cuh>
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/tensor_map.cuh>
+#include <pk/device/tile_ticket.cuh>
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/ring.cuh>
 #include <pk/templates/tma3d.cuh>
@@ -42,6 +43,7 @@ struct Params {
   int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
   int lse_pitch;
   float scale;
+  TileTicket ticket;  // the causal kernels' tile counter
 };
 
 template <int D>
@@ -62,6 +64,7 @@ struct alignas(1024) SharedStorage {
   bf16 v[L::kStages][L::kBoxes][kBN * kBox];
   Ring<L::kStages> k_ring, v_ring;
   Mbarrier q_full, q_empty;  // Q loaded; the consumers' last q k^T of a tile has read Q
+  int tile;                  // causal: the tile whose Q q_full announces; -1: no more tiles
 };
 template <int D>
 __host__ __device__ constexpr unsigned int shared_bytes() {
@@ -358,10 +361,16 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
 }
 
 // The whole kernel body; the kernel pkc emits wraps it with __launch_bounds__(kThreads, 1) and
-// shared_bytes<D>() of dynamic shared memory, on a persistent grid of at most one block per SM:
-// block b takes tiles b, b + grid, ... in order, so the producer loads a tile's Q and first K/V
-// steps while the consumers finish the last one's products and store its output. The scale is
-// p.scale, or the spec's constant.
+// shared_bytes<D>() of dynamic shared memory, on a persistent grid of at most one block per SM,
+// so the producer loads a tile's Q and first K/V steps while the consumers finish the last
+// one's products and store its output. Non-causal tiles all cost the same: block b takes tiles
+// b, b + grid, ... in order. Causal tiles cost 1 to S / 128 key steps, and fixed shares drift
+// apart (measured 16 % slower at H32 S16384): there block b starts with tile b and then takes
+// the next unclaimed one from p.ticket, in the order a block per tile would run them (a head's
+// heavy tiles first, heads in turn), so the blocks at work share few heads' K and V in L2. The
+// producer takes it just before it needs the next Q (after the consumers' last q k^T) and hands
+// it to the consumers in ss.tile with Q's full barrier; -1 and a bare arrival end the walk. The
+// scale is p.scale, or the spec's constant.
 template <int D, bool Causal>
 __device__ __forceinline__ void run(const Params& p, float scale) {
   extern __shared__ unsigned char smem_raw[];
@@ -380,13 +389,32 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
   const int tiles = tile_count(p);
   if (wg::index() == 0) {
     wg::release_registers<kProducerRegs>();
-    if (threadIdx.x == 0)
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x, q_phase ^= 1u)
-        produce<D>(p, ss, block_tile<Causal>(p, t), kc, vc, q_phase);
+    if (threadIdx.x != 0) return;
+    for (int t = blockIdx.x; t < tiles; q_phase ^= 1u) {
+      produce<D>(p, ss, block_tile<Causal>(p, t), kc, vc, q_phase);
+      if (!Causal) {
+        t += gridDim.x;
+        continue;
+      }
+      t = static_cast<int>(gridDim.x) + take_tile(p.ticket);  // tiles below the grid start blocks
+      // ss.tile is free once the consumers released this tile's Q (they read it before); the
+      // next produce() waits on the same phase again, and its q_full arrival publishes ss.tile.
+      mbarrier_wait_parity(&ss.q_empty, q_phase);
+      ss.tile = t < tiles ? t : -1;
+      if (t >= tiles) mbarrier_arrive(&ss.q_full);
+    }
   } else {
     wg::claim_registers<kConsumerRegs>();
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x, q_phase ^= 1u)
+    for (int t = blockIdx.x; t < tiles; q_phase ^= 1u) {
       consume<D, Causal>(p, scale, ss, block_tile<Causal>(p, t), wg::index() - 1, kc, vc, q_phase);
+      if (!Causal) {
+        t += gridDim.x;
+        continue;
+      }
+      mbarrier_wait_parity(&ss.q_full, q_phase ^ 1u);  // consume() waits on it again
+      t = ss.tile;
+      if (t < 0) break;
+    }
   }
 }
 
