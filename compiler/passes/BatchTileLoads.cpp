@@ -45,7 +45,7 @@ bool batchable(Operation &op) {
   if (isa<TileLoadOp>(op))
     return cast<TileType>(op.getResult(0).getType()).getMemorySpace() == MemorySpace::reg;
   if (isa<TileStoreOp, TileMapOp, TileCastOp, TileZerosOp, TileSplatOp, TileSelectOp,
-          TileIotaOp, TileReduceRowsOp, TileReshapeOp, DimOp, YieldOp>(op))
+          TileIotaOp, TileReduceRowsOp, TileReshapeOp, ScalarMapOp, DimOp, YieldOp>(op))
     return true;
   return op.getDialect() && op.getDialect()->getNamespace() == "arith";
 }

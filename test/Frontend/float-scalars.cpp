@@ -1,5 +1,6 @@
 // RUN: pkc %s --emit=mlir -o - | FileCheck %s
 // RUN: pkc %s -o - | FileCheck %s --check-prefix=CUDA
+// RUN: pkc %s --kernel=scalar_math --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // Tests float scalar arithmetic as C++ writes it: + - * / of float parameters and literals
 // (arith.addf, subf, mulf, divf), an integer operand converted to float first, and unary minus
 // of a float (times -1); the result combines with tiles like any float scalar.
@@ -50,6 +51,9 @@ PK_KERNEL void scaled(Tensor<f32, 2> x, Tensor<f32, 2> y, float scale, float bia
 // CHECK: pk.scalar_map <max> %[[Q]], %{{.*}}
 // CHECK: pk.scalar_map <pow> %[[EPS]], %{{.*}}
 // CHECK: pk.scalar_map <abs>
+// Scalar math leaves the blocks independent, so the kernel takes the general path's block
+// choice (it took the 512-thread default, unexplained, while pk.scalar_map was not counted).
+// EXPLAIN: general path: pk.kernel {{.*}} threads per block, {{[0-9]+}} block(s) per SM: no block waits on another
 // CUDA-LABEL: scalar_math(
 // CUDA: = rsqrtf({{v[0-9]+}});
 // CUDA: = sqrtf(arg2);

@@ -282,6 +282,35 @@ void expert_offsets_test() {
   PKT_CHECK(bad == 0, "expert_offsets sums: " + std::to_string(bad) + " of " + std::to_string(n) + " wrong");
 }
 
+void counts_2d_test() {
+  const long long R = 10, C = 70, tm = (R + 3) / 4, tn = (C + 63) / 64, E = 8;  // clipped both ways
+  Dev<int> ids(random_ints<int>(R * C, 0, E + 1, 24), {R, C});  // mostly 0..7, some 8 (not counted)
+  Dev<int> counts({tm * tn * E}, poisoned);
+  const long long nx = 300, ns = 600;  // sums run past x's end
+  std::vector<float> xs(nx);
+  std::mt19937 g(25);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : xs) v = u(g);
+  Dev<float> x(xs, {nx});
+  Dev<float> sums({ns}, poisoned);
+  PKT_LAUNCH(counts_2d, kGrid)(pk::LaunchContext{}, ids.view(), counts.view(), x.view(), sums.view());
+  sync();
+  std::vector<long long> want(tm * tn * E, 0);
+  for (long long r = 0; r < R; ++r)
+    for (long long c = 0; c < C; ++c)
+      if (ids.host[r * C + c] < E) ++want[((r / 4) * tn + c / 64) * E + ids.host[r * C + c]];
+  expect_exact("counts_2d counts", counts.download(), [&](long long i) { return want[i]; });
+  const auto got = sums.download();
+  long long bad = 0;
+  double run = 0;
+  for (long long i = 0; i < ns; ++i) {
+    const double v = i < nx ? xs[i] + 1.0 : 0.0;  // padding, plus 1, still adds nothing
+    run = i % 256 == 0 ? v : run + v;
+    bad += !(std::fabs(got[i] - run) <= 1e-4 * (1 + std::fabs(run)));
+  }
+  PKT_CHECK(bad == 0, "counts_2d sums: " + std::to_string(bad) + " of " + std::to_string(ns) + " wrong");
+}
+
 void expert_rows_test() {
   const long long R = 90, H = 200;
   Dev<int> counts(std::vector<int>{40, 77, 0, 1000}, {4});  // 1000: past x's rows, clipped by x
@@ -314,6 +343,7 @@ int main() {
   combine_test();
   int64_transpose_test();
   expert_offsets_test();
+  counts_2d_test();
   expert_rows_test();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("int_tiles_test");

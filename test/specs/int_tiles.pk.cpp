@@ -98,6 +98,16 @@ PK_KERNEL void expert_offsets(Tensor<i32, 1> expert, Tensor<i32, 1> counts, Tens
   }
 }
 
+// Counts of a 2-D index tile clipped in both dimensions: counts[b, e] for tile b (row-major
+// over the 4 x 64 tiles) counts its elements equal to e; padding rows and columns count nowhere.
+// A running sum of values made from padding (x + 1) adds nothing past the tensor's end.
+PK_KERNEL void counts_2d(Tensor<i32, 2> ids, Tensor<i32, 1> counts, Tensor<f32, 1> x, Tensor<f32, 1> sums) {
+  index tiles_n = (ids.cols() + 63) / 64;
+  for (auto [m, n] : tiles(ids.rows(), ids.cols(), {4, 64}))
+    store(counts, histogram<8>(load<4, 64>(ids, m, n)), (m / 4 * tiles_n + n / 64) * 8);
+  for (auto i : tiles(sums.size(), {256})) store(sums, cumsum(load<256>(x, i) + 1.0f), i);
+}
+
 // The 16-row tiles of x that start below counts[e], scaled by scale[e]: a tile loop bounded by
 // a count read from a tensor (the tokens an expert received), and a float read the same way.
 // As everywhere, a tile is clipped at the tensor's edge, not at the loop's bound.

@@ -1,6 +1,6 @@
 // Running sums and counts of register tiles (pk/tile/rt.cuh): the per-expert counts and
 // offsets of an MoE layout. Both pass through the block's shared-memory stage; integers stay
-// exact, and a clipped load's padding (past the tile's valid0) counts as nothing.
+// exact, and a clipped load's padding (and anything computed from it) counts as nothing.
 #pragma once
 #include <pk/tile/rows.cuh>
 
@@ -51,11 +51,14 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
   out.valid1 = in.valid1;
 }
 
-// out (E counts, i32) = how many elements of the integer tile ids equal each of 0..E-1.
+// out (E counts, i32) = how many elements of the integer tile ids equal each of 0..E-1. A
+// clipped load's padding is no index: elements past valid0 along dimension 0 or past valid1
+// along dimension 1 count nowhere (not as value 0).
 template <class Out, class Ids>
 __device__ void histogram(Out& out, const Ids& ids, float* stage) {
   static_assert(Out::kRank == 1 && is_integer_v<typename Ids::elem>, "counts of an integer tile");
   constexpr long long bins_count = Out::kCount, per_row = Ids::kCount / Ids::dim(0);
+  constexpr long long per_col = per_row / Ids::dim(1);  // elements per index along dimension 1
   static_assert(bins_count <= kStageFloats, "histogram: too many bins");
   int* bins = reinterpret_cast<int*>(stage);
   __syncthreads();
@@ -64,7 +67,7 @@ __device__ void histogram(Out& out, const Ids& ids, float* stage) {
 #pragma unroll
   for (int s = 0; s < Ids::kSlots; ++s) {
     const long long i = Ids::index(s);
-    if (i >= Ids::kCount || i / per_row >= ids.valid0) continue;
+    if (i >= Ids::kCount || i / per_row >= ids.valid0 || i % per_row / per_col >= ids.valid1) continue;
     const long long v = ids.v[s];
     if (v >= 0 && v < bins_count) atomicAdd(bins + v, 1);
   }
