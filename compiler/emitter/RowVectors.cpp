@@ -196,9 +196,12 @@ bool servedByRows(Emitter &e, Value v, int64_t rows, const std::string &layout, 
         if (!servedByRows(e, result, rows, layout, self, made, depth + 1)) return false;
         continue;
       }
+      // A broadcast against a full tile of those rows (not an outer one, [M, 1] x [1, N],
+      // which broadcasts the column to the full shape through the stage first).
       auto full = dyn_cast<TileType>(result.getType());
       if (isa<TileMapOp>(user) && full && full.getShape().size() == 2 &&
-          rowsTypeName(e, full) == layout)
+          rowsTypeName(e, full) == layout &&
+          llvm::any_of(user->getOperands(), [&](Value x) { return x.getType() == result.getType(); }))
         continue;
       return false;
     }

@@ -257,9 +257,22 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
              << ");";
     return success();
   }
-  // One operand is a rows x 1 or 1 x cols tile broadcast against the other.
-  bool vecFirst = a.getType() != map.getResult().getType();
-  Value full = vecFirst ? b : a, vec = vecFirst ? a : b;
+  // Neither operand has the result's shape ([M, 1] x [1, N]): the first is broadcast to it
+  // first, through the stage, and the second against that.
+  std::string fullName;
+  if (a.getType() != map.getResult().getType() && b.getType() != map.getResult().getType()) {
+    if (rowStatsLayout(e, a) || rowStatsLayout(e, b))
+      return op->emitError("internal: a column of row statistics in registers met an outer broadcast");
+    fullName = e.fresh("tile");
+    e.line() << tileTypeName(map.getResult().getType(), e.threads) << " " << fullName << ";";
+    e.line() << "pk::tile::broadcast_to(" << fullName << ", " << e.name(a) << ", pk_stage);";
+    a = Value();
+  }
+  // One operand broadcasts against the other: a rows x 1 or 1 x cols tile of a 2-D one, a
+  // one-element tile, or any tile whose extents are the result's or 1.
+  bool vecFirst = a && a.getType() != map.getResult().getType();
+  Value vec = vecFirst ? a : b;
+  if (fullName.empty()) fullName = e.name(vecFirst ? b : a);
   auto vecType = cast<TileType>(vec.getType());
   // Dividing by an f32 row or column vector multiplies by its reciprocals, computed once per
   // vector element instead of a full-precision division per tile element (softmax's e /
@@ -274,7 +287,7 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   if (rv.empty() && rowStatsLayout(e, vec))
     return op->emitError("internal: a column of row statistics in registers did not rebuild here");
   if (!rv.empty()) {
-    e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << rv << ", "
+    e.line() << "pk::tile::map_broadcast(" << out << ", " << fullName << ", " << rv << ", "
              << (vecFirst ? "true" : "false") << ", " << f << ", nullptr);";
     return success();
   }
@@ -286,7 +299,7 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   }
   // A one-element vector is in every thread (pk/tile/rt.cuh): no stage (TileShared.cpp).
   const bool staged = vecType.getNumElements() > 1;
-  e.line() << "pk::tile::map_broadcast(" << out << ", " << e.name(full) << ", " << vecName
+  e.line() << "pk::tile::map_broadcast(" << out << ", " << fullName << ", " << vecName
            << ", " << (vecFirst ? "true" : "false") << ", " << f << ", "
            << (staged ? "pk_stage" : "nullptr") << ");";
   return success();

@@ -763,14 +763,12 @@ private:
       t.smem = false;
       in[i] = emitValue(OpKind::Splat, l, {in[i]}, t);
     }
-    // A broadcast takes the shape of its larger operand (the verifier checks the other).
+    // A broadcast takes, in each dimension, the extent of the operand that is not 1 there
+    // (pk/spec.h's Broadcast; the verifier checks the rest): [M, 1] x [1, N] is M x N.
     ValueType result = typeOf(in[0]);
-    auto count = [](const ValueType &t) {
-      int64_t n = 1;
-      for (int64_t s : t.shape) n *= s;
-      return n;
-    };
-    if (in.size() == 2 && count(typeOf(in[1])) > count(result)) result = typeOf(in[1]);
+    if (in.size() == 2 && typeOf(in[1]).shape.size() == result.shape.size())
+      for (size_t d = 0; d < result.shape.size(); ++d)
+        if (result.shape[d] == 1) result.shape[d] = typeOf(in[1]).shape[d];
     result.smem = false;
     return emitValue(OpKind::Map, l, in, result, {}, int(kind));
   }

@@ -92,27 +92,30 @@ LogicalResult TileMapOp::verify() {
     break;
   default: break;
   }
-  bool full = false;
+  // Each operand has the result's type, or (binary kinds) broadcasts to it: a register tile of
+  // its rank and element type whose extents are the result's or 1, the result's extents being
+  // those of an operand in every dimension (a row against a tile, [M, 1] x [1, N], ...).
+  SmallVector<bool> reached(out.getRank(), false);
   for (Value in : getInputs()) {
     auto t = cast<TileType>(in.getType());
     if (t == out) {
-      full = true;
+      reached.assign(out.getRank(), true);
       continue;
     }
-    // A rows x 1 or 1 x cols register tile broadcast against a 2-D result, or a one-element
-    // register tile of the result's rank against any result (every thread holds its element).
-    const bool sameKind = expected == 2 && t.getElementType() == out.getElementType() &&
-                          t.getMemorySpace() == MemorySpace::reg && t.getRank() == out.getRank();
-    bool broadcast = sameKind && (t.getNumElements() == 1 ||
-                                  (out.getRank() == 2 &&
-                                   ((t.getShape()[0] == out.getShape()[0] && t.getShape()[1] == 1) ||
-                                    (t.getShape()[0] == 1 && t.getShape()[1] == out.getShape()[1]))));
+    bool broadcast = expected == 2 && t.getElementType() == out.getElementType() &&
+                     t.getMemorySpace() == MemorySpace::reg && t.getRank() == out.getRank();
+    for (int64_t d = 0; broadcast && d < out.getRank(); ++d) {
+      broadcast = t.getShape()[d] == out.getShape()[d] || t.getShape()[d] == 1;
+      if (t.getShape()[d] == out.getShape()[d]) reached[d] = true;
+    }
     if (!broadcast)
-      return emitOpError("operands must have the result's tile type, or one of them be a rows x 1 "
-                         "or 1 x cols tile, or a one-element tile, broadcast against it; got ")
+      return emitOpError("operands must have the result's tile type, or broadcast to it (a "
+                         "register tile of its rank and element type, each extent the result's "
+                         "or 1); got ")
              << t << " for " << out;
   }
-  if (!full) return emitOpError("one operand must have the result's tile type");
+  if (!llvm::all_of(reached, [](bool r) { return r; }))
+    return emitOpError("the result ") << out << " must take each extent from an operand";
   return success();
 }
 

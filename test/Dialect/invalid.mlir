@@ -232,7 +232,7 @@ pk.kernel @k() {
 
 pk.kernel @k() {
   %t = pk.tile.zeros : !pk.tile<64xf32>
-  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or one of them be a rows x 1 or 1 x cols tile, or a one-element tile, broadcast against it}}
+  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or broadcast to it (a register tile of its rank and element type, each extent the result's or 1)}}
   %r = pk.tile.map <neg> %t : !pk.tile<64xf32> -> !pk.tile<32xf32>
   pk.return
 }
@@ -242,7 +242,7 @@ pk.kernel @k() {
 pk.kernel @k() {
   %t = pk.tile.zeros : !pk.tile<64x32xf32>
   %v = pk.tile.zeros : !pk.tile<32x1xf32>
-  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or one of them be a rows x 1 or 1 x cols tile, or a one-element tile, broadcast against it}}
+  // expected-error @+1 {{'pk.tile.map' op operands must have the result's tile type, or broadcast to it (a register tile of its rank and element type, each extent the result's or 1)}}
   %r = pk.tile.map <sub> %t, %v : !pk.tile<64x32xf32>, !pk.tile<32x1xf32> -> !pk.tile<64x32xf32>
   pk.return
 }
@@ -251,9 +251,9 @@ pk.kernel @k() {
 
 pk.kernel @k() {
   %v = pk.tile.zeros : !pk.tile<64x1xf32>
-  %w = pk.tile.zeros : !pk.tile<1x32xf32>
-  // expected-error @+1 {{'pk.tile.map' op}}
-  %r = pk.tile.map <add> %v, %w : !pk.tile<64x1xf32>, !pk.tile<1x32xf32> -> !pk.tile<64x32xf32>
+  %w = pk.tile.zeros : !pk.tile<1x1xf32>
+  // expected-error @+1 {{'pk.tile.map' op the result '!pk.tile<64x64xf32>' must take each extent from an operand}}
+  %r = pk.tile.map <add> %v, %w : !pk.tile<64x1xf32>, !pk.tile<1x1xf32> -> !pk.tile<64x64xf32>
   pk.return
 }
 

@@ -71,6 +71,14 @@ pk.kernel @tiles(%a: !pk.tensor<?x?xbf16>, %b: !pk.sym<?x?xbf16>, %c: !pk.tensor
   %iv = pk.tile.zeros : !pk.tile<64xi32>
   %one = pk.tile.zeros : !pk.tile<1xi32>
   %iv1 = pk.tile.map <add> %iv, %one : !pk.tile<64xi32>, !pk.tile<1xi32> -> !pk.tile<64xi32>
+  // Broadcasts in any dimension, from both sides: an outer product, and a bias over heads.
+  // CHECK: pk.tile.map <mul> %{{.*}}, %{{.*}} : !pk.tile<128x1xf32>, !pk.tile<1x256xf32> -> !pk.tile<128x256xf32>
+  %row = pk.tile.zeros : !pk.tile<1x256xf32>
+  %outer = pk.tile.map <mul> %m, %row : !pk.tile<128x1xf32>, !pk.tile<1x256xf32> -> !pk.tile<128x256xf32>
+  // CHECK: pk.tile.map <add> %{{.*}}, %{{.*}} : !pk.tile<4x16x64xf32>, !pk.tile<1x1x64xf32> -> !pk.tile<4x16x64xf32>
+  %heads = pk.tile.zeros : !pk.tile<4x16x64xf32>
+  %bias = pk.tile.zeros : !pk.tile<1x1x64xf32>
+  %hb = pk.tile.map <add> %heads, %bias : !pk.tile<4x16x64xf32>, !pk.tile<1x1x64xf32> -> !pk.tile<4x16x64xf32>
   // CHECK: pk.tile.map <gelu_erf> %{{.*}} : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   %g = pk.tile.map <gelu_erf> %d : !pk.tile<128x256xf32> -> !pk.tile<128x256xf32>
   // CHECK: pk.tile.splat %{{.*}} : f32 -> !pk.tile<128x256xf32>

@@ -435,6 +435,27 @@ void elementwise_ints() {
     expect("bias_gelu_3d", y, [&](long long i) { return gelu_erf(x.at(i) + bias.at(i % D)); }, 1e-6, 1e-5);
   }
   {
+    const long long B = 6, S = 20, D = 100;  // tails in every dimension
+    DevTensor<float> x({B, S, D}, 60), bias({1, 1, D}, 61), w({B, 1, D}, 62), y({B, S, D}, 0, true);
+    PKT_LAUNCH(broadcast_3d, kGrid)(pk::LaunchContext{}, x.view(), bias.view(), w.view(), y.view());
+    sync();
+    expect("broadcast_3d", y, [&](long long i) {
+      const long long b = i / (S * D), s = i / D % S, d = i % D;
+      const double t = static_cast<float>(x.at(i) + bias.at(d));
+      return (t - x.at((b * S + s) * D)) * w.at(b * D + d);
+    }, 1e-6, 1e-5);
+  }
+  {
+    const long long M = 45, N = 100;
+    DevTensor<float> u({M, 1}, 63), v({1, N}, 64), y({M, N}, 0, true);
+    PKT_LAUNCH(outer_product, kGrid)(pk::LaunchContext{}, u.view(), v.view(), y.view());
+    sync();
+    expect("outer_product", y, [&](long long i) {
+      const long long r = i / N, c = i % N;
+      return u.at(r) * v.at(c) - v.at(c);
+    }, 1e-6, 1e-5);
+  }
+  {
     const long long M = 37, N = 100;
     DevTensor<float> x({M, N}, 34), mu({M, 1}, 35), inv({M, 1}, 36), g({1, N}, 37), y({M, N}, 0, true);
     PKT_LAUNCH(row_col_broadcast, kGrid)(pk::LaunchContext{}, x.view(), mu.view(), inv.view(), g.view(), y.view());

@@ -257,6 +257,21 @@ PK_KERNEL void bias_gelu_3d(Tensor<f32, 3> x, Tensor<f32, 3> bias, Tensor<f32, 3
     store(y, gelu_erf(load<16, 64>(x, b, s, d) + load<1, 64>(bias, 0, 0, d)), b, s, d);
 }
 
+// Broadcasts of any rank: a [1, 1, D] bias over 4 x 16 x 64 tiles of [B, S, D], each tile
+// minus its rows' first element ([4, 16, 1]), times a per-batch row ([4, 1, 64] of w [B, 1, D]).
+PK_KERNEL void broadcast_3d(Tensor<f32, 3> x, Tensor<f32, 3> bias, Tensor<f32, 3> w, Tensor<f32, 3> y) {
+  for (auto [b, s, d] : tiles(x.dim(0), x.dim(1), x.dim(2), {4, 16, 64})) {
+    auto t = load<4, 16, 64>(x, b, s, d) + load<1, 1, 64>(bias, 0, 0, d);
+    store(y, (t - load<4, 16, 1>(x, b, s, 0)) * load<4, 1, 64>(w, b, 0, d), b, s, d);
+  }
+}
+
+// Outer products: y = u[r] * v[c] - v[c] (an [M, 1] column times a [1, N] row, both ways).
+PK_KERNEL void outer_product(Tensor<f32, 2> u, Tensor<f32, 2> v, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(y.rows(), y.cols(), {32, 64}))
+    store(y, load<32, 1>(u, m, 0) * load<1, 64>(v, 0, n) - load<1, 64>(v, 0, n) * 1.0f, m, n);
+}
+
 // Row and column broadcasts in 16 x 48 tiles: y = (x - mu[r]) * inv[r] * g[c] (f32).
 PK_KERNEL void row_col_broadcast(Tensor<f32, 2> x, Tensor<f32, 2> mu, Tensor<f32, 2> inv, Tensor<f32, 2> g,
                                  Tensor<f32, 2> y) {

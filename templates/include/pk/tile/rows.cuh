@@ -200,17 +200,26 @@ __device__ void map_broadcast(Full& out, const Full& full, const RowValues<Made,
   }
 }
 
-// out = f(full, vec) (or f(vec, full) with vec_first) where vec is a rows x 1 or 1 x cols tile
-// broadcast along the other dimension of the rows x cols tile `full`.
-template <class Full, class Vec, class F>
-__device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
-                                     float* stage) {
-  static_assert(Full::kRank == 2 && Vec::kRank == 2, "broadcasts are between 2-D tiles");
-  constexpr bool by_row = Vec::dim(1) == 1 && Vec::dim(0) == Full::dim(0);
-  static_assert(by_row || (Vec::dim(0) == 1 && Vec::dim(1) == Full::dim(1)),
-                "broadcast a rows x 1 or 1 x cols tile");
-  out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
-  out.valid1 = by_row ? full.valid1 : min(full.valid1, vec.valid1);
+// The index in a tile of Vec's shape of the element that broadcasts to element i of a tile of
+// Full's shape (Vec's extents are Full's or 1, as pk.tile.map's verifier requires).
+template <class Full, class Vec>
+__device__ __forceinline__ long long broadcast_index(long long i) {
+  static_assert(Vec::kRank == Full::kRank, "a broadcast keeps the rank");
+  long long j = 0, vec_stride = 1;
+#pragma unroll
+  for (int d = Full::kRank - 1; d >= 0; --d) {
+    if (Vec::dim(d) != 1) j += i % Full::dim(d) * vec_stride;
+    i /= Full::dim(d);
+    vec_stride *= Vec::dim(d);
+  }
+  return j;
+}
+
+// Calls g(s, y) for each of this thread's slots s of a Full-shaped tile with y the element of
+// vec that broadcasts to it, vec passing through the stage in chunks of its capacity.
+template <class Full, class Vec, class G>
+__device__ __forceinline__ void for_each_broadcast(const Vec& vec, float* stage, G g) {
+  static_assert(Full::kRank == Vec::kRank, "a broadcast keeps the rank");
   using V = typename Vec::value;  // the stage holds the vector's own values (ints stay exact)
   constexpr long long cap = kStageFloats * sizeof(float) / sizeof(V);
   V* st = reinterpret_cast<V*>(stage);
@@ -226,12 +235,40 @@ __device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec
     for (int s = 0; s < Full::kSlots; ++s) {
       const long long i = Full::index(s);
       if (i >= Full::kCount) continue;
-      const long long j = by_row ? i / Full::dim(1) : i % Full::dim(1);
-      if (j < j0 || j >= j0 + cap) continue;
-      const V x = full.v[s], y = st[j - j0];
-      out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
+      const long long j = broadcast_index<Full, Vec>(i);
+      if (j >= j0 && j < j0 + cap) g(s, st[j - j0]);
     }
   }
+}
+
+// Valid extents along dimensions 0 and 1 of a broadcast's result: an operand counts in a
+// dimension where it has the result's extent (a vector's padding rows are padding there too).
+template <class Out, class Vec>
+__device__ __forceinline__ long long broadcast_valid(int d, long long out_valid, const Vec& vec) {
+  const long long vec_valid = d == 0 ? vec.valid0 : vec.valid1;
+  return Vec::dim(d) == Out::dim(d) && vec_valid < out_valid ? vec_valid : out_valid;
+}
+
+// out = f(full, vec) (or f(vec, full) with vec_first) where vec broadcasts to full's shape
+// (each extent full's or 1: a rows x 1 or 1 x cols tile of a 2-D one, a bias row of heads).
+template <class Full, class Vec, class F>
+__device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
+                                     float* stage) {
+  out.valid0 = broadcast_valid<Full>(0, full.valid0, vec);
+  out.valid1 = broadcast_valid<Full>(1, full.valid1, vec);
+  for_each_broadcast<Full>(vec, stage, [&](int s, typename Vec::value y) {
+    const auto x = full.v[s];
+    out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
+  });
+}
+
+// out = vec broadcast to out's shape, where neither operand of a map has the result's shape
+// ([M, 1] x [1, N]): the map then broadcasts its other operand against out.
+template <class Out, class Vec>
+__device__ void broadcast_to(Out& out, const Vec& vec, float* stage) {
+  out.valid0 = broadcast_valid<Out>(0, Out::dim(0), vec);
+  out.valid1 = broadcast_valid<Out>(1, Out::dim(1), vec);
+  for_each_broadcast<Out>(vec, stage, [&](int s, typename Vec::value y) { out.v[s] = y; });
 }
 
 // out = f(full, vec) (or f(vec, full)): vec a rows x 1 or 1 x cols tile (through the stage), or
