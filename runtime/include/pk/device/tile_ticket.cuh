@@ -19,17 +19,22 @@ struct TileTicket {
 #ifdef __CUDACC__
 // The next tile of this launch (0, 1, 2, ... across all blocks): one atomicAdd, which the L2
 // serves back to back for any number of blocks (a compare-and-swap loop measured 1.3-2.3x
-// slower causal attention: a take per retry round trip). The first take of a launch finds
-// another launch's number; it then swaps in this launch's word with the count at 1 and takes
-// 0, unless another take got in between (a stale add that the swap must also wipe, or the swap
-// itself), and adds again.
+// slower causal attention: a take per retry round trip). The first takes of a launch find
+// another launch's number: they swap in this launch's, with the count at 1 for the one whose
+// swap lands (it takes 0), from whatever stale value the word holds, and the others add again.
+// Stale takers never add twice while the word is stale, so once their first adds are in, the
+// next swap lands (adding again before swapping, as a first version did, let two stale takers
+// spoil each other's expected value forever).
 __device__ __forceinline__ int take_tile(const TileTicket& t) {
   const unsigned long long mine = t.epoch & 0xffffffffull;
   unsigned long long seen = atomicAdd(t.word, 1ull);
   while ((seen >> 32) != mine) {
-    const unsigned long long stale = seen + 1;  // the word after this add, if no one else's
-    if (atomicCAS(t.word, stale, (mine << 32) | 1ull) == stale) return 0;
-    seen = atomicAdd(t.word, 1ull);
+    const unsigned long long now = *reinterpret_cast<volatile unsigned long long*>(t.word);
+    if ((now >> 32) == mine) {
+      seen = atomicAdd(t.word, 1ull);
+    } else if (atomicCAS(t.word, now, (mine << 32) | 1ull) == now) {
+      return 0;
+    }
   }
   return static_cast<int>(seen & 0xffffffffull);
 }
