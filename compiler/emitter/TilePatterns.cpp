@@ -74,18 +74,19 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
 namespace {
 
 // The integer C++ expression of a map kind on integer tiles (the verifier admits only these
-// kinds there): wrapping arithmetic, division and remainder by zero give 0.
+// kinds there): wrapping arithmetic (pk/tile/int_math.cuh: signed overflow is undefined in C++),
+// division and remainder by zero give 0.
 std::string integerMapExpression(MapKind kind) {
   switch (kind) {
-  case MapKind::add: return "x + y";
-  case MapKind::sub: return "x - y";
-  case MapKind::mul: return "x * y";
-  case MapKind::div: return "y == 0 ? 0 : x / y";
-  case MapKind::rem: return "y == 0 ? 0 : x % y";
+  case MapKind::add: return "pk::tile::wrap_add(x, y)";
+  case MapKind::sub: return "pk::tile::wrap_sub(x, y)";
+  case MapKind::mul: return "pk::tile::wrap_mul(x, y)";
+  case MapKind::div: return "pk::tile::wrap_div(x, y)";
+  case MapKind::rem: return "pk::tile::wrap_rem(x, y)";
   case MapKind::max: return "x > y ? x : y";
   case MapKind::min: return "x < y ? x : y";
-  case MapKind::neg: return "-x";
-  case MapKind::abs: return "x < 0 ? -x : x";
+  case MapKind::neg: return "pk::tile::wrap_neg(x)";
+  case MapKind::abs: return "pk::tile::wrap_abs(x)";
   case MapKind::lt: return "x < y ? 1 : 0";
   case MapKind::le: return "x <= y ? 1 : 0";
   case MapKind::gt: return "x > y ? 1 : 0";

@@ -13,10 +13,10 @@ using namespace pk;
 // CHECK: __shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];
 // CHECK: pk::tile::rt<int, 1, 32, 1, 1, 1, {{[0-9]+}}> [[ID:tile[0-9]+]];
 // CHECK: pk::tile::fill([[LO:tile[0-9]+]], arg3);
-// CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return x - y; });
+// CHECK: pk::tile::map([[S:tile[0-9]+]], [[ID]], [[LO]], [](int x, int y) { return pk::tile::wrap_sub(x, y); });
 // CHECK: const pk::tile::Divisor [[D:divisor[0-9]+]](pk::tile::convert<int>({{c[0-9]+}}));
 // CHECK: pk::tile::map({{tile[0-9]+}}, [[S]], [&](int x) { return [[D]].rem(x); });
-// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [[D]].rem([](int x, int y) { return x - y; }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3))); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
+// CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [[D]].rem([](int x, int y) { return pk::tile::wrap_sub(x, y); }(pk::tile::convert<int>(pk::tile::read_scalar(arg0.data, arg0.shape, {{i[0-9]+}} + r)), pk::tile::convert<int>(arg3))); }, min(32LL, pk::tile::valid_rows(32LL, arg0.shape, {{[{]}}{{i[0-9]+}}})));
 // CHECK: pk::tile::load_rows([[R:tile[0-9]+]], [[RV]], arg1.data, arg1.shape, {{.*}}, pk_stage);
 // CHECK-NOT: row_values
 // CHECK: pk::tile::store_rows<true>({{tile[0-9]+}}, [[RV]], arg2.data, arg2.shape, {{.*}}, pk_stage);

@@ -16,6 +16,7 @@
 #include <pk/device/reduce.cuh>
 #include <pk/device/store.cuh>
 #include <pk/tile/divisor.cuh>
+#include <pk/tile/int_math.cuh>
 #include <pk/tile/math.cuh>
 #include <pk/tile/walk.cuh>
 
