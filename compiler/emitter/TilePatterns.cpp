@@ -392,15 +392,9 @@ LogicalResult emitTranspose(Emitter &e, Operation *op) {
   return success();
 }
 
-// Prefix sums keep the tile's values and one total per thread in the stage.
+// Prefix sums pass the tile through the stage in chunks (pk/tile/scan.cuh), any length.
 LogicalResult emitCumsum(Emitter &e, Operation *op) {
   auto c = cast<TileCumsumOp>(op);
-  TileType t = c.getInput().getType();
-  const int64_t words = t.getElementType().getIntOrFloatBitWidth() > 32 ? 2 : 1;
-  if ((t.getNumElements() + e.threads) * words > 4096)
-    return op->emitError("the general tile path sums at most ")
-           << 4096 / words - e.threads << " elements of this type at once in blocks of "
-           << e.threads << " threads (this tile has " << t.getNumElements() << ")";
   std::string out = declare(e, c.getResult(), "tile");
   e.line() << "pk::tile::cumsum(" << out << ", " << e.name(c.getInput()) << ", pk_stage);";
   return success();

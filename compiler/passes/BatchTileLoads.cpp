@@ -149,7 +149,10 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       Block *home = v.getParentBlock();
       for (Operation *user : v.getUsers()) {
         Operation *top = home->findAncestorOpInBlock(*user);
-        if (top && end.count(top)) to = std::max(to, end[top]);
+        // A prefix sum or a transpose writes a tile of its operand's size while it still reads
+        // the operand: both live there (an element-wise op writes over its dying operand).
+        const bool copies = isa<TileCumsumOp, TileTransposeOp>(user);
+        if (top && end.count(top)) to = std::max(to, end[top] + (copies ? 1 : 0));
       }
       for (int64_t i = from; i < std::max(to, from + 1) && i < next; ++i)
         live[i] += slotsPerThread(tile, threads);

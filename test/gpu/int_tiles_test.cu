@@ -311,6 +311,32 @@ void counts_2d_test() {
   PKT_CHECK(bad == 0, "counts_2d sums: " + std::to_string(bad) + " of " + std::to_string(ns) + " wrong");
 }
 
+void long_cumsum_test() {
+  const long long nx = 20000, na = 12345;  // partial last tiles
+  std::vector<float> xs(nx);
+  std::mt19937 g(26);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : xs) v = u(g);
+  Dev<float> x(xs, {nx});
+  Dev<float> y({nx}, poisoned);
+  Dev<long long> a(random_ints<long long>(na, -(1ll << 40), 1ll << 40, 27), {na});
+  Dev<long long> b({na}, poisoned);
+  PKT_LAUNCH(long_cumsum, kGrid)(pk::LaunchContext{}, x.view(), y.view(), a.view(), b.view());
+  sync();
+  const auto got = y.download();
+  long long bad = 0;
+  double run = 0;
+  for (long long i = 0; i < nx; ++i) {
+    run = i % 8192 == 0 ? xs[i] : run + xs[i];
+    bad += !(std::fabs(got[i] - run) <= 1e-3 * (1 + std::fabs(run)));
+  }
+  PKT_CHECK(bad == 0, "long_cumsum f32: " + std::to_string(bad) + " of " + std::to_string(nx) + " wrong");
+  long long irun = 0;
+  std::vector<long long> want(na);
+  for (long long i = 0; i < na; ++i) want[i] = irun = (i % 5000 == 0 ? 0 : irun) + a.host[i];
+  expect_exact("long_cumsum i64", b.download(), [&](long long i) { return want[i]; });
+}
+
 void expert_rows_test() {
   const long long R = 90, H = 200;
   Dev<int> counts(std::vector<int>{40, 77, 0, 1000}, {4});  // 1000: past x's rows, clipped by x
@@ -344,6 +370,7 @@ int main() {
   int64_transpose_test();
   expert_offsets_test();
   counts_2d_test();
+  long_cumsum_test();
   expert_rows_test();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("int_tiles_test");

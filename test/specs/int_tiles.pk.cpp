@@ -116,3 +116,10 @@ PK_KERNEL void expert_rows(Tensor<i32, 1> counts, Tensor<f32, 1> scale, Tensor<f
   for (auto [m, n] : tiles(counts.at(e), x.cols(), {16, 128}))
     store(y, load<16, 128>(x, m, n) * scale.at(e), m, n);
 }
+
+// Running sums longer than the shared-memory stage, which they pass through in chunks: f32 tiles
+// of 8192 and i64 tiles of 5000 (the stage holds 2048 of them, less a total per thread).
+PK_KERNEL void long_cumsum(Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<i64, 1> a, Tensor<i64, 1> b) {
+  for (auto i : tiles(x.size(), {8192})) store(y, cumsum(load<8192>(x, i)), i);
+  for (auto i : tiles(a.size(), {5000})) store(b, cumsum(load<5000>(a, i)), i);
+}

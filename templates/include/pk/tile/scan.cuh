@@ -7,45 +7,52 @@
 namespace pk {
 namespace tile {
 
-// out = the inclusive prefix sums of the 1-D tile in: each thread sums a contiguous chunk of
-// the staged values, thread 0 turns the chunk totals into offsets, and each thread adds its
-// offset back (two passes over the values, three barriers).
+// out = the inclusive prefix sums of the 1-D tile in, through the stage in chunks of its
+// capacity (less a total per thread and the carry): each thread sums a contiguous part of the
+// chunk's staged values, thread 0 turns the part totals into offsets that start at the sum of
+// the chunks before, and each thread adds its offset back (two passes over the values, four
+// barriers a chunk).
 template <class Out, class In>
 __device__ void cumsum(Out& out, const In& in, float* stage) {
   static_assert(In::kRank == 1 && Out::kCount == In::kCount, "prefix sums of a 1-D tile");
   using V = typename In::value;
   constexpr long long n = In::kCount, threads = In::kThreads;
-  static_assert((n + threads) * sizeof(V) <= kStageFloats * sizeof(float), "cumsum: tile too long");
+  constexpr long long cap = kStageFloats * static_cast<long long>(sizeof(float)) / sizeof(V) - threads - 1;
+  static_assert(cap >= threads, "cumsum: the stage holds too few values for the block");
   V* values = reinterpret_cast<V*>(stage);
-  V* totals = values + n;
-  __syncthreads();  // earlier users of the stage are done
+  V* totals = values + cap;  // threads part totals, then the carry
+  for (long long j0 = 0; j0 < n; j0 += cap) {
+    const long long len = n - j0 < cap ? n - j0 : cap;
+    __syncthreads();  // earlier users of the stage (and the last chunk's reads) are done
 #pragma unroll
-  for (int s = 0; s < In::kSlots; ++s) {
-    const long long i = In::index(s);
-    if (i < n) values[i] = i < in.valid0 ? in.v[s] : V(0);
-  }
-  __syncthreads();
-  constexpr long long chunk = (n + threads - 1) / threads;
-  const long long lo = threadIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
-  V sum = 0;
-  for (long long i = lo; i < hi; ++i) values[i] = sum += values[i];
-  totals[threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    V run = 0;
-    for (long long t = 0; t < threads; ++t) {
-      const V x = totals[t];
-      totals[t] = run;
-      run += x;
+    for (int s = 0; s < In::kSlots; ++s) {
+      const long long i = In::index(s);
+      if (i >= j0 && i < j0 + len) values[i - j0] = i < in.valid0 ? in.v[s] : V(0);
     }
-  }
-  __syncthreads();
-  for (long long i = lo; i < hi; ++i) values[i] += totals[threadIdx.x];
-  __syncthreads();
+    __syncthreads();
+    const long long part = (len + threads - 1) / threads;
+    const long long lo = threadIdx.x * part, hi = lo + part < len ? lo + part : len;
+    V sum = 0;
+    for (long long i = lo; i < hi; ++i) values[i] = sum += values[i];
+    totals[threadIdx.x] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      V run = j0 == 0 ? V(0) : totals[threads];
+      for (long long t = 0; t < threads; ++t) {
+        const V x = totals[t];
+        totals[t] = run;
+        run += x;
+      }
+      totals[threads] = run;
+    }
+    __syncthreads();
+    for (long long i = lo; i < hi; ++i) values[i] += totals[threadIdx.x];
+    __syncthreads();
 #pragma unroll
-  for (int s = 0; s < Out::kSlots; ++s) {
-    const long long o = Out::source(s);
-    if (o < n) out.v[s] = convert<typename Out::elem>(values[o]);
+    for (int s = 0; s < Out::kSlots; ++s) {
+      const long long o = Out::source(s);
+      if (o >= j0 && o < j0 + len) out.v[s] = convert<typename Out::elem>(values[o - j0]);
+    }
   }
   out.valid0 = in.valid0;
   out.valid1 = in.valid1;
