@@ -11,56 +11,15 @@
 namespace {
 
 using pk::bf16;
+using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::poisoned;
+using pkt::random_ints;
 
 constexpr int kGrid = 132;
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
-
-enum Poisoned { poisoned };  // a tag: a braced shape must never pick the values constructor
-
-// A device copy of host values, or a poisoned buffer of a shape.
-template <class T>
-struct Dev {
-  std::vector<T> host;
-  T* dev = nullptr;
-  std::vector<long long> shape;
-  Dev(std::vector<T> values, std::vector<long long> s) : host(std::move(values)), shape(std::move(s)) {
-    PKT_CUDA(cudaMalloc(&dev, host.size() * sizeof(T)));
-    PKT_CUDA(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  Dev(std::vector<long long> s, Poisoned) : shape(std::move(s)) {
-    long long n = 1;
-    for (long long d : shape) n *= d;
-    host.resize(n);
-    PKT_CUDA(cudaMalloc(&dev, n * sizeof(T)));
-    PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
-  }
-  ~Dev() { cudaFree(dev); }
-  pk::Tensor<T> view() const {
-    pk::Tensor<T> t{};
-    t.data = dev;
-    for (size_t d = 0; d < 4; ++d) t.shape[d] = d < shape.size() ? shape[d] : 1;
-    t.numel = static_cast<long long>(host.size());
-    return t;
-  }
-  std::vector<T> download() const {
-    std::vector<T> v(host.size());
-    const cudaError_t e = cudaMemcpy(v.data(), dev, v.size() * sizeof(T), cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
-    return v;
-  }
-};
-
-template <class T>
-std::vector<T> random_ints(long long n, long long lo, long long hi, unsigned seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_int_distribution<long long> u(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(u(g));
-  return v;
-}
 
 // Every element of got against want(i), exactly.
 template <class T, class F>

@@ -17,8 +17,11 @@ namespace {
 
 using pk::bf16;
 using pk::f16;
+using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::poisoned;
+using pkt::random_ints;
 
 constexpr int kGrid = 132;  // block counts; thread counts are each kernel's pk_<name>::kThreads
 constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
@@ -28,50 +31,6 @@ double gelu_erf(double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0)));
 double silu(double t) { return t / (1 + std::exp(-t)); }
 float bf16_round(float x) { return pkt::to_host(pkt::from_host<bf16>(x)); }
 float f16_round(float x) { return pkt::to_host(pkt::from_host<f16>(x)); }
-
-enum Poisoned { poisoned };
-
-// Integer (or any) device tensor from given host values, or poisoned.
-template <class T>
-struct Dev {
-  std::vector<T> host;
-  T* dev = nullptr;
-  std::vector<long long> shape;
-  Dev(std::vector<T> values, std::vector<long long> s) : host(std::move(values)), shape(std::move(s)) {
-    PKT_CUDA(cudaMalloc(&dev, host.size() * sizeof(T)));
-    PKT_CUDA(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  Dev(std::vector<long long> s, Poisoned) : shape(std::move(s)) {
-    long long n = 1;
-    for (long long d : shape) n *= d;
-    host.resize(n);
-    PKT_CUDA(cudaMalloc(&dev, n * sizeof(T)));
-    PKT_CUDA(pkt::poison(dev, n * sizeof(T)));
-  }
-  ~Dev() { cudaFree(dev); }
-  pk::Tensor<T> view() const {
-    pk::Tensor<T> t{};
-    t.data = dev;
-    for (size_t d = 0; d < 4; ++d) t.shape[d] = d < shape.size() ? shape[d] : 1;
-    t.numel = static_cast<long long>(host.size());
-    return t;
-  }
-  std::vector<T> download() const {
-    std::vector<T> v(host.size());
-    const cudaError_t e = cudaMemcpy(v.data(), dev, v.size() * sizeof(T), cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) pkt::fail(std::string("download: ") + cudaGetErrorString(e));
-    return v;
-  }
-};
-
-template <class T>
-std::vector<T> random_ints(long long n, long long lo, long long hi, unsigned seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_int_distribution<long long> u(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(u(g));
-  return v;
-}
 
 // Every integer of `out` against want(i), within `tol`.
 template <class T>

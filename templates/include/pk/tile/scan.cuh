@@ -18,7 +18,7 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
   using V = typename In::value;
   constexpr long long n = In::kCount, threads = In::kThreads;
   constexpr long long cap = kStageFloats * static_cast<long long>(sizeof(float)) / sizeof(V) - threads - 1;
-  static_assert(cap >= threads, "cumsum: the stage holds too few values for the block");
+  static_assert(cap > 0, "cumsum: the stage holds no values beside the block's totals");
   V* values = reinterpret_cast<V*>(stage);
   V* totals = values + cap;  // threads part totals, then the carry
   for (long long j0 = 0; j0 < n; j0 += cap) {
