@@ -3,6 +3,8 @@
 // like the spec. Loops that match a Hopper template never get here (pk-lower-gemm).
 #include "Emitter.h"
 #include "pk/Passes/TileShared.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -185,8 +187,21 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
 
 // `if (...) ` that skips a tile access to `x.on(peer)` when the rank is outside the world (the
 // launch then reports it, pk/device/check.cuh); nothing for this rank's own copy.
+// Whether `peer` is within ranks 0..W-1 by construction: this rank, or the variable of a range
+// loop from a non-negative constant to world_size() by a positive constant step (a loop over
+// the peers). Such accesses need no run-time guard.
+bool peerInRangeByConstruction(Value peer) {
+  if (peer.getDefiningOp<RankOp>()) return true;
+  auto arg = dyn_cast<BlockArgument>(peer);
+  auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : scf::ForOp();
+  if (!loop || loop.getInductionVar() != peer) return false;
+  auto lb = getConstantIntValue(loop.getLowerBound()), step = getConstantIntValue(loop.getStep());
+  return lb && *lb >= 0 && step && *step > 0 && loop.getUpperBound().getDefiningOp<WorldSizeOp>();
+}
+
 std::string peerGuard(Emitter &e, Value peer) {
-  return peer ? "if (pk::peer_in_range(ctx, " + e.name(peer) + ")) " : "";
+  if (!peer || peerInRangeByConstruction(peer)) return "";
+  return "if (pk::peer_in_range(ctx, " + e.name(peer) + ")) ";
 }
 
 // A register tile written (or added) into rank p's copy of a symmetric tensor: the general

@@ -208,7 +208,8 @@ __device__ __forceinline__ long long broadcast_index(long long i) {
   long long j = 0, vec_stride = 1;
 #pragma unroll
   for (int d = Full::kRank - 1; d >= 0; --d) {
-    if (Vec::dim(d) != 1) j += i % Full::dim(d) * vec_stride;
+    // i < kCount, so what is left of it at dimension 0 is already its index there.
+    if (Vec::dim(d) != 1) j += (d == 0 ? i : i % Full::dim(d)) * vec_stride;
     i /= Full::dim(d);
     vec_stride *= Vec::dim(d);
   }
