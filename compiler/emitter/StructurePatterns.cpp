@@ -315,6 +315,21 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   }
   std::string total = "1LL";
   for (auto &c : counts) total += " * " + c;
+  // A tile loop inside another one's body (directly or through a range loop) belongs to the
+  // block that runs the outer tile: that block walks all of its tiles in order (dealing them
+  // to the blocks again would run tile (i, j) only where i and j meet the same block).
+  if (loop->getParentOfType<TileForeachOp>()) {
+    std::string t = e.fresh("pk_tile"), walk = e.fresh("pk_walk");
+    declareWalk(e, walk, counts, "0", "1");
+    e.line() << "for (long long " << t << " = 0; " << t << " < " << total << "; ++" << t << ", "
+             << walk << ".advance()) {";
+    e.indent();
+    bindTileOrigins(e, loop, walk);
+    if (failed(e.emitBlock(loop.getBody().front()))) return failure();
+    e.dedent();
+    e.line() << "}";
+    return success();
+  }
   if (auto stages = loop->getAttrOfType<IntegerAttr>("pk.prefetch"))
     return emitPrefetchedForeach(e, loop, stages.getInt(), counts, total);
   auto batchAttr = loop->getAttrOfType<IntegerAttr>("pk.batch");
@@ -363,9 +378,13 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   return success();
 }
 
-// The C++ type of a value a loop carries: an index or a register tile.
+// The C++ type of a value a loop carries: an index, a float or integer scalar (a local the loop
+// updates, `w = w * 0.5f`), or a register tile.
 std::string carriedType(Emitter &e, Type t) {
   if (isa<IndexType>(t)) return "long long";
+  if (t.isF32()) return "float";
+  if (t.isSignlessInteger(32)) return "int";
+  if (t.isSignlessInteger(64)) return "long long";
   if (auto tile = dyn_cast<TileType>(t)) return tileTypeName(tile, e.threads);
   return "";
 }

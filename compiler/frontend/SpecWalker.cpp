@@ -567,6 +567,12 @@ private:
       error(l, "give one index per tensor dimension (" + std::to_string(rank) + ")");
       return out;
     }
+    // The tile library addresses 1-4 dimensions; 5-D tensors move whole, by the collectives.
+    if (rank > 4) {
+      error(l, "tiles and elements are addressed in tensors of at most 4 dimensions; this one has " +
+                   std::to_string(rank) + " (collectives take 5-D tensors whole)");
+      return out;
+    }
     for (unsigned i = from; i < call->getNumArgs(); ++i) out.push_back(indexExpr(call->getArg(i)));
     return out;
   }

@@ -122,7 +122,10 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       const int64_t ringBudget =
           independent ? kSmemPerSm / perSm - kSmemReservedPerBlock - tileSharedUse(kernel, threads).staticBytes()
                       : 0;
-      kernel.walk([&](TileForeachOp loop) { plan(loop, threads, perSm, ringBudget); });
+      // A nested tile loop runs in order inside its outer tile's block: no batch, no ring.
+      kernel.walk([&](TileForeachOp loop) {
+        if (!loop->getParentOfType<TileForeachOp>()) plan(loop, threads, perSm, ringBudget);
+      });
     });
   }
 

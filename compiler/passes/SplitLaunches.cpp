@@ -277,6 +277,16 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
   }
 
   void runOnOperation() override {
+    // A collective moves whole tensors once per launch; inside a tile loop it would run once per
+    // tile, from every block at once.
+    WalkResult nested = getOperation().walk([&](Operation *op) {
+      if (!isCollectiveIntent(op) || !op->getParentOfType<TileForeachOp>()) return WalkResult::advance();
+      op->emitError("a collective moves whole tensors once per launch, so it cannot sit inside a "
+                    "tiles() loop (which runs its body once per tile, in every block); call it "
+                    "before or after the loop");
+      return WalkResult::interrupt();
+    });
+    if (nested.wasInterrupted()) return signalPassFailure();
     SymbolTable symbols(getOperation());
     SmallVector<KernelOp> kernels(getOperation().getOps<KernelOp>());
     for (KernelOp kernel : kernels)

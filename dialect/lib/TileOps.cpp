@@ -195,6 +195,10 @@ LogicalResult TileLoadRowsOp::verify() {
 }
 
 LogicalResult TileStoreRowsOp::verify() {
+  // Added rows go by red.global.add, which has no fp8 form.
+  Type elem = getValue().getType().getElementType();
+  if (getAdd() && !isCollectiveReducibleElementType(elem))
+    return emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << elem << fp8ReductionHint(elem);
   return verifyRowAccess(*this, getDest().getType(), getValue().getType(), getRows().getType(),
                          bool(getPeer()));
 }

@@ -730,3 +730,13 @@ pk.kernel @fp8_sum(%x: !pk.sym<?xf8E4M3FN>, %y: !pk.tensor<?xf8E4M3FN>) {
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xf8E4M3FN>, !pk.tensor<?xf8E4M3FN>
   pk.return
 }
+
+// -----
+
+pk.kernel @k(%x: !pk.tensor<?x?xf8E4M3FN>, %n: index) {
+  %t = pk.tile.zeros : !pk.tile<16x64xf8E4M3FN>
+  %r = pk.tile.zeros : !pk.tile<16xi32>
+  // expected-error @+1 {{'pk.tile.store_rows' op adds support bf16, f16, f32, i32 and i64, got 'f8E4M3FN'}}
+  pk.tile.store_rows %t, %x[%r, %n] {add} : !pk.tile<16x64xf8E4M3FN>, !pk.tensor<?x?xf8E4M3FN>, !pk.tile<16xi32>
+  pk.return
+}

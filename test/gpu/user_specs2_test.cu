@@ -415,6 +415,25 @@ void elementwise_ints() {
     }, 1e-6, 1e-5);
   }
   {
+    const long long M = 300, N = 1000;  // more tiles than blocks in both loops, tails in both
+    DevTensor<float> x({M, N}, 65), y({M, N}, 0, true);
+    PKT_LAUNCH(nested_tiles, kGrid)(pk::LaunchContext{}, x.view(), y.view());
+    sync();
+    expect("nested_tiles", y, [&](long long i) { return x.at(i) * 2.0 + 1.0; }, 1e-6, 1e-6);
+  }
+  {
+    const long long M = 70, N = 256;
+    DevTensor<float> x({M, N}, 66), y({M, 64}, 0, true);
+    PKT_LAUNCH(decaying_sum, kGrid)(pk::LaunchContext{}, x.view(), y.view());
+    sync();
+    expect("decaying_sum", y, [&](long long i) {
+      const long long r = i / 64, c = i % 64;
+      double s = 0;
+      for (int k = 0; k < 4; ++k) s += x.at(r * N + k * 64 + c) / double(1 << k);
+      return s;
+    }, 1e-6, 1e-5);
+  }
+  {
     const long long M = 37, N = 100;
     DevTensor<float> x({M, N}, 34), mu({M, 1}, 35), inv({M, 1}, 36), g({1, N}, 37), y({M, N}, 0, true);
     PKT_LAUNCH(row_col_broadcast, kGrid)(pk::LaunchContext{}, x.view(), mu.view(), inv.view(), g.view(), y.view());

@@ -351,3 +351,22 @@ PK_KERNEL void swiglu_split(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
     store(y, cast<bf16>(silu(g) * u), m, n);
   }
 }
+
+// A tiles() loop inside another: each block walks all column tiles of its row tile (y = 2x + 1).
+PK_KERNEL void nested_tiles(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {16}))
+    for (auto n : tiles(x.cols(), {64})) store(y, load<16, 64>(x, m, n) * 2.0f + 1.0f, m, n);
+}
+
+// A float local carried by a range loop: y[:, 0:64] = sum over k < 4 of x[:, 64k:64k+64] / 2^k.
+PK_KERNEL void decaying_sum(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {16})) {
+    float w = 1.0f;
+    auto acc = zeros<f32, 16, 64>();
+    for (auto k : range(0, 4)) {
+      acc = acc + load<16, 64>(x, m, k * 64) * w;
+      w = w * 0.5f;
+    }
+    store(y, acc, m, 0);
+  }
+}
