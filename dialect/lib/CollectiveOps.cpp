@@ -58,7 +58,10 @@ LogicalResult ReduceScatterOp::verify() {
 LogicalResult AllToAllOp::verify() {
   const int64_t s = getSplitDim(), c = getConcatDim();
   if (s == c) {
-    if (s != 0) return emitOpError("split_dim and concat_dim are both ") << s << "; along one dimension, use the default (0)";
+    if (s != 0)
+      return emitOpError("split_dim and concat_dim are both ")
+             << s << ": an exchange within one dimension other than 0 is not lowered yet; move that "
+                     "dimension first (all_to_all(x, y) exchanges along dimension 0)";
     return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true);
   }
   if (getInput() == getOutput())
