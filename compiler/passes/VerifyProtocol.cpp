@@ -390,6 +390,16 @@ private:
 
   void reportRace(const Recorded &a, const Recorded &b) {
     int owner = a.access->memRank;
+    if (owner < 0 || owner >= world) {
+      // No such copy: the access addresses a rank outside the world (`.on(p + 1)` at the last
+      // p); at run time it would be skipped and reported.
+      const Recorded &k = a.op ? a : b;
+      report(k.op, Check::Race,
+             "for world size " + Twine(world) + ", rank " + Twine(k.rank) + " addresses rank " +
+                 Twine(owner) + "'s copy of argument " + Twine(a.access->tensor) +
+                 " here, outside ranks 0.." + Twine(world - 1) + " (`.on(p)` needs 0 <= p < world_size())");
+      return;
+    }
     if (!a.op || !b.op) {
       const Recorded &k = a.op ? a : b;
       const Recorded &h = a.op ? b : a;
