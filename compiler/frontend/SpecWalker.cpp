@@ -77,6 +77,8 @@ private:
   // Far beyond any real spec; past them a hostile input gets an error, not a deep recursion.
   static constexpr int kMaxExprDepth = 256, kMaxLoopDepth = 32;
   llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
+  // `auto py = y.on(p);`: the local names y's copy on rank p, with p as it was at the declaration.
+  llvm::DenseMap<const Decl *, std::pair<int, int>> peerLocals;  // variable -> (tensor, rank)
 
   //===--- helpers -------------------------------------------------------------===//
 
@@ -310,6 +312,11 @@ private:
     if (isa<LambdaExpr>(strip(v->getInit())))
       return error(v->getInit()->getBeginLoc(),
                    "lambdas are not in the spec language; write the computation inline");
+    if (isPeerRef(v->getInit())) {  // a peer's copy, named once and used by later moves
+      int peer = -1, tensor = peerExpr(v->getInit(), peer);
+      if (tensor >= 0) peerLocals[v->getCanonicalDecl()] = {tensor, peer};
+      return;
+    }
     ValueType t;
     if (!mapType(v->getType(), t))
       return error(v->getLocation(), unsupportedType(v->getType()));
@@ -534,14 +541,27 @@ private:
                                           : "expected a tensor");
   }
 
-  /// Whether `e` is `C.on(peer)`.
+  /// The local that `e` names, if it holds a peer's copy (`auto py = y.on(p);`).
+  const std::pair<int, int> *peerLocal(const Expr *e) {
+    const auto *r = dyn_cast<DeclRefExpr>(strip(e));
+    if (!r) return nullptr;
+    auto it = peerLocals.find(r->getDecl()->getCanonicalDecl());
+    return it == peerLocals.end() ? nullptr : &it->second;
+  }
+
+  /// Whether `e` is `C.on(peer)`, or a local holding one.
   bool isPeerRef(const Expr *e) {
+    if (peerLocal(e)) return true;
     const auto *m = dyn_cast<CXXMemberCallExpr>(strip(e));
     return m && m->getMethodDecl() && builtinName(m->getMethodDecl()) == "Sym::on";
   }
 
   /// `C.on(peer)`: returns the tensor and sets `peer`.
   int peerExpr(const Expr *e, int &peer) {
+    if (const std::pair<int, int> *local = peerLocal(e)) {
+      peer = local->second;
+      return local->first;
+    }
     const auto *m = dyn_cast<CXXMemberCallExpr>(strip(e));
     if (!m || !m->getMethodDecl() || m->getMethodDecl()->getNameAsString() != "on")
       return fail(e->getBeginLoc(), "name the destination rank with `tensor.on(peer)`");
