@@ -315,21 +315,6 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   }
   std::string total = "1LL";
   for (auto &c : counts) total += " * " + c;
-  // A tile loop inside another one's body (directly or through a range loop) belongs to the
-  // block that runs the outer tile: that block walks all of its tiles in order (dealing them
-  // to the blocks again would run tile (i, j) only where i and j meet the same block).
-  if (loop->getParentOfType<TileForeachOp>()) {
-    std::string t = e.fresh("pk_tile"), walk = e.fresh("pk_walk");
-    declareWalk(e, walk, counts, "0", "1");
-    e.line() << "for (long long " << t << " = 0; " << t << " < " << total << "; ++" << t << ", "
-             << walk << ".advance()) {";
-    e.indent();
-    bindTileOrigins(e, loop, walk);
-    if (failed(e.emitBlock(loop.getBody().front()))) return failure();
-    e.dedent();
-    e.line() << "}";
-    return success();
-  }
   if (auto stages = loop->getAttrOfType<IntegerAttr>("pk.prefetch"))
     return emitPrefetchedForeach(e, loop, stages.getInt(), counts, total);
   auto batchAttr = loop->getAttrOfType<IntegerAttr>("pk.batch");
@@ -337,10 +322,17 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
   std::string t = e.fresh("pk_tile");
   Block &body = loop.getBody().front();
   if (batch <= 1) {
+    // A tile loop inside another one's body (directly or through a range loop) belongs to the
+    // block that runs the outer tile, which walks all of its tiles in order (pk-batch-tile-loads
+    // gives it no batch and no ring); dealing them to the blocks again would run tile (i, j)
+    // only where i and j meet the same block.
+    const bool nested = bool(loop->getParentOfType<TileForeachOp>());
+    const std::string first = nested ? "0" : "blockIdx.x", stride = nested ? "1" : "gridDim.x";
     std::string walk = e.fresh("pk_walk");
-    declareWalk(e, walk, counts, "blockIdx.x", "gridDim.x");
-    e.line() << "for (long long " << t << " = blockIdx.x; " << t << " < " << total << "; " << t
-             << " += gridDim.x, " << walk << ".advance()) {";
+    declareWalk(e, walk, counts, first, stride);
+    const std::string next = nested ? "++" + t : t + " += " + stride;
+    e.line() << "for (long long " << t << " = " << first << "; " << t << " < " << total << "; " << next
+             << ", " << walk << ".advance()) {";
     e.indent();
     bindTileOrigins(e, loop, walk);
     if (failed(e.emitBlock(body))) return failure();

@@ -185,8 +185,6 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
   return success();
 }
 
-// `if (...) ` that skips a tile access to `x.on(peer)` when the rank is outside the world (the
-// launch then reports it, pk/device/check.cuh); nothing for this rank's own copy.
 // Whether `peer` is within ranks 0..W-1 by construction: this rank, or the variable of a range
 // loop from a non-negative constant to world_size() by a positive constant step (a loop over
 // the peers). Such accesses need no run-time guard.
@@ -199,6 +197,9 @@ bool peerInRangeByConstruction(Value peer) {
   return lb && *lb >= 0 && step && *step > 0 && loop.getUpperBound().getDefiningOp<WorldSizeOp>();
 }
 
+// `if (...) ` that skips a tile access to `x.on(peer)` when the rank is outside the world (the
+// launch then reports it, pk/device/check.cuh); nothing for this rank's own copy, or a rank in
+// range by construction.
 std::string peerGuard(Emitter &e, Value peer) {
   if (!peer || peerInRangeByConstruction(peer)) return "";
   return "if (pk::peer_in_range(ctx, " + e.name(peer) + ")) ";

@@ -175,8 +175,10 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
   // Flags count signals per launch, which depend on the sizes and the grid: a flag region per
   // configuration, as the nvcc plans key theirs. A template without a launch context (the GEMM,
   // attention) uses no flags and takes no region: any number of shapes may be launched.
-  const bool uses_flags = std::any_of(t.fields.begin(), t.fields.end(),
-                                      [](const ParamField& f) { return f.kind == ParamField::Kind::ctx; });
+  auto has_field = [&t](ParamField::Kind kind) {
+    return std::any_of(t.fields.begin(), t.fields.end(), [kind](const ParamField& f) { return f.kind == kind; });
+  };
+  const bool uses_flags = has_field(ParamField::Kind::ctx);
   std::string key;  // empty: no region, and retract_launch(key) does nothing
   if (uses_flags) {
     key = t.kernel + "[grid=" + std::to_string(grid);
@@ -200,8 +202,7 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
     ctx.order_launch();
   }
   TileTicket ticket{};
-  if (std::any_of(t.fields.begin(), t.fields.end(),
-                  [](const ParamField& f) { return f.kind == ParamField::Kind::ticket; })) {
+  if (has_field(ParamField::Kind::ticket)) {
     Result<TileTicket> taken = ctx.tile_ticket(t.kernel);
     if (!taken.is_ok()) {
       ctx.retract_launch(key);
