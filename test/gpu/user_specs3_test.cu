@@ -414,6 +414,44 @@ void matrices() {
   }
 }
 
+
+// ---- padding of trailing-dimension tiles as indices ----
+
+void trailing_indices() {
+  {
+    const long long B = 3, S = 10, D = 50, SB = 3, E = 16;  // 14 columns of padding, 2 rows in the last block
+    std::vector<int> iv = random_ints<int>(B * S * D, -2, 19, 43);
+    Dev<int> ids(iv, {B, S, D}), h1({B, SB, E}, poisoned), h2({B, SB, E}, poisoned);
+    PKT_LAUNCH(histogram_trailing, kGrid)(pk::LaunchContext{}, ids.view(), h1.view());
+    PKT_LAUNCH(histogram_3d_tile, kGrid)(pk::LaunchContext{}, ids.view(), h2.view());
+    sync();
+    auto want = [&](long long i) {
+      const long long b = i / (SB * E), sb = i / E % SB, e = i % E;
+      long long c = 0;
+      for (long long s = sb * 4; s < std::min(sb * 4 + 4, S); ++s)
+        for (long long d = 0; d < D; ++d) c += iv[(b * S + s) * D + d] == e;
+      return c;
+    };
+    expect_int("histogram_trailing", h1, want);
+    expect_int("histogram_3d_tile", h2, want);
+  }
+  {
+    const long long B = 2, T = 20, C = 32, R = B * T + 1;  // slots are 1..40: row 0 of y is never a target
+    std::vector<int> sv(B * T);
+    for (long long i = 0; i < B * T; ++i) sv[i] = static_cast<int>((i * 7) % (B * T) + 1);  // a permutation
+    Dev<int> slots(sv, {B, 1, T});
+    DevTensor<float> src({B, T, C}, 44), y({R, C}, 45);
+    PKT_LAUNCH(scatter_by_3d_slots, kGrid)(pk::LaunchContext{}, slots.view(), src.view(), y.view());
+    sync();
+    std::vector<long long> from(R, -1);  // the source row landing in each row of y
+    for (long long i = 0; i < B * T; ++i) from[sv[i]] = i;
+    expect("scatter_by_3d_slots", y, [&](long long i) {
+      const long long r = i / C, c = i % C;
+      return from[r] >= 0 ? src.at(from[r] * C + c) : y.at(i);  // row 0 keeps its values
+    }, 0, 0);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -424,6 +462,7 @@ int main() {
   shapes();
   loops();
   matrices();
+  trailing_indices();
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("user_specs3_test");
 }

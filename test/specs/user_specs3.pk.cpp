@@ -4,7 +4,8 @@
 // documented zero padding enters the reduction, and masked versions where it must not), iota
 // masks, range loops carrying tiles and scalars, loads and stores at offsets, in-place updates,
 // repeated stores, integer division by negative divisors, cumsum / histogram with tails,
-// transposes, and small mma / mma_t with tails in K.
+// transposes, small mma / mma_t with tails in K, and histograms / scatters by index tiles of a
+// 3-D tensor's trailing dimensions with padding.
 // test/gpu/user_specs3_test.cu runs the kernels at world size 1 against float64 references;
 // test/Compile/user_specs3.test compiles the set to an sm_90a cubin.
 #include <pk/spec.h>
@@ -294,4 +295,27 @@ PK_KERNEL void gemm_bias_gelu_f32(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<b
     for (auto k : range(0, a.cols(), 32)) acc = mma(load<64, 32>(a, m, k), load<32, 32>(b, k, n), acc);
     store(c, gelu(acc + cast<f32>(load<1, 32>(bias, 0, n))), m, n);
   }
+}
+
+// ---- padding of trailing-dimension tiles as indices ----
+
+// Per-(b, row block) histograms of [B, S, D] ids (D < 64) through a 4 x 64 tile of the trailing
+// dimensions: the column padding (and the row padding past S) must not count as value 0.
+// h is [B, ceil(S / 4), 16].
+PK_KERNEL void histogram_trailing(Tensor<i32, 3> ids, Tensor<i32, 3> h) {
+  for (auto [b, s] : tiles(ids.dim(0), ids.dim(1), {1, 4}))
+    store(h, histogram<16>(load<4, 64>(ids, b, s, 0)), b, s / 4, 0);
+}
+
+// The same through a 3-D 1 x 4 x 64 tile.
+PK_KERNEL void histogram_3d_tile(Tensor<i32, 3> ids, Tensor<i32, 3> h) {
+  for (auto [b, s] : tiles(ids.dim(0), ids.dim(1), {1, 4}))
+    store(h, histogram<16>(load<1, 4, 64>(ids, b, s, 0)), b, s / 4, 0);
+}
+
+// Scatter of [B, T, 32] rows into y by slots of a [B, 1, T] i32 tensor, 16 slots at a time
+// (a 1-D tile of the last dimension): rows past T are padding and must not land in row 0.
+PK_KERNEL void scatter_by_3d_slots(Tensor<i32, 3> slots, Tensor<f32, 3> src, Tensor<f32, 2> y) {
+  for (auto [b, t] : tiles(slots.dim(0), slots.dim(2), {1, 16}))
+    store_rows(y, load<16, 32>(src, b, t, 0), load<16>(slots, b, 0, t), 0);
 }
