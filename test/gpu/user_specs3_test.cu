@@ -133,14 +133,6 @@ void reductions() {
 
 void elementwise() {
   {
-    const long long n = 1001;
-    const float a = 1.5f, b = -0.25f;
-    DevTensor<float> x({n}, 6), y({n}, 0, true);
-    PKT_LAUNCH(axpb_1d, kGrid)(pk::LaunchContext{}, x.view(), y.view(), a, b);
-    sync();
-    expect("axpb_1d", y, [&](long long i) { return a * x.at(i) + b; }, 1e-6, 1e-6);
-  }
-  {
     const long long n = 777;
     DevTensor<float> y({n}, 7);
     PKT_LAUNCH(square_inplace_1d, kGrid)(pk::LaunchContext{}, y.view());
@@ -448,6 +440,33 @@ void trailing_indices() {
     expect("scatter_by_3d_slots", y, [&](long long i) {
       const long long r = i / C, c = i % C;
       return from[r] >= 0 ? src.at(from[r] * C + c) : y.at(i);  // row 0 keeps its values
+    }, 0, 0);
+  }
+  {
+    const long long B = 2, T = 20, C = 32, R = B * T + 1;  // as above, slots as a [B, T, 1] column
+    std::vector<int> sv(B * T);
+    for (long long i = 0; i < B * T; ++i) sv[i] = static_cast<int>((i * 11) % (B * T) + 1);
+    Dev<int> slots(sv, {B, T, 1});
+    DevTensor<float> src({B, T, C}, 46), y({R, C}, 47);
+    PKT_LAUNCH(scatter_by_3d_column, kGrid)(pk::LaunchContext{}, slots.view(), src.view(), y.view());
+    sync();
+    std::vector<long long> from(R, -1);
+    for (long long i = 0; i < B * T; ++i) from[sv[i]] = i;
+    expect("scatter_by_3d_column", y, [&](long long i) {
+      const long long r = i / C, c = i % C;
+      return from[r] >= 0 ? src.at(from[r] * C + c) : y.at(i);
+    }, 0, 0);
+  }
+  {
+    const long long B = 3, T = 21, C = 32, R = 50;
+    std::vector<int> iv = random_ints<int>(B * T, -5, 60, 48);  // some outside the table: zero rows
+    Dev<int> ids(iv, {B, T, 1});
+    DevTensor<float> table({R, C}, 49), out({B, T, C}, 0, true);
+    PKT_LAUNCH(gather_by_3d_column, kGrid)(pk::LaunchContext{}, ids.view(), table.view(), out.view());
+    sync();
+    expect("gather_by_3d_column", out, [&](long long i) {
+      const long long row = iv[i / C];
+      return row >= 0 && row < R ? 2 * table.at(row * C + i % C) : 0.0;
     }, 0, 0);
   }
 }

@@ -76,11 +76,6 @@ PK_KERNEL void minmax_scale_f16(Tensor<f16, 2> x, Tensor<f16, 2> y) {
 
 // ---- element-wise with tails, offsets, in place ----
 
-// 1-D tiles of 100 over a 1-D tensor whose size is not a multiple: y = a * x + b.
-PK_KERNEL void axpb_1d(Tensor<f32, 1> x, Tensor<f32, 1> y, float a, float b) {
-  for (auto i : tiles(x.size(), {100})) store(y, load<100>(x, i) * a + b, i);
-}
-
 // In place, 1-D: y = y * y - 0.5 (each tile reads and writes its own elements).
 PK_KERNEL void square_inplace_1d(Tensor<f32, 1> y) {
   for (auto i : tiles(y.size(), {128})) {
@@ -318,4 +313,17 @@ PK_KERNEL void histogram_3d_tile(Tensor<i32, 3> ids, Tensor<i32, 3> h) {
 PK_KERNEL void scatter_by_3d_slots(Tensor<i32, 3> slots, Tensor<f32, 3> src, Tensor<f32, 2> y) {
   for (auto [b, t] : tiles(slots.dim(0), slots.dim(2), {1, 16}))
     store_rows(y, load<16, 32>(src, b, t, 0), load<16>(slots, b, 0, t), 0);
+}
+
+// The same scatter with the slots as a 16 x 1 column of a [B, T, 1] tensor (the form whose
+// indices each thread computes for its own rows).
+PK_KERNEL void scatter_by_3d_column(Tensor<i32, 3> slots, Tensor<f32, 3> src, Tensor<f32, 2> y) {
+  for (auto [b, t] : tiles(slots.dim(0), slots.dim(1), {1, 16}))
+    store_rows(y, load<16, 32>(src, b, t, 0), load<16, 1>(slots, b, t, 0), 0);
+}
+
+// A gather by a [B, T, 1] column of ids, scaled, into [B, T, 32]: rows past T are padding.
+PK_KERNEL void gather_by_3d_column(Tensor<i32, 3> ids, Tensor<f32, 2> table, Tensor<f32, 3> out) {
+  for (auto [b, t] : tiles(ids.dim(0), ids.dim(1), {1, 16}))
+    store(out, load_rows<16, 32>(table, load<16, 1>(ids, b, t, 0), 0) * 2.0f, b, t, 0);
 }
