@@ -409,11 +409,10 @@ void matrices() {
 
 // ---- padding of trailing-dimension tiles as indices ----
 // The docs say a clipped load's padding, in any dimension, is not counted by histogram and is
-// never scattered by store_rows. By reading templates/include/pk/tile/rt.cuh (load() tracks
-// valid0 / valid1 for dimensions 0 and 1 only; reshape() of [1, R, C] -> [R, C] sets valid1 to C
-// and of [1, 1, N] -> [N] sets valid0 to N) histogram_trailing and histogram_3d_tile are expected
-// to count the column padding as value 0 and scatter_by_3d_slots to scatter padding rows into
-// row 0 of y; the two [B, T, 1] column cases are controls (their reshape keeps the row padding).
+// never scattered by store_rows. Tiles once tracked padding along dimensions 0 and 1 only, so a
+// reshape of [1, R, C] -> [R, C] or [1, 1, N] -> [N] lost the trailing dimension's padding
+// (histogram_trailing, histogram_3d_tile, scatter_by_3d_slots); the two [B, T, 1] column cases
+// keep the row padding through the reshape either way.
 
 void trailing_indices() {
   {

@@ -107,6 +107,8 @@ __device__ void load_prefetched(Tile& t, const T* slot, bool made, const T* data
   if (made) {
     t.valid0 = Tile::dim(0);  // made only for tiles wholly inside
     t.valid1 = Tile::dim(1);
+    t.valid2 = Tile::dim(2);
+    t.valid3 = Tile::dim(3);
     if (idle<Tile>()) return;
     load_runs(t, [&](long long i) { return slot + i; });
     return;

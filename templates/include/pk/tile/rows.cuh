@@ -185,6 +185,8 @@ __device__ void map_broadcast(Full& out, const Full& full, const RowValues<Made,
   static_assert(same_rows_v<Full, Made>, "a row vector made for another tile's rows");
   out.valid0 = min(full.valid0, vec.valid0);
   out.valid1 = full.valid1;
+  out.valid2 = full.valid2;
+  out.valid3 = full.valid3;
   if (idle<Full>()) return;
 #pragma unroll
   for (int s = 0; s < Full::kSlots; s += Full::kVec) {
@@ -242,11 +244,11 @@ __device__ __forceinline__ void for_each_broadcast(const Vec& vec, float* stage,
   }
 }
 
-// Valid extents along dimensions 0 and 1 of a broadcast's result: an operand counts in a
+// Valid extents along each dimension of a broadcast's result: an operand counts in a
 // dimension where it has the result's extent (a vector's padding rows are padding there too).
 template <class Out, class Vec>
 __device__ __forceinline__ long long broadcast_valid(int d, long long out_valid, const Vec& vec) {
-  const long long vec_valid = d == 0 ? vec.valid0 : vec.valid1;
+  const long long vec_valid = vec.valid_along(d);
   return Vec::dim(d) == Out::dim(d) && vec_valid < out_valid ? vec_valid : out_valid;
 }
 
@@ -257,6 +259,8 @@ __device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec
                                      float* stage) {
   out.valid0 = broadcast_valid<Full>(0, full.valid0, vec);
   out.valid1 = broadcast_valid<Full>(1, full.valid1, vec);
+  out.valid2 = broadcast_valid<Full>(2, full.valid2, vec);
+  out.valid3 = broadcast_valid<Full>(3, full.valid3, vec);
   for_each_broadcast<Full>(vec, stage, [&](int s, typename Vec::value y) {
     const auto x = full.v[s];
     out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
@@ -269,6 +273,8 @@ template <class Out, class Vec>
 __device__ void broadcast_to(Out& out, const Vec& vec, float* stage) {
   out.valid0 = broadcast_valid<Out>(0, Out::dim(0), vec);
   out.valid1 = broadcast_valid<Out>(1, Out::dim(1), vec);
+  out.valid2 = broadcast_valid<Out>(2, Out::dim(2), vec);
+  out.valid3 = broadcast_valid<Out>(3, Out::dim(3), vec);
   for_each_broadcast<Out>(vec, stage, [&](int s, typename Vec::value y) { out.v[s] = y; });
 }
 
@@ -282,6 +288,10 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
     constexpr bool by_row = Vec::kRank == 2 && Full::kRank == 2 && Full::dim(0) == 1;
     out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
     out.valid1 = full.valid1;
+    out.valid2 = full.valid2;
+    out.valid3 = full.valid3;
+  out.valid2 = full.valid2;
+  out.valid3 = full.valid3;
 #pragma unroll
     for (int s = 0; s < Full::kSlots; ++s)
       out.v[s] = convert<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));

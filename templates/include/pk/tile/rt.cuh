@@ -49,6 +49,21 @@ struct rt {
   // The same along dimension 1, where a transpose makes it valid0 (an index row transposed into
   // a column keeps its padding).
   long long valid1 = S1;
+  // The same along dimensions 2 and 3, so a reshape that drops leading unit dimensions (an
+  // index row of a [B, 1, T] tensor) keeps the trailing dimensions' padding.
+  long long valid2 = S2;
+  long long valid3 = S3;
+  __device__ long long valid_along(int d) const { return d == 0 ? valid0 : d == 1 ? valid1 : d == 2 ? valid2 : valid3; }
+  // Whether tile element i lies past a valid extent (a clipped load's padding) in any dimension.
+  __device__ bool padding(long long i) const {
+    bool past = false;
+#pragma unroll
+    for (int d = R - 1; d >= 0; --d) {
+      past |= i % dim(d) >= valid_along(d);
+      i /= dim(d);
+    }
+    return past;
+  }
   // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
   __host__ __device__ static constexpr int dim(int d) {
     return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
@@ -257,6 +272,14 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
     const long long rest1 = shape[1] - origin[1];  // origin[1] >= 0 where inside
     t.valid1 = !inside || origin[0] < 0 ? 0 : rest1 < Tile::dim(1) ? rest1 : Tile::dim(1);
   }
+  if constexpr (Tile::kRank >= 3) {
+    const long long rest2 = shape[2] - origin[2];
+    t.valid2 = !inside || origin[0] < 0 ? 0 : rest2 < Tile::dim(2) ? rest2 : Tile::dim(2);
+  }
+  if constexpr (Tile::kRank >= 4) {
+    const long long rest3 = shape[3] - origin[3];
+    t.valid3 = !inside || origin[0] < 0 ? 0 : rest3 < Tile::dim(3) ? rest3 : Tile::dim(3);
+  }
   if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
@@ -329,6 +352,8 @@ __device__ void select(Tile& out, const Mask& cond, const Tile& a, const Tile& b
   static_assert(Tile::kCount == Mask::kCount && Tile::kThreads == Mask::kThreads, "mask shape");
   out.valid0 = min(cond.valid0, min(a.valid0, b.valid0));
   out.valid1 = min(cond.valid1, min(a.valid1, b.valid1));
+  out.valid2 = min(cond.valid2, min(a.valid2, b.valid2));
+  out.valid3 = min(cond.valid3, min(a.valid3, b.valid3));
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = cond.v[s] != 0 ? a.v[s] : b.v[s];
@@ -371,6 +396,8 @@ __device__ void cast(To& out, const From& in) {
   static_assert(To::kCount == From::kCount, "cast keeps the shape");
   out.valid0 = in.valid0;
   out.valid1 = in.valid1;
+  out.valid2 = in.valid2;
+  out.valid3 = in.valid3;
   if (idle<To>()) return;
   using T = typename To::elem;
   if constexpr ((is_same<T, bf16>::value || is_same<T, f16>::value) &&
@@ -393,28 +420,32 @@ __device__ void cast(To& out, const From& in) {
 }
 
 // The same elements under a shape with unit dimensions added or dropped (row-major order, so
-// the same slots). valid0 and valid1 follow their dimensions: kept when unchanged; a unit
-// dimension 0 dropped makes dimension 1 the rows ([1, N] -> [N]), one added makes the rows the
-// columns ([N] -> [1, N]); otherwise all or nothing.
+// the same slots). The dimensions other than 1 keep their valid extents, in order; a unit
+// dimension is valid unless the tile holds no element from inside a tensor at all.
 template <class To, class From>
 __device__ void reshape(To& out, const From& in) {
   static_assert(To::kCount == From::kCount && To::kThreads == From::kThreads &&
                     is_same<typename To::elem, typename From::elem>::value,
                 "reshape keeps the elements");
-  const bool any = in.valid0 > 0 && in.valid1 > 0;
-  if constexpr (To::dim(0) == From::dim(0)) {
-    out.valid0 = in.valid0;
-    out.valid1 = To::dim(1) == From::dim(1) ? in.valid1 : any ? To::dim(1) : 0;
-  } else if constexpr (From::dim(0) == 1 && To::dim(0) == From::dim(1)) {
-    out.valid0 = any ? in.valid1 : 0;
-    out.valid1 = any ? To::dim(1) : 0;
-  } else if constexpr (To::dim(0) == 1 && To::dim(1) == From::dim(0)) {
-    out.valid0 = any ? 1 : 0;
-    out.valid1 = any ? in.valid0 : 0;
-  } else {
-    out.valid0 = any ? To::dim(0) : 0;
-    out.valid1 = any ? To::dim(1) : 0;
+  bool any = true;
+#pragma unroll
+  for (int d = 0; d < From::kRank; ++d) any &= in.valid_along(d) > 0;
+  long long valid[4] = {To::dim(0), To::dim(1), To::dim(2), To::dim(3)};
+  int f = 0;  // the next dimension of `in` to match
+#pragma unroll
+  for (int d = 0; d < To::kRank; ++d) {
+    if (To::dim(d) == 1) {
+      valid[d] = any ? 1 : 0;
+      continue;
+    }
+    while (f < From::kRank && From::dim(f) == 1) ++f;
+    valid[d] = !any ? 0 : f < From::kRank && From::dim(f) == To::dim(d) ? in.valid_along(f) : To::dim(d);
+    ++f;
   }
+  out.valid0 = valid[0];
+  out.valid1 = valid[1];
+  out.valid2 = valid[2];
+  out.valid3 = valid[3];
 #pragma unroll
   for (int s = 0; s < To::kSlots; ++s) out.v[s] = in.v[s];
 }
@@ -424,6 +455,8 @@ template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, F f) {
   out.valid0 = a.valid0;
   out.valid1 = a.valid1;
+  out.valid2 = a.valid2;
+  out.valid3 = a.valid3;
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) out.v[s] = convert<typename Tile::elem>(f(a.v[s]));
@@ -434,6 +467,8 @@ template <class Tile, class F>
 __device__ void map(Tile& out, const Tile& a, const Tile& b, F f) {
   out.valid0 = min(a.valid0, b.valid0);
   out.valid1 = min(a.valid1, b.valid1);
+  out.valid2 = min(a.valid2, b.valid2);
+  out.valid3 = min(a.valid3, b.valid3);
   if (idle<Tile>()) return;
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s)

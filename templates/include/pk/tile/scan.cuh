@@ -56,16 +56,17 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
   }
   out.valid0 = in.valid0;
   out.valid1 = in.valid1;
+  out.valid2 = in.valid2;
+  out.valid3 = in.valid3;
 }
 
 // out (E counts, i32) = how many elements of the integer tile ids equal each of 0..E-1. A
-// clipped load's padding is no index: elements past valid0 along dimension 0 or past valid1
-// along dimension 1 count nowhere (not as value 0).
+// clipped load's padding is no index: elements past a valid extent in any dimension count
+// nowhere (not as value 0).
 template <class Out, class Ids>
 __device__ void histogram(Out& out, const Ids& ids, float* stage) {
   static_assert(Out::kRank == 1 && is_integer_v<typename Ids::elem>, "counts of an integer tile");
-  constexpr long long bins_count = Out::kCount, per_row = Ids::kCount / Ids::dim(0);
-  constexpr long long per_col = per_row / Ids::dim(1);  // elements per index along dimension 1
+  constexpr long long bins_count = Out::kCount;
   static_assert(bins_count <= kStageFloats, "histogram: too many bins");
   int* bins = reinterpret_cast<int*>(stage);
   __syncthreads();
@@ -74,7 +75,7 @@ __device__ void histogram(Out& out, const Ids& ids, float* stage) {
 #pragma unroll
   for (int s = 0; s < Ids::kSlots; ++s) {
     const long long i = Ids::index(s);
-    if (i >= Ids::kCount || i / per_row >= ids.valid0 || i % per_row / per_col >= ids.valid1) continue;
+    if (i >= Ids::kCount || ids.padding(i)) continue;
     const long long v = ids.v[s];
     if (v >= 0 && v < bins_count) atomicAdd(bins + v, 1);
   }
