@@ -299,6 +299,10 @@ private:
     if (!get(loop, loop.getLowerBound(), lb) || !get(loop, loop.getUpperBound(), ub) ||
         !get(loop, loop.getStep(), st))
       return false;
+    // A run-time step: every value in [lo, hi) is a trip, a superset of the trips any positive
+    // step makes, so the loop's accesses can only grow. VerifyProtocol rejects such loops that
+    // signal, wait or carry indices, where the exact trips matter.
+    if (!getConstantIntValue(loop.getStep())) st = 1;
     if (st <= 0) return fail(loop, "the loop's step is not positive");
     constexpr int64_t kMaxTrips = 4096;
     if (ub > lb && (ub - lb + st - 1) / st > kMaxTrips)

@@ -113,6 +113,7 @@ public:
 
   bool run() {
     checkEqualCompares();
+    if (!checkRuntimeSteps()) return false;
     int64_t tail = 3 * largestStep(kernel) + 1;  // four tiles, the last one partial
     bool hasOpenBlocks = false;
     kernel.walk([&](WorkerOp w) { hasOpenBlocks |= w.getBlocks() == 0; });
@@ -150,6 +151,36 @@ private:
   void report(Operation *op, Check check, const Twine &message) {
     failed = true;
     if (reported.insert({op, int(check)}).second) op->emitError(message);
+  }
+
+  // The model runs a loop with a run-time step over every value in [lo, hi), which covers the
+  // accesses of any positive step but not its signal counts or carried indices: those loops
+  // need a constant step.
+  bool checkRuntimeSteps() {
+    bool ok = true;
+    kernel.walk([&](scf::ForOp loop) {
+      if (getConstantIntValue(loop.getStep())) return;
+      bool carriesIndex = llvm::any_of(loop.getResultTypes(),
+                                       [](Type t) { return t.isIntOrIndex(); });
+      Operation *sync = nullptr;
+      loop.getBody()->walk([&](Operation *op) {
+        StringRef name = op->getName().getStringRef();
+        if (!sync && (name.starts_with("pk.sync.") || name.starts_with("pk.comm.") ||
+                      name.starts_with("pk.coll.")))
+          sync = op;
+      });
+      if (!sync && !carriesIndex) return;
+      ok = false;
+      std::string what = sync ? "signals, waits or communicates (" +
+                                    sync->getName().getStringRef().str() + " at " +
+                                    where(sync) + ")"
+                              : "carries an index value from trip to trip";
+      report(loop, Check::Range,
+             "this range() loop " + what + " with a run-time step, so the protocol checker "
+             "cannot count its trips: give it a positive integer constant step (a run-time step "
+             "is fine in loops that only load, compute and store)");
+    });
+    return ok;
   }
 
   // Flags are never reset: a wait compared with == misses its value once a later launch
