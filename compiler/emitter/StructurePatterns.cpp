@@ -397,7 +397,12 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), vars)) e.bindTo(arg, v);
   std::string iv = e.bind(loop.getInductionVar(), "k");
   std::vector<std::string> opening = rowLoadsOfTrip(e, op);
-  e.line() << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
+  // A run-time step <= 0 would never end: the loop is skipped and the launch reports it
+  // (pk/device/check.cuh). The step is a scalar, the same in every thread of a block.
+  std::string guard;
+  if (!getConstantIntValue(loop.getStep()))
+    guard = "if (pk::range_step_ok(ctx, " + e.name(loop.getStep()) + ")) ";
+  e.line() << guard << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
            << " < " << e.name(loop.getUpperBound()) << "; " << iv << " += "
            << e.name(loop.getStep()) << ") {";
   e.indent();

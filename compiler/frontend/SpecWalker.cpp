@@ -459,15 +459,20 @@ private:
     if (isa<DecompositionDecl>(iv))
       return error(iv->getLocation(), "range() yields one index; write `for (auto k : range(lo, "
                                       "hi, step))`");
+    // A run-time step is checked where the loop starts (a step <= 0 skips the loop and
+    // reports an error rather than hanging); a constant one here.
     int64_t step;
-    if (!constInt(call->getArg(2), step) || step <= 0)
+    bool known = constInt(call->getArg(2), step);
+    if (known && step <= 0)
       return error(call->getArg(2)->getBeginLoc(),
-                   "the step of range() must be a positive integer constant, so that the trip "
-                   "count is (hi - lo) / step rounded up");
+                   "the step of range() must be positive (a step of " + std::to_string(step) +
+                       " never reaches hi)");
     int lo = indexExpr(call->getArg(0));
     int hi = indexExpr(call->getArg(1));
     if (failed) return;
-    int stepValue = constant(call->getArg(2)->getBeginLoc(), step);
+    int stepValue = known ? constant(call->getArg(2)->getBeginLoc(), step)
+                          : indexExpr(call->getArg(2));
+    if (failed) return;
     std::vector<const Decl *> carried;
     SourceLocation where;
     assignedOuter(f->getBody(), carried, where);

@@ -3,6 +3,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -56,6 +57,42 @@ private:
   Process &out;
   llvm::DenseMap<Value, int64_t> values;
   llvm::DenseMap<Value, FlagInfo> flags;
+  // Rows of a tile that came from inside a tensor (a clipped load's valid0), for race reports.
+  llvm::DenseMap<Value, int64_t> validRows;
+
+  // Notes the rows of a tile loaded from `tensor` at `indices` that lie inside it.
+  void noteLoad(Value tile, Value tensor, ValueRange indices) {
+    auto arg = dyn_cast<BlockArgument>(tensor);
+    auto type = dyn_cast<TileType>(tile.getType());
+    auto origin = values.find(indices.empty() ? Value() : indices.front());
+    if (!arg || !type || type.getShape().empty() || origin == values.end()) return;
+    int64_t rows = config.dimValue;
+    if (auto it = config.dims.find({arg.getArgNumber(), 0}); it != config.dims.end())
+      rows = it->second;
+    validRows[tile] = std::clamp<int64_t>(rows - origin->second, 0, type.getShape()[0]);
+  }
+
+  // Element-wise tile ops keep the least valid rows of their operands, as pk::tile::rt does.
+  // Only where rows stay rows: same row count in and out (a transpose moves them).
+  void propagateValid(Operation *op) {
+    if (isa<TileTransposeOp>(op) || op->getNumResults() != 1) return;
+    auto out = dyn_cast<TileType>(op->getResult(0).getType());
+    if (!out || out.getShape().empty()) return;
+    int64_t least = -1;
+    for (Value in : op->getOperands()) {
+      auto it = validRows.find(in);
+      if (it == validRows.end()) continue;
+      auto type = dyn_cast<TileType>(in.getType());
+      if (!type || type.getShape().empty() || type.getShape()[0] != out.getShape()[0]) return;
+      least = least < 0 ? it->second : std::min(least, it->second);
+    }
+    if (least >= 0) validRows[op->getResult(0)] = least;
+  }
+
+  void noteStore(Value tile) {
+    if (auto it = validRows.find(tile); it != validRows.end())
+      out.events.back().access.validRows = it->second;
+  }
 
   bool fail(Operation *op, const std::string &reason) {
     failedOp = op;
@@ -262,6 +299,10 @@ private:
     if (!get(loop, loop.getLowerBound(), lb) || !get(loop, loop.getUpperBound(), ub) ||
         !get(loop, loop.getStep(), st))
       return false;
+    // A run-time step: every value in [lo, hi) is a trip, a superset of the trips any positive
+    // step makes, so the loop's accesses can only grow. VerifyProtocol rejects such loops that
+    // signal, wait or carry indices, where the exact trips matter.
+    if (!getConstantIntValue(loop.getStep())) st = 1;
     if (st <= 0) return fail(loop, "the loop's step is not positive");
     constexpr int64_t kMaxTrips = 4096;
     if (ub > lb && (ub - lb + st - 1) / st > kMaxTrips)
@@ -321,9 +362,12 @@ private:
     if (isa<ProxyFenceOp>(op)) { out.events.push_back({EventKind::ProxyFence, op}); return true; }
     if (auto s = dyn_cast<StoreAsyncOp>(op)) {
       int64_t peer;
-      return get(op, s.getPeer(), peer) &&
-             access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(),
-                    int(peer), true, false, s.getTransport() == Transport::tma);
+      if (!get(op, s.getPeer(), peer) ||
+          !access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(),
+                  int(peer), true, false, s.getTransport() == Transport::tma))
+        return false;
+      noteStore(s.getValue());
+      return true;
     }
     if (auto s = dyn_cast<StoreAddAsyncOp>(op)) {
       int64_t peer;
@@ -404,17 +448,24 @@ private:
     if (isa<scf::YieldOp>(op)) return true;
     if (auto l = dyn_cast<LoadPeerOp>(op)) {
       int64_t peer;
+      noteLoad(l.getResult(), l.getSource(), l.getIndices());
       return get(op, l.getPeer(), peer) &&
              access(op, l.getSource(), l.getIndices(), l.getResult().getType().getShape(),
                     int(peer), false, false, l.getTransport() == Transport::tma);
     }
-    if (auto l = dyn_cast<TileLoadOp>(op))
+    if (auto l = dyn_cast<TileLoadOp>(op)) {
+      noteLoad(l.getResult(), l.getSource(), l.getIndices());
       return access(op, l.getSource(), l.getIndices(),
                     cast<TileType>(l.getResult().getType()).getShape(), rank, false, false,
                     false);
-    if (auto s = dyn_cast<TileStoreOp>(op))
-      return access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(), rank,
-                    true, false, false);
+    }
+    if (auto s = dyn_cast<TileStoreOp>(op)) {
+      if (!access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(), rank,
+                  true, false, false))
+        return false;
+      noteStore(s.getValue());
+      return true;
+    }
     if (auto loop = dyn_cast<TileForeachOp>(op)) return foreach(loop, depth);
     // Rows moved by index, and slots claimed from counters: which rows is known only at run
     // time, so each touches the whole tensor of one rank's copy. Scattered rows are marked as
@@ -438,8 +489,10 @@ private:
     bool indexResult = llvm::any_of(op->getResultTypes(),
                                     [](Type t) { return t.isIntOrIndex(); });
     if (!indexResult && op->getNumRegions() == 0 && op->getDialect() &&
-        op->getDialect()->getNamespace() == "pk" && isPure(op))
+        op->getDialect()->getNamespace() == "pk" && isPure(op)) {
+      propagateValid(op);
       return true;
+    }
     return fail(op, "the protocol checker has no model of this op");
   }
 };

@@ -38,6 +38,9 @@ struct Access {
   bool add = false;      // element-wise atomic add: adds commute with each other
   bool tma = false;      // goes through the async (TMA) proxy
   llvm::SmallVector<int64_t, 2> lo, hi;  // half-open box per dimension
+  // A tile store: how many leading rows of the tile came from inside the tensor it was loaded
+  // from (-1: all, or not known). Only explains a race; the store writes the padding rows too.
+  int64_t validRows = -1;
 };
 
 enum class EventKind { Signal, Wait, Access, BulkWait, ProxyFence };

@@ -146,6 +146,12 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
           return loop.emitError("this range loop holds phases a launch cannot order (a collective, "
                                 "or phases that depend on each other), so pkc runs it as a host "
                                 "loop of launches; it must carry no values from trip to trip");
+        // The host loop's trips are the launches the protocol was checked for.
+        if (!getConstantIntValue(loop.getStep()))
+          return loop.emitError("this range loop holds phases a launch cannot order (a "
+                                "collective, or phases that depend on each other), so pkc runs it "
+                                "as a host loop of launches; its step must be a positive integer "
+                                "constant");
         for (Value bound : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
           if (!hostExprOf(bound, entry))
             return loop.emitError("this range loop holds phases a launch cannot order (a "

@@ -113,6 +113,7 @@ public:
 
   bool run() {
     checkEqualCompares();
+    if (!checkRuntimeSteps()) return false;
     int64_t tail = 3 * largestStep(kernel) + 1;  // four tiles, the last one partial
     bool hasOpenBlocks = false;
     kernel.walk([&](WorkerOp w) { hasOpenBlocks |= w.getBlocks() == 0; });
@@ -150,6 +151,36 @@ private:
   void report(Operation *op, Check check, const Twine &message) {
     failed = true;
     if (reported.insert({op, int(check)}).second) op->emitError(message);
+  }
+
+  // The model runs a loop with a run-time step over every value in [lo, hi), which covers the
+  // accesses of any positive step but not its signal counts or carried indices: those loops
+  // need a constant step.
+  bool checkRuntimeSteps() {
+    bool ok = true;
+    kernel.walk([&](scf::ForOp loop) {
+      if (getConstantIntValue(loop.getStep())) return;
+      bool carriesIndex = llvm::any_of(loop.getResultTypes(),
+                                       [](Type t) { return t.isIntOrIndex(); });
+      Operation *sync = nullptr;
+      loop.getBody()->walk([&](Operation *op) {
+        StringRef name = op->getName().getStringRef();
+        if (!sync && (name.starts_with("pk.sync.") || name.starts_with("pk.comm.") ||
+                      name.starts_with("pk.coll.")))
+          sync = op;
+      });
+      if (!sync && !carriesIndex) return;
+      ok = false;
+      std::string what = sync ? "signals, waits or communicates (" +
+                                    sync->getName().getStringRef().str() + " at " +
+                                    where(sync) + ")"
+                              : "carries an index value from trip to trip";
+      report(loop, Check::Range,
+             "this range() loop " + what + " with a run-time step, so the protocol checker "
+             "cannot count its trips: give it a positive integer constant step (a run-time step "
+             "is fine in loops that only load, compute and store)");
+    });
+    return ok;
   }
 
   // Flags are never reset: a wait compared with == misses its value once a later launch
@@ -388,6 +419,31 @@ private:
     }
   }
 
+  // Where two stores' boxes overlap only through a partial tile's padding rows, says so:
+  // a store clips at the end of the tensor it writes, not of the one the tile came from, so
+  // row blocks that are disjoint for the valid rows still overlap at their tails.
+  std::string paddingOverlap(const Recorded &a, const Recorded &b) {
+    const Access &x = *a.access, &y = *b.access;
+    if (!x.write || !y.write || x.lo.empty() || y.lo.empty()) return "";
+    auto validHi = [](const Access &s) {
+      return s.validRows < 0 ? s.hi[0] : s.lo[0] + s.validRows;
+    };
+    if (validHi(x) > y.lo[0] && validHi(y) > x.lo[0]) return "";  // the valid rows overlap
+    // The lower box's padding reaches into the higher one.
+    const Recorded &pad = x.lo[0] <= y.lo[0] ? a : b;
+    const Access &p = *pad.access, &q = pad.access == &x ? y : x;
+    if (p.validRows < 0) return "";
+    int64_t rows = p.hi[0] - p.lo[0];
+    return (": rank " + Twine(pad.rank) + " stores a tile of " + Twine(rows) +
+            " rows at rows [" + Twine(p.lo[0]) + ", " + Twine(p.hi[0]) + ") whose last " +
+            Twine(rows - p.validRows) + " are padding of a clipped load (a store writes them "
+            "too: it clips only at the end of the tensor it writes), and they overlap rows [" +
+            Twine(q.lo[0]) + ", " + Twine(q.hi[0]) + ") that rank " +
+            Twine(pad.rank == a.rank ? b.rank : a.rank) + " stores; start each rank's rows a "
+            "whole number of tiles apart (rank() * ((rows + " + Twine(rows - 1) + ") / " +
+            Twine(rows) + " * " + Twine(rows) + ") rather than rank() * rows)").str();
+  }
+
   void reportRace(const Recorded &a, const Recorded &b) {
     int owner = a.access->memRank;
     if (owner < 0 || owner >= world) {
@@ -443,7 +499,7 @@ private:
                verb(*here.access) + " rank " + Twine(owner) + "'s copy of argument " +
                Twine(a.access->tensor) + " here while rank " + Twine(other.rank) + " " +
                verb(*other.access) + " it at " + where(other.op) +
-               ", with no wait ordering the two");
+               ", with no wait ordering the two" + paddingOverlap(here, other));
   }
 };
 

@@ -154,6 +154,11 @@ Status Context::check_errors() {
                          std::to_string(static_cast<long long>(e.seen)) + " (`.on(p)`), outside ranks 0.." +
                          std::to_string(static_cast<long long>(e.expected) - 1) +
                          "; that access was skipped");
+  if (e.code == 5)
+    return Status::error("rank " + std::to_string(e.rank) + ", block " + std::to_string(e.block) +
+                         ": a range() loop's step was " +
+                         std::to_string(static_cast<long long>(e.seen)) +
+                         " at run time; it must be positive (the loop was skipped)");
   return Status::error("rank " + std::to_string(rank()) + ": device error code " +
                        std::to_string(e.code));
 }

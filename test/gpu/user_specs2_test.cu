@@ -434,6 +434,38 @@ void elementwise_ints() {
     }, 1e-6, 1e-5);
   }
   {
+    // A run-time step: k = 0, 96, 192, 288, the last load clipped at column 300.
+    const long long M = 45, N = 300, S = 96;
+    DevTensor<float> x({M, N}, 67), y({M, 64}, 0, true);
+    PKT_LAUNCH(strided_sum, kGrid)(pk::LaunchContext{}, x.view(), y.view(), S);
+    sync();
+    expect("strided_sum", y, [&](long long i) {
+      const long long r = i / 64, c = i % 64;
+      double s = 0;
+      for (long long k = 0; k < N; k += S) s += at_or_zero(x, r, k + c, M, N);
+      return s;
+    }, 1e-6, 1e-5);
+    // A step <= 0 would never end: the launch skips the loop and reports error code 5 with
+    // the step, so y keeps only the zero sums.
+    for (long long bad : {0ll, -64ll}) {
+      pk::WaitError* slot = nullptr;
+      PKT_CUDA(cudaMalloc(&slot, sizeof(pk::WaitError)));
+      PKT_CUDA(cudaMemset(slot, 0, sizeof(pk::WaitError)));
+      pk::LaunchContext ctx{};
+      ctx.error = slot;
+      PKT_LAUNCH(strided_sum, kGrid)(ctx, x.view(), y.view(), bad);
+      sync();
+      pk::WaitError e{};
+      PKT_CUDA(cudaMemcpy(&e, slot, sizeof(e), cudaMemcpyDeviceToHost));
+      PKT_CUDA(cudaFree(slot));
+      PKT_CHECK(e.code == 5 && static_cast<long long>(e.seen) == bad,
+                "strided_sum with step " + std::to_string(bad) + ": error code " + std::to_string(e.code) +
+                    ", step " + std::to_string(static_cast<long long>(e.seen)) + " (want 5, " +
+                    std::to_string(bad) + ")");
+      expect("strided_sum, bad step", y, [&](long long) { return 0.0; }, 0, 0);
+    }
+  }
+  {
     const long long M = 37, N = 100;
     DevTensor<float> x({M, N}, 34), mu({M, 1}, 35), inv({M, 1}, 36), g({1, N}, 37), y({M, N}, 0, true);
     PKT_LAUNCH(row_col_broadcast, kGrid)(pk::LaunchContext{}, x.view(), mu.view(), inv.view(), g.view(), y.view());

@@ -370,3 +370,13 @@ PK_KERNEL void decaying_sum(Tensor<f32, 2> x, Tensor<f32, 2> y) {
     store(y, acc, m, 0);
   }
 }
+
+// A range loop whose step is a kernel argument: y[:, 0:64] = sum over k = 0, s, 2s, ... below
+// x.cols() of x[:, k:k+64] (clipped at the last column). A step <= 0 skips the loop, an error.
+PK_KERNEL void strided_sum(Tensor<f32, 2> x, Tensor<f32, 2> y, index s) {
+  for (auto m : tiles(x.rows(), {16})) {
+    auto acc = zeros<f32, 16, 64>();
+    for (auto k : range(0, x.cols(), s)) acc = acc + load<16, 64>(x, m, k);
+    store(y, acc, m, 0);
+  }
+}

@@ -23,6 +23,24 @@ __device__ inline void report_check_failure(const LaunchContext& c, int check, l
   }
 }
 
+constexpr unsigned int kErrorBadStep = 5;
+
+// Whether a range() loop's run-time step is positive. Else thread 0 of each block that meets it
+// records it (the launch's first error wins) and the caller skips the loop, which would never
+// end. The step is the same in every thread of a block, so the skip never splits its barriers.
+__device__ inline bool range_step_ok(const LaunchContext& c, long long step) {
+  if (step > 0) return true;
+  if (threadIdx.x == 0 && atomic_cas_u32(&c.error->code, 0u, kErrorBadStep) == 0u) {
+    c.error->rank = c.rank;
+    c.error->slot = -1;
+    c.error->block = static_cast<int>(blockIdx.x);
+    c.error->expected = 1;
+    c.error->seen = static_cast<unsigned long long>(step);
+    __threadfence_system();
+  }
+  return false;
+}
+
 constexpr unsigned int kErrorBadPeer = 4;
 
 // Whether rank p exists (0 <= p < world), for a tile read from or written to `x.on(p)` with p

@@ -11,7 +11,8 @@ namespace pk {
 struct WaitError {
   unsigned int code;            // 0: no error, 1: wait timed out, 2: argument check failed,
                                 // 3: LL wait timed out (slot: the source rank),
-                                // 4: a tile addressed rank `seen`, outside the world
+                                // 4: a tile addressed rank `seen`, outside the world,
+                                // 5: a range() loop's run-time step was `seen` (<= 0)
   int rank;                     // rank that waited
   int slot;                     // flag slot it waited on
   int block;                    // block that waited
