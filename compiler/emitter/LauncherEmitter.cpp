@@ -91,8 +91,9 @@ void addCollectiveChecks(Operation *op, const DenseMap<Value, std::string> &argN
     const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim();
     if (s == c) {
       agreeBut(-1, -1);
-      checks.push_back({x + ".shape[0] % world == 0",
-                        x + ".shape[0] must be a multiple of the world size (" + opName.str() + ")"});
+      const std::string at = ".shape[" + std::to_string(s) + "]";  // the dimension cut in blocks
+      checks.push_back({x + at + " % world == 0",
+                        x + at + " must be a multiple of the world size (" + opName.str() + ")"});
     } else {
       scaled(x, y, s);
       scaled(y, x, c);

@@ -302,22 +302,25 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       });
       return success();
     }
-    if (auto a2a = dyn_cast<AllToAllOp>(op); a2a && a2a.getSplitDim() != a2a.getConcatDim()) {
+    if (auto a2a = dyn_cast<AllToAllOp>(op); a2a && getCollectiveDim(op) != 0) {
       // Split along s, concatenated along c: rank me pulls from each rank r the box of x_r
       // whose dimension s is [me*Ys, (me+1)*Ys) into y's box whose dimension c is
       // [r*Xc, (r+1)*Xc). Dimensions from m = max(s, c) on are one contiguous run in both
       // (dimension m a sub-range, the later ones whole); the box's dimensions before m are
-      // walked as one outer index.
+      // walked as one outer index. Within one dimension (s == c, x and y of one shape) the
+      // box is one block of Xs/W along it, so Ys and Xc are both that block.
       Value x = a2a.getInput(), y = a2a.getOutput();
       const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim(), m = std::max(s, c);
+      Value block = s == c ? B.div(B.dimAt(x, s), B.world) : Value();
       // Sizes and strides once, ahead of the tile loop.
       SmallVector<Value> extent, strideX, strideY;
       for (int64_t d = 0; d <= m; ++d) {
-        extent.push_back(d == c ? B.dimAt(x, d) : B.dimAt(y, d));
+        extent.push_back(d == s && s == c ? block : d == c ? B.dimAt(x, d) : B.dimAt(y, d));
         strideX.push_back(B.inner(x, d + 1));
         strideY.push_back(B.inner(y, d + 1));
       }
-      Value mine = B.mul(B.rank, B.dimAt(y, s)), xc = B.dimAt(x, c);
+      Value mine = B.mul(B.rank, block ? block : B.dimAt(y, s));
+      Value xc = block ? block : B.dimAt(x, c);
       Value outer = B.c(1);
       for (int64_t d = 0; d < m; ++d) outer = B.mul(outer, extent[d]);
       Value run = B.mul(extent[m], strideY[m]);
@@ -331,6 +334,12 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           rest = B.div(rest, extent[d]);
           src = B.add(src, B.mul(d == s ? B.add(k, mine) : k, strideX[d]));
           dst = B.add(dst, B.mul(d == c ? B.add(k, theirs) : k, strideY[d]));
+        }
+        if (x == y) {  // in place (s == c): the lower rank of each pair swaps the two boxes
+          Value lower = arith::CmpIOp::create(B.b, B.loc, arith::CmpIPredicate::slt, B.rank, r);
+          Value n = arith::SelectOp::create(B.b, B.loc, lower, cnt, B.c(0));
+          SwapOp::create(B.b, B.loc, x, dst, B.rank, src, r, n);
+          return;
         }
         B.copy(t, x, src, r, y, dst, B.here(y), cnt);
       });
@@ -411,6 +420,20 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   static void emitShapeChecks(Operation *op, CollBuilder &B) {
     StringRef name = op->getName().getStringRef();
     Value x = op->getOperand(0), y = op->getOperand(1);
+    if (auto a2a = dyn_cast<AllToAllOp>(op); a2a && a2a.getSplitDim() == a2a.getConcatDim() &&
+                                              a2a.getSplitDim() != 0) {
+      // Within dimension s > 0: one shape, cut in world_size equal blocks along s.
+      const int64_t s = a2a.getSplitDim();
+      check(B, B.c(0), arith::RemSIOp::create(B.b, B.loc, B.dimAt(x, s), B.world),
+            (name + ": dimension " + Twine(s) +
+             " holds world_size equal blocks: it must be a multiple of world_size (remainder shown)")
+                .str());
+      if (x != y)
+        for (int64_t d = 0; d < int64_t(getTensorShape(x.getType()).size()); ++d)
+          check(B, B.dimAt(x, d), B.dimAt(y, d),
+                (name + ": dimension " + Twine(d) + " of the input and the output must agree").str());
+      return;
+    }
     if (auto a2a = dyn_cast<AllToAllOp>(op); a2a && a2a.getSplitDim() != a2a.getConcatDim()) {
       const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim();
       check(B, B.mul(B.world, B.dimAt(y, s)), B.dimAt(x, s),
@@ -507,6 +530,12 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       // before its own to a few rows, and the shallower one then sets its dimension, to a few
       // rows too (its extent multiplies the deeper run's tiles).
       const int64_t s = a2a.getSplitDim(), c = a2a.getConcatDim();
+      if (s == c) {  // one shape, world_size blocks along s: both sides are the large one
+        entries.push_back(DenseI64ArrayAttr::get(op->getContext(), {-1, argNo(x), s}));
+        if (x != y) entries.push_back(DenseI64ArrayAttr::get(op->getContext(), {-1, argNo(y), s}));
+        kernel->setAttr("pk.model_dims", ArrayAttr::get(op->getContext(), entries));
+        return;
+      }
       auto entry = [&](Value small, Value large, int64_t d) {
         return d == std::max(s, c) ? DenseI64ArrayAttr::get(op->getContext(), {argNo(small), argNo(large), d})
                                    : DenseI64ArrayAttr::get(op->getContext(), {argNo(small), argNo(large), d, 3});

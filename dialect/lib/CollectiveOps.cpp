@@ -57,13 +57,9 @@ LogicalResult ReduceScatterOp::verify() {
 
 LogicalResult AllToAllOp::verify() {
   const int64_t s = getSplitDim(), c = getConcatDim();
-  if (s == c) {
-    if (s != 0)
-      return emitOpError("split_dim and concat_dim are both ")
-             << s << ": an exchange within one dimension other than 0 is not lowered yet; move that "
-                     "dimension first (all_to_all(x, y) exchanges along dimension 0)";
-    return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true);
-  }
+  // Within one dimension: input and output have one shape, split in world_size blocks along s.
+  if (s == c)
+    return verifyCollective(*this, getInput().getType(), getOutput().getType(), false, true, s);
   if (getInput() == getOutput())
     return emitOpError("in place needs split_dim == concat_dim: the two shapes differ");
   auto in = getTensorShape(getInput().getType()), out = getTensorShape(getOutput().getType());

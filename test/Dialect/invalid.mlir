@@ -377,8 +377,17 @@ pk.kernel @k(%x: !pk.sym<?x?x64xbf16>, %y: !pk.sym<?x?x32xbf16>) {
 // -----
 
 pk.kernel @k(%x: !pk.sym<?x?xbf16>, %y: !pk.sym<?x?xbf16>) {
-  // expected-error @+1 {{'pk.coll.all_to_all' op split_dim and concat_dim are both 1: an exchange within one dimension other than 0 is not lowered yet}}
-  pk.coll.all_to_all %x into %y {split_dim = 1 : i64, concat_dim = 1 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  // expected-error @+1 {{'pk.coll.all_to_all' op dimension 2 is out of range for a tensor of rank 2}}
+  pk.coll.all_to_all %x into %y {split_dim = 2 : i64, concat_dim = 2 : i64} : !pk.sym<?x?xbf16>, !pk.sym<?x?xbf16>
+  pk.return
+}
+
+// -----
+
+// Within one dimension other than 0 the two shapes are one: dimension 0 may not differ.
+pk.kernel @k(%x: !pk.sym<8x?xbf16>, %y: !pk.sym<4x?xbf16>) {
+  // expected-error @+1 {{'pk.coll.all_to_all' op dimension 0 differs: 8 vs 4}}
+  pk.coll.all_to_all %x into %y {split_dim = 1 : i64, concat_dim = 1 : i64} : !pk.sym<8x?xbf16>, !pk.sym<4x?xbf16>
   pk.return
 }
 

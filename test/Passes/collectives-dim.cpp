@@ -3,6 +3,9 @@
 // RUN: pkc %s --emit=cubin -o %t.cubin
 // RUN: not pkc %s -DBAD_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not pkc %s -DBAD_A2A -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD_A2A
+// RUN: not pkc %s -DBAD_A2A_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD_A2A_DIM
+// RUN: pkc %s --emit=launcher-impl -o %t.cpp
+// RUN: FileCheck %s --check-prefix=HOST < %t.cpp
 // RUN: not pkc %s -DRUNTIME_DIM -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNTIME
 // Tests that all_gather and reduce_scatter along a dimension other than the first (column
 // shards) lower to strided pulls proved by the protocol checker (no warning), with the
@@ -57,6 +60,33 @@ PK_KERNEL void a2a_heads_to_seq(Sym<bf16, 3> x, Sym<bf16, 3> y) { all_to_all(x, 
 // CHECK-LABEL: decisions for kernel 'a2a_cols_to_rows'
 PK_KERNEL void a2a_cols_to_rows(Sym<f32, 2> x, Sym<f32, 2> y) { all_to_all(x, y, 1, 0); }
 
+// All-to-all within one dimension other than the first (column block j of rank r lands on
+// rank j as column block r): the same strided pulls, the dimension a multiple of world_size,
+// and in place pairwise swaps of strided blocks.
+// CHECK-LABEL: decisions for kernel 'a2a_cols'
+// CHECK: rule 1 (small messages): {{.*}} off: along dimension 1 a peer's part is strided
+// CHECK-NOT: warning
+// CUDA-LABEL: void __launch_bounds__({{.*}}) a2a_cols(
+// CUDA: dimension 1 holds world_size equal blocks: it must be a multiple of world_size
+// CUDA: dimension 0 of the input and the output must agree
+// CUDA: dimension 1 of the input and the output must agree
+// CUDA: pk::copy
+// HOST-LABEL: pk::Status a2a_cols(
+// HOST: if (!(arg0.shape[1] % world == 0))
+// HOST-NEXT: return pk::Status::error("a2a_cols: arg0.shape[1] must be a multiple of the world size (pk.coll.all_to_all)");
+PK_KERNEL void a2a_cols(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_to_all(x, y, 1, 1); }
+// CHECK-LABEL: decisions for kernel 'a2a_last'
+// CHECK-NOT: warning
+PK_KERNEL void a2a_last(Sym<f32, 3> x, Sym<f32, 3> y) { all_to_all(x, y, 2, 2); }
+// CHECK-LABEL: decisions for kernel 'a2a_cols_in_place'
+// CHECK: in place: for each pair of ranks the lower one swaps the two blocks
+// CHECK-NOT: warning
+// CUDA-LABEL: void __launch_bounds__({{.*}}) a2a_cols_in_place(
+// CUDA: dimension 1 holds world_size equal blocks
+// CUDA-NOT: dimension 0 of the input and the output must agree
+// CUDA: pk::swap_elems
+PK_KERNEL void a2a_cols_in_place(Sym<f32, 3> x) { all_to_all(x, x, 1, 1); }
+
 #ifdef BAD_DIM
 // BAD: collectives-dim.cpp:[[@LINE+1]]:57: error: 'pk.coll.all_gather' op dimension 2 is out of range for a tensor of rank 2
 PK_KERNEL void ag_bad(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 2); }
@@ -64,6 +94,10 @@ PK_KERNEL void ag_bad(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 2); }
 #ifdef BAD_A2A
 // BAD_A2A: collectives-dim.cpp:[[@LINE+1]]:58: error: 'pk.coll.all_to_all' op in place needs split_dim == concat_dim
 PK_KERNEL void a2a_bad(Sym<bf16, 3> x, Sym<bf16, 3> y) { all_to_all(x, x, 0, 1); }
+#endif
+#ifdef BAD_A2A_DIM
+// BAD_A2A_DIM: collectives-dim.cpp:[[@LINE+1]]:62: error: 'pk.coll.all_to_all' op dimension 2 is out of range for a tensor of rank 2
+PK_KERNEL void a2a_bad_dim(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_to_all(x, y, 2, 2); }
 #endif
 #ifdef RUNTIME_DIM
 // RUNTIME: collectives-dim.cpp:[[@LINE+1]]:82: error: the dimension of 'all_gather' must be a constant integer

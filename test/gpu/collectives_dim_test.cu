@@ -115,6 +115,49 @@ void local_outputs(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// All-to-all within dimension d > 0: block j (of extent E/W) along d of rank r lands on rank j
+// as block r. Odd block extents, so every row's blocks start unaligned.
+void within(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long R = 37, C = 43, A = 3, B = 5, D = 33, P = 4, Q = 7, S = 9;
+  auto cs = inputs<bf16>(W, R * W * C, 41);
+  auto ls = inputs<float>(W, A * B * W * D, 43);
+  auto ms = inputs<float>(W, P * W * Q * S, 45);
+  auto fs = inputs<float>(W, R * W * C, 47);
+  SymArg<bf16> xc(ctx, {R, W * C}, &cs[me]), yc(ctx, {R, W * C}, nullptr);
+  SymArg<float> xl(ctx, {A, B, W * D}, &ls[me]), yl(ctx, {A, B, W * D}, nullptr);
+  SymArg<float> mid(ctx, {P, W * Q, S}, &ms[me]), xf(ctx, {R, W * C}, &fs[me]);
+  pkt::DevLocal<float> yf({R, W * C}, {});
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  launch(ctx, "all_to_all_cols", all_to_all_cols, pk_all_to_all_cols::kBlocks,
+         pk_all_to_all_cols::kThreads, xc.view, yc.view);
+  launch(ctx, "all_to_all_last", all_to_all_last, pk_all_to_all_last::kBlocks,
+         pk_all_to_all_last::kThreads, xl.view, yl.view);
+  launch(ctx, "all_to_all_mid_in_place", all_to_all_mid_in_place,
+         pk_all_to_all_mid_in_place::kBlocks, pk_all_to_all_mid_in_place::kThreads, mid.view);
+  launch(ctx, "all_to_all_cols_local", all_to_all_cols_local, pk_all_to_all_cols_local::kBlocks,
+         pk_all_to_all_cols_local::kThreads, xf.view, yf.view());
+  PKT_OK(ctx.check_errors());
+  auto exact = [](long long) { return 0.0; };
+  const long long WC = W * C;
+  auto cols = [&](long long i, auto& src) {  // y[row, r*C + k] = x_r[row, me*C + k]
+    const long long row = i / WC, r = (i % WC) / C, k = i % C;
+    return double(pkt::to_f(src[r][row * WC + me * C + k]));
+  };
+  expect(ctx, "all_to_all_cols", yc.download(), [&](long long i) { return cols(i, cs); }, exact);
+  expect(ctx, "all_to_all_cols_local", yf.download(), [&](long long i) { return cols(i, fs); }, exact);
+  expect(ctx, "all_to_all_last", yl.download(), [&](long long i) {
+    const long long ab = i / (W * D), r = (i % (W * D)) / D, k = i % D;
+    return double(ls[r][ab * W * D + me * D + k]);
+  }, exact);
+  expect(ctx, "all_to_all_mid_in_place", mid.download(), [&](long long i) {
+    const long long p = i / (W * Q * S), r = (i / S) % (W * Q) / Q, j = (i / S) % Q, k = i % S;
+    return double(ms[r][(p * W * Q + me * Q + j) * S + k]);  // block r: rank r's old block me
+  }, exact);
+  PKT_OK(ctx.exchange().barrier());
+}
+
 }  // namespace
 
 int main() {
@@ -122,7 +165,9 @@ int main() {
     columns(ctx);
     middle(ctx);
     local_outputs(ctx);
+    within(ctx);
   }, all_gather_cols, reduce_scatter_cols, all_gather_mid, all_gather_cols_in_place,
      reduce_scatter_cols_in_place, all_gather_local, all_gather_cols_local, all_to_all_local,
-     all_to_all_heads_local);
+     all_to_all_heads_local, all_to_all_cols, all_to_all_last, all_to_all_mid_in_place,
+     all_to_all_cols_local);
 }

@@ -14,3 +14,9 @@ PK_KERNEL void all_gather_local(Sym<f32, 1> x, Tensor<f32, 1> y) { all_gather(x,
 PK_KERNEL void all_gather_cols_local(Sym<f32, 2> x, Tensor<f32, 2> y) { all_gather(x, y, 1); }
 PK_KERNEL void all_to_all_local(Sym<f32, 2> x, Tensor<f32, 2> y) { all_to_all(x, y); }
 PK_KERNEL void all_to_all_heads_local(Sym<f32, 3> x, Tensor<f32, 3> y) { all_to_all(x, y, 0, 1); }
+// All-to-all within one dimension other than the first: rank r's block j along it lands on
+// rank j as block r (columns, the last of three dimensions, in place, into a local output).
+PK_KERNEL void all_to_all_cols(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_to_all(x, y, 1, 1); }
+PK_KERNEL void all_to_all_last(Sym<f32, 3> x, Sym<f32, 3> y) { all_to_all(x, y, 2, 2); }
+PK_KERNEL void all_to_all_mid_in_place(Sym<f32, 3> x) { all_to_all(x, x, 1, 1); }
+PK_KERNEL void all_to_all_cols_local(Sym<f32, 2> x, Tensor<f32, 2> y) { all_to_all(x, y, 1, 1); }

@@ -344,6 +344,7 @@ template <class T, int R, class Out> void all_to_all(const Sym<T, R> &in, const 
 // Split along `split_dim`, concatenate along `concat_dim` (constants), as sequence and head
 // parallelism exchange [H, S/W, D] for [H/W, S, D]: rank r's block j along split_dim lands
 // on rank j as block r along concat_dim. all_to_all(x, y, 0, 1) and back all_to_all(y, x, 1, 0).
+// Both d: one shape, W blocks along d (all_to_all(x, y, 1, 1): column blocks of [R, C]).
 template <class T, int R, class Out>
 void all_to_all(const Sym<T, R> &in, const Out &out, int split_dim, int concat_dim);
 // Rooted collectives; `root` is a rank (a run-time value).
