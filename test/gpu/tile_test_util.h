@@ -158,4 +158,25 @@ std::vector<T> random_ints(long long n, long long lo, long long hi, unsigned see
   return v;
 }
 
+// Every integer of `out` against want(i), within `tol`.
+template <class T>
+void expect_int(const char* what, const Dev<T>& out, const std::function<long long(long long)>& want,
+                long long tol = 0) {
+  auto got = out.download();
+  long long bad = 0, first = -1;
+  for (long long i = 0; i < static_cast<long long>(got.size()); ++i) {
+    const long long w = want(i), g = static_cast<long long>(got[i]);
+    const long long d = g > w ? g - w : w - g;
+    if (d > tol) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  }
+  PKT_CHECK(bad == 0, std::string(what) + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) +
+                          " wrong, first at " + std::to_string(first) +
+                          (first >= 0 ? " got " + std::to_string(static_cast<long long>(got[first])) + " want " +
+                                            std::to_string(want(first))
+                                      : std::string()));
+}
+
 }  // namespace pkt

@@ -20,6 +20,7 @@ using pk::f16;
 using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::expect_int;
 using pkt::poisoned;
 using pkt::random_ints;
 
@@ -31,27 +32,6 @@ double gelu_erf(double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0)));
 double silu(double t) { return t / (1 + std::exp(-t)); }
 float bf16_round(float x) { return pkt::to_host(pkt::from_host<bf16>(x)); }
 float f16_round(float x) { return pkt::to_host(pkt::from_host<f16>(x)); }
-
-// Every integer of `out` against want(i), within `tol`.
-template <class T>
-void expect_int(const char* what, const Dev<T>& out, const std::function<long long(long long)>& want,
-                long long tol = 0) {
-  auto got = out.download();
-  long long bad = 0, first = -1;
-  for (long long i = 0; i < static_cast<long long>(got.size()); ++i) {
-    const long long w = want(i), g = static_cast<long long>(got[i]);
-    const long long d = g > w ? g - w : w - g;
-    if (d > tol) {
-      if (first < 0) first = i;
-      ++bad;
-    }
-  }
-  PKT_CHECK(bad == 0, std::string(what) + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) +
-                          " wrong, first at " + std::to_string(first) +
-                          (first >= 0 ? " got " + std::to_string(static_cast<long long>(got[first])) + " want " +
-                                            std::to_string(want(first))
-                                      : std::string()));
-}
 
 // Value at column c of a row of x (N columns), zero past the tensor as a clipped load gives.
 template <class T>

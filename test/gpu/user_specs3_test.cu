@@ -18,6 +18,7 @@ using pk::f16;
 using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::expect_int;
 using pkt::poisoned;
 using pkt::random_ints;
 
@@ -27,24 +28,6 @@ constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
 double gelu_tanh(double t) { return 0.5 * t * (1 + std::tanh(0.7978845608028654 * (t + 0.044715 * t * t * t))); }
 float f16_round(float x) { return pkt::to_host(pkt::from_host<f16>(x)); }
-
-// Every integer of `out` against want(i), exactly.
-template <class T>
-void expect_int(const char* what, const Dev<T>& out, const std::function<long long(long long)>& want) {
-  auto got = out.download();
-  long long bad = 0, first = -1;
-  for (long long i = 0; i < static_cast<long long>(got.size()); ++i) {
-    if (static_cast<long long>(got[i]) != want(i)) {
-      if (first < 0) first = i;
-      ++bad;
-    }
-  }
-  PKT_CHECK(bad == 0, std::string(what) + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) +
-                          " wrong, first at " + std::to_string(first) +
-                          (first >= 0 ? " got " + std::to_string(static_cast<long long>(got[first])) + " want " +
-                                            std::to_string(want(first))
-                                      : std::string()));
-}
 
 // Host data made negative (-(|x| + 0.5)) or positive (|x| + 0.5), then uploaded.
 template <class T>
