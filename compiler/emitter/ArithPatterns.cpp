@@ -110,8 +110,21 @@ LogicalResult emitCmpI(Emitter &e, Operation *op) {
   case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: sym = ">"; break;
   case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: sym = ">="; break;
   }
-  e.line() << "const bool " << e.bind(cmp.getResult(), "p") << " = " << e.name(cmp.getLhs())
-           << " " << sym << " " << e.name(cmp.getRhs()) << ";";
+  // Index values are signed in the emitted code; an unsigned predicate compares their bit
+  // patterns as unsigned, so a negative value is large (`root ult world` rejects root = -1).
+  std::string lhs = e.name(cmp.getLhs()), rhs = e.name(cmp.getRhs());
+  using P = arith::CmpIPredicate;
+  P pred = cmp.getPredicate();
+  if (pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge) {
+    unsigned width = cmp.getLhs().getType().isIndex()
+                         ? 64
+                         : cmp.getLhs().getType().getIntOrFloatBitWidth();
+    std::string u = width > 32 ? "(unsigned long long)" : "(unsigned)";
+    lhs = u + lhs;
+    rhs = u + rhs;
+  }
+  e.line() << "const bool " << e.bind(cmp.getResult(), "p") << " = " << lhs << " " << sym << " "
+           << rhs << ";";
   return success();
 }
 

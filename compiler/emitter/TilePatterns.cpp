@@ -185,11 +185,38 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
   return success();
 }
 
-// Whether `peer` is within ranks 0..W-1 by construction: this rank, or the variable of a range
-// loop from a non-negative constant to world_size() by a positive constant step (a loop over
-// the peers). Such accesses need no run-time guard.
+// A lower bound of index value `v` known from how it is built (rank() >= 0, world_size() >= 1,
+// constants, sums, differences by a constant, products of non-negative values), if any.
+std::optional<int64_t> lowerBound(Value v, int depth = 0) {
+  if (depth > 8) return std::nullopt;
+  if (auto c = getConstantIntValue(v)) return *c;
+  Operation *def = v.getDefiningOp();
+  if (!def) return std::nullopt;
+  if (isa<RankOp>(def)) return 0;
+  if (isa<WorldSizeOp>(def)) return 1;
+  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) return std::nullopt;
+  auto a = lowerBound(def->getOperand(0), depth + 1);
+  if (!a) return std::nullopt;
+  if (isa<arith::SubIOp>(def)) {
+    auto c = getConstantIntValue(def->getOperand(1));
+    return c ? std::optional<int64_t>(*a - *c) : std::nullopt;
+  }
+  auto b = lowerBound(def->getOperand(1), depth + 1);
+  if (!b) return std::nullopt;
+  if (isa<arith::AddIOp>(def)) return *a + *b;
+  return *a >= 0 && *b >= 0 ? std::optional<int64_t>(*a * *b) : std::nullopt;
+}
+
+// Whether `peer` is within ranks 0..W-1 by construction: this rank; a non-negative value
+// modulo world_size() (next_rank(), prev_rank(), (rank() + k) % world_size()); or the
+// variable of a range loop from a non-negative constant to world_size() by a positive
+// constant step (a loop over the peers). Such accesses need no run-time guard.
 bool peerInRangeByConstruction(Value peer) {
   if (peer.getDefiningOp<RankOp>()) return true;
+  if (auto rem = peer.getDefiningOp<arith::RemSIOp>()) {
+    auto from = lowerBound(rem.getLhs());
+    return from && *from >= 0 && rem.getRhs().getDefiningOp<WorldSizeOp>();
+  }
   auto arg = dyn_cast<BlockArgument>(peer);
   auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : scf::ForOp();
   if (!loop || loop.getInductionVar() != peer) return false;

@@ -126,13 +126,75 @@ private:
     return true;
   }
 
-  // Records an access to `memRank`'s copy of `tensor`, covering `shape` from `origin`.
+  // The modelled extent of kernel argument `arg` along dimension `d`: config.dimValue along
+  // the first, 1 along the others, unless modelDims chose another.
+  int64_t extent(unsigned arg, int64_t d) const {
+    if (auto it = config.dims.find({arg, d}); it != config.dims.end()) return it->second;
+    return d == 0 ? config.dimValue : 1;
+  }
+
+  // Pushes the boxes that make up the row-major run [from, to) of an N-D tensor whose extents
+  // after dimension d are `extents` (at most two partial rows and one box of whole rows per
+  // dimension), so runs and tiles of one tensor compare in the same coordinates.
+  void runBoxes(const Event &proto, ArrayRef<int64_t> extents, size_t d, int64_t from, int64_t to,
+                SmallVectorImpl<int64_t> &lo, SmallVectorImpl<int64_t> &hi) {
+    if (from >= to) return;
+    if (d + 1 == extents.size()) {
+      Event e = proto;
+      e.access.lo.assign(lo.begin(), lo.end());
+      e.access.hi.assign(hi.begin(), hi.end());
+      e.access.lo.push_back(from);
+      e.access.hi.push_back(to);
+      out.events.push_back(std::move(e));
+      return;
+    }
+    int64_t stride = 1;
+    for (size_t k = d + 1; k < extents.size(); ++k) stride *= std::max<int64_t>(extents[k], 1);
+    auto row = [&](int64_t r, int64_t a, int64_t b) {  // part [a, b) of row r
+      lo.push_back(r);
+      hi.push_back(r + 1);
+      runBoxes(proto, extents, d + 1, a, b, lo, hi);
+      lo.pop_back();
+      hi.pop_back();
+    };
+    int64_t first = from / stride, last = (to - 1) / stride;
+    if (first == last) return row(first, from - first * stride, to - first * stride);
+    if (from % stride) row(first++, from % stride, stride);
+    int64_t whole = to % stride ? last : last + 1;  // rows [first, whole) are whole
+    if (whole > first) {
+      Event e = proto;
+      e.access.lo.assign(lo.begin(), lo.end());
+      e.access.hi.assign(hi.begin(), hi.end());
+      e.access.lo.push_back(first);
+      e.access.hi.push_back(whole);
+      for (size_t k = d + 1; k < extents.size(); ++k) {
+        e.access.lo.push_back(0);
+        e.access.hi.push_back(std::max<int64_t>(extents[k], 1));
+      }
+      out.events.push_back(std::move(e));
+    }
+    if (to % stride) row(last, 0, to % stride);
+  }
+
+  // Records an access to `memRank`'s copy of `tensor`, covering `shape` from `origin`. A
+  // flat run (one index, one extent) in a tensor of higher rank becomes the boxes it covers.
   bool access(Operation *op, Value tensor, ValueRange indices, ArrayRef<int64_t> shape,
               int memRank, bool write, bool add, bool tma) {
     Event e{EventKind::Access, op};
     if (!tensorArg(op, tensor, e.access.tensor)) return false;
     SmallVector<int64_t> origin;
     if (!getAll(op, indices, origin)) return false;
+    size_t rank = getTensorShape(tensor.getType()).size();
+    if (origin.size() == 1 && shape.size() == 1 && rank > 1) {
+      e.access.memRank = memRank;
+      e.access.write = write;
+      e.access.add = add;
+      e.access.tma = tma;
+      SmallVector<int64_t> extents, lo, hi;
+      for (size_t d = 0; d < rank; ++d) extents.push_back(extent(e.access.tensor, int64_t(d)));
+      runBoxes(e, extents, 0, origin[0], origin[0] + shape[0], lo, hi);
+      return true;
+    }
     e.access.memRank = memRank;
     e.access.write = write;
     e.access.add = add;
@@ -223,13 +285,18 @@ private:
     if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
       auto pred = cmp.getPredicate();
       return binary([pred](int64_t a, int64_t b) -> R {
+        uint64_t ua = uint64_t(a), ub = uint64_t(b);  // unsigned predicates: as emitted
         switch (pred) {
         case arith::CmpIPredicate::eq: return a == b;
         case arith::CmpIPredicate::ne: return a != b;
-        case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return a < b;
-        case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return a <= b;
-        case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return a > b;
-        case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return a >= b;
+        case arith::CmpIPredicate::slt: return a < b;
+        case arith::CmpIPredicate::sle: return a <= b;
+        case arith::CmpIPredicate::sgt: return a > b;
+        case arith::CmpIPredicate::sge: return a >= b;
+        case arith::CmpIPredicate::ult: return ua < ub;
+        case arith::CmpIPredicate::ule: return ua <= ub;
+        case arith::CmpIPredicate::ugt: return ua > ub;
+        case arith::CmpIPredicate::uge: return ua >= ub;
         }
         return std::nullopt;
       });
@@ -336,10 +403,8 @@ private:
     // others are 1, so an N-D tensor's element count is that size too and stays small.
     if (auto dim = dyn_cast<DimOp>(op)) {
       int64_t d = dim.getDimAttr().getInt();
-      values[dim.getResult()] = d == 0 ? config.dimValue : 1;
-      if (auto arg = dyn_cast<BlockArgument>(dim.getTensor()))
-        if (auto it = config.dims.find({arg.getArgNumber(), d}); it != config.dims.end())
-          values[dim.getResult()] = it->second;
+      auto arg = dyn_cast<BlockArgument>(dim.getTensor());
+      values[dim.getResult()] = arg ? extent(arg.getArgNumber(), d) : d == 0 ? config.dimValue : 1;
       return true;
     }
     if (auto f = dyn_cast<FlagOp>(op)) {
@@ -609,9 +674,18 @@ void mlir::pk::protocol::modelDims(KernelOp kernel, Config &config) {
 }
 
 int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {
-  int64_t step = 1;
+  // A collective's loop steps through element runs (16384 elements a tile), a tile loop
+  // through rows: where both appear, sizes from the runs' step would give the tile loops
+  // thousands of tiles at every world size, so the tile loops' steps decide.
+  auto movesRuns = [](TileForeachOp loop) {
+    bool runs = false;
+    loop.getBody().walk([&](Operation *op) { runs |= isa<CopyOp, SwapOp, ReduceIntoOp>(op); });
+    return runs;
+  };
+  int64_t tileStep = 0, runStep = 0;
   kernel.walk([&](TileForeachOp loop) {
+    int64_t &step = movesRuns(loop) ? runStep : tileStep;
     for (int64_t s : loop.getSteps()) step = std::max(step, s);
   });
-  return step;
+  return std::max<int64_t>(tileStep ? tileStep : runStep, 1);
 }

@@ -75,7 +75,8 @@ bool buildProcesses(KernelOp kernel, const Config &config,
 // rather than hash keys per event. Returns how many flags there are.
 int numberFlags(llvm::MutableArrayRef<Process> processes);
 
-// The largest tile step of the kernel's loops (used to pick sizes with partial tiles).
+// The largest tile step of the kernel's loops (used to pick sizes with partial tiles); the
+// element-run loops of collectives count only in kernels with no other tile loop.
 int64_t largestStep(KernelOp kernel);
 
 } // namespace mlir::pk::protocol

@@ -40,18 +40,15 @@ constexpr int64_t kWholeHi = std::numeric_limits<int64_t>::max();
 // facts the race check sweeps over, copied from the event while it is at hand.
 struct Recorded : Stamp {
   Recorded(const Stamp &at, const Access *access, Operation *op)
-      : Stamp(at), access(access), op(op), write(access->write), add(access->add) {
-    if (!access->lo.empty()) {
-      lo = access->lo[0];
-      hi = access->hi[0];
-    }
-  }
-  bool whole() const { return lo == kWholeLo; }
+      : Stamp(at), access(access), op(op), write(access->write), add(access->add) {}
+  bool whole() const { return access->lo.empty(); }
+  // The box along dimension d (every index for a whole-tensor access).
+  int64_t lo(size_t d) const { return whole() ? kWholeLo : access->lo[d]; }
+  int64_t hi(size_t d) const { return whole() ? kWholeHi : access->hi[d]; }
 
   const Access *access;
   Operation *op;  // null for the host's use of the buffer between launches
   bool write, add;
-  int64_t lo = kWholeLo, hi = kWholeHi;  // the box in the first dimension
 };
 
 // The accesses to each rank's copy of each kernel argument, in the order they happened.
@@ -64,10 +61,34 @@ bool overlaps(const Access &a, const Access &b) {
   return true;
 }
 
-// Calls `visit(x, y)` once for each pair of `members` that overlaps in the first dimension
-// where at least one writes and at least one is `open`. Each open access is compared only
-// with the accesses whose first-dimension start lies within the widest box of it (a sweep
-// over the accesses sorted by start), so the cost follows the overlapping pairs.
+// The dimension whose boxes tell the accesses of one buffer apart best: the one along which
+// the boxes spread furthest, counted in widths of the widest box (a buffer of [3, N, D]
+// tiles is swept along N, not along the 3 rows every tile shares). Accesses of one tensor
+// have boxes of its rank (ProtocolModel), so any box's dimensions serve.
+size_t sweepDimension(ArrayRef<Recorded> members) {
+  size_t rank = 0;
+  for (const Recorded &a : members)
+    if (!a.whole()) rank = std::max(rank, a.access->lo.size());
+  size_t best = 0;
+  double bestSpread = -1;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t lo = kWholeHi, hi = kWholeLo, widest = 1;
+    for (const Recorded &a : members) {
+      if (a.whole() || a.access->lo.size() <= d) continue;
+      lo = std::min(lo, a.lo(d));
+      hi = std::max(hi, a.hi(d));
+      widest = std::max(widest, a.hi(d) - a.lo(d));
+    }
+    double spread = hi > lo ? double(hi - lo) / double(widest) : 0;
+    if (spread > bestSpread) best = d, bestSpread = spread;
+  }
+  return best;
+}
+
+// Calls `visit(x, y)` once for each pair of `members` that overlaps along the sweep
+// dimension where at least one writes and at least one is `open`. Each open access is
+// compared only with the accesses whose start along it lies within the widest box of it (a
+// sweep over the accesses sorted by start), so the cost follows the overlapping pairs.
 void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
                     llvm::function_ref<void(unsigned, unsigned)> visit) {
   struct Span {
@@ -75,12 +96,15 @@ void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
     unsigned at;
     bool operator<(const Span &o) const { return lo < o.lo; }
   };
+  const size_t dim = sweepDimension(members);
   std::vector<Span> writes, reads;
   int64_t widest = 0;
   for (unsigned x = 0; x < members.size(); ++x) {
     const Recorded &a = members[x];
-    (a.write ? writes : reads).push_back({a.lo, a.hi, x});
-    if (!a.whole()) widest = std::max(widest, a.hi - a.lo);
+    bool whole = a.whole() || a.access->lo.size() <= dim;
+    int64_t lo = whole ? kWholeLo : a.lo(dim), hi = whole ? kWholeHi : a.hi(dim);
+    (a.write ? writes : reads).push_back({lo, hi, x});
+    if (!whole) widest = std::max(widest, hi - lo);
   }
   llvm::sort(writes);
   llvm::sort(reads);
