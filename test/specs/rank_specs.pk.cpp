@@ -145,15 +145,7 @@ PK_KERNEL void fill_ag_cols_rowsum(Tensor<f32, 2> a, Sym<f32, 2> x, Tensor<f32, 
   }
 }
 
-// 20. Sequence to head parallel and back around a tile loop: y = 2 x - 1.
-PK_KERNEL void a2a_tile_a2a(Sym<bf16, 3> x, Sym<bf16, 3> h, Sym<bf16, 3> h2, Sym<bf16, 3> y) {
-  all_to_all(x, h, 0, 1);
-  for (auto [a, m, d] : tiles(h.dim(0), h.dim(1), h.dim(2), {1, 16, 64}))
-    store(h2, cast<bf16>(cast<f32>(load<1, 16, 64>(h, a, m, d)) * 2.0f - 1.0f), a, m, d);
-  all_to_all(h2, y, 1, 0);
-}
-
-// 21. Vocab-parallel softmax of [R, V/W] shards (V/W not a multiple of 128): masked row maxima,
+// 20. Vocab-parallel softmax of [R, V/W] shards (V/W not a multiple of 128): masked row maxima,
 //     all-reduce Max, sums of exponentials, all-reduce Sum, then the probabilities.
 PK_KERNEL void vocab_softmax(Tensor<f32, 2> x, Sym<f32, 2> lm, Sym<f32, 2> gm, Sym<f32, 2> ls,
                              Sym<f32, 2> gs, Tensor<f32, 2> p) {
@@ -176,7 +168,7 @@ PK_KERNEL void vocab_softmax(Tensor<f32, 2> x, Sym<f32, 2> lm, Sym<f32, 2> gm, S
     store(p, exp(load<8, 128>(x, m, n) - load<8, 1>(gm, m, 0)) / load<8, 1>(gs, m, 0), m, n);
 }
 
-// 22. A hand-written all-reduce by adds into every rank, then a local loop reading the sums.
+// 21. A hand-written all-reduce by adds into every rank, then a local loop reading the sums.
 PK_KERNEL void add_all_then_scale(Sym<f32, 2> x, Sym<f32, 2> acc, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) {
     auto t = load<16, 64>(x, m, n);
@@ -186,8 +178,7 @@ PK_KERNEL void add_all_then_scale(Sym<f32, 2> x, Sym<f32, 2> acc, Tensor<f32, 2>
     store(y, load<16, 64>(acc, m, n) * 0.5f, m, n);
 }
 
-// 23. bf16 all-reduce (Min) of 2-D values with negatives, a tail in both dimensions, then the
-//     gather of the result's row sums onto root 0... kept simple: min then max in place.
+// 22. bf16 all-reduce (Min) of 2-D values with negatives, then an all-reduce (Max) in place.
 PK_KERNEL void ar_min_then_max_in_place(Sym<bf16, 2> x, Sym<bf16, 2> y) {
   all_reduce(Min, x, y);
   all_reduce(Max, x, x);
