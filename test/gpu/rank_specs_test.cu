@@ -410,6 +410,26 @@ void ar_min_then_max_in_place_test(pk::Context& ctx) {
   next(ctx);
 }
 
+
+void a2a_tile_a2a_test(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const LL A = 3, B = 21, D = 70;  // tails of the 16-row and 64-column tiles
+  auto xs = inputs<bf16>(W, W * A * B * D, 233);
+  SymArg<bf16> x(ctx, {W * A, B, D}, &xs[me]), h(ctx, {A, W * B, D}, nullptr),
+      h2(ctx, {A, W * B, D}, nullptr), y(ctx, {W * A, B, D}, nullptr);
+  ready(ctx);
+  for (int l = 0; l < 10; ++l) LAUNCH(a2a_tile_a2a, x.view, h.view, h2.view, y.view);
+  done(ctx);
+  // h[a, r*B + b, d] on rank me is rank r's x[me*A + a, b, d]; y comes back home as 2x - 1.
+  expect(ctx, "a2a_tile_a2a h", h.download(), [&](LL i) {
+    const LL d = i % D, col = (i / D) % (W * B), a = i / (D * W * B), r = col / B, b = col % B;
+    return f(xs[r][((me * A + a) * B + b) * D + d]);
+  }, [](LL) { return 0.0; });
+  expect(ctx, "a2a_tile_a2a y", y.download(), [&](LL i) { return bfr(2 * f(xs[me][i]) - 1); },
+         [](LL) { return 0.0; });
+  next(ctx);
+}
+
 }  // namespace
 
 int main() {
@@ -436,8 +456,9 @@ int main() {
     vocab_softmax_test(ctx);
     add_all_then_scale_test(ctx);
     ar_min_then_max_in_place_test(ctx);
+    a2a_tile_a2a_test(ctx);
   }, tp_rms_norm_tail, rs_tile_ag, silu_ar_in_place, ag_last_dim_3d, rs_max_mid_3d, ar_min_3d_i32, rs_min_cols_i32,
      pull_prev_3d, ring_shift_i32, shift_by_two, add_owner_then_bcast, reduce_max_root, gather_root_2d,
      scatter_tile_gather, bcast_then_pull, tile_armax_pull, ag_then_row_norm, rs_in_place_then_chunk,
-     fill_ag_cols_rowsum, vocab_softmax, add_all_then_scale, ar_min_then_max_in_place);
+     fill_ag_cols_rowsum, vocab_softmax, add_all_then_scale, ar_min_then_max_in_place, a2a_tile_a2a);
 }

@@ -183,3 +183,12 @@ PK_KERNEL void ar_min_then_max_in_place(Sym<bf16, 2> x, Sym<bf16, 2> y) {
   all_reduce(Min, x, y);
   all_reduce(Max, x, x);
 }
+
+// 23. An all-to-all from rows to columns of 3-D tensors, a 3-D tile loop on the result, and the
+//     all-to-all back (pkc once spent minutes verifying this protocol).
+PK_KERNEL void a2a_tile_a2a(Sym<bf16, 3> x, Sym<bf16, 3> h, Sym<bf16, 3> h2, Sym<bf16, 3> y) {
+  all_to_all(x, h, 0, 1);
+  for (auto [a, m, d] : tiles(h.dim(0), h.dim(1), h.dim(2), {1, 16, 64}))
+    store(h2, cast<bf16>(cast<f32>(load<1, 16, 64>(h, a, m, d)) * 2.0f - 1.0f), a, m, d);
+  all_to_all(h2, y, 1, 0);
+}
