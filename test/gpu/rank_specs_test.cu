@@ -238,6 +238,17 @@ void reduce_max_root_test(pk::Context& ctx) {
   auto xs = inputs<float>(W, R * C, 167);
   SymArg<float> x(ctx, {R, C}, &xs[me]), y(ctx, {R, C}, nullptr);
   ready(ctx);
+  // A root outside the world, launched past the host checks: the kernel's own check stops it
+  // on every rank before any signal (a negative root once passed it and indexed peer[-1]).
+  for (LL bad : {LL(-1), LL(W)}) {
+    LAUNCH(reduce_max_root, x.view, y.view, bad);
+    pk::Status st = ctx.check_errors();
+    PKT_CHECK(!st.is_ok() && st.message().find("argument check") != std::string::npos,
+              "reduce_max_root with root " + std::to_string(bad) + ": " +
+                  (st.is_ok() ? std::string("no error") : st.message()));
+    ctx.retract_launch("reduce_max_root");
+    next(ctx);
+  }
   for (int l = 0; l < 10; ++l) LAUNCH(reduce_max_root, x.view, y.view, root);
   done(ctx);
   if (me == root)
