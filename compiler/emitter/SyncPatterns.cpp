@@ -10,12 +10,22 @@ namespace {
 
 LogicalResult emitFlag(Emitter &e, Operation *op) {
   auto flag = cast<FlagOp>(op);
+  std::string number = std::to_string(flag.getSlot());
+  if (Value offset = flag.getOffset()) {
+    // A run-time slot (the same in every thread of the block): a block whose slot leaves the
+    // kernel's flag region records it and leaves before it signals or waits on it.
+    number = e.fresh("slot");
+    e.line() << "const long long " << number << " = " << flag.getSlot() << "LL + "
+             << e.name(offset) << ";";
+    e.line() << "if (!pk::flag_slot_ok(ctx, " << number << ")) return;";
+    number = "int(" + number + ")";
+  }
   std::string slot = e.bind(flag.getResult(), "flag");
   if (flag.getScope() == FlagScope::block)
-    e.line() << "const int " << slot << " = " << flag.getSlot()
+    e.line() << "const int " << slot << " = " << number
              << " * gridDim.x + blockIdx.x;  // per-block slot";
   else
-    e.line() << "const int " << slot << " = " << flag.getSlot() << " * gridDim.x;  // grid slot";
+    e.line() << "const int " << slot << " = " << number << " * gridDim.x;  // grid slot";
   return success();
 }
 

@@ -269,6 +269,7 @@ private:
                                          v(in[0]), v(in[1]), vs(in, 2)));
     case OpKind::Flag:
       return def(o, b.create<FlagOp>(l, FlagType::get(&ctx), o.ints[0],
+                                     in.empty() ? Value() : v(in[0]),
                                      o.attr == 1 ? FlagScope::grid : FlagScope::block));
     case OpKind::Signal: b.create<SignalOp>(l, v(in[0]), v(in[1])); return;
     case OpKind::SignalAll: b.create<SignalAllOp>(l, v(in[0])); return;

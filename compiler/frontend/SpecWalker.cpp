@@ -1170,12 +1170,19 @@ private:
     if (n == "prim::flag") {
       int64_t slot;
       int scope;
-      if (!constInt(arg(0), slot))
-        return fail(arg(0)->getBeginLoc(), "flag slots are integer constants");
+      // A constant slot is checked here; a run-time one (a flag per tile) at launch.
+      std::vector<int> offset;
+      if (!constInt(arg(0), slot)) {
+        slot = 0;
+        offset.push_back(indexExpr(arg(0)));
+        if (failed) return -1;
+      } else if (slot < 0 || slot >= 1024) {
+        return fail(arg(0)->getBeginLoc(), "flag slots are in [0, 1024), got " + std::to_string(slot));
+      }
       if (!enumArg(arg(1), scope)) return -1;
       ValueType f;
       f.kind = ValueType::Flag;
-      return emitValue(OpKind::Flag, l, {}, f, {slot}, scope);
+      return emitValue(OpKind::Flag, l, offset, f, {slot}, scope);
     }
     if (n == "prim::signal" || n == "prim::wait") {
       int f = expr(arg(0)), x = indexExpr(arg(1));

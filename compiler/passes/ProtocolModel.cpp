@@ -13,6 +13,9 @@ using namespace mlir::pk::protocol;
 namespace {
 
 constexpr int64_t kMaxModelledBlocks = 8;
+// Run-time flag slots the model follows: the flag region's 2048 words hold at most this many
+// slots of a one-block launch (pk/runtime/context.h's kKernelFlagRegion).
+constexpr int64_t kMaxModelledSlots = 2048;
 
 struct FlagInfo {
   int64_t slot;
@@ -408,7 +411,16 @@ private:
       return true;
     }
     if (auto f = dyn_cast<FlagOp>(op)) {
-      flags[f.getResult()] = {int64_t(f.getSlot()), f.getScope() == FlagScope::block};
+      int64_t slot = int64_t(f.getSlot()), offset = 0;
+      if (f.getOffset() && !get(op, f.getOffset(), offset)) return false;
+      slot += offset;
+      // The emitted check (pk::flag_slot_ok) stops a launch whose slot leaves the region; at
+      // the modelled sizes it must fit, or the protocol cannot be what the kernel runs.
+      if (slot < 0 || slot >= kMaxModelledSlots)
+        return fail(op, "the flag slot is " + std::to_string(slot) +
+                            " at the modelled sizes, outside [0, " +
+                            std::to_string(kMaxModelledSlots) + ")");
+      flags[f.getResult()] = {slot, f.getScope() == FlagScope::block};
       return true;
     }
     if (auto s = dyn_cast<SignalOp>(op)) {
@@ -649,7 +661,8 @@ int mlir::pk::protocol::numberFlags(MutableArrayRef<Process> processes) {
     for (Event &e : p.events) {
       if (e.kind != EventKind::Signal && e.kind != EventKind::Wait) continue;
       int holder = e.kind == EventKind::Signal ? e.peer : p.rank;
-      uint64_t key = uint64_t((int64_t(holder) * 1024 + e.slot) * 65536 + (e.blockKey + 1));
+      uint64_t key = uint64_t((int64_t(holder) * kMaxModelledSlots + e.slot) * 65536 +
+                              (e.blockKey + 1));
       e.flag = numbers.try_emplace(key, int(numbers.size())).first->second;
     }
   return int(numbers.size());

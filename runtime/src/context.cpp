@@ -159,6 +159,12 @@ Status Context::check_errors() {
                          ": a range() loop's step was " +
                          std::to_string(static_cast<long long>(e.seen)) +
                          " at run time; it must be positive (the loop was skipped)");
+  if (e.code == 6)
+    return Status::error("rank " + std::to_string(e.rank) + ", block " + std::to_string(e.block) +
+                         ": a run-time flag slot (`prim::flag(s)`) was " +
+                         std::to_string(static_cast<long long>(e.seen)) + "; a launch of this grid has slots 0.." +
+                         std::to_string(static_cast<long long>(e.expected) - 1) +
+                         " (2048 flag words / blocks); the block stopped there");
   return Status::error("rank " + std::to_string(rank()) + ": device error code " +
                        std::to_string(e.code));
 }

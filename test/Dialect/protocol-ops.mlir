@@ -24,3 +24,18 @@ pk.kernel @tma_ordering(%c: !pk.sym<?x?xbf16>, %src: !pk.tensor<?x?xbf16>) {
   }
   pk.return
 }
+
+// Tests that a flag with a run-time slot (slot + offset) prints and parses back.
+// CHECK-LABEL: pk.kernel @tile_flags
+// CHECK: pk.sync.flag 1 + %{{.*}} <block> : !pk.flag
+// CHECK: pk.sync.flag 0 <grid> : !pk.flag
+pk.kernel @tile_flags(%n: index) {
+  pk.worker <communicator> blocks 1 {
+    %f = pk.sync.flag 1 + %n <block> : !pk.flag
+    %g = pk.sync.flag 0 <grid> : !pk.flag
+    %c1 = arith.constant 1 : index
+    pk.sync.signal %f on %c1
+    pk.sync.wait %g, %c1
+  }
+  pk.return
+}

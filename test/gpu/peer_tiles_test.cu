@@ -137,6 +137,37 @@ void bad_peer(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+
+// tile_flag_ring: a flag per tile (run-time slots). 4 x 3 tiles fit the flag region at every
+// world size; 30 x 3 do not (at most 2048 / 33 slots), and the launch reports the slot.
+void tile_flags(pk::Context& ctx) {
+  const int W = ctx.world(), me = ctx.rank();
+  const int prev = (me + W - 1) % W;
+  for (long long R : {50LL, 480LL}) {
+    const long long C = 300;
+    auto all = inputs<float>(W, R * C, 37);
+    SymArg<float> x(ctx, {R, C}, &all[me]), y(ctx, {R, C}, nullptr);
+    pkt::DevLocal<float> out({R, C}, {});
+    PKT_CUDA(pkt::sync_uploads());
+    PKT_OK(ctx.exchange().barrier());
+    const int launches = R == 50 ? 200 : 1;
+    for (int l = 0; l < launches; ++l)
+      launch(ctx, "tile_flag_ring", tile_flag_ring, pk_tile_flag_ring::kBlocks,
+             pk_tile_flag_ring::kThreads, x.view, y.view, out.view());
+    pk::Status st = ctx.check_errors();
+    if (R == 50) {
+      PKT_OK(st);
+      expect(ctx, "tile_flag_ring", out.download(),
+             [&](long long i) { return double(all[prev][i]) + double(all[me][i]); },
+             [](long long) { return 0.0; });
+    } else {
+      PKT_CHECK(!st.is_ok() && st.message().find("run-time flag slot") != std::string::npos,
+                "tile_flag_ring with 90 tiles: " + (st.is_ok() ? std::string("no error") : st.message()));
+    }
+    PKT_OK(ctx.exchange().barrier());
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -146,5 +177,6 @@ int main() {
     everyone(ctx);
     pull(ctx);
     bad_peer(ctx);
-  }, ring_shift, add_to_owner, add_to_all, pull_neighbours, add_to_rank);
+    tile_flags(ctx);
+  }, ring_shift, add_to_owner, add_to_all, pull_neighbours, add_to_rank, tile_flag_ring);
 }

@@ -35,3 +35,20 @@ PK_KERNEL void pull_neighbours(Sym<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {40, 72}))
     store(y, load<40, 72>(x.on(prev_rank()), m, n) + load<40, 72>(x.on(next_rank()), m, n) * 2.0f, m, n);
 }
+
+// out on rank r = x of rank r - 1 + x of rank r, with a flag per tile instead of a barrier
+// after the pushes: each tile goes to the next rank's y and bumps that rank's flag for the
+// tile (a run-time slot, `prim::flag(1 + tile)`); the next rank waits on it, then reads the
+// tile. The barrier first keeps a rank from writing y while its neighbour still reads the
+// last launch's.
+PK_KERNEL void tile_flag_ring(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> out) {
+  prim::barrier(prim::flag(0));
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128})) {
+    auto ready = prim::flag(1 + m / 16 * ((x.cols() + 127) / 128) + n / 128);
+    auto t = load<16, 128>(x, m, n);
+    prim::store_async(Ldst, y.on(next_rank()), t, m, n);
+    prim::signal(ready, next_rank());
+    prim::wait(ready, 1);
+    store(out, load<16, 128>(y, m, n) + t, m, n);
+  }
+}

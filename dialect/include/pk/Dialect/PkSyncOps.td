@@ -12,14 +12,24 @@ def Pk_FlagOp : Pk_Op<"sync.flag", [Pure]> {
     the block count plus the block index), so signals and waits pair block b of one rank
     with block b of the others; with `grid` the whole kernel shares one slot.
 
+    With an `offset` operand the slot is `slot + offset`, computed at run time (a flag per
+    tile: `prim::flag(m / 16)`). The kernel's flag region holds 2048 / blocks slots; a launch
+    whose slot falls outside them stops its block and reports the slot (error code 6).
+
     ```mlir
     %f = pk.sync.flag 0 <block> : !pk.flag
+    %g = pk.sync.flag 0 + %tile <grid> : !pk.flag
     ```
   }];
-  let arguments = (ins I64Attr:$slot, Pk_FlagScopeAttr:$scope);
+  let arguments = (ins I64Attr:$slot, Optional<Index>:$offset, Pk_FlagScopeAttr:$scope);
   let results = (outs Pk_FlagType:$result);
-  let assemblyFormat = "$slot $scope attr-dict `:` qualified(type($result))";
+  let assemblyFormat = "$slot (`+` $offset^)? $scope attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
+  // A constant slot, as the passes make them.
+  let builders = [OpBuilder<(ins "::mlir::Type":$type, "int64_t":$slot,
+                                 "::mlir::pk::FlagScope":$scope), [{
+    build($_builder, $_state, type, slot, ::mlir::Value(), scope);
+  }]>];
 }
 
 def Pk_SignalOp : Pk_Op<"sync.signal"> {

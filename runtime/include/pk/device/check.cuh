@@ -41,6 +41,28 @@ __device__ inline bool range_step_ok(const LaunchContext& c, long long step) {
   return false;
 }
 
+constexpr unsigned int kErrorBadFlagSlot = 6;
+// Words of a kernel's flag region (pk/runtime/context.h's kKernelFlagRegion; host only).
+constexpr long long kFlagRegionWords = 2048;
+
+// Whether flag slot `slot`, computed at run time (`prim::flag(m / 16)`), lies in the kernel's
+// flag region: slot s holds words [s * gridDim.x, (s + 1) * gridDim.x). Else thread 0 records
+// it (the launch's first error wins) and the caller's block leaves before using the flag; the
+// slot is the same in every thread of a block, so no barrier is split.
+__device__ inline bool flag_slot_ok(const LaunchContext& c, long long slot) {
+  const long long slots = kFlagRegionWords / static_cast<long long>(gridDim.x);
+  if (slot >= 0 && slot < slots) return true;
+  if (threadIdx.x == 0 && atomic_cas_u32(&c.error->code, 0u, kErrorBadFlagSlot) == 0u) {
+    c.error->rank = c.rank;
+    c.error->slot = -1;
+    c.error->block = static_cast<int>(blockIdx.x);
+    c.error->expected = static_cast<unsigned long long>(slots);
+    c.error->seen = static_cast<unsigned long long>(slot);
+    __threadfence_system();
+  }
+  return false;
+}
+
 constexpr unsigned int kErrorBadPeer = 4;
 
 // Whether rank p exists (0 <= p < world), for a tile read from or written to `x.on(p)` with p
