@@ -12,14 +12,19 @@ using namespace mlir::pk::cuda;
 
 namespace {
 
-// The template's constants the description relies on (static_asserted in the output).
-constexpr int kBM = 128, kBox = 64, kThreads = 384;
+// The template's constants the description relies on (static_asserted in the output): boxes of
+// 64 columns x 128 rows, and per head dim the consumer warpgroups of 64 query rows each.
+constexpr int kBox = 64, kBoxRows = 128;
+int consumers(int64_t d) { return d == 64 ? 3 : 2; }
+int blockRows(int64_t d) { return 64 * consumers(d); }
+int threads(int64_t d) { return 128 * (1 + consumers(d)); }
 
-// sizeof(SharedStorage<D>) + 1024, as attention.cuh lays it out: Q, the K and V rings, two rings'
-// mbarriers and q_full, rounded up to the 1024-byte alignment.
+// sizeof(SharedStorage<D>) + 1024, as attention.cuh lays it out: Q (whole boxes down its rows),
+// the K and V rings, two rings' mbarriers and q_full, rounded up to the 1024-byte alignment.
 unsigned sharedBytes(int64_t d) {
-  const unsigned boxes = unsigned(d / kBox), stages = d == 64 ? 4 : 3, box = kBM * kBox * 2;
-  unsigned bytes = boxes * box * (1 + 2 * stages) + 2 * 16 * stages + 8;
+  const unsigned boxes = unsigned(d / kBox), stages = d == 64 ? 4 : 3, box = kBoxRows * kBox * 2;
+  const unsigned qLoads = unsigned((blockRows(d) + kBoxRows - 1) / kBoxRows);
+  unsigned bytes = boxes * box * (qLoads + 2 * stages) + 2 * 16 * stages + 8;
   return (bytes + 1023) / 1024 * 1024 + 1024;
 }
 
@@ -35,7 +40,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   const std::string name = kernel.getSymName().str(), D = std::to_string(d);
   TemplateDescriber desc;
   desc.t.kernel = name;
-  desc.t.threads = kThreads;
+  desc.t.threads = threads(d);
   desc.t.shared_bytes = sharedBytes(d);
   // The tensor maps read exactly D columns; o and lse rows are q's (the template stores each
   // query row once, the general path whole 64-row tiles).
@@ -49,7 +54,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
       if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
   const std::string h = heads ? dim(q, 0) : "1";
   for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
-    desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBM, 1});
+    desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBoxRows, 1});
   desc.field(FK::ptr, "o", o);
   if (lse >= 0) desc.field(FK::ptr, "lse", lse);
   desc.i32("sq", rows(q));
@@ -69,24 +74,26 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   // overlaps a tile's Q and first K/V loads with the last one's products
   // (pk/templates/attention.cuh's run()). Causal kernels take their tiles from the ticket.
   desc.field(FK::ticket, "ticket");
-  const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(kBM) + "))";
+  const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(blockRows(d)) + "))";
   desc.t.grid = expr("max(1,min(sms," + tiles + "))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
 
   e.os << "\n#include <pk/templates/attention.cuh>\n";
   e.os << "#ifndef __CUDACC_RTC__\n#include <cstddef>\n#endif\n";
   e.os << "\nnamespace pk_" << name << " {\n";
-  e.os << "constexpr int kThreads = pk::attention::kThreads;  // producer + 2 consumer warpgroups\n";
   e.os << "constexpr int kHeadDim = " << d << ";\n";
+  e.os << "constexpr int kThreads = pk::attention::threads<kHeadDim>();  // producer + " << consumers(d)
+       << " consumer warpgroups\n";
   e.os << "constexpr bool kCausal = " << (causal ? "true" : "false") << ";\n";
   e.os << "constexpr unsigned kSharedBytes = pk::attention::shared_bytes<kHeadDim>();\n";
   e.os << "// The launch description below must match the template it instantiates.\n";
   e.os << "static_assert(kThreads == " << kThreads << " && kSharedBytes == " << desc.t.shared_bytes
-       << "u && pk::attention::kBM == " << kBM << " && pk::attention::kBox == " << kBox
+       << "u && pk::attention::Layout<kHeadDim>::kBM == " << blockRows(d)
+       << " && pk::attention::kBoxRows == " << kBoxRows << " && pk::attention::kBox == " << kBox
        << ", \"attention template constants changed: update pkc's AttentionPatterns.cpp\");\n";
   emitParamsAsserts(e, "pk::attention::Params", desc.t, name);
   emitLaunchLines(e, kernel, "attention", desc.t, desc.checks);
-  e.os << "extern \"C\" __global__ void __launch_bounds__(pk::attention::kThreads, 1) " << name
+  e.os << "extern \"C\" __global__ void __launch_bounds__(pk_" << name << "::kThreads, 1) " << name
        << "(const __grid_constant__ pk::attention::Params p) {\n";
   e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal>(p, " << scale
        << ");\n";

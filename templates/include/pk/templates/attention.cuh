@@ -1,12 +1,14 @@
 // The Hopper attention forward main loop: O = softmax(Q K^T * scale) V per head with the online
 // softmax, and the row log-sum-exp, for head dims 64 and 128, causal or not. One block computes
-// 128 query rows of one head:
+// 64 query rows per consumer warpgroup of one head (128 rows at head dim 128, 192 at 64):
 //   warpgroup 0, one thread: producer - TMA loads of the Q tile once, then K and V tiles of 128
 //                            keys into two rings (mbarrier full/empty; K and V apart, so S = Q K^T
 //                            starts while V is still arriving)
-//   warpgroups 1, 2:         consumers - 64 query rows each: S by wgmma from shared memory, the
+//   warpgroups 1..C:         consumers - 64 query rows each: S by wgmma from shared memory, the
 //                            softmax in registers (exp2 with the scale folded in), P V by wgmma
 //                            with P straight from registers; the next S is issued beside P V.
+// At head dim 64 a key step has half the products of dim 128 for the same softmax work, so a
+// third consumer keeps the tensor cores busy while the other two exponentiate.
 // Q, K, V are [heads, rows, D] bf16 (heads 1 for one head), read through 3-D tensor maps with
 // boxes of 64 x 128 x 1 and 128-byte swizzle; rows past the end load as zeros, keys past the end
 // and (causal) keys after the query are masked. O [heads, sq, o_pitch] bf16 and lse
@@ -25,13 +27,10 @@
 namespace pk {
 namespace attention {
 
-constexpr int kBM = 128;         // query rows per block: two consumer warpgroups of 64
 constexpr int kBN = 128;         // keys per step
 constexpr int kBox = 64;         // TMA box columns: 64 bf16 = one 128-byte swizzle row
-constexpr int kConsumers = 2;
-constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
-constexpr int kProducerRegs = 24;  // setmaxnreg split: 128 x 24 + 256 x 240 <= 64K registers
-constexpr int kConsumerRegs = 240;
+constexpr int kBoxRows = 128;    // TMA box rows, for Q, K and V alike
+constexpr int kProducerRegs = 24;
 // At head dim 64, one score in kPolyEvery64 is exponentiated on the FMA pipe (exp2_fma).
 constexpr int kPolyEvery64 = 8;
 
@@ -49,23 +48,39 @@ struct Params {
 template <int D>
 struct Layout {
   static_assert(D == 64 || D == 128, "attention head dims are 64 or 128");
+  static constexpr int kConsumers = D == 64 ? 3 : 2;
+  static constexpr int kBM = 64 * kConsumers;  // query rows per block
+  static constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
+  // setmaxnreg split of the 64K registers: 128 x 24 + 256 x 240, or 128 x 24 + 384 x 160.
+  static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;
   static constexpr int kBoxes = D / kBox;
+  static constexpr int kQLoads = (kBM + kBoxRows - 1) / kBoxRows;  // Q boxes down the rows
   static constexpr int kStages = D == 64 ? 4 : 3;  // 128: Q and three K/V stages fill 224 KiB
-  static constexpr unsigned int kBoxBytes = kBM * kBox * 2;  // kBM == kBN: one size for all
-  static constexpr unsigned int kTileBytes = kBoxes * kBoxBytes;
+  static constexpr unsigned int kBoxBytes = kBoxRows * kBox * 2;
+  static constexpr unsigned int kTileBytes = kBoxes * kBoxBytes;  // a K or V step
+  static constexpr unsigned int kQBytes = kQLoads * kTileBytes;   // rows past kBM load too
+  static_assert(kBN == kBoxRows, "a K or V step is one box down the rows");
+  static_assert(kConsumers * wg::kThreads * kConsumerRegs + wg::kThreads * kProducerRegs <= 65536,
+                "the register split exceeds the SM's 64K registers");
 };
-static_assert(kBM == kBN, "Q and K/V boxes share one size");
 
 template <int D>
 struct alignas(1024) SharedStorage {
   using L = Layout<D>;
-  bf16 q[L::kBoxes][kBM * kBox];  // 1024-aligned boxes: swizzle atoms start on 1024 B
+  // 1024-aligned boxes (swizzle atoms start on 1024 B); Q's row boxes follow each other, so
+  // consumer c's 64 rows start at row 64 c whichever box they came in.
+  bf16 q[L::kBoxes][L::kQLoads * kBoxRows * kBox];
   bf16 k[L::kStages][L::kBoxes][kBN * kBox];
   bf16 v[L::kStages][L::kBoxes][kBN * kBox];
   Ring<L::kStages> k_ring, v_ring;
   Mbarrier q_full, q_empty;  // Q loaded; the consumers' last q k^T of a tile has read Q
   int tile;                  // causal: the tile whose Q q_full announces; -1: no more tiles
 };
+// The block size a kernel instantiating run<D, ...> launches with.
+template <int D>
+__host__ __device__ constexpr int threads() {
+  return Layout<D>::kThreads;
+}
 template <int D>
 __host__ __device__ constexpr unsigned int shared_bytes() {
   return sizeof(SharedStorage<D>) + 1024;  // room to align the start to 1024 bytes
@@ -98,16 +113,17 @@ __device__ __forceinline__ float exp2_fma(float x) {
   return x < -126.f ? 0.f : y;
 }
 
-// Ping-pong between the two consumers: each issues its wgmmas only in its turn and then passes
-// the turn, so one consumer's softmax runs while the other's matrix products use the tensor
-// cores (otherwise both reach their products together and the softmax overlaps nothing). Named
-// barriers 1 and 2 (0 is __syncthreads) over both consumers' 256 threads: consumer c waits on
-// 1 + c, the other's arrival completes it.
+// Turns between the consumers, round robin: each issues its wgmmas only in its turn and then
+// passes the turn on, so one consumer's softmax runs while another's matrix products use the
+// tensor cores (otherwise all reach their products together and the softmax overlaps nothing).
+// Named barrier 1 + c (0 is __syncthreads) is consumer c's turn: its own 128 threads wait there
+// and the previous consumer's 128 arrive.
 __device__ __forceinline__ void turn_wait(int consumer) {
-  asm volatile("bar.sync %0, %1;" ::"r"(1 + consumer), "n"(kConsumers * wg::kThreads) : "memory");
+  asm volatile("bar.sync %0, %1;" ::"r"(1 + consumer), "n"(2 * wg::kThreads) : "memory");
 }
+template <int Consumers>
 __device__ __forceinline__ void turn_pass(int consumer) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(2 - consumer), "n"(kConsumers * wg::kThreads) : "memory");
+  asm volatile("bar.arrive %0, %1;" ::"r"(1 + (consumer + 1) % Consumers), "n"(2 * wg::kThreads) : "memory");
 }
 
 // The block's tile. Blocks run in index order, so consecutive blocks take tiles of one head:
@@ -117,9 +133,11 @@ __device__ __forceinline__ void turn_pass(int consumer) {
 struct BlockTile {
   int head, m0, steps;
 };
-__device__ __forceinline__ int tile_count(const Params& p) { return p.heads * ((p.sq + kBM - 1) / kBM); }
-template <bool Causal>
+template <int BM>
+__device__ __forceinline__ int tile_count(const Params& p) { return p.heads * ((p.sq + BM - 1) / BM); }
+template <bool Causal, int BM>
 __device__ __forceinline__ BlockTile block_tile(const Params& p, int t) {
+  constexpr int kBM = BM;
   const int tiles_m = (p.sq + kBM - 1) / kBM;
   BlockTile b;
   b.head = t / tiles_m;
@@ -139,9 +157,11 @@ __device__ __forceinline__ void produce(const Params& p, SharedStorage<D>& ss, c
                                         unsigned int q_phase) {
   using L = Layout<D>;
   mbarrier_wait_parity(&ss.q_empty, q_phase ^ 1u);
-  mbarrier_arrive_expect_tx(&ss.q_full, L::kTileBytes);  // out-of-bounds boxes count fully
-  for (int x = 0; x < L::kBoxes; ++x)
-    load_async_tensor_3d(ss.q[x], &p.q, x * kBox, b.m0, b.head, &ss.q_full);
+  mbarrier_arrive_expect_tx(&ss.q_full, L::kQBytes);  // out-of-bounds boxes count fully
+  for (int r = 0; r < L::kQLoads; ++r)
+    for (int x = 0; x < L::kBoxes; ++x)
+      load_async_tensor_3d(&ss.q[x][r * kBoxRows * kBox], &p.q, x * kBox, b.m0 + r * kBoxRows, b.head,
+                           &ss.q_full);
   for (int j = 0; j < b.steps; ++j) {
     ss.k_ring.wait_empty(kc);
     mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
@@ -250,6 +270,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
                                         const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
                                         RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
   using L = Layout<D>;
+  constexpr int kLast = L::kConsumers - 1;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
   float scale_log2 = scale * 1.4426950408889634f;
@@ -261,17 +282,17 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   mbarrier_wait_parity(&ss.q_full, q_phase);
-  // Turns: consumer 0 goes first; both take steps + 1 turns (the first q k^T, then one per key
-  // step), and consumer 1 does not pass its last, so every arrival is waited for. No wgmma is
-  // issued under a branch (the last step is peeled): ptxas serialises every wgmma of a kernel
-  // whose wgmma sits in a conditional path (C7520), one at a time.
-  if (consumer == 1) turn_pass(consumer);
+  // Turns: the last consumer passes first, so consumer 0 goes first; all take steps + 1 turns
+  // (the first q k^T, then one per key step), and the last does not pass its last turn, so
+  // every arrival is waited for. No wgmma is issued under a branch (the last step is peeled):
+  // ptxas serialises every wgmma of a kernel whose wgmma sits in a conditional path (C7520).
+  if (consumer == kLast) turn_pass<L::kConsumers>(consumer);
   ss.k_ring.wait_full(kc);
   turn_wait(consumer);
   wg::fence();
   issue_qk<D>(ss, consumer, kc.stage, s);
   wg::commit();
-  turn_pass(consumer);
+  turn_pass<L::kConsumers>(consumer);
   wg::wait<0>();
 #pragma unroll
   for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
@@ -292,7 +313,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     wg::commit();
     issue_pv<D>(ss, vc.stage, pa, o);
     wg::commit();
-    turn_pass(consumer);
+    turn_pass<L::kConsumers>(consumer);
     wg::wait<1>();  // q k^T of step j + 1 is done; p v of step j may still run
 #pragma unroll
     for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
@@ -320,7 +341,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   wg::fence();
   issue_pv<D>(ss, vc.stage, pa, o);
   wg::commit();
-  if (consumer == 0) turn_pass(consumer);
+  if (consumer != kLast) turn_pass<L::kConsumers>(consumer);
   wg::wait<0>();
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
@@ -360,7 +381,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   }
 }
 
-// The whole kernel body; the kernel pkc emits wraps it with __launch_bounds__(kThreads, 1) and
+// The whole kernel body; the kernel pkc emits wraps it with __launch_bounds__(threads<D>(), 1) and
 // shared_bytes<D>() of dynamic shared memory, on a persistent grid of at most one block per SM,
 // so the producer loads a tile's Q and first K/V steps while the consumers finish the last
 // one's products and store its output. Non-causal tiles all cost the same: block b takes tiles
@@ -377,21 +398,22 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
   const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
   SharedStorage<D>& ss = *reinterpret_cast<SharedStorage<D>*>((base + 1023ull) & ~1023ull);
   if (p.sk <= 0) return;  // no keys: the launch refuses a zero-extent k first; never wait here
+  using L = Layout<D>;
   if (threadIdx.x == 0) {
-    ss.k_ring.init(kConsumers * wg::kThreads);
-    ss.v_ring.init(kConsumers * wg::kThreads);
+    ss.k_ring.init(L::kConsumers * wg::kThreads);
+    ss.v_ring.init(L::kConsumers * wg::kThreads);
     mbarrier_init(&ss.q_full, 1);
-    mbarrier_init(&ss.q_empty, kConsumers * wg::kThreads);
+    mbarrier_init(&ss.q_empty, L::kConsumers * wg::kThreads);
   }
   __syncthreads();
   RingCursor<Layout<D>::kStages> kc, vc;
   unsigned int q_phase = 0;
-  const int tiles = tile_count(p);
+  const int tiles = tile_count<L::kBM>(p);
   if (wg::index() == 0) {
     wg::release_registers<kProducerRegs>();
     if (threadIdx.x != 0) return;
     for (int t = blockIdx.x; t < tiles; q_phase ^= 1u) {
-      produce<D>(p, ss, block_tile<Causal>(p, t), kc, vc, q_phase);
+      produce<D>(p, ss, block_tile<Causal, L::kBM>(p, t), kc, vc, q_phase);
       if (!Causal) {
         t += gridDim.x;
         continue;
@@ -404,9 +426,9 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
       if (t >= tiles) mbarrier_arrive(&ss.q_full);
     }
   } else {
-    wg::claim_registers<kConsumerRegs>();
+    wg::claim_registers<L::kConsumerRegs>();
     for (int t = blockIdx.x; t < tiles; q_phase ^= 1u) {
-      consume<D, Causal>(p, scale, ss, block_tile<Causal>(p, t), wg::index() - 1, kc, vc, q_phase);
+      consume<D, Causal>(p, scale, ss, block_tile<Causal, L::kBM>(p, t), wg::index() - 1, kc, vc, q_phase);
       if (!Causal) {
         t += gridDim.x;
         continue;
