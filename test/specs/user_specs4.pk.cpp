@@ -131,21 +131,24 @@ PK_KERNEL void rotary_tables_offset(Tensor<f16, 2> x, Tensor<f32, 2> cs, Tensor<
   }
 }
 
-// KV-cache append: new rows knew [B, T, D] stored into cache [B, Smax, D] at position pos.
+// KV-cache append: new rows knew [B, T, D] stored into cache [B, Smax, D] at position pos; as
+// documented, a partial last 8-row tile's zero rows land in the cache too (rows pos + T up to
+// the next multiple of 8 past pos), since a store clips at the destination's edges.
 PK_KERNEL void kv_cache_append(Tensor<bf16, 3> knew, Tensor<bf16, 3> cache, index pos) {
   for (auto [b, t] : tiles(knew.dim(0), knew.dim(1), {1, 8})) store(cache, load<8, 64>(knew, b, t, 0), b, pos + t, 0);
 }
 
-// Reshape [B, S, D] -> [B * S, D] through trailing-dimension tiles, times 2, and back into a
-// second [B, S, D] tensor from the flat one is the next kernel.
+// Reshape [B, S, D] -> [B * S, D] through 1 x 64 trailing-dimension tiles (D < 64), times 2.
+// (Taller tiles would store their padding rows over the next batch's rows.)
 PK_KERNEL void reshape_3d_to_2d(Tensor<f32, 3> x, Tensor<f32, 2> y) {
-  for (auto [b, s] : tiles(x.dim(0), x.dim(1), {1, 16})) store(y, load<16, 40>(x, b, s, 0) * 2.0f, b * x.dim(1) + s, 0);
+  for (auto [b, s] : tiles(x.dim(0), x.dim(1), {1, 1})) store(y, load<1, 64>(x, b, s, 0) * 2.0f, b * x.dim(1) + s, 0);
 }
 
-// Reshape [B * S, D] -> [B, S, D] (S a kernel argument): y[b, s, :] = x[b * S + s, :] + 1.
+// Reshape [B * S, D] -> [B, S, D]: y[b, s, :] = x[b * S + s, :] + 1 in 16 x 64 tiles (D < 64);
+// the rows a partial tile reads past batch b belong to batch b + 1 and are clipped by y's S.
 PK_KERNEL void reshape_2d_to_3d(Tensor<f32, 2> x, Tensor<f32, 3> y) {
   for (auto [b, s] : tiles(y.dim(0), y.dim(1), {1, 16}))
-    store(y, load<16, 40>(x, b * y.dim(1) + s, 0) + 1.0f, b, s, 0);
+    store(y, load<16, 64>(x, b * y.dim(1) + s, 0) + 1.0f, b, s, 0);
 }
 
 // ---- norms ----
@@ -408,4 +411,79 @@ PK_KERNEL void gated_residual(Tensor<bf16, 2> x, Tensor<bf16, 2> g, Tensor<bf16,
     store(h, hb, m, n);
     store(hf, cast<f32>(hb), m, n);
   }
+}
+
+// ---- more combinations ----
+
+// Greedy decoding step: the argmax token of each row of f32 logits (V <= 128, padding masked)
+// and its bf16 embedding row gathered by that id (load_rows with ids from row reductions).
+PK_KERNEL void greedy_next_embed(Tensor<f32, 2> logits, Tensor<bf16, 2> emb, Tensor<bf16, 2> out) {
+  for (auto m : tiles(logits.rows(), {16})) {
+    auto c = col_index<16, 128>(0);
+    auto t = where(c < logits.cols(), load<16, 128>(logits, m, 0), -1e30f);
+    auto id = cast<i32>(row_min(where(t == row_max(t), c, 1e30f)));
+    store(out, load_rows<16, 64>(emb, id, 0), m, 0);
+  }
+}
+
+// A two-layer MLP on one row tile: h = silu(x W1) rounded to bf16, y = h W2 (f32); x [M, 64],
+// W1 [64, 64], W2 [64, 32], one mma per layer without a K loop.
+PK_KERNEL void mlp_two_layer_tile(Tensor<bf16, 2> x, Tensor<bf16, 2> w1, Tensor<bf16, 2> w2, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {32})) {
+    auto h = mma(load<32, 64>(x, m, 0), load<64, 64>(w1, 0, 0), zeros<f32, 32, 64>());
+    store(y, mma(cast<bf16>(silu(h)), load<64, 32>(w2, 0, 0), zeros<f32, 32, 32>()), m, 0);
+  }
+}
+
+// fp8 e4m3 A * B^T on the general path (32 x 32 tiles, K by 32) times a per-tensor f32 scale
+// read from device memory (scale.at(0)) and the scalar argument b_scale.
+PK_KERNEL void fp8_gemm_t_scaled(Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 1> a_scale, Tensor<f32, 2> c,
+                                 float b_scale) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {32, 32})) {
+    auto acc = zeros<f32, 32, 32>();
+    for (auto k : range(0, a.cols(), 32)) acc = mma_t(load<32, 32>(a, m, k), load<32, 32>(b, n, k), acc);
+    store(c, acc * (a_scale.at(0) * b_scale), m, n);
+  }
+}
+
+// f16 A * B^T with shared-memory operands in 48 x 48 tiles, K by 16 (general path), times alpha.
+PK_KERNEL void gemm_t_smem_48(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 2> c, float alpha) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {48, 48})) {
+    auto acc = zeros<f32, 48, 48>();
+    for (auto k : range(0, a.cols(), 16)) acc = mma_t(load_smem<48, 16>(a, m, k), load_smem<48, 16>(b, n, k), acc);
+    store(c, acc * alpha, m, n);
+  }
+}
+
+// Tiny odd tiles (3 x 5) with tails in both dimensions: y = x * 3 - col_index.
+PK_KERNEL void odd_tiles_3x5(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {3, 5})) store(y, load<3, 5>(x, m, n) * 3.0f - col_index<3, 5>(n), m, n);
+}
+
+// L2 normalisation of long rows in one 1 x 8192 tile per row (N < 8192).
+PK_KERNEL void long_row_l2norm(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {1})) {
+    auto t = load<1, 8192>(x, m, 0);
+    store(y, t * rsqrt(row_sum(t * t)), m, 0);
+  }
+}
+
+// MoE combine: each token row of x [T, 64], weighted by its gate g [T, 1], is added into
+// y[ids[t]] (duplicates all arrive; ids outside y are dropped).
+PK_KERNEL void moe_combine_add(Tensor<f32, 2> x, Tensor<f32, 2> g, Tensor<i32, 1> ids, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {16})) store_add_rows(y, load<16, 64>(x, m, 0) * load<16, 1>(g, m, 0), load<16>(ids, m), 0);
+}
+
+// A tile loop bounded by a count read from device memory: rows below counts[0] (in whole 16-row
+// tiles, the last clipped at the tensor's edge, not at the count) get x + 1.
+PK_KERNEL void count_bounded_rows(Tensor<i32, 1> counts, Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(counts.at(0), x.cols(), {16, 64})) store(y, load<16, 64>(x, m, n) + 1.0f, m, n);
+}
+
+// bf16 minus a float scalar close to its values, no casts: y = x - c. The language reference says
+// tiles compute in fp32 and round to T after each op, so x = 1000, c = 1000.4 gives bf16(-0.4).
+// (pkc splats c into a bf16 tile first, rounding it to 1000: the result is 0. See
+// user_specs4_rejected.txt.)
+PK_KERNEL void bf16_minus_scalar(Tensor<bf16, 2> x, Tensor<bf16, 2> y, float c) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) store(y, load<16, 64>(x, m, n) - c, m, n);
 }
