@@ -87,7 +87,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   e.os << "constexpr bool kCausal = " << (causal ? "true" : "false") << ";\n";
   e.os << "constexpr unsigned kSharedBytes = pk::attention::shared_bytes<kHeadDim>();\n";
   e.os << "// The launch description below must match the template it instantiates.\n";
-  e.os << "static_assert(kThreads == " << kThreads << " && kSharedBytes == " << desc.t.shared_bytes
+  e.os << "static_assert(kThreads == " << threads(d) << " && kSharedBytes == " << desc.t.shared_bytes
        << "u && pk::attention::Layout<kHeadDim>::kBM == " << blockRows(d)
        << " && pk::attention::kBoxRows == " << kBoxRows << " && pk::attention::kBox == " << kBox
        << ", \"attention template constants changed: update pkc's AttentionPatterns.cpp\");\n";

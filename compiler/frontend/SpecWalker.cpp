@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -111,6 +112,15 @@ private:
   // `t` with leading extents of 1 up to `rank` dimensions.
   static ValueType withLeadingOnes(ValueType t, size_t rank) {
     t.shape.insert(t.shape.begin(), rank - t.shape.size(), 1);
+    return t;
+  }
+  // The tile `t` without the leading extents beyond `rank` (a 1 x N tile of a [N] tensor: its
+  // N), or nullopt when one of them is not 1.
+  static std::optional<ValueType> withoutLeadingOnes(ValueType t, size_t rank) {
+    const size_t extra = t.shape.size() - rank;
+    for (size_t d = 0; d < extra; ++d)
+      if (t.shape[d] != 1) return std::nullopt;
+    t.shape.erase(t.shape.begin(), t.shape.begin() + extra);
     return t;
   }
   void bind(const Decl *d, int v) { names[d->getCanonicalDecl()] = v; }
@@ -786,12 +796,22 @@ private:
     }
     // A scalar beside a tile (a float beside a float tile, an integer beside an integer one,
     // as pk/spec.h's overloads allow) becomes a tile of that type, every element the scalar.
+    // Beside a bf16, f16 or fp8 tile the op runs in f32 and rounds once, as every tile op does:
+    // the tile is cast to f32 and the result back, so the scalar keeps its f32 value (a splat
+    // of the tile's type would round 1000.4 to 1000 before x - 1000.4).
+    std::optional<ValueType> narrow;
     for (size_t i = 0; i < in.size(); ++i) {
       if (typeOf(in[i]).kind == ValueType::Tile) continue;
       if (in.size() != 2 || typeOf(in[1 - i]).kind != ValueType::Tile)
         return fail(l, "a scalar combines with a tile, not on its own");
       ValueType t = typeOf(in[1 - i]);
       t.smem = false;
+      if (t.elem == Elem::BF16 || t.elem == Elem::F16 || t.elem == Elem::F8E4M3 ||
+          t.elem == Elem::F8E5M2) {
+        narrow = t;
+        t.elem = Elem::F32;
+        in[1 - i] = emitValue(OpKind::Cast, l, {in[1 - i]}, t);
+      }
       in[i] = emitValue(OpKind::Splat, l, {in[i]}, t);
     }
     // A broadcast takes, in each dimension, the extent of the operand that is not 1 there
@@ -801,7 +821,10 @@ private:
       for (size_t d = 0; d < result.shape.size(); ++d)
         if (result.shape[d] == 1) result.shape[d] = typeOf(in[1]).shape[d];
     result.smem = false;
-    return emitValue(OpKind::Map, l, in, result, {}, int(kind));
+    int v = emitValue(OpKind::Map, l, in, result, {}, int(kind));
+    if (!narrow) return v;
+    result.elem = narrow->elem;
+    return emitValue(OpKind::Cast, l, {v}, result);
   }
 
   // where(c, a, b): a and b tiles of the result's type, or one of them a float scalar (splat
@@ -811,17 +834,52 @@ private:
     int a = expr(c->getArg(1)), b = expr(c->getArg(2));
     if (failed) return -1;
     const bool aTile = typeOf(a).kind == ValueType::Tile, bTile = typeOf(b).kind == ValueType::Tile;
-    if (!aTile && !bTile) return fail(l, "where needs a tile as its second or third argument");
     for (auto [v, e] : {std::pair{a, c->getArg(1)}, std::pair{b, c->getArg(2)}})
       if (typeOf(v).kind != ValueType::Tile && typeOf(v).kind != ValueType::Scalar &&
           typeOf(v).kind != ValueType::Index)
         return fail(e->getBeginLoc(), "expected a tile or a scalar");
-    ValueType t = typeOf(aTile ? a : b);
+    ValueType t = typeOf(aTile ? a : bTile ? b : cond);
+    if (!aTile && !bTile) {
+      // Two scalars: an i32 tile of the mask's shape for two integers, else an f32 one.
+      const bool integers = typeOf(a).kind == ValueType::Index && typeOf(b).kind == ValueType::Index;
+      t.elem = integers ? Elem::I32 : Elem::F32;
+      if (!integers) {
+        a = asFloat(a, l);
+        b = asFloat(b, l);
+      }
+    }
     t.smem = false;
+    // The result's shape: in each dimension the extent of the mask or a value that is not 1
+    // (pk/spec.h's Broadcast; every operand of one rank).
+    for (int v : {cond, a, b}) {
+      const ValueType &vt = typeOf(v);
+      if (vt.kind != ValueType::Tile) continue;
+      if (vt.shape.size() != t.shape.size())
+        return fail(l, "where's mask and values must be tiles of one rank");
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d] == 1) t.shape[d] = vt.shape[d];
+        else if (vt.shape[d] != 1 && vt.shape[d] != t.shape[d])
+          return fail(l, "where's mask and values must have equal extents, or 1, in each dimension");
+      }
+    }
     if (!aTile) a = emitValue(OpKind::Splat, l, {a}, t);
     if (!bTile) b = emitValue(OpKind::Splat, l, {b}, t);
-    if (typeOf(cond).shape != t.shape)
-      return fail(c->getArg(0)->getBeginLoc(), "the mask of where must have the tiles' shape");
+    // A smaller mask or value is spread to the result's shape by a multiplication with ones,
+    // which is exact for every value (-0, infinities and NaN included), so the select still
+    // never mixes its two sides.
+    auto spread = [&](int v) {
+      if (typeOf(v).shape == t.shape) return v;
+      ValueType full = typeOf(v);
+      full.shape = t.shape;
+      full.smem = false;
+      const bool integer = full.elem == Elem::I32 || full.elem == Elem::I64;
+      int one = integer ? constant(l, 1) : asFloat(constant(l, 1), l);
+      int ones = emitValue(OpKind::Splat, l, {one}, full);
+      return emitValue(OpKind::Map, l, {v, ones}, full, {}, int(MapKind::Mul));
+    };
+    cond = spread(cond);
+    a = spread(a);
+    b = spread(b);
     return emitValue(OpKind::Select, l, {cond, a, b}, t);
   }
 
@@ -938,7 +996,13 @@ private:
       const size_t rank = typeOf(src).shape.size();
       for (int i : indices(c, 1, rank, l)) ops.push_back(i);
       if (failed) return -1;
-      if (t.shape.size() >= rank) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
+      if (t.shape.size() == rank) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
+      if (t.shape.size() > rank) {
+        std::optional<ValueType> inner = withoutLeadingOnes(t, rank);
+        if (!inner) return fail(l, "a tile of higher rank than the tensor needs extents of 1 in front");
+        int part = emitValue(OpKind::LoadPeer, l, ops, *inner, {}, 0, /*transport=Ldst*/ 0);
+        return emitValue(OpKind::Reshape, l, {part}, t);
+      }
       int whole = emitValue(OpKind::LoadPeer, l, ops, withLeadingOnes(t, rank), {}, 0, /*transport=Ldst*/ 0);
       return emitValue(OpKind::Reshape, l, {whole}, t);
     }
@@ -951,11 +1015,21 @@ private:
       const size_t rank = typeOf(src).shape.size();
       for (int i : indices(c, 1, rank, l)) ops.push_back(i);
       if (failed) return -1;
-      if (t.shape.size() >= rank) return emitValue(OpKind::Load, l, ops, t);
+      if (t.shape.size() == rank) return emitValue(OpKind::Load, l, ops, t);
+      if (t.smem)
+        return fail(l, "load_smem takes one extent per tensor dimension");
+      // A tile with leading 1s beyond the tensor's rank (a 1 x N row of a [N] bias): the load
+      // of its trailing extents, reshaped.
+      if (t.shape.size() > rank) {
+        std::optional<ValueType> inner = withoutLeadingOnes(t, rank);
+        if (!inner)
+          return fail(l, "a tile of higher rank than the tensor needs extents of 1 in front (a 1 x N "
+                         "row of a [N] tensor)");
+        int part = emitValue(OpKind::Load, l, ops, *inner);
+        return emitValue(OpKind::Reshape, l, {part}, t);
+      }
       // A tile of the trailing dimensions (one head of [H, S, D]): the load of the tile with
       // leading 1s, reshaped.
-      if (t.smem)
-        return fail(l, "load_smem takes one extent per tensor dimension (write the leading 1s)");
       int whole = emitValue(OpKind::Load, l, ops, withLeadingOnes(t, rank));
       return emitValue(OpKind::Reshape, l, {whole}, t);
     }
@@ -970,6 +1044,13 @@ private:
       const size_t rank = typeOf(dest).shape.size();
       if (typeOf(tile).shape.size() < rank)  // into the trailing dimensions
         tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
+      if (typeOf(tile).shape.size() > rank) {  // a 1 x N row into a [N] tensor
+        std::optional<ValueType> inner = withoutLeadingOnes(typeOf(tile), rank);
+        if (!inner)
+          return fail(l, "a tile of higher rank than the tensor needs extents of 1 in front (a 1 x N "
+                         "row into a [N] tensor)");
+        tile = emitValue(OpKind::Reshape, l, {tile}, *inner);
+      }
       std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}
                                     : std::vector<int>{tile, dest};
       for (int i : indices(c, 2, typeOf(dest).shape.size(), l)) ops.push_back(i);

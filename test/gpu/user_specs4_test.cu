@@ -630,6 +630,37 @@ void elementwise() {
     sync();
     expect("bf16_minus_scalar", y, [&](long long i) { return bf16_round(static_cast<float>(x.at(i)) - c); }, 0, 0);
   }
+  {
+    const long long M = 37, N = 100;
+    DevTensor<float> x({M, N}, 81), y({M, N}, 0, true);
+    std::vector<int> av = random_ints<int>(M * N, -5, 6, 82);
+    Dev<int> a(av, {M, N}), b({M, N}, pkt::poisoned);
+    PKT_LAUNCH(where_scalars, kGrid)(pk::LaunchContext{}, x.view(), y.view(), a.view(), b.view());
+    sync();
+    expect("where_scalars.y", y, [&](long long i) { return x.at(i) > 0 ? 1.0 : -1.0; }, 0, 0);
+    auto bv = b.download();
+    long long bad = 0;
+    for (long long i = 0; i < M * N; ++i) bad += bv[i] != (av[i] > 0 ? 16 : 0);
+    if (bad) pkt::fail("where_scalars.b: " + std::to_string(bad) + " elements wrong");
+  }
+  {
+    // 64-column tiles over 100 columns: row_max is per tile, as the kernel takes it.
+    const long long M = 37, N = 100;
+    DevTensor<float> x({M, N}, 83), y({M, N}, 0, true);
+    DevTensor<bf16> u({M, N}, 84), w({N}, 85), v({M, N}, 0, true);
+    PKT_LAUNCH(where_broadcast, kGrid)(pk::LaunchContext{}, x.view(), y.view(), u.view(), w.view(), v.view());
+    sync();
+    expect("where_broadcast.y", y, [&](long long i) {
+      const long long r = i / N, c0 = (i % N) / 64 * 64;
+      double mx = -1e300;
+      for (long long c = c0; c < std::min(N, c0 + 64); ++c) mx = std::max(mx, double(x.at(r * N + c)));
+      return x.at(i) > 0 ? double(x.at(i)) : mx;
+    }, 0, 0);
+    expect("where_broadcast.v", v, [&](long long i) {
+      const long long r = i / N, c = i % N;
+      return static_cast<float>(u.at(r * N)) > 0 ? double(static_cast<float>(u.at(i))) : double(static_cast<float>(w.at(c)));
+    }, 0, 0);
+  }
 }
 
 // ---- rows moved by index, count-bounded loops ----

@@ -482,8 +482,26 @@ PK_KERNEL void count_bounded_rows(Tensor<i32, 1> counts, Tensor<f32, 2> x, Tenso
 
 // bf16 minus a float scalar close to its values, no casts: y = x - c. The language reference says
 // tiles compute in fp32 and round to T after each op, so x = 1000, c = 1000.4 gives bf16(-0.4).
-// (pkc splats c into a bf16 tile first, rounding it to 1000: the result is 0. See
-// user_specs4_rejected.txt.)
+// (pkc once splatted c into a bf16 tile first, rounding it to 1000: the result was 0.)
 PK_KERNEL void bf16_minus_scalar(Tensor<bf16, 2> x, Tensor<bf16, 2> y, float c) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) store(y, load<16, 64>(x, m, n) - c, m, n);
+}
+
+// where with two scalars: the sign of x as an f32 tile (1 where x > 0, else -1), and an i32
+// bucket (16 where the integer is positive, else 0). (Rejected by pk/spec.h's overloads once.)
+PK_KERNEL void where_scalars(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<i32, 2> a, Tensor<i32, 2> b) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) store(y, where(load<16, 64>(x, m, n) > 0.0f, 1.0f, -1.0f), m, n);
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 32})) store(b, where(load<16, 32>(a, m, n) > 0, 16, 0), m, n);
+}
+
+// where with broadcasting: positive x kept, others replaced by the row's maximum; and a column
+// mask (rows whose first value is positive) against the whole tile, with a bf16 row vector
+// as the other side.
+PK_KERNEL void where_broadcast(Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<bf16, 2> u, Tensor<bf16, 1> w, Tensor<bf16, 2> v) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) {
+    auto t = load<16, 64>(x, m, n);
+    store(y, where(t > 0.0f, t, row_max(t)), m, n);
+  }
+  for (auto [m, n] : tiles(u.rows(), u.cols(), {16, 64}))
+    store(v, where(load<16, 1>(u, m, 0) > 0.0f, load<16, 64>(u, m, n), load<1, 64>(w, n)), m, n);
 }

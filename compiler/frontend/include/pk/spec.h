@@ -319,13 +319,23 @@ template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator>=(Tile<T, S...>, I);
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator==(Tile<T, S...>, I);
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator!=(Tile<T, S...>, I);
-template <class C, class T, long... S> Tile<T, S...> where(Tile<C, S...> c, Tile<T, S...> a, Tile<T, S...> b);
-template <class C, class T, long... S> IfFloat<T, Tile<T, S...>> where(Tile<C, S...> c, Tile<T, S...> a, float b);
-template <class C, class T, long... S> IfFloat<T, Tile<T, S...>> where(Tile<C, S...> c, float a, Tile<T, S...> b);
-template <class C, class T, class I, long... S>
-IfIntScalar<T, I, Tile<T, S...>> where(Tile<C, S...> c, Tile<T, S...> a, I b);
-template <class C, class T, class I, long... S>
-IfIntScalar<T, I, Tile<T, S...>> where(Tile<C, S...> c, I a, Tile<T, S...> b);
+// The mask and the values broadcast against each other as the element-wise ops do (a row's
+// mask against a tile, a column of values against a mask): the result takes the larger extent.
+template <class C, class T, long... A, long... B, long... D>
+Broadcasted<Broadcasted<Tile<T, A...>, Tile<T, B...>>, Tile<T, D...>>
+where(Tile<C, A...> c, Tile<T, B...> a, Tile<T, D...> b);
+template <class C, class T, long... A, long... B>
+IfFloat<T, Broadcasted<Tile<T, A...>, Tile<T, B...>>> where(Tile<C, A...> c, Tile<T, B...> a, float b);
+template <class C, class T, long... A, long... B>
+IfFloat<T, Broadcasted<Tile<T, A...>, Tile<T, B...>>> where(Tile<C, A...> c, float a, Tile<T, B...> b);
+template <class C, class T, class I, long... A, long... B>
+IfIntScalar<T, I, Broadcasted<Tile<T, A...>, Tile<T, B...>>> where(Tile<C, A...> c, Tile<T, B...> a, I b);
+template <class C, class T, class I, long... A, long... B>
+IfIntScalar<T, I, Broadcasted<Tile<T, A...>, Tile<T, B...>>> where(Tile<C, A...> c, I a, Tile<T, B...> b);
+// Two scalars: an f32 tile of the mask's shape (an i32 one for two integers).
+template <class C, long... S> Tile<f32, S...> where(Tile<C, S...> c, float a, float b);
+template <class C, class I, long... S>
+typename EnableIf<IsIntegral<I>::value, Tile<i32, S...>>::type where(Tile<C, S...> c, I a, I b);
 template <long M, long N> Tile<f32, M, N> row_index(index m);
 template <long M, long N> Tile<f32, M, N> col_index(index n);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
