@@ -1,4 +1,5 @@
 // Rule 3: lower communication intent to one-way signals and direct reads/writes.
+#include "FlagsAbove.h"
 #include "Phases.h"
 #include "ProfileOption.h"
 #include "pk/Passes/Decisions.h"
@@ -739,6 +740,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     bool failed = false;
     getOperation().walk([&](KernelOp kernel) {
       int64_t nextSlot = 0;
+      // The spec's own flags (pk::prim) move up past the ones this pass numbers from 0.
+      FlagsAbove userFlags(kernel);
       SmallVector<Operation *> collectives;
       TileForeachOp compute;
       kernel.walk([&](Operation *op) {
@@ -812,6 +815,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
       if (phased && !failed) {
         failed |= mlir::failed(lowerPhases(kernel, collectives, dependent, nextSlot));
         kernel->setAttr("pk.level", StringAttr::get(kernel.getContext(), "device"));
+        userFlags.shift(nextSlot);
         return;
       }
       for (Operation *op : collectives) {
@@ -824,6 +828,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                          "to overlap with)");
       }
       kernel->setAttr("pk.level", StringAttr::get(kernel.getContext(), "device"));
+      userFlags.shift(nextSlot);
     });
     if (failed) signalPassFailure();
   }

@@ -1,5 +1,6 @@
 // Rule 3 for tiles sent to peers from a general tile loop: register stores or adds into the
 // peer's copy, inside the computing block, with one-way arrive/depart flags around the kernel.
+#include "FlagsAbove.h"
 #include "Phases.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"
@@ -82,6 +83,8 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
       if (&op != worker.getOperation() && !isa<ReturnOp>(op)) op.moveBefore(body, body->end());
     auto flagType = FlagType::get(ctx);
     b.setInsertionPointToStart(body);
+    // The spec's own flags (pk::prim) move up past slots 0 and 1.
+    FlagsAbove(kernel).shift(2);
     Value arrive = FlagOp::create(b, loc, flagType, 0, FlagScope::block);
     Value depart = FlagOp::create(b, loc, flagType, 1, FlagScope::block);
     Value world = WorldSizeOp::create(b, loc, b.getIndexType());
