@@ -591,6 +591,22 @@ private:
       error(e->getBeginLoc(), "expected a constant such as Sum, Max, Min or Tma, Ldst");
       return false;
     }
+    // Reduce(7) or Transport(9) is a constant too, but names no operation: refuse it rather
+    // than lower it as some default.
+    if (const auto *et = e->IgnoreParenImpCasts()->getType()->getAs<clang::EnumType>()) {
+      const clang::EnumDecl *decl = et->getDecl()->getDefinitionOrSelf();
+      bool named = false;
+      std::string names;
+      for (const clang::EnumConstantDecl *c : decl->enumerators()) {
+        named |= c->getInitVal() == v;
+        names += (names.empty() ? "" : ", ") + c->getNameAsString();
+      }
+      if (!named) {
+        error(e->getBeginLoc(), std::to_string(v) + " is not a " + decl->getNameAsString() +
+                                    ": write one of " + names);
+        return false;
+      }
+    }
     out = int(v);
     return true;
   }

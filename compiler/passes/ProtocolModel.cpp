@@ -591,23 +591,30 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
   // collective's root), evaluated first in every block. A kernel with no worker at all (the
   // explicit primitives, written by hand) is one worker over the general path's grid.
   Block &top = kernel.getBody().front();
-  SmallVector<Operation *> preamble;
+  SmallVector<Operation *> preamble, postamble;
   SmallVector<std::pair<Block *, int64_t>> bodies;  // (worker body, blocks)
-  bool anyWorker = !top.getOps<WorkerOp>().empty();
+  const size_t workers = llvm::range_size(top.getOps<WorkerOp>());
   for (Operation &op : top) {
     if (auto worker = dyn_cast<WorkerOp>(op)) {
       bodies.push_back({&worker.getBody().front(),
                         worker.getBlocks() > 0 ? worker.getBlocks() : config.blocks});
       continue;
     }
-    if (isa<ReturnOp>(op) || !anyWorker) continue;
+    if (isa<ReturnOp>(op) || workers == 0) continue;
+    // With one worker, the kernel's grid is the worker's: every block runs the top-level ops
+    // around it (the spec's own pk::prim protocol around a lowered collective), in order.
+    if (workers == 1) {
+      (bodies.empty() ? preamble : postamble).push_back(&op);
+      continue;
+    }
     if (op.getNumRegions() || !(isPure(&op) || isa<FlagOp>(op))) {
       where = &op;
-      why = "an op with effects outside the kernel's workers";
+      why = "an op with effects outside the kernel's workers (which run on separate blocks)";
       return false;
     }
     preamble.push_back(&op);
   }
+  const bool anyWorker = workers > 0;
   if (!anyWorker) bodies.push_back({&top, kGeneralPathBlocks});
   int firstBlock = 0;
   for (auto [body, workerBlocks] : bodies) {
@@ -640,7 +647,7 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
         p.block = firstBlock + int(b);
         Interpreter interp(config, r, p.block, int(b), blocks, p);
         interp.bindArguments(kernel);
-        if (!interp.runOps(preamble) || !interp.run(*body, 0)) {
+        if (!interp.runOps(preamble) || !interp.run(*body, 0) || !interp.runOps(postamble)) {
           where = interp.failedOp;
           why = interp.why;
           return false;
