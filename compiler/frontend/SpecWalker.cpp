@@ -1033,7 +1033,8 @@ private:
       if (failed) return -1;
       if (t.shape.size() == rank) return emitValue(OpKind::Load, l, ops, t);
       if (t.smem)
-        return fail(l, "load_smem takes one extent per tensor dimension");
+        return fail(l, std::string("load_smem takes one extent per tensor dimension") +
+                           (t.shape.size() < rank ? " (write the leading 1s)" : ""));
       // A tile with leading 1s beyond the tensor's rank (a 1 x N row of a [N] bias): the load
       // of its trailing extents, reshaped.
       if (t.shape.size() > rank) {

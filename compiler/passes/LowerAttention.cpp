@@ -339,7 +339,9 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
                        ", head dim " + Twine(a.d) +
-                       "; Hopper attention template: 128 query rows per block (2 consumer warpgroups, "
+                       "; Hopper attention template: " + Twine(a.d == 64 ? "192" : "128") +
+                       " query rows per block (" + Twine(a.d == 64 ? "3" : "2") +
+                       " consumer warpgroups taking turns, "
                        "wgmma for q k^T from shared memory and for p v with p in registers), K and V "
                        "by TMA in 128-key tiles through separate rings, exp2 softmax in fp32; " +
                        "a persistent grid of one block per SM, the next tile's Q and K/V loaded under "

@@ -50,7 +50,7 @@ PK_KERNEL void ag_attention(Tensor<bf16, 2> q, Sym<bf16, 2> kc, Sym<bf16, 2> vc,
 // CHECK-NEXT: template: {{.*}}attention: the loop is an online-softmax attention, head dim 64
 // CUDA: // pk-launch ag_attention_launch0 threads=
 // CUDA: extern "C" __global__ void {{.*}}ag_attention_launch0(pk::LaunchContext ctx,
-// CUDA: // pk-launch ag_attention_launch1 template=attention threads=384
+// CUDA: // pk-launch ag_attention_launch1 template=attention threads=512
 // CUDA: extern "C" __global__ void {{.*}}ag_attention_launch1(const __grid_constant__ pk::attention::Params p)
 
 // A max all-reduce of the product: the fused GEMM + all-reduce template adds, so no fused

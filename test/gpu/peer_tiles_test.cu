@@ -139,7 +139,9 @@ void bad_peer(pk::Context& ctx) {
 
 
 // tile_flag_ring: a flag per tile (run-time slots). 4 x 3 tiles fit the flag region at every
-// world size; 30 x 3 do not (at most 2048 / 33 slots), and the launch reports the slot.
+// world size; 30 x 3 do not (at most 2048 / 33 slots), and the launch reports the slot. Waits
+// count signals per launch, so every launch of a flag region must use the same slots: the
+// oversized launch takes a region (a launch name) of its own.
 void tile_flags(pk::Context& ctx) {
   const int W = ctx.world(), me = ctx.rank();
   const int prev = (me + W - 1) % W;
@@ -152,13 +154,13 @@ void tile_flags(pk::Context& ctx) {
     PKT_OK(ctx.exchange().barrier());
     const int launches = R == 50 ? 200 : 1;
     for (int l = 0; l < launches; ++l)
-      launch(ctx, "tile_flag_ring", tile_flag_ring, pk_tile_flag_ring::kBlocks,
-             pk_tile_flag_ring::kThreads, x.view, y.view, out.view());
+      launch(ctx, R == 50 ? "tile_flag_ring" : "tile_flag_ring_oversized", tile_flag_ring,
+             pk_tile_flag_ring::kBlocks, pk_tile_flag_ring::kThreads, x.view, y.view, out.view());
     pk::Status st = ctx.check_errors();
     if (R == 50) {
       PKT_OK(st);
       expect(ctx, "tile_flag_ring", out.download(),
-             [&](long long i) { return double(all[prev][i]) + double(all[me][i]); },
+             [&](long long i) { return double(all[prev][i] + all[me][i]); },  // an f32 add
              [](long long) { return 0.0; });
     } else {
       PKT_CHECK(!st.is_ok() && st.message().find("run-time flag slot") != std::string::npos,

@@ -3,6 +3,6 @@
 #include <pk/spec.h>
 using namespace pk;
 PK_KERNEL void k(Sym<f32, 1> x) {
-// CHECK: audit-flag-slot-range.cpp:[[@LINE+1]]:17: error: 'pk.sync.flag' op flag slot must be in [0, 1024), got -1
+// CHECK: audit-flag-slot-range.cpp:[[@LINE+1]]:28: error: flag slots are in [0, 1024), got -1
   prim::barrier(prim::flag(-1));
 }
