@@ -2,8 +2,15 @@
 // writes a tensor may read it only at the very tile it writes (an element-wise update in
 // place); any other read (a scalar `x.at(i)` too), and any read of rows a loop scatters by
 // index or of counters it claims slots from, races with another iteration's write and is an
-// error at the read. Peers' copies are the protocol checker's (pk-verify-protocol).
+// error at the read. Peers' copies are the protocol checker's (pk-verify-protocol). A store
+// whose place does not depend on one of the loop's dimensions is written by every tile along
+// it: the kernel checks at launch that the loop has one tile along that dimension.
+#include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <string>
 
 namespace mlir::pk {
 #define GEN_PASS_DEF_PKCHECKTILERACESPASS
@@ -39,11 +46,100 @@ Value writtenTensor(Operation *op) {
   return {};
 }
 
+// The dimensions of `loop` whose variables reach `v` through the ops that compute it.
+void dimensionsReaching(Value v, TileForeachOp loop, llvm::SmallPtrSetImpl<Value> &seen,
+                        SmallVectorImpl<bool> &reached) {
+  if (!seen.insert(v).second) return;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() == &loop.getBody().front()) reached[arg.getArgNumber()] = true;
+    return;
+  }
+  for (Value in : v.getDefiningOp()->getOperands()) dimensionsReaching(in, loop, seen, reached);
+}
+
+// Whether `v` can be computed at the kernel's entry: sizes, the world, constants and
+// arithmetic on them (not loads, ranks or loop variables).
+bool atEntry(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) return isa<KernelOp>(arg.getOwner()->getParentOp());
+  Operation *def = v.getDefiningOp();
+  if (!isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp,
+           arith::CeilDivSIOp, arith::MinSIOp, arith::MaxSIOp, DimOp, WorldSizeOp>(def))
+    return false;
+  return llvm::all_of(def->getOperands(), atEntry);
+}
+
+// A store (or a tile sent to a peer) inside the outermost tile loop whose indices ignore one of
+// the loop's dimensions: every tile along it writes the same place, in no order. The kernel
+// checks at launch that the loop has at most one tile along each such dimension (an error that
+// names the store otherwise); where the extent is not known at entry, an error now.
+bool guardRepeatedStores(TileForeachOp loop) {
+  const unsigned dims = loop.getBody().front().getNumArguments();
+  bool ok = true;
+  loop.walk([&](Operation *op) {
+    // The place: the indices, and for a tile sent to a peer the rank too.
+    SmallVector<Value> place;
+    if (auto s = dyn_cast<TileStoreOp>(op)) llvm::append_range(place, s.getIndices());
+    else if (auto s = dyn_cast<StoreTileOp>(op)) {
+      llvm::append_range(place, s.getIndices());
+      place.push_back(s.getPeer());
+    } else {
+      return;
+    }
+    SmallVector<bool> reached(dims, false);
+    llvm::SmallPtrSet<Value, 16> seen;
+    for (Value i : place) dimensionsReaching(i, loop, seen, reached);
+    for (unsigned d = 0; d < dims; ++d) {
+      if (reached[d]) continue;
+      Value extent = loop.getUpperBounds()[d];
+      const int64_t step = loop.getSteps()[d];
+      const std::string message =
+          "the store at " + formatLocation(op->getLoc()) + " does not depend on the tile loop's dimension " +
+          std::to_string(d) + ", so every tile along it writes the same place in no order: that "
+          "dimension must have one tile (its extent at most the step shown)";
+      if (auto c = getConstantIntValue(extent)) {
+        if (*c <= step) continue;
+        op->emitError("every tile along dimension ")
+            << d << " of the tile loop (" << *c << " / " << step
+            << " tiles) writes the same place here, in no order: make the store's indices use that "
+               "dimension's variable";
+        ok = false;
+        continue;
+      }
+      if (!atEntry(extent)) {
+        op->emitError("every tile along dimension ")
+            << d << " of the tile loop writes the same place here, in no order: make the store's "
+               "indices use that dimension's variable";
+        ok = false;
+        continue;
+      }
+      auto kernel = loop->getParentOfType<KernelOp>();
+      OpBuilder b(kernel.getContext());
+      b.setInsertionPointToStart(&kernel.getBody().front());
+      IRMapping map;
+      std::function<Value(Value)> clone = [&](Value v) -> Value {
+        if (isa<BlockArgument>(v) || map.contains(v)) return map.lookupOrDefault(v);
+        Operation *def = v.getDefiningOp();
+        for (Value in : def->getOperands()) clone(in);
+        return b.clone(*def, map)->getResult(0);
+      };
+      Value n = clone(extent);
+      Value limit = arith::ConstantIndexOp::create(b, loop.getLoc(), step);
+      Value fits = arith::CmpIOp::create(b, loop.getLoc(), arith::CmpIPredicate::sle, n, limit);
+      CheckOp::create(b, op->getLoc(), fits, limit, n, b.getStringAttr(message));
+    }
+  });
+  return ok;
+}
+
 struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces> {
   void runOnOperation() override {
     bool failed = false;
     getOperation().walk([&](TileForeachOp loop) {
       if (loop->getParentOfType<WorkerOp>()) return;  // device-level loops come from pkc
+      if (!loop->getParentOfType<TileForeachOp>() && !guardRepeatedStores(loop)) {
+        failed = true;
+        return;
+      }
       SmallVector<Operation *> writes;
       loop.walk([&](Operation *op) {
         if (writtenTensor(op)) writes.push_back(op);

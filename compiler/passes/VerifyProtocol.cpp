@@ -2,6 +2,7 @@
 // by running the protocol model for every world size and checking the cross-rank events.
 #include "ProtocolModel.h"
 #include "ProtocolOrder.h"
+#include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -26,12 +27,7 @@ constexpr int kLaunches = 2;
 
 enum class Check { Range, TooFew, TooMany, Equal, BulkWait, ProxyFence, Deadlock, Race };
 
-std::string where(Operation *op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  op->getLoc().print(os);
-  return s;
-}
+std::string where(Operation *op) { return formatLocation(op->getLoc()); }
 
 constexpr int64_t kWholeLo = std::numeric_limits<int64_t>::min();
 constexpr int64_t kWholeHi = std::numeric_limits<int64_t>::max();
