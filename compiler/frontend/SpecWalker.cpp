@@ -301,9 +301,25 @@ private:
       expr(e);
       return;
     }
-    error(s->getBeginLoc(), std::string("'") + s->getStmtClassName() +
-                                "' is not in the spec language; a kernel body holds variable "
+    error(s->getBeginLoc(), construct(s) +
+                                " is not in the spec language; a kernel body holds variable "
                                 "declarations, tile loops and calls to pk/spec.h operations");
+  }
+
+  // A C++ construct named as a user writes it, for "... is not in the spec language".
+  static std::string construct(const Stmt *s) {
+    if (isa<AttributedStmt>(s)) return "a statement attribute or pragma (such as #pragma unroll)";
+    if (isa<UnaryExprOrTypeTraitExpr>(s)) return "sizeof / alignof";
+    if (isa<SwitchStmt>(s)) return "switch";
+    if (isa<WhileStmt, DoStmt>(s)) return "a while loop (tile loops use tiles() and range())";
+    if (isa<GotoStmt, LabelStmt>(s)) return "goto";
+    if (isa<CXXThisExpr>(s)) return "this";
+    if (isa<StringLiteral>(s)) return "a string literal";
+    if (isa<CXXNewExpr, CXXDeleteExpr>(s)) return "new / delete";
+    if (isa<LambdaExpr>(s)) return "a lambda";
+    if (isa<CStyleCastExpr, CXXStaticCastExpr, CXXReinterpretCastExpr, CXXConstCastExpr>(s))
+      return "this cast (tiles convert with cast<T>(t))";
+    return std::string("'") + s->getStmtClassName() + "'";
   }
 
   void declaration(const Decl *d) {
@@ -428,12 +444,17 @@ private:
     if (failed) return;
     std::vector<int64_t> steps;
     const Expr *init = strip(call->getArg(dims));
+    if (const auto *cast = dyn_cast<CXXFunctionalCastExpr>(init))  // Steps2{128, 256}
+      init = strip(cast->getSubExpr());
     const auto *list = dyn_cast<InitListExpr>(init);
-    if (auto *c = dyn_cast<CXXConstructExpr>(init)) (void)c;
     if (!list || list->getNumInits() != dims)
       return error(call->getArg(dims)->getBeginLoc(),
                    "give the tile steps as a braced list of integer constants, e.g. {128, 256}");
     for (unsigned i = 0; i < dims; ++i) {
+      // {16} for two dimensions: C++ fills the missing step with an implicit 0.
+      if (isa<ImplicitValueInitExpr>(list->getInit(i)))
+        return error(list->getBeginLoc(), "give one tile step per dimension (" + std::to_string(dims) +
+                                              "), e.g. {128, 256}; this list has " + std::to_string(i));
       int64_t s;
       if (!constInt(list->getInit(i), s) || s <= 0)
         return error(list->getInit(i)->getBeginLoc(),
@@ -722,8 +743,8 @@ private:
     if (isa<CXXConstructExpr, InitListExpr, CXXTemporaryObjectExpr>(e))
       return fail(l, "constructing objects is not in the spec language; tiles come from "
                      "zeros<T, ...>(), load<...>(...) and tile operations");
-    return fail(l, std::string("'") + e->getStmtClassName() +
-                       "' is not in the spec language; expressions are index arithmetic and "
+    return fail(l, construct(e) +
+                       " is not in the spec language; expressions are index arithmetic and "
                        "calls to pk/spec.h operations");
   }
 
@@ -937,6 +958,9 @@ private:
       int64_t d;
       if (!constInt(m->getArg(0), d))
         return fail(m->getArg(0)->getBeginLoc(), "the dimension of dim() must be a constant");
+      if (d < 0)
+        return fail(m->getArg(0)->getBeginLoc(),
+                    "dimension " + std::to_string(d) + " is out of range: dimensions count from 0");
       dim = int(d);
     } else if (n == "Tensor::at") {
       int t = tensorExpr(m->getImplicitObjectArgument(), false);

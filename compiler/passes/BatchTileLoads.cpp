@@ -28,6 +28,10 @@ constexpr int64_t kRunElements = 8;  // a thread's run of consecutive elements (
 // (0.86 and 0.55 of cudaMemcpy; 0.80 and 0.31 at 1024), while add, silu_mul and rms_norm, whose
 // 64 spill at 256 threads (0.74, 0.54, 0.50), take 512 (0.82, 0.69, 0.58).
 constexpr int64_t kIndependentSlots = 48;
+// The most register values a thread may hold in one trip of a loop: 512 x 512 f32 tiles (256 a
+// thread at 1024 threads) compile in seconds; three of them (an mma's operands and accumulator)
+// kept NVRTC busy for minutes.
+constexpr int64_t kMaxLiveSlots = 512;
 // Registers per thread a batched trip needs beside its tiles (see plan()).
 constexpr int64_t kNonTileRegs = 48;
 
@@ -87,6 +91,7 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
   using PkBatchTileLoadsPassBase::PkBatchTileLoadsPassBase;
 
   void runOnOperation() override {
+    bool failed = false;
     getOperation().walk([&](KernelOp kernel) {
       // Template instances (pk-lower-gemm, pk-lower-attention) have no general-path loops, and
       // a kernel of several launches (pk-split-launches) no code of its own.
@@ -122,11 +127,25 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       const int64_t ringBudget =
           independent ? kSmemPerSm / perSm - kSmemReservedPerBlock - tileSharedUse(kernel, threads).staticBytes()
                       : 0;
+      // Register tiles live in registers: past a few hundred values a thread, ptxas spills them
+      // and NVRTC runs for minutes, so such loops are an error here rather than a hang there.
+      kernel.walk([&](TileForeachOp loop) {
+        if (loop->getParentOfType<TileForeachOp>()) return;
+        const int64_t peak = peakLiveSlots(loop, threads);
+        if (peak > kMaxLiveSlots) {
+          loop.emitError("this tile loop holds ")
+              << peak << " register values a thread at once (its live tiles over " << threads
+              << " threads); the general path keeps tiles in registers, at most " << kMaxLiveSlots
+              << " a thread: use smaller tiles";
+          failed = true;
+        }
+      });
       // A nested tile loop runs in order inside its outer tile's block: no batch, no ring.
       kernel.walk([&](TileForeachOp loop) {
         if (!loop->getParentOfType<TileForeachOp>()) plan(loop, threads, perSm, ringBudget);
       });
     });
+    if (failed) signalPassFailure();
   }
 
   // The most fp32 registers per thread that the register tiles of one trip of `loop` hold at

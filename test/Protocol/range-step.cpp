@@ -17,7 +17,7 @@ PK_KERNEL void local_loop(Tensor<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> z, ind
 #else
 PK_KERNEL void peer_loop(Tensor<f32, 2> x, Sym<f32, 2> y, index s) {
   for (auto m : tiles(x.rows(), {16}))
-// CHECK: range-step.cpp:[[@LINE+1]]:5: error: this range() loop signals, waits or communicates (pk.comm.store_async at {{.*}}range-step.cpp":[[@LINE+2]]:7)) with a run-time step, so the protocol checker cannot count its trips: give it a positive integer constant step (a run-time step is fine in loops that only load, compute and store)
+// CHECK: range-step.cpp:[[@LINE+1]]:5: error: this range() loop signals, waits or communicates (pk.comm.store_async at {{.*}}range-step.cpp:[[@LINE+2]]:7) with a run-time step, so the protocol checker cannot count its trips: give it a positive integer constant step (a run-time step is fine in loops that only load, compute and store)
     for (auto k : range(0, x.cols(), s))
       store(y.on(next_rank()), load<16, 64>(x, m, k), m, k);
 }
