@@ -85,8 +85,12 @@ LogicalResult emitAllReduceTileNd(Emitter &e, CommAllReduceOp r) {
 LogicalResult emitAllReduceTile(Emitter &e, Operation *op) {
   auto r = cast<CommAllReduceOp>(op);
   if (r.getSource().getType().getRank() != 1) return emitAllReduceTileNd(e, r);
-  const char *fn = r.getTransport() == Transport::multimem ? "pk::all_reduce_tile_multimem"
-                                                           : "pk::all_reduce_tile";
+  // pk::all_reduce_tile_multimem takes the tensors' multicast addresses, which the runtime does
+  // not map (symmetric tensors carry peer addresses only): refuse it here, not in NVRTC.
+  if (r.getTransport() == Transport::multimem)
+    return r.emitError("no CUDA emission pattern for a multimem all_reduce of a tile yet: it needs "
+                       "the tensors' multicast addresses, which pkc's runtime does not map; use Ldst");
+  const char *fn = "pk::all_reduce_tile";
   e.line() << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())
            << ", " << e.name(r.getDest()) << ", " << e.name(r.getIndices()[0]) << ", "
            << clippedCount(e, r.getSource(), r.getIndices()[0], r.getShape()[0]) << ");";

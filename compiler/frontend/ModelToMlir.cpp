@@ -268,9 +268,13 @@ private:
       return def(o, b.create<LoadPeerOp>(l, type(o.results[0]), transport(o.transport),
                                          v(in[0]), v(in[1]), vs(in, 2)));
     case OpKind::Flag:
-      return def(o, b.create<FlagOp>(l, FlagType::get(&ctx), o.ints[0],
-                                     in.empty() ? Value() : v(in[0]),
-                                     o.attr == 1 ? FlagScope::grid : FlagScope::block));
+    {
+      // pk.spec: the spec's own protocol, which pkc compiles only once it is proved.
+      auto flag = b.create<FlagOp>(l, FlagType::get(&ctx), o.ints[0], in.empty() ? Value() : v(in[0]),
+                                   o.attr == 1 ? FlagScope::grid : FlagScope::block);
+      flag->setAttr("pk.spec", UnitAttr::get(&ctx));
+      return def(o, flag);
+    }
     case OpKind::Signal: b.create<SignalOp>(l, v(in[0]), v(in[1])); return;
     case OpKind::SignalAll: b.create<SignalAllOp>(l, v(in[0])); return;
     case OpKind::Wait: b.create<WaitOp>(l, v(in[0]), v(in[1])); return;

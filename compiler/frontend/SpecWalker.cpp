@@ -45,6 +45,8 @@ public:
     if (fn->isTemplated())
       return error(fn->getLocation(),
                    "a kernel cannot be a template; write one kernel per element type");
+    if (fn->isVariadic())
+      return error(fn->getLocation(), "a kernel takes a fixed list of parameters, not `...`");
     for (const ParmVarDecl *p : fn->parameters()) {
       ValueType t;
       if (!paramType(p, t)) return;
@@ -242,6 +244,13 @@ private:
   std::string typeName(QualType t) { return t.getAsString(ctx.getPrintingPolicy()); }
 
   bool paramType(const ParmVarDecl *p, ValueType &t) {
+    // A scalar parameter arrives as the launcher passes it: only float is an f32 as declared.
+    QualType c = p->getType().getNonReferenceType().getCanonicalType();
+    if (c->isRealFloatingType() && !c->isSpecificBuiltinType(clang::BuiltinType::Float)) {
+      error(p->getLocation(), "a '" + typeName(p->getType()) + "' parameter would be narrowed to "
+                              "float; scalars compute in f32, declare it float");
+      return false;
+    }
     if (!mapType(p->getType(), t) || t.kind == ValueType::Tile || t.kind == ValueType::Flag) {
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
                                   "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, "
@@ -1225,6 +1234,10 @@ private:
       int out = tensorExpr(arg(first + 1), false);
       int root = indexExpr(arg(first + 2));
       if (failed) return -1;
+      // A constant root is checked here; a run-time one against world_size() at launch.
+      if (int64_t r; constInt(arg(first + 2), r) && r < 0)
+        return fail(arg(first + 2)->getBeginLoc(),
+                    "the root is a rank, 0 to world_size() - 1; got " + std::to_string(r));
       OpKind k = n == "broadcast" ? OpKind::Broadcast
                  : n == "reduce"  ? OpKind::ReduceToRoot
                  : n == "gather"  ? OpKind::Gather : OpKind::Scatter;
@@ -1309,6 +1322,12 @@ private:
     if (n == "prim::signal" || n == "prim::wait") {
       int f = expr(arg(0)), x = indexExpr(arg(1));
       if (failed) return -1;
+      if (int64_t v; n == "prim::wait" && constInt(arg(1), v) && v < 0)
+        return fail(arg(1)->getBeginLoc(), "a wait counts the signals it needs per launch, 0 or "
+                                           "more; got " + std::to_string(v));
+      if (int64_t v; n == "prim::signal" && constInt(arg(1), v) && v < 0)
+        return fail(arg(1)->getBeginLoc(), "the peer is a rank, 0 to world_size() - 1; got " +
+                                               std::to_string(v));
       emit(n == "prim::signal" ? OpKind::Signal : OpKind::Wait, l, {f, x});
       return -2;
     }

@@ -624,15 +624,24 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
     if (blocks > kMaxModelledBlocks) {
       // A <grid> flag is fine with stand-ins when every wait on it counts the blocks through
       // pk.grid_blocks (the model's block count then); a literal count needs every block.
+      // So is one bumped only inside a tile loop (a flag per tile, or per trip): each tile is
+      // one block's, so the signals per launch follow the tiles, not the blocks.
+      auto perTile = [&](FlagOp f) {
+        return llvm::all_of(f->getUsers(), [&](Operation *user) {
+          return isa<WaitOp>(user) || user->getParentOfType<TileForeachOp>();
+        });
+      };
       bool grid = false;
       body->walk([&](WaitOp w) {
         auto f = w.getFlag().getDefiningOp<FlagOp>();
-        if (f && f.getScope() == FlagScope::grid && !countsGridBlocks(w.getCount())) grid = true;
+        if (f && f.getScope() == FlagScope::grid && !countsGridBlocks(w.getCount()) && !perTile(f))
+          grid = true;
       });
       if (grid) {
         where = body->getParentOp();
-        why = "a worker with more than " + std::to_string(kMaxModelledBlocks) +
-              " blocks uses a <grid> flag";
+        why = "a <grid> flag is bumped outside a tile loop (once by each of the kernel's " +
+              std::to_string(workerBlocks) + " blocks, fewer when ranks share a GPU) and waited "
+              "on for a count that does not follow the blocks; use a <block> flag";
         return false;
       }
       blocks = 3;

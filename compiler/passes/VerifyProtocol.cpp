@@ -149,8 +149,17 @@ public:
           Operation *at = nullptr;
           std::string why;
           if (!buildProcesses(kernel, config, procs, at, why)) {
-            at->emitWarning("protocol not verified: ") << why;
-            return !failed;
+            // pkc's own protocols are correct by construction and tested; a spec's own
+            // (pk::prim flags) is compiled only once proved.
+            bool spec = false;
+            kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
+            if (!spec) {
+              at->emitWarning("protocol not verified: ") << why;
+              return !failed;
+            }
+            at->emitError("the kernel's own protocol (pk::prim flags) cannot be verified: ")
+                << why << "; pkc compiles a spec's signals and waits only once it has proved them";
+            return false;
           }
           world = w;
           checkInOrder(procs);

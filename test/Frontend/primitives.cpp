@@ -6,8 +6,8 @@ using namespace pk;
 // CHECK-LABEL: pk.kernel @prims
 // CHECK-SAME: (%[[X:.*]]: !pk.sym<?xbf16>, %[[Y:.*]]: !pk.sym<?xbf16>)
 PK_KERNEL void prims(Sym<bf16, 1> x, Sym<bf16, 1> y) {
-  // CHECK: %[[F:.*]] = pk.sync.flag 3 <block> : !pk.flag
-  // CHECK: %[[G:.*]] = pk.sync.flag 4 <grid> : !pk.flag
+  // CHECK: %[[F:.*]] = pk.sync.flag 3 <block> {pk.spec} : !pk.flag
+  // CHECK: %[[G:.*]] = pk.sync.flag 4 <grid> {pk.spec} : !pk.flag
   auto f = prim::flag(3);
   auto g = prim::flag(4, Grid);
   for (auto i : tiles(x.size(), {4096})) {

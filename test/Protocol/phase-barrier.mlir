@@ -73,7 +73,7 @@ pk.kernel @without_barrier(%x: !pk.sym<?xf32>, %y: !pk.sym<?xf32>, %z: !pk.tenso
 
 // Tests that a grid barrier counting a literal 132 blocks is not modelled with stand-ins.
 pk.kernel @literal_count(%x: !pk.sym<?xf32>) {
-  // expected-warning @+1 {{protocol not verified: a worker with more than 8 blocks uses a <grid> flag}}
+  // expected-warning @+1 {{protocol not verified: a <grid> flag is bumped outside a tile loop}}
   pk.worker <communicator> blocks 132 {
     %g = pk.sync.flag 0 <grid> : !pk.flag
     %w = pk.world_size

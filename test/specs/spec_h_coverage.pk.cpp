@@ -827,15 +827,19 @@ PK_KERNEL void collective_5d(Sym<f32, 5> x, Sym<f32, 5> y) { all_gather(x, y); }
 
 // ---- expert primitives (pk::prim) ----
 
-// prim::flag (Block and Grid), signal, signal_all, wait, barrier.
+// prim::flag (Block, and Grid with a slot per tile), signal, signal_all, wait, barrier. (The
+// first version waited for world_size() arrivals of W - 1 and bumped a Grid flag once per block:
+// it would hang, and compiled because the checker could not model it; both are errors now.)
 PK_KERNEL void prim_flags(Sym<f32, 2> x, Tensor<f32, 2> y) {
   auto f = prim::flag(0);
-  auto g = prim::flag(1, Grid);
   prim::signal_all(f);
-  prim::wait(f, world_size());
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32})) store(y, load<16, 32>(x.on(next_rank()), m, n), m, n);
-  prim::signal(g, prev_rank());
-  prim::wait(g, 1);
+  prim::wait(f, world_size() - 1);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32})) {
+    store(y, load<16, 32>(x.on(next_rank()), m, n), m, n);
+    auto g = prim::flag(3 + m / 16 * ((x.cols() + 31) / 32) + n / 32, Grid);
+    prim::signal(g, prev_rank());
+    prim::wait(g, 1);
+  }
   prim::barrier(prim::flag(2, Block));
 }
 
