@@ -179,4 +179,12 @@ void expect_int(const char* what, const Dev<T>& out, const std::function<long lo
                                       : std::string()));
 }
 
+// float64 references of the activations, and rounding to the narrow float types.
+inline double gelu_tanh(double t) { return 0.5 * t * (1 + std::tanh(0.7978845608028654 * (t + 0.044715 * t * t * t))); }
+inline double gelu_erf(double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0))); }
+inline double sigmoid(double t) { return 1 / (1 + std::exp(-t)); }
+inline double silu(double t) { return t * sigmoid(t); }
+inline float bf16_round(float x) { return to_host(from_host<bf16>(x)); }
+inline float f16_round(float x) { return to_host(from_host<f16>(x)); }
+
 }  // namespace pkt

@@ -6,6 +6,7 @@
 // Hopper template takes are launched with a parameter block built here from the kernel's
 // `// pk-param` description (TMA maps of A, B and C, the tile order, the epilogue's arguments).
 #include PK_USER_SPECS2_CU
+#include "gemm_test_util.h"
 #include "tile_test_util.h"
 
 #include <pk/runtime/template_launch.h>
@@ -20,6 +21,11 @@ using pk::f16;
 using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::gelu_erf;
+using pkt::silu;
+using pkt::bf16_round;
+using pkt::fill_gemm_params;
+using pkt::launch_gemm;
 using pkt::expect_int;
 using pkt::poisoned;
 using pkt::random_ints;
@@ -28,10 +34,6 @@ constexpr int kGrid = 132;  // block counts; thread counts are each kernel's pk_
 constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
-double gelu_erf(double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0))); }
-double silu(double t) { return t / (1 + std::exp(-t)); }
-float bf16_round(float x) { return pkt::to_host(pkt::from_host<bf16>(x)); }
-float f16_round(float x) { return pkt::to_host(pkt::from_host<f16>(x)); }
 
 // Value at column c of a row of x (N columns), zero past the tensor as a clipped load gives.
 template <class T>
@@ -494,28 +496,6 @@ void gemm_check(const char* what, const DevTensor<T>& a, const DevTensor<T>& b, 
   }, 1e-3 * std::sqrt(double(K)), rtol);
 }
 
-// A template GEMM's parameter block as its `// pk-param` lines describe it: TMA maps (2-byte
-// elements, dims innermost first), the tile order, the sizes and the epilogue's arguments.
-template <class Job>
-void fill_gemm_params(typename Job::Params& p, const void* a, const void* b, void* c, long long M, long long N,
-                      long long K, bool b_kn) {
-  auto ma = pk::encode_bf16_tensor_map(a, {K, M}, {64, 128});
-  auto mb = b_kn ? pk::encode_bf16_tensor_map(b, {N, K}, {64, 64}) : pk::encode_bf16_tensor_map(b, {K, N}, {64, 256});
-  auto mc = pk::encode_bf16_tensor_map(c, {N, M}, {64, 64});
-  PKT_CHECK(ma.is_ok() && mb.is_ok() && mc.is_ok(), "gemm tensor maps");
-  if (!ma.is_ok() || !mb.is_ok() || !mc.is_ok()) return;
-  p.a = *ma, p.b = *mb, p.c = *mc;
-  const int tm = static_cast<int>((M + 127) / 128), tn = static_cast<int>((N + 255) / 256);
-  p.order = decltype(p.order){1, tm, tn, 16, 0, 0, 0};
-  p.k = static_cast<int>(K), p.m = static_cast<int>(M), p.n = static_cast<int>(N);
-  p.comm_blocks = 0;
-}
-
-template <class Params, class K>
-void launch_gemm(K kernel, const Params& p, int tiles) {
-  PKT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(pk::gemm::kSharedBytes)));
-  kernel<<<std::min(tiles, kGrid), pk::gemm::kThreads, pk::gemm::kSharedBytes>>>(p);
-}
 
 void gemms() {
   const long long M = 200, N = 264, K = 72;  // tails past 128 and 256 rows / columns, K past 64
@@ -526,7 +506,7 @@ void gemms() {
     p.epi.t2 = bias.dev, p.epi.t3 = r.dev;
     p.epi.t2_rows = 1, p.epi.t2_cols = static_cast<int>(N);
     p.epi.t3_rows = static_cast<int>(M), p.epi.t3_cols = static_cast<int>(N);
-    launch_gemm(gemm_f16_bias_relu_res, p, p.order.count());
+    launch_gemm(gemm_f16_bias_relu_res, p, p.order.count(), kGrid);
     sync();
     gemm_check("gemm_f16_bias_relu_res", a, b, c, false, N, K,
                [&](double acc, long long i) { return std::max(acc + bias.at(i % N), 0.0) + r.at(i); }, 2 * kF16);
@@ -538,7 +518,7 @@ void gemms() {
     pk_gemm_t_bf16_rowscale_silu::Job::Params p{};
     fill_gemm_params<pk_gemm_t_bf16_rowscale_silu::Job>(p, a.dev, b.dev, c.dev, M, N, K, false);
     p.epi.t2 = s.dev, p.epi.t2_rows = static_cast<int>(M), p.epi.t2_cols = 1, p.epi.s4 = alpha;
-    launch_gemm(gemm_t_bf16_rowscale_silu, p, p.order.count());
+    launch_gemm(gemm_t_bf16_rowscale_silu, p, p.order.count(), kGrid);
     sync();
     gemm_check("gemm_t_bf16_rowscale_silu", a, b, c, true, N, K,
                [&](double acc, long long i) { return silu(acc * alpha * s.at(i / N)); }, 2 * kBf16);

@@ -18,6 +18,8 @@ using pk::f16;
 using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::gelu_tanh;
+using pkt::f16_round;
 using pkt::expect_int;
 using pkt::poisoned;
 using pkt::random_ints;
@@ -26,8 +28,6 @@ constexpr int kGrid = 132;
 constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
-double gelu_tanh(double t) { return 0.5 * t * (1 + std::tanh(0.7978845608028654 * (t + 0.044715 * t * t * t))); }
-float f16_round(float x) { return pkt::to_host(pkt::from_host<f16>(x)); }
 
 // Host data made negative (-(|x| + 0.5)) or positive (|x| + 0.5), then uploaded.
 template <class T>

@@ -7,6 +7,7 @@
 // random and never all zero. The three GEMM loops the Hopper template takes are launched with a
 // parameter block built from the kernel's `// pk-param` description.
 #include PK_USER_SPECS4_CU
+#include "gemm_test_util.h"
 #include "tile_test_util.h"
 
 #include <pk/runtime/template_launch.h>
@@ -21,6 +22,14 @@ using pk::f16;
 using pkt::Dev;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::gelu_tanh;
+using pkt::gelu_erf;
+using pkt::sigmoid;
+using pkt::silu;
+using pkt::bf16_round;
+using pkt::f16_round;
+using pkt::fill_gemm_params;
+using pkt::launch_gemm;
 using pkt::expect_int;
 using pkt::poisoned;
 using pkt::random_ints;
@@ -29,37 +38,9 @@ constexpr int kGrid = 132;
 constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
-double gelu_tanh(double t) { return 0.5 * t * (1 + std::tanh(0.7978845608028654 * (t + 0.044715 * t * t * t))); }
-double gelu_erf(double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0))); }
-double sigmoid(double t) { return 1 / (1 + std::exp(-t)); }
-double silu(double t) { return t * sigmoid(t); }
-float bf16_round(float x) { return pkt::to_host(pkt::from_host<bf16>(x)); }
-float f16_round(float x) { return pkt::to_host(pkt::from_host<f16>(x)); }
 
 // ---- template GEMMs ----
 
-// A template GEMM's parameter block as its `// pk-param` lines describe it: TMA maps (2-byte
-// elements, dims innermost first), the tile order and the sizes; the epilogue's are the caller's.
-template <class Job>
-void fill_gemm_params(typename Job::Params& p, const void* a, const void* b, void* c, long long M, long long N,
-                      long long K, bool b_kn) {
-  auto ma = pk::encode_bf16_tensor_map(a, {K, M}, {64, 128});
-  auto mb = b_kn ? pk::encode_bf16_tensor_map(b, {N, K}, {64, 64}) : pk::encode_bf16_tensor_map(b, {K, N}, {64, 256});
-  auto mc = pk::encode_bf16_tensor_map(c, {N, M}, {64, 64});
-  PKT_CHECK(ma.is_ok() && mb.is_ok() && mc.is_ok(), "gemm tensor maps");
-  if (!ma.is_ok() || !mb.is_ok() || !mc.is_ok()) return;
-  p.a = *ma, p.b = *mb, p.c = *mc;
-  const int tm = static_cast<int>((M + 127) / 128), tn = static_cast<int>((N + 255) / 256);
-  p.order = decltype(p.order){1, tm, tn, 16, 0, 0, 0};
-  p.k = static_cast<int>(K), p.m = static_cast<int>(M), p.n = static_cast<int>(N);
-  p.comm_blocks = 0;
-}
-
-template <class Params, class K>
-void launch_gemm(K kernel, const Params& p, int tiles) {
-  PKT_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(pk::gemm::kSharedBytes)));
-  kernel<<<std::min(tiles, kGrid), pk::gemm::kThreads, pk::gemm::kSharedBytes>>>(p);
-}
 
 // Row r, column col of A * B (b_kn: B stored [K, N]) or A * B^T (B stored [N, K]), in float64.
 template <class TA, class TB>
@@ -79,7 +60,7 @@ void template_gemms() {
     p.epi.t2 = bias.dev, p.epi.t3 = r.dev;
     p.epi.t2_rows = 1, p.epi.t2_cols = static_cast<int>(N);
     p.epi.t3_rows = static_cast<int>(M), p.epi.t3_cols = static_cast<int>(N);
-    launch_gemm(gemm_f16_kn_gelu_res, p, p.order.count());
+    launch_gemm(gemm_f16_kn_gelu_res, p, p.order.count(), kGrid);
     sync();
     expect("gemm_f16_kn_gelu_res", c, [&](long long i) {
       return gelu_tanh(dot(a, b, i / N, i % N, N, K, true) + bias.at(i % N)) + r.at(i);
@@ -92,7 +73,7 @@ void template_gemms() {
     pk_gemm_t_f16_silu_bf16out::Job::Params p{};
     fill_gemm_params<pk_gemm_t_f16_silu_bf16out::Job>(p, a.dev, b.dev, c.dev, M, N, K, false);
     p.epi.s3 = alpha;
-    launch_gemm(gemm_t_f16_silu_bf16out, p, p.order.count());
+    launch_gemm(gemm_t_f16_silu_bf16out, p, p.order.count(), kGrid);
     sync();
     expect("gemm_t_f16_silu_bf16out", c, [&](long long i) {
       return silu(alpha * dot(a, b, i / N, i % N, N, K, false));
@@ -107,7 +88,7 @@ void template_gemms() {
     p.epi.t2 = s.dev, p.epi.t3 = bias.dev;
     p.epi.t2_rows = static_cast<int>(M), p.epi.t2_cols = 1;
     p.epi.t3_rows = 1, p.epi.t3_cols = static_cast<int>(N);
-    launch_gemm(gemm_t_64x256_rowscale_bias, p, p.order.count());
+    launch_gemm(gemm_t_64x256_rowscale_bias, p, p.order.count(), kGrid);
     sync();
     expect("gemm_t_64x256_rowscale_bias", c, [&](long long i) {
       return dot(a, b, i / N, i % N, N, K, false) * s.at(i / N) + bias.at(i % N);

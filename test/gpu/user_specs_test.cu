@@ -12,14 +12,14 @@ using pk::bf16;
 using pk::f16;
 using pkt::DevTensor;
 using pkt::expect;
+using pkt::gelu_tanh;
+using pkt::gelu_erf;
+using pkt::sigmoid;
 
 constexpr int kGrid = 132;  // block counts; thread counts are each kernel's pk_<name>::kThreads
 constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
-double gelu_tanh(double t) { return 0.5 * t * (1 + std::tanh(0.7978845608 * (t + 0.044715 * t * t * t))); }
-double gelu_erf(double t) { return 0.5 * t * (1 + std::erf(t / std::sqrt(2.0))); }
-double sigmoid(double t) { return 1 / (1 + std::exp(-t)); }
 
 void elementwise() {
   const long long M = 70, N = 300;
