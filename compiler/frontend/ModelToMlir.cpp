@@ -65,7 +65,13 @@ public:
     op.getBody().push_back(block);
     for (size_t i = 0; i < kernel.body.args.size(); ++i) {
       int a = kernel.body.args[i];
-      values[a] = block->addArgument(type(a), loc(kernel.argLocs[i]));
+    {
+      // The parameter's name rides on its location, for diagnostics that name the tensor.
+      Location at = loc(kernel.argLocs[i]);
+      if (i < kernel.argNames.size() && !kernel.argNames[i].empty())
+        at = NameLoc::get(StringAttr::get(&ctx, kernel.argNames[i]), at);
+      values[a] = block->addArgument(type(a), at);
+    }
       if (kernel.values[a].scratch) op.setArgAttr(i, kScratchAttrName, UnitAttr::get(&ctx));
     }
     b.setInsertionPointToEnd(block);

@@ -75,6 +75,7 @@ struct Kernel {
   std::vector<ValueType> values;  // type of every value id
   Region body;                    // args are the kernel's parameters
   std::vector<SrcLoc> argLocs;    // where each parameter is declared
+  std::vector<std::string> argNames;  // and its name, for diagnostics
 };
 
 struct Module {

@@ -53,6 +53,7 @@ public:
       int v = newValue(t);
       k.body.args.push_back(v);
       k.argLocs.push_back(loc(p->getLocation()));
+      k.argNames.push_back(p->getNameAsString());
       bind(p, v);
     }
     const auto *body = dyn_cast_or_null<CompoundStmt>(fn->getBody());

@@ -177,6 +177,16 @@ private:
   llvm::DenseSet<std::pair<Operation *, int>> reported;
   std::deque<Access> hostAccesses;
 
+  // "argument 1 (y)": the kernel argument, by the spec's parameter name where it has one.
+  std::string tensorName(unsigned n) {
+    std::string s = "argument " + std::to_string(n);
+    auto args = kernel.getBody().front().getArguments();
+    if (n < args.size())
+      if (auto named = dyn_cast<NameLoc>(args[n].getLoc()))
+        s += " (" + named.getName().str() + ")";
+    return s;
+  }
+
   void report(Operation *op, Check check, const Twine &message) {
     failed = true;
     if (reported.insert({op, int(check)}).second) op->emitError(message);
@@ -481,7 +491,7 @@ private:
       const Recorded &k = a.op ? a : b;
       report(k.op, Check::Race,
              "for world size " + Twine(world) + ", rank " + Twine(k.rank) + " addresses rank " +
-                 Twine(owner) + "'s copy of argument " + Twine(a.access->tensor) +
+                 Twine(owner) + "'s copy of " + tensorName(a.access->tensor) +
                  " here, outside ranks 0.." + Twine(world - 1) + " (`.on(p)` needs 0 <= p < world_size())");
       return;
     }
@@ -493,15 +503,15 @@ private:
         // that would order it after what the owner wrote before this launch.
         report(k.op, Check::Race,
                "race for world size " + Twine(world) + ": rank " + Twine(k.rank) + " " +
-                   verb(*k.access) + " rank " + Twine(owner) + "'s copy of argument " +
-                   Twine(a.access->tensor) + " here with no wait ordering it after rank " +
+                   verb(*k.access) + " rank " + Twine(owner) + "'s copy of " +
+                   tensorName(a.access->tensor) + " here with no wait ordering it after rank " +
                    Twine(owner) + " made the buffer ready for this launch");
         return;
       }
       report(k.op, Check::Race,
              "reuse hazard for world size " + Twine(world) + ": rank " + Twine(k.rank) + " " +
-                 verb(*k.access) + " rank " + Twine(owner) + "'s copy of argument " +
-                 Twine(a.access->tensor) + " here, but rank " + Twine(owner) +
+                 verb(*k.access) + " rank " + Twine(owner) + "'s copy of " +
+                 tensorName(a.access->tensor) + " here, but rank " + Twine(owner) +
                  " can finish the kernel (and the host or the next launch reuse the buffer) "
                  "before any wait tells it this access is done");
       return;
@@ -512,7 +522,7 @@ private:
       report(later.op, Check::Race,
              "reuse hazard for world size " + Twine(world) + ": rank " + Twine(later.rank) +
                  "'s next launch " + verb(*later.access) + " rank " + Twine(owner) +
-                 "'s copy of argument " + Twine(a.access->tensor) + " here before rank " +
+                 "'s copy of " + tensorName(a.access->tensor) + " here before rank " +
                  Twine(earlier.rank) + "'s access at " + where(earlier.op) +
                  " in the previous launch is known to be done");
       return;
@@ -525,8 +535,8 @@ private:
     const Recorded &other = &here == &a ? b : a;
     report(here.op, Check::Race,
            "race for world size " + Twine(world) + ": rank " + Twine(here.rank) + " " +
-               verb(*here.access) + " rank " + Twine(owner) + "'s copy of argument " +
-               Twine(a.access->tensor) + " here while rank " + Twine(other.rank) + " " +
+               verb(*here.access) + " rank " + Twine(owner) + "'s copy of " +
+               tensorName(a.access->tensor) + " here while rank " + Twine(other.rank) + " " +
                verb(*other.access) + " it at " + where(other.op) +
                ", with no wait ordering the two" + paddingOverlap(here, other));
   }
