@@ -353,6 +353,16 @@ private:
       if (tensor >= 0) peerLocals[v->getCanonicalDecl()] = {tensor, peer};
       return;
     }
+    // A named choice (`const Reduce op = Max;`): a constant the operations read where they
+    // take one, so it needs no value of its own.
+    if (v->getType()->isEnumeralType()) {
+      int64_t c;
+      if (!v->getType().isConstQualified() || !constInt(v->getInit(), c))
+        return error(v->getLocation(), "a Reduce, Transport or Scope variable names a constant "
+                                       "choice: declare it const with a constant value, e.g. "
+                                       "`const Reduce op = Max;`");
+      return;
+    }
     ValueType t;
     if (!mapType(v->getType(), t))
       return error(v->getLocation(), unsupportedType(v->getType()));
