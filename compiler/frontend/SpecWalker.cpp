@@ -1009,8 +1009,10 @@ private:
 
   int resultTile(const CallExpr *c, ValueType &t) {
     if (!mapType(c->getType(), t) || t.kind != ValueType::Tile)
-      return fail(c->getBeginLoc(), "give the tile shape as template arguments, e.g. "
-                                    "load<128, 64>(A, m, k), with positive extents");
+      return fail(c->getBeginLoc(), "the result must be a tile: give its shape as template "
+                                    "arguments with positive extents (load<128, 64>(A, m, k)) and "
+                                    "its element type one of bf16, f16, f32, f8e4m3, f8e5m2, i32, "
+                                    "i64 (cast<f32>(t))");
     return 0;
   }
 
