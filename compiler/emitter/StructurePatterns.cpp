@@ -87,21 +87,37 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
     e.blocksPerSm = int(perSm.getInt());
     e.blocks *= e.blocksPerSm;
   }
+  // Each flag slot takes one word per block of the kernel's flag region (2048 words,
+  // pk/runtime/context.h's kKernelFlagRegion; the next kernel's region follows it): a kernel
+  // with many slots (phases, collectives, the spec's own flags) runs on fewer blocks rather
+  // than write into another kernel's flags.
+  const int64_t flagSlots = countFlagSlots(kernel);
+  constexpr int64_t kFlagRegionWords = 2048;
+  std::string fewerBlocks;
+  if (flagSlots * e.blocks > kFlagRegionWords) {
+    const int64_t fit = kFlagRegionWords / flagSlots;
+    if (fit < 1)
+      return kernel.emitError("the kernel uses ")
+             << flagSlots << " flag slots, more than a kernel's " << kFlagRegionWords << " flag words hold";
+    fewerBlocks = "  // " + std::to_string(flagSlots) + " flag slots x " + std::to_string(fit) +
+                  " blocks fill the kernel's 2048 flag words (it would take " +
+                  std::to_string(e.blocks) + " blocks)";
+    e.blocks = int(fit);
+  }
   std::string name = kernel.getSymName().str();
   e.os << "\nnamespace pk_" << name << " {\n";
   e.os << "constexpr int kThreads = " << e.threads << ";      // threads per block\n";
   e.os << "constexpr int kBlocks = " << e.blocks
-       << ";       // fixed grid: block b pairs with block b of every peer\n";
+       << ";       // fixed grid: block b pairs with block b of every peer" << fewerBlocks << "\n";
   e.os << "constexpr int kBlocksPerSm = " << e.blocksPerSm
        << ";  // resident blocks per SM the grid is sized for (pk::rank_grid)\n";
-  e.os << "constexpr int kFlagSlots = " << countFlagSlots(kernel)
-       << ";     // flag slots per block\n";
+  e.os << "constexpr int kFlagSlots = " << flagSlots << ";     // flag slots per block\n";
   const int64_t ringBytes = kernelRingBytes(kernel);
   e.os << "constexpr unsigned kSharedBytes = " << ringBytes
        << ";  // dynamic shared memory a block takes (prefetch rings)\n";
   e.os << "}  // namespace pk_" << name << "\n";
   e.os << "\n// pk-launch " << name << " threads=" << e.threads << " blocks=" << e.blocks
-       << " flag_slots=" << countFlagSlots(kernel);
+       << " flag_slots=" << flagSlots;
   if (e.blocksPerSm > 1) e.os << " blocks_per_sm=" << e.blocksPerSm;
   // The host-driven route the launchers take above a message size (pk/runtime/copy_engine.h).
   if (ringBytes > 0) e.os << " smem=" << ringBytes;

@@ -63,9 +63,20 @@ LogicalResult emitWait(Emitter &e, Operation *op) {
   return success();
 }
 
+// A barrier on a <block> flag meets block b of every rank; on a <grid> flag every block of
+// every rank: each block bumps the flag on every rank (itself too) and waits for all of them.
 LogicalResult emitBarrier(Emitter &e, Operation *op) {
   auto b = cast<BarrierOp>(op);
+  auto flag = b.getFlag().getDefiningOp<FlagOp>();
   e.line() << "__syncthreads();";
+  if (flag && flag.getScope() == FlagScope::grid) {
+    const std::string f = e.name(b.getFlag());
+    e.line() << "if (threadIdx.x == 0) { pk::signal_all(ctx, " << f << "); pk::signal(ctx, ctx.rank, " << f
+             << "); }";
+    emitBoundedAbort(e, "pk::wait_ge(ctx, " + f + ", " + e.epoch +
+                            " * (unsigned long long)(ctx.world) * gridDim.x)");
+    return success();
+  }
   emitBoundedAbort(e, "pk::barrier(ctx, " + e.name(b.getFlag()) + ")");
   return success();
 }

@@ -22,13 +22,31 @@ using namespace mlir::pk;
 
 namespace {
 
+// Whether two index values are computed alike: the same value, or the same pure op (constant,
+// arithmetic) of operands computed alike (`64 + n` written twice).
+bool sameIndex(Value a, Value b, int depth = 0) {
+  if (a == b) return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || depth > 8 || x->getName() != y->getName() || !isPure(x) ||
+      x->getNumRegions() || x->getAttrDictionary() != y->getAttrDictionary() ||
+      x->getNumOperands() != y->getNumOperands() || x->getNumResults() != 1)
+    return false;
+  for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
+    if (!sameIndex(p, q, depth + 1)) return false;
+  return true;
+}
+
 // Whether a read and a write of one tensor touch exactly the same tile (an element-wise
 // update in place); rows moved by index never provably do.
 bool sameTile(Operation *read, Operation *write) {
   auto load = dyn_cast<TileLoadOp>(read);
   auto store = dyn_cast<TileStoreOp>(write);
-  return load && store && load.getIndices() == store.getIndices() &&
-         cast<TileType>(load.getType()).getShape() == store.getValue().getType().getShape();
+  if (!load || !store || load.getIndices().size() != store.getIndices().size() ||
+      cast<TileType>(load.getType()).getShape() != store.getValue().getType().getShape())
+    return false;
+  for (auto [p, q] : llvm::zip(load.getIndices(), store.getIndices()))
+    if (!sameIndex(p, q)) return false;
+  return true;
 }
 
 Value readTensor(Operation *op) {

@@ -133,7 +133,8 @@ private:
   // the first, 1 along the others, unless modelDims chose another.
   int64_t extent(unsigned arg, int64_t d) const {
     if (auto it = config.dims.find({arg, d}); it != config.dims.end()) return it->second;
-    return d == 0 ? config.dimValue : 1;
+    if (d == 0) return config.dimValue;
+    return size_t(d) < config.spread.size() ? config.spread[d] : 1;
   }
 
   // Pushes the boxes that make up the row-major run [from, to) of an N-D tensor whose extents
@@ -433,8 +434,14 @@ private:
       return get(op, w.getCount(), count) &&
              wait(op, w.getFlag(), count, w.getCompare() == Compare::eq);
     }
-    if (auto b = dyn_cast<BarrierOp>(op))
+    if (auto b = dyn_cast<BarrierOp>(op)) {
+      // A <grid> flag's barrier meets every block of every rank (SyncPatterns.cpp).
+      auto f = flags.find(b.getFlag());
+      if (f != flags.end() && !f->second.block)
+        return signalAll(op, b.getFlag()) && signal(op, b.getFlag(), rank) &&
+               wait(op, b.getFlag(), config.world * blocksInWorker, false);
       return signalAll(op, b.getFlag()) && wait(op, b.getFlag(), config.world - 1, false);
+    }
     if (isa<BulkWaitOp>(op)) { out.events.push_back({EventKind::BulkWait, op}); return true; }
     if (isa<ProxyFenceOp>(op)) { out.events.push_back({EventKind::ProxyFence, op}); return true; }
     if (auto s = dyn_cast<StoreAsyncOp>(op)) {
@@ -717,4 +724,17 @@ int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {
     for (int64_t s : loop.getSteps()) step = std::max(step, s);
   });
   return std::max<int64_t>(tileStep ? tileStep : runStep, 1);
+}
+
+std::vector<int64_t> mlir::pk::protocol::spreadExtents(KernelOp kernel) {
+  std::vector<int64_t> steps;
+  kernel.walk([&](TileForeachOp loop) {
+    ArrayRef<int64_t> s = loop.getSteps();
+    if (s.size() > steps.size()) steps.resize(s.size(), 1);
+    for (size_t d = 0; d < s.size(); ++d) steps[d] = std::max(steps[d], s[d]);
+  });
+  if (steps.size() < 2) return {};
+  std::vector<int64_t> extents(steps.size(), 1);
+  for (size_t d = 1; d < steps.size(); ++d) extents[d] = 2 * steps[d] + 1;
+  return extents;
 }

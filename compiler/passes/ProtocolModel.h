@@ -21,7 +21,15 @@ struct Config {
   // and dimension: a collective along dimension d needs the sizes its checks accept
   // (modelDims).
   std::map<std::pair<unsigned, int64_t>, int64_t> dims;
+  // Extents of dimensions 1, 2, ... of every tensor where dims says nothing (1 when empty): a
+  // configuration with several tiles along them too (spreadExtents).
+  std::vector<int64_t> spread;
 };
+
+// Extents for the dimensions after the first that give every tile loop a partial third tile
+// along each of its dimensions (2 x the largest step at that position + 1), or nothing when no
+// loop steps over more than one dimension.
+std::vector<int64_t> spreadExtents(KernelOp kernel);
 
 // The kernel's `pk.model_dims` entries ([small, large, dim] per collective along a dimension
 // ([small, large, dim, extent] where the small side's extent is not config.dimValue)

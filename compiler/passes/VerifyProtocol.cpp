@@ -137,13 +137,22 @@ public:
     int64_t tail = 3 * largestStep(kernel) + 1;  // four tiles, the last one partial
     bool hasOpenBlocks = false;
     kernel.walk([&](WorkerOp w) { hasOpenBlocks |= w.getBlocks() == 0; });
-    SmallVector<int64_t> dims = {tail, 1};
+    // Sizes: partial tiles along the first dimension, one element, and (where tile loops step
+    // over several dimensions) partial tiles along every dimension.
+    // pkc's own protocols pair blocks and phases, whatever the tiles along other dimensions;
+    // a spec's flags may count tiles along any of them (a flag per row of tiles), so those
+    // kernels are also run with several tiles along each.
+    bool spec = false;
+    kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
+    const std::vector<int64_t> spread = spec ? spreadExtents(kernel) : std::vector<int64_t>{};
+    SmallVector<std::pair<int64_t, bool>> dims = {{tail, false}, {1, false}};
+    if (!spread.empty()) dims.push_back({tail, true});
     SmallVector<int64_t> blocks = hasOpenBlocks ? SmallVector<int64_t>{1, 3}
                                                 : SmallVector<int64_t>{1};
     for (int w = 1; w <= maxWorld; ++w)
-      for (int64_t n : dims)
+      for (auto [n, spreadOut] : dims)
         for (int64_t b : blocks) {
-          Config config{w, n, b, {}};
+          Config config{w, n, b, {}, spreadOut ? spread : std::vector<int64_t>{}};
           modelDims(kernel, config);
           SmallVector<Process, 0> procs;
           Operation *at = nullptr;
