@@ -3,10 +3,13 @@
 #include <pk/spec.h>
 using namespace pk;
 
-// CHECK: pk.kernel @k(%{{.*}} loc("{{.*}}locations.cpp":13:30), %{{.*}} loc("{{.*}}locations.cpp":13:48))
+// Tests that a kernel argument's location carries its parameter name (for diagnostics).
+// CHECK: pk.kernel @k(%{{.*}} loc("x"(#[[X:loc[0-9]*]])), %{{.*}} loc("y"(#[[Y:loc[0-9]*]])))
 // CHECK: pk.dim {{.*}} loc(#[[D:loc[0-9]*]])
 // CHECK: pk.coll.all_reduce {{.*}} loc(#[[AR:loc[0-9]*]])
 // CHECK: pk.return loc(#[[K:loc[0-9]*]])
+// CHECK-DAG: #[[X]] = loc("{{.*}}locations.cpp":13:30)
+// CHECK-DAG: #[[Y]] = loc("{{.*}}locations.cpp":13:48)
 // CHECK-DAG: #[[D]] = loc("{{.*}}locations.cpp":14:14)
 // CHECK-DAG: #[[AR]] = loc("{{.*}}locations.cpp":15:3)
 // CHECK-DAG: #[[K]] = loc("{{.*}}locations.cpp":13:16)

@@ -107,12 +107,13 @@ pk.kernel @grid_flag_many_blocks(%x: !pk.sym<?xbf16>) {
 
 // -----
 
-// Tests that a barrier and an extra signal on the same flag overtake the barrier's wait.
+// Tests that a barrier and an extra signal on the same flag overtake the barrier's wait (on a
+// <grid> flag the barrier meets every block of every rank: world x blocks signals).
 pk.kernel @barrier_shares_flag(%x: !pk.sym<?xbf16>) {
   pk.worker <communicator> blocks 1 {
     %a = pk.sync.flag 3 <grid> : !pk.flag
     pk.sync.signal_all %a
-    // expected-error @+1 {{wait on flag slot 3 can be overtaken for world size 2: rank 0 expects 1 signals per launch but 2 arrive}}
+    // expected-error @+1 {{wait on flag slot 3 can be overtaken for world size 2: rank 0 expects 2 signals per launch but 3 arrive}}
     pk.sync.barrier %a
   }
   pk.return
