@@ -4,15 +4,15 @@
 using namespace pk;
 
 // Tests that a kernel argument's location carries its parameter name (for diagnostics).
-// CHECK: pk.kernel @k(%{{.*}} loc("x"(#[[X:loc[0-9]*]])), %{{.*}} loc("y"(#[[Y:loc[0-9]*]])))
+// CHECK-DAG: #[[X:loc[0-9]*]] = loc("{{.*}}locations.cpp":16:30)
+// CHECK-DAG: #[[Y:loc[0-9]*]] = loc("{{.*}}locations.cpp":16:48)
+// CHECK: pk.kernel @k(%{{.*}} loc("x"(#[[X]])), %{{.*}} loc("y"(#[[Y]])))
 // CHECK: pk.dim {{.*}} loc(#[[D:loc[0-9]*]])
 // CHECK: pk.coll.all_reduce {{.*}} loc(#[[AR:loc[0-9]*]])
 // CHECK: pk.return loc(#[[K:loc[0-9]*]])
-// CHECK-DAG: #[[X]] = loc("{{.*}}locations.cpp":13:30)
-// CHECK-DAG: #[[Y]] = loc("{{.*}}locations.cpp":13:48)
-// CHECK-DAG: #[[D]] = loc("{{.*}}locations.cpp":14:14)
-// CHECK-DAG: #[[AR]] = loc("{{.*}}locations.cpp":15:3)
-// CHECK-DAG: #[[K]] = loc("{{.*}}locations.cpp":13:16)
+// CHECK-DAG: #[[D]] = loc("{{.*}}locations.cpp":17:14)
+// CHECK-DAG: #[[AR]] = loc("{{.*}}locations.cpp":18:3)
+// CHECK-DAG: #[[K]] = loc("{{.*}}locations.cpp":16:16)
 PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
   auto n = x.size();
   all_reduce(Sum, x, y);
