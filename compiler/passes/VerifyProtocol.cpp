@@ -137,11 +137,10 @@ public:
     int64_t tail = 3 * largestStep(kernel) + 1;  // four tiles, the last one partial
     bool hasOpenBlocks = false;
     kernel.walk([&](WorkerOp w) { hasOpenBlocks |= w.getBlocks() == 0; });
-    // Sizes: partial tiles along the first dimension, one element, and (where tile loops step
-    // over several dimensions) partial tiles along every dimension.
-    // pkc's own protocols pair blocks and phases, whatever the tiles along other dimensions;
-    // a spec's flags may count tiles along any of them (a flag per row of tiles), so those
-    // kernels are also run with several tiles along each.
+    // Sizes: partial tiles along the first dimension, one element, and (for a spec's own
+    // flags, where tile loops step over several dimensions) partial tiles along every
+    // dimension. pkc's own protocols pair blocks and phases, whatever the tiles along other
+    // dimensions; a spec's flags may count tiles along any of them (a flag per row of tiles).
     bool spec = false;
     kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
     const std::vector<int64_t> spread = spec ? spreadExtents(kernel) : std::vector<int64_t>{};
@@ -160,8 +159,6 @@ public:
           if (!buildProcesses(kernel, config, procs, at, why)) {
             // pkc's own protocols are correct by construction and tested; a spec's own
             // (pk::prim flags) is compiled only once proved.
-            bool spec = false;
-            kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
             if (!spec) {
               at->emitWarning("protocol not verified: ") << why;
               return !failed;
