@@ -270,7 +270,6 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
                                         const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
                                         RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
   using L = Layout<D>;
-  constexpr int kLast = L::kConsumers - 1;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
   float scale_log2 = scale * 1.4426950408889634f;
@@ -279,14 +278,20 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   unsigned int pa[kBN / 4];
   Softmax<Causal, D == 64 ? kPolyEvery64 : 0> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
   auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
+  // Causal, three consumers: the key steps this consumer's rows reach; the block's later steps
+  // (the other consumers' rows reach further) are masked out entirely for it, so it only takes
+  // their turns and releases their ring stages. The last consumer's rows reach every step of the
+  // block, and with two consumers (128 rows, 128 keys a step) both do.
+  const int steps =
+      Causal && L::kConsumers > 2 ? (min(p.sk, b.m0 + consumer * 64 + 64) + kBN - 1) / kBN : b.steps;
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   mbarrier_wait_parity(&ss.q_full, q_phase);
-  // Turns: the last consumer passes first, so consumer 0 goes first; all take steps + 1 turns
-  // (the first q k^T, then one per key step), and the last does not pass its last turn, so
-  // every arrival is waited for. No wgmma is issued under a branch (the last step is peeled):
-  // ptxas serialises every wgmma of a kernel whose wgmma sits in a conditional path (C7520).
-  if (consumer == kLast) turn_pass<L::kConsumers>(consumer);
+  // Turns: all take b.steps + 1 turns a tile (the first q k^T, then one per key step), and the
+  // chain runs on across the block's tiles (run() starts and ends it), so consumer 0 starts the
+  // next tile's q k^T while the others finish this one. No wgmma is issued under a branch (the
+  // last step is peeled): ptxas serialises every wgmma of a kernel whose wgmma sits in a
+  // conditional path (C7520).
   ss.k_ring.wait_full(kc);
   turn_wait(consumer);
   wg::fence();
@@ -298,11 +303,11 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
   ss.k_ring.release(kc.stage);
   kc.advance();
-  if (b.steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
+  if (steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
   sm.step(s, p, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
   for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
-  for (int j = 0; j + 1 < b.steps; ++j) {
+  for (int j = 0; j + 1 < steps; ++j) {
     ss.v_ring.wait_full(vc);
     ss.k_ring.wait_full(kc);
 #pragma unroll
@@ -319,7 +324,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     for (int i = 0; i < 64; ++i) wg::fence_operand(s[i]);
     ss.k_ring.release(kc.stage);
     kc.advance();
-    if (j + 2 == b.steps) mbarrier_arrive(&ss.q_empty);  // the producer may load the next Q
+    if (j + 2 == steps) mbarrier_arrive(&ss.q_empty);  // the producer may load the next Q
     const bool rescale = sm.step(s, p, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
     wg::wait<0>();
 #pragma unroll
@@ -341,12 +346,24 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   wg::fence();
   issue_pv<D>(ss, vc.stage, pa, o);
   wg::commit();
-  if (consumer != kLast) turn_pass<L::kConsumers>(consumer);
+  turn_pass<L::kConsumers>(consumer);
   wg::wait<0>();
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
   ss.v_ring.release(vc.stage);
   vc.advance();  // the cursors run on into the block's next tile
+  // Steps masked out for these rows: a turn each, in order, releasing the step's K and V once
+  // they are in (the consumers still computing wait for the same stages at that turn).
+  for (int j = steps; j < b.steps; ++j) {
+    ss.k_ring.wait_full(kc);
+    ss.v_ring.wait_full(vc);
+    turn_wait(consumer);
+    turn_pass<L::kConsumers>(consumer);  // never the last consumer: its rows reach every step
+    ss.k_ring.release(kc.stage);
+    kc.advance();
+    ss.v_ring.release(vc.stage);
+    vc.advance();
+  }
   float (&m_run)[2] = sm.m;
   float (&l_run)[2] = sm.l;
   const int lane = t % 32;
@@ -427,8 +444,12 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
     }
   } else {
     wg::claim_registers<L::kConsumerRegs>();
+    // The turn chain: the last consumer passes first, so consumer 0 goes first; consumer 0
+    // takes the last consumer's final pass, so every arrival is waited for.
+    const int consumer = wg::index() - 1;
+    if (consumer == L::kConsumers - 1) turn_pass<L::kConsumers>(consumer);
     for (int t = blockIdx.x; t < tiles; q_phase ^= 1u) {
-      consume<D, Causal>(p, scale, ss, block_tile<Causal, L::kBM>(p, t), wg::index() - 1, kc, vc, q_phase);
+      consume<D, Causal>(p, scale, ss, block_tile<Causal, L::kBM>(p, t), consumer, kc, vc, q_phase);
       if (!Causal) {
         t += gridDim.x;
         continue;
@@ -437,6 +458,7 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
       t = ss.tile;
       if (t < 0) break;
     }
+    if (consumer == 0) turn_wait(consumer);
   }
 }
 
