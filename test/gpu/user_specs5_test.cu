@@ -359,6 +359,10 @@ void ready(pk::Context& ctx) {
 void done(pk::Context& ctx) { PKT_OK(ctx.check_errors()); }
 void next(pk::Context& ctx) { PKT_OK(ctx.exchange().barrier()); }
 auto abs_tol(double t) { return [t](LL) { return t; }; }
+// Names the multi-rank test about to run (rank 0), so that a hang shows where it is.
+void step(const pk::Context& ctx, const char* name) {
+  if (ctx.rank() == 0) std::printf("  %s (W = %d)\n", name, ctx.world()), std::fflush(stdout);
+}
 
 // Every rank's integers in [lo, hi], reproducible on every rank.
 template <class T>
@@ -383,6 +387,7 @@ void expect_i(const pk::Context& ctx, const char* what, const std::vector<int>& 
 #define LAUNCH(k, ...) launch(ctx, #k, k, pk_##k::kBlocks, pk_##k::kThreads, __VA_ARGS__)
 
 void tp_layer_norm_test(pk::Context& ctx) {
+  step(ctx, "tp_layer_norm");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 21, C = 200;
   const float eps = 1e-5f, inv_n = 1.0f / float(C * W);
@@ -405,6 +410,7 @@ void tp_layer_norm_test(pk::Context& ctx) {
 }
 
 void tp_add_rms_bf16_test(pk::Context& ctx) {
+  step(ctx, "tp_add_rms_bf16");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 37, C = 300;
   const float eps = 1e-5f;
@@ -428,6 +434,7 @@ void tp_add_rms_bf16_test(pk::Context& ctx) {
 }
 
 void vocab_ce_loss_test(pk::Context& ctx) {
+  step(ctx, "vocab_ce_loss");
   const int W = ctx.world(), me = ctx.rank();
   const LL T = 21, V = 300;
   auto xs = inputs<float>(W, T * V, 321);
@@ -455,6 +462,7 @@ void vocab_ce_loss_test(pk::Context& ctx) {
 }
 
 void vocab_embed_test(pk::Context& ctx) {
+  step(ctx, "vocab_embed");
   const int W = ctx.world(), me = ctx.rank();
   const LL T = 45, V = 17, D = 100;
   std::vector<LL> ids = random_ints<LL>(T, -1, W * V, 331);  // the same on every rank; -1 and W V: zeros
@@ -474,6 +482,7 @@ void vocab_embed_test(pk::Context& ctx) {
 }
 
 void ag_cols_bias_gelu_test(pk::Context& ctx) {
+  step(ctx, "ag_cols_bias_gelu");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 21, C = 70;
   auto xs = inputs<bf16>(W, R * C, 341);
@@ -492,6 +501,7 @@ void ag_cols_bias_gelu_test(pk::Context& ctx) {
 }
 
 void rs_bias_residual_test(pk::Context& ctx) {
+  step(ctx, "rs_bias_residual");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 19, C = 150;
   auto ps = inputs<float>(W, W * R * C, 351);
@@ -512,6 +522,7 @@ void rs_bias_residual_test(pk::Context& ctx) {
 }
 
 void rs_cols_rms_test(pk::Context& ctx) {
+  step(ctx, "rs_cols_rms");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 21, C = 100;
   const float eps = 1e-5f;
@@ -532,6 +543,7 @@ void rs_cols_rms_test(pk::Context& ctx) {
 }
 
 void ring_shift_scaled_test(pk::Context& ctx) {
+  step(ctx, "ring_shift_scaled");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 37, C = 150;
   const float a = 0.75f;
@@ -547,6 +559,7 @@ void ring_shift_scaled_test(pk::Context& ctx) {
 }
 
 void halo_stencil_test(pk::Context& ctx) {
+  step(ctx, "halo_stencil");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 37, C = 100;
   auto xs = inputs<float>(W, R * C, 381);
@@ -566,6 +579,7 @@ void halo_stencil_test(pk::Context& ctx) {
 }
 
 void rs_by_store_add_test(pk::Context& ctx) {
+  step(ctx, "rs_by_store_add");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 19, C = 70;
   auto xs = inputs<float>(W, W * R * C, 391), ys = inputs<float>(W, R * C, 392);
@@ -583,6 +597,7 @@ void rs_by_store_add_test(pk::Context& ctx) {
 }
 
 void ar_in_place_softmax_test(pk::Context& ctx) {
+  step(ctx, "ar_in_place_softmax");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 37, C = 100;
   const float inv_temp = 1.0f / 1.3f;
@@ -605,6 +620,7 @@ void ar_in_place_softmax_test(pk::Context& ctx) {
 }
 
 void tp_fp8_shared_scale_test(pk::Context& ctx) {
+  step(ctx, "tp_fp8_shared_scale");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 37, C = 300;
   auto xs = inputs<bf16>(W, R * C, 411);
@@ -632,6 +648,7 @@ void tp_fp8_shared_scale_test(pk::Context& ctx) {
 }
 
 void moe_layout_test(pk::Context& ctx) {
+  step(ctx, "moe_layout");
   const int W = ctx.world(), me = ctx.rank();
   const LL E = 64;
   std::vector<std::vector<int>> ev;
@@ -661,6 +678,7 @@ void moe_layout_test(pk::Context& ctx) {
 }
 
 void sp_ag_gemm_t_test(pk::Context& ctx) {
+  step(ctx, "sp_ag_gemm_t");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 19, K = 70, N = 50;
   auto xs = inputs<bf16>(W, R * K, 431), ws = inputs<bf16>(W, N * K, 432);
@@ -680,6 +698,7 @@ void sp_ag_gemm_t_test(pk::Context& ctx) {
 }
 
 void gemm_partial_rs_test(pk::Context& ctx) {
+  step(ctx, "gemm_partial_rs");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 21, K = 40, N = 70;
   auto as = inputs<bf16>(W, W * R * K, 441), bs = inputs<bf16>(W, K * N, 442);
@@ -699,6 +718,7 @@ void gemm_partial_rs_test(pk::Context& ctx) {
 }
 
 void a2a_cols_affine_test(pk::Context& ctx) {
+  step(ctx, "a2a_cols_affine");
   const int W = ctx.world(), me = ctx.rank();
   const LL R = 21, C = 30;
   auto xs = inputs<float>(W, R * W * C, 451);
