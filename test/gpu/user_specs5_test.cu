@@ -165,7 +165,8 @@ void quantisation() {
     DevTensor<bf16> bias({1, N}, 23), y({M, N}, 0, true);
     PKT_LAUNCH(dequant_int8_bias, kGrid)(pk::LaunchContext{}, q.view(), scale.view(), bias.view(), y.view());
     sync();
-    pkt::expect("dequant_int8_bias", y, [&](LL i) { return q.host[i] * scale.at(i / N) + bias.at(i % N); }, 1e-6,
+    // |q s| reaches 254, whose fp32 product carries up to 8e-6 of rounding into results near zero.
+    pkt::expect("dequant_int8_bias", y, [&](LL i) { return q.host[i] * scale.at(i / N) + bias.at(i % N); }, 2e-5,
                 kBf16);
   }
   {
@@ -224,7 +225,7 @@ void embeddings_moe() {
     pkt::expect("embedding_tok_pos", y, [&](LL i) {
       const LL t = i / D, d = i % D, id = iv[t];
       return (id >= 0 && id < V ? tok.at(id * D + d) * 10.0 : 0.0) + pos.at((p0 + t) * D + d);
-    }, 1e-6, 1e-6);
+    }, 1e-5, 1e-6);  // terms up to 20: fp32 rounding of their sum
   }
   {
     const LL T = 45, D = 100, Y = 60;
