@@ -14,8 +14,27 @@ LogicalResult mlir::pk::verifyTileAccess(Operation *op, Type tensorType, TileTyp
                                          << shape.size();
   if (tile.getElementType() != getTensorElementType(tensorType))
     return op->emitOpError("tile element type ") << tile.getElementType()
-           << " does not match tensor element type " << getTensorElementType(tensorType);
+           << " does not match tensor element type " << getTensorElementType(tensorType)
+           << specCastHint(getTensorElementType(tensorType));
   return success();
+}
+
+// The spec's name of a tile element type (pk/spec.h), or "" for one a spec cannot name.
+static StringRef specTypeName(Type t) {
+  if (t.isBF16()) return "bf16";
+  if (t.isF16()) return "f16";
+  if (t.isF32()) return "f32";
+  if (t.isSignlessInteger(32)) return "i32";
+  if (t.isSignlessInteger(64)) return "i64";
+  if (isa<Float8E4M3FNType>(t)) return "f8e4m3";
+  if (isa<Float8E5M2Type>(t)) return "f8e5m2";
+  return "";
+}
+
+std::string mlir::pk::specCastHint(Type to) {
+  StringRef name = specTypeName(to);
+  if (name.empty()) return "";
+  return ("; convert the tile first (cast<" + name + ">(t) in a spec)").str();
 }
 
 StringRef mlir::pk::fp8ReductionHint(Type t) {

@@ -2,9 +2,14 @@
 #pragma once
 #include "pk/Dialect/Pk.h"
 
+#include <string>
+
 namespace mlir::pk {
 /// One index per tensor dimension, the tile's rank equal to the tensor's, same element type.
 LogicalResult verifyTileAccess(Operation *op, Type tensorType, TileType tile, size_t numIndices);
+/// "; convert the tile first (cast<T>(t) in a spec)" for a tensor element type T a spec can
+/// name, appended to element type mismatches of tile loads and stores (empty otherwise).
+std::string specCastHint(Type to);
 /// Element types that reductions and adds support.
 bool isReducibleElementType(Type type);
 /// A hint appended to reduction errors on fp8 element types (empty otherwise).
