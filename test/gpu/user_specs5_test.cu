@@ -324,7 +324,10 @@ void gemms() {
     std::vector<double> acc(M2 * N2), rs(M2);
     for (LL m = 0; m < M2; ++m) {
       double s = 0;
-      for (LL n = 0; n < N2; ++n) s += acc[m * N2 + n] * (acc[m * N2 + n] = dot(a, b, m, n, N2, K2, false));
+      for (LL n = 0; n < N2; ++n) {
+        acc[m * N2 + n] = dot(a, b, m, n, N2, K2, false);
+        s += acc[m * N2 + n] * acc[m * N2 + n];
+      }
       rs[m] = 1 / std::sqrt(s / N2 + eps);
     }
     pkt::expect("gemm_t_rms_norm", y, [&](LL i) { return acc[i] * rs[i / N2] * w.at(i % N2); }, 1e-5, 2 * kBf16);
