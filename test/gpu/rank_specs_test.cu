@@ -14,6 +14,7 @@ namespace {
 using pkt::expect;
 using pkt::inputs;
 using pkt::launch;
+using pkt::expect_i;
 using pkt::SymArg;
 using pk::bf16;
 using LL = long long;
@@ -29,19 +30,6 @@ std::vector<std::vector<int32_t>> int_inputs(int world, LL n, unsigned seed) {
     }
   }
   return all;
-}
-
-void expect_i(const pk::Context& ctx, const char* what, const std::vector<int32_t>& got,
-              const std::function<LL(LL)>& want) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i)
-    if (LL(got[i]) != want(i)) {
-      if (bad < 3)
-        pkt::fail(std::string(what) + " rank " + std::to_string(ctx.rank()) + " element " + std::to_string(i) +
-                  ": got " + std::to_string(got[i]) + ", want " + std::to_string(want(i)));
-      ++bad;
-    }
-  if (bad > 3) pkt::fail(std::string(what) + ": " + std::to_string(bad) + " elements wrong");
 }
 
 double f(float x) { return x; }

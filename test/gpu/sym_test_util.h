@@ -1,6 +1,6 @@
 // Helpers of the multi-rank tests of pkc-emitted kernels: symmetric tensors with a rank's data
 // (or poisoned), an element-wise check against a float64 reference, every rank's inputs
-// reproducible on every rank, and a launch for the context's next epoch of a kernel.
+// reproducible on every rank, an exact check of integer outputs, and a launch for the context's next epoch of a kernel.
 #pragma once
 #include <cmath>
 #include <functional>
@@ -126,6 +126,21 @@ int run_worlds(const char* name, const std::function<void(pk::Context&)>& fn, K.
     });
   }
   return finish(name);
+}
+
+// Exact check of a rank's integer output against want(i); names the first three wrong elements.
+template <class I>
+void expect_i(const pk::Context& ctx, const char* what, const std::vector<I>& got,
+              const std::function<long long(long long)>& want) {
+  long long bad = 0;
+  for (long long i = 0; i < static_cast<long long>(got.size()); ++i)
+    if (static_cast<long long>(got[i]) != want(i)) {
+      if (bad < 3)
+        fail(std::string(what) + " rank " + std::to_string(ctx.rank()) + " element " + std::to_string(i) +
+             ": got " + std::to_string(got[i]) + ", want " + std::to_string(want(i)));
+      ++bad;
+    }
+  if (bad > 3) fail(std::string(what) + ": " + std::to_string(bad) + " elements wrong");
 }
 
 }  // namespace pkt

@@ -349,6 +349,7 @@ void gemms() {
 
 using pkt::inputs;
 using pkt::launch;
+using pkt::expect_i;
 using pkt::SymArg;
 using pkt::DevLocal;
 
@@ -374,18 +375,6 @@ std::vector<std::vector<T>> int_inputs(int world, LL n, LL lo, LL hi, unsigned s
   std::vector<std::vector<T>> all;
   for (int r = 0; r < world; ++r) all.push_back(random_ints<T>(n, lo, hi, seed * 1009u + r));
   return all;
-}
-
-void expect_i(const pk::Context& ctx, const char* what, const std::vector<int>& got, const std::function<LL(LL)>& want) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i)
-    if (LL(got[i]) != want(i)) {
-      if (bad < 3)
-        pkt::fail(std::string(what) + " rank " + std::to_string(ctx.rank()) + " element " + std::to_string(i) +
-                  ": got " + std::to_string(got[i]) + ", want " + std::to_string(want(i)));
-      ++bad;
-    }
-  if (bad > 3) pkt::fail(std::string(what) + ": " + std::to_string(bad) + " elements wrong");
 }
 
 #define LAUNCH(k, ...) launch(ctx, #k, k, pk_##k::kBlocks, pk_##k::kThreads, __VA_ARGS__)
