@@ -256,13 +256,20 @@ private:
       b.create<AddTileOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3));
       return;
     case OpKind::StoreAsync:
-      b.create<StoreAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3),
-                             transport(o.transport));
+    case OpKind::StoreAddAsync: {
+      // TMA reads its tile from shared memory, and a spec's tiles are registers: such a
+      // store moves by ld/st, and pk-select-transport says why under --explain.
+      Transport t = transport(o.transport);
+      auto tile = dyn_cast<TileType>(v(in[0]).getType());
+      bool fromRegisters = t == Transport::tma && tile && tile.getMemorySpace() != MemorySpace::smem;
+      if (fromRegisters) t = Transport::ldst;
+      Operation *store =
+          o.kind == OpKind::StoreAsync
+              ? b.create<StoreAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3), t).getOperation()
+              : b.create<StoreAddAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3), t).getOperation();
+      if (fromRegisters) store->setAttr(kTmaFromRegistersAttrName, UnitAttr::get(&ctx));
       return;
-    case OpKind::StoreAddAsync:
-      b.create<StoreAddAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3),
-                                transport(o.transport));
-      return;
+    }
     case OpKind::CommReduce:
       return def(o, b.create<ReduceOp>(l, type(o.results[0]), reduceKind(o.attr),
                                        transport(o.transport), v(in[0]), vs(in, 1)));

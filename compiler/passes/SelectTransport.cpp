@@ -30,6 +30,13 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
     getOperation().walk([&](Operation *op) {
+      if (op->hasAttr(kTmaFromRegistersAttrName)) {
+        op->removeAttr(kTmaFromRegistersAttrName);
+        recordDecision(op, "rule 1 (transport)",
+                       "ldst: the spec asks for Tma, but TMA reads a tile from shared memory "
+                       "and this tile is in registers; its threads store it by ld/st instead");
+        return;
+      }
       auto attr = op->getAttrOfType<TransportAttr>("transport");
       if (!attr || attr.getValue() != Transport::automatic) return;
       ::pk::TransferQuery q;
