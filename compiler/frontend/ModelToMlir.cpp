@@ -257,8 +257,8 @@ private:
       return;
     case OpKind::StoreAsync:
     case OpKind::StoreAddAsync: {
-      // TMA reads its tile from shared memory, and a spec's tiles are registers: such a
-      // store moves by ld/st, and pk-select-transport says why under --explain.
+      // TMA reads its tile from shared memory: a register tile's store moves by ld/st, and
+      // pk-select-transport says why under --explain.
       Transport t = transport(o.transport);
       auto tile = dyn_cast<TileType>(v(in[0]).getType());
       bool fromRegisters = t == Transport::tma && tile && tile.getMemorySpace() != MemorySpace::smem;
@@ -277,9 +277,16 @@ private:
       b.create<CommAllReduceOp>(l, reduceKind(o.attr), transport(o.transport), v(in[0]),
                                 vs(in, 2), v(in[1]), o.ints);
       return;
-    case OpKind::LoadPeer:
-      return def(o, b.create<LoadPeerOp>(l, type(o.results[0]), transport(o.transport),
-                                         v(in[0]), v(in[1]), vs(in, 2)));
+    case OpKind::LoadPeer: {
+      // As for stores: a TMA load lands in shared memory, so a register tile loads by ld/st.
+      Transport t = transport(o.transport);
+      auto tile = dyn_cast<TileType>(type(o.results[0]));
+      bool intoRegisters = t == Transport::tma && tile && tile.getMemorySpace() != MemorySpace::smem;
+      auto load = b.create<LoadPeerOp>(l, type(o.results[0]), intoRegisters ? Transport::ldst : t,
+                                       v(in[0]), v(in[1]), vs(in, 2));
+      if (intoRegisters) load->setAttr(kTmaFromRegistersAttrName, UnitAttr::get(&ctx));
+      return def(o, load);
+    }
     case OpKind::Flag:
     {
       // pk.spec: the spec's own protocol, which pkc compiles only once it is proved.
