@@ -232,15 +232,16 @@ std::string peerGuard(Emitter &e, Value peer) {
   return "if (pk::peer_in_range(ctx, " + e.name(peer) + ")) ";
 }
 
-// A register tile written (or added) into rank p's copy of a symmetric tensor: the general
-// path's ld/st route (pk-lower-peer-tiles). Shared-memory tiles and TMA belong to templates.
+// A tile written (or added) into rank p's copy of a symmetric tensor: the general path's
+// ld/st route (pk-lower-peer-tiles). The general path holds every tile in registers (a
+// load_smem tile too: emitLoad), so the memory space does not matter; TMA belongs to templates.
 LogicalResult emitPeerStore(Emitter &e, Operation *op) {
-  auto tile = cast<TileType>(op->getOperand(0).getType());
   auto transport = op->getAttrOfType<TransportAttr>("transport");
-  if (tile.getMemorySpace() != MemorySpace::reg || !transport ||
-      transport.getValue() != Transport::ldst)
+  if (!transport || transport.getValue() != Transport::ldst)
     return op->emitError("no CUDA emission pattern for ")
-           << op->getName() << " of a shared-memory tile or by TMA outside a template yet";
+           << op->getName() << " by "
+           << (transport ? stringifyTransport(transport.getValue()) : StringRef("?"))
+           << " outside a template yet; store with Ldst";
   Value dest = op->getOperand(1), peer = op->getOperand(2);
   const char *fn = isa<StoreAddAsyncOp>(op) ? "pk::tile::store_add(" : "pk::tile::store(";
   e.line() << peerGuard(e, peer) << "{ " << origin(e, op->getOperands().drop_front(3)) << " " << fn
@@ -249,13 +250,13 @@ LogicalResult emitPeerStore(Emitter &e, Operation *op) {
   return success();
 }
 
-// A register tile loaded from rank p's copy of a symmetric tensor (a pull), by ld/st.
+// A tile loaded from rank p's copy of a symmetric tensor (a pull), by ld/st. As for
+// load_smem, the general path holds a shared-memory tile (load_peer_smem) in registers.
 LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
   auto load = cast<LoadPeerOp>(op);
-  auto tile = cast<TileType>(load.getResult().getType());
-  if (tile.getMemorySpace() != MemorySpace::reg || load.getTransport() != Transport::ldst)
-    return op->emitError("no CUDA emission pattern for pk.comm.load_peer into shared memory or "
-                         "by TMA outside a template yet; load into registers with Ldst");
+  if (load.getTransport() != Transport::ldst)
+    return op->emitError("no CUDA emission pattern for pk.comm.load_peer by ")
+           << stringifyTransport(load.getTransport()) << " outside a template yet; load with Ldst";
   std::string t = declare(e, load.getResult(), "tile");
   e.line() << peerGuard(e, load.getPeer()) << "{ " << origin(e, load.getIndices()) << " pk::tile::load(" << t << ", "
            << e.name(load.getSource()) << ".peer[" << e.name(load.getPeer()) << "], "

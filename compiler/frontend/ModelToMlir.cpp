@@ -256,13 +256,20 @@ private:
       b.create<AddTileOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3));
       return;
     case OpKind::StoreAsync:
-      b.create<StoreAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3),
-                             transport(o.transport));
+    case OpKind::StoreAddAsync: {
+      // TMA reads its tile from shared memory: a register tile's store moves by ld/st, and
+      // pk-select-transport says why under --explain.
+      Transport t = transport(o.transport);
+      auto tile = dyn_cast<TileType>(v(in[0]).getType());
+      bool fromRegisters = t == Transport::tma && tile && tile.getMemorySpace() != MemorySpace::smem;
+      if (fromRegisters) t = Transport::ldst;
+      Operation *store =
+          o.kind == OpKind::StoreAsync
+              ? b.create<StoreAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3), t).getOperation()
+              : b.create<StoreAddAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3), t).getOperation();
+      if (fromRegisters) store->setAttr(kTmaFromRegistersAttrName, UnitAttr::get(&ctx));
       return;
-    case OpKind::StoreAddAsync:
-      b.create<StoreAddAsyncOp>(l, v(in[0]), v(in[1]), v(in[2]), vs(in, 3),
-                                transport(o.transport));
-      return;
+    }
     case OpKind::CommReduce:
       return def(o, b.create<ReduceOp>(l, type(o.results[0]), reduceKind(o.attr),
                                        transport(o.transport), v(in[0]), vs(in, 1)));
@@ -270,9 +277,16 @@ private:
       b.create<CommAllReduceOp>(l, reduceKind(o.attr), transport(o.transport), v(in[0]),
                                 vs(in, 2), v(in[1]), o.ints);
       return;
-    case OpKind::LoadPeer:
-      return def(o, b.create<LoadPeerOp>(l, type(o.results[0]), transport(o.transport),
-                                         v(in[0]), v(in[1]), vs(in, 2)));
+    case OpKind::LoadPeer: {
+      // As for stores: a TMA load lands in shared memory, so a register tile loads by ld/st.
+      Transport t = transport(o.transport);
+      auto tile = dyn_cast<TileType>(type(o.results[0]));
+      bool intoRegisters = t == Transport::tma && tile && tile.getMemorySpace() != MemorySpace::smem;
+      auto load = b.create<LoadPeerOp>(l, type(o.results[0]), intoRegisters ? Transport::ldst : t,
+                                       v(in[0]), v(in[1]), vs(in, 2));
+      if (intoRegisters) load->setAttr(kTmaFromRegistersAttrName, UnitAttr::get(&ctx));
+      return def(o, load);
+    }
     case OpKind::Flag:
     {
       // pk.spec: the spec's own protocol, which pkc compiles only once it is proved.

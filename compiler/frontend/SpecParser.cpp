@@ -93,10 +93,12 @@ ParseResult parseOnThisThread(const ParseRequest &request) {
       // and parsing stays fast and the same on every machine.
       "-nostdinc", "-nostdinc++", "-ffreestanding",
       "-Xclang", "-internal-isystem", "-Xclang", kBuiltinDir,
-      "-Xclang", "-internal-isystem", "-Xclang", kSpecDir,
       "-fno-color-diagnostics", "-Wno-unused-value", "-ferror-limit=20",
       "-ftemplate-depth=128", "-fconstexpr-depth=128", "-fbracket-depth=256",
       "-fmacro-backtrace-limit=4"};
+  // The embedded spec.h comes first, so `-I` to a checked-out or installed copy of it still
+  // gets the header this pkc understands (the include guard skips the other copy).
+  args.push_back(std::string("-I") + kSpecDir);
   for (const std::string &d : request.includeDirs) args.push_back("-I" + d);
   for (const std::string &d : request.defines) args.push_back("-D" + d);
   // ToolInvocation rather than ClangTool: it keeps the spec's path as the user wrote it, so

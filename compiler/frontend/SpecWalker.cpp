@@ -83,6 +83,8 @@ private:
   llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
   // `auto py = y.on(p);`: the local names y's copy on rank p, with p as it was at the declaration.
   llvm::DenseMap<const Decl *, std::pair<int, int>> peerLocals;  // variable -> (tensor, rank)
+  // `for (Origin2 o : tiles(...))`: the origin variable -> its coordinates' values (o.i0, ...).
+  llvm::DenseMap<const Decl *, std::vector<int>> origins;
 
   //===--- helpers -------------------------------------------------------------===//
 
@@ -172,7 +174,10 @@ private:
                                       ? fd->getPrimaryTemplate()->getTemplatedDecl()
                                       : fd;
     SourceLocation l = sm.getSpellingLoc(pattern->getLocation());
-    if (sm.getFilename(l).str().rfind(prefix, 0) != 0) return "";
+    // The embedded header, or a copy of it included by its path (`#include "../pk/spec.h"`).
+    llvm::StringRef file = sm.getFilename(l);
+    if (!file.starts_with(prefix) && !file.ends_with("/pk/spec.h") && file != "pk/spec.h")
+      return "";
     if (const auto *md = dyn_cast<CXXMethodDecl>(fd))
       return md->getParent()->getNameAsString() + "::" + md->getNameAsString();
     std::string q = fd->getQualifiedNameAsString();
@@ -455,7 +460,10 @@ private:
   void tilesLoop(const CXXForRangeStmt *f, const CallExpr *call,
                  const std::vector<const Decl *> &ivs) {
     unsigned dims = call->getNumArgs() - 1;
-    if (ivs.size() != dims)
+    // `for (Origin2 o : tiles(M, N, {..}))`: one name for the origin, read as o.i0, o.i1.
+    const VarDecl *origin = nullptr;
+    if (dims > 1 && ivs.size() == 1 && !isa<DecompositionDecl>(ivs[0])) origin = f->getLoopVariable();
+    if (!origin && ivs.size() != dims)
       return error(f->getLoopVariable()->getLocation(),
                    "bind one name per tile dimension: `for (auto [m, n] : tiles(M, N, {TM, "
                    "TN}))`");
@@ -494,10 +502,11 @@ private:
     op.operands = ubs;
     op.ints = steps;
     op.regions.emplace_back();
-    for (const Decl *iv : ivs) {
+    for (unsigned i = 0; i < dims; ++i) {
       int v = newValue(ValueType{});
       op.regions[0].args.push_back(v);
-      bind(iv, v);
+      if (origin) origins[origin->getCanonicalDecl()].push_back(v);
+      else bind(ivs[i], v);
     }
     Region *outer = region;
     region = &op.regions[0];
@@ -717,6 +726,10 @@ private:
       const Decl *d = r->getDecl()->getCanonicalDecl();
       auto it = names.find(d);
       if (it != names.end()) return it->second;
+      if (origins.count(d))
+        return fail(l, "a tile origin is read by its coordinates: " +
+                           r->getDecl()->getNameAsString() + ".i0, " +
+                           r->getDecl()->getNameAsString() + ".i1, ...");
       int64_t v;
       if (isa<EnumConstantDecl>(d) || (isa<VarDecl>(d) && constInt(e, v))) {
         if (constInt(e, v)) return constant(l, v);
@@ -724,6 +737,16 @@ private:
       return fail(l, "'" + r->getDecl()->getNameAsString() +
                          "' is not a kernel parameter or a local variable of the kernel; "
                          "globals are not in the spec language");
+    }
+    if (auto *me = dyn_cast<MemberExpr>(e)) {
+      // o.i0 of a tile origin: the loop's index along that dimension.
+      if (auto *base = dyn_cast<DeclRefExpr>(strip(me->getBase()))) {
+        auto it = origins.find(base->getDecl()->getCanonicalDecl());
+        llvm::StringRef field = me->getMemberDecl()->getName();
+        if (it != origins.end() && field.size() == 2 && field[0] == 'i' &&
+            unsigned(field[1] - '0') < it->second.size())
+          return it->second[field[1] - '0'];
+      }
     }
     if (auto *b = dyn_cast<BinaryOperator>(e)) return binary(b);
     if (auto *u = dyn_cast<UnaryOperator>(e)) {
@@ -1360,6 +1383,11 @@ void collectKernels(const DeclContext *dc, std::vector<const FunctionDecl *> &ou
       collectKernels(ns, out);
     } else if (const auto *ls = dyn_cast<LinkageSpecDecl>(d)) {
       collectKernels(ls, out);
+    } else if (const auto *rd = dyn_cast<CXXRecordDecl>(d)) {
+      // Collected so that the walker can say a kernel is a free function.
+      collectKernels(rd, out);
+    } else if (const auto *ct = dyn_cast<ClassTemplateDecl>(d)) {
+      collectKernels(ct->getTemplatedDecl(), out);
     } else if (const auto *ft = dyn_cast<FunctionTemplateDecl>(d)) {
       // Collected so that the walker can say why a kernel template is not allowed.
       const FunctionDecl *fd = ft->getTemplatedDecl();

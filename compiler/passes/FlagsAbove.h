@@ -16,7 +16,15 @@ public:
   // Moves the flags found at construction up by `slots` (a run-time slot's base too).
   void shift(int64_t slots) {
     if (slots == 0) return;
-    for (FlagOp f : flags) f.setSlot(f.getSlot() + uint64_t(slots));
+    for (FlagOp f : flags) {
+      f.setSlot(f.getSlot() + uint64_t(slots));
+      // Messages name a spec flag by the slot its author wrote: the shift so far is kept.
+      if (f->hasAttr("pk.spec")) {
+        auto old = f->getAttrOfType<IntegerAttr>(kSpecShiftAttrName);
+        int64_t total = (old ? old.getInt() : 0) + slots;
+        f->setAttr(kSpecShiftAttrName, IntegerAttr::get(IntegerType::get(f.getContext(), 64), total));
+      }
+    }
   }
 
 private:

@@ -20,6 +20,7 @@ constexpr int64_t kMaxModelledSlots = 2048;
 struct FlagInfo {
   int64_t slot;
   bool block;
+  int64_t shift;  // pk.spec_shift: the spec wrote slot - shift
 };
 
 // Evaluates one block's body. Integer values are concrete for the configuration; tiles
@@ -228,6 +229,7 @@ private:
     Event e{EventKind::Signal, op};
     e.peer = peer;
     e.slot = f->second.slot;
+    e.shift = f->second.shift;
     e.blockKey = f->second.block ? block : -1;
     out.events.push_back(e);
     return true;
@@ -244,6 +246,7 @@ private:
     if (f == flags.end()) return fail(op, "the flag is not a pk.sync.flag of this worker");
     Event e{EventKind::Wait, op};
     e.slot = f->second.slot;
+    e.shift = f->second.shift;
     e.blockKey = f->second.block ? block : -1;
     e.count = count;
     e.equal = equal;
@@ -421,7 +424,8 @@ private:
         return fail(op, "the flag slot is " + std::to_string(slot) +
                             " at the modelled sizes, outside [0, " +
                             std::to_string(kMaxModelledSlots) + ")");
-      flags[f.getResult()] = {slot, f.getScope() == FlagScope::block};
+      auto shift = f->getAttrOfType<IntegerAttr>(kSpecShiftAttrName);
+      flags[f.getResult()] = {slot, f.getScope() == FlagScope::block, shift ? shift.getInt() : 0};
       return true;
     }
     if (auto s = dyn_cast<SignalOp>(op)) {

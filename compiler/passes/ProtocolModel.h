@@ -58,6 +58,7 @@ struct Event {
   Operation *op;
   int peer = -1;          // Signal: the rank whose flag grows
   int64_t slot = 0;       // Signal / Wait: flag slot as written in the IR
+  int64_t shift = 0;      // Signal / Wait: how far pkc moved a spec flag's slot (pk.spec_shift)
   int64_t blockKey = -1;  // Signal / Wait: block index for <block> flags, -1 for <grid>
   int64_t count = 0;      // Wait: signals expected per launch
   bool equal = false;     // Wait: compares with ==

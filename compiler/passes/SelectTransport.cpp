@@ -30,7 +30,25 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
     getOperation().walk([&](Operation *op) {
+      if (op->hasAttr(kTmaFromRegistersAttrName)) {
+        op->removeAttr(kTmaFromRegistersAttrName);
+        recordDecision(op, "rule 1 (transport)",
+                       "ldst: the spec asks for Tma, but TMA moves a tile through shared memory "
+                       "and this tile is in registers; its threads move it by ld/st instead");
+        return;
+      }
       auto attr = op->getAttrOfType<TransportAttr>("transport");
+      // A spec's own Tma primitive on a shared-memory tile: no template takes explicit
+      // primitives, and the general tile path holds such tiles in registers (as load_smem's).
+      if (isa<StoreAsyncOp, StoreAddAsyncOp, LoadPeerOp>(op) && attr &&
+          attr.getValue() == Transport::tma) {
+        op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::ldst));
+        recordDecision(op, "rule 1 (transport)",
+                       "ldst: the spec asks for Tma, but primitives run on the general tile "
+                       "path, which holds shared-memory tiles in registers; its threads move "
+                       "the tile by ld/st instead");
+        return;
+      }
       if (!attr || attr.getValue() != Transport::automatic) return;
       ::pk::TransferQuery q;
       q.multicastAllowed = allowMulticast;

@@ -29,6 +29,15 @@ enum class Check { Range, TooFew, TooMany, Equal, BulkWait, ProxyFence, Deadlock
 
 std::string where(Operation *op) { return formatLocation(op->getLoc()); }
 
+// A flag slot as the spec wrote it: pkc moves a spec's slots up past its own flags
+// (FlagsAbove.h), and a message that named the moved slot would name one the spec lacks.
+std::string slotName(int64_t slot, int64_t shift) {
+  if (shift == 0) return std::to_string(slot);
+  return std::to_string(slot - shift) + " (slot " + std::to_string(slot) +
+         " after pkc's own flags)";
+}
+std::string slotName(const Event &e) { return slotName(e.slot, e.shift); }
+
 constexpr int64_t kWholeLo = std::numeric_limits<int64_t>::min();
 constexpr int64_t kWholeHi = std::numeric_limits<int64_t>::max();
 
@@ -143,6 +152,7 @@ public:
     // dimensions; a spec's flags may count tiles along any of them (a flag per row of tiles).
     bool spec = false;
     kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
+    specFlags = spec;
     const std::vector<int64_t> spread = spec ? spreadExtents(kernel) : std::vector<int64_t>{};
     SmallVector<std::pair<int64_t, bool>> dims = {{tail, false}, {1, false}};
     if (!spread.empty()) dims.push_back({tail, true});
@@ -180,6 +190,7 @@ private:
   int maxWorld;
   int world = 1;
   bool failed = false;
+  bool specFlags = false;  // the kernel has its own flags (pk::prim), so no phase barriers of pkc's
   llvm::DenseSet<std::pair<Operation *, int>> reported;
   std::deque<Access> hostAccesses;
 
@@ -234,7 +245,9 @@ private:
     kernel.walk([&](WaitOp wait) {
       if (wait.getCompare() != Compare::eq) return;
       auto flag = wait.getFlag().getDefiningOp<FlagOp>();
-      std::string slot = flag ? std::to_string(flag.getSlot()) : "?";
+      auto shift = flag ? flag->getAttrOfType<IntegerAttr>(kSpecShiftAttrName) : IntegerAttr();
+      std::string slot =
+          flag ? slotName(int64_t(flag.getSlot()), shift ? shift.getInt() : 0) : "?";
       bool inLoop = wait->getParentOfType<TileForeachOp>() != nullptr;
       report(wait, Check::Equal,
              "wait on flag slot " + slot + " compares for equality, but the flag is reused " +
@@ -265,7 +278,7 @@ private:
         case EventKind::Signal:
           if (pendingStore)
             report(e.op, Check::BulkWait,
-                   "release signal on flag slot " + Twine(e.slot) + " for world size " +
+                   "release signal on flag slot " + slotName(e) + " for world size " +
                        Twine(world) + ": rank " + Twine(p.rank) + "'s TMA store at " +
                        where(pendingStore) +
                        " may still be in flight; add pk.comm.bulk_wait before the signal");
@@ -284,7 +297,7 @@ private:
         if (e.kind != EventKind::Signal) continue;
         if (e.peer < 0 || e.peer >= world) {
           report(e.op, Check::Range,
-                 "signal on flag slot " + Twine(e.slot) + " targets rank " + Twine(e.peer) +
+                 "signal on flag slot " + slotName(e) + " targets rank " + Twine(e.peer) +
                      ", outside [0, " + Twine(world) + ") for world size " + Twine(world) +
                      " (sent by rank " + Twine(p.rank) + ")");
           ok = false;
@@ -299,13 +312,13 @@ private:
         int64_t seen = arrivals[e.flag];
         if (seen < e.count) {
           report(e.op, Check::TooFew,
-                 "wait on flag slot " + Twine(e.slot) + " can never complete for world size " +
+                 "wait on flag slot " + slotName(e) + " can never complete for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
                      " signals per launch but at most " + Twine(seen) + " arrive");
           ok = false;
         } else if (seen > e.count) {
           report(e.op, Check::TooMany,
-                 "wait on flag slot " + Twine(e.slot) + " can be overtaken for world size " +
+                 "wait on flag slot " + slotName(e) + " can be overtaken for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
                      " signals per launch but " + Twine(seen) +
                      " arrive, so a later wait on it can pass before its own signals");
@@ -412,7 +425,7 @@ private:
       }
     }
     if (reportDeadlock(procs, states, flags)) return;
-    checkRaces(buffers, order);
+    checkRaces(buffers, order, procs);
   }
 
   template <typename States, typename Flags>
@@ -428,7 +441,7 @@ private:
       if (!first) { first = e.op; launch = s.launch; }
       if (listed++ < 4)
         cycle += (cycle.empty() ? "" : ", ") + ("rank " + Twine(procs[i].rank) +
-                 " waits on flag slot " + Twine(e.slot) + " (" + Twine(value) + " of " +
+                 " waits on flag slot " + slotName(e) + " (" + Twine(value) + " of " +
                  Twine(int64_t(s.launch + 1) * e.count) + ")").str();
     }
     if (!first) return false;
@@ -444,7 +457,7 @@ private:
   // writes (adds commute with adds), and neither happens before the other. Pairs go in
   // recording order, as the first report at an op is the one kept; pairs that cannot
   // overlap or whose ops both have a race report already are left out (they change nothing).
-  void checkRaces(const Buffers &buffers, const Order &order) {
+  void checkRaces(const Buffers &buffers, const Order &order, ArrayRef<Process> procs) {
     for (const auto &buffer : buffers) {
       ArrayRef<Recorded> members = buffer.second;
       SmallVector<bool> open;
@@ -460,7 +473,7 @@ private:
         races.push_back({std::min(x, y), std::max(x, y)});
       });
       llvm::sort(races);
-      for (auto [x, y] : races) reportRace(members[x], members[y]);
+      for (auto [x, y] : races) reportRace(members[x], members[y], procs);
     }
   }
 
@@ -489,7 +502,7 @@ private:
             Twine(rows) + " * " + Twine(rows) + ") rather than rank() * rows)").str();
   }
 
-  void reportRace(const Recorded &a, const Recorded &b) {
+  void reportRace(const Recorded &a, const Recorded &b, ArrayRef<Process> procs) {
     int owner = a.access->memRank;
     if (owner < 0 || owner >= world) {
       // No such copy: the access addresses a rank outside the world (`.on(p + 1)` at the last
@@ -539,12 +552,22 @@ private:
     };
     const Recorded &here = score(a) > score(b) ? a : b;
     const Recorded &other = &here == &a ? b : a;
+    // Two blocks of one rank: "rank 0 ... while rank 0 ..." would not say who races.
+    bool sameRank = here.rank == other.rank;
+    auto who = [&](const Recorded &r) {
+      return (sameRank ? "block " + std::to_string(procs[r.proc].block) + " of rank "
+                       : std::string("rank ")) + std::to_string(r.rank);
+    };
+    std::string hint;
+    if (sameRank && specFlags)
+      hint = "; blocks of one rank are ordered only by a grid-wide barrier "
+             "(prim::barrier(prim::flag(slot, Grid)) between the two phases)";
     report(here.op, Check::Race,
-           "race for world size " + Twine(world) + ": rank " + Twine(here.rank) + " " +
+           "race for world size " + Twine(world) + ": " + who(here) + " " +
                verb(*here.access) + " rank " + Twine(owner) + "'s copy of " +
-               tensorName(a.access->tensor) + " here while rank " + Twine(other.rank) + " " +
+               tensorName(a.access->tensor) + " here while " + who(other) + " " +
                verb(*other.access) + " it at " + where(other.op) +
-               ", with no wait ordering the two" + paddingOverlap(here, other));
+               ", with no wait ordering the two" + paddingOverlap(here, other) + hint);
   }
 };
 

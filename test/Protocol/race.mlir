@@ -146,7 +146,7 @@ pk.kernel @workers_unordered(%x: !pk.sym<?xf32>, %o: !pk.tensor<?xf32>) {
   }
   pk.worker <communicator> blocks 1 {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{race for world size 1: rank 0 reads rank 0's copy of argument 0 here while rank 0 writes it}}
+    // expected-error @+1 {{race for world size 1: block 1 of rank 0 reads rank 0's copy of argument 0 here while block 0 of rank 0 writes it}}
     %v = pk.tile.load %x[%c0] : !pk.sym<?xf32> -> !pk.tile<256xf32>
     pk.tile.store %v, %o[%c0] : !pk.tile<256xf32>, !pk.tensor<?xf32>
   }

@@ -3,8 +3,8 @@
 // and the pk::prim primitives), each a minimal legal use. Every kernel here compiles to an
 // sm_90a cubin (test/Compile/spec_h_coverage.test). Declared constructs that pkc rejects or
 // miscompiles are not here: test/specs/audit_findings.md lists them with reproducers
-// (Multimem primitives, load_peer_smem, Tma stores outside templates, a Reduce held in a local,
-// Origin2 loop variables, explicit Steps1{...}).
+// (Multimem primitives; load_peer_smem, Tma primitives and Origin2 loop variables now lower:
+// test/Emitter/prim-tma-ldst.cpp, test/Frontend/origin-loop.cpp).
 #include <pk/spec.h>
 using namespace pk;
 

@@ -32,6 +32,12 @@ namespace mlir::pk {
 /// Unit argument attribute of pk.kernel: the symmetric argument is workspace the caller lends;
 /// its contents after the kernel are unspecified, so a fused lowering may skip writing it.
 constexpr llvm::StringLiteral kScratchAttrName = "pk.scratch";
+// On a spec's own flag (pk.spec): how far pkc moved its slot up past pkc's own flags, so a
+// message can name the slot the spec wrote (the flag's slot minus this).
+constexpr llvm::StringLiteral kSpecShiftAttrName = "pk.spec_shift";
+// On a peer store or load the spec asked to move a register tile by TMA (which moves tiles
+// through shared memory): it moves by ld/st, and pk-select-transport records why.
+constexpr llvm::StringLiteral kTmaFromRegistersAttrName = "pk.tma_from_registers";
 /// The grid of a kernel whose body is not split into workers (tile loops on the general path,
 /// explicit primitives): its tile loops deal tiles to these blocks, and per-block flags pair
 /// block b of every rank. The emitter, pk-lower-peer-tiles and the protocol model share it.
