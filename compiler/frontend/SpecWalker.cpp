@@ -661,6 +661,16 @@ private:
     return true;
   }
 
+  // A move to or from one peer has no multicast form: multimem addresses every rank's copy at
+  // once, so Multimem means nothing here (and guessing "every peer" would change the result).
+  bool onePeerTransport(const Expr *e, int transport, const std::string &call) {
+    if (transport != int(TransportKind::Multimem)) return true;
+    error(e->getBeginLoc(), "'" + call + "' moves a tile to or from one peer, which has no multicast "
+                            "form; Multimem is for reductions over every rank (prim::reduce, "
+                            "prim::all_reduce): write Ldst or Tma");
+    return false;
+  }
+
   std::vector<int> indices(const CallExpr *call, unsigned from, unsigned rank,
                            SourceLocation l) {
     std::vector<int> out;
@@ -1282,7 +1292,7 @@ private:
     }
     if (n == "prim::store_async" || n == "prim::store_add_async") {
       int transport, peer = -1;
-      if (!enumArg(arg(0), transport)) return -1;
+      if (!enumArg(arg(0), transport) || !onePeerTransport(arg(0), transport, n)) return -1;
       int dest = peerExpr(arg(1), peer);
       int tile = tileExpr(arg(2));
       if (failed) return -1;
@@ -1330,7 +1340,9 @@ private:
     if (n == "prim::load_peer" || n == "prim::load_peer_smem") {
       ValueType t;
       int transport, peer = -1;
-      if (resultTile(c, t) < 0 || !enumArg(arg(0), transport)) return -1;
+      if (resultTile(c, t) < 0 || !enumArg(arg(0), transport) ||
+          !onePeerTransport(arg(0), transport, n))
+        return -1;
       int src = peerExpr(arg(1), peer);
       if (failed) return -1;
       std::vector<int> ops = {src, peer};

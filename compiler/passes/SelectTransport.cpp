@@ -49,6 +49,17 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
                        "the tile by ld/st instead");
         return;
       }
+      // A spec's own Multimem reduction: multimem.ld_reduce needs the tensors' multicast
+      // addresses, which pkc's runtime never maps (the machines it is tested on must not use
+      // multicast), so the reduction reads every rank's copy by ld/st, as collectives do.
+      if (isa<ReduceOp, CommAllReduceOp>(op) && attr && attr.getValue() == Transport::multimem) {
+        op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::ldst));
+        recordDecision(op, "rule 1 (transport)",
+                       "ldst: the spec asks for Multimem, but pkc's runtime maps no multicast "
+                       "addresses; the threads read every rank's copy by ld/st and reduce in "
+                       "registers instead");
+        return;
+      }
       if (!attr || attr.getValue() != Transport::automatic) return;
       ::pk::TransferQuery q;
       q.multicastAllowed = allowMulticast;

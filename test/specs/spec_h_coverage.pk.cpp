@@ -3,8 +3,9 @@
 // and the pk::prim primitives), each a minimal legal use. Every kernel here compiles to an
 // sm_90a cubin (test/Compile/spec_h_coverage.test). Declared constructs that pkc rejects or
 // miscompiles are not here: test/specs/audit_findings.md lists them with reproducers
-// (Multimem primitives; load_peer_smem, Tma primitives and Origin2 loop variables now lower:
-// test/Emitter/prim-tma-ldst.cpp, test/Frontend/origin-loop.cpp).
+// (load_peer_smem, Tma and Multimem primitives and Origin2 loop variables now lower:
+// test/Emitter/prim-tma-ldst.cpp, prim-multimem-ldst.cpp, test/Frontend/origin-loop.cpp;
+// Multimem on a move to or from one peer is an error, Frontend/reject/multimem-one-peer.cpp).
 #include <pk/spec.h>
 using namespace pk;
 
