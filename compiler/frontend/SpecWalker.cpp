@@ -235,11 +235,23 @@ private:
       for (const TemplateArgument &a : args[1].pack_elements())
         out.shape.push_back(a.getAsIntegral().getExtValue());
       if (out.shape.empty()) return false;
-      for (int64_t s : out.shape)
-        if (s <= 0) return false;
-      return true;
+      return tileElements(out.shape) > 0;
     }
     return false;
+  }
+
+  // The tile library counts a tile's elements in a C++ int, so a larger tile cannot compile
+  // (NVRTC rejected `load<16, 9223372036854775807>` after pkc accepted it).
+  static constexpr int64_t kMaxTileElements = (int64_t(1) << 31) - 1;
+  // The elements of a tile of `shape`, or 0 when an extent is not positive or the count
+  // exceeds kMaxTileElements (checked per factor, so the product never overflows).
+  static int64_t tileElements(llvm::ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t s : shape) {
+      if (s <= 0 || s > kMaxTileElements / n) return 0;
+      n *= s;
+    }
+    return n;
   }
 
   std::string typeName(QualType t) { return t.getAsString(ctx.getPrintingPolicy()); }
@@ -1008,7 +1020,13 @@ private:
   }
 
   int resultTile(const CallExpr *c, ValueType &t) {
-    if (!mapType(c->getType(), t) || t.kind != ValueType::Tile)
+    const bool mapped = mapType(c->getType(), t);
+    if (!mapped && t.kind == ValueType::Tile && !t.shape.empty() &&
+        llvm::all_of(t.shape, [](int64_t s) { return s > 0; }))
+      return fail(c->getBeginLoc(), "this tile has more than " + std::to_string(kMaxTileElements) +
+                                        " elements: use smaller tiles (a tile loop covers a "
+                                        "tensor of any size)");
+    if (!mapped || t.kind != ValueType::Tile)
       return fail(c->getBeginLoc(), "the result must be a tile: give its shape as template "
                                     "arguments with positive extents (load<128, 64>(A, m, k)) and "
                                     "its element type one of bf16, f16, f32, f8e4m3, f8e5m2, i32, "
