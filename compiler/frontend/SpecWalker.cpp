@@ -235,23 +235,30 @@ private:
       for (const TemplateArgument &a : args[1].pack_elements())
         out.shape.push_back(a.getAsIntegral().getExtValue());
       if (out.shape.empty()) return false;
-      return tileElements(out.shape) > 0;
+      for (int64_t s : out.shape)
+        if (s <= 0) return false;
+      return tileLimit(out.shape).empty();
     }
     return false;
   }
 
-  // The tile library counts a tile's elements in a C++ int, so a larger tile cannot compile
-  // (NVRTC rejected `load<16, 9223372036854775807>` after pkc accepted it).
-  static constexpr int64_t kMaxTileElements = (int64_t(1) << 31) - 1;
-  // The elements of a tile of `shape`, or 0 when an extent is not positive or the count
-  // exceeds kMaxTileElements (checked per factor, so the product never overflows).
-  static int64_t tileElements(llvm::ArrayRef<int64_t> shape) {
+  // Why the tile library cannot hold a tile of `shape` (positive extents), or "". It
+  // addresses up to 4 dimensions and counts elements in a C++ int; larger tiles were accepted
+  // here and then refused by NVRTC (`load<16, 9223372036854775807>`, a 5-D tile of a 4-D
+  // tensor's trailing dimensions).
+  static std::string tileLimit(llvm::ArrayRef<int64_t> shape) {
+    constexpr int64_t kMaxElements = (int64_t(1) << 31) - 1;
+    if (shape.size() > 4)
+      return "a tile has 1 to 4 dimensions; this one has " + std::to_string(shape.size()) +
+             " (leave out leading extents of 1)";
     int64_t n = 1;
     for (int64_t s : shape) {
-      if (s <= 0 || s > kMaxTileElements / n) return 0;
+      if (s > kMaxElements / n)  // per factor, so the product never overflows
+        return "this tile has more than " + std::to_string(kMaxElements) +
+               " elements: use smaller tiles (a tile loop covers a tensor of any size)";
       n *= s;
     }
-    return n;
+    return "";
   }
 
   std::string typeName(QualType t) { return t.getAsString(ctx.getPrintingPolicy()); }
@@ -376,8 +383,11 @@ private:
       return;
     }
     ValueType t;
-    if (!mapType(v->getType(), t))
+    if (!mapType(v->getType(), t)) {
+      // A tile past the library's limits says which limit, at its initialiser's call.
+      if (t.kind == ValueType::Tile && v->getInit() && expr(v->getInit()) < 0) return;
       return error(v->getLocation(), unsupportedType(v->getType()));
+    }
     int value = expr(v->getInit());
     if (value < 0) return;
     const bool wantScalar = t.kind == ValueType::Scalar;
@@ -1023,9 +1033,7 @@ private:
     const bool mapped = mapType(c->getType(), t);
     if (!mapped && t.kind == ValueType::Tile && !t.shape.empty() &&
         llvm::all_of(t.shape, [](int64_t s) { return s > 0; }))
-      return fail(c->getBeginLoc(), "this tile has more than " + std::to_string(kMaxTileElements) +
-                                        " elements: use smaller tiles (a tile loop covers a "
-                                        "tensor of any size)");
+      return fail(c->getBeginLoc(), tileLimit(t.shape));
     if (!mapped || t.kind != ValueType::Tile)
       return fail(c->getBeginLoc(), "the result must be a tile: give its shape as template "
                                     "arguments with positive extents (load<128, 64>(A, m, k)) and "

@@ -61,7 +61,7 @@ COLLECTIVE = re.compile(r"^\s*(pk::)?(all_reduce|reduce_scatter|all_gather|all_t
 INTERNAL = re.compile(r"\bpk\.(tile|comm|coll|sync|kernel|prim|tensor|sym|scalar|load|store|"
                       r"flag|return|launch|cast|seq)\b|'(scf|arith|func|memref|math|builtin)\.|"
                       r"\bscf\.(for|yield|if)\b|%[0-9]+\b|%arg[0-9]+")
-LOCATED = re.compile(r"^[^\s:][^:]*:\d+:\d+: error: ", re.M)
+LOCATED = re.compile(r"^[^\s:][^:]*:\d+:\d+: (fatal )?error: ", re.M)
 CRASH_MARKS = ["Stack dump", "PLEASE submit", "Assertion", "UNREACHABLE", "LLVM ERROR",
                "Segmentation fault", "terminate called"]
 NVRTC_MARKS = ["NVRTC", "nvrtc", "ptxas"]
