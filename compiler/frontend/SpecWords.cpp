@@ -13,6 +13,7 @@ namespace {
 // named by their last word (pk.coll.all_gather -> all_gather).
 const llvm::StringMap<const char *> &constructs() {
   static const llvm::StringMap<const char *> map = {
+      {"pk.kernel", "PK_KERNEL"},
       {"pk.tile.foreach", "tile loop"},
       {"pk.tile.map", "tile arithmetic"},
       {"pk.tile.reduce_rows", "row reduction"},
