@@ -501,6 +501,14 @@ private:
       if (!constInt(list->getInit(i), s) || s <= 0)
         return error(list->getInit(i)->getBeginLoc(),
                      "tile steps must be positive integer constants, known when pkc runs");
+      // The kernel counts tiles as (size + step - 1) / step in 64 bits: a step near 2^63
+      // overflowed it into no tiles at all (found by fuzzing).
+      constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
+      if (s > kMaxStep)
+        return error(list->getInit(i)->getBeginLoc(),
+                     "a tile step must be at most " + std::to_string(kMaxStep) + ", not " +
+                         std::to_string(s) + " (the tile count, (size + step - 1) / step, "
+                         "would overflow)");
       steps.push_back(s);
     }
     std::vector<const Decl *> assigned;
@@ -540,6 +548,13 @@ private:
       return error(call->getArg(2)->getBeginLoc(),
                    "the step of range() must be positive (a step of " + std::to_string(step) +
                        " never reaches hi)");
+    // The loop steps its index by `step` until it passes hi, in 64 bits: a step near 2^63
+    // wrapped it negative and the loop ran on (found by fuzzing).
+    constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
+    if (known && step > kMaxStep)
+      return error(call->getArg(2)->getBeginLoc(),
+                   "the step of range() must be at most " + std::to_string(kMaxStep) + ", not " +
+                       std::to_string(step) + " (the index would overflow past hi)");
     int lo = indexExpr(call->getArg(0));
     int hi = indexExpr(call->getArg(1));
     if (failed) return;
