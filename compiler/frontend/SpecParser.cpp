@@ -95,6 +95,9 @@ ParseResult parseOnThisThread(const ParseRequest &request) {
       "-Xclang", "-internal-isystem", "-Xclang", kBuiltinDir,
       "-Xclang", "-internal-isystem", "-Xclang", kSpecDir,
       "-fno-color-diagnostics", "-Wno-unused-value", "-ferror-limit=20",
+      // A constant that changes value on its way into spec.h (`x.dim(4294967296)` is
+      // dimension 0, `1 << 40` in an int) would compile another kernel than the one written.
+      "-Werror=constant-conversion", "-Werror=integer-overflow", "-Werror=shift-count-overflow",
       "-ftemplate-depth=128", "-fconstexpr-depth=128", "-fbracket-depth=256",
       "-fmacro-backtrace-limit=4"};
   for (const std::string &d : request.includeDirs) args.push_back("-I" + d);
