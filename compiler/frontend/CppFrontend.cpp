@@ -2,6 +2,7 @@
 // reported through the MLIR context at the spec's file:line:col.
 #include "ModelToMlir.h"
 #include "SpecParser.h"
+#include "SpecWords.h"
 
 #include "pk/Driver/Frontend.h"
 #include "mlir/IR/Diagnostics.h"
@@ -62,7 +63,22 @@ mlir::OwningOpRef<mlir::ModuleOp> parseCppSpec(const std::string &path,
 
   mlir::OwningOpRef<mlir::ModuleOp> module = fe::buildModule(parsed.module, context);
   // The dialect's verifiers check what C++ types cannot (mma shapes, transports, ...);
-  // their errors carry the spec's locations.
+  // their errors carry the spec's locations, and are re-worded for the spec's writer, who
+  // wrote `store(...)`, not 'pk.tile.store'.
+  bool reworded = false;
+  mlir::ScopedDiagnosticHandler specWords(&context, [&](mlir::Diagnostic &d) {
+    if (reworded) return mlir::failure();  // our own re-emission: on to the outer handler
+    reworded = true;
+    {
+      mlir::InFlightDiagnostic again =
+          context.getDiagEngine().emit(d.getLocation(), d.getSeverity());
+      again << fe::specWords(d.str());
+      for (mlir::Diagnostic &note : d.getNotes())
+        again.attachNote(note.getLocation()) << fe::specWords(note.str());
+    }
+    reworded = false;
+    return mlir::success();
+  });
   if (mlir::failed(mlir::verify(*module))) return nullptr;
   return module;
 }

@@ -94,6 +94,9 @@ ParseResult parseOnThisThread(const ParseRequest &request) {
       "-nostdinc", "-nostdinc++", "-ffreestanding",
       "-Xclang", "-internal-isystem", "-Xclang", kBuiltinDir,
       "-fno-color-diagnostics", "-Wno-unused-value", "-ferror-limit=20",
+      // A constant that changes value on its way into spec.h (`x.dim(4294967296)` is
+      // dimension 0, `1 << 40` in an int) would compile another kernel than the one written.
+      "-Werror=constant-conversion", "-Werror=integer-overflow", "-Werror=shift-count-overflow",
       "-ftemplate-depth=128", "-fconstexpr-depth=128", "-fbracket-depth=256",
       "-fmacro-backtrace-limit=4"};
   // The embedded spec.h comes first, so `-I` to a checked-out or installed copy of it still

@@ -242,9 +242,28 @@ private:
       if (out.shape.empty()) return false;
       for (int64_t s : out.shape)
         if (s <= 0) return false;
-      return true;
+      return tileLimit(out.shape).empty();
     }
     return false;
+  }
+
+  // Why the tile library cannot hold a tile of `shape` (positive extents), or "". It
+  // addresses up to 4 dimensions and counts elements in a C++ int; larger tiles were accepted
+  // here and then refused by NVRTC (`load<16, 9223372036854775807>`, a 5-D tile of a 4-D
+  // tensor's trailing dimensions).
+  static std::string tileLimit(llvm::ArrayRef<int64_t> shape) {
+    constexpr int64_t kMaxElements = (int64_t(1) << 31) - 1;
+    if (shape.size() > 4)
+      return "a tile has 1 to 4 dimensions; this one has " + std::to_string(shape.size()) +
+             " (leave out leading extents of 1)";
+    int64_t n = 1;
+    for (int64_t s : shape) {
+      if (s > kMaxElements / n)  // per factor, so the product never overflows
+        return "this tile has more than " + std::to_string(kMaxElements) +
+               " elements: use smaller tiles (a tile loop covers a tensor of any size)";
+      n *= s;
+    }
+    return "";
   }
 
   std::string typeName(QualType t) { return t.getAsString(ctx.getPrintingPolicy()); }
@@ -369,8 +388,11 @@ private:
       return;
     }
     ValueType t;
-    if (!mapType(v->getType(), t))
+    if (!mapType(v->getType(), t)) {
+      // A tile past the library's limits says which limit, at its initialiser's call.
+      if (t.kind == ValueType::Tile && v->getInit() && expr(v->getInit()) < 0) return;
       return error(v->getLocation(), unsupportedType(v->getType()));
+    }
     int value = expr(v->getInit());
     if (value < 0) return;
     const bool wantScalar = t.kind == ValueType::Scalar;
@@ -487,6 +509,14 @@ private:
       if (!constInt(list->getInit(i), s) || s <= 0)
         return error(list->getInit(i)->getBeginLoc(),
                      "tile steps must be positive integer constants, known when pkc runs");
+      // The kernel counts tiles as (size + step - 1) / step in 64 bits: a step near 2^63
+      // overflowed it into no tiles at all (found by fuzzing).
+      constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
+      if (s > kMaxStep)
+        return error(list->getInit(i)->getBeginLoc(),
+                     "a tile step must be at most " + std::to_string(kMaxStep) + ", not " +
+                         std::to_string(s) + " (the tile count, (size + step - 1) / step, "
+                         "would overflow)");
       steps.push_back(s);
     }
     std::vector<const Decl *> assigned;
@@ -527,6 +557,13 @@ private:
       return error(call->getArg(2)->getBeginLoc(),
                    "the step of range() must be positive (a step of " + std::to_string(step) +
                        " never reaches hi)");
+    // The loop steps its index by `step` until it passes hi, in 64 bits: a step near 2^63
+    // wrapped it negative and the loop ran on (found by fuzzing).
+    constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
+    if (known && step > kMaxStep)
+      return error(call->getArg(2)->getBeginLoc(),
+                   "the step of range() must be at most " + std::to_string(kMaxStep) + ", not " +
+                       std::to_string(step) + " (the index would overflow past hi)");
     int lo = indexExpr(call->getArg(0));
     int hi = indexExpr(call->getArg(1));
     if (failed) return;
@@ -1041,7 +1078,11 @@ private:
   }
 
   int resultTile(const CallExpr *c, ValueType &t) {
-    if (!mapType(c->getType(), t) || t.kind != ValueType::Tile)
+    const bool mapped = mapType(c->getType(), t);
+    if (!mapped && t.kind == ValueType::Tile && !t.shape.empty() &&
+        llvm::all_of(t.shape, [](int64_t s) { return s > 0; }))
+      return fail(c->getBeginLoc(), tileLimit(t.shape));
+    if (!mapped || t.kind != ValueType::Tile)
       return fail(c->getBeginLoc(), "the result must be a tile: give its shape as template "
                                     "arguments with positive extents (load<128, 64>(A, m, k)) and "
                                     "its element type one of bf16, f16, f32, f8e4m3, f8e5m2, i32, "

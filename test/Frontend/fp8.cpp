@@ -53,6 +53,6 @@ PK_KERNEL void fp8_gemm_kn(Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16
 }
 
 #ifdef REDUCE_FP8
-// REDUCE: fp8.cpp:[[@LINE+1]]:62: error: 'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f8E5M2'; fp8 values do not add: reduce them as f32 or bf16 (cast, then quantise the result)
+// REDUCE: fp8.cpp:[[@LINE+1]]:62: error: all_reduce: reductions support bf16, f16, f32, i32 and i64, got 'f8e5m2'; fp8 values do not add: reduce them as f32 or bf16 (cast, then quantise the result)
 PK_KERNEL void sum_fp8(Sym<f8e5m2, 1> x, Sym<f8e5m2, 1> y) { all_reduce(Sum, x, y); }
 #endif

@@ -88,15 +88,15 @@ PK_KERNEL void a2a_last(Sym<f32, 3> x, Sym<f32, 3> y) { all_to_all(x, y, 2, 2); 
 PK_KERNEL void a2a_cols_in_place(Sym<f32, 3> x) { all_to_all(x, x, 1, 1); }
 
 #ifdef BAD_DIM
-// BAD: collectives-dim.cpp:[[@LINE+1]]:57: error: 'pk.coll.all_gather' op dimension 2 is out of range for a tensor of rank 2
+// BAD: collectives-dim.cpp:[[@LINE+1]]:57: error: all_gather: dimension 2 is out of range for a tensor of rank 2
 PK_KERNEL void ag_bad(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y, 2); }
 #endif
 #ifdef BAD_A2A
-// BAD_A2A: collectives-dim.cpp:[[@LINE+1]]:58: error: 'pk.coll.all_to_all' op in place needs split_dim == concat_dim
+// BAD_A2A: collectives-dim.cpp:[[@LINE+1]]:58: error: all_to_all: in place needs split_dim == concat_dim
 PK_KERNEL void a2a_bad(Sym<bf16, 3> x, Sym<bf16, 3> y) { all_to_all(x, x, 0, 1); }
 #endif
 #ifdef BAD_A2A_DIM
-// BAD_A2A_DIM: collectives-dim.cpp:[[@LINE+1]]:62: error: 'pk.coll.all_to_all' op dimension 2 is out of range for a tensor of rank 2
+// BAD_A2A_DIM: collectives-dim.cpp:[[@LINE+1]]:62: error: all_to_all: dimension 2 is out of range for a tensor of rank 2
 PK_KERNEL void a2a_bad_dim(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_to_all(x, y, 2, 2); }
 #endif
 #ifdef RUNTIME_DIM

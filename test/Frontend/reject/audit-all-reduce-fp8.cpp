@@ -3,6 +3,6 @@
 #include <pk/spec.h>
 using namespace pk;
 PK_KERNEL void k(Sym<f8e4m3, 1> x, Sym<f8e4m3, 1> y) {
-// CHECK: audit-all-reduce-fp8.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f8E4M3FN'; fp8 values do not add
+// CHECK: audit-all-reduce-fp8.cpp:[[@LINE+1]]:3: error: all_reduce: reductions support bf16, f16, f32, i32 and i64, got 'f8e4m3'; fp8 values do not add
   all_reduce(Sum, x, y);
 }

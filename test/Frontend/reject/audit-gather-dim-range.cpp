@@ -3,6 +3,6 @@
 #include <pk/spec.h>
 using namespace pk;
 PK_KERNEL void k(Sym<f32, 2> x, Sym<f32, 2> y) {
-// CHECK: audit-gather-dim-range.cpp:[[@LINE+1]]:3: error: 'pk.coll.all_gather' op dimension 2 is out of range for a tensor of rank 2
+// CHECK: audit-gather-dim-range.cpp:[[@LINE+1]]:3: error: all_gather: dimension 2 is out of range for a tensor of rank 2
   all_gather(x, y, 2);
 }

@@ -5,7 +5,7 @@ using namespace pk;
 PK_KERNEL void k(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.cols(), {32, 32})) {
     auto acc = zeros<f32, 32, 32>();
-// CHECK: audit-mma-inner-dims.cpp:[[@LINE+1]]:11: error: 'pk.tile.mma' op inner dimensions differ: a is 32x16, b is 32x32
+// CHECK: audit-mma-inner-dims.cpp:[[@LINE+1]]:11: error: mma: inner dimensions differ: a is 32x16, b is 32x32
     acc = mma(load<32, 16>(a, m, 0), load<32, 32>(b, 0, n), acc);
     store(c, acc, m, n);
   }

@@ -6,19 +6,19 @@
 #include <pk/spec.h>
 using namespace pk;
 #if defined(INT_INTO_FLOAT)
-// INT-LABEL: error: 'pk.tile.store' op tile element type 'i32' does not match tensor element type 'f32'
+// INT-LABEL: error: store: tile element type 'i32' does not match tensor element type 'f32'
 // INT-SAME: ; convert the tile first (cast<f32>(t) in a spec)
 PK_KERNEL void k(Tensor<i32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32})) store(y, load<16, 32>(x, m, n) * 2, m, n);
 }
 #elif defined(INTO_FP8)
-// FP8-LABEL: error: 'pk.tile.store' op tile element type 'bf16' does not match tensor element type 'f8E4M3FN'
+// FP8-LABEL: error: store: tile element type 'bf16' does not match tensor element type 'f8e4m3'
 // FP8-SAME: ; convert the tile first (cast<f8e4m3>(t) in a spec)
 PK_KERNEL void k(Tensor<bf16, 2> x, Tensor<f8e4m3, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32})) store(y, load<16, 32>(x, m, n), m, n);
 }
 #else
-// BF16: store-elem-type-hint.cpp:[[@LINE+3]]:59: error: 'pk.tile.store' op tile element type 'f32' does not match tensor element type 'bf16'
+// BF16: store-elem-type-hint.cpp:[[@LINE+3]]:59: error: store: tile element type 'f32' does not match tensor element type 'bf16'
 // BF16-SAME: ; convert the tile first (cast<bf16>(t) in a spec)
 PK_KERNEL void k(Tensor<f32, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32})) store(y, load<16, 32>(x, m, n), m, n);
