@@ -38,28 +38,24 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
         return;
       }
       auto attr = op->getAttrOfType<TransportAttr>("transport");
+      auto toLdst = [&](StringRef reason) {
+        op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::ldst));
+        recordDecision(op, "rule 1 (transport)", reason);
+      };
       // A spec's own Tma primitive on a shared-memory tile: no template takes explicit
       // primitives, and the general tile path holds such tiles in registers (as load_smem's).
       if (isa<StoreAsyncOp, StoreAddAsyncOp, LoadPeerOp>(op) && attr &&
-          attr.getValue() == Transport::tma) {
-        op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::ldst));
-        recordDecision(op, "rule 1 (transport)",
-                       "ldst: the spec asks for Tma, but primitives run on the general tile "
-                       "path, which holds shared-memory tiles in registers; its threads move "
-                       "the tile by ld/st instead");
-        return;
-      }
+          attr.getValue() == Transport::tma)
+        return toLdst("ldst: the spec asks for Tma, but primitives run on the general tile "
+                      "path, which holds shared-memory tiles in registers; its threads move "
+                      "the tile by ld/st instead");
       // A spec's own Multimem reduction: multimem.ld_reduce needs the tensors' multicast
       // addresses, which pkc's runtime never maps (the machines it is tested on must not use
       // multicast), so the reduction reads every rank's copy by ld/st, as collectives do.
-      if (isa<ReduceOp, CommAllReduceOp>(op) && attr && attr.getValue() == Transport::multimem) {
-        op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::ldst));
-        recordDecision(op, "rule 1 (transport)",
-                       "ldst: the spec asks for Multimem, but pkc's runtime maps no multicast "
-                       "addresses; the threads read every rank's copy by ld/st and reduce in "
-                       "registers instead");
-        return;
-      }
+      if (isa<ReduceOp, CommAllReduceOp>(op) && attr && attr.getValue() == Transport::multimem)
+        return toLdst("ldst: the spec asks for Multimem, but pkc's runtime maps no multicast "
+                      "addresses; the threads read every rank's copy by ld/st and reduce in "
+                      "registers instead");
       if (!attr || attr.getValue() != Transport::automatic) return;
       ::pk::TransferQuery q;
       q.multicastAllowed = allowMulticast;
