@@ -1178,6 +1178,11 @@ private:
         return fail(l, "store_add adds into a peer's copy: write store_add(C.on(peer), tile, ...)");
       int tile = tileExpr(arg(1));
       if (failed) return -1;
+      // Peer stores go from registers; a shared-memory tile reached the CUDA emitter, which
+      // has no such pattern (found by fuzzing).
+      if (toPeer && typeOf(tile).smem)
+        return fail(l, n + " into a peer's copy takes a register tile: load it with load<...>, "
+                           "not load_smem (shared-memory tiles are for mma and mma_t operands)");
       const size_t rank = typeOf(dest).shape.size();
       if (typeOf(tile).shape.size() < rank)  // into the trailing dimensions
         tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
