@@ -415,12 +415,15 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   std::vector<std::string> opening = rowLoadsOfTrip(e, op);
   // A run-time step <= 0 would never end: the loop is skipped and the launch reports it
   // (pk/device/check.cuh). The step is a scalar, the same in every thread of a block.
-  std::string guard;
-  if (!getConstantIntValue(loop.getStep()))
+  // Its trips advance by pk::range_next, which stops at the bound where k += step would wrap.
+  std::string guard, advance = iv + " += " + e.name(loop.getStep());
+  if (!getConstantIntValue(loop.getStep())) {
     guard = "if (pk::range_step_ok(ctx, " + e.name(loop.getStep()) + ")) ";
+    advance = iv + " = pk::range_next(" + iv + ", " + e.name(loop.getStep()) + ", " +
+           e.name(loop.getUpperBound()) + ")";
+  }
   e.line() << guard << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
-           << " < " << e.name(loop.getUpperBound()) << "; " << iv << " += "
-           << e.name(loop.getStep()) << ") {";
+           << " < " << e.name(loop.getUpperBound()) << "; " << advance << ") {";
   e.indent();
   for (const std::string &l : opening) e.line() << l;
   for (Operation &inner : loop.getBody()->without_terminator())

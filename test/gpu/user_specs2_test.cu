@@ -446,6 +446,19 @@ void elementwise_ints() {
                     std::to_string(bad) + ")");
       expect("strided_sum, bad step", y, [&](long long) { return 0.0; }, 0, 0);
     }
+    // From column 16: steps of 96 (k = 16, 112, 208), and 2^63 - 8, one trip at k = 16 (k += s
+    // wrapped 16 + s to -2^63 + 8, and the next trip ran at k = 0, adding columns 0-63).
+    for (long long step : {96ll, 0x7ffffffffffffff8ll}) {
+      DevTensor<float> z({M, 64}, 0, true);
+      PKT_LAUNCH(offset_strided_sum, kGrid)(pk::LaunchContext{}, x.view(), z.view(), step);
+      sync();
+      expect(step == 96 ? "offset_strided_sum" : "offset_strided_sum, step near 2^63", z, [&](long long i) {
+        const long long r = i / 64, c = i % 64;
+        double s = 0;
+        for (long long k = 16; k < N; k = N - k > step ? k + step : N) s += at_or_zero(x, r, k + c, M, N);
+        return s;
+      }, 1e-6, 1e-5);
+    }
   }
   {
     const long long M = 37, N = 100;

@@ -41,6 +41,16 @@ __device__ inline bool range_step_ok(const LaunchContext& c, long long step) {
   return false;
 }
 
+// The next trip of a range() loop with a run-time step, or `hi` once the step passes it: the
+// plain `k += step` overflows for a step near 2^63 and wraps k negative, so the loop would run
+// on. hi - k is exact as unsigned while k < hi, and the step is positive (range_step_ok).
+__device__ __forceinline__ long long range_next(long long k, long long step, long long hi) {
+  return static_cast<unsigned long long>(hi) - static_cast<unsigned long long>(k) >
+                 static_cast<unsigned long long>(step)
+             ? k + step
+             : hi;
+}
+
 constexpr unsigned int kErrorBadFlagSlot = 6;
 // Words of a kernel's flag region (pk/runtime/context.h's kKernelFlagRegion; host only).
 constexpr long long kFlagRegionWords = 2048;
