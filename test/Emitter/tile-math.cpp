@@ -1,0 +1,17 @@
+// RUN: pkc %s -o - | FileCheck %s
+// Tests the CUDA forms of tile math on the general path: sigmoid and silu divide by
+// rcp.approx (__fdividef, beside the approximate exp), tanh stays precise.
+#include <pk/spec.h>
+using namespace pk;
+
+// CHECK-LABEL: void {{.*}} math(
+// CHECK: return __fdividef(x, 1.f + pk::tile::exp_ftz(-x));
+// CHECK: return __fdividef(1.f, 1.f + pk::tile::exp_ftz(-x));
+// CHECK: return tanhf(x);
+// CHECK-NOT: x / (1.f
+PK_KERNEL void math(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 256})) {
+    auto t = load<8, 256>(x, m, n);
+    store(y, tanh(sigmoid(silu(t))), m, n);
+  }
+}
