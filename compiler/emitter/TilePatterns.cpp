@@ -281,10 +281,30 @@ std::string mlir::pk::cuda::mapLambda(MapKind kind, Type operand) {
 
 namespace {
 
+// pow(t, c) with c a constant integer from -4 to 4, as multiplications (powf costs about 40
+// instructions and rounds less well than one or two multiplies): "" for any other exponent.
+std::string powByConstant(TileMapOp map) {
+  if (map.getKind() != MapKind::pow || map.getInputs().size() != 2) return "";
+  auto splat = map.getInputs()[1].getDefiningOp<TileSplatOp>();
+  auto constant = splat ? splat.getScalar().getDefiningOp<arith::ConstantOp>() : nullptr;
+  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  if (!value || !isa<FloatType>(cast<TileType>(map.getInputs()[0].getType()).getElementType())) return "";
+  const double c = value.getValueAsDouble();
+  if (c != static_cast<double>(static_cast<int>(c)) || c < -4 || c > 4) return "";
+  const int n = static_cast<int>(c < 0 ? -c : c);
+  static const char *const kPowers[] = {"1.f", "x", "x * x", "x * x * x", "(x * x) * (x * x)"};
+  return c < 0 ? std::string("1.f / (") + kPowers[n] + ")" : std::string(kPowers[n]);
+}
+
 LogicalResult emitMap(Emitter &e, Operation *op) {
   auto map = cast<TileMapOp>(op);
   if (rowStatsLayout(e, map.getResult())) return success();  // rebuilt where it is used
   std::string out = declare(e, map.getResult(), "tile");
+  if (std::string power = powByConstant(map); !power.empty()) {
+    e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0])
+             << ", [](float x) { return " << power << "; });";
+    return success();
+  }
   std::string f = mapLambda(
       map.getKind(), cast<TileType>(map.getInputs()[0].getType()).getElementType());
   if (map.getInputs().size() == 1) {

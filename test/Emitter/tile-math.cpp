@@ -15,3 +15,18 @@ PK_KERNEL void math(Tensor<f32, 2> x, Tensor<f32, 2> y) {
     store(y, tanh(sigmoid(silu(t))), m, n);
   }
 }
+
+// Tests that pow by a constant integer from -4 to 4 multiplies, and any other exponent
+// calls powf.
+// CHECK-LABEL: void {{.*}} powers(
+// CHECK: return x * x;
+// CHECK: return (x * x) * (x * x);
+// CHECK: return 1.f / (x * x * x);
+// CHECK: return 1.f;
+// CHECK: return powf(x, y);
+PK_KERNEL void powers(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 256})) {
+    auto t = load<8, 256>(x, m, n);
+    store(y, pow(t, 2.0f) + pow(t, 4.0f) + pow(t, -3.0f) + pow(t, 0.0f) + pow(t, 2.5f), m, n);
+  }
+}
