@@ -300,6 +300,20 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   auto map = cast<TileMapOp>(op);
   if (rowStatsLayout(e, map.getResult())) return success();  // rebuilt where it is used
   std::string out = declare(e, map.getResult(), "tile");
+  // t / s for a float scalar s: one reciprocal, then a multiply per element, as for a divisor
+  // vector (the IEEE division is a dozen instructions per element).
+  if (map.getKind() == MapKind::div && map.getInputs().size() == 2 &&
+      isa<FloatType>(map.getResult().getType().getElementType()))
+    if (auto splat = map.getInputs()[1].getDefiningOp<TileSplatOp>();
+        splat && isa<FloatType>(splat.getScalar().getType()) &&
+        map.getInputs()[0].getType() == map.getResult().getType()) {
+      std::string r = e.fresh("recip");
+      e.line() << "const float " << r << " = 1.f / static_cast<float>(" << e.name(splat.getScalar())
+               << ");";
+      e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0]) << ", [=](float x) { return x * "
+               << r << "; });";
+      return success();
+    }
   if (std::string power = powByConstant(map); !power.empty()) {
     e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0])
              << ", [](float x) { return " << power << "; });";

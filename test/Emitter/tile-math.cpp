@@ -30,3 +30,11 @@ PK_KERNEL void powers(Tensor<f32, 2> x, Tensor<f32, 2> y) {
     store(y, pow(t, 2.0f) + pow(t, 4.0f) + pow(t, -3.0f) + pow(t, 0.0f) + pow(t, 2.5f), m, n);
   }
 }
+
+// Tests that a tile divided by a float scalar multiplies by its reciprocal, computed once.
+// CHECK-LABEL: void {{.*}} by_scalar(
+// CHECK: const float [[R:recip[0-9]+]] = 1.f / static_cast<float>(arg2);
+// CHECK: pk::tile::map({{.*}}, [=](float x) { return x * [[R]]; });
+PK_KERNEL void by_scalar(Tensor<f32, 2> x, Tensor<f32, 2> y, float temperature) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 256})) store(y, load<8, 256>(x, m, n) / temperature, m, n);
+}
