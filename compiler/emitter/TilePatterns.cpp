@@ -5,6 +5,7 @@
 #include "pk/Passes/TileShared.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -296,24 +297,37 @@ std::string powByConstant(TileMapOp map) {
   return c < 0 ? std::string("1.f / (") + kPowers[n] + ")" : std::string(kPowers[n]);
 }
 
+// "1/c" as a float literal when `map` divides a float tile by a splat of a constant power of
+// two c (with a normal reciprocal); "" otherwise.
+std::string exactInverse(TileMapOp map) {
+  if (map.getKind() != MapKind::div || map.getInputs().size() != 2 ||
+      map.getInputs()[0].getType() != map.getResult().getType() ||
+      !isa<FloatType>(map.getResult().getType().getElementType()))
+    return "";
+  auto splat = map.getInputs()[1].getDefiningOp<TileSplatOp>();
+  auto constant = splat ? splat.getScalar().getDefiningOp<arith::ConstantOp>() : nullptr;
+  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  if (!value) return "";
+  int exponent = 0;
+  const double c = value.getValueAsDouble();
+  if (c == 0 || !std::isfinite(c) || std::fabs(std::frexp(c, &exponent)) != 0.5) return "";
+  if (exponent - 1 < -126 || exponent - 1 > 126) return "";  // 1 / c must be a normal float
+  // A hex float: exactly 2^-(exponent - 1), with c's sign.
+  return std::string(c < 0 ? "-" : "") + "0x1p" + std::to_string(1 - exponent) + "f";
+}
+
 LogicalResult emitMap(Emitter &e, Operation *op) {
   auto map = cast<TileMapOp>(op);
   if (rowStatsLayout(e, map.getResult())) return success();  // rebuilt where it is used
   std::string out = declare(e, map.getResult(), "tile");
-  // t / s for a float scalar s: one reciprocal, then a multiply per element, as for a divisor
-  // vector (the IEEE division is a dozen instructions per element).
-  if (map.getKind() == MapKind::div && map.getInputs().size() == 2 &&
-      isa<FloatType>(map.getResult().getType().getElementType()))
-    if (auto splat = map.getInputs()[1].getDefiningOp<TileSplatOp>();
-        splat && isa<FloatType>(splat.getScalar().getType()) &&
-        map.getInputs()[0].getType() == map.getResult().getType()) {
-      std::string r = e.fresh("recip");
-      e.line() << "const float " << r << " = 1.f / static_cast<float>(" << e.name(splat.getScalar())
-               << ");";
-      e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0]) << ", [=](float x) { return x * "
-               << r << "; });";
-      return success();
-    }
+  // t / c for a constant power of two c: a multiply by 1 / c, which is exact (the IEEE
+  // division is a dozen instructions per element). Other divisors keep the division, so a
+  // quantisation's rounding matches C++ (and PyTorch) bit for bit.
+  if (std::string inverse = exactInverse(map); !inverse.empty()) {
+    e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0])
+             << ", [](float x) { return x * " << inverse << "; });";
+    return success();
+  }
   if (std::string power = powByConstant(map); !power.empty()) {
     e.line() << "pk::tile::map(" << out << ", " << e.name(map.getInputs()[0])
              << ", [](float x) { return " << power << "; });";

@@ -31,10 +31,16 @@ PK_KERNEL void powers(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   }
 }
 
-// Tests that a tile divided by a float scalar multiplies by its reciprocal, computed once.
+// Tests that a tile divided by a constant power of two multiplies by its exact inverse, and
+// that other divisors (7, a run-time scalar) keep the division.
 // CHECK-LABEL: void {{.*}} by_scalar(
-// CHECK: const float [[R:recip[0-9]+]] = 1.f / static_cast<float>(arg2);
-// CHECK: pk::tile::map({{.*}}, [=](float x) { return x * [[R]]; });
+// CHECK: return x * 0x1p-3f;
+// CHECK: return x * -0x1p1f;
+// CHECK: return x / y;
+// CHECK: return x / y;
 PK_KERNEL void by_scalar(Tensor<f32, 2> x, Tensor<f32, 2> y, float temperature) {
-  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 256})) store(y, load<8, 256>(x, m, n) / temperature, m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 256})) {
+    auto t = load<8, 256>(x, m, n);
+    store(y, t / 8.0f + t / -0.5f + t / 7.0f + t / temperature, m, n);
+  }
 }
