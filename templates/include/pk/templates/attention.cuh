@@ -113,6 +113,14 @@ __device__ __forceinline__ float exp2_fma(float x) {
   return x < -126.f ? 0.f : y;
 }
 
+// Whether the consumers' turn chain runs on across a block's tiles (consumer 0 starts the next
+// tile's q k^T while the others finish this one) or restarts at each tile (the last consumer
+// keeps its final turn, so consumer 0 waits for every consumer's last p v). Measured in one
+// call (docs/benchmarks/attention-1xH200.md, run 14): across tiles is 2-3 % faster at head dim
+// 64 (three consumers) and 2.5 % slower for causal head dim 128 (two), so only three chain on.
+template <int Consumers>
+constexpr bool kChainAcrossTiles = Consumers > 2;
+
 // Turns between the consumers, round robin: each issues its wgmmas only in its turn and then
 // passes the turn on, so one consumer's softmax runs while another's matrix products use the
 // tensor cores (otherwise all reach their products together and the softmax overlaps nothing).
@@ -270,6 +278,8 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
                                         const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
                                         RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
   using L = Layout<D>;
+  constexpr bool kChain = kChainAcrossTiles<L::kConsumers>;
+  constexpr int kLast = L::kConsumers - 1;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
   float scale_log2 = scale * 1.4426950408889634f;
@@ -287,11 +297,12 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   mbarrier_wait_parity(&ss.q_full, q_phase);
-  // Turns: all take b.steps + 1 turns a tile (the first q k^T, then one per key step), and the
-  // chain runs on across the block's tiles (run() starts and ends it), so consumer 0 starts the
-  // next tile's q k^T while the others finish this one. No wgmma is issued under a branch (the
-  // last step is peeled): ptxas serialises every wgmma of a kernel whose wgmma sits in a
-  // conditional path (C7520).
+  // Turns: all take b.steps + 1 turns a tile (the first q k^T, then one per key step). Chained
+  // across tiles, run() starts and ends the chain; otherwise the last consumer passes first, so
+  // consumer 0 goes first, and keeps its last turn, so every arrival is waited for. No wgmma is
+  // issued under a branch (the last step is peeled): ptxas serialises every wgmma of a kernel
+  // whose wgmma sits in a conditional path (C7520).
+  if (!kChain && consumer == kLast) turn_pass<L::kConsumers>(consumer);
   ss.k_ring.wait_full(kc);
   turn_wait(consumer);
   wg::fence();
@@ -346,7 +357,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   wg::fence();
   issue_pv<D>(ss, vc.stage, pa, o);
   wg::commit();
-  turn_pass<L::kConsumers>(consumer);
+  if (kChain || consumer != kLast) turn_pass<L::kConsumers>(consumer);
   wg::wait<0>();
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
@@ -444,10 +455,11 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
     }
   } else {
     wg::claim_registers<L::kConsumerRegs>();
-    // The turn chain: the last consumer passes first, so consumer 0 goes first; consumer 0
-    // takes the last consumer's final pass, so every arrival is waited for.
+    // The turn chain across tiles: the last consumer passes first, so consumer 0 goes first;
+    // consumer 0 takes the last consumer's final pass, so every arrival is waited for.
+    constexpr bool kChain = kChainAcrossTiles<L::kConsumers>;
     const int consumer = wg::index() - 1;
-    if (consumer == L::kConsumers - 1) turn_pass<L::kConsumers>(consumer);
+    if (kChain && consumer == L::kConsumers - 1) turn_pass<L::kConsumers>(consumer);
     for (int t = blockIdx.x; t < tiles; q_phase ^= 1u) {
       consume<D, Causal>(p, scale, ss, block_tile<Causal, L::kBM>(p, t), consumer, kc, vc, q_phase);
       if (!Causal) {
@@ -458,7 +470,7 @@ __device__ __forceinline__ void run(const Params& p, float scale) {
       t = ss.tile;
       if (t < 0) break;
     }
-    if (consumer == 0) turn_wait(consumer);
+    if (kChain && consumer == 0) turn_wait(consumer);
   }
 }
 
