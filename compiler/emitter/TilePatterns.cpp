@@ -282,13 +282,18 @@ std::string mlir::pk::cuda::mapLambda(MapKind kind, Type operand) {
 
 namespace {
 
+// The float constant a tile is splatted from, or null.
+FloatAttr splatConstant(Value tile) {
+  auto splat = tile.getDefiningOp<TileSplatOp>();
+  auto constant = splat ? splat.getScalar().getDefiningOp<arith::ConstantOp>() : nullptr;
+  return constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+}
+
 // pow(t, c) with c a constant integer from -4 to 4, as multiplications (powf costs about 40
 // instructions and rounds less well than one or two multiplies): "" for any other exponent.
 std::string powByConstant(TileMapOp map) {
   if (map.getKind() != MapKind::pow || map.getInputs().size() != 2) return "";
-  auto splat = map.getInputs()[1].getDefiningOp<TileSplatOp>();
-  auto constant = splat ? splat.getScalar().getDefiningOp<arith::ConstantOp>() : nullptr;
-  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  FloatAttr value = splatConstant(map.getInputs()[1]);
   if (!value || !isa<FloatType>(cast<TileType>(map.getInputs()[0].getType()).getElementType())) return "";
   const double c = value.getValueAsDouble();
   if (c != static_cast<double>(static_cast<int>(c)) || c < -4 || c > 4) return "";
@@ -304,9 +309,7 @@ std::string exactInverse(TileMapOp map) {
       map.getInputs()[0].getType() != map.getResult().getType() ||
       !isa<FloatType>(map.getResult().getType().getElementType()))
     return "";
-  auto splat = map.getInputs()[1].getDefiningOp<TileSplatOp>();
-  auto constant = splat ? splat.getScalar().getDefiningOp<arith::ConstantOp>() : nullptr;
-  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+  FloatAttr value = splatConstant(map.getInputs()[1]);
   if (!value) return "";
   int exponent = 0;
   const double c = value.getValueAsDouble();
