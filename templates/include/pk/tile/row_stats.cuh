@@ -76,7 +76,9 @@ __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValu
     const long long r = row_opened<Made>(s);
     if (r < 0) continue;
     const long long row = RowsOf<Made, I>{idx}(s, r);
-    if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) continue;
+    // Unsigned compares: a negative row or column (-1: no row) wraps past every extent.
+    using U = unsigned long long;
+    if (static_cast<U>(row) >= static_cast<U>(shape[0]) || static_cast<U>(col) >= static_cast<U>(shape[1])) continue;
     if constexpr (Add) ::pk::detail::red_add(data + row * shape[1] + col, store_value<T>(vals.v[j]));
     else data[row * shape[1] + col] = store_value<T>(vals.v[j]);
   }

@@ -241,11 +241,28 @@ __device__ __forceinline__ auto read_scalar(const T* data, const long long* shap
   bool inside = true;
 #pragma unroll
   for (int d = 0; d < static_cast<int>(sizeof...(I)); ++d) {
-    inside &= idx[d] >= 0 && idx[d] < shape[d];
+    // One unsigned compare: a negative index wraps past every extent (extents are >= 0).
+    inside &= static_cast<unsigned long long>(idx[d]) < static_cast<unsigned long long>(shape[d]);
     off = off * shape[d] + idx[d];
   }
   using Out = typename pick_type<is_integer_v<T>, long long, float>::type;
   return inside ? static_cast<Out>(load_value(data[off])) : Out(0);
+}
+
+// read_scalar(data, shape, row0 + r, col) of a 2-D tensor, for the rows r (0 <= r < 2^31) a
+// thread holds of a tile at row0 (a row vector's column loads, pk/tile/rows.cuh): the address
+// is the part every thread shares, data + row0 * cols + col, plus r rows, so a thread's own
+// arithmetic is one 32 x 64-bit multiply-add. Unsigned arithmetic: the address of a row outside
+// the tensor is computed (never dereferenced) without overflow.
+template <class T>
+__device__ __forceinline__ auto read_column(const T* data, const long long* shape, long long row0, long long r,
+                                            long long col) {
+  using U = unsigned long long;
+  const bool inside = static_cast<U>(row0 + r) < static_cast<U>(shape[0]) && static_cast<U>(col) < static_cast<U>(shape[1]);
+  const T* const first = data + (static_cast<U>(row0) * static_cast<U>(shape[1]) + static_cast<U>(col));
+  const T* const at = first + static_cast<U>(static_cast<unsigned>(r)) * static_cast<U>(shape[1]);
+  using Out = typename pick_type<is_integer_v<T>, long long, float>::type;
+  return inside ? static_cast<Out>(load_value(*at)) : Out(0);
 }
 
 // Fills t run by run from at(i), the address of the run that starts at tile element i.
