@@ -209,16 +209,16 @@ __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
   static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
   if constexpr (!Add && int_row_runs_v<Tile, Made, I, T>) {
+    // Every run packed first, whether it moves or not (pk/tile/rt.cuh PackedRun).
+    PackedRun<T> packed[Tile::kSlots / Tile::kVec];
+#pragma unroll
+    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) packed[s / Tile::kVec] = pack_run<T>(t.v + s);
     if (row_runs_fit<Tile>(data, shape, col)) {
       const IndexedRuns<Tile> runs(idx.valid0, shape, col, data);
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
         T* p = data;
-        if (!runs.at(s, idx.v[s / Tile::kVec], data, p)) continue;
-        float run[Tile::kVec];
-#pragma unroll
-        for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
-        store_run(p, run);
+        if (runs.at(s, idx.v[s / Tile::kVec], data, p)) store_packed(p, packed[s / Tile::kVec]);
       }
       return;
     }

@@ -232,6 +232,39 @@ __device__ __forceinline__ void store_run(T* p, const float* v) {
   __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
 }
 
+// A run as store_run writes it (8 elements in T), packed apart from its store: a tile whose runs
+// are stored many times (the MoE dispatch's rows, once per choice and peer) packs them once,
+// ahead of the stores' conditions, and the compiler can keep the packed words instead of
+// converting the run again at every store.
+template <class T> struct PackedRun { uint4 w; };  // bf16, f16: 16 bytes
+template <> struct PackedRun<float> { float4 a, b; };
+template <> struct PackedRun<f8e4m3> { uint2 w; };
+template <> struct PackedRun<f8e5m2> { uint2 w; };
+template <class T>
+__device__ __forceinline__ PackedRun<T> pack_run(const float* v) {
+  if constexpr (::pk::is_same<T, float>::value) {
+    return {make_float4(v[0], v[1], v[2], v[3]), make_float4(v[4], v[5], v[6], v[7])};
+  } else if constexpr (::pk::is_same<T, f8e4m3>::value || ::pk::is_same<T, f8e5m2>::value) {
+    unsigned w[2] = {0, 0};
+#pragma unroll
+    for (int k = 0; k < 8; k += 2) w[k / 4] |= static_cast<unsigned>(pack2_f8<T>(v[k], v[k + 1])) << (8 * (k % 4));
+    return {make_uint2(w[0], w[1])};
+  } else {
+    return {make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]), pack2<T>(v[4], v[5]), pack2<T>(v[6], v[7]))};
+  }
+}
+template <class T>
+__device__ __forceinline__ void store_packed(T* p, const PackedRun<T>& run) {
+  if constexpr (::pk::is_same<T, float>::value) {
+    __stwb(reinterpret_cast<float4*>(p), run.a);
+    __stwb(reinterpret_cast<float4*>(p) + 1, run.b);
+  } else if constexpr (::pk::is_same<T, f8e4m3>::value || ::pk::is_same<T, f8e5m2>::value) {
+    __stwb(reinterpret_cast<uint2*>(p), run.w);
+  } else {
+    __stwb(reinterpret_cast<uint4*>(p), run.w);
+  }
+}
+
 // One element of row-major `data` of `shape` at `at...` (a count, an offset), read by every
 // thread: an integer as long long, a float as fp32; outside the tensor it reads 0.
 template <class T, class... I>
