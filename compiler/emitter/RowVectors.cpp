@@ -54,10 +54,16 @@ std::string columnRead(Emitter &e, TileLoadOp load, int64_t rows, std::string &v
   }
   valid = "pk::tile::valid_rows(" + std::to_string(rows) + "LL, " + e.name(src) + ".shape, {" +
           origin + "})";
-  // read_scalar gives integers as long long and floats as fp32 (a bf16 value exactly).
+  // read_scalar gives integers as long long and floats as fp32 (a bf16 value exactly);
+  // read_column reads the same from a 2-D tensor, with the address arithmetic every thread
+  // shares (the tile's row and the column) kept apart from the thread's own rows.
   Type elemType = cast<TileType>(load.getType()).getElementType();
+  auto indices = load.getIndices();
   std::string read =
-      "pk::tile::read_scalar(" + dataOf(e, src) + ", " + e.name(src) + ".shape, " + at + ")";
+      indices.size() == 2
+          ? "pk::tile::read_column(" + dataOf(e, src) + ", " + e.name(src) + ".shape, " +
+                e.name(indices[0]) + ", r, " + e.name(indices[1]) + ")"
+          : "pk::tile::read_scalar(" + dataOf(e, src) + ", " + e.name(src) + ".shape, " + at + ")";
   return isa<IntegerType>(elemType) ? asValueOf(elemType, read, "long long") : read;
 }
 

@@ -29,7 +29,7 @@ PK_KERNEL void combine(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> y, i
 
 // A weight column broadcast over a tile's rows is rebuilt by every thread too: no stage.
 // CHECK-LABEL: weighted_rows(
-// CHECK: const auto [[W:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 16, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return pk::tile::read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, {{c[0-9]+}}); }
+// CHECK: const auto [[W:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 16, 128, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return pk::tile::read_column(arg1.data, arg1.shape, {{i[0-9]+}}, r, {{c[0-9]+}}); }
 // CHECK: pk::tile::map_broadcast({{tile[0-9]+}}, {{tile[0-9]+}}, [[W]], false, [](float x, float y) { return x * y; }, nullptr);
 PK_KERNEL void weighted_rows(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> y) {
   for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 128}))
@@ -63,7 +63,7 @@ PK_KERNEL void hoisted_ids(Tensor<i32, 1> ids, Tensor<f32, 2> x, Tensor<f32, 2> 
 // of the rows each thread gathers; the row vector of the trip reads them there (the MoE combine).
 // CHECK-LABEL: routed_sum(
 // CHECK: for (long long [[K:k[0-9]+]] = {{.*}}) {
-// CHECK-NEXT: const auto [[NOW:rows[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 256, 1, 1, {{[0-9]+}}>>([&](int, long long r) { return pk::tile::convert<int>(pk::tile::read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, [[K]])); }, pk::tile::valid_rows(32LL, arg1.shape, {{[{]}}{{i[0-9]+}}, [[K]]}));
+// CHECK-NEXT: const auto [[NOW:rows[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 256, 1, 1, {{[0-9]+}}>>([&](int, long long r) { return pk::tile::convert<int>(pk::tile::read_column(arg1.data, arg1.shape, {{i[0-9]+}}, r, [[K]])); }, pk::tile::valid_rows(32LL, arg1.shape, {{[{]}}{{i[0-9]+}}, [[K]]}));
 // CHECK: const auto [[RV:rowvec[0-9]+]] = pk::tile::row_values<pk::tile::rt<float, 2, 32, 256, 1, 1, {{[0-9]+}}>>([&](int s, long long r) { return [[NOW]].at(s, r); }, min(32LL, [[NOW]].valid0));
 // CHECK-NEXT: pk::tile::rt<pk::bf16, 2, 32, 256, 1, 1, {{[0-9]+}}> [[G:tile[0-9]+]];
 // CHECK-NEXT: pk::tile::load_rows([[G]], [[RV]], arg0.data, arg0.shape, {{.*}}, pk_stage);

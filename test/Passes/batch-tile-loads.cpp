@@ -182,11 +182,11 @@ PK_KERNEL void scale_then_sum(Tensor<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
 // thread) is declared in each tile's scope from that tile's origin, never reused across them.
 // BATCHED-ROWS-LABEL: scaled_blocks(
 // BATCHED-ROWS: if (pk_tile{{[0-9]+}} + 0LL * gridDim.x <
-// BATCHED-ROWS: const auto [[A:rowvec[0-9]+]] = pk::tile::row_values<{{.*}}read_scalar(arg1.data, arg1.shape, [[I:i[0-9]+]] + r, [[J:v[0-9]+]]){{.*}}
+// BATCHED-ROWS: const auto [[A:rowvec[0-9]+]] = pk::tile::row_values<{{.*}}read_column(arg1.data, arg1.shape, [[I:i[0-9]+]], r, [[J:v[0-9]+]]){{.*}}
 // BATCHED-ROWS: map_broadcast({{.*}}, [[A]], false,
 // BATCHED-ROWS: if (pk_tile{{[0-9]+}} + 1LL * gridDim.x <
 // BATCHED-ROWS-NOT: [[A]]
-// BATCHED-ROWS: const auto [[B:rowvec[0-9]+]] = pk::tile::row_values<{{.*}}read_scalar(arg1.data, arg1.shape, {{i[0-9]+}} + r, {{v[0-9]+}}){{.*}}
+// BATCHED-ROWS: const auto [[B:rowvec[0-9]+]] = pk::tile::row_values<{{.*}}read_column(arg1.data, arg1.shape, {{i[0-9]+}}, r, {{v[0-9]+}}){{.*}}
 // BATCHED-ROWS-NOT: [[A]]
 // BATCHED-ROWS: map_broadcast({{.*}}, [[B]], false,
 PK_KERNEL void scaled_blocks(Tensor<bf16, 2> q, Tensor<f32, 2> s, Tensor<bf16, 2> y) {

@@ -82,6 +82,41 @@ __device__ __forceinline__ bool row_run_at(int s, RowOf row_of, const long long*
   return true;
 }
 
+// Runs of float rows (16 bytes of bf16, 8 of fp8) moved by a row vector of int indices, one
+// per run (the MoE routing: owner == p ? place : -1), once row_runs_fit holds: the same runs
+// as row_run_at with RowsOf, in fewer instructions. What is fixed for the call is worked out
+// once: the tile rows that hold data (valid0, clamped to [0, rows]) and the tensor's rows as
+// one 32-bit bound, min(rows, 2^31): an int index v lies in [0, rows) exactly when (unsigned)v
+// is below it, so -1 (no row), negative and past-the-end indices are rejected by one 32-bit
+// compare. The run's address is a 32 x 64-bit multiply-add in bytes from its column in row 0.
+template <class Tile, class Made, class I, class T>
+constexpr bool int_row_runs_v = ::pk::is_same<I, int>::value && RowValues<Made, I>::kPerRun && !is_integer_v<T>;
+template <class Tile>
+struct IndexedRuns {
+  int valid;                     // tile rows below this hold data (a clipped load's padding does not)
+  unsigned rows;                 // min(tensor rows, 2^31)
+  unsigned long long row_bytes;  // the tensor's row length in bytes
+  long long col;                 // the tile's first column
+  template <class T>
+  __device__ __forceinline__ IndexedRuns(long long valid0, const long long* shape, long long c, const T*)
+      : valid(valid0 <= 0 ? 0 : valid0 < Tile::kRows ? static_cast<int>(valid0) : static_cast<int>(Tile::kRows)),
+        rows(shape[0] < 0x80000000ll ? static_cast<unsigned>(shape[0]) : 0x80000000u),
+        row_bytes(static_cast<unsigned long long>(shape[1]) * sizeof(T)), col(c) {}
+  // Whether the run at slot s, whose row index is v, moves, and then its address in `p`.
+  template <class T>
+  __device__ __forceinline__ bool at(int s, int v, T* data, T*& p) const {
+    const long long i = Tile::index(s);
+    if (!Tile::holds(i)) return false;
+    const int e = static_cast<int>(i);  // 32-bit tile coordinates (kCount < 2^31)
+    if (e / static_cast<int>(Tile::kCols) >= valid || static_cast<unsigned>(v) >= rows) return false;
+    // Byte arithmetic: the run's column in row 0, then v rows on.
+    using Byte = typename pick_type<::pk::is_same<const T, T>::value, const char, char>::type;
+    Byte* const first = reinterpret_cast<Byte*>(data + col + e % static_cast<int>(Tile::kCols));
+    p = reinterpret_cast<T*>(first + static_cast<unsigned long long>(static_cast<unsigned>(v)) * row_bytes);
+    return true;
+  }
+};
+
 // t (R x C) = rows row_of(0..R) of `data` (shape rows x cols) from column `col`.
 template <class Tile, class RowOf, class T>
 __device__ void load_rows_of(Tile& t, RowOf row_of, const T* data, const long long* shape, long long col) {
@@ -117,6 +152,20 @@ __device__ void load_rows(Tile& t, const RowValues<Made, I>& idx, const T* data,
                           long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
   static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  if constexpr (int_row_runs_v<Tile, Made, I, T>) {
+    if (row_runs_fit<Tile>(data, shape, col)) {
+      const IndexedRuns<Tile> runs(idx.valid0, shape, col, data);
+#pragma unroll
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+        const T* p = data;
+        if (runs.at(s, idx.v[s / Tile::kVec], data, p)) load_run(p, run);
+#pragma unroll
+        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+      }
+      return;
+    }
+  }
   load_rows_of(t, RowsOf<Made, I>{idx}, data, shape, col);
 }
 
@@ -159,6 +208,21 @@ __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data
                            long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
   static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  if constexpr (!Add && int_row_runs_v<Tile, Made, I, T>) {
+    // Every run packed first, whether it moves or not (pk/tile/rt.cuh PackedRun).
+    PackedRun<T> packed[Tile::kSlots / Tile::kVec];
+#pragma unroll
+    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) packed[s / Tile::kVec] = pack_run<T>(t.v + s);
+    if (row_runs_fit<Tile>(data, shape, col)) {
+      const IndexedRuns<Tile> runs(idx.valid0, shape, col, data);
+#pragma unroll
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        T* p = data;
+        if (runs.at(s, idx.v[s / Tile::kVec], data, p)) store_packed(p, packed[s / Tile::kVec]);
+      }
+      return;
+    }
+  }
   store_rows_of<Add>(t, RowsOf<Made, I>{idx}, data, shape, col);
 }
 

@@ -70,13 +70,30 @@ template <bool Add, class Made, class V, class I, class T>
 __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValues<Made, I>& idx, T* data,
                                    const long long* shape, long long col) {
   static_assert(RowValues<Made, V>::kPerRun, "one value per run");
+  using U = unsigned long long;
+  if constexpr (::pk::is_same<I, int>::value) {
+    // int indices (the MoE routing): checked and addressed as gather.cuh's IndexedRuns does;
+    // the run that opens a row is at column 0 of the tile, so its address is the row's at `col`.
+    if (static_cast<U>(col) >= static_cast<U>(shape[1])) return;
+    const IndexedRuns<Made> runs(idx.valid0, shape, col, data);
+#pragma unroll
+    for (int j = 0; j < vals.kCount; ++j) {
+      const int s = j * Made::kVec;
+      T* p = data;
+      if (row_opened<Made>(s) < 0 || !runs.at(s, idx.v[j], data, p)) continue;
+      if constexpr (Add) ::pk::detail::red_add(p, store_value<T>(vals.v[j]));
+      else *p = store_value<T>(vals.v[j]);
+    }
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < vals.kCount; ++j) {
     const int s = j * Made::kVec;
     const long long r = row_opened<Made>(s);
     if (r < 0) continue;
     const long long row = RowsOf<Made, I>{idx}(s, r);
-    if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) continue;
+    // Unsigned compares: a negative row or column (-1: no row) wraps past every extent.
+    if (static_cast<U>(row) >= static_cast<U>(shape[0]) || static_cast<U>(col) >= static_cast<U>(shape[1])) continue;
     if constexpr (Add) ::pk::detail::red_add(data + row * shape[1] + col, store_value<T>(vals.v[j]));
     else data[row * shape[1] + col] = store_value<T>(vals.v[j]);
   }

@@ -170,9 +170,11 @@ constexpr bool same_rows_v = Tile::kSlots == Full::kSlots && Tile::kCols == Full
 template <int R>
 __device__ __forceinline__ long long valid_rows(long long rows, const long long* shape,
                                                 const long long (&origin)[R]) {
+  // Unsigned compares: a negative origin wraps past every extent (extents are >= 0).
+  using U = unsigned long long;
   bool inside = origin[0] >= 0;
 #pragma unroll
-  for (int d = 1; d < R; ++d) inside &= origin[d] >= 0 && origin[d] < shape[d];
+  for (int d = 1; d < R; ++d) inside &= static_cast<U>(origin[d]) < static_cast<U>(shape[d]);
   const long long rest = shape[0] - origin[0];
   return !inside ? 0 : rest < rows ? rest : rows;
 }

@@ -232,6 +232,39 @@ __device__ __forceinline__ void store_run(T* p, const float* v) {
   __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
 }
 
+// A run as store_run writes it (8 elements in T), packed apart from its store: a tile whose runs
+// are stored many times (the MoE dispatch's rows, once per choice and peer) packs them once,
+// ahead of the stores' conditions, and the compiler can keep the packed words instead of
+// converting the run again at every store.
+template <class T> struct PackedRun { uint4 w; };  // bf16, f16: 16 bytes
+template <> struct PackedRun<float> { float4 a, b; };
+template <> struct PackedRun<f8e4m3> { uint2 w; };
+template <> struct PackedRun<f8e5m2> { uint2 w; };
+template <class T>
+__device__ __forceinline__ PackedRun<T> pack_run(const float* v) {
+  if constexpr (::pk::is_same<T, float>::value) {
+    return {make_float4(v[0], v[1], v[2], v[3]), make_float4(v[4], v[5], v[6], v[7])};
+  } else if constexpr (::pk::is_same<T, f8e4m3>::value || ::pk::is_same<T, f8e5m2>::value) {
+    unsigned w[2] = {0, 0};
+#pragma unroll
+    for (int k = 0; k < 8; k += 2) w[k / 4] |= static_cast<unsigned>(pack2_f8<T>(v[k], v[k + 1])) << (8 * (k % 4));
+    return {make_uint2(w[0], w[1])};
+  } else {
+    return {make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]), pack2<T>(v[4], v[5]), pack2<T>(v[6], v[7]))};
+  }
+}
+template <class T>
+__device__ __forceinline__ void store_packed(T* p, const PackedRun<T>& run) {
+  if constexpr (::pk::is_same<T, float>::value) {
+    __stwb(reinterpret_cast<float4*>(p), run.a);
+    __stwb(reinterpret_cast<float4*>(p) + 1, run.b);
+  } else if constexpr (::pk::is_same<T, f8e4m3>::value || ::pk::is_same<T, f8e5m2>::value) {
+    __stwb(reinterpret_cast<uint2*>(p), run.w);
+  } else {
+    __stwb(reinterpret_cast<uint4*>(p), run.w);
+  }
+}
+
 // One element of row-major `data` of `shape` at `at...` (a count, an offset), read by every
 // thread: an integer as long long, a float as fp32; outside the tensor it reads 0.
 template <class T, class... I>
@@ -241,11 +274,28 @@ __device__ __forceinline__ auto read_scalar(const T* data, const long long* shap
   bool inside = true;
 #pragma unroll
   for (int d = 0; d < static_cast<int>(sizeof...(I)); ++d) {
-    inside &= idx[d] >= 0 && idx[d] < shape[d];
+    // One unsigned compare: a negative index wraps past every extent (extents are >= 0).
+    inside &= static_cast<unsigned long long>(idx[d]) < static_cast<unsigned long long>(shape[d]);
     off = off * shape[d] + idx[d];
   }
   using Out = typename pick_type<is_integer_v<T>, long long, float>::type;
   return inside ? static_cast<Out>(load_value(data[off])) : Out(0);
+}
+
+// read_scalar(data, shape, row0 + r, col) of a 2-D tensor, for the rows r (0 <= r < 2^31) a
+// thread holds of a tile at row0 (a row vector's column loads, pk/tile/rows.cuh): the address
+// is the part every thread shares, data + row0 * cols + col, plus r rows, so a thread's own
+// arithmetic is one 32 x 64-bit multiply-add. Unsigned arithmetic: the address of a row outside
+// the tensor is computed (never dereferenced) without overflow.
+template <class T>
+__device__ __forceinline__ auto read_column(const T* data, const long long* shape, long long row0, long long r,
+                                            long long col) {
+  using U = unsigned long long;
+  const bool inside = static_cast<U>(row0 + r) < static_cast<U>(shape[0]) && static_cast<U>(col) < static_cast<U>(shape[1]);
+  const T* const first = data + (static_cast<U>(row0) * static_cast<U>(shape[1]) + static_cast<U>(col));
+  const T* const at = first + static_cast<U>(static_cast<unsigned>(r)) * static_cast<U>(shape[1]);
+  using Out = typename pick_type<is_integer_v<T>, long long, float>::type;
+  return inside ? static_cast<Out>(load_value(*at)) : Out(0);
 }
 
 // Fills t run by run from at(i), the address of the run that starts at tile element i.
