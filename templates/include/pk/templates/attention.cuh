@@ -224,16 +224,12 @@ struct Softmax {
   __device__ __forceinline__ void mask(float (&s)[64], const Params& p, int n0, int row0) const {
     const int lane = threadIdx.x % 32;
     const float masked = c > 0.f ? minus_inf() : -minus_inf();  // scaled: -inf either way
-    // Score i sits at column base + 8 (i / 4) + (i % 2) of row row0 + 8 ((i % 4) / 2): each row
-    // keeps the offsets below one limit (the keys' end, and causal, the diagonal), so a score
-    // costs one compare with a constant and a select.
-    const int base = n0 + 2 * (lane % 4);
-    int limit[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) limit[h] = Causal ? min(p.sk, row0 + 8 * h + 1) - base : p.sk - base;
-#pragma unroll
-    for (int i = 0; i < 64; ++i)
-      if (8 * (i / 4) + (i % 2) >= limit[(i % 4) / 2]) s[i] = masked;
+    for (int i = 0; i < 64; ++i) {
+      const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+      const int row = row0 + 8 * ((i % 4) / 2);
+      if (col >= p.sk || (Causal && col > row)) s[i] = masked;
+    }
   }
   static constexpr float kSlack = 8.f;
   __device__ __forceinline__ bool step(float (&s)[64], const Params& p, int n0, int row0, bool edge,
