@@ -167,6 +167,13 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   auto select = s.getDefiningOp<TileSelectOp>();
   if (!select || !isMinusHuge(select.getOnFalse())) return fail("the scores are not masked to a very negative value (keys past the end would count)");
   Value mask = select.getCond(), scaled = select.getOnTrue();
+  // The two masks may also be nested selects, where(m1, where(m2, s, -huge), -huge), which is
+  // one select of their product.
+  Value mask2;
+  if (auto inner = scaled.getDefiningOp<TileSelectOp>(); inner && isMinusHuge(inner.getOnFalse())) {
+    mask2 = inner.getCond();
+    scaled = inner.getOnTrue();
+  }
   Value x, y;
   if (!isMap(scaled, MapKind::mul, x, y)) return fail("the scores are not scaled q k^T");
   auto qk = x.getDefiningOp<TileMmaOp>();
@@ -201,7 +208,11 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Value c, r;
     return isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0);
   };
-  if (keysInRange(mask)) a.causal = false;
+  if (mask2) {
+    if (!((causalMask(mask) && keysInRange(mask2)) || (causalMask(mask2) && keysInRange(mask))))
+      return fail("the nested masks are not col <= row and col < k.rows()");
+    a.causal = true;
+  } else if (keysInRange(mask)) a.causal = false;
   else if (isMap(mask, MapKind::mul, x, y) &&
            ((causalMask(x) && keysInRange(y)) || (causalMask(y) && keysInRange(x))))
     a.causal = true;

@@ -5,6 +5,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include <algorithm>
 #include <limits>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -587,6 +588,12 @@ private:
              wholeAccess(op, s.getDest(), int(peer), true);
     }
     if (auto c = dyn_cast<TileClaimOp>(op)) return wholeAccess(op, c.getCounter(), rank, true);
+    // A float element read as a scalar (`x.at(i)` of an f32 tensor): a read of this rank's
+    // tensor, of any element (the whole tensor, as for rows by index). Its value feeds only
+    // float arithmetic, never a bound, an index or a branch, so the model needs no value for
+    // it. An index read stays unmodelled: it may bound a loop (LoadScalarOp's description).
+    if (auto l = dyn_cast<LoadScalarOp>(op); l && !l.getResult().getType().isIntOrIndex())
+      return wholeAccess(op, l.getSource(), rank, false);
     // Argument checks depend only on symmetric shapes: every rank takes the same branch, and
     // a failing check leaves before any signal. The model follows the passing branch.
     if (isa<YieldOp, ReturnOp, CheckOp>(op)) return true;
@@ -727,6 +734,50 @@ void mlir::pk::protocol::modelDims(KernelOp kernel, Config &config) {
     }
     if (small >= 0) config.dims[{unsigned(small), dim}] = value;
     if (large >= 0) config.dims[{unsigned(large), dim}] = config.world * value;
+  }
+  // The two sides of a collective agree in every dimension but the collective's (both of an
+  // all-to-all's). A tensor in two collectives along different dimensions (a reduce-scatter
+  // along 2 into r, then an all-gather of r along 1) gets an extent from each entry; carry
+  // each extent across to the other side, the collectives' own extents winning over the few
+  // rows filled in before them, so that every tensor's modelled shape passes the checks
+  // (else runs of r's rows overlap in g and the model reports a race that cannot happen).
+  using Key = std::pair<unsigned, int64_t>;
+  std::set<Key> own;  // extents along a collective's own dimension
+  std::map<std::pair<int64_t, int64_t>, std::set<int64_t>> apart;  // per pair: dims that differ
+  auto pairOf = [](int64_t a, int64_t b) { return std::make_pair(std::min(a, b), std::max(a, b)); };
+  for (Attribute a : entries) {
+    auto e = dyn_cast<DenseI64ArrayAttr>(a);
+    if (!e || (e.size() != 3 && e.size() != 4)) continue;
+    for (int64_t side : {e[0], e[1]})
+      if (side >= 0) own.insert({unsigned(side), e[2]});
+    if (e[0] >= 0 && e[1] >= 0) apart[pairOf(e[0], e[1])].insert(e[2]);
+  }
+  auto args = kernel.getBody().front().getArguments();
+  auto rankOf = [&](int64_t arg) -> int64_t {
+    return arg < int64_t(args.size()) ? int64_t(getTensorShape(args[arg].getType()).size()) : 0;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto &[pair, dims] : apart) {
+      auto [a, b] = pair;
+      for (int64_t d = 0; d < std::min(rankOf(a), rankOf(b)); ++d) {
+        if (dims.count(d)) continue;
+        Key ka{unsigned(a), d}, kb{unsigned(b), d};
+        auto ia = config.dims.find(ka), ib = config.dims.find(kb);
+        if (ia == config.dims.end() && ib == config.dims.end()) continue;
+        auto copy = [&](const Key &from, const Key &to) {
+          config.dims[to] = config.dims[from];
+          if (own.count(from)) own.insert(to);
+          changed = true;
+        };
+        if (ib == config.dims.end()) copy(ka, kb);
+        else if (ia == config.dims.end()) copy(kb, ka);
+        else if (ia->second != ib->second) {
+          if (own.count(ka) && !own.count(kb)) copy(ka, kb);
+          else if (own.count(kb) && !own.count(ka)) copy(kb, ka);
+        }
+      }
+    }
   }
 }
 
