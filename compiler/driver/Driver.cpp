@@ -250,6 +250,7 @@ int runPkcDriver(int argc, char **argv) {
     fe.includeDirs.assign(includeDirs.begin(), includeDirs.end());
     fe.defines.assign(defines.begin(), defines.end());
     fe.standard = standard;
+    fe.onlyKernel = onlyKernel;
     module = parseCppSpec(inputPath, fe, context, &dependencies);
   } else {
     std::string error;

@@ -41,11 +41,12 @@ constexpr const char *kBuiltinDir = "/__pkc__/builtin";
 
 class WalkConsumer : public clang::ASTConsumer {
 public:
-  WalkConsumer(clang::CompilerInstance &ci, ParseResult &result) : ci(ci), result(result) {}
+  WalkConsumer(clang::CompilerInstance &ci, const std::string &onlyKernel, ParseResult &result)
+      : ci(ci), onlyKernel(onlyKernel), result(result) {}
   void HandleTranslationUnit(clang::ASTContext &context) override {
     // After a Clang error the AST is incomplete; its diagnostics already say why.
     if (ci.getDiagnostics().hasErrorOccurred()) return;
-    walkKernels(context, kSpecDir, result);
+    walkKernels(context, kSpecDir, onlyKernel, result);
     const clang::SourceManager &sm = context.getSourceManager();
     auto main = sm.getFileEntryRefForID(sm.getMainFileID());
     for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
@@ -57,18 +58,20 @@ public:
 
 private:
   clang::CompilerInstance &ci;
+  const std::string &onlyKernel;
   ParseResult &result;
 };
 
 class WalkAction : public clang::ASTFrontendAction {
 public:
-  explicit WalkAction(ParseResult &result) : result(result) {}
+  WalkAction(const std::string &onlyKernel, ParseResult &result) : onlyKernel(onlyKernel), result(result) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance &ci,
                                                         llvm::StringRef) override {
-    return std::make_unique<WalkConsumer>(ci, result);
+    return std::make_unique<WalkConsumer>(ci, onlyKernel, result);
   }
 
 private:
+  const std::string &onlyKernel;
   ParseResult &result;
 };
 
@@ -133,7 +136,7 @@ ParseResult parseOnThisThread(const ParseRequest &request) {
   overlay->pushOverlay(memory);
   auto files = llvm::makeIntrusiveRefCnt<clang::FileManager>(clang::FileSystemOptions(), overlay);
 
-  clang::tooling::ToolInvocation invocation(args, std::make_unique<WalkAction>(result),
+  clang::tooling::ToolInvocation invocation(args, std::make_unique<WalkAction>(request.onlyKernel, result),
                                             files.get());
   std::string clangText;
   llvm::raw_string_ostream clangStream(clangText);

@@ -20,6 +20,9 @@ struct ParseRequest {
   std::optional<std::string> text;       // the spec's text, served from memory at `path`
   bool exitOnTimeout = true;             // past the time limit: end the process, or fail
   bool captureClangDiagnostics = false;  // Clang's own diagnostics into the result, not stderr
+  // Walk only the kernel of this name (`--kernel`, the JIT): another kernel's constructs outside
+  // the spec language do not stop it (C++ errors still do). Empty, or no such kernel: all.
+  std::string onlyKernel;
 };
 
 struct ParseResult {

@@ -1467,9 +1467,15 @@ void collectKernels(const DeclContext *dc, std::vector<const FunctionDecl *> &ou
 
 } // namespace
 
-void walkKernels(ASTContext &context, const std::string &builtinPrefix, ParseResult &result) {
+void walkKernels(ASTContext &context, const std::string &builtinPrefix,
+                 const std::string &onlyKernel, ParseResult &result) {
   std::vector<const FunctionDecl *> kernels;
   collectKernels(context.getTranslationUnitDecl(), kernels);
+  // One kernel asked for: the others are not lowered, so their errors do not stop it. With no
+  // kernel of that name all are walked, and the caller lists them in its error.
+  auto named = [&](const FunctionDecl *fd) { return fd->getNameAsString() == onlyKernel; };
+  if (!onlyKernel.empty() && llvm::any_of(kernels, named))
+    llvm::erase_if(kernels, [&](const FunctionDecl *fd) { return !named(fd); });
   if (kernels.empty()) {
     SrcLoc l;
     const SourceManager &sm = context.getSourceManager();

@@ -52,6 +52,7 @@ struct Session {
       fe.exitOnTimeout = false;
       std::string clangText;
       fe.clangDiagnostics = &clangText;
+      fe.onlyKernel = kernel;
       module = parseCppSpec(name, fe, context, nullptr);
       diag << clangText;
     } else {

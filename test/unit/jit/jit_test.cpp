@@ -295,6 +295,26 @@ TEST(JitCompile, CompilesCppSpecsInProcess) {
   EXPECT_NE(cxx.status().message().find("nope"), std::string::npos) << cxx.status().message();
 }
 
+// One kernel of a C++ spec compiles while another kernel of the file is outside the spec
+// language (still being written); compiling that one still fails at its line.
+TEST(JitCompile, OneKernelCompilesBesideABrokenOne) {
+  const std::string cache = fresh_dir("only");
+  const std::string text =
+      "#include <pk/spec.h>\nusing namespace pk;\n"
+      "PK_KERNEL void good(Tensor<f32, 1> x, Tensor<f32, 1> y) {\n"
+      "  for (auto i : tiles(x.size(), {256})) store(y, load<256>(x, i) * 2.0f, i);\n}\n"
+      "PK_KERNEL void bad(Tensor<f32, 1> x) {\n  int a[3];\n}\n";
+  pk::jit::Options o = cpu_options(cache);
+  o.kernel = "good";
+  auto good = pk::jit::compile_string(text, o, "two.pk.cpp");
+  ASSERT_TRUE(good.is_ok()) << good.status().message();
+  EXPECT_EQ(good->info().name, "good");
+  o.kernel = "bad";
+  auto bad = pk::jit::compile_string(text, o, "two.pk.cpp");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("two.pk.cpp:7:"), std::string::npos) << bad.status().message();
+}
+
 TEST(JitCache, WarmCompileInANewProcessIsUnder5ms) {
   const std::string cache = fresh_dir("warm");
   ChildResult cold = run_child(cache);

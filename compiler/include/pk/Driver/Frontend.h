@@ -24,6 +24,10 @@ struct FrontendOptions {
   bool exitOnTimeout = true;
   /// Where Clang's own diagnostics (C++ errors) go: null for stderr, else appended here.
   std::string *clangDiagnostics = nullptr;
+  /// Lower only the kernel of this name (`--kernel`, the JIT), so that another kernel of the
+  /// file still under construction does not stop it; C++ errors anywhere still do. Empty, or
+  /// no kernel of that name: every kernel.
+  std::string onlyKernel;
 };
 
 /// True for a path the C++ front end reads (.cpp, .cc, .cxx); anything else is pk IR text.
