@@ -121,11 +121,13 @@ private:
   }
   // The tile `t` without the leading extents beyond `rank` (a 1 x N tile of a [N] tensor: its
   // N), or nullopt when one of them is not 1.
-  static std::optional<ValueType> withoutLeadingOnes(ValueType t, size_t rank) {
-    const size_t extra = t.shape.size() - rank;
-    for (size_t d = 0; d < extra; ++d)
-      if (t.shape[d] != 1) return std::nullopt;
-    t.shape.erase(t.shape.begin(), t.shape.begin() + extra);
+  // The tile without unit extents, leading ones first, until it has `rank` dimensions (a 1 x N
+  // row or an N x 1 column of a [N] tensor): the same elements in the same row-major order.
+  static std::optional<ValueType> withoutUnitDims(ValueType t, size_t rank) {
+    for (size_t d = 0; t.shape.size() > rank && d < t.shape.size();)
+      if (t.shape[d] == 1) t.shape.erase(t.shape.begin() + d);
+      else ++d;
+    if (t.shape.size() != rank) return std::nullopt;
     return t;
   }
   void bind(const Decl *d, int v) { names[d->getCanonicalDecl()] = v; }
@@ -1134,8 +1136,8 @@ private:
       if (failed) return -1;
       if (t.shape.size() == rank) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
       if (t.shape.size() > rank) {
-        std::optional<ValueType> inner = withoutLeadingOnes(t, rank);
-        if (!inner) return fail(l, "a tile of higher rank than the tensor needs extents of 1 in front");
+        std::optional<ValueType> inner = withoutUnitDims(t, rank);
+        if (!inner) return fail(l, "a tile of higher rank than the tensor needs extents of 1 beyond the tensor's rank (a 1 x N row or an N x 1 column of a [N] tensor)");
         int part = emitValue(OpKind::LoadPeer, l, ops, *inner, {}, 0, /*transport=Ldst*/ 0);
         return emitValue(OpKind::Reshape, l, {part}, t);
       }
@@ -1158,10 +1160,10 @@ private:
       // A tile with leading 1s beyond the tensor's rank (a 1 x N row of a [N] bias): the load
       // of its trailing extents, reshaped.
       if (t.shape.size() > rank) {
-        std::optional<ValueType> inner = withoutLeadingOnes(t, rank);
+        std::optional<ValueType> inner = withoutUnitDims(t, rank);
         if (!inner)
-          return fail(l, "a tile of higher rank than the tensor needs extents of 1 in front (a 1 x N "
-                         "row of a [N] tensor)");
+          return fail(l, "a tile of higher rank than the tensor needs extents of 1 beyond the "
+                         "tensor's rank (a 1 x N row or an N x 1 column of a [N] tensor)");
         int part = emitValue(OpKind::Load, l, ops, *inner);
         return emitValue(OpKind::Reshape, l, {part}, t);
       }
@@ -1187,10 +1189,10 @@ private:
       if (typeOf(tile).shape.size() < rank)  // into the trailing dimensions
         tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
       if (typeOf(tile).shape.size() > rank) {  // a 1 x N row into a [N] tensor
-        std::optional<ValueType> inner = withoutLeadingOnes(typeOf(tile), rank);
+        std::optional<ValueType> inner = withoutUnitDims(typeOf(tile), rank);
         if (!inner)
-          return fail(l, "a tile of higher rank than the tensor needs extents of 1 in front (a 1 x N "
-                         "row into a [N] tensor)");
+          return fail(l, "a tile of higher rank than the tensor needs extents of 1 beyond the "
+                         "tensor's rank (a 1 x N row or an N x 1 column into a [N] tensor)");
         tile = emitValue(OpKind::Reshape, l, {tile}, *inner);
       }
       std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}

@@ -131,6 +131,21 @@ void transpose() {
   expect("tile_transpose", y, [&](long long i) { return 2 * x.at((i % M) * N + i / M); }, 0, 0);
 }
 
+void unit_dims() {
+  const long long M = 70, N = 100;  // tails of the 32-row steps, the 48- and 64 x 32 tiles
+  DevTensor<float> x({M, N}, 16), v({M}, 17), y({N}, 0, true), z({M, N}, 0, true);
+  PKT_LAUNCH(tile_unit_dims, grid_blocks)(pk::LaunchContext{}, x.view(), v.view(), y.view(), z.view());
+  PKT_CUDA(cudaDeviceSynchronize());
+  expect("tile_unit_dims (column sums)", y, [&](long long n) {
+    double s = 0;
+    for (long long m = 0; m < M; ++m) s += x.at(m * N + n);
+    return s;
+  }, 1e-5, 1e-5);
+  expect("tile_unit_dims (column of a vector)", z, [&](long long i) {
+    return static_cast<double>(x.at(i)) * v.at(i / N);
+  }, 1e-6, 1e-6);
+}
+
 void causal_softmax() {
   const long long S = 300;  // tails of the 16 x 256 tiles in both dimensions
   DevTensor<float> s({S, S}, 14), p({S, S}, 0, true);
@@ -184,6 +199,7 @@ int main() {
     causal_softmax();
     band();
     transpose();
+    unit_dims();
   }
   if (cudaGetLastError() != cudaSuccess) pkt::fail("a launch failed");
   return pkt::finish("tile_path_test");

@@ -103,3 +103,15 @@ PK_KERNEL void tile_band(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
 PK_KERNEL void tile_transpose(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 64})) store(y, transpose(load<32, 64>(x, m, n)) * 2.0f, n, m);
 }
+
+// Column sums of x [M, N] into y [N]: an N x 1 column carried over the rows, stored into a 1-D
+// tensor; and z = x * v[m] with v [M] loaded as an M x 1 column (unit extents beyond the
+// tensor's rank dropped).
+PK_KERNEL void tile_unit_dims(Tensor<f32, 2> x, Tensor<f32, 1> v, Tensor<f32, 1> y, Tensor<f32, 2> z) {
+  for (auto n : tiles(x.cols(), {48})) {
+    auto acc = zeros<f32, 48, 1>();
+    for (auto m : range(0, x.rows(), 32)) acc = acc + row_sum(transpose(load<32, 48>(x, m, n)));
+    store(y, acc, n);
+  }
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {64, 32})) store(z, load<64, 32>(x, m, n) * load<64, 1>(v, m), m, n);
+}

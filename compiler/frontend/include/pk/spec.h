@@ -189,6 +189,14 @@ typename EnableIf<IsInt<C>::value && IsInt<I>::value, Tile<C, S...>>::type claim
 
 // Compute on register tiles.
 template <class T, long... S> Tile<T, S...> zeros();
+// zeros<f32>(128, 256): a tile's shape is part of its type, so it is written in the template
+// arguments; this overload only turns the call into an error that says so.
+template <class T, class... Extents>
+auto zeros(Extents...) {  // deduced: the body, and its message, are instantiated at the call
+  static_assert(sizeof...(Extents) == ~0ul, "a tile's shape goes in the template arguments: zeros<f32, 128, 256>(), "
+                                "not zeros<f32>(128, 256)");
+  return Tile<T, 1>();
+}
 template <class A, class B, long M, long N>
 Tile<f32, M, N> mma(A a, B b, Tile<f32, M, N> acc);  // acc + a @ b
 // acc + a @ b^T, with b stored N x K (a linear layer's weight, K-major).
