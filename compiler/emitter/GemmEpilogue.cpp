@@ -5,6 +5,7 @@
 #include "Emitter.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -15,10 +16,13 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
   GemmEpilogueCode out;
   Block &entry = kernel.getBody().front();
   std::set<int64_t> tensors, scalars;
+  std::map<int64_t, std::string> views;  // 1-D tensors: read as a 1 x N "row" or an M x 1 "col"
   for (Attribute a : program) {
     auto step = cast<DictionaryAttr>(a);
     StringRef op = step.getAs<StringAttr>("op").getValue();
     if (op == "load") tensors.insert(step.getAs<IntegerAttr>("arg").getInt());
+    if (auto view = step.getAs<StringAttr>("view"))
+      views[step.getAs<IntegerAttr>("arg").getInt()] = view.getValue().str();
     if (op == "scalar") scalars.insert(step.getAs<IntegerAttr>("arg").getInt());
   }
   std::string args, body;
@@ -36,10 +40,14 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
   }
   for (int64_t a : tensors) {
     as << "    int " << t(a) << "_rows, " << t(a) << "_cols;\n";
-    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_rows", a,
-                          "dim(" + std::to_string(a) + ",0)"});
-    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_cols", a,
-                          "dim(" + std::to_string(a) + ",1)"});
+    // A 1-D tensor is indexed as its 1 x N row or M x 1 column.
+    const std::string length = "dim(" + std::to_string(a) + ",0)";
+    auto view = views.find(a);
+    const std::string rows = view == views.end() ? length : view->second == "row" ? "1" : length;
+    const std::string cols = view == views.end() ? "dim(" + std::to_string(a) + ",1)"
+                             : view->second == "row" ? length : "1";
+    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_rows", a, rows});
+    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_cols", a, cols});
   }
   for (int64_t a : scalars) {
     as << "    float s" << a << ";  // argument #" << a << "\n";

@@ -19,6 +19,7 @@ struct Capture {
   std::string &why;
   SmallVector<Attribute> steps;
   llvm::DenseMap<Value, int64_t> index;
+  llvm::DenseMap<int64_t, StringRef> views;  // a 1-D tensor argument: read as a "row" or a "col"
 
   MLIRContext *ctx() { return kernel.getContext(); }
   NamedAttribute named(StringRef k, Attribute v) { return NamedAttribute(StringAttr::get(ctx(), k), v); }
@@ -73,6 +74,30 @@ struct Capture {
                     named("col", i64(*col))});
   }
 
+  // A 1-D tensor read as a row vector (load<1, N>(bias, n): N elements from n, a 1 x N tile) or
+  // a column (load<M, 1>(scale, m)): the load of its N (M) elements, reshaped. It is read as a
+  // 1 x N (M x 1) tensor, so the epilogue indexes it as the 2-D loads do.
+  int64_t vectorLoad(TileReshapeOp op, TileLoadOp l) {
+    int a = argIndex(l.getSource());
+    auto in = cast<TileType>(l.getType());
+    ArrayRef<int64_t> out = cast<TileType>(op.getType()).getShape();
+    if (a < 0 || l.getIndices().size() != 1 || in.getRank() != 1)
+      return fail(op, "an epilogue reshape must be of a load of a 1-D tensor argument");
+    Type e = in.getElementType();
+    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(l, "an epilogue load must be bf16, f16 or f32");
+    const bool row = out[0] == 1 && out[1] == bn && l.getIndices()[0] == n;
+    const bool col = out[1] == 1 && out[0] == bm && l.getIndices()[0] == m;
+    if (!row && !col)
+      return fail(l, "a 1-D tensor in an epilogue must be read as a row vector (load<1, N>(v, n)) "
+                     "or a column (load<M, 1>(v, m)) of the output tile");
+    StringRef view = row ? "row" : "col";
+    if (auto [it, fresh] = views.try_emplace(a, view); !fresh && it->second != view)
+      return fail(l, "a 1-D tensor read both as a row vector and as a column in one epilogue");
+    ops.insert(l);
+    return add(op, {named("op", str("load")), named("arg", i64(a)), named("row", i64(row ? 0 : -1)),
+                    named("col", i64(row ? -1 : 0)), named("view", str(view))});
+  }
+
   // A splat rounds its scalar to the tile's element type.
   int64_t splat(TileSplatOp op) {
     int64_t x = scalar(op);
@@ -108,6 +133,8 @@ struct Capture {
     ops.insert(op);
     if (auto l = dyn_cast<TileLoadOp>(op)) return load(l);
     if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);
+    if (auto r = dyn_cast<TileReshapeOp>(op))
+      if (auto l = r.getInput().getDefiningOp<TileLoadOp>()) return vectorLoad(r, l);
     if (auto c = dyn_cast<TileCastOp>(op)) {
       int64_t x = value(c.getInput());
       if (x < 0) return -1;
@@ -132,7 +159,7 @@ struct Capture {
       return r;
     }
     return fail(op, "not an element-wise epilogue operation (map, cast, splat, or a load at the "
-                    "output tile)");
+                    "output tile, a row vector or a column)");
   }
 };
 

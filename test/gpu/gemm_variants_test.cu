@@ -62,6 +62,17 @@ void run(pk::Context& ctx, cudaStream_t s) {
               "gemm_bias_gelu with N = 260: " + (bad.is_ok() ? std::string("accepted") : bad.message()));
   }
   {
+    auto k = compile("gemm_vectors_1d");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 21), b({K, N}, 22), bias({N}, 23), c({M, N}, 0, true);
+    DevTensor<float> scale({M}, 24);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), bias.view(), scale.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_vectors_1d", c, [&](long long i) {
+      return (dot(a, b, true, i / N, i % N, N, K) + bias.at(i % N)) * scale.at(i / N);
+    }, 1e-3 * std::sqrt(double(K)), kRel);
+  }
+  {
     auto k = compile("gemm_residual");
     if (!k) return;
     DevTensor<bf16> a({M, K}, 6), b({N, K}, 7), r({M, N}, 8), c({M, N}, 0, true);

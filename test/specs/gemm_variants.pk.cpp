@@ -15,6 +15,17 @@ PK_KERNEL void gemm_bias_gelu(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16,
   }
 }
 
+// C = (A * B + bias) * scale, with bias a [N] and scale an [M] 1-D tensor: read as a 1 x N row
+// and an M x 1 column of the output tile.
+PK_KERNEL void gemm_vectors_1d(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<f32, 1> scale,
+                               Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma(load<128, 64>(a, m, k), load<64, 256>(b, k, n), acc);
+    store(c, cast<bf16>((acc + cast<f32>(load<1, 256>(bias, n))) * load<128, 1>(scale, m)), m, n);
+  }
+}
+
 // C = A * B^T + R (a residual tile at the output's position).
 PK_KERNEL void gemm_residual(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> r, Tensor<bf16, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 64})) {

@@ -217,6 +217,16 @@ TEST(JitCompile, GemmVariantsDescribeTheirEpilogues) {
     alpha |= f.member == "epi.s4" && f.kind == pk::ParamField::Kind::f32 && f.arg == 4;
   }
   EXPECT_TRUE(scale && alpha);
+  // 1-D tensors read as a 1 x N row and an M x 1 column: their extents are a constant and a
+  // dimension of the tensor, which the launch description evaluates.
+  o.kernel = "gemm_vectors_1d";
+  auto v = pk::jit::compile_file(PK_GEMM_VARIANTS_SPEC, o);
+  ASSERT_TRUE(v.is_ok()) << v.status().message();
+  EXPECT_EQ(v->info().tmpl.kernel, "gemm_vectors_1d");
+  int vectors = 0;
+  for (const pk::ParamField& f : v->info().tmpl.fields)
+    vectors += f.member == "epi.t2" || f.member == "epi.t3";
+  EXPECT_EQ(vectors, 2);
 }
 
 TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
