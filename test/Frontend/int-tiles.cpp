@@ -40,7 +40,8 @@ PK_KERNEL void int_ops(Tensor<i32, 2> a, Tensor<i64, 2> b, Tensor<f32, 2> f, ind
     store(a, x * 0.5f, m, n);
 #endif
 #ifdef ROW_SUM_INT
-    // ROWSUM: int-tiles.cpp:[[@LINE+1]]:14: error: no matching function for call to 'row_sum'
+    // ROWSUM: error: static assertion failed{{.*}}row_sum / row_max / row_min reduce float tiles: reduce cast<f32>(t)
+    // ROWSUM: int-tiles.cpp:[[@LINE+1]]:14: note: in instantiation of function template specialization 'pk::row_sum
     auto s = row_sum(x);
 #endif
   }

@@ -272,6 +272,8 @@ template <class T, long... S> IfFloat<T, Tile<T, S...>> operator/(Tile<T, S...>,
 template <class T, long... S> IfFloat<T, Tile<T, S...>> operator/(float, Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> max(Tile<T, S...>, float);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> min(Tile<T, S...>, float);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> max(float, Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> min(float, Tile<T, S...>);
 // An integer scalar (an index value, a literal) combines with an integer tile the same way:
 // `id - rank() * rows`, `e % experts`.
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator+(Tile<T, S...>, I);
@@ -286,6 +288,8 @@ template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> operator%(I, Tile<T, S...>);
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> max(Tile<T, S...>, I);
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> min(Tile<T, S...>, I);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> max(I, Tile<T, S...>);
+template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> min(I, Tile<T, S...>);
 template <class T, long... S>
 typename EnableIf<IsInt<T>::value, Tile<T, S...>>::type operator%(Tile<T, S...>, Tile<T, S...>);
 // Casts convert element by element: float to integer rounds toward zero and saturates (NaN
@@ -349,6 +353,20 @@ template <long M, long N> Tile<f32, M, N> col_index(index n);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);
+// Row reductions of integer tiles: an error that says what to write (the overloads above take
+// float tiles only; deduced, so the message appears at the call).
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+auto row_reduction_of_integers(Tile<T, M, N>) {
+  static_assert(M < 0, "row_sum / row_max / row_min reduce float tiles: reduce cast<f32>(t) (exact "
+                       "for integers below 2^24 in magnitude) and cast the result back");
+  return Tile<T, M, 1>();
+}
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+auto row_sum(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+auto row_max(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+auto row_min(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
 
 // Communication intent: what must move; pkc picks mechanism, overlap and signals.
 template <class T, int R, class Out> void all_reduce(Reduce, const Sym<T, R> &in, const Out &out);
