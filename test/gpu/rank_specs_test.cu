@@ -36,14 +36,9 @@ double f(float x) { return x; }
 double f(bf16 x) { return pkt::to_f(x); }
 double bfr(double x) { return pkt::to_f(pkt::from_f<bf16>(float(x))); }  // round to bf16
 
-void ready(pk::Context& ctx) {
-  PKT_CUDA(pkt::sync_uploads());
-  PKT_OK(ctx.exchange().barrier());
-}
-void done(pk::Context& ctx) {
-  PKT_OK(ctx.check_errors());
-}
-void next(pk::Context& ctx) { PKT_OK(ctx.exchange().barrier()); }
+using pkt::done;
+using pkt::next;
+using pkt::ready;
 
 #define LAUNCH(k, ...) launch(ctx, #k, k, pk_##k::kBlocks, pk_##k::kThreads, __VA_ARGS__)
 

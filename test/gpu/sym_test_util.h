@@ -3,6 +3,7 @@
 // reproducible on every rank, an exact check of integer outputs, and a launch for the context's next epoch of a kernel.
 #pragma once
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "harness.h"
@@ -126,6 +127,21 @@ int run_worlds(const char* name, const std::function<void(pk::Context&)>& fn, K.
     });
   }
   return finish(name);
+}
+
+// The steps of a multi-rank case: inputs uploaded and every rank there (ready), the kernel's
+// error slot clean (done), every rank past the case before the next reuses buffers (next).
+inline void ready(pk::Context& ctx) {
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+}
+inline void done(pk::Context& ctx) { PKT_OK(ctx.check_errors()); }
+inline void next(pk::Context& ctx) { PKT_OK(ctx.exchange().barrier()); }
+// An absolute tolerance for every element.
+inline auto abs_tol(double t) { return [t](long long) { return t; }; }
+// Names the multi-rank case about to run (rank 0), so that a hang shows where it is.
+inline void step(const pk::Context& ctx, const char* name) {
+  if (ctx.rank() == 0) std::printf("  %s (W = %d)\n", name, ctx.world()), std::fflush(stdout);
 }
 
 // Exact check of a rank's integer output against want(i); names the first three wrong elements.

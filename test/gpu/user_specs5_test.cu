@@ -357,17 +357,11 @@ double f(float x) { return x; }
 double f(bf16 x) { return pkt::to_f(x); }
 double bfr(double x) { return pkt::to_f(pkt::from_f<bf16>(float(x))); }
 
-void ready(pk::Context& ctx) {
-  PKT_CUDA(pkt::sync_uploads());
-  PKT_OK(ctx.exchange().barrier());
-}
-void done(pk::Context& ctx) { PKT_OK(ctx.check_errors()); }
-void next(pk::Context& ctx) { PKT_OK(ctx.exchange().barrier()); }
-auto abs_tol(double t) { return [t](LL) { return t; }; }
-// Names the multi-rank test about to run (rank 0), so that a hang shows where it is.
-void step(const pk::Context& ctx, const char* name) {
-  if (ctx.rank() == 0) std::printf("  %s (W = %d)\n", name, ctx.world()), std::fflush(stdout);
-}
+using pkt::abs_tol;
+using pkt::done;
+using pkt::next;
+using pkt::ready;
+using pkt::step;
 
 // Every rank's integers in [lo, hi], reproducible on every rank.
 template <class T>

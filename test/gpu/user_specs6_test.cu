@@ -422,16 +422,11 @@ using pkt::SymArg;
 
 double f(bf16 x) { return pkt::to_f(x); }
 
-void ready(pk::Context& ctx) {
-  PKT_CUDA(pkt::sync_uploads());
-  PKT_OK(ctx.exchange().barrier());
-}
-void done(pk::Context& ctx) { PKT_OK(ctx.check_errors()); }
-void next(pk::Context& ctx) { PKT_OK(ctx.exchange().barrier()); }
-auto abs_tol(double t) { return [t](LL) { return t; }; }
-void step(const pk::Context& ctx, const char* name) {
-  if (ctx.rank() == 0) std::printf("  %s (W = %d)\n", name, ctx.world()), std::fflush(stdout);
-}
+using pkt::abs_tol;
+using pkt::done;
+using pkt::next;
+using pkt::ready;
+using pkt::step;
 
 template <class T>
 std::vector<std::vector<T>> int_inputs(int world, LL n, LL lo, LL hi, unsigned seed) {
