@@ -41,11 +41,11 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
   for (int64_t a : tensors) {
     as << "    int " << t(a) << "_rows, " << t(a) << "_cols;\n";
     // A 1-D tensor is indexed as its 1 x N row or M x 1 column.
-    const std::string length = "dim(" + std::to_string(a) + ",0)";
-    auto view = views.find(a);
-    const std::string rows = view == views.end() ? length : view->second == "row" ? "1" : length;
-    const std::string cols = view == views.end() ? "dim(" + std::to_string(a) + ",1)"
-                             : view->second == "row" ? length : "1";
+    std::string rows = "dim(" + std::to_string(a) + ",0)", cols = "dim(" + std::to_string(a) + ",1)";
+    if (auto view = views.find(a); view != views.end()) {
+      cols = view->second == "row" ? rows : "1";
+      if (view->second == "row") rows = "1";
+    }
     out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_rows", a, rows});
     out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_cols", a, cols});
   }

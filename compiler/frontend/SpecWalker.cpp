@@ -26,6 +26,10 @@ using namespace clang;
 namespace pk::fe {
 namespace {
 
+// The largest tile or range() step: tiles are counted as (size + step - 1) / step and indices
+// advanced by the step in 64 bits, which steps near 2^63 overflow (found by fuzzing).
+constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
+
 class KernelWalker {
 public:
   KernelWalker(ASTContext &ctx, const std::string &prefix, ParseResult &result)
@@ -119,8 +123,6 @@ private:
     t.shape.insert(t.shape.begin(), rank - t.shape.size(), 1);
     return t;
   }
-  // The tile `t` without the leading extents beyond `rank` (a 1 x N tile of a [N] tensor: its
-  // N), or nullopt when one of them is not 1.
   // The tile without unit extents, leading ones first, until it has `rank` dimensions (a 1 x N
   // row or an N x 1 column of a [N] tensor): the same elements in the same row-major order.
   static std::optional<ValueType> withoutUnitDims(ValueType t, size_t rank) {
@@ -129,6 +131,11 @@ private:
       else ++d;
     if (t.shape.size() != rank) return std::nullopt;
     return t;
+  }
+  // Why withoutUnitDims found no tile: `prep` is "of" (a load) or "into" (a store).
+  static std::string tooManyExtents(const char *prep) {
+    return std::string("a tile of higher rank than the tensor needs extents of 1 beyond the tensor's "
+                       "rank (a 1 x N row or an N x 1 column ") + prep + " a [N] tensor)";
   }
   void bind(const Decl *d, int v) { names[d->getCanonicalDecl()] = v; }
 
@@ -513,7 +520,6 @@ private:
                      "tile steps must be positive integer constants, known when pkc runs");
       // The kernel counts tiles as (size + step - 1) / step in 64 bits: a step near 2^63
       // overflowed it into no tiles at all (found by fuzzing).
-      constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
       if (s > kMaxStep)
         return error(list->getInit(i)->getBeginLoc(),
                      "a tile step must be at most " + std::to_string(kMaxStep) + ", not " +
@@ -561,7 +567,6 @@ private:
                        " never reaches hi)");
     // The loop steps its index by `step` until it passes hi, in 64 bits: a step near 2^63
     // wrapped it negative and the loop ran on (found by fuzzing).
-    constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
     if (known && step > kMaxStep)
       return error(call->getArg(2)->getBeginLoc(),
                    "the step of range() must be at most " + std::to_string(kMaxStep) + ", not " +
@@ -1137,7 +1142,7 @@ private:
       if (t.shape.size() == rank) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
       if (t.shape.size() > rank) {
         std::optional<ValueType> inner = withoutUnitDims(t, rank);
-        if (!inner) return fail(l, "a tile of higher rank than the tensor needs extents of 1 beyond the tensor's rank (a 1 x N row or an N x 1 column of a [N] tensor)");
+        if (!inner) return fail(l, tooManyExtents("of"));
         int part = emitValue(OpKind::LoadPeer, l, ops, *inner, {}, 0, /*transport=Ldst*/ 0);
         return emitValue(OpKind::Reshape, l, {part}, t);
       }
@@ -1157,13 +1162,11 @@ private:
       if (t.smem)
         return fail(l, std::string("load_smem takes one extent per tensor dimension") +
                            (t.shape.size() < rank ? " (write the leading 1s)" : ""));
-      // A tile with leading 1s beyond the tensor's rank (a 1 x N row of a [N] bias): the load
-      // of its trailing extents, reshaped.
+      // A tile with unit extents beyond the tensor's rank (a 1 x N row of a [N] bias, an N x 1
+      // column): the load of the other extents, reshaped.
       if (t.shape.size() > rank) {
         std::optional<ValueType> inner = withoutUnitDims(t, rank);
-        if (!inner)
-          return fail(l, "a tile of higher rank than the tensor needs extents of 1 beyond the "
-                         "tensor's rank (a 1 x N row or an N x 1 column of a [N] tensor)");
+        if (!inner) return fail(l, tooManyExtents("of"));
         int part = emitValue(OpKind::Load, l, ops, *inner);
         return emitValue(OpKind::Reshape, l, {part}, t);
       }
@@ -1188,11 +1191,9 @@ private:
       const size_t rank = typeOf(dest).shape.size();
       if (typeOf(tile).shape.size() < rank)  // into the trailing dimensions
         tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
-      if (typeOf(tile).shape.size() > rank) {  // a 1 x N row into a [N] tensor
+      if (typeOf(tile).shape.size() > rank) {  // a 1 x N row or N x 1 column into a [N] tensor
         std::optional<ValueType> inner = withoutUnitDims(typeOf(tile), rank);
-        if (!inner)
-          return fail(l, "a tile of higher rank than the tensor needs extents of 1 beyond the "
-                         "tensor's rank (a 1 x N row or an N x 1 column into a [N] tensor)");
+        if (!inner) return fail(l, tooManyExtents("into"));
         tile = emitValue(OpKind::Reshape, l, {tile}, *inner);
       }
       std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}

@@ -208,14 +208,15 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Value c, r;
     return isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0);
   };
+  // Causal: the two masks, in either order (nested selects, or one select of their product).
+  auto causalPair = [&](Value p, Value q) {
+    return (causalMask(p) && keysInRange(q)) || (causalMask(q) && keysInRange(p));
+  };
   if (mask2) {
-    if (!((causalMask(mask) && keysInRange(mask2)) || (causalMask(mask2) && keysInRange(mask))))
-      return fail("the nested masks are not col <= row and col < k.rows()");
+    if (!causalPair(mask, mask2)) return fail("the nested masks are not col <= row and col < k.rows()");
     a.causal = true;
   } else if (keysInRange(mask)) a.causal = false;
-  else if (isMap(mask, MapKind::mul, x, y) &&
-           ((causalMask(x) && keysInRange(y)) || (causalMask(y) && keysInRange(x))))
-    a.causal = true;
+  else if (isMap(mask, MapKind::mul, x, y) && causalPair(x, y)) a.causal = true;
   else return fail("the mask is neither col < k.rows() nor (col <= row) * (col < k.rows())");
   // The loop covers every key (or, causal, at least those up to the tile's last query).
   Value ub = kv.getUpperBound();

@@ -30,18 +30,17 @@ struct SelectTransport : mlir::pk::impl::PkSelectTransportPassBase<SelectTranspo
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
     getOperation().walk([&](Operation *op) {
-      if (op->hasAttr(kTmaFromRegistersAttrName)) {
-        op->removeAttr(kTmaFromRegistersAttrName);
-        recordDecision(op, "rule 1 (transport)",
-                       "ldst: the spec asks for Tma, but TMA moves a tile through shared memory "
-                       "and this tile is in registers; its threads move it by ld/st instead");
-        return;
-      }
       auto attr = op->getAttrOfType<TransportAttr>("transport");
       auto toLdst = [&](StringRef reason) {
         op->setAttr("transport", TransportAttr::get(op->getContext(), Transport::ldst));
         recordDecision(op, "rule 1 (transport)", reason);
       };
+      // A register tile the spec asked to move by Tma (the front end already made it ld/st).
+      if (op->hasAttr(kTmaFromRegistersAttrName)) {
+        op->removeAttr(kTmaFromRegistersAttrName);
+        return toLdst("ldst: the spec asks for Tma, but TMA moves a tile through shared memory "
+                      "and this tile is in registers; its threads move it by ld/st instead");
+      }
       // A spec's own Tma primitive on a shared-memory tile: no template takes explicit
       // primitives, and the general tile path holds such tiles in registers (as load_smem's).
       if (isa<StoreAsyncOp, StoreAddAsyncOp, LoadPeerOp>(op) && attr &&

@@ -193,8 +193,8 @@ template <class T, long... S> Tile<T, S...> zeros();
 // arguments; this overload only turns the call into an error that says so.
 template <class T, class... Extents>
 auto zeros(Extents...) {  // deduced: the body, and its message, are instantiated at the call
-  static_assert(sizeof...(Extents) == ~0ul, "a tile's shape goes in the template arguments: zeros<f32, 128, 256>(), "
-                                "not zeros<f32>(128, 256)");
+  static_assert(sizeof...(Extents) == ~0ul,
+                "a tile's shape goes in the template arguments: zeros<f32, 128, 256>(), not zeros<f32>(128, 256)");
   return Tile<T, 1>();
 }
 template <class A, class B, long M, long N>

@@ -208,34 +208,10 @@ __device__ __forceinline__ void load_run(const T* p, float* v) {
 #pragma unroll
   for (int k = 0; k < 8; ++k) v[k] = to_float(T{static_cast<unsigned short>(w[k / 2] >> (16 * (k % 2)))});
 }
-// Stores go through __stwb: a plain 16-byte assignment is split into four 4-byte stores once
-// several tiles' stores share a kernel (seen in the PTX of batched loops), quartering store
-// throughput.
-__device__ __forceinline__ void store_run(float* p, const float* v) {
-  __stwb(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
-  __stwb(reinterpret_cast<float4*>(p) + 1, make_float4(v[4], v[5], v[6], v[7]));
-}
-template <class T>
-__device__ __forceinline__ void store_run_f8(T* p, const float* v) {
-  unsigned w[2] = {0, 0};
-#pragma unroll
-  for (int k = 0; k < 8; k += 2) w[k / 4] |= static_cast<unsigned>(pack2_f8<T>(v[k], v[k + 1])) << (8 * (k % 4));
-  __stwb(reinterpret_cast<uint2*>(p), make_uint2(w[0], w[1]));
-}
-__device__ __forceinline__ void store_run(f8e4m3* p, const float* v) { store_run_f8(p, v); }
-__device__ __forceinline__ void store_run(f8e5m2* p, const float* v) { store_run_f8(p, v); }
-template <class T>
-__device__ __forceinline__ void store_run(T* p, const float* v) {
-  unsigned w[4];
-#pragma unroll
-  for (int k = 0; k < 4; ++k) w[k] = pack2<T>(v[2 * k], v[2 * k + 1]);
-  __stwb(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
-}
-
-// A run as store_run writes it (8 elements in T), packed apart from its store: a tile whose runs
-// are stored many times (the MoE dispatch's rows, once per choice and peer) packs them once,
-// ahead of the stores' conditions, and the compiler can keep the packed words instead of
-// converting the run again at every store.
+// A run of 8 elements packed in T apart from its store: a tile whose runs are stored many
+// times (the MoE dispatch's rows, once per choice and peer) packs them once, ahead of the
+// stores' conditions, and the compiler can keep the packed words instead of converting the
+// run again at every store.
 template <class T> struct PackedRun { uint4 w; };  // bf16, f16: 16 bytes
 template <> struct PackedRun<float> { float4 a, b; };
 template <> struct PackedRun<f8e4m3> { uint2 w; };
@@ -253,6 +229,9 @@ __device__ __forceinline__ PackedRun<T> pack_run(const float* v) {
     return {make_uint4(pack2<T>(v[0], v[1]), pack2<T>(v[2], v[3]), pack2<T>(v[4], v[5]), pack2<T>(v[6], v[7]))};
   }
 }
+// Stores go through __stwb: a plain 16-byte assignment is split into four 4-byte stores once
+// several tiles' stores share a kernel (seen in the PTX of batched loops), quartering store
+// throughput.
 template <class T>
 __device__ __forceinline__ void store_packed(T* p, const PackedRun<T>& run) {
   if constexpr (::pk::is_same<T, float>::value) {
@@ -264,6 +243,10 @@ __device__ __forceinline__ void store_packed(T* p, const PackedRun<T>& run) {
     __stwb(reinterpret_cast<uint4*>(p), run.w);
   }
 }
+
+// A run's 8 values, packed and stored.
+template <class T>
+__device__ __forceinline__ void store_run(T* p, const float* v) { store_packed(p, pack_run<T>(v)); }
 
 // One element of row-major `data` of `shape` at `at...` (a count, an offset), read by every
 // thread: an integer as long long, a float as fp32; outside the tensor it reads 0.
