@@ -56,7 +56,7 @@ void order(TemplateDescriber &d, const std::string &segments, const std::string 
 void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg, int bytes = 2) {
   const std::string per16 = std::to_string(16 / bytes);
   d.check("0", "rem(" + dim(arg, 1) + "," + per16 + ")",
-          what + "'s rows must be whole 16-byte TMA pitches: K % " + per16 + " (shown) must be 0");
+          what + "'s rows must be whole 16-byte TMA pitches: K % " + per16 + " (shown) must be 0", true);
   if (arg != kArg)
     d.check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns");
 }
@@ -79,12 +79,17 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
   operand(d, a, "A", a, fp8 ? 1 : 2);
   if (bNMajor) {
-    d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
+    d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0", true);
     d.check(K, dim(b, 0), "B must have A's K rows");
   } else {
     operand(d, b, "B", a, fp8 ? 1 : 2);
   }
-  d.check("0", "rem(" + N + ",8)", "C's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0");
+  // An f32 C moves as 2-byte units too: its rows are 2N of them, in boxes of 32 f32 columns.
+  auto out = facts.getAs<StringAttr>("out");
+  const bool f32Out = out && out.getValue() == "f32";
+  const std::string cPer16 = f32Out ? "4" : "8", cRow = f32Out ? "mul(" + N + ",2)" : N;
+  d.check("0", "rem(" + N + "," + cPer16 + ")",
+          "C's rows must be whole 16-byte TMA pitches: N % " + cPer16 + " (shown) must be 0", true);
   if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     d.check(M, dim(c, 0), "C must have A's rows");
@@ -94,7 +99,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
     if (job == "gemm") {
-      d.field(FK::tmap, "c", c, {N, M}, {kBoxCols, kBoxRows});
+      d.field(FK::tmap, "c", c, {cRow, M}, {kBoxCols, kBoxRows});
       order(d, "1", tm, tn, "0", 0, "0");
     } else {
       d.field(FK::tmaps, "c", c, {N, M}, {kBoxCols, kBoxRows});
@@ -163,6 +168,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     d.i32("blocks", blocks);
     d.t.grid = expr("add(" + comm + "," + blocks + ")");
   }
+  if (auto fallback = facts.getAs<StringAttr>("fallback")) d.t.fallback = fallback.getValue().str();
   d.t.params_bytes = ::pk::lay_out_params(d.t.fields);
   checks = std::move(d.checks);
   return d.t;
@@ -192,10 +198,11 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   };
   const StringRef inB = fact("in_b").empty() ? fact("in") : fact("in_b");
   const bool variant = (!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
-                       fact("out") == "f16" || fact("b_layout") == "kn" || !epilogue.code.empty();
+                       fact("out") == "f16" || fact("out") == "f32" || fact("b_layout") == "kn" ||
+                       !epilogue.code.empty();
+  const std::string outType = fact("out") == "f16" ? "pk::f16" : fact("out") == "f32" ? "float" : "pk::bf16";
   if (variant)
-    type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " +
-           (fact("out") == "f16" ? "pk::f16" : "pk::bf16") + ", " +
+    type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " + outType + ", " +
            (fact("b_layout") == "kn" ? "true" : "false") + ", " +
            (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") +
            (inB != fact("in") ? std::string(", ") + operandType(inB) : std::string()) + ">";

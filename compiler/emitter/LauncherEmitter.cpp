@@ -194,7 +194,7 @@ LogicalResult emitCopyEngineBranch(const KernelSignature &k, llvm::StringRef rou
 // The kernel's own argument checks as pkc wrote them beside its CUDA (`// pk-host-check`,
 // shared with the JIT): the launcher refuses what the kernel would, at the call.
 LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef cuda,
-                             llvm::raw_ostream &os, Location loc) {
+                             llvm::raw_ostream &os, Location loc, const std::string &orElse = "") {
   ::pk::Result<std::vector<::pk::HostCheck>> checks = ::pk::host_checks_of(cuda.str(), k.name);
   if (!checks.is_ok()) return emitError(loc, checks.status().message());
   for (const ::pk::HostCheck &c : *checks) {
@@ -208,6 +208,12 @@ LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef 
       return emitError(loc, "pk-host-check ") << c.id << " of " << k.name
              << " reads an argument the kernel does not have as such";
     auto name = [&](int a) { return k.args[a].name; };
+    if (!orElse.empty() && c.tma_rule) {  // a TMA rule broken: the general-path twin runs
+      os << "  // pk-check " << c.id << "\n"
+         << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
+         << "    return " << orElse << ";\n";
+      continue;
+    }
     os << "  // pk-check " << c.id << "\n"
        << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
        << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": expected ")
@@ -244,8 +250,19 @@ LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cud
                                    llvm::raw_ostream &os, Location loc) {
   ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), k.name);
   if (!t.is_ok()) return emitError(loc, t.status().message());
+  // The plain GEMM's general-path twin (a launcher of the same arguments) takes the sizes and
+  // addresses the template's TMA cannot.
+  std::string twinCall;
+  if (!t->fallback.empty()) {
+    KernelSignature twin = k;
+    twin.name = t->fallback;
+    os << "\npk::Status " << twin.name << "(" << parameterList(twin) << ", cudaStream_t stream);\n";
+    twinCall = t->fallback + "(ctx";
+    for (const LauncherArg &a : k.args) twinCall += ", " + a.name;
+    twinCall += ", stream)";
+  }
   emitLauncherOpening(k, os);
-  if (failed(emitHostCheckConditions(k, cuda, os, loc))) return failure();
+  if (failed(emitHostCheckConditions(k, cuda, os, loc, twinCall))) return failure();
   emitEmptySkip(k, os);
   os << "  (void)world;\n"
      << "  // The launch description pkc wrote above the kernel (pk/runtime/template_params.h).\n"
@@ -256,8 +273,10 @@ LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cud
      << "  const std::vector<pk::TemplateArg> args = {";
   for (auto [i, a] : llvm::enumerate(k.args))
     os << (i ? ", " : "") << "pk::template_arg(" << a.name << ", ctx.rank())";
-  os << "};\n"
-     << "  return pk::launch_template(ctx, kernel, *description, args, stream);\n}\n";
+  os << "};\n";
+  if (!twinCall.empty())
+    os << "  if (!pk::check_template_bases(*description, args).is_ok()) return " << twinCall << ";\n";
+  os << "  return pk::launch_template(ctx, kernel, *description, args, stream);\n}\n";
   return success();
 }
 

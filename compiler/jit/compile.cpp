@@ -48,12 +48,15 @@ Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
   PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos,
                       parse_launch_lines(std::string(entry.begin(), at)));
   // A kernel of several launches: its pk-sequence line comes first, then its parts'.
-  std::vector<KernelInfo> parts;
+  std::vector<KernelInfo> parts, fallbacks;
   for (const std::string& name : infos.front().parts)
     for (const KernelInfo& k : infos)
       if (k.name == name) parts.push_back(k);
+  for (const KernelInfo& k : infos)
+    for (const KernelInfo& t : infos)
+      if (!t.tmpl.fallback.empty() && t.tmpl.fallback == k.name) fallbacks.push_back(k);
   return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache,
-                std::move(parts));
+                std::move(parts), std::move(fallbacks));
 }
 
 // The lines of `kernel` that parse_launch_lines reads: its pk-sequence or pk-launch line and
@@ -122,12 +125,18 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
 
   PK_ASSIGN_OR_RETURN(std::string cuda, frontend.run(name, text, options));
   PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos, parse_launch_lines(cuda));
+  // The spec's own kernels: not the general-path twins pkc adds beside GEMM templates.
+  auto twin = [&](const KernelInfo& k) {
+    return std::any_of(infos.begin(), infos.end(), [&](const KernelInfo& t) { return t.tmpl.fallback == k.name; });
+  };
+  const auto own = std::count_if(infos.begin(), infos.end(), [&](const KernelInfo& k) { return !twin(k); });
   const KernelInfo* chosen = nullptr;
   for (const KernelInfo& k : infos)
-    if (k.name == options.kernel || (options.kernel.empty() && infos.size() == 1)) chosen = &k;
+    if (k.name == options.kernel || (options.kernel.empty() && own == 1 && !twin(k))) chosen = &k;
   if (!chosen) {
     std::string names;
-    for (const KernelInfo& k : infos) names += " " + k.name;
+    for (const KernelInfo& k : infos)
+      if (!twin(k)) names += " " + k.name;
     return Status::error(name + ": " +
                          (options.kernel.empty() ? "several kernels; choose one in Options::kernel:"
                                                  : "no kernel '" + options.kernel + "'; it has:") +
@@ -143,6 +152,10 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
   PK_ASSIGN_OR_RETURN(CompileOutput out, compile(req));
   std::string lines = launch_lines_of(cuda, chosen->name);
   for (const std::string& part : chosen->parts) lines += launch_lines_of(cuda, part);
+  // The general-path twins the template launches fall back to, after everything else.
+  for (const KernelInfo& k : infos)
+    if (k.name == chosen->name || std::count(chosen->parts.begin(), chosen->parts.end(), k.name))
+      if (!k.tmpl.fallback.empty()) lines += launch_lines_of(cuda, k.tmpl.fallback);
   const std::vector<char> entry = pack(lines, out.image);
   if (options.use_cache) PK_RETURN_IF_ERROR(cache_write(dir, key, entry));
   return unpack(entry, false);

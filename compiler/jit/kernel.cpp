@@ -17,18 +17,22 @@ namespace pk::jit {
 struct Kernel::State {
   KernelInfo info;
   std::vector<KernelInfo> parts;
+  std::vector<KernelInfo> fallbacks;  // general-path twins of template launches
   std::vector<char> image;
   std::mutex mutex;
   // Modules belong to one device's context: one per device, loaded by the first rank there.
   std::map<int, std::unique_ptr<Module>> modules;
-  // Per device, the functions launched in order: the kernel's, or each part's.
+  // Per device, the functions launched in order (the kernel's, or each part's), then the
+  // fallbacks'.
   std::map<int, std::vector<pk::Kernel>> functions;
 };
 
-Kernel::Kernel(KernelInfo info, std::vector<char> image, bool from_cache, std::vector<KernelInfo> parts)
+Kernel::Kernel(KernelInfo info, std::vector<char> image, bool from_cache, std::vector<KernelInfo> parts,
+               std::vector<KernelInfo> fallbacks)
     : state_(std::make_shared<State>()), from_cache_(from_cache) {
   state_->info = std::move(info);
   state_->parts = std::move(parts);
+  state_->fallbacks = std::move(fallbacks);
   state_->image = std::move(image);
 }
 
@@ -49,6 +53,10 @@ Status Kernel::load(Context& ctx) const {
   }
   for (const KernelInfo& part : state_->parts) {
     PK_ASSIGN_OR_RETURN(pk::Kernel f, m->kernel(part.name));
+    fs.push_back(f);
+  }
+  for (const KernelInfo& twin : state_->fallbacks) {
+    PK_ASSIGN_OR_RETURN(pk::Kernel f, m->kernel(twin.name));
     fs.push_back(f);
   }
   state_->modules[dev] = std::move(m);
@@ -238,6 +246,25 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
 
 Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args,
                           const KernelInfo& info, std::size_t function) const {
+  if (!info.tmpl.fallback.empty()) {
+    // The template's rules (16-byte TMA rows and bases) broken: its twin on the general tile
+    // path runs instead, if it accepts the arguments; otherwise the template's error stands.
+    KernelInfo strict = info;  // every check but the TMA rules: those stay errors
+    strict.checks.erase(std::remove_if(strict.checks.begin(), strict.checks.end(),
+                                       [](const HostCheck& c) { return c.tma_rule; }),
+                        strict.checks.end());
+    PK_RETURN_IF_ERROR(check_launch_args(strict, args, ctx.world()));
+    Status fits = check_launch_args(info, args, ctx.world());
+    if (fits.is_ok()) fits = check_template_bases(info.tmpl, template_args(info, args, ctx.rank()));
+    if (!fits.is_ok()) {
+      const std::vector<KernelInfo>& twins = state_->fallbacks;
+      for (std::size_t j = 0; j < twins.size(); ++j)
+        if (twins[j].name == info.tmpl.fallback && check_launch_args(twins[j], args, ctx.world()).is_ok())
+          return launch_one(ctx, stream, args, twins[j],
+                            (state_->parts.empty() ? 1 : state_->parts.size()) + j);
+      return fits;
+    }
+  }
   PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
   PK_RETURN_IF_ERROR(check_flag_slots(ctx, info));
   // Nothing to move or compute; every rank has the same sizes, so every rank skips alike.

@@ -28,10 +28,10 @@ struct GemmLoop {
   TileForeachOp loop;
   TileLoadOp loadA, loadB;
   bool bNMajor = false;       // B stored [K, N] (mma) rather than [N, K] (mma_t)
-  Type in, inB, out;          // A's, B's and the output's element types (bf16 / f16; fp8 in)
+  Type in, inB, out;          // A's, B's and the output's element types (bf16 / f16 / f32 out; fp8 in)
   int64_t bm = 0, bn = 0, bk = 0;  // the spec's tile
   ArrayAttr epilogue;         // null when the accumulator is stored as it is
-  Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the narrowed tile
+  Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the (narrowed) tile
   // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
   // epilogue.
   bool classic() const {
@@ -54,7 +54,7 @@ bool sameIndex(Value x, Value y) {
 
 // Matches: foreach (m, n) step [BM, BN] { acc = scf.for k step BK (zeros) { a = load A[m, k];
 // b = load B[n, k] (mma {transpose_b}) or B[k, n] (mma); mma a, b, acc };
-// store/add cast<bf16|f16>(epilogue(acc)) }. Any tile shape: the template retiles, which is
+// store/add cast<bf16|f16>(epilogue(acc)), or epilogue(acc) as f32 }. Any tile shape: the template retiles, which is
 // exact because every output element depends only on its own row of A and column of B.
 FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   GemmLoop g;
@@ -106,7 +106,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
            << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
            << " of one type (bf16 or f16) or both fp8, accumulator " << g.bm << "x" << g.bn << " f32";
-  // The sink: the tile loop's one store (or reduce-add into an owner) of a narrowed tile.
+  // The sink: the tile loop's one store (or reduce-add into an owner) of the output tile.
   for (Operation &op : body)
     if (isa<TileStoreOp, AddTileOp>(op)) {
       if (g.sink) return op.emitError("GEMM: the tile loop must store one tile");
@@ -115,29 +115,37 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (!g.sink)
     return loop.emitError("GEMM: the tile must be stored (pk.tile.store) or added into its owner "
                           "(pk.coll.add_tile)");
-  auto narrow = g.sink->getOperand(0).getDefiningOp<TileCastOp>();
-  if (!narrow || !isTile(narrow.getType(), g.bm, g.bn, cast<TileType>(narrow.getType()).getElementType()))
-    return g.sink->emitError("GEMM: the template stores a bf16 or f16 tile cast from the fp32 "
-                             "accumulator's epilogue; this tile is not such a cast");
-  g.out = cast<TileType>(narrow.getType()).getElementType();
-  if (!g.out.isBF16() && !g.out.isF16())
-    return narrow.emitError("GEMM: the template's output is bf16 or f16; this cast makes ")
-           << narrow.getType();
-  if (!isa<Float32Type>(cast<TileType>(narrow.getInput().getType()).getElementType()))
-    return narrow.emitError("GEMM: the stored tile must be cast from f32");
-  // Between the K loop and the cast: an element-wise epilogue, captured whole.
+  // The stored tile: a bf16 or f16 cast of the fp32 epilogue, or the f32 epilogue itself (or a
+  // cast of it to f32, which changes nothing).
+  Value stored = g.sink->getOperand(0);
+  auto narrow = stored.getDefiningOp<TileCastOp>();
+  auto f32 = Float32Type::get(loop.getContext());
+  if (narrow && !isa<Float32Type>(cast<TileType>(narrow.getInput().getType()).getElementType()))
+    narrow = nullptr;  // a cast from another type is part of the epilogue
+  Value result = narrow ? narrow.getInput() : stored;
+  auto storedTile = dyn_cast<TileType>(stored.getType());
+  if (!storedTile || !isTile(storedTile, g.bm, g.bn, storedTile.getElementType()))
+    return g.sink->emitError("GEMM: the template stores a ") << g.bm << "x" << g.bn
+           << " tile of the accumulator's epilogue; this tile is " << stored.getType();
+  g.out = storedTile.getElementType();
+  if (!g.out.isBF16() && !g.out.isF16() && g.out != f32)
+    return g.sink->emitError("GEMM: the template's output is bf16, f16 or f32; this tile is ")
+           << stored.getType();
+  if (!isa<Float32Type>(cast<TileType>(result.getType()).getElementType()))
+    return g.sink->emitError("GEMM: the stored tile must be computed from the f32 accumulator");
+  // Between the K loop and the stored tile (or its cast): an element-wise epilogue, captured whole.
   llvm::SmallPtrSet<Operation *, 16> epilogueOps;
-  if (narrow.getInput() != kloop.getResult(0)) {
+  if (result != kloop.getResult(0)) {
     std::string why;
-    g.epilogue = captureGemmEpilogue(kernel, narrow.getInput(), kloop.getResult(0), m, n, g.bm, g.bn,
+    g.epilogue = captureGemmEpilogue(kernel, result, kloop.getResult(0), m, n, g.bm, g.bn,
                                      epilogueOps, why);
-    if (!g.epilogue) return narrow.emitError("GEMM epilogue: ") << why;
+    if (!g.epilogue) return g.sink->emitError("GEMM epilogue: ") << why;
   }
   // Nothing else in the loop may compute a tile the template would drop (index arithmetic for
   // the store's position is fine).
   for (Operation &op : body) {
     bool tiles = llvm::any_of(op.getResultTypes(), [](Type t) { return isa<TileType>(t); });
-    if (!tiles || &op == kloop.getOperation() || &op == narrow.getOperation() ||
+    if (!tiles || &op == kloop.getOperation() || (narrow && &op == narrow.getOperation()) ||
         epilogueOps.contains(&op) || op.use_empty())
       continue;
     bool feedsLoop = llvm::all_of(op.getUsers(), [&](Operation *u) { return kloop->isAncestor(u); });
@@ -146,7 +154,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   }
   for (Value r : kloop.getResults())
     for (Operation *u : r.getUsers())
-      if (u != narrow.getOperation() && !epilogueOps.contains(u))
+      if (u != (narrow ? narrow.getOperation() : g.sink) && !epilogueOps.contains(u))
         return u->emitError("GEMM: the accumulator may only feed the epilogue and the store");
   if (auto st = dyn_cast<TileStoreOp>(g.sink)) {
     if (st.getIndices().size() != 2 || st.getIndices()[0] != m || st.getIndices()[1] != n)
@@ -190,6 +198,30 @@ LogicalResult checkBounds(GemmLoop &g) {
     return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "
                            "the template reduces over all of K");
   return success();
+}
+
+// Marks a GEMM kernel's general-path twin (its value: the template kernel's name).
+constexpr llvm::StringLiteral kGeneralFor = "pk.general_for";
+
+// Whether `kernel` is one launch of a kernel pk-split-launches split (named in a pk.launches
+// list, possibly inside a host loop's entry).
+bool isLaunchPart(KernelOp kernel) {
+  StringRef name = kernel.getSymName();
+  std::function<bool(Attribute)> names = [&](Attribute a) -> bool {
+    if (auto s = dyn_cast<StringAttr>(a)) return s.getValue() == name;
+    if (auto r = dyn_cast<FlatSymbolRefAttr>(a)) return r.getValue() == name;
+    if (auto arr = dyn_cast<ArrayAttr>(a)) return llvm::any_of(arr, names);
+    if (auto d = dyn_cast<DictionaryAttr>(a))
+      return llvm::any_of(d, [&](NamedAttribute n) { return names(n.getValue()); });
+    return false;
+  };
+  auto module = kernel->getParentOfType<ModuleOp>();
+  bool part = false;
+  if (module)
+    module.walk([&](KernelOp k) {
+      if (auto launches = k->getAttr("pk.launches")) part = part || names(launches);
+    });
+  return part;
 }
 
 bool before(Operation *x, Operation *y) { return x->getBlock() == y->getBlock() && x->isBeforeInBlock(y); }
@@ -251,6 +283,10 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
              << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk << ", "
              << g->in << " operands, B " << (g->bNMajor ? "[k, n]" : "[n, k]") << ", "
              << g->out << " output" << (g->epilogue ? " and an epilogue" : "");
+    if (g->out.isF32() && (!kernel->getBlock() || isLaunchPart(kernel)))
+      return loop.emitError("GEMM: an f32 output takes the template only in a kernel of its own "
+                            "(where its general-path twin takes the sizes TMA cannot); beside "
+                            "other phases it stays on the general path");
     MLIRContext *ctx = kernel.getContext();
     SmallVector<NamedAttribute> facts;
     auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
@@ -331,7 +367,11 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       job = "gemm";
       if (failed(index("a", a)) || failed(index("c", store.getDest()))) return failure();
       auto typeName = [](Type t) {
-        return t.isF16() ? "f16" : isa<Float8E4M3FNType>(t) ? "e4m3" : isa<Float8E5M2Type>(t) ? "e5m2" : "bf16";
+        return t.isF16()                  ? "f16"
+               : t.isF32()                ? "f32"
+               : isa<Float8E4M3FNType>(t) ? "e4m3"
+               : isa<Float8E5M2Type>(t)   ? "e5m2"
+                                          : "bf16";
       };
       fact("in", StringAttr::get(ctx, typeName(g->in)));
       if (g->inB != g->in) fact("in_b", StringAttr::get(ctx, typeName(g->inB)));  // fp8 may mix
@@ -362,6 +402,23 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
               "on its row of A and column of B, the epilogue works element by element, and only "
               "the order of the fp32 additions over K changes)";
     }
+    // The plain GEMM keeps a general-path twin for sizes the template's TMA cannot take (K or
+    // N not whole 16-byte rows, a misaligned base): launches choose it at run time.
+    std::string fallback;
+    if (job == "gemm" && kernel->getBlock() && !isLaunchPart(kernel)) {
+      fallback = (kernel.getSymName() + "__general").str();
+      if (SymbolTable::lookupNearestSymbolFrom(kernel, StringAttr::get(ctx, fallback))) {
+        fallback.clear();
+      } else {
+        auto twin = cast<KernelOp>(kernel->clone());
+        twin.setSymName(fallback);
+        twin->setAttr(kGeneralFor, StringAttr::get(ctx, kernel.getSymName()));
+        kernel->getBlock()->getOperations().insertAfter(kernel->getIterator(), twin);
+        fact("fallback", StringAttr::get(ctx, fallback));
+        variant += "; sizes the template cannot take (K or N not whole 16-byte rows, a base not "
+                   "16-byte aligned) launch the general-path twin " + fallback + " instead";
+      }
+    }
     recordDecision(loop, "template",
                    job + ": persistent LCSC kernel, 128x256x64 tiles, 4-stage TMA ring, 2 consumer "
                    "warpgroups (wgmma m64n256k16, fp32 accumulators, 232 registers) and a loader/"
@@ -384,19 +441,28 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
   void runOnOperation() override {
     auto profile = loadProfileOption(getOperation(), profilePath);
     if (!profile) return signalPassFailure();
-    getOperation().walk([&](KernelOp kernel) {
+    SmallVector<KernelOp> kernels;
+    getOperation().walk([&](KernelOp kernel) { kernels.push_back(kernel); });
+    for (KernelOp kernel : kernels) {
       TileForeachOp gemmLoop;
       kernel.walk([&](TileForeachOp loop) {
         bool hasMma = false;
         loop.walk([&](TileMmaOp) { hasMma = true; });
         if (hasMma) gemmLoop = loop;
       });
-      if (!gemmLoop) return;
+      if (!gemmLoop) continue;
       if (!localTemplates) {
         recordDecision(gemmLoop, "template",
                        "general tile path (register tiles, pk/tile/mma.cuh): templates are off "
                        "(--templates=false)");
-        return;
+        continue;
+      }
+      if (auto of = kernel->getAttrOfType<StringAttr>(kGeneralFor)) {
+        recordDecision(gemmLoop, "template",
+                       "general tile path (register tiles, pk/tile/mma.cuh): the twin of " +
+                           of.getValue() + " that its launches take when the sizes break the "
+                           "template's TMA rules");
+        continue;
       }
       // Try the template quietly; on a mismatch keep the loop for the general path and say why.
       std::string why;
@@ -414,7 +480,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         recordDecision(gemmLoop, "template",
                        Twine("general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
                              "take ") + (computesLocally(kernel) ? "the Hopper GEMM template: " : "a fused GEMM template: ") + why);
-    });
+    }
   }
 };
 
@@ -431,7 +497,9 @@ bool mlir::pk::isLocalGemmKernel(KernelOp kernel) {
   if (loops != 1 || !LowerGemm::computesLocally(kernel)) return false;
   ScopedDiagnosticHandler quiet(kernel.getContext(), [](Diagnostic &) { return success(); });
   FailureOr<GemmLoop> g = matchGemmLoop(kernel, gemmLoop);
-  return succeeded(g) && succeeded(checkBounds(*g));
+  // An f32-output GEMM takes the template only as a kernel of its own (with its general-path
+  // twin): beside other phases it stays in their kernel on the general path.
+  return succeeded(g) && succeeded(checkBounds(*g)) && !g->out.isF32();
 }
 
 std::string mlir::pk::whyNotFusedGemm(KernelOp kernel) {

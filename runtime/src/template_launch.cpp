@@ -164,6 +164,18 @@ HostValues template_values(const Context& ctx, const std::vector<TemplateArg>& a
   return values;
 }
 
+Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateArg>& args) {
+  for (const ParamField& f : t.fields) {
+    if (f.kind != ParamField::Kind::tmap && f.kind != ParamField::Kind::tmaps) continue;
+    if (f.arg < 0 || f.arg >= int(args.size()) || !args[f.arg].tensor)
+      return Status::error("kernel " + t.kernel + ", parameter " + f.member + ": no tensor argument");
+    if (reinterpret_cast<unsigned long long>(args[f.arg].local) % 16 != 0)
+      return Status::error("kernel " + t.kernel + ", argument #" + std::to_string(f.arg) +
+                           ": TMA needs a 16-byte aligned base address");
+  }
+  return Status::ok();
+}
+
 Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch& t,
                        const std::vector<TemplateArg>& args, cudaStream_t stream) {
   HostValues values = template_values(ctx, args);

@@ -162,6 +162,7 @@ std::string print_template_launch(const TemplateLaunch& t) {
     for (int a : t.zero_args) zs.push_back(std::to_string(a));
     out += " zero=" + joined(zs, ",");
   }
+  if (!t.fallback.empty()) out += " fallback=" + t.fallback;
   out += "\n";
   for (const ParamField& f : t.fields) {
     out += "// pk-param " + t.kernel + " " + std::to_string(f.offset) + " " + f.member + " " +
@@ -199,6 +200,8 @@ Result<TemplateLaunch> template_launch_of(const std::string& cuda, const std::st
         else if (key == "params" && number(value, &v)) t.params_bytes = std::size_t(v);
         else if (key == "grid") {
           PK_ASSIGN_OR_RETURN(t.grid, parse_host_expr(value));
+        } else if (key == "fallback" && !value.empty()) {
+          t.fallback = value;
         } else if (key == "zero") {
           for (const std::string& z : split(value, ',')) {
             if (!number(z, &v) || v > 1000) return Status::error("malformed pk-template zero=: " + line);

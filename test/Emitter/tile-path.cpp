@@ -1,5 +1,6 @@
 // RUN: pkc %s -o - | FileCheck %s
 // RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pkc %s --kernel gemm_128 --templates=false -o - | FileCheck %s --check-prefix=GENERAL
 // Tests that tile loops outside the Hopper templates lower op by op onto the tile library.
 #include <pk/spec.h>
 using namespace pk;
@@ -26,15 +27,16 @@ PK_KERNEL void softmax(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   }
 }
 
-// A GEMM loop that stores its f32 accumulator takes the general path's mma (the template
-// stores bf16 or f16), and --explain says why.
-// CHECK-LABEL: gemm_128(
-// CHECK: pk::tile::zeros([[Z:tile[0-9]+]]);
-// CHECK: pk::tile::rt<float, 2, 128, 128, 1, 1, 512> [[ACC:carried[0-9]+]] = [[Z]];
-// CHECK: for (long long [[K:k[0-9]+]] = {{.*}}; [[K]] < {{.*}}; [[K]] += {{.*}}) {
-// CHECK: pk::tile::mma<true>([[R:acc[0-9]+]], {{tile[0-9]+}}, {{tile[0-9]+}}, pk_stage);
-// CHECK: [[ACC]] = {{next[0-9]+}};
-// EXPLAIN: general tile path (register tiles, pk/tile/mma.cuh): the loop does not take the Hopper GEMM template: GEMM: the template stores a bf16 or f16 tile cast from the fp32 accumulator's epilogue
+// A GEMM loop that stores its f32 accumulator takes the Hopper template's f32 storer; with
+// templates off it takes the general path's mma.
+// CHECK: using Job = pk::gemm::GemmJobT<pk::bf16, float, false, pk::gemm::NoEpilogue>;
+// GENERAL-LABEL: gemm_128(
+// GENERAL: pk::tile::zeros([[Z:tile[0-9]+]]);
+// GENERAL: pk::tile::rt<float, 2, 128, 128, 1, 1, 512> [[ACC:carried[0-9]+]] = [[Z]];
+// GENERAL: for (long long [[K:k[0-9]+]] = {{.*}}; [[K]] < {{.*}}; [[K]] += {{.*}}) {
+// GENERAL: pk::tile::mma<true>([[R:acc[0-9]+]], {{tile[0-9]+}}, {{tile[0-9]+}}, pk_stage);
+// GENERAL: [[ACC]] = {{next[0-9]+}};
+// EXPLAIN: gemm: persistent LCSC kernel{{.*}}, f32 output; the spec's 128x128 tiles
 PK_KERNEL void gemm_128(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 128})) {
     auto acc = zeros<f32, 128, 128>();

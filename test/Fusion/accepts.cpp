@@ -27,7 +27,7 @@ PK_KERNEL void gemm_ar_scratch(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf1
 
 // A plain GEMM into a symmetric tensor stays a GEMM and its store is performed.
 // CHECK-LABEL: pk.kernel @gemm_into_sym
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, in = "bf16", job = "gemm", out = "bf16"}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "gemm_into_sym__general", in = "bf16", job = "gemm", out = "bf16"}
 PK_KERNEL void gemm_into_sym(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();

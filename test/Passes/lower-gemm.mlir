@@ -94,7 +94,7 @@ pk.kernel @ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x
 }
 
 // CHECK-LABEL: pk.kernel @plain
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, in = "bf16", job = "gemm", out = "bf16"}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "plain__general", in = "bf16", job = "gemm", out = "bf16"}
 pk.kernel @plain(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -174,11 +174,10 @@ pk.kernel @k32(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tenso
 
 // -----
 
-// Tests that a local GEMM loop storing its f32 accumulator stays a tile loop for the general
-// path (the template stores bf16 or f16), and the decision says why.
+// Tests that a local GEMM loop storing its f32 accumulator takes the template with an f32
+// output (the storer hands over 32-column f32 boxes).
 // CHECK-LABEL: pk.kernel @f32_out
-// CHECK-SAME: general tile path (register tiles, pk/tile/mma.cuh): the loop does not take the Hopper GEMM template: GEMM: the template stores a bf16 or f16 tile cast from the fp32 accumulator's epilogue
-// CHECK: pk.tile.foreach
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "f32_out__general", in = "bf16", job = "gemm", out = "f32"}
 pk.kernel @f32_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -194,6 +193,33 @@ pk.kernel @f32_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.t
       scf.yield %r : !pk.tile<128x256xf32>
     }
     pk.tile.store %acc, %c[%m, %n] : !pk.tile<128x256xf32>, !pk.tensor<?x?xf32>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a GEMM storing an fp8 cast of its accumulator stays on the general path, and the
+// decision names the output types the template stores.
+// CHECK-LABEL: pk.kernel @fp8_out
+// CHECK-SAME: the loop does not take the Hopper GEMM template: GEMM: the template's output is bf16, f16 or f32; this tile is '!pk.tile<128x256xf8E4M3FN>'
+// CHECK: pk.tile.foreach
+pk.kernel @fp8_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xf8E4M3FN>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xf8E4M3FN>
+    pk.tile.store %o, %c[%m, %n] : !pk.tile<128x256xf8E4M3FN>, !pk.tensor<?x?xf8E4M3FN>
   }
   pk.return
 }

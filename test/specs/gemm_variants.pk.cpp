@@ -1,7 +1,7 @@
 // GEMM loops a user writes that the Hopper GEMM template takes through its variants: B stored
-// [K, N] (mma) or [N, K] (mma_t), f16 or bf16 operands and output, any tile shape (retiled),
-// and element-wise epilogues fused into the consumers (bias rows, row scales, residual tiles,
-// float arguments, activations). jit_gemm_test compiles each through the JIT and checks it
+// [K, N] (mma) or [N, K] (mma_t), f16 or bf16 operands, bf16, f16 or f32 output, any tile
+// shape (retiled), and element-wise epilogues fused into the consumers (bias rows, row scales,
+// residual tiles, float arguments, activations). jit_gemm_test compiles each through the JIT and checks it
 // against a float64 reference.
 #include <pk/spec.h>
 using namespace pk;
@@ -23,6 +23,25 @@ PK_KERNEL void gemm_vectors_1d(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.cols(), 64)) acc = mma(load<128, 64>(a, m, k), load<64, 256>(b, k, n), acc);
     store(c, cast<bf16>((acc + cast<f32>(load<1, 256>(bias, n))) * load<128, 1>(scale, m)), m, n);
+  }
+}
+
+// C = A * B^T stored in f32 (no cast): the storer hands over 32-column f32 boxes.
+PK_KERNEL void gemm_f32_out(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, acc, m, n);
+  }
+}
+
+// C = relu(A * B + bias) in f32 from f16 operands, B stored [K, N], bias an f32 [N] row.
+PK_KERNEL void gemm_f32_ab_bias_relu(Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f32, 1> bias, Tensor<f32, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 128})) {
+    auto acc = zeros<f32, 64, 128>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma(load<64, 64>(a, m, k), load<64, 128>(b, k, n), acc);
+    store(c, max(acc + load<1, 128>(bias, n), 0.0f), m, n);
   }
 }
 

@@ -1,7 +1,7 @@
 // pk-bench-gemm-specs: GEMMs written as specs (the shipped gemm spec and the variants in
 // test/specs/gemm_variants.pk.cpp), JIT-compiled onto the Hopper GEMM template, against cuBLAS
 // on the same inputs in the same run, one GPU: bf16 and f16, B stored [N, K] (A * B^T) and
-// [K, N] (A * B), 4096^3 and 8192^3; and the GEMM with a fused bias + GELU epilogue against the
+// [K, N] (A * B), bf16 A * B^T into an f32 C, 4096^3 and 8192^3; and the GEMM with a fused bias + GELU epilogue against the
 // same GEMM alone. Each pair alternates batches of 20 back-to-back launches (median of 7 each,
 // after 5 warm-ups). Every pkc output is checked against cuBLAS's before it is timed. Writes a
 // Markdown table to argv[1] (and stdout).
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
     unsigned short *a, *b, *c, *ref, *bias;
     cudaMalloc(&a, elems * 2);
     cudaMalloc(&b, elems * 2);
-    cudaMalloc(&c, elems * 2);
-    cudaMalloc(&ref, elems * 2);
+    cudaMalloc(&c, elems * 4);    // room for an f32 output
+    cudaMalloc(&ref, elems * 4);
     cudaMalloc(&bias, n * 2);
     for (const Case& cs : cases) {
       auto k = compile(cs.spec, cs.kernel);
@@ -169,6 +169,53 @@ int main(int argc, char** argv) {
                     pk_us, blas_us, blas_us / pk_us, 2.0 * n * n * n / (pk_us * 1e6), bound.c_str(), worst);
       table += row;
       std::fputs(row, stdout);
+    }
+    // f32 output (bf16 A * B^T) against cuBLAS writing an f32 C from the same operands.
+    if (auto f32 = compile(PK_VARIANTS_SPEC, "gemm_f32_out"); f32.is_ok()) {
+      fill<<<1024, 256, 0, s>>>(a, elems, 10, false);
+      fill<<<1024, 256, 0, s>>>(b, elems, 11, false);
+      const int N = int(n);
+      const float one = 1.f, zero = 0.f;
+      auto cublas = [&] {
+        cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &one, b, CUDA_R_16BF, N, a, CUDA_R_16BF, N,
+                     &zero, ref, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      };
+      pk::Tensor<pk::bf16> ta{reinterpret_cast<pk::bf16*>(a), {n, n, 1, 1}, elems},
+          tb{reinterpret_cast<pk::bf16*>(b), {n, n, 1, 1}, elems};
+      pk::Tensor<float> tc{reinterpret_cast<float*>(c), {n, n, 1, 1}, elems};
+      pk::Status st;
+      auto pkc = [&] { (void)(st = f32->launch(*ctx, s, ta, tb, tc)); };
+      cudaMemsetAsync(c, 0xff, elems * 4, s);  // poisoned: NaN
+      pkc();
+      cublas();
+      cudaStreamSynchronize(s);
+      std::vector<float> got(elems), want(elems);
+      cudaMemcpy(got.data(), c, elems * 4, cudaMemcpyDeviceToHost);
+      cudaMemcpy(want.data(), ref, elems * 4, cudaMemcpyDeviceToHost);
+      double worst = 0;
+      long long bad = 0;
+      for (long long i = 0; i < elems; i += 7) {
+        const double d = std::fabs(double(got[i]) - want[i]);
+        worst = std::max(worst, std::isnan(d) ? 1e30 : d);
+        bad += !(d <= 1e-3 + std::fabs(want[i]) / 4096);  // only the order of the f32 sums differs
+      }
+      if (!st.is_ok() || bad) {
+        std::fprintf(stderr, "f32 output %lld: %s, %lld elements differ from cuBLAS\n", n,
+                     st.is_ok() ? "ok" : st.message().c_str(), bad);
+        ++failures;
+      }
+      const auto [pk_us, blas_us] = pk_bench::paired_median_us(pkc, cublas, s);
+      const std::string sq = std::to_string(n) + "x" + std::to_string(n);
+      const std::string bound = pk_bench::fraction_of_bound(
+          pk_bench::roofline_us(PK_PKC, PK_VARIANTS_SPEC, "gemm_f32_out", "0:" + sq + ",1:" + sq + ",2:" + sq),
+          pk_us, &beaten);
+      std::snprintf(row, sizeof row, "| bf16, A * B^T, f32 output | %lld | %.1f | %.1f | %.3f | %.0f | %s | %.3g |\n", n,
+                    pk_us, blas_us, blas_us / pk_us, 2.0 * n * n * n / (pk_us * 1e6), bound.c_str(), worst);
+      table += row;
+      std::fputs(row, stdout);
+    } else {
+      std::fprintf(stderr, "compile gemm_f32_out: %s\n", f32.status().message().c_str());
+      ++failures;
     }
     // fp8 (e4m3 A times e5m2 B, A * B^T, bf16 out) against the bf16 GEMM of the same size (both
     // pkc); 64 sampled outputs checked against the exact sum.

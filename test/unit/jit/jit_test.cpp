@@ -325,6 +325,30 @@ TEST(JitCompile, OneKernelCompilesBesideABrokenOne) {
   EXPECT_NE(bad.status().message().find("two.pk.cpp:7:"), std::string::npos) << bad.status().message();
 }
 
+// A file whose one kernel is a GEMM compiles without naming it: the general-path twin pkc adds
+// beside the template is not a kernel of the spec, but the template's launches know it (from the
+// cache too, where its launch lines travel with the kernel's).
+TEST(JitCompile, GemmTemplateCarriesItsGeneralPathTwin) {
+  const std::string cache = fresh_dir("twin");
+  const std::string text =
+      "#include <pk/spec.h>\nusing namespace pk;\n"
+      "PK_KERNEL void mm(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {\n"
+      "  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {\n"
+      "    auto acc = zeros<f32, 128, 256>();\n"
+      "    for (auto k : range(0, a.cols(), 64)) acc = mma_t(load<128, 64>(a, m, k), load<256, 64>(b, n, k), acc);\n"
+      "    store(c, acc, m, n);\n  }\n}\n";
+  for (int pass = 0; pass < 2; ++pass) {  // compiled, then from the cache
+    auto k = pk::jit::compile_string(text, cpu_options(cache), "mm.pk.cpp");
+    ASSERT_TRUE(k.is_ok()) << k.status().message();
+    EXPECT_EQ(k->info().name, "mm");
+    EXPECT_EQ(k->info().tmpl.fallback, "mm__general");
+    EXPECT_EQ(k->from_cache(), pass == 1);
+    const bool tma_rules = std::any_of(k->info().checks.begin(), k->info().checks.end(),
+                                       [](const pk::HostCheck& c) { return c.tma_rule; });
+    EXPECT_TRUE(tma_rules) << "the template's 16-byte row checks must be marked as TMA rules";
+  }
+}
+
 TEST(JitCache, WarmCompileInANewProcessIsUnder5ms) {
   const std::string cache = fresh_dir("warm");
   ChildResult cold = run_child(cache);

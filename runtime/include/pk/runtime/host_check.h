@@ -42,6 +42,9 @@ struct HostCheck {
   int id = -1;  // the kernel's `// pk-check <id>` (the device check it mirrors)
   HostExpr condition, expected, actual;
   std::string message;
+  // A template's TMA rule (16-byte rows), written ` tma_rule` before the message: a kernel with
+  // a general-path twin launches the twin when only such rules fail.
+  bool tma_rule = false;
 };
 
 // The operation named `name` ("mul", "ult", ...); false when there is none.

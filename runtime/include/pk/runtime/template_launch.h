@@ -80,6 +80,10 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
                                                          const LaunchContext& ctx,
                                                          const TileTicket& ticket = {});
 
+// Whether the tensors `t`'s TMA descriptors read have 16-byte aligned bases (an error naming
+// the first that does not): a caller with a fallback kernel launches that one instead.
+Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateArg>& args);
+
 // Launches `kernel` (the template kernel `t` describes; its arguments already checked) for
 // ctx's next epoch on `stream`: the grid from the sizes and this rank's SMs, the outputs it
 // accumulates into zeroed, a flag region per configuration, the parameter block, one launch.

@@ -45,6 +45,10 @@ struct TemplateLaunch {
   std::size_t params_bytes = 0;
   std::vector<int> zero_args;
   std::vector<ParamField> fields;
+  // A kernel of the same arguments on the general tile path (`fallback=<kernel>`), launched
+  // instead when the sizes or addresses break the template's rules (TMA's 16-byte pitches and
+  // bases); empty when the template's rules are errors.
+  std::string fallback;
 };
 
 // Size and alignment of a field of `kind` (tmaps and ptrs: the whole array).

@@ -1,6 +1,6 @@
 // Job: C[M, N] = epilogue(A[M, K] * B) on one GPU (no communication), with B stored [N, K]
 // (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands (or
-// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16 or f16 output, and an
+// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16, f16 or f32 output, and an
 // optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one pkc writes:
 // struct Args, apply(args, value, row, col)). The reference point for the fused
 // kernels and pkc's GEMM alone.
@@ -12,9 +12,11 @@ namespace gemm {
 
 template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In>
 struct GemmJobT : JobDefaults {
-  static_assert(sizeof(In) == sizeof(InB) && sizeof(Out) == 2, "operands of one size; a 2-byte output");
+  static_assert(sizeof(In) == sizeof(InB), "operands of one size");
+  static_assert(sizeof(Out) == 2 || is_same<Out, float>::value, "a bf16, f16 or f32 output");
   static constexpr wg::Operand kA = wg::operand_of<In>(), kB = wg::operand_of<InB>();
   static constexpr bool kF16Out = is_same<Out, f16>::value;
+  static constexpr int kOutBytes = sizeof(Out);
   static constexpr bool kBNMajor = BNMajor;
   static constexpr bool kHasEpilogue = Epi::kActive;
   static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
@@ -22,7 +24,7 @@ struct GemmJobT : JobDefaults {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
     TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
     TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
-    TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle
+    TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle, in 2-byte units (an f32 row: 2N)
     TileOrder order;
     int k, m, n;
     int comm_blocks;  // always 0
@@ -52,7 +54,7 @@ struct GemmJobT : JobDefaults {
   __device__ static int store_cols(const Params& p) { return p.n; }
   __device__ static void storer_begin(const Params&, int) {}
   __device__ static void store_box(const Params& p, const TileCoord&, int row, int col, const bf16* box) {
-    store_async_tensor_2d(&p.c, box, col, row);
+    store_async_tensor_2d(&p.c, box, col * (kOutBytes / 2), row);  // col in 2-byte units
   }
   __device__ static void storer_end(const Params&, int) {}
 };

@@ -118,8 +118,11 @@ bool all_tensors_empty(const std::vector<ArgValue>& args);
 
 class Kernel {
  public:
-  // `parts`: a kernel of several launches (info.parts), their infos in order.
-  Kernel(KernelInfo info, std::vector<char> image, bool from_cache, std::vector<KernelInfo> parts = {});
+  // `parts`: a kernel of several launches (info.parts), their infos in order. `fallbacks`: the
+  // general-path twins (tmpl.fallback) that template launches take when the sizes or addresses
+  // break the template's rules.
+  Kernel(KernelInfo info, std::vector<char> image, bool from_cache, std::vector<KernelInfo> parts = {},
+         std::vector<KernelInfo> fallbacks = {});
 
   const KernelInfo& info() const;
   const std::vector<KernelInfo>& parts() const;
@@ -130,7 +133,8 @@ class Kernel {
   Status load(Context& ctx) const;
 
   // Checks the arguments, then launches for ctx's next epoch on `stream` (a kernel of several
-  // launches: every part's checks first, then the parts in order). Collective: every
+  // launches: every part's checks first, then the parts in order; a template kernel whose
+  // rules the arguments break: its general-path twin, when it has one). Collective: every
   // rank launches the same kernels in the same order. When every tensor argument is empty it
   // returns ok without launching: sizes are the same on every rank (symmetric tensors, and
   // the checks tie the others to them), so every rank skips alike and no epoch is spent.
