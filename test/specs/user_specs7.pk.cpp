@@ -15,8 +15,10 @@
 // grouped-query attention, SwiGLU backward, a ZeRO Adam step with a bf16 all-gather, global-norm
 // gradient clipping, a split-KV merge of partial attention outputs by the log-sum-exp, a causal
 // depthwise conv with a halo pulled from the previous rank, i64 ids by all-to-all then rows
-// gathered, per-rank expert counts reduce-scattered into i64 offsets, a masked mean loss.
-// test/gpu/user_specs7_test.cu runs them against float64 references (multi-rank ones at W = 1-4);
+// gathered, per-rank expert counts reduce-scattered into i64 offsets, a masked mean loss, and the
+// row-parallel GEMM again as store_adds into the owners, which takes the fused gemm_rs template.
+// test/gpu/user_specs7_test.cu runs them against float64 references (multi-rank ones at W = 1-4),
+// test/gpu/user_specs7_jit_test.cu the two that take the attention and gemm_rs templates;
 // test/Compile/user_specs7.test compiles the set to an sm_90a cubin.
 #include <pk/spec.h>
 using namespace pk;
@@ -588,4 +590,18 @@ PK_KERNEL void ring_shift_colsum_ar(Sym<bf16, 2> x, Sym<bf16, 2> y, Sym<f32, 2> 
     store(cs, acc, n, 0);
   }
   all_reduce(Sum, cs, total);
+}
+
+// 33. Megatron row-parallel linear with its reduce-scatter fused, written as `--explain` asks for
+//     kernel 13's second GEMM ("to fuse a reduce-scatter of the product, add each tile into its
+//     owner"): bf16 h [W * R, F/W] times W2^T (W2 [N, F/W]) in the shipped 128 x 256 x 64 form,
+//     each tile added into row block m / R of its owner. Takes the fused gemm_rs template (which
+//     zeroes y at each launch: specs7_findings.md).
+PK_KERNEL void row_linear_rs_fused(Tensor<bf16, 2> h, Tensor<bf16, 2> w2, Sym<bf16, 2> y) {
+  index rows = h.rows() / world_size();
+  for (auto [m, n] : tiles(h.rows(), w2.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, h.cols(), 64)) acc = mma_t(load<128, 64>(h, m, k), load<256, 64>(w2, n, k), acc);
+    store_add(y.on(m / rows), cast<bf16>(acc), m % rows, n);
+  }
 }
