@@ -3,11 +3,12 @@
 // lines), and the multi-rank kernels at W = 1 and at 2, 3 and 4 ranks sharing one GPU (or 2
 // GPUs). Kernels that pkc splits into launches (`// pk-sequence`) are issued here part by part on
 // the rank's stream, as the sequence line says; the host loop of ring_pass_steps one launch per
-// trip with the trip index last. The attention template kernel (attention_odd_lse_d128) runs in
-// user_specs7_jit_test. Sizes have tails in every tiled dimension; inputs are random and never
-// all zero; outputs are poisoned first (or random where elements must survive or adds
-// accumulate); every element is checked against a float64 reference of what the spec says
-// (rounding where the spec rounds). Each check prints one PASS or FAIL line with its max error.
+// trip with the trip index last. The two kernels at templates this test cannot launch by hand
+// (attention_odd_lse_d128, row_linear_rs_fused) run in user_specs7_jit_test. Sizes have tails in
+// every tiled dimension; inputs are random and never all zero; outputs are poisoned first (or
+// random where elements must survive or adds accumulate); every element is checked against a
+// float64 reference of what the spec says (rounding where the spec rounds). Each check prints one
+// PASS or FAIL line with its max error.
 #include PK_USER_SPECS7_CU
 #include "gemm_test_util.h"
 #include "sym_test_util.h"
@@ -37,7 +38,6 @@ void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
 double hv(float x) { return x; }
 double hv(bf16 x) { return pkt::to_host(x); }
 double hv(f16 x) { return pkt::to_host(x); }
-double hv(pk::f8e4m3 x) { return pkt::to_host(x); }
 double hv(int x) { return x; }
 double hv(LL x) { return double(x); }
 double bf16r(double x) { return pkt::bf16_round(float(x)); }
