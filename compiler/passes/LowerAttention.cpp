@@ -274,8 +274,13 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     }
     ValueRange at = store.getIndices();
     if (a.heads ? at.size() != 3 || at[0] != h || at[1] != m || !isZeroIndex(at[2])
-                : at.size() != 2 || at[0] != m || !isZeroIndex(at[1]))
+                : at.size() != 2 || at[0] != m || !isZeroIndex(at[1])) {
+      // A rows x 1 column stored into a 1-D [S] tensor (the docs' tile of higher rank than its
+      // tensor) is a layout the template does not take: say which one it does.
+      if (!a.heads && at.size() == 1 && at[0] == m && store.getValue().getDefiningOp<TileReshapeOp>())
+        return fail("the log-sum-exp must be an [S, 1] f32 tensor stored at [m, 0] (a 1-D [S] one is not taken)");
       return fail(a.heads ? "the results must be stored at [h, m, 0]" : "the results must be stored at [m, 0]");
+    }
     Value v = store.getValue();
     if (a.heads) {
       auto reshape = v.getDefiningOp<TileReshapeOp>();

@@ -278,10 +278,13 @@ private:
     if (isa<arith::AddIOp>(op)) return binary([](int64_t a, int64_t b) -> R { return a + b; });
     if (isa<arith::SubIOp>(op)) return binary([](int64_t a, int64_t b) -> R { return a - b; });
     if (isa<arith::MulIOp>(op)) return binary([](int64_t a, int64_t b) -> R { return a * b; });
+    // An index `/` or `%` by a run-time zero gives 0 (pk::scalar_div / scalar_rem, as the
+    // language defines it), so the model takes 0 too: sizes it picks, such as one row over
+    // several ranks in `x.rows() / world_size()`, must not leave the protocol unverified.
     if (isa<arith::DivSIOp, arith::DivUIOp>(op))
-      return binary([](int64_t a, int64_t b) -> R { return b ? R(a / b) : std::nullopt; });
+      return binary([](int64_t a, int64_t b) -> R { return b ? R(a / b) : R(0); });
     if (isa<arith::RemSIOp, arith::RemUIOp>(op))
-      return binary([](int64_t a, int64_t b) -> R { return b ? R(a % b) : std::nullopt; });
+      return binary([](int64_t a, int64_t b) -> R { return b ? R(a % b) : R(0); });
     if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
       return binary([](int64_t a, int64_t b) -> R {
         return b ? R((a + b - 1) / b) : std::nullopt;
