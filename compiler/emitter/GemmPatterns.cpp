@@ -117,6 +117,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
       else if (f.kind == EpilogueField::Kind::f32) d.field(FK::f32, f.member, f.arg);
       else d.i32(f.member, f.value);
     }
+    if (job == "gemm") d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
     d.t.grid = expr(blocks);
   } else if (job == "gemm_rs") {
     const std::string M = dim(a, 0), own = "div(" + M + ",world)";

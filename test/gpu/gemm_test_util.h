@@ -16,7 +16,7 @@ void fill_gemm_params(typename Job::Params& p, const void* a, const void* b, voi
                       long long K, bool b_kn) {
   auto ma = pk::encode_bf16_tensor_map(a, {K, M}, {64, 128});
   auto mb = b_kn ? pk::encode_bf16_tensor_map(b, {N, K}, {64, 64}) : pk::encode_bf16_tensor_map(b, {K, N}, {64, 256});
-  auto mc = pk::encode_bf16_tensor_map(c, {N, M}, {64, 64});
+  auto mc = pk::encode_bf16_tensor_map(c, {N * Job::kOutBytes / 2, M}, {64, 64});  // 2-byte units
   PKT_CHECK(ma.is_ok() && mb.is_ok() && mc.is_ok(), "gemm tensor maps");
   if (!ma.is_ok() || !mb.is_ok() || !mc.is_ok()) return;
   p.a = *ma, p.b = *mb, p.c = *mc;
@@ -24,6 +24,7 @@ void fill_gemm_params(typename Job::Params& p, const void* a, const void* b, voi
   p.order = decltype(p.order){1, tm, tn, 16, 0, 0, 0};
   p.k = static_cast<int>(K), p.m = static_cast<int>(M), p.n = static_cast<int>(N);
   p.comm_blocks = 0;
+  if constexpr (Job::kDirectStore) p.c_out = static_cast<float*>(c);  // f32: stored from registers
 }
 
 // One block per tile, at most `grid` of them (the template walks the rest persistently).

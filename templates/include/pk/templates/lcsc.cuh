@@ -15,7 +15,7 @@
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 // and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
-// (kF16Out; kOutBytes 4 for f32), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
+// (kF16Out; kOutBytes 4 for f32, which kDirectStore stores from the consumers), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
 // epilogue(p, tile, row0, col0, acc), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
@@ -28,6 +28,7 @@ namespace gemm {
 struct JobDefaults {
   static constexpr bool kF16Out = false, kBNMajor = false, kHasEpilogue = false;
   static constexpr int kOutBytes = 2;
+  static constexpr bool kDirectStore = false;  // the consumers store C themselves (store_direct)
   static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
   template <class Params>
   __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
@@ -80,7 +81,12 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
       const TileCoord tile = p.order.at(t);
       Job::epilogue(p, tile, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
     }
-    hand_over<Job, 0>(ss, consumer, handoffs, acc);
+    if constexpr (Job::kDirectStore) {
+      const TileCoord tile = p.order.at(t);
+      Job::store_direct(p, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
+    } else {
+      hand_over<Job, 0>(ss, consumer, handoffs, acc);
+    }
   }
 }
 
@@ -88,6 +94,10 @@ template <class Job>
 __device__ __forceinline__ void run_storer(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {
   Job::storer_begin(p, block);
+  if constexpr (Job::kDirectStore) {  // the consumers store C; nothing reaches the storer
+    Job::storer_end(p, block);
+    return;
+  }
   const int n = p.order.count();
   const int cols = Job::store_cols(p);
   unsigned int handoffs = 0;
