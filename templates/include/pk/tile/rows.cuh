@@ -44,6 +44,7 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* p
   constexpr int warps = In::kThreads / 32;
   constexpr int groups = static_cast<int>(In::kCols / (In::kVec * In::kThreads));  // runs per row
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  out.valid0 = in.valid0;  // a padding row's reduction is padding too (never an index)
 #pragma unroll
   for (int r = 0; r < static_cast<int>(In::kRows); ++r) {
     float acc = row_identity(op);
@@ -104,6 +105,7 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
   }
   static_assert(Out::kCount == In::kRows, "one result per row");
   static_assert(In::kRows <= kMaxRows, "too many rows for the row stage");
+  out.valid0 = in.valid0;
   constexpr long long cols = In::kCols;
   constexpr long long chunk = cols <= kStageFloats ? (kStageFloats / cols) * cols : kStageFloats;
   constexpr int warps = In::kThreads / 32;
