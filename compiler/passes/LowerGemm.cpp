@@ -341,7 +341,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                      "gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into "
                      "its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off from the "
                      "consumers; tiles alternate between owners starting at rank + 1, so ranks start "
-                     "on different owners; one ready and one done signal per block (one-way)");
+                     "on different owners; one ready and one done signal per block (one-way); the "
+                     "launch zeroes the output first, so y's earlier contents are not kept (on the "
+                     "general path store_add adds into them)");
     } else if (reduce) {
       if (reduce.getKind() != ReduceKind::sum)
         return reduce.emitError("GEMM + all-reduce: the fused template reduce-adds every tile "
