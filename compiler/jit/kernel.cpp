@@ -249,14 +249,14 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
   if (!info.tmpl.fallback.empty()) {
     // The template's rules (16-byte TMA rows and bases) broken: its twin on the general tile
     // path runs instead, if it accepts the arguments; otherwise the template's error stands.
-    KernelInfo strict = info;  // every check but the TMA rules: those stay errors
-    strict.checks.erase(std::remove_if(strict.checks.begin(), strict.checks.end(),
-                                       [](const HostCheck& c) { return c.tma_rule; }),
-                        strict.checks.end());
-    PK_RETURN_IF_ERROR(check_launch_args(strict, args, ctx.world()));
     Status fits = check_launch_args(info, args, ctx.world());
     if (fits.is_ok()) fits = check_template_bases(info.tmpl, template_args(info, args, ctx.rank()));
     if (!fits.is_ok()) {
+      KernelInfo strict = info;  // every check but the TMA rules: those refusals stand
+      strict.checks.erase(std::remove_if(strict.checks.begin(), strict.checks.end(),
+                                         [](const HostCheck& c) { return c.tma_rule; }),
+                          strict.checks.end());
+      PK_RETURN_IF_ERROR(check_launch_args(strict, args, ctx.world()));
       const std::vector<KernelInfo>& twins = state_->fallbacks;
       for (std::size_t j = 0; j < twins.size(); ++j)
         if (twins[j].name == info.tmpl.fallback && check_launch_args(twins[j], args, ctx.world()).is_ok())
@@ -264,8 +264,9 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
                             (state_->parts.empty() ? 1 : state_->parts.size()) + j);
       return fits;
     }
+  } else {
+    PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
   }
-  PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
   PK_RETURN_IF_ERROR(check_flag_slots(ctx, info));
   // Nothing to move or compute; every rank has the same sizes, so every rank skips alike.
   if (all_tensors_empty(args)) return Status::ok();

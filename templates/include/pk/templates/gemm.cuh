@@ -29,7 +29,7 @@ struct GemmJobT : JobDefaults {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
     TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
     TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
-    TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle, in 2-byte units (an f32 row: 2N)
+    TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle (unused for f32: kDirectStore)
     TileOrder order;
     int k, m, n;
     int comm_blocks;  // always 0
@@ -76,7 +76,7 @@ struct GemmJobT : JobDefaults {
   __device__ static int store_cols(const Params& p) { return p.n; }
   __device__ static void storer_begin(const Params&, int) {}
   __device__ static void store_box(const Params& p, const TileCoord&, int row, int col, const bf16* box) {
-    store_async_tensor_2d(&p.c, box, col * (kOutBytes / 2), row);  // col in 2-byte units
+    store_async_tensor_2d(&p.c, box, col, row);
   }
   __device__ static void storer_end(const Params&, int) {}
 };

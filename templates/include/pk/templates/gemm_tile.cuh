@@ -1,7 +1,7 @@
 // The Hopper GEMM main loop, split by role: the loader's TMA loads of one K step, the consumer's
 // wgmma over one output tile with fp32 accumulators, an optional element-wise epilogue on them,
 // and the consumer's hand-over to the storer as bf16 or f16 in a TMA-ready (128-byte swizzled)
-// shared-memory box. A is [M, K] (K-major); B is [N, K] (K-major, C = A * B^T, a linear layer's
+// shared-memory box (an f32 output skips it: the job stores it from the registers). A is [M, K] (K-major); B is [N, K] (K-major, C = A * B^T, a linear layer's
 // weight) or [K, N] (N-major, C = A * B). Operands are bf16 or f16, or fp8 with B K-major. TMA
 // moves every operand as 2-byte units (an fp8 row of K elements is K / 2 of them, and a K step
 // is 128 bytes of each row either way: 64 bf16 / f16 or 128 fp8), so only the instruction and
@@ -27,11 +27,6 @@ constexpr int kConsumers = 2;        // math warpgroups
 constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
 constexpr int kEpiCols = 128;        // columns handed to the storer per pass (two 64-col boxes)
 constexpr int kBoxCols = 64;         // C box: 64 x 64 bf16 = one 128-byte swizzle row per row
-// A box is 64 rows of 128 bytes whatever the output type, so an f32 output (4-byte elements)
-// hands over half the columns per pass and per box, and takes four passes instead of two.
-template <int OutBytes> constexpr int kEpiColsOf = kEpiCols * 2 / OutBytes;
-template <int OutBytes> constexpr int kBoxColsOf = kBoxCols * 2 / OutBytes;
-template <int OutBytes> constexpr int kPassesOf = kBN / kEpiColsOf<OutBytes>;
 constexpr int kBoxRows = 64;
 constexpr int kLoaderRegs = 40;      // setmaxnreg split: 128 x 40 + 256 x 232 <= 64K registers
 constexpr int kConsumerRegs = 232;
@@ -165,40 +160,6 @@ __device__ __forceinline__ void write_epilogue_boxes(bf16* boxes, const float (&
                  "r"(pack_x2<F16>(acc[4 * g + 6], acc[4 * g + 7]))
                  : "memory");
   }
-}
-
-// Byte offset in a pass's pair of boxes of f32 column `col` (0..63 inside the pass) of row `row`
-// (0..63): box col / 32, then the 128-byte swizzle on 16-byte chunks of four floats.
-// Host-callable for the layout test.
-__host__ __device__ constexpr unsigned int epilogue_f32_offset(int row, int col) {
-  const int box = col / kBoxColsOf<4>, chunk = (col % kBoxColsOf<4>) / 4;
-  return box * (kBoxElems * 2) + row * 128 + ((chunk ^ (row % 8)) * 16) + (col % 4) * 4;
-}
-
-// Consumer, f32 output: writes columns [pass * 64, pass * 64 + 64) of its 64 x 256 accumulator
-// tile into its two boxes, each thread's two adjacent columns as one 8-byte store. The eight
-// rows a warp stores at once fall in eight different 16-byte chunks (the swizzle), so each store
-// takes the two shared-memory wavefronts its 256 bytes need.
-template <int Pass>
-__device__ __forceinline__ void write_epilogue_boxes_f32(bf16* boxes, const float (&acc)[128]) {
-  const int t = wg::thread(), warp = t / 32, lane = t % 32;
-  const unsigned int base = smem_addr(boxes);
-#pragma unroll
-  for (int g = Pass * 8; g < Pass * 8 + 8; ++g)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = 16 * warp + 8 * h + lane / 4, col = 8 * g + 2 * (lane % 4) - Pass * 64;
-      asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(base + epilogue_f32_offset(row, col)),
-                   "f"(acc[4 * g + 2 * h]), "f"(acc[4 * g + 2 * h + 1])
-                   : "memory");
-    }
-}
-
-// One pass of the hand-over in the output type's layout.
-template <int Pass, int OutBytes, bool F16>
-__device__ __forceinline__ void write_epilogue_pass(bf16* boxes, const float (&acc)[128]) {
-  if constexpr (OutBytes == 4) write_epilogue_boxes_f32<Pass>(boxes, acc);
-  else write_epilogue_boxes<Pass, F16>(boxes, acc);
 }
 
 }  // namespace gemm

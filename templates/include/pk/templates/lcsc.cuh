@@ -15,7 +15,8 @@
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 // and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
-// (kF16Out; kOutBytes 4 for f32, which kDirectStore stores from the consumers), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
+// (kF16Out; kOutBytes 4 for f32, which kDirectStore stores from the consumers' registers,
+// bypassing the storer), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
 // epilogue(p, tile, row0, col0, acc), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
@@ -54,19 +55,6 @@ __device__ __forceinline__ void run_loader(const typename Job::Params& p, Shared
   }
 }
 
-// Consumer -> storer, pass by pass: each waits until the storer's TMA has read the previous
-// pass's boxes, writes this pass's columns into them and hands them over.
-template <class Job, int Pass>
-__device__ __forceinline__ void hand_over(SharedStorage& ss, int consumer, unsigned int& handoffs,
-                                          const float (&acc)[128]) {
-  mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
-  write_epilogue_pass<Pass, Job::kOutBytes, Job::kF16Out>(ss.c[consumer], acc);
-  fence_proxy_async_smem();  // generic smem writes -> visible to the TMA store
-  mbarrier_arrive(&ss.c_full[consumer]);
-  ++handoffs;
-  if constexpr (Pass + 1 < kPassesOf<Job::kOutBytes>) hand_over<Job, Pass + 1>(ss, consumer, handoffs, acc);
-}
-
 template <class Job>
 __device__ __forceinline__ void run_consumer(const typename Job::Params& p, SharedStorage& ss,
                                              int consumer, int block, int blocks) {
@@ -84,9 +72,19 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
     if constexpr (Job::kDirectStore) {
       const TileCoord tile = p.order.at(t);
       Job::store_direct(p, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
-    } else {
-      hand_over<Job, 0>(ss, consumer, handoffs, acc);
+      continue;
     }
+    // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair.
+    mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
+    write_epilogue_boxes<0, Job::kF16Out>(ss.c[consumer], acc);
+    fence_proxy_async_smem();  // generic smem writes -> visible to the TMA store
+    mbarrier_arrive(&ss.c_full[consumer]);
+    ++handoffs;
+    mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
+    write_epilogue_boxes<1, Job::kF16Out>(ss.c[consumer], acc);
+    fence_proxy_async_smem();
+    mbarrier_arrive(&ss.c_full[consumer]);
+    ++handoffs;
   }
 }
 
@@ -104,13 +102,12 @@ __device__ __forceinline__ void run_storer(const typename Job::Params& p, Shared
   for (int t = block; t < n; t += blocks) {
     const TileCoord tile = p.order.at(t);
     const int rows = Job::store_rows(p, tile);
-    constexpr int kPassCols = kEpiColsOf<Job::kOutBytes>, kCols = kBoxColsOf<Job::kOutBytes>;
-    for (int pass = 0; pass < kPassesOf<Job::kOutBytes>; ++pass, ++handoffs) {
+    for (int pass = 0; pass < kBN / kEpiCols; ++pass, ++handoffs) {
       for (int w = 0; w < kConsumers; ++w) {
         mbarrier_wait_parity(&ss.c_full[w], handoffs & 1u);
         const int row = tile.mi * kBM + w * kBoxRows;
-        for (int b = 0; b < kPassCols / kCols; ++b) {
-          const int col = tile.ni * kBN + pass * kPassCols + b * kCols;
+        for (int b = 0; b < kEpiCols / kBoxCols; ++b) {
+          const int col = tile.ni * kBN + pass * kEpiCols + b * kBoxCols;
           if (row < rows && col < cols)  // boxes wholly outside the output carry nothing
             Job::store_box(p, tile, row, col, &ss.c[w][b * kBoxElems]);
         }
