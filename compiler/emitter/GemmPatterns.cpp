@@ -137,7 +137,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     d.i32("comm_blocks", "0");
     d.i32("blocks", blocks);
     d.t.grid = expr(blocks);
-    d.t.zero_args.push_back(int(c));
+    if (facts.get("zero_out")) d.t.zero_args.push_back(int(c));  // the spec's zero fill
   } else {  // ag_gemm: a is this rank's shard [Ms, K], landing its gathered [W * Ms, K]
     const int64_t landing = arg("landing");
     const std::string Ms = dim(a, 0), tm = "cdiv(" + Ms + "," + std::to_string(kBM) + ")";

@@ -151,7 +151,8 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
     e.line() << "// Row reductions, broadcasts and mma pass tiles through these (pk/tile/rows.cuh).";
     // 16-byte aligned: gathers and integer broadcasts keep 8-byte values in it.
     e.line() << "__shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];";
-    if (shared.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows];";
+    // Row reductions kept in registers leave it unused: (void) keeps nvcc quiet (#177-D).
+    if (shared.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows]; (void)pk_rows;";
   }
   e.partialsHalf = shared.partials;
   if (shared.partials > 0) {

@@ -10,6 +10,7 @@
 #include "pk/Passes/TemplateInstance.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::pk {
 #define GEN_PASS_DEF_PKLOWERGEMMPASS
@@ -226,6 +227,45 @@ bool isLaunchPart(KernelOp kernel) {
 
 bool before(Operation *x, Operation *y) { return x->getBlock() == y->getBlock() && x->isBeforeInBlock(y); }
 
+// Whether `v` is a zero tile: zeros<T, ...>(), or a splat of a constant 0.
+bool isZeroTile(Value v) {
+  if (v.getDefiningOp<TileZerosOp>()) return true;
+  auto splat = v.getDefiningOp<TileSplatOp>();
+  if (!splat) return false;
+  Attribute c;
+  if (!matchPattern(splat.getScalar(), m_Constant(&c))) return false;
+  if (auto f = dyn_cast<FloatAttr>(c)) return f.getValue().isZero();
+  if (auto i = dyn_cast<IntegerAttr>(c)) return i.getValue().isZero();
+  return false;
+}
+
+// The loop before `gemm` in the kernel's body that zeroes all of the 2-D `dest` (this rank's
+// copy): tiles(dest.rows(), dest.cols(), ...) storing a zero tile at [m, n] and doing nothing
+// else. A reduce-scatter template takes it as its launch's memset of the output.
+TileForeachOp findZeroFill(TileForeachOp gemm, Value dest) {
+  for (Operation *op = gemm->getPrevNode(); op; op = op->getPrevNode()) {
+    auto loop = dyn_cast<TileForeachOp>(op);
+    if (!loop) continue;
+    if (loop.getUpperBounds().size() != 2 || !isDimOf(loop.getUpperBounds()[0], dest, 0) ||
+        !isDimOf(loop.getUpperBounds()[1], dest, 1))
+      continue;
+    TileStoreOp store;
+    int effects = 0;
+    loop.walk([&](Operation *inner) {
+      if (!hasSpecEffect(inner)) return;
+      ++effects;
+      store = dyn_cast<TileStoreOp>(inner);
+    });
+    Block &body = loop.getBody().front();
+    if (effects != 1 || !store || store.getDest() != dest || !isZeroTile(store.getValue()) ||
+        store.getIndices().size() != 2 || store.getIndices()[0] != body.getArgument(0) ||
+        store.getIndices()[1] != body.getArgument(1))
+      continue;
+    return loop;
+  }
+  return {};
+}
+
 struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
   using PkLowerGemmPassBase::PkLowerGemmPassBase;
 
@@ -337,13 +377,29 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                              "m / rows with rows = a.rows() / world_size()");
       job = "gemm_rs";
       if (failed(index("a", a)) || failed(index("c", add.getDest()))) return failure();
+      // store_add adds into what y holds, on every path; a spec that wants the sum alone zeroes
+      // y first, and that loop becomes the launch's memset (ordered before any peer's add by
+      // the ready signals).
+      TileForeachOp zeroFill = findZeroFill(loop, add.getDest());
+      if (zeroFill) {
+        consumed.push_back(zeroFill);
+        zeroFill.walk([&](Operation *op) {
+          if (hasSpecEffect(op)) consumed.push_back(op);
+        });
+        fact("zero_out", UnitAttr::get(ctx));
+      }
       recordDecision(add, "rule 2 (overlap)",
-                     "gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into "
-                     "its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off from the "
-                     "consumers; tiles alternate between owners starting at rank + 1, so ranks start "
-                     "on different owners; one ready and one done signal per block (one-way); the "
-                     "launch zeroes the output first, so y's earlier contents are not kept (on the "
-                     "general path store_add adds into them)");
+                     Twine("gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box "
+                           "into its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off "
+                           "from the consumers; tiles alternate between owners starting at rank + 1, "
+                           "so ranks start on different owners; one ready and one done signal per "
+                           "block (one-way); ") +
+                         (zeroFill ? "the spec's zero fill of the output before the loop becomes a "
+                                     "memset on the rank's stream ahead of the launch, which the "
+                                     "ready signals order before every peer's first add"
+                                   : "the tiles are added into the output's contents, as store_add "
+                                     "is everywhere (a loop storing zeros into all of it before "
+                                     "this one gives the sum alone, as a memset)"));
     } else if (reduce) {
       if (reduce.getKind() != ReduceKind::sum)
         return reduce.emitError("GEMM + all-reduce: the fused template reduce-adds every tile "

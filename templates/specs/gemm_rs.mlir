@@ -2,6 +2,7 @@
 // slice of the reduction axis; B is K-major, a linear layer's weight) and ends with the rows
 // [r * M / W, (r + 1) * M / W) of sum over ranks of A * B^T in C[M / W, N]. bf16 in, fp32
 // accumulation, bf16 out; M a multiple of W, N and K multiples of 8 (TMA row pitches).
+// store_add adds into C's contents, so the first loop zeroes C (the template's memset).
 pk.kernel @gemm_rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -10,6 +11,12 @@ pk.kernel @gemm_rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.s
   %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
   %world = pk.world_size
   %rows = arith.divui %m_all, %world : index
+  %c_rows = pk.dim %c, 0 : !pk.sym<?x?xbf16>
+  %c_cols = pk.dim %c, 1 : !pk.sym<?x?xbf16>
+  pk.tile.foreach (%i, %j) to (%c_rows, %c_cols) step [64, 256] {
+    %z = pk.tile.zeros : !pk.tile<64x256xbf16>
+    pk.tile.store %z, %c[%i, %j] : !pk.tile<64x256xbf16>, !pk.sym<?x?xbf16>
+  }
   pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
     %zero = pk.tile.zeros : !pk.tile<128x256xf32>
     %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {

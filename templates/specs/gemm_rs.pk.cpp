@@ -1,10 +1,13 @@
 // GEMM + reduce-scatter: every rank holds A[M, K] and B[N, K] (its slice of the reduction
 // axis) and ends with rows [r * M / W, (r + 1) * M / W) of the sum over ranks of A * B^T.
-// The C++ twin of gemm_rs.mlir.
+// store_add adds into c's contents, so the first loop zeroes c (the template takes it as a
+// memset ahead of the launch). The C++ twin of gemm_rs.mlir.
 #include <pk/spec.h>
 using namespace pk;
 
 PK_KERNEL void gemm_rs(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> c) {
+  for (auto [m, n] : tiles(c.rows(), c.cols(), {64, 256}))
+    store(c, zeros<bf16, 64, 256>(), m, n);
   index rows = a.rows() / world_size();
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();

@@ -8,6 +8,7 @@
 // CHECK-SAME: rule 1 (transport): pk.coll.add_tile at {{.*}}: tma: 64 KiB tile computed by tensor cores
 // CHECK-SAME: rule 2 (overlap): pk.coll.add_tile at {{.*}}: intra_sm: the transfer has the compute tile's granularity
 // CHECK-SAME: gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into its owner
+// CHECK-SAME: the tiles are added into the output's contents, as store_add is everywhere
 // CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, job = "gemm_rs"}
 // CHECK-SAME: pk.level = "device"
 // CHECK-NEXT: pk.return
@@ -19,6 +20,83 @@ pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x
   %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
   %world = pk.world_size
   %rows = arith.divui %m_all, %world : index
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    %owner = arith.divui %m, %rows : index
+    %row = arith.remui %m, %rows : index
+    pk.coll.add_tile %o, %c[%row, %n] on %owner : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a loop zeroing all of the output before the reduce-scatter GEMM is taken by the
+// template as its launch's memset (zero_out), so y ends as the sum alone on both paths.
+// CHECK-LABEL: pk.kernel @rs_zeroed
+// CHECK-SAME: the spec's zero fill of the output before the loop becomes a memset
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, job = "gemm_rs", zero_out}
+// CHECK-NEXT: pk.return
+pk.kernel @rs_zeroed(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  %world = pk.world_size
+  %rows = arith.divui %m_all, %world : index
+  %c_rows = pk.dim %c, 0 : !pk.sym<?x?xbf16>
+  %c_cols = pk.dim %c, 1 : !pk.sym<?x?xbf16>
+  pk.tile.foreach (%i, %j) to (%c_rows, %c_cols) step [32, 64] {
+    %z = pk.tile.zeros : !pk.tile<32x64xbf16>
+    pk.tile.store %z, %c[%i, %j] : !pk.tile<32x64xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    %owner = arith.divui %m, %rows : index
+    %row = arith.remui %m, %rows : index
+    pk.coll.add_tile %o, %c[%row, %n] on %owner : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a fill with anything but zeros (here half of the rows only) is not a memset: the
+// kernel keeps both loops on the general path.
+// CHECK-LABEL: pk.kernel @rs_half_fill
+// CHECK-SAME: general tile path (register tiles, pk/tile/mma.cuh): the loop does not take a fused GEMM template: 'pk.tile.store' cannot be part of a kernel
+// CHECK-NOT: pk.gemm =
+pk.kernel @rs_half_fill(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  %world = pk.world_size
+  %rows = arith.divui %m_all, %world : index
+  %c_rows = pk.dim %c, 0 : !pk.sym<?x?xbf16>
+  %half = arith.divui %c_rows, %c2 : index
+  %c_cols = pk.dim %c, 1 : !pk.sym<?x?xbf16>
+  pk.tile.foreach (%i, %j) to (%half, %c_cols) step [32, 64] {
+    %z = pk.tile.zeros : !pk.tile<32x64xbf16>
+    pk.tile.store %z, %c[%i, %j] : !pk.tile<32x64xbf16>, !pk.sym<?x?xbf16>
+  }
   pk.tile.foreach (%m, %n) to (%m_all, %n_all) step [128, 256] {
     %zero = pk.tile.zeros : !pk.tile<128x256xf32>
     %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {

@@ -260,7 +260,8 @@ struct Softmax {
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       const float x = fmaf(s[i], c, neg_mx[(i % 4) / 2]);
-      s[i] = PolyEvery > 0 && i % PolyEvery == PolyEvery - 1 ? exp2_fma(x) : exp2_approx(x);
+      // The divisor is never 0 (nvcc warns on a constant `% 0` even where it is not reached).
+      s[i] = PolyEvery > 0 && i % (PolyEvery > 0 ? PolyEvery : 1) == PolyEvery - 1 ? exp2_fma(x) : exp2_approx(x);
       sum[(i % 4) / 2] += s[i];
     }
 #pragma unroll
