@@ -49,9 +49,21 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
                                " columns");
   desc.check(rows(q), rows(o), "attention template: o must have q's rows");
   if (lse >= 0) desc.check(rows(q), rows(lse), "attention template: lse must have q's rows");
-  if (heads)
-    for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}, std::pair{o, "o"}, std::pair{lse, "lse"}})
+  // Grouped-query attention reads K and V at head h / G: q's heads must be G x k's (and v's).
+  auto groupFact = facts.getAs<StringAttr>("kv_group");
+  const std::string group = groupFact ? groupFact.getValue().str() : "1";
+  if (heads) {
+    for (auto [a, what] : {std::pair{o, "o"}, std::pair{lse, "lse"}})
       if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
+    if (group == "1") {
+      for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}})
+        desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
+    } else {
+      desc.check(dim(q, 0), "mul(" + group + "," + dim(k, 0) + ")",
+                 "attention template (grouped-query): q's heads must be G x k's heads, G = " + group);
+      desc.check(dim(k, 0), dim(v, 0), "attention template (grouped-query): v must have k's heads");
+    }
+  }
   const std::string h = heads ? dim(q, 0) : "1";
   for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
     desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBoxRows, 1});
@@ -60,9 +72,14 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   desc.i32("sq", rows(q));
   desc.i32("sk", rows(k));
   desc.i32("heads", h);
+  desc.i32("kv_group", group);
   desc.i32("o_pitch", cols(o));
   desc.i32("o_cols", "min(" + cols(o) + "," + D + ")");
-  desc.i32("lse_pitch", lse >= 0 ? cols(lse) : "0");
+  // A 1-D [S] lse has the memory of an [S, 1] one.
+  Type lseType = lse >= 0 ? kernel.getBody().front().getArgument(lse).getType() : Type();
+  const bool lse1d = (isa_and_nonnull<LocalTensorType>(lseType) && cast<LocalTensorType>(lseType).getRank() == 1) ||
+                     (isa_and_nonnull<SymTensorType>(lseType) && cast<SymTensorType>(lseType).getRank() == 1);
+  desc.i32("lse_pitch", lse < 0 ? "0" : lse1d ? "1" : cols(lse));
   std::string scale;
   if (auto s = facts.getAs<IntegerAttr>("scale")) {
     desc.field(FK::f32, "scale", s.getInt());

@@ -29,6 +29,9 @@ struct AttentionLoop {
   int64_t d = 0;
   bool heads = false;  // [H, S, D] tensors, one head per tile (else [S, D])
   bool causal = false;
+  // Grouped-query attention: K and V are read at head h / group. Null when at head h; else a
+  // kernel argument, or pk.dim q, 0 divided by pk.dim of k (or v), 0 (groupHeads).
+  Value group, groupHeads;
   Value scale;  // a kernel argument, or null with scaleValue
   double scaleValue = 0;
 };
@@ -112,6 +115,31 @@ TileLoadOp rowsLoad(Value tile, Value head, Value row) {
                        : at.size() == 2 && at[0] == row && isZeroIndex(at[1]);
   return ok ? load : TileLoadOp();
 }
+// The head index of a 3-D load (through its reshape), or null.
+Value loadHead(Value tile) {
+  auto reshape = tile.getDefiningOp<TileReshapeOp>();
+  auto load = reshape ? reshape.getInput().getDefiningOp<TileLoadOp>() : TileLoadOp();
+  return load && load.getIndices().size() == 3 ? load.getIndices()[0] : Value();
+}
+// h / G, with G an integer kernel argument or q.dim(0) / x.dim(0) (x: k or v): the K/V head of
+// query head h in grouped-query attention. Sets `group` (and `heads`, x's dim, for the ratio).
+bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, Value &group, Value &heads) {
+  Operation *div = v.getDefiningOp();
+  if (!div || !isa<arith::DivSIOp, arith::DivUIOp>(div) || div->getOperand(0) != h) return false;
+  Value g = div->getOperand(1);
+  if (kernelArgIndex(kernel, g) >= 0 && isa<IndexType, IntegerType>(g.getType())) {
+    group = g, heads = Value();
+    return true;
+  }
+  Operation *ratio = g.getDefiningOp();
+  if (!ratio || !isa<arith::DivSIOp, arith::DivUIOp>(ratio) || !isDimOf(ratio->getOperand(0), q, 0))
+    return false;
+  auto dim = ratio->getOperand(1).getDefiningOp<DimOp>();
+  if (!dim || dim.getDimAttr().getInt() != 0 || kernelArgIndex(kernel, dim.getTensor()) < 0) return false;
+  group = g, heads = ratio->getOperand(1);
+  return true;
+}
+
 // The 2-D tile a load gives (after its reshape for 3-D tensors).
 TileType rowsTile(TileLoadOp load) {
   TileType t = load.getType();
@@ -190,7 +218,16 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     a.scale = scaleSplat.getScalar();
   else return fail("the scale is neither a constant nor a float kernel argument");
   a.loadQ = rowsLoad(qk.getA(), h, m);
-  a.loadK = rowsLoad(qk.getB(), h, n);
+  // K and V at head h, or both at h / G (grouped-query attention).
+  Value kvHead = h;
+  if (a.heads && a.loadQ)
+    if (Value at = loadHead(qk.getB()); at && at != h) {
+      if (!isGroupHead(kernel, at, h, a.loadQ.getSource(), a.group, a.groupHeads))
+        return fail("k must be loaded at head h, or at h / G for grouped-query attention (G an "
+                    "integer kernel argument, or q.dim(0) / k.dim(0))");
+      kvHead = at;
+    }
+  a.loadK = rowsLoad(qk.getB(), kvHead, n);
   if (!a.loadQ || !a.loadK || a.loadQ->getParentOp() != loop.getOperation())
     return fail(a.heads ? "q and k must be loaded whole rows of the head at [h, m, 0] (outside the key loop) and [h, n, 0]"
                         : "q and k must be loaded whole rows at [m, 0] (outside the key loop) and [n, 0]");
@@ -243,7 +280,16 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   corr = otherOf(scaledAcc, MapKind::mul, accIn);
   if (!corr || !isUnary(corr, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != mxIn || y != mxNew)
     return fail("the output is not rescaled by exp(m - m_new)");
-  a.loadV = rowsLoad(pv.getB(), h, n);
+  // V at K's head: the same value, or the same division of h.
+  Value vHead = a.heads ? loadHead(pv.getB()) : Value();
+  if (vHead && vHead != kvHead) {
+    Value g, gh;
+    auto tensorOf = [](Value dim) { return dim.getDefiningOp<DimOp>().getTensor(); };
+    const bool same = a.group && isGroupHead(kernel, vHead, h, a.loadQ.getSource(), g, gh) &&
+                      (g == a.group || (gh && a.groupHeads && tensorOf(gh) == tensorOf(a.groupHeads)));
+    if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G)");
+  }
+  a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n);
   if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, true))
     return fail("v must be loaded as bf16 tiles at [n, 0] (or [h, n, 0]) of the head dim's width");
   // l_new = l * corr + row_sum(p).
@@ -273,16 +319,17 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       continue;
     }
     ValueRange at = store.getIndices();
-    if (a.heads ? at.size() != 3 || at[0] != h || at[1] != m || !isZeroIndex(at[2])
-                : at.size() != 2 || at[0] != m || !isZeroIndex(at[1])) {
-      // A rows x 1 column stored into a 1-D [S] tensor (the docs' tile of higher rank than its
-      // tensor) is a layout the template does not take: say which one it does.
-      if (!a.heads && at.size() == 1 && at[0] == m && store.getValue().getDefiningOp<TileReshapeOp>())
-        return fail("the log-sum-exp must be an [S, 1] f32 tensor stored at [m, 0] (a 1-D [S] one is not taken)");
+    // A rows x 1 column stored at [m] into a 1-D [S] tensor (through a reshape) has [S, 1]'s
+    // memory: the log-sum-exp may take that form too.
+    const bool column1d = !a.heads && at.size() == 1 && at[0] == m && store.getValue().getDefiningOp<TileReshapeOp>();
+    if (!column1d && (a.heads ? at.size() != 3 || at[0] != h || at[1] != m || !isZeroIndex(at[2])
+                              : at.size() != 2 || at[0] != m || !isZeroIndex(at[1])))
       return fail(a.heads ? "the results must be stored at [h, m, 0]" : "the results must be stored at [m, 0]");
-    }
     Value v = store.getValue();
-    if (a.heads) {
+    if (column1d) {
+      v = v.getDefiningOp<TileReshapeOp>().getInput();
+      if (!isTile(v.getType(), bm, 1, false)) return fail("only the log-sum-exp column may be stored into a 1-D tensor");
+    } else if (a.heads) {
       auto reshape = v.getDefiningOp<TileReshapeOp>();
       if (!reshape) return fail("the results must be stored as 2-D tiles into their head");
       v = reshape.getInput();
@@ -351,11 +398,24 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     fact("d", i64(a.d));
     fact("heads", BoolAttr::get(ctx, a.heads));
     fact("causal", BoolAttr::get(ctx, a.causal));
+    // Grouped-query attention: G as a host expression over the launch's arguments.
+    std::string group = "1";
+    if (a.groupHeads)
+      group = "div(dim(" + std::to_string(argNumber(a.loadQ.getSource())) + ",0),dim(" +
+              std::to_string(argNumber(a.groupHeads.getDefiningOp<DimOp>().getTensor())) + ",0))";
+    else if (a.group)
+      group = "arg(" + std::to_string(argNumber(a.group)) + ")";
+    fact("kv_group", StringAttr::get(ctx, group));
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
                        ", head dim " + Twine(a.d) +
+                       Twine(a.group ? ", grouped-query (K and V at head h / G, G = " +
+                                           Twine(a.groupHeads ? "q's heads / k's heads"
+                                                              : "argument #" + std::to_string(argNumber(a.group))) +
+                                           ", checked at launch: q's heads = G x k's heads)"
+                                     : "") +
                        "; Hopper attention template: " + Twine(a.d == 64 ? "192" : "128") +
                        " query rows per block (" + Twine(a.d == 64 ? "3" : "2") +
                        " consumer warpgroups taking turns, "

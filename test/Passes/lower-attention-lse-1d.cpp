@@ -1,11 +1,13 @@
-// RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s
+// RUN: pkc %s --explain -o - 2>&1 | FileCheck %s
 // Tests that an attention loop storing its log-sum-exp into a 1-D [S] tensor (the rows x 1 column
-// reshaped, as the docs allow for any store) keeps the general path with a reason that names
-// the layout the template needs, rather than "the results must be stored at [m, 0]".
+// reshaped, as the docs allow for any store) takes the attention template, the lse written with
+// a pitch of 1 (the [S, 1] layout's memory); specs7_findings.md, finding 4.
 #include <pk/spec.h>
 using namespace pk;
 
-// CHECK: not the attention template: the log-sum-exp must be an [S, 1] f32 tensor stored at [m, 0] (a 1-D [S] one is not taken)
+// CHECK: template: {{.*}}attention: the loop is an online-softmax attention, head dim 128;
+// CHECK: // pk-param lse_1d {{[0-9]+}} lse_pitch i32 1
+// CHECK: // pk-host-check lse_1d {{.*}} attention template: lse must have q's rows
 PK_KERNEL void lse_1d(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
                       Tensor<f32, 1> lse, float scale) {
   for (auto m : tiles(q.rows(), {64})) {

@@ -13,7 +13,7 @@ using namespace pk;
 // CHECK-LABEL: decisions for kernel 'heads'
 // CHECK: template: pk.tile.foreach at {{.*}}lower-attention.cpp:[[@LINE+6]]:3: attention: the loop is an online-softmax attention, head dim 128
 // IR-LABEL: pk.kernel @heads
-// IR-SAME: pk.attention = {causal = false, d = 128 : i64, heads = true, k = 1 : i64, lse = -1 : i64, o = 3 : i64, q = 0 : i64, scale = 4 : i64, v = 2 : i64}
+// IR-SAME: pk.attention = {causal = false, d = 128 : i64, heads = true, k = 1 : i64, kv_group = "1", lse = -1 : i64, o = 3 : i64, q = 0 : i64, scale = 4 : i64, v = 2 : i64}
 // OFF-LABEL: decisions for kernel 'heads'
 // OFF: template: pk.tile.foreach {{.*}}general tile path (register tiles, pk/tile/mma.cuh): templates are off
 PK_KERNEL void heads(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
@@ -102,6 +102,53 @@ PK_KERNEL void head_dim_96(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2>
       mx = mnew;
     }
     store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
+
+// Tests that grouped-query K/V heads must divide h by a group the host can compute: a constant
+// divisor is not one (the template's G comes from the sizes or an argument).
+// CHECK-LABEL: decisions for kernel 'gqa_constant_group'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: k must be loaded at head h, or at h / G for grouped-query attention (G an integer kernel argument, or q.dim(0) / k.dim(0))
+PK_KERNEL void gqa_constant_group(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 64>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, h / 2, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.dim(1), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, h / 2, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
+  }
+}
+
+// Tests that V must be read at K's head: K at h / G with V at h is not attention over one head.
+// CHECK-LABEL: decisions for kernel 'gqa_v_at_h'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G)
+PK_KERNEL void gqa_v_at_h(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 64>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, h / (q.dim(0) / k.dim(0)), n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.dim(1), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, h, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
   }
 }
 

@@ -1,7 +1,9 @@
 // The attention tests' float64 reference and check: softmax(Q K^T * scale) V and the row
 // log-sum-exp for random Q, K, V (uniform in [-2, 2), fresh per case), outputs poisoned first,
 // the kernel launched by the caller. heads = 0: [S, D] tensors; else [heads, S, D], each head
-// its own attention. The scale is scale_factor / sqrt(d).
+// its own attention. The scale is scale_factor / sqrt(d). kv_heads > 0 (grouped-query): K and V
+// are [kv_heads, S, D] and query head h reads their head h / (heads / kv_heads). lse_1d: lse is
+// a 1-D [S] tensor (one head).
 #pragma once
 #include <functional>
 #include <string>
@@ -41,24 +43,27 @@ inline void reference_head(const double* q, const double* k, const double* v, lo
 
 inline void check_attention(const std::string& name, const AttentionLaunch& launch, long long d,
                             long long sq, long long sk, bool causal, unsigned seed = 1, long long heads = 0,
-                            float scale_factor = 1.f) {
+                            float scale_factor = 1.f, long long kv_heads = 0, bool lse_1d = false) {
   const float scale = scale_factor / std::sqrt(float(d));
-  auto shape = [&](long long rows, long long cols) {
-    return heads ? std::vector<long long>{heads, rows, cols} : std::vector<long long>{rows, cols};
+  const long long kvh = kv_heads ? kv_heads : heads;
+  auto shape = [&](long long h, long long rows, long long cols) {
+    return h ? std::vector<long long>{h, rows, cols} : std::vector<long long>{rows, cols};
   };
-  DevTensor<pk::bf16> q(shape(sq, d), seed), k(shape(sk, d), seed + 1), v(shape(sk, d), seed + 2),
-      o(shape(sq, d), 0, true);
-  DevTensor<float> lse(shape(sq, 1), 0, true);
+  DevTensor<pk::bf16> q(shape(heads, sq, d), seed), k(shape(kvh, sk, d), seed + 1), v(shape(kvh, sk, d), seed + 2),
+      o(shape(heads, sq, d), 0, true);
+  DevTensor<float> lse(lse_1d ? std::vector<long long>{sq} : shape(heads, sq, 1), 0, true);
   launch(q, k, v, o, lse, scale);
   PKT_CUDA(cudaDeviceSynchronize());
   const long long hs = heads ? heads : 1;
   std::vector<double> want_o(hs * sq * d), want_lse(hs * sq), qd(q.numel()), kd(k.numel()), vd(v.numel());
   for (long long i = 0; i < q.numel(); ++i) qd[i] = q.at(i);
   for (long long i = 0; i < k.numel(); ++i) kd[i] = k.at(i), vd[i] = v.at(i);
+  const long long group = kv_heads ? heads / kv_heads : 1;
   for (long long h = 0; h < hs; ++h)
-    reference_head(qd.data() + h * sq * d, kd.data() + h * sk * d, vd.data() + h * sk * d, sq, sk, d, causal,
-                   scale, want_o.data() + h * sq * d, want_lse.data() + h * sq);
-  const std::string base = name + " " + (heads ? std::to_string(heads) + "x" : "") + std::to_string(sq) + "x" +
+    reference_head(qd.data() + h * sq * d, kd.data() + h / group * sk * d, vd.data() + h / group * sk * d, sq, sk,
+                   d, causal, scale, want_o.data() + h * sq * d, want_lse.data() + h * sq);
+  const std::string base = name + " " + (heads ? std::to_string(heads) + "x" : "") +
+                           (kv_heads ? "(kv " + std::to_string(kv_heads) + ")x" : "") + std::to_string(sq) + "x" +
                            std::to_string(sk) + (scale_factor != 1.f ? " scale x" + std::to_string(scale_factor) : "");
   // P is rounded to bf16 before P V (as FlashAttention does), and O is bf16.
   expect((base + " O").c_str(), o, [&](long long i) { return want_o[i]; }, 2e-2, 2e-2);

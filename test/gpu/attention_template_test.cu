@@ -4,8 +4,10 @@
 // multiples of the 128-row tiles, more keys than queries and the reverse, enough key tiles to
 // wrap the K/V rings several times, the [H, S, D] forms (attention_heads.pk.cpp) with several
 // heads in one launch (more tiles than blocks, so a block walks several), and scales that are
-// large, negative or zero; against a float64 reference (attention_reference.h). A q whose
-// columns are not the head dim is refused at the call, launching nothing.
+// large, negative or zero; grouped-query attention (test/specs/attention_gqa.pk.cpp: K and V at
+// head h / G, G from the sizes or an argument, including G = heads: multi-query) and a 1-D
+// log-sum-exp; against a float64 reference (attention_reference.h). A q whose columns are not
+// the head dim, or q heads that are not G x k's, are refused at the call, launching nothing.
 #include <pk/jit/compile.h>
 
 #include <map>
@@ -34,7 +36,36 @@ bool compile_all() {
       g_kernels.emplace(name, std::move(*k));
     }
   }
+  const std::string gqa = std::string(PK_GQA_SPEC);
+  auto text = pk::jit::read_spec(gqa);
+  if (!text.is_ok()) return pkt::fail("read " + gqa + ": " + text.status().message()), false;
+  for (const char* name : {"gqa_d64", "gqa_causal_d128", "attention_lse_1d_d64"}) {
+    pk::jit::Options options;
+    options.kernel = name;
+    auto k = pk::jit::compile_spec(gqa, *text, options, pk::jit::pkc_frontend(PK_PKC));
+    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
+    PKT_CHECK(k->info().tmpl.kernel == name, std::string(name) + " did not take the attention template");
+    g_kernels.emplace(name, std::move(*k));
+  }
   return true;
+}
+
+// Grouped-query attention: heads query heads over kv_heads K/V heads; `group_arg` passes G as
+// the kernel's integer argument (gqa_causal_d128's form).
+void check_gqa(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
+               bool causal, unsigned seed, long long heads, long long kv_heads, bool group_arg) {
+  const pk::jit::Kernel& kernel = g_kernels.at(name);
+  pkt::check_attention(
+      name,
+      [&](const auto& q, const auto& k, const auto& v, const auto& o, const auto& lse, float scale) {
+        if (group_arg)
+          PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(),
+                               static_cast<long long>(heads / kv_heads), scale));
+        else
+          PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+        PKT_CUDA(cudaStreamSynchronize(s));
+      },
+      d, sq, sk, causal, seed, heads, 1.f, kv_heads);
 }
 
 void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
@@ -83,6 +114,33 @@ int main() {
         check(ctx, s, plain, d, 200, 1000, false, seed += 3, 0, factor);
         check(ctx, s, causal, d, 700, 700, true, seed += 3, 0, factor);
       }
+    }
+    // Grouped-query: groups of 2 and 4, one K/V head for all (multi-query), tails, more tiles
+    // than blocks; G from the sizes (gqa_d64) and as an argument (gqa_causal_d128).
+    check_gqa(ctx, s, "gqa_d64", 64, 200, 333, false, seed += 3, 8, 4, false);
+    check_gqa(ctx, s, "gqa_d64", 64, 130, 77, false, seed += 3, 12, 3, false);
+    check_gqa(ctx, s, "gqa_d64", 64, 64, 500, false, seed += 3, 32, 1, false);
+    check_gqa(ctx, s, "gqa_d64", 64, 1000, 1000, false, seed += 3, 40, 8, false);
+    check_gqa(ctx, s, "gqa_causal_d128", 128, 300, 300, true, seed += 3, 8, 2, true);
+    check_gqa(ctx, s, "gqa_causal_d128", 128, 129, 129, true, seed += 3, 6, 6, true);
+    check_gqa(ctx, s, "gqa_causal_d128", 128, 1000, 1000, true, seed += 3, 32, 4, true);
+    // The log-sum-exp into a 1-D [S] tensor.
+    for (auto [sq, sk] : {std::pair{200LL, 333LL}, std::pair{1LL, 70LL}, std::pair{700LL, 129LL}}) {
+      const pk::jit::Kernel& k1 = g_kernels.at("attention_lse_1d_d64");
+      pkt::check_attention(
+          "attention_lse_1d_d64",
+          [&](const auto& q, const auto& k, const auto& v, const auto& o, const auto& lse, float scale) {
+            PKT_OK(k1.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+            PKT_CUDA(cudaStreamSynchronize(s));
+          },
+          64, sq, sk, false, seed += 3, 0, 1.f, 0, true);
+    }
+    {  // q's heads must be G x k's: 6 query heads over 4 K/V heads is refused before any launch.
+      pkt::DevTensor<bf16> q({6, 64, 64}, 1), k({4, 64, 64}, 2), v({4, 64, 64}, 3), o({6, 64, 64}, 0, true);
+      pkt::DevTensor<float> lse({6, 64, 1}, 0, true);
+      pk::Status st = g_kernels.at("gqa_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), 0.1f);
+      PKT_CHECK(!st.is_ok() && st.message().find("G x k's heads") != std::string::npos,
+                "6 query heads over 4 K/V heads were not refused: " + st.message());
     }
     // q's columns must be the head dim: refused before any launch.
     pkt::DevTensor<bf16> q({64, 96}, 1), k({64, 128}, 2), v({64, 128}, 3), o({64, 128}, 0, true);

@@ -1,13 +1,15 @@
 // The kernels of the seventh user-written spec set (test/specs/user_specs7.pk.cpp) that take a
 // template the static test cannot launch by hand, run through the JIT against float64:
 // attention_odd_lse_d128 (the Hopper attention template, one head at head dim 128, query and key
-// lengths that are multiples of nothing: odd, one key, one query) at world size 1, and
+// lengths that are multiples of nothing: odd, one key, one query) and gqa_attention_causal_d64
+// (grouped-query, on the template since the twenty-fifth session) at world size 1, and
 // row_linear_rs_fused (the fused gemm_rs template: tiles reduce-added into their owners by TMA)
 // at W = 1-4. Each must report its template. One PASS or FAIL line per case.
 #include <pk/jit/compile.h>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "attention_reference.h"
 #include "sym_test_util.h"
@@ -82,11 +84,15 @@ int main() {
   auto att = pk::jit::compile_spec(PK_USER_SPECS7_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
   options.kernel = "row_linear_rs_fused";
   auto rs = pk::jit::compile_spec(PK_USER_SPECS7_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
-  if (!att.is_ok() || !rs.is_ok()) {
-    pkt::fail("compile: " + (att.is_ok() ? rs.status().message() : att.status().message()));
+  options.kernel = "gqa_attention_causal_d64";
+  auto gqa = pk::jit::compile_spec(PK_USER_SPECS7_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
+  if (!att.is_ok() || !rs.is_ok() || !gqa.is_ok()) {
+    pkt::fail("compile: " + (!att.is_ok() ? att.status().message() : !rs.is_ok() ? rs.status().message()
+                                                                                : gqa.status().message()));
     return pkt::finish("user_specs7_jit_test");
   }
   PKT_CHECK(att->info().tmpl.kernel == "attention_odd_lse_d128", "attention_odd_lse_d128 did not take the attention template");
+  PKT_CHECK(gqa->info().tmpl.kernel == "gqa_attention_causal_d64", "gqa_attention_causal_d64 did not take the attention template");
   PKT_CHECK(!rs->info().tmpl.kernel.empty(), "row_linear_rs_fused did not take the gemm_rs template");
   pkt::run_ranks(1, [&](pk::Context& ctx) {
     cudaStream_t s;
@@ -104,6 +110,20 @@ int main() {
           128, sq, sk, false, seed += 3);
       std::printf("%s user_specs7 attention_odd_lse_d128 %lldx%lld (template; tolerance 2e-2, see attention_reference.h)\n",
                   pkt::failure_count() == before ? "PASS" : "FAIL", sq, sk);
+    }
+    // Kernel 7, grouped-query causal attention (K and V at head h / (q.dim(0) / k.dim(0))).
+    PKT_OK(gqa->load(ctx));
+    for (auto [hq, hkv, n] : {std::tuple{4LL, 2LL, 100LL}, std::tuple{8LL, 1LL, 257LL}, std::tuple{6LL, 3LL, 64LL}}) {
+      const int before = pkt::failure_count();
+      pkt::check_attention(
+          "gqa_attention_causal_d64",
+          [&](const auto& q, const auto& k, const auto& v, const auto& o, const auto& lse, float scale) {
+            PKT_OK(gqa->launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+            PKT_CUDA(cudaStreamSynchronize(s));
+          },
+          64, n, n, true, seed += 3, hq, 1.f, hkv);
+      std::printf("%s user_specs7 gqa_attention_causal_d64 %lld heads over %lld, S=%lld (template)\n",
+                  pkt::failure_count() == before ? "PASS" : "FAIL", hq, hkv, n);
     }
     PKT_CUDA(cudaStreamDestroy(s));
   });

@@ -39,6 +39,7 @@ struct Params {
   bf16* o;
   float* lse;  // null: not stored
   int sq, sk, heads;
+  int kv_group;  // query heads per K/V head (grouped-query attention; 1: one each)
   int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
   int lse_pitch;
   float scale;
@@ -170,16 +171,17 @@ __device__ __forceinline__ void produce(const Params& p, SharedStorage<D>& ss, c
     for (int x = 0; x < L::kBoxes; ++x)
       load_async_tensor_3d(&ss.q[x][r * kBoxRows * kBox], &p.q, x * kBox, b.m0 + r * kBoxRows, b.head,
                            &ss.q_full);
+  const int kv_head = b.head / p.kv_group;  // the launch checks kv_group >= 1 (q's heads = G x k's)
   for (int j = 0; j < b.steps; ++j) {
     ss.k_ring.wait_empty(kc);
     mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.k[kc.stage][x], &p.k, x * kBox, j * kBN, b.head, &ss.k_ring.full[kc.stage]);
+      load_async_tensor_3d(ss.k[kc.stage][x], &p.k, x * kBox, j * kBN, kv_head, &ss.k_ring.full[kc.stage]);
     kc.advance();
     ss.v_ring.wait_empty(vc);
     mbarrier_arrive_expect_tx(&ss.v_ring.full[vc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, j * kBN, b.head, &ss.v_ring.full[vc.stage]);
+      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, j * kBN, kv_head, &ss.v_ring.full[vc.stage]);
     vc.advance();
   }
 }
