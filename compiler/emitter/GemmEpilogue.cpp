@@ -16,6 +16,7 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
   GemmEpilogueCode out;
   Block &entry = kernel.getBody().front();
   std::set<int64_t> tensors, scalars;
+  std::map<std::string, int64_t> indices;  // integer host expressions read as f32, numbered
   std::map<int64_t, std::string> views;  // 1-D tensors: read as a 1 x N "row" or an M x 1 "col"
   for (Attribute a : program) {
     auto step = cast<DictionaryAttr>(a);
@@ -24,6 +25,7 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
     if (auto view = step.getAs<StringAttr>("view"))
       views[step.getAs<IntegerAttr>("arg").getInt()] = view.getValue().str();
     if (op == "scalar") scalars.insert(step.getAs<IntegerAttr>("arg").getInt());
+    if (op == "index") indices.insert({step.getAs<StringAttr>("expr").getValue().str(), int64_t(indices.size())});
   }
   std::string args, body;
   llvm::raw_string_ostream as(args), bs(body);
@@ -49,6 +51,10 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
     out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_rows", a, rows});
     out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_cols", a, cols});
   }
+  for (auto &[expr, k] : indices) {
+    as << "    int i" << k << ";  // " << expr << "\n";
+    out.fields.push_back({EpilogueField::Kind::i32, "epi.i" + std::to_string(k), -1, expr});
+  }
   for (int64_t a : scalars) {
     as << "    float s" << a << ";  // argument #" << a << "\n";
     out.fields.push_back({EpilogueField::Kind::f32, "epi.s" + std::to_string(a), a, ""});
@@ -63,6 +69,12 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
       bs << "acc";
     } else if (op == "scalar") {
       bs << "e.s" << num("arg");
+    } else if (op == "index") {
+      bs << "float(e.i" << indices.at(step.getAs<StringAttr>("expr").getValue().str()) << ")";
+    } else if (op == "iota") {
+      bs << "float(" << (num("dim") == 0 ? "row" : "col") << ")";
+    } else if (op == "select") {
+      bs << v(num("c")) << " != 0.f ? " << v(num("x")) << " : " << v(num("y"));
     } else if (op == "const") {
       bs << floatLiteral(step.getAs<FloatAttr>("value").getValueAsDouble());
     } else if (op == "load") {

@@ -1,5 +1,6 @@
 // Captures a GEMM tile loop's element-wise epilogue as a flat program (GemmEpilogue.h).
 #include "GemmEpilogue.h"
+#include "pk/Passes/HostExpr.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -106,8 +107,20 @@ struct Capture {
     return add(op, {named("op", str("round")), named("x", i64(x)), named("type", str(t))});
   }
 
+  // An integer the host knows at launch (arguments, extents, world size and arithmetic on
+  // them) converted to float, as `col_index<..>(n) < vocab` compares it: its host expression,
+  // or empty.
+  std::string indexExpression(Value s) {
+    Operation *conv = s.getDefiningOp();
+    if (!conv || !isa<arith::SIToFPOp, arith::UIToFPOp>(conv)) return "";
+    std::optional<::pk::HostExpr> e = hostExprOf(conv->getOperand(0), kernel.getBody().front());
+    return e ? ::pk::print_host_expr(*e) : "";
+  }
+
   int64_t scalar(TileSplatOp op) {
     Value s = op->getOperand(0);
+    if (std::string e = indexExpression(s); !e.empty())
+      return add(op, {named("op", str("index")), named("expr", str(e))});
     if (int a = argIndex(s); a >= 0) {
       if (!s.getType().isF32()) return fail(op, "an epilogue scalar argument must be a float");
       return add(op, {named("op", str("scalar")), named("arg", i64(a))});
@@ -120,7 +133,8 @@ struct Capture {
       else return fail(op, "unsupported constant");
       return add(op, {named("op", str("const")), named("value", FloatAttr::get(Float64Type::get(ctx()), v))});
     }
-    return fail(op, "an epilogue splat must be of a float argument or a constant");
+    return fail(op, "an epilogue splat must be of a float argument, a constant, or an integer "
+                    "the host knows at launch (arguments, extents) converted to float");
   }
 
   int64_t value(Value v) {
@@ -135,6 +149,25 @@ struct Capture {
     if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);
     if (auto r = dyn_cast<TileReshapeOp>(op))
       if (auto l = r.getInput().getDefiningOp<TileLoadOp>()) return vectorLoad(r, l);
+    // The element's row or column in the output (a mask's coordinates).
+    if (auto iota = dyn_cast<TileIotaOp>(op)) {
+      const int64_t d = int64_t(iota.getDim());
+      Type e = cast<TileType>(iota.getType()).getElementType();
+      if (!e.isF32()) return fail(op, "an epilogue row or column index must be an f32 tile");
+      if (!(d == 0 && iota.getOrigin() == m) && !(d == 1 && iota.getOrigin() == n))
+        return fail(op, "an epilogue row (column) index must start at the output tile's row m "
+                        "(column n)");
+      return add(v, {named("op", str("iota")), named("dim", i64(d))});
+    }
+    if (auto sel = dyn_cast<TileSelectOp>(op)) {
+      int64_t c = value(sel.getCond()), x = c < 0 ? -1 : value(sel.getOnTrue()),
+              y = x < 0 ? -1 : value(sel.getOnFalse());
+      if (y < 0) return -1;
+      int64_t r = add(v, {named("op", str("select")), named("c", i64(c)), named("x", i64(x)), named("y", i64(y))});
+      if (const char *t = narrowName(cast<TileType>(v.getType()).getElementType()))
+        return add(v, {named("op", str("round")), named("x", i64(r)), named("type", str(t))});
+      return r;
+    }
     if (auto c = dyn_cast<TileCastOp>(op)) {
       int64_t x = value(c.getInput());
       if (x < 0) return -1;
@@ -158,8 +191,8 @@ struct Capture {
         return add(v, {named("op", str("round")), named("x", i64(r)), named("type", str(t))});
       return r;
     }
-    return fail(op, "not an element-wise epilogue operation (map, cast, splat, or a load at the "
-                    "output tile, a row vector or a column)");
+    return fail(op, "not an element-wise epilogue operation (map, cast, splat, where, a row or "
+                    "column index, or a load at the output tile, a row vector or a column)");
   }
 };
 

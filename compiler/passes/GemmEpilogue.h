@@ -9,6 +9,10 @@
 //   load  arg, row, col         element of 2-D tensor argument `arg`, as f32 (0 outside it), at the
 //                               output's row (row = -1) or a fixed row, and likewise col
 //   scalar arg                  a float kernel argument
+//   index expr                  an integer argument or a tensor extent (a host expression such as
+//                               "arg(3)" or "dim(2,1)") as f32
+//   iota dim                    the output element's row (dim 0) or column (dim 1) as f32
+//   select c, x, y              x where c is not zero, else y
 //   const value                 a constant
 //   round x, type               x rounded to bf16 or f16 (a narrowing cast, or a map on such tiles)
 // The last step is the value stored.

@@ -3,7 +3,8 @@
 // GPU, against a float64 reference with tails in M, N and K and the output poisoned first:
 // B stored [K, N] and [N, K], f16, bf16 and fp8 (e4m3 times e5m2), bf16, f16 and f32 output,
 // spec tiles other than the template's, and fused
-// epilogues (bias row, residual tile, row scales, a float argument, GELU, SiLU). Sizes whose
+// epilogues (bias row, residual tile, row scales, a float argument, GELU, SiLU, masks by row and
+// column index against an integer argument or an extent). Sizes whose
 // rows are not whole 16-byte pitches run the kernel's general-path twin, checked the same way.
 #include <pk/jit/compile.h>
 #include <pk/runtime/context.h>
@@ -106,6 +107,29 @@ void run(pk::Context& ctx, cudaStream_t s) {
     PKT_CUDA(cudaStreamSynchronize(s));
     expect("gemm_f32_ab_bias_relu", c, [&](long long i) {
       return std::max(dot(a, b, true, i / N, i % N, N, K) + bias.at(i % N), 0.0);
+    }, 1e-4 * std::sqrt(double(K)), 1e-5);
+  }
+  {  // masked logits past an integer argument (the template's epilogue reads it as a field)
+    auto k = compile("gemm_t_vocab_mask");
+    if (!k) return;
+    const long long vocab = N - 20;
+    DevTensor<bf16> a({M, K}, 31), b({N, K}, 32), c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view(), vocab));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_t_vocab_mask", c, [&](long long i) {
+      return i % N < vocab ? dot(a, b, false, i / N, i % N, N, K) : -1e4;
+    }, 1e-3 * std::sqrt(double(K)), kRel);
+  }
+  {  // masks by row and column index, and by an extent the host computes (b.cols() - 3)
+    auto k = compile("gemm_ab_tril_f32");
+    if (!k) return;
+    DevTensor<bf16> a({M, K}, 33), b({K, N}, 34);
+    DevTensor<float> c({M, N}, 0, true);
+    PKT_OK(k->launch(ctx, s, a.view(), b.view(), c.view()));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    expect("gemm_ab_tril_f32", c, [&](long long i) {
+      const long long r = i / N, col = i % N;
+      return col <= r && col < N - 3 ? dot(a, b, true, r, col, N, K) : 0.0;
     }, 1e-4 * std::sqrt(double(K)), 1e-5);
   }
   {

@@ -1,7 +1,7 @@
 // GEMM loops a user writes that the Hopper GEMM template takes through its variants: B stored
 // [K, N] (mma) or [N, K] (mma_t), f16 or bf16 operands, bf16, f16 or f32 output, any tile
 // shape (retiled), and element-wise epilogues fused into the consumers (bias rows, row scales,
-// residual tiles, float arguments, activations). jit_gemm_test compiles each through the JIT and checks it
+// residual tiles, float arguments, activations, masks by row and column index). jit_gemm_test compiles each through the JIT and checks it
 // against a float64 reference.
 #include <pk/spec.h>
 using namespace pk;
@@ -123,5 +123,27 @@ PK_KERNEL void gemm_fp8_scaled(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<
     for (auto k : range(0, a.cols(), 128))
       acc = mma_t(load_smem<128, 128>(a, m, k), load_smem<256, 128>(b, n, k), acc);
     store(c, cast<bf16>(acc * scale), m, n);
+  }
+}
+
+// An LM head over a vocabulary padded to the tile: logits of columns past `vocab` (an integer
+// argument) masked to -1e4, as Megatron masks its padded vocabulary.
+PK_KERNEL void gemm_t_vocab_mask(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, index vocab) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(where(col_index<128, 256>(n) < vocab, acc, -1e4f)), m, n);
+  }
+}
+
+// The lower triangle of A * B in f32 (column <= row), and only the columns before b.cols() - 3
+// (an extent the host computes): masks by both indices in one epilogue.
+PK_KERNEL void gemm_ab_tril_f32(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.cols(), {64, 128})) {
+    auto acc = zeros<f32, 64, 128>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma(load<64, 64>(a, m, k), load<64, 128>(b, k, n), acc);
+    auto keep = (col_index<64, 128>(n) <= row_index<64, 128>(m)) * (col_index<64, 128>(n) < b.cols() - 3);
+    store(c, where(keep, acc, 0.0f), m, n);
   }
 }
