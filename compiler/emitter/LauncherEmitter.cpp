@@ -250,8 +250,8 @@ LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cud
                                    llvm::raw_ostream &os, Location loc) {
   ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), k.name);
   if (!t.is_ok()) return emitError(loc, t.status().message());
-  // The plain GEMM's general-path twin (a launcher of the same arguments) takes the sizes and
-  // addresses the template's TMA cannot.
+  // A GEMM's general-path twin (a launcher of the same arguments) takes the sizes and addresses
+  // the template's TMA cannot.
   std::string twinCall;
   if (!t->fallback.empty()) {
     KernelSignature twin = k;

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::pk {
 #define GEN_PASS_DEF_PKLOWERGEMMPASS
@@ -298,6 +299,12 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
   static LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile) {
     FailureOr<GemmLoop> g = matchGemmLoop(kernel, loop);
     if (failed(g) || failed(checkBounds(*g))) return failure();
+    // The kernel as the spec wrote it, before this match records its decisions: the
+    // general-path twin's body (kept only when the template takes the kernel).
+    auto pristine = cast<KernelOp>(kernel->clone());
+    auto dropPristine = llvm::make_scope_exit([&] {
+      if (pristine) pristine->erase();
+    });
     Value a = g->loadA.getSource(), b = g->loadB.getSource();
     auto store = dyn_cast<TileStoreOp>(g->sink);
     // Fusion candidates by data flow: an all-gather ahead of the loop that produces A, an
@@ -460,17 +467,28 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
               "on its row of A and column of B, the epilogue works element by element, and only "
               "the order of the fp32 additions over K changes)";
     }
-    // The plain GEMM keeps a general-path twin for sizes the template's TMA cannot take (K or
-    // N not whole 16-byte rows, a misaligned base): launches choose it at run time.
+    // A GEMM kernel (plain or fused) keeps a general-path twin for sizes the template's TMA
+    // cannot take (K or N not whole 16-byte rows, a misaligned base): launches choose it at run
+    // time.
     std::string fallback;
-    if (job == "gemm" && kernel->getBlock() && !isLaunchPart(kernel)) {
+    if (kernel->getBlock() && !isLaunchPart(kernel)) {
       fallback = (kernel.getSymName() + "__general").str();
       if (SymbolTable::lookupNearestSymbolFrom(kernel, StringAttr::get(ctx, fallback))) {
         fallback.clear();
       } else {
-        auto twin = cast<KernelOp>(kernel->clone());
+        auto twin = pristine;
+        pristine = nullptr;
         twin.setSymName(fallback);
         twin->setAttr(kGeneralFor, StringAttr::get(ctx, kernel.getSymName()));
+        twin.walk([&](TileForeachOp l) {
+          bool hasMma = false;
+          l.walk([&](TileMmaOp) { hasMma = true; });
+          if (hasMma)
+            recordDecision(l, "template",
+                           "general tile path (register tiles, pk/tile/mma.cuh): the twin of " +
+                               kernel.getSymName() + " that its launches take when the sizes break the "
+                               "template's TMA rules");
+        });
         kernel->getBlock()->getOperations().insertAfter(kernel->getIterator(), twin);
         fact("fallback", StringAttr::get(ctx, fallback));
         variant += "; sizes the template cannot take (K or N not whole 16-byte rows, a base not "

@@ -3,7 +3,8 @@
 // and 2-4 ranks sharing one GPU (or 2 GPUs): gemm, gemm_rs, gemm_ar and ag_gemm against a
 // float64 reference with tails in M, N and K; the plain GEMM also bit for bit against the same
 // kernel launched by its nvcc host plan (pk::gemm::GemmPlan); a K the template's TMA cannot
-// take and a misaligned A run the plain GEMM's general-path twin, checked the same way.
+// take and a misaligned A run the kernel's general-path twin, checked the same way (the plain
+// GEMM, and the fused gemm_rs, gemm_ar and ag_gemm at every world size).
 #include <pk/jit/compile.h>
 #include <pk/templates/host/fused_gemm.cuh>
 
@@ -92,9 +93,11 @@ void plain_gemm(pk::Context& ctx, cudaStream_t s) {
 }
 
 // Every rank's A_r [M, K], B_r [N, K]; the reduce-scatter owner of row i is i / (M / W).
-void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s) {
+// K = 196 is not whole 16-byte rows: the launches run the fused kernels' general-path twins.
+void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s, long long K) {
   const int W = ctx.world(), me = ctx.rank();
-  const long long rows = 150, M = W * rows, N = 264, K = 136;
+  const long long rows = 150, M = W * rows, N = 264;
+  const std::string kk = " K=" + std::to_string(K);
   std::vector<std::vector<float>> af, bf;
   std::vector<bf16> mine_a, mine_b;
   for (int r = 0; r < W; ++r) {
@@ -119,8 +122,8 @@ void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s) {
     pkt::ref_gemm_add(af[r], me * rows, rows, bf[r], N, K, want_rs, &mag_rs);
     pkt::ref_gemm_add(af[r], 0, M, bf[r], N, K, want_ar, &mag_ar);
   }
-  pkt::expect_close(rs.download(), want_rs, K, "jit gemm_rs rank " + std::to_string(me), &mag_rs, W);
-  pkt::expect_close(ar.download(), want_ar, K, "jit gemm_ar rank " + std::to_string(me), &mag_ar, W);
+  pkt::expect_close(rs.download(), want_rs, K, "jit gemm_rs rank " + std::to_string(me) + kk, &mag_rs, W);
+  pkt::expect_close(ar.download(), want_ar, K, "jit gemm_ar rank " + std::to_string(me) + kk, &mag_ar, W);
   if (W > 1) {  // M = W * rows + 1 does not split evenly over the ranks
     DevLocal<bf16> uneven({M + 1, K}, {});
     pk::Status bad = kernel("gemm_rs")->launch(ctx, s, uneven.view(), db.view(), rs.view);
@@ -131,9 +134,9 @@ void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s) {
 }
 
 // C [W * Ms, N] = all_gather(A shards) * B^T on every rank.
-void ag_gemm(pk::Context& ctx, cudaStream_t s) {
+void ag_gemm(pk::Context& ctx, cudaStream_t s, long long K) {
   const int W = ctx.world(), me = ctx.rank();
-  const long long Ms = 200, N = 520, K = 72;
+  const long long Ms = 200, N = 520;
   std::vector<float> all_a;
   std::vector<bf16> shard;
   for (int r = 0; r < W; ++r) {
@@ -151,7 +154,7 @@ void ag_gemm(pk::Context& ctx, cudaStream_t s) {
   sync(ctx, s);
   std::vector<double> want(W * Ms * N, 0.0);
   pkt::ref_gemm_add(all_a, 0, W * Ms, pkt::as_float(b), N, K, want);
-  pkt::expect_close(dc.download(), want, K, "jit ag_gemm rank " + std::to_string(me));
+  pkt::expect_close(dc.download(), want, K, "jit ag_gemm rank " + std::to_string(me) + " K=" + std::to_string(K));
   PKT_OK(ctx.exchange().barrier());
 }
 
@@ -169,8 +172,10 @@ int main() {
       for (auto& [name, k] : g_kernels) PKT_OK(k.load(ctx));
       PKT_OK(ctx.exchange().barrier());
       plain_gemm(ctx, s);
-      gemm_rs_and_ar(ctx, s);
-      ag_gemm(ctx, s);
+      gemm_rs_and_ar(ctx, s, 136);
+      gemm_rs_and_ar(ctx, s, 196);  // the twins
+      ag_gemm(ctx, s, 72);
+      ag_gemm(ctx, s, 76);  // the twin
       cudaStreamDestroy(s);
     });
   }

@@ -259,34 +259,49 @@ int main(int argc, char** argv) {
     } else {
       ++failures;
     }
-    // The fused epilogue against the same GEMM alone (both pkc, bf16, A * B^T).
+    // The fused epilogues against the same GEMM alone (both pkc, bf16, A * B^T): bias + GELU,
+    // then its parts apart and a column mask (tools/bench-gemm/epilogue_specs.pk.cpp).
+    struct Epilogue {
+      const char* label;
+      const char* spec;
+      const char* kernel;
+    };
+    const Epilogue epilogues[] = {
+        {"bias, GELU", PK_VARIANTS_SPEC, "gemm_t_bias_gelu"},
+        {"bias only", PK_EPILOGUE_SPEC, "gemm_t_bias"},
+        {"GELU only", PK_EPILOGUE_SPEC, "gemm_t_gelu"},
+        {"column mask (where)", PK_EPILOGUE_SPEC, "gemm_t_vocab_mask"},
+    };
     auto plain = compile(PK_GEMM_SPEC, "gemm");
-    auto fused = compile(PK_VARIANTS_SPEC, "gemm_t_bias_gelu");
-    if (plain.is_ok() && fused.is_ok()) {
-      fill<<<1024, 256, 0, s>>>(a, elems, 3, false);
-      fill<<<1024, 256, 0, s>>>(b, elems, 4, false);
-      fill<<<16, 256, 0, s>>>(bias, n, 5, false);
-      pk::Tensor<pk::bf16> ta{reinterpret_cast<pk::bf16*>(a), {n, n, 1, 1}, elems},
-          tb{reinterpret_cast<pk::bf16*>(b), {n, n, 1, 1}, elems},
-          tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems},
-          tbias{reinterpret_cast<pk::bf16*>(bias), {1, n, 1, 1}, n};
-      pk::Status s1, s2;
-      const auto [fused_us, plain_us] = pk_bench::paired_median_us(
-          [&] { (void)(s1 = fused->launch(*ctx, s, ta, tb, tbias, tc)); },
-          [&] { (void)(s2 = plain->launch(*ctx, s, ta, tb, tc)); }, s);
-      failures += !s1.is_ok() + !s2.is_ok();
-      const std::string sq = std::to_string(n) + "x" + std::to_string(n);
-      const std::string bound = pk_bench::fraction_of_bound(
-          pk_bench::roofline_us(PK_PKC, PK_VARIANTS_SPEC, "gemm_t_bias_gelu",
-                                "0:" + sq + ",1:" + sq + ",2:1x" + std::to_string(n) + ",3:" + sq),
-          fused_us, &beaten);
-      std::snprintf(row, sizeof row,
-                    "| bf16, A * B^T + bias, GELU (fused) vs the GEMM alone | %lld | %.1f | %.1f (GEMM alone) | %.3f (fused / alone) | %.0f | %s | |\n",
-                    n, fused_us, plain_us, fused_us / plain_us, 2.0 * n * n * n / (fused_us * 1e6), bound.c_str());
-      table += row;
-      std::fputs(row, stdout);
-    } else {
-      ++failures;
+    for (const Epilogue& ep : epilogues) {
+      auto fused = compile(ep.spec, ep.kernel);
+      if (plain.is_ok() && fused.is_ok()) {
+        fill<<<1024, 256, 0, s>>>(a, elems, 3, false);
+        fill<<<1024, 256, 0, s>>>(b, elems, 4, false);
+        fill<<<16, 256, 0, s>>>(bias, n, 5, false);
+        pk::Tensor<pk::bf16> ta{reinterpret_cast<pk::bf16*>(a), {n, n, 1, 1}, elems},
+            tb{reinterpret_cast<pk::bf16*>(b), {n, n, 1, 1}, elems},
+            tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems},
+            tbias{reinterpret_cast<pk::bf16*>(bias), {1, n, 1, 1}, n};
+        pk::Status s1, s2;
+        const auto [fused_us, plain_us] = pk_bench::paired_median_us(
+            [&] { (void)(s1 = fused->launch(*ctx, s, ta, tb, tbias, tc)); },
+            [&] { (void)(s2 = plain->launch(*ctx, s, ta, tb, tc)); }, s);
+        failures += !s1.is_ok() + !s2.is_ok();
+        const std::string sq = std::to_string(n) + "x" + std::to_string(n);
+        const std::string bound = pk_bench::fraction_of_bound(
+            pk_bench::roofline_us(PK_PKC, ep.spec, ep.kernel,
+                                  "0:" + sq + ",1:" + sq + ",2:1x" + std::to_string(n) + ",3:" + sq),
+            fused_us, &beaten);
+        std::snprintf(row, sizeof row,
+                      "| bf16, A * B^T + %s (fused) vs the GEMM alone | %lld | %.1f | %.1f (GEMM alone) | %.3f (fused / alone) | %.0f | %s | |\n",
+                      ep.label, n, fused_us, plain_us, fused_us / plain_us, 2.0 * n * n * n / (fused_us * 1e6), bound.c_str());
+        table += row;
+        std::fputs(row, stdout);
+      } else {
+        std::fprintf(stderr, "compile %s: %s\n", ep.kernel, fused.is_ok() ? "gemm failed" : fused.status().message().c_str());
+        ++failures;
+      }
     }
     cudaFree(a);
     cudaFree(b);
