@@ -239,7 +239,8 @@ TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
     EXPECT_EQ(t.kernel, "gemm_rs");
     EXPECT_EQ(t.threads, 384);
     EXPECT_EQ(k->info().threads, 384);
-    ASSERT_EQ(t.zero_args, std::vector<int>{2});
+    ASSERT_EQ(t.zero_args, std::vector<int>{2});  // the spec's zero fill of c, as a memset
+    EXPECT_EQ(t.fallback, "gemm_rs__general");     // sizes TMA cannot take run the general path
     ASSERT_FALSE(t.fields.empty());
     EXPECT_EQ(t.fields[2].member, "c");
     EXPECT_EQ(t.fields[2].kind, pk::ParamField::Kind::tmaps);
