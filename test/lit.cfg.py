@@ -20,3 +20,11 @@ llvm_config.add_tool_substitutions(["pkc", "pkc-opt"], [config.pkc_tools_dir])
 if config.pkc_static_llvm.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("static-llvm")
 config.substitutions.append(("%pkc_bin", os.path.join(config.pkc_tools_dir, "pkc")))
+# nvcc checks the offsets of template parameter blocks (the emitted offsetof asserts, which
+# NVRTC cannot evaluate): %nvcc_frontend runs nvcc's front end on emitted CUDA.
+nvcc = os.environ.get("CUDACXX") or "/usr/local/cuda/bin/nvcc"
+if os.path.exists(nvcc):
+    config.available_features.add("nvcc")
+    includes = " ".join("-I" + os.path.join(config.pkc_src_root, d, "include") for d in ("templates", "runtime"))
+    config.substitutions.append(("%nvcc_frontend", nvcc + " -gencode arch=compute_90a,code=sm_90a -std=c++17 " +
+                                 includes + " --cuda -x cu"))

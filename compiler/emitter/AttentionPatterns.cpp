@@ -68,7 +68,8 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
     desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBoxRows, 1});
   desc.field(FK::ptr, "o", o);
-  if (lse >= 0) desc.field(FK::ptr, "lse", lse);
+  // Always a field: the template's Params has the pointer; null when the spec stores no lse.
+  desc.field(FK::ptr, "lse", lse);
   desc.i32("sq", rows(q));
   desc.i32("sk", rows(k));
   desc.i32("heads", h);

@@ -124,6 +124,10 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     const std::string tm = "cdiv(" + own + "," + std::to_string(kBM) + ")";
     d.check("0", "rem(" + M + ",world)", "A's rows must split evenly over the ranks: M % world_size (shown) must be 0");
     d.check(own, dim(c, 0), "C must hold this rank's M / world_size rows");
+    if (facts.get("owner_tiles"))  // the spec's tiles run over A's rows: none may cross owners
+      d.check("0", "rem(" + own + "," + std::to_string(kBM) + ")",
+              "each 128-row tile must lie inside one owner: M / world_size (shown) must be a multiple "
+              "of 128", true);
     d.check(N, dim(c, 1), "C must have B's rows as columns");
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
     d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});

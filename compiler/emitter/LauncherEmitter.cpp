@@ -208,7 +208,7 @@ LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef 
       return emitError(loc, "pk-host-check ") << c.id << " of " << k.name
              << " reads an argument the kernel does not have as such";
     auto name = [&](int a) { return k.args[a].name; };
-    if (!orElse.empty() && c.tma_rule) {  // a TMA rule broken: the general-path twin runs
+    if (!orElse.empty() && c.twin_rule) {  // a template-only rule broken: the general-path twin runs
       os << "  // pk-check " << c.id << "\n"
          << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
          << "    return " << orElse << ";\n";

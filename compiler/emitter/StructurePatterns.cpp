@@ -150,9 +150,9 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   if (shared.stage) {
     e.line() << "// Row reductions, broadcasts and mma pass tiles through these (pk/tile/rows.cuh).";
     // 16-byte aligned: gathers and integer broadcasts keep 8-byte values in it.
-    e.line() << "__shared__ __align__(16) float pk_stage[pk::tile::kStageFloats];";
-    // Row reductions kept in registers leave it unused, which nvcc would warn about.
-    if (shared.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows]; pk::tile::rows_declared(pk_rows);";
+    // Row reductions kept in registers may leave them unused, which nvcc would warn about.
+    e.line() << "__shared__ __align__(16) float pk_stage[pk::tile::kStageFloats]; pk::tile::declared(pk_stage);";
+    if (shared.rows) e.line() << "__shared__ float pk_rows[pk::tile::kMaxRows]; pk::tile::declared(pk_rows);";
   }
   e.partialsHalf = shared.partials;
   if (shared.partials > 0) {

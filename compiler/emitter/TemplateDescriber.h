@@ -41,10 +41,10 @@ struct TemplateDescriber {
     field(FK::i32, member);
     t.fields.back().value = expr(value);
   }
-  // `lhs == rhs`, else "<message>: expected <lhs>, got <rhs>". `tmaRule`: a TMA rule, which a
+  // `lhs == rhs`, else "<message>: expected <lhs>, got <rhs>". `twinRule`: a rule only the template has, which a
   // kernel with a general-path twin answers by launching the twin.
   void check(const std::string &lhs, const std::string &rhs, const std::string &message,
-             bool tmaRule = false) {
+             bool twinRule = false) {
     ::pk::HostCheck c;
     c.kernel = t.kernel;
     c.id = int(checks.size());
@@ -52,7 +52,7 @@ struct TemplateDescriber {
     c.expected = expr(lhs);
     c.actual = expr(rhs);
     c.message = message;
-    c.tma_rule = tmaRule;
+    c.twin_rule = twinRule;
     checks.push_back(std::move(c));
   }
 };

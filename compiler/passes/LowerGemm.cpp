@@ -34,6 +34,9 @@ struct GemmLoop {
   int64_t bm = 0, bn = 0, bk = 0;  // the spec's tile
   ArrayAttr epilogue;         // null when the accumulator is stored as it is
   Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the (narrowed) tile
+  // The reduce-scatter's owner loop form: foreach (o, m, n) over (world_size, rows, N) adding
+  // A[o * rows + m, k] products into owner o's rows [m, n] (o is the owner, null otherwise).
+  Value owner, rowsPerOwner;
   // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
   // epilogue.
   bool classic() const {
@@ -61,16 +64,26 @@ bool sameIndex(Value x, Value y) {
 FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   GemmLoop g;
   g.loop = loop;
-  if (loop.getSteps().size() != 2)
-    return loop.emitError("GEMM tile loop: must step over 2-D output tiles");
-  g.bm = loop.getSteps()[0];
-  g.bn = loop.getSteps()[1];
   Block &body = loop.getBody().front();
-  Value m = body.getArgument(0), n = body.getArgument(1);
+  // Or foreach (o, m, n) step [1, BM, BN]: tiles of each owner o's rows (a reduce-scatter).
+  const bool ownerForm = loop.getSteps().size() == 3 && loop.getSteps()[0] == 1;
+  if (loop.getSteps().size() != 2 && !ownerForm)
+    return loop.emitError("GEMM tile loop: must step over 2-D output tiles (or over owners and "
+                          "their tiles: (o, m, n) step [1, BM, BN])");
+  const unsigned first = ownerForm ? 1 : 0;
+  g.bm = loop.getSteps()[first];
+  g.bn = loop.getSteps()[first + 1];
+  Value m = body.getArgument(first), n = body.getArgument(first + 1);
+  if (ownerForm) {
+    g.owner = body.getArgument(0);
+    g.rowsPerOwner = loop.getUpperBounds()[1];
+  }
   scf::ForOp kloop;
   for (Operation &op : body)
     if (auto f = dyn_cast<scf::ForOp>(op)) {
-      if (kloop) return loop.emitError("GEMM tile loop: more than one K loop");
+      if (kloop)
+        return f.emitError("GEMM tile loop: a second range loop; the template's tile loop has one "
+                           "(over K) and then stores or adds its tile once");
       kloop = f;
     }
   if (!kloop || kloop.getNumRegionIterArgs() != 1 || !kloop.getInitArgs()[0].getDefiningOp<TileZerosOp>())
@@ -88,11 +101,23 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
   Value k = kloop.getInductionVar();
   Value bRow = g.bNMajor ? k : n, bCol = g.bNMajor ? n : k;
+  // A's row: m, or o * rows + m in the owner form.
+  auto isARow = [&](Value v) {
+    if (!ownerForm) return v == m;
+    auto add = v.getDefiningOp<arith::AddIOp>();
+    if (!add) return false;
+    Value base = add.getLhs() == m ? add.getRhs() : add.getRhs() == m ? add.getLhs() : Value();
+    auto mul = base ? base.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
+    return mul && ((mul.getLhs() == g.owner && sameIndex(mul.getRhs(), g.rowsPerOwner)) ||
+                   (mul.getRhs() == g.owner && sameIndex(mul.getLhs(), g.rowsPerOwner)));
+  };
   if (!g.loadA || !g.loadB || g.loadA.getIndices().size() != 2 || g.loadB.getIndices().size() != 2 ||
-      g.loadA.getIndices()[0] != m || g.loadA.getIndices()[1] != k ||
+      !isARow(g.loadA.getIndices()[0]) || g.loadA.getIndices()[1] != k ||
       g.loadB.getIndices()[0] != bRow || g.loadB.getIndices()[1] != bCol)
-    return mma.emitError(g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
-                                   : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
+    return mma.emitError(ownerForm ? "GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] "
+                                     "and B[n, k]"
+                         : g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
+                                     : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
   g.in = cast<TileType>(g.loadA.getType()).getElementType();
   g.inB = cast<TileType>(g.loadB.getType()).getElementType();
   if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
@@ -158,7 +183,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     for (Operation *u : r.getUsers())
       if (u != (narrow ? narrow.getOperation() : g.sink) && !epilogueOps.contains(u))
         return u->emitError("GEMM: the accumulator may only feed the epilogue and the store");
-  if (auto st = dyn_cast<TileStoreOp>(g.sink)) {
+  if (ownerForm) {
+    auto add = dyn_cast<AddTileOp>(g.sink);
+    if (!add || add.getPeer() != g.owner || add.getIndices().size() != 2 || add.getIndices()[0] != m ||
+        add.getIndices()[1] != n)
+      return g.sink->emitError("GEMM over owners: add the tile into owner o's rows: "
+                               "store_add(c.on(o), tile, m, n)");
+  } else if (auto st = dyn_cast<TileStoreOp>(g.sink)) {
     if (st.getIndices().size() != 2 || st.getIndices()[0] != m || st.getIndices()[1] != n)
       return st.emitError("GEMM: the tile must be stored at [m, n]");
   } else if (auto add = dyn_cast<AddTileOp>(g.sink)) {
@@ -188,6 +219,18 @@ bool isRowsPerRank(Value v, Value a) {
 LogicalResult checkBounds(GemmLoop &g) {
   Value a = g.loadA.getSource(), b = g.loadB.getSource();
   const int64_t bN = g.bNMajor ? 1 : 0, bK = g.bNMajor ? 0 : 1;
+  if (g.owner) {  // (o, m, n) over (world_size, a.rows() / world_size, b.rows())
+    ValueRange ub = g.loop.getUpperBounds();
+    if (!ub[0].getDefiningOp<WorldSizeOp>() || !isRowsPerRank(ub[1], a) || !isDimOf(ub[2], b, bN))
+      return g.loop.emitError("GEMM over owners: the loop must cover the owners, their rows and B's "
+                              "rows: tiles(world_size(), rows, b.rows(), {1, BM, BN}) with rows = "
+                              "a.rows() / world_size()");
+    auto kloop = g.loadA->getParentOfType<scf::ForOp>();
+    if (!isDimOf(kloop.getUpperBound(), a, 1) && !isDimOf(kloop.getUpperBound(), b, bK))
+      return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "
+                             "the template reduces over all of K");
+    return success();
+  }
   if (!isDimOf(g.loop.getUpperBounds()[0], a, 0) || !isDimOf(g.loop.getUpperBounds()[1], b, bN))
     return g.loop.emitError(g.bNMajor ? "GEMM tile loop: must cover the rows of A and the columns "
                                         "of B (tiles(a.rows(), b.cols(), ...)): the template "
@@ -377,8 +420,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (add.getTransport() != Transport::tma)
         return add.emitError("GEMM + reduce-scatter: the template reduce-adds by TMA; transport is '")
                << stringifyTransport(add.getTransport()) << "'";
-      Value rows = add.getPeer().getDefiningOp()->getOperand(1);
-      if (!isRowsPerRank(rows, a))
+      if (!g->owner && !isRowsPerRank(add.getPeer().getDefiningOp()->getOperand(1), a))
         return add.emitError("GEMM + reduce-scatter: each rank must own a.rows() / world_size() "
                              "rows (the template's split); add the tile at [m % rows, n] on peer "
                              "m / rows with rows = a.rows() / world_size()");
@@ -395,12 +437,25 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         });
         fact("zero_out", UnitAttr::get(ctx));
       }
+      // Over the rows of A, a 128-row tile that crosses into the next owner is added to the
+      // first one only (its other rows clipped away), which the template's per-owner tiles do
+      // not reproduce: the launch checks that no tile crosses (rows a multiple of 128) and
+      // otherwise runs the general-path twin, which computes what the spec says.
+      if (!g->owner) fact("owner_tiles", UnitAttr::get(ctx));
       recordDecision(add, "rule 2 (overlap)",
                      Twine("gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box "
                            "into its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off "
                            "from the consumers; tiles alternate between owners starting at rank + 1, "
                            "so ranks start on different owners; one ready and one done signal per "
                            "block (one-way); ") +
+                         (g->owner ? "each owner's rows in 128-row tiles (any rows per owner); "
+                                   : "the spec's 128-row tiles go to the owner of their first row, so "
+                                     "the template runs when a.rows() / world_size() is a multiple of "
+                                     "128 (no tile crosses owners) and the general-path twin "
+                                     "otherwise, which adds a crossing tile to its first owner only, "
+                                     "as written; the owner loop form, tiles(world_size(), rows, "
+                                     "b.rows(), {1, 128, 256}) over A[o * rows + m, k], reduce-"
+                                     "scatters any rows on the template (templates/specs/gemm_rs.pk.cpp); ") +
                          (zeroFill ? "the spec's zero fill of the output before the loop becomes a "
                                      "memset on the rank's stream ahead of the launch, which the "
                                      "ready signals order before every peer's first add"

@@ -181,7 +181,7 @@ std::string print_host_check(const HostCheck& c) {
     if (ch == '\n' || ch == '\r') ch = ' ';  // one line
   return "// pk-host-check " + c.kernel + " " + std::to_string(c.id) +
          " if=" + print_host_expr(c.condition) + " expected=" + print_host_expr(c.expected) +
-         " actual=" + print_host_expr(c.actual) + (c.tma_rule ? " tma_rule " : " ") + message;
+         " actual=" + print_host_expr(c.actual) + (c.twin_rule ? " twin_rule " : " ") + message;
 }
 
 Result<HostCheck> parse_host_check(const std::string& line) {
@@ -203,7 +203,7 @@ Result<HostCheck> parse_host_check(const std::string& line) {
   PK_ASSIGN_OR_RETURN(c.expected, parse_host_expr(expected));
   PK_ASSIGN_OR_RETURN(c.actual, parse_host_expr(actual));
   std::size_t mark = at;
-  if (next_word(line, &mark) == "tma_rule") c.tma_rule = true, at = mark;
+  if (next_word(line, &mark) == "twin_rule") c.twin_rule = true, at = mark;
   const std::size_t message = line.find_first_not_of(' ', at);
   if (message != std::string::npos) c.message = line.substr(message);
   if (c.message.empty()) return Status::error("pk-host-check line without a message: " + line);

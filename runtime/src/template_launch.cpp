@@ -135,7 +135,9 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         std::memcpy(at, &x, sizeof(x));
         break;
       }
-      case ParamField::Kind::ptr: std::memcpy(at, &args[f.arg].local, sizeof(void*)); break;
+      case ParamField::Kind::ptr:  // no argument: a null pointer (the block starts zeroed)
+        if (f.arg >= 0) std::memcpy(at, &args[f.arg].local, sizeof(void*));
+        break;
       case ParamField::Kind::ptrs:
         if (!args[f.arg].peers) return Status::error(who + ": argument is not symmetric");
         for (int r = 0; r < world && r < PK_MAX_RANKS; ++r)

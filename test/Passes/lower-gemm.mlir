@@ -8,8 +8,9 @@
 // CHECK-SAME: rule 1 (transport): pk.coll.add_tile at {{.*}}: tma: 64 KiB tile computed by tensor cores
 // CHECK-SAME: rule 2 (overlap): pk.coll.add_tile at {{.*}}: intra_sm: the transfer has the compute tile's granularity
 // CHECK-SAME: gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into its owner
+// CHECK-SAME: the spec's 128-row tiles go to the owner of their first row, so the template runs when a.rows() / world_size() is a multiple of 128
 // CHECK-SAME: the tiles are added into the output's contents, as store_add is everywhere
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs__general", job = "gemm_rs"}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs__general", job = "gemm_rs", owner_tiles}
 // CHECK-SAME: pk.level = "device"
 // CHECK-NEXT: pk.return
 pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
@@ -42,7 +43,7 @@ pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x
 // template as its launch's memset (zero_out), so y ends as the sum alone on both paths.
 // CHECK-LABEL: pk.kernel @rs_zeroed
 // CHECK-SAME: the spec's zero fill of the output before the loop becomes a memset
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs_zeroed__general", job = "gemm_rs", zero_out}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs_zeroed__general", job = "gemm_rs", owner_tiles, zero_out}
 // CHECK-NEXT: pk.return
 pk.kernel @rs_zeroed(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
@@ -298,6 +299,66 @@ pk.kernel @fp8_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.t
     }
     %o = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xf8E4M3FN>
     pk.tile.store %o, %c[%m, %n] : !pk.tile<128x256xf8E4M3FN>, !pk.tensor<?x?xf8E4M3FN>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests the owner loop form: tiles (o, m, n) over (world_size, rows, N) adding A[o * rows + m, k]
+// products into owner o's rows: the gemm_rs template with no owner-crossing check (its tiles
+// follow each owner's rows, as the template's do).
+// CHECK-LABEL: pk.kernel @rs_owners
+// CHECK-SAME: each owner's rows in 128-row tiles (any rows per owner)
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs_owners__general", job = "gemm_rs"}
+pk.kernel @rs_owners(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %world = pk.world_size
+  %rows = arith.divsi %m_all, %world : index
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%o, %m, %n) to (%world, %rows, %n_all) step [1, 128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %c0 = arith.constant 0 : index
+    %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+    %c64 = arith.constant 64 : index
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %base = arith.muli %o, %rows : index
+      %row = arith.addi %base, %m : index
+      %ta = pk.tile.load %a[%row, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %out = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    pk.coll.add_tile %out, %c[%m, %n] on %o : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that the owner form's A row must be o * rows + m: A read at [m, k] for every owner is
+// not a reduce-scatter the template computes.
+// CHECK-LABEL: pk.kernel @rs_owners_wrong_row
+// CHECK-SAME: GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] and B[n, k]
+pk.kernel @rs_owners_wrong_row(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
+  %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
+  %world = pk.world_size
+  %rows = arith.divsi %m_all, %world : index
+  %n_all = pk.dim %b, 0 : !pk.tensor<?x?xbf16>
+  pk.tile.foreach (%o, %m, %n) to (%world, %rows, %n_all) step [1, 128, 256] {
+    %zero = pk.tile.zeros : !pk.tile<128x256xf32>
+    %c0 = arith.constant 0 : index
+    %k_all = pk.dim %a, 1 : !pk.tensor<?x?xbf16>
+    %c64 = arith.constant 64 : index
+    %acc = scf.for %k = %c0 to %k_all step %c64 iter_args(%x = %zero) -> (!pk.tile<128x256xf32>) {
+      %ta = pk.tile.load %a[%m, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<128x64xbf16, smem>
+      %tb = pk.tile.load %b[%n, %k] : !pk.tensor<?x?xbf16> -> !pk.tile<256x64xbf16, smem>
+      %r = pk.tile.mma %ta, %tb, %x {transpose_b} : !pk.tile<128x64xbf16, smem>, !pk.tile<256x64xbf16, smem>, !pk.tile<128x256xf32>
+      scf.yield %r : !pk.tile<128x256xf32>
+    }
+    %out = pk.tile.cast %acc : !pk.tile<128x256xf32> to !pk.tile<128x256xbf16>
+    pk.coll.add_tile %out, %c[%m, %n] on %o : !pk.tile<128x256xbf16>, !pk.sym<?x?xbf16>
   }
   pk.return
 }

@@ -17,13 +17,16 @@
 
 namespace {
 
-// Each launch adds into y [R, N] on rank `me` the sum over ranks q of rows [me R, (me + 1) R)
-// of h_q w2_q^T, each rank's tile rounded to bf16 and added into y in bf16. store_add adds into
-// what y holds on every path (the spec has no zero fill, so its template launch has no
-// `zero=`): y starts at a large random y0 and must end at y0 + 2 x the sum after two launches.
-void row_linear_rs_fused(pk::Context& ctx, cudaStream_t s, const pk::jit::Kernel& k) {
+// Each launch adds h_q w2_q^T of every rank q into y [R, N] as the spec writes it: the 128-row
+// tile at row t (a multiple of 128) goes to owner t / R at its row t % R, each rank's tile
+// rounded to bf16 and added in bf16, rows past the owner's R dropped. With R a multiple of 128
+// no tile crosses owners and that is the reduce-scatter of rows [me R, (me + 1) R) (the
+// template runs); with R = 150 tiles cross, and the launch runs the general-path twin, which
+// drops those rows as written. store_add adds into what y holds (no zero fill in the spec): y
+// starts at a large random y0 and must end at y0 + 2 x the adds after two launches.
+void row_linear_rs_fused(pk::Context& ctx, cudaStream_t s, const pk::jit::Kernel& k, long long R) {
   const int W = ctx.world(), me = ctx.rank();
-  const long long R = 150, M = W * R, F = 136, N = 264;
+  const long long M = W * R, F = 136, N = 264;
   std::vector<std::vector<pk::bf16>> hs(W), ws(W);
   for (int q = 0; q < W; ++q) {
     hs[q].resize(M * F), ws[q].resize(N * F);
@@ -45,11 +48,15 @@ void row_linear_rs_fused(pk::Context& ctx, cudaStream_t s, const pk::jit::Kernel
   std::vector<double> want(R * N, 0), mag(R * N, 0);
   for (long long i = 0; i < R * N; ++i) want[i] = pkt::to_host(y0[i]), mag[i] = std::fabs(want[i]);
   for (int q = 0; q < W; ++q)
-    for (long long r = 0; r < R; ++r)
-      for (long long n = 0; n < N; ++n) {
-        double a = 0;
-        for (long long f = 0; f < F; ++f) a += pkt::to_host(hs[q][(me * R + r) * F + f]) * pkt::to_host(ws[q][n * F + f]);
-        want[r * N + n] += 2 * a, mag[r * N + n] += 2 * std::fabs(a);
+    for (long long t = 0; t < M; t += 128)  // the spec's tiles over A's rows
+      for (long long i = 0; i < 128 && t + i < M; ++i) {
+        const long long row = t % R + i;  // in owner t / R, clipped at its R rows
+        if (t / R != me || row >= R) continue;
+        for (long long n = 0; n < N; ++n) {
+          double a = 0;
+          for (long long f = 0; f < F; ++f) a += pkt::to_host(hs[q][(t + i) * F + f]) * pkt::to_host(ws[q][n * F + f]);
+          want[row * N + n] += 2 * a, mag[row * N + n] += 2 * std::fabs(a);
+        }
       }
   auto got = y.download();
   long long bad = 0, first = -1;
@@ -62,11 +69,11 @@ void row_linear_rs_fused(pk::Context& ctx, cudaStream_t s, const pk::jit::Kernel
     if (!(e <= 1e-3 + (2.0 * W + 1) / 256 * mag[i])) bad += 1, first = first < 0 ? i : first;
   }
   if (bad)
-    pkt::fail("FAIL user_specs7 row_linear_rs_fused W=" + std::to_string(W) + " rank=" + std::to_string(me) + ": " +
+    pkt::fail("FAIL user_specs7 row_linear_rs_fused R=" + std::to_string(R) + " W=" + std::to_string(W) + " rank=" + std::to_string(me) + ": " +
               std::to_string(bad) + " wrong, max_err " + std::to_string(max_err) + ", first at " + std::to_string(first) +
               " got " + std::to_string(pkt::to_host(got[first])) + " want " + std::to_string(want[first]));
   else if (me == 0)
-    std::printf("PASS user_specs7 row_linear_rs_fused W=%d max_err=%.3g\n", W, max_err);
+    std::printf("PASS user_specs7 row_linear_rs_fused R=%lld W=%d max_err=%.3g\n", R, W, max_err);
   PKT_OK(ctx.exchange().barrier());
 }
 
@@ -134,7 +141,8 @@ int main() {
       PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       PKT_OK(rs->load(ctx));
       PKT_OK(ctx.exchange().barrier());
-      row_linear_rs_fused(ctx, s, *rs);
+      row_linear_rs_fused(ctx, s, *rs, 256);  // the template
+      row_linear_rs_fused(ctx, s, *rs, 150);  // tiles cross owners: the general-path twin
       PKT_CUDA(cudaStreamDestroy(s));
     });
   }

@@ -344,9 +344,9 @@ TEST(JitCompile, GemmTemplateCarriesItsGeneralPathTwin) {
     EXPECT_EQ(k->info().name, "mm");
     EXPECT_EQ(k->info().tmpl.fallback, "mm__general");
     EXPECT_EQ(k->from_cache(), pass == 1);
-    const bool tma_rules = std::any_of(k->info().checks.begin(), k->info().checks.end(),
-                                       [](const pk::HostCheck& c) { return c.tma_rule; });
-    EXPECT_TRUE(tma_rules) << "the template's 16-byte row checks must be marked as TMA rules";
+    const bool twin_rules = std::any_of(k->info().checks.begin(), k->info().checks.end(),
+                                        [](const pk::HostCheck& c) { return c.twin_rule; });
+    EXPECT_TRUE(twin_rules) << "the template's 16-byte row checks must be marked as twin rules";
   }
 }
 

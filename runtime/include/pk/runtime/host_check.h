@@ -42,9 +42,10 @@ struct HostCheck {
   int id = -1;  // the kernel's `// pk-check <id>` (the device check it mirrors)
   HostExpr condition, expected, actual;
   std::string message;
-  // A template's TMA rule (16-byte rows), written ` tma_rule` before the message: a kernel with
-  // a general-path twin launches the twin when only such rules fail.
-  bool tma_rule = false;
+  // A rule only the template has (16-byte TMA rows; a reduce-scatter's tiles inside one owner),
+  // written ` twin_rule` before the message: a kernel with a general-path twin launches the
+  // twin when only such rules fail.
+  bool twin_rule = false;
 };
 
 // The operation named `name` ("mul", "ult", ...); false when there is none.

@@ -31,7 +31,7 @@ struct ParamField {
   Kind kind = Kind::i32;
   std::size_t offset = 0;
   std::string member;  // the Params member it fills (for diagnostics and the static_asserts)
-  int arg = -1;        // tmap, tmaps, f32, ptr, ptrs
+  int arg = -1;        // tmap, tmaps, f32, ptr (none: a null pointer), ptrs
   HostExpr value;      // i32
   std::vector<HostExpr> dims;  // tmap, tmaps: extents, innermost first (2 or 3)
   std::vector<int> box;        // tmap, tmaps: box extents, innermost first

@@ -10,9 +10,9 @@ namespace tile {
 constexpr int kStageFloats = 4096;  // the kernel's __shared__ stage (16 KB)
 constexpr int kMaxRows = 4096;      // its __shared__ row accumulators (16 KB)
 
-// Takes the row accumulators a kernel declares whether or not its reductions use them (those
-// kept in registers do not): a use to nvcc, no code.
-__device__ __forceinline__ void rows_declared(const float*) {}
+// Takes a shared buffer a kernel declares whether or not its tile ops use it (row reductions
+// kept in registers use neither the stage nor the row accumulators): a use to nvcc, no code.
+__device__ __forceinline__ void declared(const float*) {}
 
 enum class RowOp { sum, max, min };
 
