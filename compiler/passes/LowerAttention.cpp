@@ -228,9 +228,29 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       kvHead = at;
     }
   a.loadK = rowsLoad(qk.getB(), kvHead, n);
-  if (!a.loadQ || !a.loadK || a.loadQ->getParentOp() != loop.getOperation())
-    return fail(a.heads ? "q and k must be loaded whole rows of the head at [h, m, 0] (outside the key loop) and [h, n, 0]"
-                        : "q and k must be loaded whole rows at [m, 0] (outside the key loop) and [n, 0]");
+  // Name the load that differs: q (its rows, or inside the key loop), then k.
+  if (!a.loadQ || a.loadQ->getParentOp() != loop.getOperation()) {
+    auto q = qk.getA().getDefiningOp<TileReshapeOp>() ? qk.getA().getDefiningOp<TileReshapeOp>().getInput()
+                                                      : qk.getA();
+    auto load = q.getDefiningOp<TileLoadOp>();
+    if (load && a.heads && load.getIndices().size() != 3)
+      return fail("q is a " + Twine(load.getIndices().size()) + "-D tensor loaded one row block per "
+                  "head while k is [H, S, D]: the template takes q as [H, S, D] loaded at [h, m, 0] "
+                  "(a decode step is q [H, 1, D])");
+    return fail(a.heads ? "q must be loaded whole rows of the head at [h, m, 0], outside the key loop"
+                        : "q must be loaded whole rows at [m, 0], outside the key loop");
+  }
+  if (!a.loadK) {
+    auto k = qk.getB().getDefiningOp<TileReshapeOp>() ? qk.getB().getDefiningOp<TileReshapeOp>().getInput()
+                                                      : qk.getB();
+    auto load = k.getDefiningOp<TileLoadOp>();
+    if (load && !a.heads && load.getIndices().size() == 3)
+      return fail("k is [H, S, D] while the loop steps over rows of a 2-D q: the template's loop over "
+                  "heads is tiles(q.dim(0), q.dim(1), {1, BM}) with q [H, S, D] loaded at [h, m, 0] "
+                  "(a decode step is q [H, 1, D])");
+    return fail(a.heads ? "k must be loaded whole rows of the head at [h, n, 0] (n the key loop's index)"
+                        : "k must be loaded whole rows at [n, 0] (n the key loop's index)");
+  }
   a.d = rowsTile(a.loadQ).getShape()[1];
   if (a.d != 64 && a.d != 128) return fail("the head dim is " + Twine(a.d) + "; the template takes 64 and 128");
   if (!isTile(rowsTile(a.loadQ), bm, a.d, true) || !isTile(rowsTile(a.loadK), *bn, a.d, true))
