@@ -14,9 +14,11 @@ namespace tile {
 // barriers, so earlier users of the stage are done and every thread sees all indices. Like
 // every user of the stage it opens with a barrier and needs none at its end: the next user's
 // opening barrier waits for these reads. Indices
-// past idx.valid0 (padding of a clipped load) become -1, a row that is never moved.
+// past idx.valid0 (padding of a clipped load) or past `valid` (a scatter's moved tile: rows of
+// its own padding are not data) become -1, a row that is never moved.
 template <class Idx>
-__device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, float* stage) {
+__device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, float* stage,
+                                                              long long valid = Idx::dim(0)) {
   static_assert(is_integer_v<typename Idx::elem>, "row indices are an integer tile");
   static_assert(Idx::kCount * sizeof(long long) <= kStageFloats * sizeof(float),
                 "at most 2048 rows per gather or scatter");
@@ -25,7 +27,7 @@ __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, fl
 #pragma unroll
   for (int s = 0; s < Idx::kSlots; ++s) {
     const long long i = Idx::index(s);
-    if (i < Idx::kCount) rows[i] = i < idx.valid0 ? static_cast<long long>(idx.v[s]) : -1;
+    if (i < Idx::kCount) rows[i] = i < idx.valid0 && i < valid ? static_cast<long long>(idx.v[s]) : -1;
   }
   __syncthreads();
   return rows;
@@ -39,8 +41,9 @@ struct StagedRows {
 template <class Made, class T>
 struct RowsOf {
   const RowValues<Made, T>& v;
+  long long valid = Made::dim(0);  // a scatter's moved tile: its padding rows stay put
   __device__ __forceinline__ long long operator()(int s, long long r) const {
-    return r < v.valid0 ? static_cast<long long>(v.at(s, r)) : -1;
+    return r < v.valid0 && r < valid ? static_cast<long long>(v.at(s, r)) : -1;
   }
 };
 
@@ -196,12 +199,14 @@ __device__ void store_rows_of(const Tile& t, RowOf row_of, T* data, const long l
   }
 }
 
-// Rows of t to rows idx[0..R) of `data` from column `col`.
+// Rows of t to rows idx[0..R) of `data` from column `col`. Rows of t past t.valid0 (a clipped
+// load's padding, and what is computed from it) are not data and move nowhere, as padding
+// indices do not.
 template <bool Add, class Tile, class Idx, class T>
 __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long long* shape, long long col,
                            float* stage) {
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
-  store_rows_of<Add>(t, StagedRows{stage_row_indices(idx, stage)}, data, shape, col);
+  store_rows_of<Add>(t, StagedRows{stage_row_indices(idx, stage, t.valid0)}, data, shape, col);
 }
 template <bool Add, class Tile, class Made, class I, class T>
 __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data, const long long* shape,
@@ -214,7 +219,7 @@ __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data
 #pragma unroll
     for (int s = 0; s < Tile::kSlots; s += Tile::kVec) packed[s / Tile::kVec] = pack_run<T>(t.v + s);
     if (row_runs_fit<Tile>(data, shape, col)) {
-      const IndexedRuns<Tile> runs(idx.valid0, shape, col, data);
+      const IndexedRuns<Tile> runs(idx.valid0 < t.valid0 ? idx.valid0 : t.valid0, shape, col, data);
 #pragma unroll
       for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
         T* p = data;
@@ -223,7 +228,7 @@ __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data
       return;
     }
   }
-  store_rows_of<Add>(t, RowsOf<Made, I>{idx}, data, shape, col);
+  store_rows_of<Add>(t, RowsOf<Made, I>{idx, t.valid0}, data, shape, col);
 }
 
 }  // namespace tile
