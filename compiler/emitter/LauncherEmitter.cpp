@@ -560,6 +560,14 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
     if (failed(seq.parts.empty() ? emitKernelLauncher(k, cuda, os, loc)
                                  : emitSequenceLauncher(k, seq, cuda, os, loc)))
       return failure();
+    // A template kernel's general-path twin: the launcher above calls it for the sizes the
+    // template cannot take, so it is defined here too (same arguments, not in the header).
+    ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), k.name);
+    if (seq.parts.empty() && t.is_ok() && !t->fallback.empty()) {
+      KernelSignature twin = k;
+      twin.name = t->fallback;
+      if (failed(emitKernelLauncher(twin, cuda, os, loc))) return failure();
+    }
   }
   os << "\n}  // namespace " << options.cppNamespace << "\n";
   return success();

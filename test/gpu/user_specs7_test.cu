@@ -13,6 +13,7 @@
 #include PK_USER_SPECS7_CU
 #include "gemm_test_util.h"
 #include "sym_test_util.h"
+#include "spec_check.h"
 #include "tile_test_util.h"
 
 #include <algorithm>
@@ -36,67 +37,26 @@ constexpr double kBf16 = 1.0 / 128, kF16 = 1.0 / 1024;  // one ulp, relative
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
 
-double hv(float x) { return x; }
-double hv(bf16 x) { return pkt::to_host(x); }
-double hv(f16 x) { return pkt::to_host(x); }
-double hv(int x) { return x; }
-double hv(LL x) { return double(x); }
+using pkt::hv;
+using pkt::widen;
 double bf16r(double x) { return pkt::bf16_round(float(x)); }
 double f16r(double x) { return pkt::f16_round(float(x)); }
 
 // Random values of magnitude [0.25, 2) * scale with random signs, as T.
 template <class T>
 std::vector<T> rnd(LL n, unsigned seed, float scale = 1.f) {
-  std::mt19937 g(seed * 7919u + 3u);
-  std::uniform_real_distribution<float> d(0.25f, 2.0f);
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    const float f = d(g) * scale;
-    x = pkt::from_host<T>((g() & 1) ? f : -f);
-  }
-  return v;
+  return pkt::spec_random<T>(n, seed, 3u, scale);
 }
 template <class T>
 std::vector<T> ints(LL n, LL lo, LL hi, unsigned seed) {
   return pkt::random_ints<T>(n, lo, hi, seed * 131u + 7u);
 }
-template <class T>
-std::vector<double> widen(const std::vector<T>& v) {
-  std::vector<double> o(v.size());
-  for (size_t i = 0; i < v.size(); ++i) o[i] = hv(v[i]);
-  return o;
-}
 
-std::mutex g_print;
-
-// Every element against want(i) within atol + rtol * |want| (or loose(i) where given and true);
-// one PASS line (rank 0) or a FAIL line (any rank) with the max error.
+// One PASS or FAIL line per output (spec_check.h).
 template <class T>
 void check(const char* name, int W, int rank, const std::vector<T>& got, const std::function<double(LL)>& want,
            double atol, double rtol, const std::function<double(LL)>& loose = nullptr) {
-  double max_err = 0;
-  LL bad = 0, first = -1;
-  for (LL i = 0; i < LL(got.size()); ++i) {
-    const double w = want(i), g = hv(got[i]), e = std::fabs(g - w);
-    double tol = atol + rtol * std::fabs(w);
-    if (loose) tol = std::max(tol, loose(i));
-    if (!(e <= tol)) {
-      if (first < 0) first = i;
-      ++bad;
-    }
-    if (e > max_err || std::isnan(e)) max_err = std::isnan(e) ? INFINITY : e;
-  }
-  std::lock_guard<std::mutex> lock(g_print);
-  if (bad) {
-    const double g = hv(got[first]), w = want(first);
-    pkt::fail(std::string("FAIL user_specs7 ") + name + " W=" + std::to_string(W) + " rank=" + std::to_string(rank) +
-              ": " + std::to_string(bad) + " of " + std::to_string(got.size()) + " wrong, max_err " +
-              std::to_string(max_err) + ", first at " + std::to_string(first) + " got " + std::to_string(g) +
-              " want " + std::to_string(w));
-  } else if (rank == 0) {
-    std::printf("PASS user_specs7 %s W=%d max_err=%.3g (%zu elements)\n", name, W, max_err, got.size());
-    std::fflush(stdout);
-  }
+  pkt::spec_check("user_specs7", name, W, rank, got, want, atol, rtol, loose);
 }
 template <class T>
 void check(const char* name, const pkt::DevTensor<T>& out, const std::function<double(LL)>& want, double atol,

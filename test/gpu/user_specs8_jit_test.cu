@@ -17,6 +17,7 @@
 
 #include "attention_reference.h"
 #include "sym_test_util.h"
+#include "spec_check.h"
 #include "tile_test_util.h"
 
 namespace {
@@ -140,14 +141,7 @@ void mqa_cross_attention(pk::Context& ctx, cudaStream_t s) {
 
 template <class T>
 std::vector<T> rnd(LL n, unsigned seed, float scale = 1.f) {
-  std::mt19937 g(seed * 7919u + 11u);
-  std::uniform_real_distribution<float> d(0.25f, 2.0f);
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    const float f = d(g) * scale;
-    x = pkt::from_host<T>((g() & 1) ? f : -f);
-  }
-  return v;
+  return pkt::spec_random<T>(n, seed, 11u, scale);
 }
 template <class T>
 double h(T x) { return pkt::to_host(x); }

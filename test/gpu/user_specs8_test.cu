@@ -8,6 +8,7 @@
 #include PK_USER_SPECS8_CU
 #include "fp8_model.h"
 #include "sym_test_util.h"
+#include "spec_check.h"
 #include "tile_test_util.h"
 
 #include <algorithm>
@@ -36,62 +37,21 @@ constexpr double kAttn = 2e-2;
 
 void sync() { PKT_CUDA(cudaDeviceSynchronize()); }
 
-double hv(float x) { return x; }
-double hv(bf16 x) { return pkt::to_host(x); }
-double hv(f16 x) { return pkt::to_host(x); }
-double hv(pk::f8e4m3 x) { return pkt::to_host(x); }
-double hv(pk::f8e5m2 x) { return pkt::to_host(x); }
-double hv(int x) { return x; }
+using pkt::hv;
+using pkt::widen;
 double bf16r(double x) { return pkt::bf16_round(float(x)); }
 
-// Random values of magnitude [0.25, 2) * scale with random signs, as T.
+// Random values of magnitude [0.25, 2) * scale with random signs (or positive), as T.
 template <class T>
 std::vector<T> rnd(LL n, unsigned seed, float scale = 1.f, bool positive = false) {
-  std::mt19937 g(seed * 7919u + 5u);
-  std::uniform_real_distribution<float> d(0.25f, 2.0f);
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    const float f = d(g) * scale;
-    x = pkt::from_host<T>(positive || (g() & 1) ? f : -f);
-  }
-  return v;
-}
-template <class T>
-std::vector<double> widen(const std::vector<T>& v) {
-  std::vector<double> o(v.size());
-  for (size_t i = 0; i < v.size(); ++i) o[i] = hv(v[i]);
-  return o;
+  return pkt::spec_random<T>(n, seed, 5u, scale, positive);
 }
 
-std::mutex g_print;
-
-// Every element against want(i) within atol + rtol * |want| (or loose(i) where given and larger);
-// one PASS line (rank 0) or a FAIL line (any rank) with the count, max error and first miss.
+// One PASS or FAIL line per output (spec_check.h).
 template <class T>
 void check(const char* name, int W, int rank, const std::vector<T>& got, const std::function<double(LL)>& want,
            double atol, double rtol, const std::function<double(LL)>& loose = nullptr) {
-  double max_err = 0;
-  LL bad = 0, first = -1;
-  for (LL i = 0; i < LL(got.size()); ++i) {
-    const double w = want(i), g = hv(got[i]), e = std::fabs(g - w);
-    double tol = atol + rtol * std::fabs(w);
-    if (loose) tol = std::max(tol, loose(i));
-    if (!(e <= tol)) {
-      if (first < 0) first = i;
-      ++bad;
-    }
-    if (e > max_err || std::isnan(e)) max_err = std::isnan(e) ? INFINITY : e;
-  }
-  std::lock_guard<std::mutex> lock(g_print);
-  if (bad) {
-    pkt::fail(std::string("FAIL user_specs8 ") + name + " W=" + std::to_string(W) + " rank=" + std::to_string(rank) +
-              ": " + std::to_string(bad) + " of " + std::to_string(got.size()) + " wrong, max_err " +
-              std::to_string(max_err) + ", first at " + std::to_string(first) + " got " +
-              std::to_string(hv(got[first])) + " want " + std::to_string(want(first)));
-  } else if (rank == 0) {
-    std::printf("PASS user_specs8 %s W=%d max_err=%.3g (%zu elements)\n", name, W, max_err, got.size());
-    std::fflush(stdout);
-  }
+  pkt::spec_check("user_specs8", name, W, rank, got, want, atol, rtol, loose);
 }
 template <class T>
 void check(const char* name, const DevTensor<T>& out, const std::function<double(LL)>& want, double atol, double rtol) {
