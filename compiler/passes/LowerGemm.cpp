@@ -607,7 +607,12 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       }
       // A kernel that communicates keeps its phases in order on the general path too (grid-wide
       // barriers, or pk-split-launches' launches when a template takes a phase on its own).
-      if (mlir::failed(lowered))
+      // An attention loop pk-lower-attention already explained needs no GEMM reason as well.
+      bool explainedAsAttention = false;
+      for (const std::string &d : getDecisions(kernel))
+        explainedAsAttention |= d.find("not the attention template") != std::string::npos &&
+                                d.find(formatLocation(gemmLoop.getLoc())) != std::string::npos;
+      if (mlir::failed(lowered) && !explainedAsAttention)
         recordDecision(gemmLoop, "template",
                        Twine("general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
                              "take ") + (computesLocally(kernel) ? "the Hopper GEMM template: " : "a fused GEMM template: ") + why);
