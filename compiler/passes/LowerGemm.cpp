@@ -542,12 +542,13 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
             recordDecision(l, "template",
                            "general tile path (register tiles, pk/tile/mma.cuh): the twin of " +
                                kernel.getSymName() + " that its launches take when the sizes break the "
-                               "template's TMA rules");
+                               "template's own rules (TMA rows and bases; tiles inside one owner)");
         });
         kernel->getBlock()->getOperations().insertAfter(kernel->getIterator(), twin);
         fact("fallback", StringAttr::get(ctx, fallback));
         variant += "; sizes the template cannot take (K or N not whole 16-byte rows, a base not "
-                   "16-byte aligned) launch the general-path twin " + fallback + " instead";
+                   "16-byte aligned" + std::string(job == "gemm_rs" && !g->owner ? ", a tile crossing owners" : "") +
+                   ") launch the general-path twin " + fallback + " instead";
       }
     }
     recordDecision(loop, "template",
@@ -592,7 +593,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         recordDecision(gemmLoop, "template",
                        "general tile path (register tiles, pk/tile/mma.cuh): the twin of " +
                            of.getValue() + " that its launches take when the sizes break the "
-                           "template's TMA rules");
+                           "template's own rules (TMA rows and bases; tiles inside one owner)");
         continue;
       }
       // Try the template quietly; on a mismatch keep the loop for the general path and say why.
