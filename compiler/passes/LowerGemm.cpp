@@ -608,12 +608,16 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       }
       // A kernel that communicates keeps its phases in order on the general path too (grid-wide
       // barriers, or pk-split-launches' launches when a template takes a phase on its own).
-      // An attention loop pk-lower-attention already explained needs no GEMM reason as well.
+      // One reason per loop: a loop that is not GEMM-shaped (the tile loop's structure failed)
+      // which pk-lower-attention already explained keeps that reason alone; a GEMM-shaped one
+      // keeps the GEMM reason alone.
       bool explainedAsAttention = false;
       for (const std::string &d : getDecisions(kernel))
         explainedAsAttention |= d.find("not the attention template") != std::string::npos &&
                                 d.find(formatLocation(gemmLoop.getLoc())) != std::string::npos;
-      if (mlir::failed(lowered) && !explainedAsAttention)
+      const bool gemmShaped = !StringRef(why).starts_with("GEMM tile loop:");
+      if (mlir::failed(lowered) && explainedAsAttention && gemmShaped) dropDecisions(gemmLoop, "template");
+      if (mlir::failed(lowered) && (!explainedAsAttention || gemmShaped))
         recordDecision(gemmLoop, "template",
                        Twine("general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
                              "take ") + (computesLocally(kernel) ? "the Hopper GEMM template: " : "a fused GEMM template: ") + why);
