@@ -41,6 +41,11 @@ std::vector<char> pack(const std::string& launch_lines, const std::vector<char>&
   return out;
 }
 
+// Whether `k` is a general-path twin pkc added beside a template kernel of `infos`.
+bool is_twin(const std::vector<KernelInfo>& infos, const KernelInfo& k) {
+  return std::any_of(infos.begin(), infos.end(), [&](const KernelInfo& t) { return t.tmpl.fallback == k.name; });
+}
+
 Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
   const std::string marker = kImageMarker;
   auto at = std::search(entry.begin(), entry.end(), marker.begin(), marker.end());
@@ -53,8 +58,7 @@ Result<Kernel> unpack(const std::vector<char>& entry, bool from_cache) {
     for (const KernelInfo& k : infos)
       if (k.name == name) parts.push_back(k);
   for (const KernelInfo& k : infos)
-    for (const KernelInfo& t : infos)
-      if (!t.tmpl.fallback.empty() && t.tmpl.fallback == k.name) fallbacks.push_back(k);
+    if (is_twin(infos, k)) fallbacks.push_back(k);
   return Kernel(infos.front(), std::vector<char>(at + marker.size(), entry.end()), from_cache,
                 std::move(parts), std::move(fallbacks));
 }
@@ -126,9 +130,7 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
   PK_ASSIGN_OR_RETURN(std::string cuda, frontend.run(name, text, options));
   PK_ASSIGN_OR_RETURN(std::vector<KernelInfo> infos, parse_launch_lines(cuda));
   // The spec's own kernels: not the general-path twins pkc adds beside GEMM templates.
-  auto twin = [&](const KernelInfo& k) {
-    return std::any_of(infos.begin(), infos.end(), [&](const KernelInfo& t) { return t.tmpl.fallback == k.name; });
-  };
+  auto twin = [&](const KernelInfo& k) { return is_twin(infos, k); };
   const auto own = std::count_if(infos.begin(), infos.end(), [&](const KernelInfo& k) { return !twin(k); });
   const KernelInfo* chosen = nullptr;
   for (const KernelInfo& k : infos)

@@ -115,10 +115,15 @@ TileLoadOp rowsLoad(Value tile, Value head, Value row) {
                        : at.size() == 2 && at[0] == row && isZeroIndex(at[1]);
   return ok ? load : TileLoadOp();
 }
+// The load a tile comes from, through the reshape a 3-D tensor's load takes; or null.
+TileLoadOp loadOf(Value tile) {
+  if (auto reshape = tile.getDefiningOp<TileReshapeOp>()) tile = reshape.getInput();
+  return tile.getDefiningOp<TileLoadOp>();
+}
 // The head index of a 3-D load (through its reshape), or null.
 Value loadHead(Value tile) {
-  auto reshape = tile.getDefiningOp<TileReshapeOp>();
-  auto load = reshape ? reshape.getInput().getDefiningOp<TileLoadOp>() : TileLoadOp();
+  if (!tile.getDefiningOp<TileReshapeOp>()) return {};
+  TileLoadOp load = loadOf(tile);
   return load && load.getIndices().size() == 3 ? load.getIndices()[0] : Value();
 }
 // h / G, with G an integer kernel argument or q.dim(0) / x.dim(0) (x: k or v): the K/V head of
@@ -230,9 +235,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   a.loadK = rowsLoad(qk.getB(), kvHead, n);
   // Name the load that differs: q (its rows, or inside the key loop), then k.
   if (!a.loadQ || a.loadQ->getParentOp() != loop.getOperation()) {
-    auto q = qk.getA().getDefiningOp<TileReshapeOp>() ? qk.getA().getDefiningOp<TileReshapeOp>().getInput()
-                                                      : qk.getA();
-    auto load = q.getDefiningOp<TileLoadOp>();
+    TileLoadOp load = loadOf(qk.getA());
     if (load && a.heads && load.getIndices().size() != 3)
       return fail("q is a " + Twine(load.getIndices().size()) + "-D tensor loaded one row block per "
                   "head while k is [H, S, D]: the template takes q as [H, S, D] loaded at [h, m, 0] "
@@ -241,9 +244,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
                         : "q must be loaded whole rows at [m, 0], outside the key loop");
   }
   if (!a.loadK) {
-    auto k = qk.getB().getDefiningOp<TileReshapeOp>() ? qk.getB().getDefiningOp<TileReshapeOp>().getInput()
-                                                      : qk.getB();
-    auto load = k.getDefiningOp<TileLoadOp>();
+    TileLoadOp load = loadOf(qk.getB());
     if (load && !a.heads && load.getIndices().size() == 3)
       return fail("k is [H, S, D] while the loop steps over rows of a 2-D q: the template's loop over "
                   "heads is tiles(q.dim(0), q.dim(1), {1, BM}) with q [H, S, D] loaded at [h, m, 0] "
