@@ -2,6 +2,7 @@
 // thin extern "C" wrapper around pk::attention::run<D, Causal>, with the launch description
 // (parameter block, grid, shared memory) and host checks above it, so the JIT, pk_torch and the
 // typed launchers launch it with no attention-specific host code.
+#include "ElementProgram.h"
 #include "TemplateDescriber.h"
 
 #include <cstdio>
@@ -88,10 +89,22 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   } else {
     scale = floatLiteral(facts.getAs<FloatAttr>("scale_value").getValueAsDouble());
   }
+  // A score map (pkc's ScoreMap struct) and its arguments, after the fixed fields.
+  ElementCode map;
+  if (auto program = facts.getAs<ArrayAttr>("score_map")) {
+    FailureOr<ElementCode> code = emitElementProgram(
+        kernel, program,
+        {"ScoreMap", "map", "attention score map",
+         "The spec's scores from the raw q.k of query row `row`, key `col`, query head `head`.", true,
+         true});
+    if (failed(code)) return failure();
+    map = std::move(*code);
+  }
   // A persistent grid of at most one block per SM (1 / W of them for ranks sharing a GPU)
   // overlaps a tile's Q and first K/V loads with the last one's products
   // (pk/templates/attention.cuh's run()). Causal kernels take their tiles from the ticket.
   desc.field(FK::ticket, "ticket");
+  desc.fields(map.fields);
   const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(blockRows(d)) + "))";
   desc.t.grid = expr("max(1,min(sms," + tiles + "))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
@@ -99,6 +112,9 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   e.os << "\n#include <pk/templates/attention.cuh>\n";
   e.os << "#ifndef __CUDACC_RTC__\n#include <cstddef>\n#endif\n";
   e.os << "\nnamespace pk_" << name << " {\n";
+  e.os << map.code;
+  const std::string params =
+      map.code.empty() ? "pk::attention::Params" : "pk::attention::ParamsOf<pk_" + name + "::ScoreMap>";
   e.os << "constexpr int kHeadDim = " << d << ";\n";
   e.os << "constexpr int kThreads = pk::attention::threads<kHeadDim>();  // producer + " << consumers(d)
        << " consumer warpgroups\n";
@@ -109,12 +125,12 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
        << "u && pk::attention::Layout<kHeadDim>::kBM == " << blockRows(d)
        << " && pk::attention::kBoxRows == " << kBoxRows << " && pk::attention::kBox == " << kBox
        << ", \"attention template constants changed: update pkc's AttentionPatterns.cpp\");\n";
-  emitParamsAsserts(e, "pk::attention::Params", desc.t, name);
+  emitParamsAsserts(e, params, desc.t, name);
   emitLaunchLines(e, kernel, "attention", desc.t, desc.checks);
   e.os << "extern \"C\" __global__ void __launch_bounds__(pk_" << name << "::kThreads, 1) " << name
-       << "(const __grid_constant__ pk::attention::Params p) {\n";
-  e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal>(p, " << scale
-       << ");\n";
+       << "(const __grid_constant__ " << params << " p) {\n";
+  e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal"
+       << (map.code.empty() ? "" : ", pk_" + name + "::ScoreMap") << ">(p, " << scale << ");\n";
   e.os << "}\n";
   return success();
 }

@@ -6,7 +6,7 @@
 // description to the template's real layout. (The nvcc host plans in
 // templates/include/pk/templates/host/fused_gemm.cuh fill the same block for the benchmarks.)
 #include "Emitter.h"
-#include "GemmEpilogue.h"
+#include "ElementProgram.h"
 #include "TemplateDescriber.h"
 
 
@@ -112,11 +112,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     d.i32("n", N);
     d.i32("comm_blocks", "0");
     if (job == "gemm_ar") d.i32("blocks", blocks);
-    for (const EpilogueField &f : epilogue) {
-      if (f.kind == EpilogueField::Kind::ptr) d.field(FK::ptr, f.member, f.arg);
-      else if (f.kind == EpilogueField::Kind::f32) d.field(FK::f32, f.member, f.arg);
-      else d.i32(f.member, f.value);
-    }
+    d.fields(epilogue);
     if (job == "gemm") d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
     d.t.grid = expr(blocks);
   } else if (job == "gemm_rs") {
@@ -188,9 +184,11 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   std::string name = kernel.getSymName().str();
   std::string type = std::string("pk::gemm::") + info->type;
   // The plain GEMM's variants: element types, B's layout, a fused epilogue.
-  GemmEpilogueCode epilogue;
+  ElementCode epilogue;
   if (auto program = facts.getAs<ArrayAttr>("epilogue")) {
-    FailureOr<GemmEpilogueCode> code = emitGemmEpilogue(kernel, program);
+    FailureOr<ElementCode> code = emitElementProgram(
+        kernel, program,
+        {"Epi", "epi", "GEMM epilogue", "The spec's epilogue, per output element (row, col), on the fp32 accumulator."});
     if (failed(code)) return failure();
     epilogue = std::move(*code);
   }

@@ -2,6 +2,7 @@
 // parameter block field by field and the host checks, from host expressions over the spec's
 // arguments. Shared by the emission patterns of the GEMM and attention templates.
 #pragma once
+#include "ElementProgram.h"
 #include "Emitter.h"
 
 #include <pk/runtime/host_check.h>
@@ -40,6 +41,14 @@ struct TemplateDescriber {
   void i32(const std::string &member, const std::string &value) {
     field(FK::i32, member);
     t.fields.back().value = expr(value);
+  }
+  // The Args of an element-wise program (an epilogue, a score map), in their struct's order.
+  void fields(const std::vector<EpilogueField> &args) {
+    for (const EpilogueField &f : args) {
+      if (f.kind == EpilogueField::Kind::ptr) field(FK::ptr, f.member, f.arg);
+      else if (f.kind == EpilogueField::Kind::f32) field(FK::f32, f.member, f.arg);
+      else i32(f.member, f.value);
+    }
   }
   // `lhs == rhs`, else "<message>: expected <lhs>, got <rhs>". `twinRule`: a rule only the template has, which a
   // kernel with a general-path twin answers by launching the twin.

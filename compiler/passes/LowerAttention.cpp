@@ -6,6 +6,7 @@
 #include "pk/Passes/EffectLedger.h"
 #include "pk/Passes/Passes.h"
 #include "pk/Passes/TemplateInstance.h"
+#include "ElementProgram.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -34,6 +35,9 @@ struct AttentionLoop {
   Value group, groupHeads;
   Value scale;  // a kernel argument, or null with scaleValue
   double scaleValue = 0;
+  // Scores that are not q k^T * scale under the standard masks: the program mapping each raw
+  // score to the softmax's input (the scale, ALiBi, soft-capping, extra mask factors), or null.
+  ArrayAttr scoreMap;
 };
 
 struct Mismatch {
@@ -69,12 +73,33 @@ std::optional<double> splatConstant(Value v) {
 bool isZeros(Value v) { return v.getDefiningOp<TileZerosOp>() != nullptr; }
 // A very negative start for the running maximum or a mask: -1e20 and below (or -inf) act as -inf
 // for every score a bf16 product can reach.
-bool isMinusHuge(Value v) {
-  if (std::optional<double> c = splatConstant(v)) return *c <= -1e20;
+std::optional<double> minusHuge(Value v) {
+  if (std::optional<double> c = splatConstant(v)) return *c <= -1e20 ? c : std::nullopt;
   Value x, y;  // zeros - huge, as `zeros<f32, R, 1>() - 1e30f` writes it
   if (isMap(v, MapKind::sub, x, y) && isZeros(x))
-    if (std::optional<double> c = splatConstant(y)) return *c >= 1e20;
-  return false;
+    if (std::optional<double> c = splatConstant(y); c && *c >= 1e20) return -*c;
+  return std::nullopt;
+}
+bool isMinusHuge(Value v) { return minusHuge(v).has_value(); }
+// The factors of a product of masks, m1 * m2 * ... in any grouping.
+void maskFactors(Value v, SmallVectorImpl<Value> &out) {
+  Value x, y;
+  if (isMap(v, MapKind::mul, x, y)) {
+    maskFactors(x, out);
+    maskFactors(y, out);
+  } else {
+    out.push_back(v);
+  }
+}
+// The mma_t ops the scores are computed from, inside `region`.
+void scoreProducts(Value v, Region &region, SmallVectorImpl<TileMmaOp> &out, llvm::SmallPtrSetImpl<Operation *> &seen) {
+  Operation *op = v.getDefiningOp();
+  if (!op || !region.isAncestor(op->getParentRegion()) || !seen.insert(op).second) return;
+  if (auto mma = dyn_cast<TileMmaOp>(op)) {
+    out.push_back(mma);
+    return;
+  }
+  for (Value operand : op->getOperands()) scoreProducts(operand, region, out, seen);
 }
 bool isZeroIndex(Value v) { return getConstantIntValue(v) == 0; }
 bool isKernelArg(KernelOp kernel, Value v) { return kernelArgIndex(kernel, v) >= 0; }
@@ -196,32 +221,28 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   auto reduceMax = rowMax ? rowMax.getDefiningOp<TileReduceRowsOp>() : TileReduceRowsOp();
   if (!reduceMax || reduceMax.getKind() != ReduceKind::max) return fail("the running max is not max(m, row_max(s))");
   Value s = reduceMax.getInput();
-  // The masked scores: where(mask, scale * (q k^T), -huge).
+  // The masked scores: where(mask, scores, -huge), scores = scale * (q k^T) or any element-wise
+  // map of q k^T (a score map).
   auto select = s.getDefiningOp<TileSelectOp>();
   if (!select || !isMinusHuge(select.getOnFalse())) return fail("the scores are not masked to a very negative value (keys past the end would count)");
-  Value mask = select.getCond(), scaled = select.getOnTrue();
-  // The two masks may also be nested selects, where(m1, where(m2, s, -huge), -huge), which is
-  // one select of their product.
-  Value mask2;
-  if (auto inner = scaled.getDefiningOp<TileSelectOp>(); inner && isMinusHuge(inner.getOnFalse())) {
-    mask2 = inner.getCond();
+  const double maskedValue = *minusHuge(select.getOnFalse());
+  Value scaled = select.getOnTrue();
+  // The masks may also be nested selects, where(m1, where(m2, s, -huge), -huge), which is one
+  // select of their product.
+  SmallVector<Value> factors;
+  maskFactors(select.getCond(), factors);
+  while (auto inner = scaled.getDefiningOp<TileSelectOp>()) {
+    if (minusHuge(inner.getOnFalse()) != maskedValue) break;  // else a select inside the score map
+    maskFactors(inner.getCond(), factors);
     scaled = inner.getOnTrue();
   }
   Value x, y;
-  if (!isMap(scaled, MapKind::mul, x, y)) return fail("the scores are not scaled q k^T");
-  auto qk = x.getDefiningOp<TileMmaOp>();
-  Value scaleTile = y;
-  if (!qk) {
-    qk = y.getDefiningOp<TileMmaOp>();
-    scaleTile = x;
-  }
-  if (!qk || !qk.getTransposeB() || !isZeros(qk.getAcc())) return fail("the scores are not mma_t(q, k, zeros)");
-  auto scaleSplat = scaleTile.getDefiningOp<TileSplatOp>();
-  if (!scaleSplat) return fail("the scale is not a scalar");
-  if (std::optional<double> c = splatConstant(scaleTile)) a.scaleValue = *c;
-  else if (isKernelArg(kernel, scaleSplat.getScalar()) && scaleSplat.getScalar().getType().isF32())
-    a.scale = scaleSplat.getScalar();
-  else return fail("the scale is neither a constant nor a float kernel argument");
+  SmallVector<TileMmaOp> products;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  scoreProducts(scaled, kv.getRegion(), products, seen);
+  if (products.size() != 1) return fail("the scores are not computed from one mma_t(q, k, zeros)");
+  TileMmaOp qk = products.front();
+  if (!qk.getTransposeB() || !isZeros(qk.getAcc())) return fail("the scores are not mma_t(q, k, zeros)");
   a.loadQ = rowsLoad(qk.getA(), h, m);
   // K and V at head h, or both at h / G (grouped-query attention).
   Value kvHead = h;
@@ -266,16 +287,42 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Value c, r;
     return isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0);
   };
-  // Causal: the two masks, in either order (nested selects, or one select of their product).
-  auto causalPair = [&](Value p, Value q) {
-    return (causalMask(p) && keysInRange(q)) || (causalMask(q) && keysInRange(p));
+  // The template's own masks: keys before the end (required) and, causal, keys up to the query.
+  // Any other factor, and scores that are not q k^T * scale, make a score map.
+  SmallVector<Value> extra;
+  bool keys = false;
+  for (Value f : factors) {
+    if (!keys && keysInRange(f)) keys = true;
+    else if (!a.causal && causalMask(f)) a.causal = true;
+    else extra.push_back(f);
+  }
+  if (!keys) return fail("the mask has no factor col < k.rows() (keys past the end would count)");
+  auto scaleOf = [&](Value v) -> Value {
+    if (!isMap(v, MapKind::mul, x, y)) return {};
+    return x == qk.getResult() ? y : y == qk.getResult() ? x : Value();
   };
-  if (mask2) {
-    if (!causalPair(mask, mask2)) return fail("the nested masks are not col <= row and col < k.rows()");
-    a.causal = true;
-  } else if (keysInRange(mask)) a.causal = false;
-  else if (isMap(mask, MapKind::mul, x, y) && causalPair(x, y)) a.causal = true;
-  else return fail("the mask is neither col < k.rows() nor (col <= row) * (col < k.rows())");
+  Value scaleTile = scaleOf(scaled);
+  auto scaleSplat = scaleTile ? scaleTile.getDefiningOp<TileSplatOp>() : TileSplatOp();
+  const bool plainScale = scaleSplat && (splatConstant(scaleTile) ||
+                                         (isKernelArg(kernel, scaleSplat.getScalar()) && scaleSplat.getScalar().getType().isF32()));
+  if (extra.empty() && plainScale) {
+    if (std::optional<double> c = splatConstant(scaleTile)) a.scaleValue = *c;
+    else a.scale = scaleSplat.getScalar();
+  } else {
+    // The score map: where(extra factors, scores, -huge) per element, the template's masks after it.
+    llvm::SmallPtrSet<Operation *, 16> ops;
+    std::string why;
+    ElementProgram program({kernel, qk.getResult(), m, n, bm, *bn, h, "score map"}, ops, why);
+    int64_t score = program.value(scaled);
+    if (!extra.empty()) {
+      int64_t cond = program.value(extra.front());
+      for (Value f : ArrayRef<Value>(extra).drop_front()) cond = program.map(MapKind::mul, cond, program.value(f));
+      score = program.select(cond, score, program.constant(maskedValue));
+    }
+    if (score < 0) return fail("the scores are not scale * q k^T, and not a score map the template can apply: " + why);
+    a.scoreMap = program.steps();
+    a.scaleValue = 1.0;
+  }
   // The loop covers every key (or, causal, at least those up to the tile's last query).
   Value ub = kv.getUpperBound();
   bool covers = isDimOf(ub, k, rowsDim);
@@ -429,6 +476,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     fact("kv_group", StringAttr::get(ctx, group));
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
+    if (a.scoreMap) fact("score_map", a.scoreMap);
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
                        ", head dim " + Twine(a.d) +
@@ -437,6 +485,11 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                                                               : "argument #" + std::to_string(argNumber(a.group))) +
                                            ", checked at launch: q's heads = G x k's heads)"
                                      : "") +
+                       Twine(a.scoreMap ? ", with a score map of " + std::to_string(a.scoreMap.size()) +
+                                              " steps (the spec's scores from q k^T: its scale, terms "
+                                              "and extra mask factors) applied to every score in the "
+                                              "consumers before the softmax"
+                                        : "") +
                        "; Hopper attention template: " + Twine(a.d == 64 ? "192" : "128") +
                        " query rows per block (" + Twine(a.d == 64 ? "3" : "2") +
                        " consumer warpgroups taking turns, "

@@ -2,7 +2,7 @@
 // into their owners, or an all-reduce after it) and lowers the kernel to an instance of the
 // Hopper GEMM / LCSC templates (templates/include/pk/templates), recording the job, the
 // overlap scheme and the tile order as decisions.
-#include "GemmEpilogue.h"
+#include "ElementProgram.h"
 #include "ProfileOption.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/EffectLedger.h"

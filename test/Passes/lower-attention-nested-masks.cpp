@@ -44,6 +44,7 @@ ATTENTION(causal_outside, where(c <= row_index<64, 64>(m), where(c < k.dim(1), s
 // IR-SAME: pk.attention = {causal = true
 ATTENTION(causal_inside, where(c < k.dim(1), where(c <= row_index<64, 64>(m), s, -1e30f), -1e30f))
 
+// A repeated mask is one more factor: the template applies it through a score map.
 // CHECK-LABEL: decisions for kernel 'two_key_masks'
-// CHECK: not the attention template: the nested masks are not col <= row and col < k.rows()
+// CHECK: attention: the loop is an online-softmax attention, head dim 64, with a score map of
 ATTENTION(two_key_masks, where(c < k.dim(1), where(c < k.dim(1), s, -1e30f), -1e30f))

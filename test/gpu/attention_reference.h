@@ -41,6 +41,32 @@ inline void reference_head(const double* q, const double* k, const double* v, lo
   }
 }
 
+// One head in float64 with a score map and a mask: o [sq, d] = softmax over the visible keys of
+// score(i, j, q_i . k_j), times v; lse (if not null) the row log-sum-exp.
+inline void reference_head_mapped(const double* q, const double* k, const double* v, long long sq, long long sk,
+                                  long long d, const std::function<double(long long, long long, double)>& score,
+                                  const std::function<bool(long long, long long)>& visible, double* o, double* lse) {
+  std::vector<double> s(sk);
+  for (long long i = 0; i < sq; ++i) {
+    double mx = -INFINITY;
+    for (long long j = 0; j < sk; ++j) {
+      if (!visible(i, j)) continue;
+      double dot = 0;
+      for (long long c = 0; c < d; ++c) dot += q[i * d + c] * k[j * d + c];
+      s[j] = score(i, j, dot);
+      mx = std::max(mx, s[j]);
+    }
+    double sum = 0;
+    for (long long j = 0; j < sk; ++j)
+      if (visible(i, j)) sum += std::exp(s[j] - mx);
+    if (lse) lse[i] = mx + std::log(sum);
+    for (long long c = 0; c < d; ++c) o[i * d + c] = 0;
+    for (long long j = 0; j < sk; ++j)
+      if (visible(i, j))
+        for (long long c = 0; c < d; ++c) o[i * d + c] += std::exp(s[j] - mx) / sum * v[j * d + c];
+  }
+}
+
 inline void check_attention(const std::string& name, const AttentionLaunch& launch, long long d,
                             long long sq, long long sk, bool causal, unsigned seed = 1, long long heads = 0,
                             float scale_factor = 1.f, long long kv_heads = 0, bool lse_1d = false) {

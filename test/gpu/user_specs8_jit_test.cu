@@ -3,7 +3,8 @@
 // (a row mask against an integer argument with a 1-D f16 bias; a band mask with an f32 output; a
 // leaky ReLU select with a row scale) and the odd 48 x 80 tiles with an erf GELU, each at sizes the
 // template takes and at a K (or N) that breaks its 16-byte TMA rows, which the JIT sends to the
-// general-path twin; and multi-query cross attention (one K/V head, G an argument). Then, at
+// general-path twin; sliding-window, ALiBi and soft-capped attention (score maps); and multi-query
+// cross attention (one K/V head, G an argument). Then, at
 // W = 1-4, the two kernels pkc splits into launches: a template GEMM into a symmetric buffer
 // followed by an in-place all-reduce and bias + residual, and an all-gather feeding an f16 A·B
 // template GEMM. One PASS or FAIL line per case.
@@ -137,6 +138,77 @@ void mqa_cross_attention(pk::Context& ctx, cudaStream_t s) {
   }
 }
 
+// Sliding-window, ALiBi and soft-capped attention on the template with their score maps, at
+// lengths past one block's rows (so windows and causal steps fall at every offset of a block) and
+// not multiples of a tile: against float64 with the spec's scores.
+void mapped_attention(pk::Context& ctx, cudaStream_t s) {
+  auto widen = [](const auto& t) {
+    std::vector<double> d(t.numel());
+    for (LL i = 0; i < t.numel(); ++i) d[i] = t.at(i);
+    return d;
+  };
+  for (const char* k : {"sliding_window_attention_d64", "alibi_causal_attention_d128", "softcap_causal_attention_d64"})
+    PKT_OK(g_kernels.at(k).load(ctx));
+  unsigned seed = 60;
+  for (auto [H, S, window] : {std::tuple{3LL, 300LL, 37LL}, std::tuple{2LL, 517LL, 200LL}, std::tuple{1LL, 90LL, 1LL}}) {
+    const int before = pkt::failure_count();
+    const LL D = 64;
+    const float scale = 0.125f;
+    DevTensor<bf16> q({H, S, D}, seed), k({H, S, D}, seed + 1), v({H, S, D}, seed + 2), o({H, S, D}, 0, true);
+    seed += 3;
+    PKT_OK(g_kernels.at("sliding_window_attention_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), window, scale));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    auto qd = widen(q), kd = widen(k), vd = widen(v);
+    std::vector<double> want(H * S * D);
+    for (LL h = 0; h < H; ++h)
+      pkt::reference_head_mapped(&qd[h * S * D], &kd[h * S * D], &vd[h * S * D], S, S, D,
+                                 [&](LL, LL, double x) { return x * scale; },
+                                 [&](LL i, LL j) { return j <= i && j > i - window; }, &want[h * S * D], nullptr);
+    pkt::expect("sliding_window_attention_d64", o, [&](LL i) { return want[i]; }, 2e-2, 2e-2);
+    report("sliding_window_attention_d64 " + std::to_string(H) + "x" + std::to_string(S) + " window " +
+               std::to_string(window) + " (template, score map)", before);
+  }
+  for (auto [H, S] : {std::tuple{4LL, 400LL}, std::tuple{2LL, 129LL}}) {
+    const int before = pkt::failure_count();
+    const LL D = 128;
+    const float scale = float(1 / std::sqrt(128.0));
+    DevTensor<bf16> q({H, S, D}, seed), k({H, S, D}, seed + 1), v({H, S, D}, seed + 2), o({H, S, D}, 0, true);
+    DevTensor<float> lse({H, S, 1}, 0, true);
+    seed += 3;
+    PKT_OK(g_kernels.at("alibi_causal_attention_d128").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    auto qd = widen(q), kd = widen(k), vd = widen(v);
+    std::vector<double> want(H * S * D), wl(H * S);
+    for (LL h = 0; h < H; ++h) {
+      const double slope = std::pow(2.0, -8.0 * double(h + 1) / double(H));
+      pkt::reference_head_mapped(&qd[h * S * D], &kd[h * S * D], &vd[h * S * D], S, S, D,
+                                 [&](LL i, LL j, double x) { return x * scale - slope * double(i - j); },
+                                 [](LL i, LL j) { return j <= i; }, &want[h * S * D], &wl[h * S]);
+    }
+    pkt::expect("alibi_causal_attention_d128.o", o, [&](LL i) { return want[i]; }, 2e-2, 2e-2);
+    // fp32 sums and ex2.approx: about 2^-22 relative.
+    pkt::expect("alibi_causal_attention_d128.lse", lse, [&](LL i) { return wl[i]; }, 1e-3, 1e-4);
+    report("alibi_causal_attention_d128 " + std::to_string(H) + "x" + std::to_string(S) + " (template, score map)", before);
+  }
+  for (LL S : {260LL, 64LL}) {
+    const int before = pkt::failure_count();
+    const LL D = 64;
+    const float scale = 0.4f, cap = 3.0f;
+    DevTensor<bf16> q({S, D}, seed), k({S, D}, seed + 1), v({S, D}, seed + 2), o({S, D}, 0, true);
+    seed += 3;
+    PKT_OK(g_kernels.at("softcap_causal_attention_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), scale, cap));
+    PKT_CUDA(cudaStreamSynchronize(s));
+    auto qd = widen(q), kd = widen(k), vd = widen(v);
+    std::vector<double> want(S * D);
+    pkt::reference_head_mapped(qd.data(), kd.data(), vd.data(), S, S, D,
+                               [&](LL, LL, double x) { return cap * std::tanh(x * scale / cap); },
+                               [](LL i, LL j) { return j <= i; }, want.data(), nullptr);
+    // tanh.approx (about 2^-11 relative) under the bf16 rounding of P.
+    pkt::expect("softcap_causal_attention_d64", o, [&](LL i) { return want[i]; }, 2e-2, 2e-2);
+    report("softcap_causal_attention_d64 " + std::to_string(S) + " (template, score map)", before);
+  }
+}
+
 // ================================================================ W = 1-4, split launches ==
 
 template <class T>
@@ -246,6 +318,9 @@ int main() {
                     {"gemm_t_odd_48x80_gelu_erf", true},
                     {"gemm_leaky_relu_rowscale_f16", true},
                     {"mqa_cross_attention_d128", true},
+                    {"sliding_window_attention_d64", true},
+                    {"alibi_causal_attention_d128", true},
+                    {"softcap_causal_attention_d64", true},
                     {"row_linear_ar_bias_residual", false},
                     {"ag_gemm_f16_ab_silu", false}}))
     return pkt::finish("user_specs8_jit_test");
@@ -256,6 +331,7 @@ int main() {
                           "gemm_leaky_relu_rowscale_f16"})
       PKT_OK(g_kernels.at(k).load(ctx));
     gemms(ctx, s);
+    mapped_attention(ctx, s);
     PKT_CUDA(cudaStreamDestroy(s));
   });
   for (int world : pkt::test_worlds(/*with_one=*/true)) {

@@ -8,6 +8,7 @@
 #include PK_USER_SPECS8_CU
 #include "fp8_model.h"
 #include "sym_test_util.h"
+#include "attention_reference.h"
 #include "spec_check.h"
 #include "tile_test_util.h"
 
@@ -68,31 +69,8 @@ double fp8_tol(double want, pkt::Fp8Format f) {
 
 // ================================================================ attention (general path) ==
 
-// One head in float64 with a score map and a mask: o [sq, d] = softmax over visible keys of
-// score(i, j, q_i . k_j) times v.
-void attn_ref(const double* q, const double* k, const double* v, LL sq, LL sk, LL d,
-              const std::function<double(LL, LL, double)>& score, const std::function<bool(LL, LL)>& visible,
-              double* o, double* lse) {
-  std::vector<double> s(sk);
-  for (LL i = 0; i < sq; ++i) {
-    double mx = -INFINITY;
-    for (LL j = 0; j < sk; ++j) {
-      if (!visible(i, j)) continue;
-      double dot = 0;
-      for (LL c = 0; c < d; ++c) dot += q[i * d + c] * k[j * d + c];
-      s[j] = score(i, j, dot);
-      mx = std::max(mx, s[j]);
-    }
-    double sum = 0;
-    for (LL j = 0; j < sk; ++j)
-      if (visible(i, j)) sum += std::exp(s[j] - mx);
-    if (lse) lse[i] = mx + std::log(sum);
-    for (LL c = 0; c < d; ++c) o[i * d + c] = 0;
-    for (LL j = 0; j < sk; ++j)
-      if (visible(i, j))
-        for (LL c = 0; c < d; ++c) o[i * d + c] += std::exp(s[j] - mx) / sum * v[j * d + c];
-  }
-}
+// The float64 reference of the attention kernels (attention_reference.h).
+const auto attn_ref = pkt::reference_head_mapped;
 
 void attention() {
   {  // 1: window 37 over S = 150 (the window crosses 64-key tiles; the first rows see fewer keys)

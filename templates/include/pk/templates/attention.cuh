@@ -34,7 +34,19 @@ constexpr int kProducerRegs = 24;
 // At head dim 64, one score in kPolyEvery64 is exponentiated on the FMA pipe (exp2_fma).
 constexpr int kPolyEvery64 = 8;
 
-struct Params {
+// No score map: the scores are q k^T * scale (the scale folded into the softmax's exp2).
+struct NoScoreMap {
+  struct Args {};
+  static constexpr bool kActive = false;
+  __device__ static float apply(const Args&, float s, int, int, float, float, int) { return s; }
+};
+
+// Map (pkc's ScoreMap: ALiBi, soft-capping, extra masks) turns each raw score q.k of query row
+// `row`, key `col` and query head `head` into the score the softmax takes, in natural-log units
+// with the scale applied; its arguments follow the fixed fields.
+template <class MapT = NoScoreMap>
+struct ParamsOf {
+  using Map = MapT;
   TensorMap q, k, v;  // {D, rows, heads}, box {64, 128, 1}, 128-byte swizzle
   bf16* o;
   float* lse;  // null: not stored
@@ -44,7 +56,9 @@ struct Params {
   int lse_pitch;
   float scale;
   TileTicket ticket;  // the causal kernels' tile counter
+  typename Map::Args map;
 };
+using Params = ParamsOf<>;
 
 template <int D>
 struct Layout {
@@ -142,10 +156,10 @@ __device__ __forceinline__ void turn_pass(int consumer) {
 struct BlockTile {
   int head, m0, steps;
 };
-template <int BM>
-__device__ __forceinline__ int tile_count(const Params& p) { return p.heads * ((p.sq + BM - 1) / BM); }
-template <bool Causal, int BM>
-__device__ __forceinline__ BlockTile block_tile(const Params& p, int t) {
+template <int BM, class P>
+__device__ __forceinline__ int tile_count(const P& p) { return p.heads * ((p.sq + BM - 1) / BM); }
+template <bool Causal, int BM, class P>
+__device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
   constexpr int kBM = BM;
   const int tiles_m = (p.sq + kBM - 1) / kBM;
   BlockTile b;
@@ -160,8 +174,8 @@ __device__ __forceinline__ BlockTile block_tile(const Params& p, int t) {
 // The producer's share of one tile: Q once the consumers are done with the last tile's (the
 // first wait, on a fresh barrier, returns at once), then the K and V steps; the rings' cursors
 // and Q's phase run on across the block's tiles.
-template <int D>
-__device__ __forceinline__ void produce(const Params& p, SharedStorage<D>& ss, const BlockTile& b,
+template <int D, class P>
+__device__ __forceinline__ void produce(const P& p, SharedStorage<D>& ss, const BlockTile& b,
                                         RingCursor<Layout<D>::kStages>& kc, RingCursor<Layout<D>::kStages>& vc,
                                         unsigned int q_phase) {
   using L = Layout<D>;
@@ -219,11 +233,14 @@ __device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const 
 // to rounding). The max is taken over the raw scores and scaled after, so each score costs
 // one fma and one ex2: c > 0 keeps the order (a max), c < 0 reverses it (a min), and a zero
 // scale is taken as the smallest normal float, which gives every key the weight 1.0 exactly.
-template <bool Causal, int PolyEvery>  // PolyEvery > 0: every PolyEvery-th score by exp2_fma
+// With a score map, each score is first mapped (on every step: its masks may cut any step) and
+// c is log2(e): the map has applied the scale.
+template <bool Causal, int PolyEvery, class Map>  // PolyEvery > 0: every PolyEvery-th score by exp2_fma
 struct Softmax {
   float m[2], l[2];  // m in log2 units
   float c;           // the scale in log2 units, never 0
-  __device__ __forceinline__ void mask(float (&s)[64], const Params& p, int n0, int row0) const {
+  template <class P>
+  __device__ __forceinline__ void mask(float (&s)[64], const P& p, int n0, int row0) const {
     const int lane = threadIdx.x % 32;
     const float masked = c > 0.f ? minus_inf() : -minus_inf();  // scaled: -inf either way
 #pragma unroll
@@ -234,8 +251,19 @@ struct Softmax {
     }
   }
   static constexpr float kSlack = 8.f;
-  __device__ __forceinline__ bool step(float (&s)[64], const Params& p, int n0, int row0, bool edge,
+  template <class P>
+  __device__ __forceinline__ bool step(float (&s)[64], const P& p, int head, int n0, int row0, bool edge,
                                        float (&corr)[2]) {
+    if constexpr (Map::kActive) {
+      // Row and column as floats by adds to one conversion each (exact below 2^24).
+      const int col0 = n0 + 2 * (threadIdx.x % 4);
+      const float row0f = float(row0), col0f = float(col0);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) {
+        const int dr = 8 * ((i % 4) / 2), dc = 8 * (i / 4) + (i % 2);
+        s[i] = Map::apply(p.map, s[i], row0 + dr, col0 + dc, row0f + float(dr), col0f + float(dc), head);
+      }
+    }
     // A separate branch: folded into the loop below, the mask's index math runs on every step.
     if (edge) mask(s, p, n0, row0);
     float raw[2] = {s[0], s[2]};
@@ -276,8 +304,8 @@ struct Softmax {
 // the turn; the softmax of step j + 1 runs as soon as its scores are in (wgmma groups complete
 // in order), beside this consumer's p v and the other consumer's products; the output is
 // rescaled and p packed once p v is done with both.
-template <int D, bool Causal>
-__device__ __forceinline__ void consume(const Params& p, float scale, SharedStorage<D>& ss,
+template <int D, bool Causal, class P>
+__device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D>& ss,
                                         const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
                                         RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
   using L = Layout<D>;
@@ -289,7 +317,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   if (scale_log2 == 0.f) scale_log2 = 1.17549435e-38f;
   float o[D / 2], s[64], corr[2];
   unsigned int pa[kBN / 4];
-  Softmax<Causal, D == 64 ? kPolyEvery64 : 0> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
+  Softmax<Causal, D == 64 ? kPolyEvery64 : 0, typename P::Map> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
   auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
   // Causal, three consumers: the key steps this consumer's rows reach; the block's later steps
   // (the other consumers' rows reach further) are masked out entirely for it, so it only takes
@@ -318,7 +346,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
   ss.k_ring.release(kc.stage);
   kc.advance();
   if (steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
-  sm.step(s, p, 0, row0, edge(0), corr);  // o is 0: no rescale
+  sm.step(s, p, b.head, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
   for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
   for (int j = 0; j + 1 < steps; ++j) {
@@ -339,7 +367,7 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
     ss.k_ring.release(kc.stage);
     kc.advance();
     if (j + 2 == steps) mbarrier_arrive(&ss.q_empty);  // the producer may load the next Q
-    const bool rescale = sm.step(s, p, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
+    const bool rescale = sm.step(s, p, b.head, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
@@ -422,9 +450,9 @@ __device__ __forceinline__ void consume(const Params& p, float scale, SharedStor
 // heavy tiles first, heads in turn), so the blocks at work share few heads' K and V in L2. The
 // producer takes it just before it needs the next Q (after the consumers' last q k^T) and hands
 // it to the consumers in ss.tile with Q's full barrier; -1 and a bare arrival end the walk. The
-// scale is p.scale, or the spec's constant.
-template <int D, bool Causal>
-__device__ __forceinline__ void run(const Params& p, float scale) {
+// scale is p.scale, or the spec's constant (1 with a score map, which scales the scores itself).
+template <int D, bool Causal, class Map = NoScoreMap>
+__device__ __forceinline__ void run(const ParamsOf<Map>& p, float scale) {
   extern __shared__ unsigned char smem_raw[];
   const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
   SharedStorage<D>& ss = *reinterpret_cast<SharedStorage<D>*>((base + 1023ull) & ~1023ull);

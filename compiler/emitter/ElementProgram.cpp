@@ -1,6 +1,7 @@
-// Emits a GEMM's fused epilogue as `struct Epi` (GemmEpilogue.h): one `const float` per step of
-// the captured program, evaluated per output element in the consumers' registers.
-#include "GemmEpilogue.h"
+// Emits a captured element-wise program (a GEMM's fused epilogue, an attention's score map) as a
+// struct with `apply` (ElementProgram.h): one `const float` (or `const int`) per step of the
+// program, evaluated per element in the consumers' registers.
+#include "ElementProgram.h"
 
 #include "Emitter.h"
 #include "llvm/Support/Format.h"
@@ -12,8 +13,10 @@ using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::cuda;
 
-FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, ArrayAttr program) {
-  GemmEpilogueCode out;
+FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, ArrayAttr program,
+                                                         const ElementCodeShape &shape) {
+  ElementCode out;
+  const std::string prefix = shape.member + ".";
   Block &entry = kernel.getBody().front();
   std::set<int64_t> tensors, scalars;
   std::map<std::string, int64_t> indices;  // integer host expressions read as f32, numbered
@@ -25,7 +28,7 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
     if (auto view = step.getAs<StringAttr>("view"))
       views[step.getAs<IntegerAttr>("arg").getInt()] = view.getValue().str();
     if (op == "scalar") scalars.insert(step.getAs<IntegerAttr>("arg").getInt());
-    if (op == "index") indices.insert({step.getAs<StringAttr>("expr").getValue().str(), int64_t(indices.size())});
+    if (op == "index" || op == "ihost") indices.insert({step.getAs<StringAttr>("expr").getValue().str(), int64_t(indices.size())});
   }
   std::string args, body;
   llvm::raw_string_ostream as(args), bs(body);
@@ -36,9 +39,9 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
     if (auto sym = dyn_cast<SymTensorType>(argType)) element = sym.getElementType();
     else if (auto local = dyn_cast<LocalTensorType>(argType)) element = local.getElementType();
     std::string type = elementTypeName(element);
-    if (type.empty()) return kernel.emitError("GEMM epilogue: unsupported element type ") << element;
+    if (type.empty()) return kernel.emitError(shape.what + ": unsupported element type ") << element;
     as << "    const " << type << "* " << t(a) << ";  // argument #" << a << "\n";
-    out.fields.push_back({EpilogueField::Kind::ptr, "epi." + t(a), a, ""});
+    out.fields.push_back({EpilogueField::Kind::ptr, prefix + t(a), a, ""});
   }
   for (int64_t a : tensors) {
     as << "    int " << t(a) << "_rows, " << t(a) << "_cols;\n";
@@ -48,31 +51,46 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
       cols = view->second == "row" ? rows : "1";
       if (view->second == "row") rows = "1";
     }
-    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_rows", a, rows});
-    out.fields.push_back({EpilogueField::Kind::i32, "epi." + t(a) + "_cols", a, cols});
+    out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_rows", a, rows});
+    out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_cols", a, cols});
   }
   for (auto &[expr, k] : indices) {
     as << "    int i" << k << ";  // " << expr << "\n";
-    out.fields.push_back({EpilogueField::Kind::i32, "epi.i" + std::to_string(k), -1, expr});
+    out.fields.push_back({EpilogueField::Kind::i32, prefix + "i" + std::to_string(k), -1, expr});
   }
   for (int64_t a : scalars) {
     as << "    float s" << a << ";  // argument #" << a << "\n";
-    out.fields.push_back({EpilogueField::Kind::f32, "epi.s" + std::to_string(a), a, ""});
+    out.fields.push_back({EpilogueField::Kind::f32, prefix + "s" + std::to_string(a), a, ""});
   }
   auto v = [](int64_t i) { return "v" + std::to_string(i); };
   for (auto [i, a] : llvm::enumerate(program)) {
     auto step = cast<DictionaryAttr>(a);
     StringRef op = step.getAs<StringAttr>("op").getValue();
     auto num = [&](StringRef k) { return step.getAs<IntegerAttr>(k).getInt(); };
-    bs << "    const float " << v(i) << " = ";
+    const bool integer = op == "head" || op == "iconst" || op == "ihost" || op == "iop";
+    bs << "    const " << (integer ? "int " : "float ") << v(i) << " = ";
     if (op == "acc") {
       bs << "acc";
     } else if (op == "scalar") {
       bs << "e.s" << num("arg");
     } else if (op == "index") {
       bs << "float(e.i" << indices.at(step.getAs<StringAttr>("expr").getValue().str()) << ")";
+    } else if (op == "ihost") {
+      bs << "e.i" << indices.at(step.getAs<StringAttr>("expr").getValue().str());
+    } else if (op == "head") {
+      bs << "head";
+    } else if (op == "iconst") {
+      bs << num("value");
+    } else if (op == "iop") {
+      StringRef kind = step.getAs<StringAttr>("kind").getValue();
+      const std::string x = v(num("x")), y = v(num("y"));
+      if (kind == "min" || kind == "max") bs << kind << "(" << x << ", " << y << ")";
+      else bs << x << " " << (kind == "add" ? "+" : kind == "sub" ? "-" : kind == "mul" ? "*" : kind == "div" ? "/" : "%") << " " << y;
+    } else if (op == "tofloat") {
+      bs << "float(" << v(num("x")) << ")";
     } else if (op == "iota") {
-      bs << "float(" << (num("dim") == 0 ? "row" : "col") << ")";
+      if (shape.floatIndices) bs << (num("dim") == 0 ? "rowf" : "colf");
+      else bs << "float(" << (num("dim") == 0 ? "row" : "col") << ")";
     } else if (op == "select") {
       bs << v(num("c")) << " != 0.f ? " << v(num("x")) << " : " << v(num("y"));
     } else if (op == "const") {
@@ -88,18 +106,19 @@ FailureOr<GemmEpilogueCode> mlir::pk::cuda::emitGemmEpilogue(KernelOp kernel, Ar
       bs << "pk::to_float(pk::from_float<" << type << ">(" << v(num("x")) << "))";
     } else if (op == "map") {
       auto kind = symbolizeMapKind(step.getAs<StringAttr>("kind").getValue());
-      if (!kind) return kernel.emitError("GEMM epilogue: unknown map kind");
+      if (!kind) return kernel.emitError(shape.what + ": unknown map kind");
       bs << mapExpression(*kind, v(num("x")), step.get("y") ? v(num("y")) : "", /*fast=*/true);
     } else {
-      return kernel.emitError("GEMM epilogue: unknown step '") << op << "'";
+      return kernel.emitError(shape.what + ": unknown step '") << op << "'";
     }
     bs << ";\n";
   }
   llvm::raw_string_ostream os(out.code);
-  os << "// The spec's epilogue, per output element (row, col), on the fp32 accumulator.\n"
-     << "struct Epi {\n  static constexpr bool kActive = true;\n  struct Args {\n"
+  os << "// " << shape.comment << "\n"
+     << "struct " << shape.name << " {\n  static constexpr bool kActive = true;\n  struct Args {\n"
      << args << "  };\n"
-     << "  __device__ static float apply(const Args& e, float acc, int row, int col) {\n"
+     << "  __device__ static float apply(const Args& e, float acc, int row, int col"
+     << (shape.floatIndices ? ", float rowf, float colf" : "") << (shape.head ? ", int head" : "") << ") {\n"
      << body << "    return " << v(program.size() - 1) << ";\n  }\n};\n";
   return out;
 }

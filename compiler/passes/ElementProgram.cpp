@@ -1,0 +1,297 @@
+// Captures a tile loop's element-wise computation (a GEMM epilogue, an attention score map) as a
+// flat program (ElementProgram.h).
+#include "ElementProgram.h"
+#include "pk/Passes/HostExpr.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::pk;
+
+struct ElementProgram::Capture {
+  KernelOp kernel;
+  Value acc, m, n;
+  int64_t bm, bn;
+  Value head;
+  StringRef noun;  // "epilogue", "score map": what the messages call the program
+  llvm::SmallPtrSetImpl<Operation *> &ops;
+  std::string &why;
+  SmallVector<Attribute> steps;
+  llvm::DenseMap<Value, int64_t> index;
+  llvm::DenseMap<int64_t, StringRef> views;  // a 1-D tensor argument: read as a "row" or a "col"
+
+  MLIRContext *ctx() { return kernel.getContext(); }
+  NamedAttribute named(StringRef k, Attribute v) { return NamedAttribute(StringAttr::get(ctx(), k), v); }
+  Attribute i64(int64_t v) { return IntegerAttr::get(IntegerType::get(ctx(), 64), v); }
+  Attribute str(StringRef s) { return StringAttr::get(ctx(), s); }
+
+  int64_t push(ArrayRef<NamedAttribute> fields) {
+    steps.push_back(DictionaryAttr::get(ctx(), fields));
+    return int64_t(steps.size()) - 1;
+  }
+  int64_t add(Value v, ArrayRef<NamedAttribute> fields) { return index[v] = push(fields); }
+  int64_t fail(Operation *op, const Twine &what) {
+    if (why.empty()) why = (op ? "'" + op->getName().getStringRef().str() + "': " : std::string()) + what.str();
+    return -1;
+  }
+  static const char *narrowName(Type t) { return t.isBF16() ? "bf16" : t.isF16() ? "f16" : nullptr; }
+
+  // Broadcast rule: every value is a tile whose dims are the loop tile's or 1.
+  bool fits(Type t) {
+    auto tile = dyn_cast<TileType>(t);
+    if (!tile) return false;
+    ArrayRef<int64_t> s = tile.getShape();
+    return s.size() == 2 && (s[0] == bm || s[0] == 1) && (s[1] == bn || s[1] == 1);
+  }
+
+  int argIndex(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &kernel.getBody().front()) return -1;
+    return int(arg.getArgNumber());
+  }
+
+  // -1: follows the output's coordinate (index `along`, tile extent `full`); >= 0: fixed.
+  std::optional<int64_t> coordinate(Value index, Value along, int64_t extent, int64_t full) {
+    if (index == along && extent == full) return -1;
+    std::optional<int64_t> c = getConstantIntValue(index);
+    if (c && *c >= 0 && extent == 1) return *c;
+    return std::nullopt;
+  }
+
+  int64_t load(TileLoadOp op) {
+    int a = argIndex(op.getSource());
+    auto tile = cast<TileType>(op.getType());
+    if (a < 0 || op.getIndices().size() != 2)
+      return fail(op, "an " + Twine(noun) + " load must read a 2-D tensor argument");
+    Type e = tile.getElementType();
+    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(op, "an " + Twine(noun) + " load must be bf16, f16 or f32");
+    auto row = coordinate(op.getIndices()[0], m, tile.getShape()[0], bm);
+    auto col = coordinate(op.getIndices()[1], n, tile.getShape()[1], bn);
+    if (!row || !col)
+      return fail(op, "an " + Twine(noun) + " load must be at the output tile ([m, n], the loop's tile shape), "
+                      "a row vector ([constant, n], 1 x N) or a column ([m, constant], M x 1)");
+    return add(op, {named("op", str("load")), named("arg", i64(a)), named("row", i64(*row)),
+                    named("col", i64(*col))});
+  }
+
+  // A 1-D tensor read as a row vector (load<1, N>(bias, n): N elements from n, a 1 x N tile) or
+  // a column (load<M, 1>(scale, m)): the load of its N (M) elements, reshaped. It is read as a
+  // 1 x N (M x 1) tensor, so the epilogue indexes it as the 2-D loads do.
+  int64_t vectorLoad(TileReshapeOp op, TileLoadOp l) {
+    int a = argIndex(l.getSource());
+    auto in = cast<TileType>(l.getType());
+    ArrayRef<int64_t> out = cast<TileType>(op.getType()).getShape();
+    if (a < 0 || l.getIndices().size() != 1 || in.getRank() != 1)
+      return fail(op, "an " + Twine(noun) + " reshape must be of a load of a 1-D tensor argument");
+    Type e = in.getElementType();
+    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(l, "an " + Twine(noun) + " load must be bf16, f16 or f32");
+    const bool row = out[0] == 1 && out[1] == bn && l.getIndices()[0] == n;
+    const bool col = out[1] == 1 && out[0] == bm && l.getIndices()[0] == m;
+    if (!row && !col)
+      return fail(l, "a 1-D tensor in an " + Twine(noun) + " must be read as a row vector (load<1, N>(v, n)) "
+                     "or a column (load<M, 1>(v, m)) of the output tile");
+    StringRef view = row ? "row" : "col";
+    if (auto [it, fresh] = views.try_emplace(a, view); !fresh && it->second != view)
+      return fail(l, "a 1-D tensor read both as a row vector and as a column in one " + Twine(noun));
+    ops.insert(l);
+    return add(op, {named("op", str("load")), named("arg", i64(a)), named("row", i64(row ? 0 : -1)),
+                    named("col", i64(row ? -1 : 0)), named("view", str(view))});
+  }
+
+  // An integer the host knows at launch (arguments, extents, world size and arithmetic on
+  // them), as `col_index<..>(n) < vocab` compares it: its host expression, or empty.
+  std::string hostExpression(Value i) {
+    std::optional<::pk::HostExpr> e = hostExprOf(i, kernel.getBody().front());
+    return e ? ::pk::print_host_expr(*e) : "";
+  }
+
+  // An integer scalar: the head, constants, host expressions and integer arithmetic on them.
+  int64_t integer(Value i) {
+    if (auto it = index.find(i); it != index.end()) return it->second;
+    if (head && i == head) return add(i, {named("op", str("head"))});
+    if (std::optional<int64_t> c = getConstantIntValue(i)) return add(i, {named("op", str("iconst")), named("value", i64(*c))});
+    if (std::string e = hostExpression(i); !e.empty()) return add(i, {named("op", str("ihost")), named("expr", str(e))});
+    Operation *op = i.getDefiningOp();
+    if (op && isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op)) {
+      int64_t x = integer(op->getOperand(0));
+      return x < 0 ? -1 : index[i] = x;
+    }
+    const char *kind = !op                           ? nullptr
+                       : isa<arith::AddIOp>(op)      ? "add"
+                       : isa<arith::SubIOp>(op)      ? "sub"
+                       : isa<arith::MulIOp>(op)      ? "mul"
+                       : isa<arith::DivSIOp>(op)     ? "div"
+                       : isa<arith::RemSIOp>(op)     ? "rem"
+                       : isa<arith::MinSIOp>(op)     ? "min"
+                       : isa<arith::MaxSIOp>(op)     ? "max"
+                                                     : nullptr;
+    if (!kind)
+      return fail(op, "an integer in an element-wise program must be a constant, a value the host "
+                      "knows at launch (arguments, extents)" +
+                          Twine(head ? ", the loop's head index" : "") + " or integer arithmetic on them");
+    ops.insert(op);
+    int64_t x = integer(op->getOperand(0)), y = x < 0 ? -1 : integer(op->getOperand(1));
+    if (y < 0) return -1;
+    return add(i, {named("op", str("iop")), named("kind", str(kind)), named("x", i64(x)), named("y", i64(y))});
+  }
+
+  // A float scalar: arguments, constants, integers converted, and float arithmetic on them
+  // (arith's ops and pk.scalar_map), as `scale / cap` or ALiBi's 2^(-8 (h + 1) / H) computes it.
+  int64_t scalarValue(Value s) {
+    if (auto it = index.find(s); it != index.end()) return it->second;
+    if (int a = argIndex(s); a >= 0) {
+      if (!s.getType().isF32()) return fail(nullptr, "an element-wise program's scalar argument must be a float");
+      return add(s, {named("op", str("scalar")), named("arg", i64(a))});
+    }
+    Attribute c;
+    if (matchPattern(s, m_Constant(&c))) {
+      double v;
+      if (auto f = dyn_cast<FloatAttr>(c)) v = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(c)) v = double(i.getInt());
+      else return fail(s.getDefiningOp(), "unsupported constant");
+      return add(s, {named("op", str("const")), named("value", FloatAttr::get(Float64Type::get(ctx()), v))});
+    }
+    Operation *op = s.getDefiningOp();
+    if (!op) return fail(nullptr, "the program reads a value from outside the kernel");
+    ops.insert(op);
+    if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+      Value i = op->getOperand(0);
+      if (std::string e = hostExpression(i); !e.empty())
+        return add(s, {named("op", str("index")), named("expr", str(e))});
+      int64_t x = integer(i);
+      return x < 0 ? -1 : add(s, {named("op", str("tofloat")), named("x", i64(x))});
+    }
+    std::optional<MapKind> kind;
+    if (isa<arith::AddFOp>(op)) kind = MapKind::add;
+    else if (isa<arith::SubFOp>(op)) kind = MapKind::sub;
+    else if (isa<arith::MulFOp>(op)) kind = MapKind::mul;
+    else if (isa<arith::DivFOp>(op)) kind = MapKind::div;
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op)) kind = MapKind::max;
+    else if (isa<arith::MinimumFOp, arith::MinNumFOp>(op)) kind = MapKind::min;
+    else if (isa<arith::NegFOp>(op)) kind = MapKind::neg;
+    else if (auto m = dyn_cast<ScalarMapOp>(op)) kind = m.getKind();
+    if (!kind)
+      return fail(op, "a scalar in an element-wise program must be a float argument, a constant, an "
+                      "integer the host knows at launch converted to float, or float arithmetic on them");
+    int64_t x = scalarValue(op->getOperand(0)), y = op->getNumOperands() > 1 && x >= 0 ? scalarValue(op->getOperand(1)) : -2;
+    if (x < 0 || y == -1) return -1;
+    SmallVector<NamedAttribute> f{named("op", str("map")), named("kind", str(stringifyMapKind(*kind))), named("x", i64(x))};
+    if (y >= 0) f.push_back(named("y", i64(y)));
+    return add(s, f);
+  }
+
+  // A splat rounds its scalar to the tile's element type.
+  int64_t splat(TileSplatOp op) {
+    Value s = op->getOperand(0);
+    int64_t x;
+    if (s.getType().isF32()) {
+      x = scalarValue(s);
+    } else if (isa<IndexType, IntegerType>(s.getType())) {
+      x = integer(s);
+      if (x >= 0) x = push({named("op", str("tofloat")), named("x", i64(x))});
+    } else {
+      return fail(op, "a splat in an element-wise program must be of an f32 or integer scalar");
+    }
+    if (x < 0) return x;
+    const char *t = narrowName(cast<TileType>(op.getType()).getElementType());
+    return t ? add(op, {named("op", str("round")), named("x", i64(x)), named("type", str(t))}) : (index[op] = x);
+  }
+
+  int64_t value(Value v) {
+    if (auto it = index.find(v); it != index.end()) return it->second;
+    if (v == acc) return add(v, {named("op", str("acc"))});
+    Operation *op = v.getDefiningOp();
+    if (!op) return fail(nullptr, "the " + Twine(noun) + " reads a value from outside the tile loop");
+    if (!fits(v.getType()))
+      return fail(op, Twine(noun) + " tiles must have the loop's tile shape, or 1 in a dimension");
+    ops.insert(op);
+    if (auto l = dyn_cast<TileLoadOp>(op)) return load(l);
+    if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);
+    if (auto r = dyn_cast<TileReshapeOp>(op))
+      if (auto l = r.getInput().getDefiningOp<TileLoadOp>()) return vectorLoad(r, l);
+    // The element's row or column in the output (a mask's coordinates).
+    if (auto iota = dyn_cast<TileIotaOp>(op)) {
+      const int64_t d = int64_t(iota.getDim());
+      Type e = cast<TileType>(iota.getType()).getElementType();
+      if (!e.isF32()) return fail(op, "an " + Twine(noun) + " row or column index must be an f32 tile");
+      if (!(d == 0 && iota.getOrigin() == m) && !(d == 1 && iota.getOrigin() == n))
+        return fail(op, "an " + Twine(noun) + " row (column) index must start at the output tile's row m "
+                        "(column n)");
+      return add(v, {named("op", str("iota")), named("dim", i64(d))});
+    }
+    if (auto sel = dyn_cast<TileSelectOp>(op)) {
+      int64_t c = value(sel.getCond()), x = c < 0 ? -1 : value(sel.getOnTrue()),
+              y = x < 0 ? -1 : value(sel.getOnFalse());
+      if (y < 0) return -1;
+      int64_t r = add(v, {named("op", str("select")), named("c", i64(c)), named("x", i64(x)), named("y", i64(y))});
+      if (const char *t = narrowName(cast<TileType>(v.getType()).getElementType()))
+        return add(v, {named("op", str("round")), named("x", i64(r)), named("type", str(t))});
+      return r;
+    }
+    if (auto c = dyn_cast<TileCastOp>(op)) {
+      int64_t x = value(c.getInput());
+      if (x < 0) return -1;
+      Type to = cast<TileType>(c.getType()).getElementType();
+      if (to.isF32()) return index[v] = x;  // widening: the value is already exact in f32
+      if (const char *t = narrowName(to))
+        return add(v, {named("op", str("round")), named("x", i64(x)), named("type", str(t))});
+      return fail(op, "an " + Twine(noun) + " cast must be to f32, bf16 or f16");
+    }
+    if (auto map = dyn_cast<TileMapOp>(op)) {
+      SmallVector<NamedAttribute> f{named("op", str("map")),
+                                    named("kind", str(stringifyMapKind(map.getKind())))};
+      for (auto [i, operand] : llvm::enumerate(map->getOperands())) {
+        int64_t x = value(operand);
+        if (x < 0) return -1;
+        f.push_back(named(i == 0 ? "x" : "y", i64(x)));
+      }
+      int64_t r = add(v, f);
+      // A map on bf16 / f16 tiles rounds each result to that type, as the tile library does.
+      if (const char *t = narrowName(cast<TileType>(v.getType()).getElementType()))
+        return add(v, {named("op", str("round")), named("x", i64(r)), named("type", str(t))});
+      return r;
+    }
+    return fail(op, "not an element-wise " + Twine(noun) + " operation (map, cast, splat, where, a row or "
+                    "column index, or a load at the output tile, a row vector or a column)");
+  }
+};
+
+ElementProgram::ElementProgram(ElementScope scope, llvm::SmallPtrSetImpl<Operation *> &ops, std::string &why)
+    : c(new Capture{scope.kernel, scope.acc, scope.m, scope.n, scope.bm, scope.bn, scope.head,
+                    scope.noun, ops, why, {}, {}, {}}) {}
+ElementProgram::~ElementProgram() = default;
+
+int64_t ElementProgram::value(Value v) { return c->why.empty() ? c->value(v) : -1; }
+int64_t ElementProgram::constant(double v) {
+  if (!c->why.empty()) return -1;
+  return c->push({c->named("op", c->str("const")), c->named("value", FloatAttr::get(Float64Type::get(c->ctx()), v))});
+}
+int64_t ElementProgram::map(MapKind kind, int64_t x, int64_t y) {
+  if (!c->why.empty() || x < 0) return -1;
+  SmallVector<NamedAttribute> f{c->named("op", c->str("map")), c->named("kind", c->str(stringifyMapKind(kind))),
+                                c->named("x", c->i64(x))};
+  if (y >= 0) f.push_back(c->named("y", c->i64(y)));
+  return c->push(f);
+}
+int64_t ElementProgram::select(int64_t cond, int64_t x, int64_t y) {
+  if (!c->why.empty() || cond < 0 || x < 0 || y < 0) return -1;
+  return c->push({c->named("op", c->str("select")), c->named("c", c->i64(cond)), c->named("x", c->i64(x)),
+                  c->named("y", c->i64(y))});
+}
+ArrayAttr ElementProgram::steps() const { return ArrayAttr::get(c->ctx(), c->steps); }
+
+ArrayAttr mlir::pk::captureGemmEpilogue(KernelOp kernel, Value result, Value acc, Value m, Value n,
+                                        int64_t bm, int64_t bn,
+                                        llvm::SmallPtrSetImpl<Operation *> &ops, std::string &why) {
+  ElementProgram program({kernel, acc, m, n, bm, bn, Value(), "epilogue"}, ops, why);
+  if (program.value(result) < 0) return nullptr;
+  if (auto tile = dyn_cast<TileType>(result.getType());
+      !tile || tile.getShape() != ArrayRef<int64_t>{bm, bn}) {
+    why = "the stored tile must have the loop's tile shape";
+    return nullptr;
+  }
+  return program.steps();
+}
