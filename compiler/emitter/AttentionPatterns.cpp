@@ -15,16 +15,16 @@ namespace {
 
 // The template's constants the description relies on (static_asserted in the output): boxes of
 // 64 columns x 128 rows, and per head dim the consumer warpgroups of 64 query rows each.
+// Consumer warpgroups: three at head dim 64, two at 128; a score map at 64 takes two, since three
+// consumers have no registers to spare for it (ptxas spills).
 constexpr int kBox = 64, kBoxRows = 128;
-int consumers(int64_t d) { return d == 64 ? 3 : 2; }
-int blockRows(int64_t d) { return 64 * consumers(d); }
-int threads(int64_t d) { return 128 * (1 + consumers(d)); }
+int consumers(int64_t d, bool map) { return d == 64 && !map ? 3 : 2; }
 
-// sizeof(SharedStorage<D>) + 1024, as attention.cuh lays it out: Q (whole boxes down its rows),
+// sizeof(SharedStorage<D, C>) + 1024, as attention.cuh lays it out: Q (whole boxes down its rows),
 // the K and V rings, two rings' mbarriers and q_full, rounded up to the 1024-byte alignment.
-unsigned sharedBytes(int64_t d) {
+unsigned sharedBytes(int64_t d, int c) {
   const unsigned boxes = unsigned(d / kBox), stages = d == 64 ? 4 : 3, box = kBoxRows * kBox * 2;
-  const unsigned qLoads = unsigned((blockRows(d) + kBoxRows - 1) / kBoxRows);
+  const unsigned qLoads = unsigned((64 * c + kBoxRows - 1) / kBoxRows);
   unsigned bytes = boxes * box * (qLoads + 2 * stages) + 2 * 16 * stages + 8;
   return (bytes + 1023) / 1024 * 1024 + 1024;
 }
@@ -39,10 +39,12 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   auto rows = [&](int64_t a) { return dim(a, rowsDim); };
   auto cols = [&](int64_t a) { return dim(a, colsDim); };
   const std::string name = kernel.getSymName().str(), D = std::to_string(d);
+  auto program = facts.getAs<ArrayAttr>("score_map");
+  const int c = consumers(d, bool(program)), blockRows = 64 * c, threads = 128 * (1 + c);
   TemplateDescriber desc;
   desc.t.kernel = name;
-  desc.t.threads = threads(d);
-  desc.t.shared_bytes = sharedBytes(d);
+  desc.t.threads = threads;
+  desc.t.shared_bytes = sharedBytes(d, c);
   // The tensor maps read exactly D columns; o and lse rows are q's (the template stores each
   // query row once, the general path whole 64-row tiles).
   for (auto [a, what] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
@@ -91,7 +93,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   }
   // A score map (pkc's ScoreMap struct) and its arguments, after the fixed fields.
   ElementCode map;
-  if (auto program = facts.getAs<ArrayAttr>("score_map")) {
+  if (program) {
     FailureOr<ElementCode> code = emitElementProgram(
         kernel, program,
         {"ScoreMap", "map", "attention score map",
@@ -105,7 +107,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   // (pk/templates/attention.cuh's run()). Causal kernels take their tiles from the ticket.
   desc.field(FK::ticket, "ticket");
   desc.fields(map.fields);
-  const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(blockRows(d)) + "))";
+  const std::string tiles = "mul(" + h + ",cdiv(" + rows(q) + "," + std::to_string(blockRows) + "))";
   desc.t.grid = expr("max(1,min(sms," + tiles + "))");
   desc.t.params_bytes = ::pk::lay_out_params(desc.t.fields);
 
@@ -116,13 +118,14 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   const std::string params =
       map.code.empty() ? "pk::attention::Params" : "pk::attention::ParamsOf<pk_" + name + "::ScoreMap>";
   e.os << "constexpr int kHeadDim = " << d << ";\n";
-  e.os << "constexpr int kThreads = pk::attention::threads<kHeadDim>();  // producer + " << consumers(d)
+  e.os << "constexpr int kConsumers = " << c << ";\n";
+  e.os << "constexpr int kThreads = pk::attention::threads<kHeadDim, kConsumers>();  // producer + " << c
        << " consumer warpgroups\n";
   e.os << "constexpr bool kCausal = " << (causal ? "true" : "false") << ";\n";
-  e.os << "constexpr unsigned kSharedBytes = pk::attention::shared_bytes<kHeadDim>();\n";
+  e.os << "constexpr unsigned kSharedBytes = pk::attention::shared_bytes<kHeadDim, kConsumers>();\n";
   e.os << "// The launch description below must match the template it instantiates.\n";
-  e.os << "static_assert(kThreads == " << threads(d) << " && kSharedBytes == " << desc.t.shared_bytes
-       << "u && pk::attention::Layout<kHeadDim>::kBM == " << blockRows(d)
+  e.os << "static_assert(kThreads == " << threads << " && kSharedBytes == " << desc.t.shared_bytes
+       << "u && pk::attention::Layout<kHeadDim, kConsumers>::kBM == " << blockRows
        << " && pk::attention::kBoxRows == " << kBoxRows << " && pk::attention::kBox == " << kBox
        << ", \"attention template constants changed: update pkc's AttentionPatterns.cpp\");\n";
   emitParamsAsserts(e, params, desc.t, name);
@@ -130,7 +133,8 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   e.os << "extern \"C\" __global__ void __launch_bounds__(pk_" << name << "::kThreads, 1) " << name
        << "(const __grid_constant__ " << params << " p) {\n";
   e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal"
-       << (map.code.empty() ? "" : ", pk_" + name + "::ScoreMap") << ">(p, " << scale << ");\n";
+       << (map.code.empty() ? "" : ", pk_" + name + "::ScoreMap, pk_" + name + "::kConsumers") << ">(p, " << scale
+       << ");\n";
   e.os << "}\n";
   return success();
 }

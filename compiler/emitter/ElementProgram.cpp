@@ -31,7 +31,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     if (op == "index" || op == "ihost") indices.insert({step.getAs<StringAttr>("expr").getValue().str(), int64_t(indices.size())});
   }
   std::string args, body;
-  llvm::raw_string_ostream as(args), bs(body);
+  llvm::raw_string_ostream as(args);
   auto t = [](int64_t a) { return "t" + std::to_string(a); };
   // Pointers, then extents, then floats: the description lays fields out in this order too.
   for (int64_t a : tensors) {
@@ -62,13 +62,39 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     as << "    float s" << a << ";  // argument #" << a << "\n";
     out.fields.push_back({EpilogueField::Kind::f32, prefix + "s" + std::to_string(a), a, ""});
   }
-  auto v = [](int64_t i) { return "v" + std::to_string(i); };
+  // Steps that do not depend on the element (scalars, the head, loads at fixed coordinates) are
+  // computed once by prepare() into Pre; apply() reads them from there.
+  const size_t n = program.size();
+  std::vector<bool> element(n), integer(n), used(n);
+  for (auto [i, a] : llvm::enumerate(program)) {
+    auto step = cast<DictionaryAttr>(a);
+    StringRef op = step.getAs<StringAttr>("op").getValue();
+    integer[i] = op == "head" || op == "iconst" || op == "ihost" || op == "iop";
+    element[i] = op == "acc" || op == "iota" ||
+                 (op == "load" && (step.getAs<IntegerAttr>("row").getInt() < 0 || step.getAs<IntegerAttr>("col").getInt() < 0));
+    for (StringRef k : {"x", "y", "c"})
+      if (auto operand = step.getAs<IntegerAttr>(k)) element[i] = element[i] || element[operand.getInt()];
+  }
+  for (auto [i, a] : llvm::enumerate(program))
+    for (StringRef k : {"x", "y", "c"})
+      if (auto operand = cast<DictionaryAttr>(a).getAs<IntegerAttr>(k); operand && element[i])
+        used[operand.getInt()] = used[operand.getInt()] || !element[operand.getInt()];
+  used[n - 1] = used[n - 1] || !element[n - 1];
+  std::string pre, prepare;
+  llvm::raw_string_ostream ps(pre), us(prepare);
+  for (size_t i = 0; i < n; ++i)
+    if (used[i]) ps << "    " << (integer[i] ? "int " : "float ") << "v" << i << ";\n";
+  auto v = [&](int64_t i) { return "v" + std::to_string(i); };
+  int64_t current = 0;  // the step being written: its operands are read from Pre in apply()
+  auto operand = [&](int64_t i) { return element[current] && !element[i] ? "u." + v(i) : v(i); };
   for (auto [i, a] : llvm::enumerate(program)) {
     auto step = cast<DictionaryAttr>(a);
     StringRef op = step.getAs<StringAttr>("op").getValue();
     auto num = [&](StringRef k) { return step.getAs<IntegerAttr>(k).getInt(); };
-    const bool integer = op == "head" || op == "iconst" || op == "ihost" || op == "iop";
-    bs << "    const " << (integer ? "int " : "float ") << v(i) << " = ";
+    current = int64_t(i);
+    std::string code;
+    llvm::raw_string_ostream bs(code);
+    bs << "    const " << (integer[i] ? "int " : "float ") << v(i) << " = ";
     if (op == "acc") {
       bs << "acc";
     } else if (op == "scalar") {
@@ -83,16 +109,16 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       bs << num("value");
     } else if (op == "iop") {
       StringRef kind = step.getAs<StringAttr>("kind").getValue();
-      const std::string x = v(num("x")), y = v(num("y"));
+      const std::string x = operand(num("x")), y = operand(num("y"));
       if (kind == "min" || kind == "max") bs << kind << "(" << x << ", " << y << ")";
       else bs << x << " " << (kind == "add" ? "+" : kind == "sub" ? "-" : kind == "mul" ? "*" : kind == "div" ? "/" : "%") << " " << y;
     } else if (op == "tofloat") {
-      bs << "float(" << v(num("x")) << ")";
+      bs << "float(" << operand(num("x")) << ")";
     } else if (op == "iota") {
       if (shape.floatIndices) bs << (num("dim") == 0 ? "rowf" : "colf");
       else bs << "float(" << (num("dim") == 0 ? "row" : "col") << ")";
     } else if (op == "select") {
-      bs << v(num("c")) << " != 0.f ? " << v(num("x")) << " : " << v(num("y"));
+      bs << operand(num("c")) << " != 0.f ? " << operand(num("x")) << " : " << operand(num("y"));
     } else if (op == "const") {
       bs << floatLiteral(step.getAs<FloatAttr>("value").getValueAsDouble());
     } else if (op == "load") {
@@ -103,22 +129,32 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
          << ta << "[(long long)" << row << " * " << ta << "_cols + " << col << "]) : 0.f";
     } else if (op == "round") {
       const std::string type = step.getAs<StringAttr>("type").getValue() == "f16" ? "pk::f16" : "pk::bf16";
-      bs << "pk::to_float(pk::from_float<" << type << ">(" << v(num("x")) << "))";
+      bs << "pk::to_float(pk::from_float<" << type << ">(" << operand(num("x")) << "))";
     } else if (op == "map") {
       auto kind = symbolizeMapKind(step.getAs<StringAttr>("kind").getValue());
       if (!kind) return kernel.emitError(shape.what + ": unknown map kind");
-      bs << mapExpression(*kind, v(num("x")), step.get("y") ? v(num("y")) : "", /*fast=*/true);
+      bs << mapExpression(*kind, operand(num("x")), step.get("y") ? operand(num("y")) : "", /*fast=*/true);
     } else {
       return kernel.emitError(shape.what + ": unknown step '") << op << "'";
     }
     bs << ";\n";
+    if (element[i]) {
+      body += code;
+    } else {
+      prepare += code;
+      if (used[i]) prepare += "    u." + v(i) + " = " + v(i) + ";\n";
+    }
   }
   llvm::raw_string_ostream os(out.code);
   os << "// " << shape.comment << "\n"
      << "struct " << shape.name << " {\n  static constexpr bool kActive = true;\n  struct Args {\n"
      << args << "  };\n"
-     << "  __device__ static float apply(const Args& e, float acc, int row, int col"
-     << (shape.floatIndices ? ", float rowf, float colf" : "") << (shape.head ? ", int head" : "") << ") {\n"
-     << body << "    return " << v(program.size() - 1) << ";\n  }\n};\n";
+     << "  // The steps that do not depend on the element, once per tile.\n"
+     << "  struct Pre {\n" << pre << "  };\n"
+     << "  __device__ static Pre prepare(const Args& e" << (shape.head ? ", int head" : "") << ") {\n"
+     << "    Pre u;\n" << prepare << "    return u;\n  }\n"
+     << "  __device__ static float apply(const Args& e, const Pre& u, float acc, int row, int col"
+     << (shape.floatIndices ? ", float rowf, float colf" : "") << ") {\n"
+     << body << "    return " << (element[n - 1] ? v(n - 1) : "u." + v(n - 1)) << ";\n  }\n};\n";
   return out;
 }

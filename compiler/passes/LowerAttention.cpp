@@ -490,8 +490,8 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                                               "and extra mask factors) applied to every score in the "
                                               "consumers before the softmax"
                                         : "") +
-                       "; Hopper attention template: " + Twine(a.d == 64 ? "192" : "128") +
-                       " query rows per block (" + Twine(a.d == 64 ? "3" : "2") +
+                       "; Hopper attention template: " + Twine(a.d == 64 && !a.scoreMap ? "192" : "128") +
+                       " query rows per block (" + Twine(a.d == 64 && !a.scoreMap ? "3" : "2") +
                        " consumer warpgroups taking turns, "
                        "wgmma for q k^T from shared memory and for p v with p in registers), K and V "
                        "by TMA in 128-key tiles through separate rings, exp2 softmax in fp32; " +

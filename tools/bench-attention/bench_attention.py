@@ -9,6 +9,7 @@ appends it to the file named by the first argument.
 
   PYTHONPATH=python PKC=.carry/pkc python3 tools/bench-attention/bench_attention.py out.md
 """
+import math
 import os
 import sys
 
@@ -19,6 +20,11 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import pk_torch
 
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../templates/specs/attention_heads.pk.cpp")
+
+
+def worse(err, e):
+    """The larger of two errors, NaN if either is (Python's max would drop a NaN)."""
+    return float("nan") if math.isnan(err) or math.isnan(e) else max(err, e)
 
 
 def time_us(fn, reps=10, warm=3, batch=10):

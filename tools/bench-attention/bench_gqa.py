@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import pk_torch
-from bench_attention import time_us
+from bench_attention import time_us, worse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GQA = os.path.join(HERE, "../../test/specs/attention_gqa.pk.cpp")
@@ -61,7 +61,7 @@ def main():
             for h0 in range(0, hq, 8):  # float32 math, a few heads at a time
                 want = sdpa(SDPBackend.MATH, q[h0:h0 + 8].float(), ke[h0:h0 + 8].float(), ve[h0:h0 + 8].float(),
                             causal, scale)
-                err = max(err, (o[h0:h0 + 8].float() - want).abs().max().item())
+                err = worse(err, (o[h0:h0 + 8].float() - want).abs().max().item())
                 del want
             if not err < 2e-2:
                 print(f"MISMATCH Hq={hq} Hkv={hkv} S={s} D={d}: max |err| {err}", flush=True)

@@ -37,13 +37,16 @@ constexpr int kPolyEvery64 = 8;
 // No score map: the scores are q k^T * scale (the scale folded into the softmax's exp2).
 struct NoScoreMap {
   struct Args {};
+  struct Pre {};
   static constexpr bool kActive = false;
-  __device__ static float apply(const Args&, float s, int, int, float, float, int) { return s; }
+  __device__ static Pre prepare(const Args&, int) { return {}; }
+  __device__ static float apply(const Args&, const Pre&, float s, int, int, float, float) { return s; }
 };
 
 // Map (pkc's ScoreMap: ALiBi, soft-capping, extra masks) turns each raw score q.k of query row
-// `row`, key `col` and query head `head` into the score the softmax takes, in natural-log units
-// with the scale applied; its arguments follow the fixed fields.
+// `row` and key `col` into the score the softmax takes, in natural-log units with the scale
+// applied; prepare() computes once per tile what depends only on the query head (ALiBi's slope).
+// Its arguments follow the fixed fields.
 template <class MapT = NoScoreMap>
 struct ParamsOf {
   using Map = MapT;
@@ -60,10 +63,16 @@ struct ParamsOf {
 };
 using Params = ParamsOf<>;
 
+// Consumer warpgroups: three at head dim 64 (each then has 128 registers, with no room to spare
+// in the plain loop), two otherwise; a score map at head dim 64 takes two, for its registers.
 template <int D>
+constexpr int kDefaultConsumers = D == 64 ? 3 : 2;
+
+template <int D, int C = kDefaultConsumers<D>>
 struct Layout {
   static_assert(D == 64 || D == 128, "attention head dims are 64 or 128");
-  static constexpr int kConsumers = D == 64 ? 3 : 2;
+  static_assert(C == 2 || C == 3, "two or three consumer warpgroups");
+  static constexpr int kConsumers = C;
   static constexpr int kBM = 64 * kConsumers;  // query rows per block
   static constexpr int kThreads = (1 + kConsumers) * wg::kThreads;
   // setmaxnreg split of the 64K registers: 128 x 24 + 256 x 240, or 128 x 24 + 384 x 160.
@@ -79,9 +88,9 @@ struct Layout {
                 "the register split exceeds the SM's 64K registers");
 };
 
-template <int D>
+template <int D, int C = kDefaultConsumers<D>>
 struct alignas(1024) SharedStorage {
-  using L = Layout<D>;
+  using L = Layout<D, C>;
   // 1024-aligned boxes (swizzle atoms start on 1024 B); Q's row boxes follow each other, so
   // consumer c's 64 rows start at row 64 c whichever box they came in.
   bf16 q[L::kBoxes][L::kQLoads * kBoxRows * kBox];
@@ -92,13 +101,13 @@ struct alignas(1024) SharedStorage {
   int tile;                  // causal: the tile whose Q q_full announces; -1: no more tiles
 };
 // The block size a kernel instantiating run<D, ...> launches with.
-template <int D>
+template <int D, int C = kDefaultConsumers<D>>
 __host__ __device__ constexpr int threads() {
-  return Layout<D>::kThreads;
+  return Layout<D, C>::kThreads;
 }
-template <int D>
+template <int D, int C = kDefaultConsumers<D>>
 __host__ __device__ constexpr unsigned int shared_bytes() {
-  return sizeof(SharedStorage<D>) + 1024;  // room to align the start to 1024 bytes
+  return sizeof(SharedStorage<D, C>) + 1024;  // room to align the start to 1024 bytes
 }
 static_assert(shared_bytes<128>() <= 232448 && shared_bytes<64>() <= 232448,
               "attention shared memory exceeds the sm_90 per-block limit");
@@ -174,11 +183,11 @@ __device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
 // The producer's share of one tile: Q once the consumers are done with the last tile's (the
 // first wait, on a fresh barrier, returns at once), then the K and V steps; the rings' cursors
 // and Q's phase run on across the block's tiles.
-template <int D, class P>
-__device__ __forceinline__ void produce(const P& p, SharedStorage<D>& ss, const BlockTile& b,
+template <int D, int C, class P>
+__device__ __forceinline__ void produce(const P& p, SharedStorage<D, C>& ss, const BlockTile& b,
                                         RingCursor<Layout<D>::kStages>& kc, RingCursor<Layout<D>::kStages>& vc,
                                         unsigned int q_phase) {
-  using L = Layout<D>;
+  using L = Layout<D, C>;
   mbarrier_wait_parity(&ss.q_empty, q_phase ^ 1u);
   mbarrier_arrive_expect_tx(&ss.q_full, L::kQBytes);  // out-of-bounds boxes count fully
   for (int r = 0; r < L::kQLoads; ++r)
@@ -201,8 +210,8 @@ __device__ __forceinline__ void produce(const P& p, SharedStorage<D>& ss, const 
 }
 
 // s = Q (this consumer's 64 rows) K^T over the head dim.
-template <int D>
-__device__ __forceinline__ void issue_qk(SharedStorage<D>& ss, int consumer, int stage, float (&s)[64]) {
+template <int D, int C>
+__device__ __forceinline__ void issue_qk(SharedStorage<D, C>& ss, int consumer, int stage, float (&s)[64]) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {  // 16 columns = 32 B = 2 descriptor units
     const unsigned long long dq = wg::desc_k_major_sw128(&ss.q[kk / 4][consumer * 64 * kBox]) + 2ull * (kk % 4);
@@ -212,8 +221,8 @@ __device__ __forceinline__ void issue_qk(SharedStorage<D>& ss, int consumer, int
 }
 
 // o += P V with P packed as bf16 pairs in the A-fragment layout (4 registers per k16 step).
-template <int D>
-__device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const unsigned int (&pa)[kBN / 4],
+template <int D, int C>
+__device__ __forceinline__ void issue_pv(SharedStorage<D, C>& ss, int stage, const unsigned int (&pa)[kBN / 4],
                                          float (&o)[D / 2]) {
   const unsigned long long dv = wg::desc_n_major_sw128(&ss.v[stage][0][0], Layout<D>::kBoxBytes);
 #pragma unroll
@@ -234,11 +243,14 @@ __device__ __forceinline__ void issue_pv(SharedStorage<D>& ss, int stage, const 
 // one fma and one ex2: c > 0 keeps the order (a max), c < 0 reverses it (a min), and a zero
 // scale is taken as the smallest normal float, which gives every key the weight 1.0 exactly.
 // With a score map, each score is first mapped (on every step: its masks may cut any step) and
-// c is log2(e): the map has applied the scale.
+// taken to log2 units, and c is 1: the map has applied the scale. (A product s c in the fma below
+// would not round as the max's did: a row masked wholly to the spec's finite -1e30 would get
+// 2^(its rounding error) instead of the 1 the spec's exp(s - m) gives.)
 template <bool Causal, int PolyEvery, class Map>  // PolyEvery > 0: every PolyEvery-th score by exp2_fma
 struct Softmax {
   float m[2], l[2];  // m in log2 units
   float c;           // the scale in log2 units, never 0
+  typename Map::Pre pre;  // the score map's per-tile values
   template <class P>
   __device__ __forceinline__ void mask(float (&s)[64], const P& p, int n0, int row0) const {
     const int lane = threadIdx.x % 32;
@@ -252,7 +264,7 @@ struct Softmax {
   }
   static constexpr float kSlack = 8.f;
   template <class P>
-  __device__ __forceinline__ bool step(float (&s)[64], const P& p, int head, int n0, int row0, bool edge,
+  __device__ __forceinline__ bool step(float (&s)[64], const P& p, int n0, int row0, bool edge,
                                        float (&corr)[2]) {
     if constexpr (Map::kActive) {
       // Row and column as floats by adds to one conversion each (exact below 2^24).
@@ -261,7 +273,8 @@ struct Softmax {
 #pragma unroll
       for (int i = 0; i < 64; ++i) {
         const int dr = 8 * ((i % 4) / 2), dc = 8 * (i / 4) + (i % 2);
-        s[i] = Map::apply(p.map, s[i], row0 + dr, col0 + dc, row0f + float(dr), col0f + float(dc), head);
+        s[i] = Map::apply(p.map, pre, s[i], row0 + dr, col0 + dc, row0f + float(dr), col0f + float(dc)) *
+               1.4426950408889634f;
       }
     }
     // A separate branch: folded into the loop below, the mask's index math runs on every step.
@@ -304,20 +317,21 @@ struct Softmax {
 // the turn; the softmax of step j + 1 runs as soon as its scores are in (wgmma groups complete
 // in order), beside this consumer's p v and the other consumer's products; the output is
 // rescaled and p packed once p v is done with both.
-template <int D, bool Causal, class P>
-__device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D>& ss,
+template <int D, bool Causal, int C, class P>
+__device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D, C>& ss,
                                         const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
                                         RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
-  using L = Layout<D>;
+  using L = Layout<D, C>;
   constexpr bool kChain = kChainAcrossTiles<L::kConsumers>;
   constexpr int kLast = L::kConsumers - 1;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
-  float scale_log2 = scale * 1.4426950408889634f;
+  float scale_log2 = P::Map::kActive ? 1.f : scale * 1.4426950408889634f;
   if (scale_log2 == 0.f) scale_log2 = 1.17549435e-38f;
   float o[D / 2], s[64], corr[2];
   unsigned int pa[kBN / 4];
-  Softmax<Causal, D == 64 ? kPolyEvery64 : 0, typename P::Map> sm{{minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2};
+  Softmax<Causal, D == 64 ? kPolyEvery64 : 0, typename P::Map> sm{
+      {minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2, P::Map::prepare(p.map, b.head)};
   auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
   // Causal, three consumers: the key steps this consumer's rows reach; the block's later steps
   // (the other consumers' rows reach further) are masked out entirely for it, so it only takes
@@ -346,7 +360,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   ss.k_ring.release(kc.stage);
   kc.advance();
   if (steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
-  sm.step(s, p, b.head, 0, row0, edge(0), corr);  // o is 0: no rescale
+  sm.step(s, p, 0, row0, edge(0), corr);  // o is 0: no rescale
 #pragma unroll
   for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
   for (int j = 0; j + 1 < steps; ++j) {
@@ -367,7 +381,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     ss.k_ring.release(kc.stage);
     kc.advance();
     if (j + 2 == steps) mbarrier_arrive(&ss.q_empty);  // the producer may load the next Q
-    const bool rescale = sm.step(s, p, b.head, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
+    const bool rescale = sm.step(s, p, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
@@ -451,13 +465,13 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
 // producer takes it just before it needs the next Q (after the consumers' last q k^T) and hands
 // it to the consumers in ss.tile with Q's full barrier; -1 and a bare arrival end the walk. The
 // scale is p.scale, or the spec's constant (1 with a score map, which scales the scores itself).
-template <int D, bool Causal, class Map = NoScoreMap>
+template <int D, bool Causal, class Map = NoScoreMap, int C = kDefaultConsumers<D>>
 __device__ __forceinline__ void run(const ParamsOf<Map>& p, float scale) {
   extern __shared__ unsigned char smem_raw[];
   const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
-  SharedStorage<D>& ss = *reinterpret_cast<SharedStorage<D>*>((base + 1023ull) & ~1023ull);
+  SharedStorage<D, C>& ss = *reinterpret_cast<SharedStorage<D, C>*>((base + 1023ull) & ~1023ull);
   if (p.sk <= 0) return;  // no keys: the launch refuses a zero-extent k first; never wait here
-  using L = Layout<D>;
+  using L = Layout<D, C>;
   if (threadIdx.x == 0) {
     ss.k_ring.init(L::kConsumers * wg::kThreads);
     ss.v_ring.init(L::kConsumers * wg::kThreads);

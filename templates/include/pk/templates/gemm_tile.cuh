@@ -111,11 +111,13 @@ __device__ __forceinline__ float tanh_approx(float x) {
 // No epilogue: the accumulators are stored as they are.
 struct NoEpilogue {
   struct Args {};
+  struct Pre {};
   static constexpr bool kActive = false;
-  __device__ static float apply(const Args&, float v, int, int) { return v; }
+  __device__ static Pre prepare(const Args&) { return {}; }
+  __device__ static float apply(const Args&, const Pre&, float v, int, int) { return v; }
 };
 
-// Applies Epi::apply(args, value, row, col) to every accumulator of a consumer's 64 x 256 tile
+// Applies Epi::apply(args, pre, value, row, col) to every accumulator of a consumer's 64 x 256 tile
 // whose top-left output element is (row0, col0), in place (the layout of wg::mma_m64n256_32bytes).
 // Elements outside the m x n output still get a value; the TMA store clips them, so apply
 // must only guard its own loads (it is told m and n through its Args).
@@ -124,9 +126,10 @@ __device__ __forceinline__ void apply_epilogue(const typename Epi::Args& args, i
                                                float (&acc)[128]) {
   const int t = wg::thread();
   const int row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
+  const typename Epi::Pre u = Epi::prepare(args);  // what does not depend on the element, once
 #pragma unroll
   for (int j = 0; j < 128; ++j)
-    acc[j] = Epi::apply(args, acc[j], row + 8 * ((j % 4) / 2), col + 8 * (j / 4) + (j % 2));
+    acc[j] = Epi::apply(args, u, acc[j], row + 8 * ((j % 4) / 2), col + 8 * (j / 4) + (j % 2));
 }
 
 // Byte offset in a pass's pair of 64 x 64 boxes of the 16-byte row that lane `lane` of warp
