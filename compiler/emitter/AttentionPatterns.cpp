@@ -84,11 +84,21 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   const bool lse1d = (isa_and_nonnull<LocalTensorType>(lseType) && cast<LocalTensorType>(lseType).getRank() == 1) ||
                      (isa_and_nonnull<SymTensorType>(lseType) && cast<SymTensorType>(lseType).getRank() == 1);
   desc.i32("lse_pitch", lse < 0 ? "0" : lse1d ? "1" : cols(lse));
+  // A sliding window: steps before a block's window are skipped, which needs each row to keep a
+  // key (its own): a window below 1 masks them all and is refused.
+  auto window = facts.getAs<StringAttr>("key_window");
+  desc.i32("key_window", window ? window.getValue().str() : "0");
+  if (window)
+    desc.check("1", "min(" + window.getValue().str() + ",1)",
+               "attention template: a sliding window must hold at least the query's own key (window >= 1)");
+  // Always a field, so the ones after it keep their offsets: 0 when the scale is a constant or
+  // the score map applies it.
   std::string scale;
   if (auto s = facts.getAs<IntegerAttr>("scale")) {
     desc.field(FK::f32, "scale", s.getInt());
     scale = "p.scale";
   } else {
+    desc.field(FK::f32, "scale");
     scale = floatLiteral(facts.getAs<FloatAttr>("scale_value").getValueAsDouble());
   }
   // A score map (pkc's ScoreMap struct) and its arguments, after the fixed fields.

@@ -7,6 +7,7 @@
 #include "pk/Passes/Passes.h"
 #include "pk/Passes/TemplateInstance.h"
 #include "ElementProgram.h"
+#include "pk/Passes/HostExpr.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -38,6 +39,9 @@ struct AttentionLoop {
   // Scores that are not q k^T * scale under the standard masks: the program mapping each raw
   // score to the softmax's input (the scale, ALiBi, soft-capping, extra mask factors), or null.
   ArrayAttr scoreMap;
+  // A mask factor col > row - W (or row - col < W) with W an integer the host knows: the host
+  // expression of W, so the template skips key steps before a block's window.
+  std::string keyWindow;
 };
 
 struct Mismatch {
@@ -297,6 +301,21 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     else extra.push_back(f);
   }
   if (!keys) return fail("the mask has no factor col < k.rows() (keys past the end would count)");
+  // A sliding window among the extra factors (it stays in the score map as well).
+  auto windowOf = [&](Value f) -> std::string {
+    Value c, r, w, i, j;
+    Value rowMinusW = isMap(f, MapKind::gt, c, r) && isIota(c, n, 1) ? r : Value();
+    if (rowMinusW && !(isMap(rowMinusW, MapKind::sub, i, w) && isIota(i, m, 0))) return "";
+    if (!rowMinusW && !(isMap(f, MapKind::lt, r, w) && isMap(r, MapKind::sub, i, j) && isIota(i, m, 0) && isIota(j, n, 1)))
+      return "";
+    auto splat = w.getDefiningOp<TileSplatOp>();
+    Operation *conv = splat ? splat.getScalar().getDefiningOp() : nullptr;
+    if (!conv || !isa<arith::SIToFPOp>(conv)) return "";
+    std::optional<::pk::HostExpr> e = hostExprOf(conv->getOperand(0), kernel.getBody().front());
+    return e ? ::pk::print_host_expr(*e) : "";
+  };
+  for (Value f : extra)
+    if (a.keyWindow.empty()) a.keyWindow = windowOf(f);
   auto scaleOf = [&](Value v) -> Value {
     if (!isMap(v, MapKind::mul, x, y)) return {};
     return x == qk.getResult() ? y : y == qk.getResult() ? x : Value();
@@ -477,6 +496,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
     if (a.scoreMap) fact("score_map", a.scoreMap);
+    if (!a.keyWindow.empty()) fact("key_window", StringAttr::get(ctx, a.keyWindow));
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
                        ", head dim " + Twine(a.d) +
@@ -490,6 +510,10 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                                               "and extra mask factors) applied to every score in the "
                                               "consumers before the softmax"
                                         : "") +
+                       Twine(a.keyWindow.empty() ? ""
+                                                 : "; a sliding window of " + a.keyWindow +
+                                                       " keys: each block skips the key steps before its "
+                                                       "first row's window (the launch checks the window >= 1)") +
                        "; Hopper attention template: " + Twine(a.d == 64 && !a.scoreMap ? "192" : "128") +
                        " query rows per block (" + Twine(a.d == 64 && !a.scoreMap ? "3" : "2") +
                        " consumer warpgroups taking turns, "

@@ -129,6 +129,7 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         break;
       }
       case ParamField::Kind::f32: {
+        if (f.arg < 0) break;  // no argument: 0 (the block starts zeroed)
         if (args[f.arg].tensor || !args[f.arg].real)
           return Status::error(who + ": argument #" + std::to_string(f.arg) + " is not a float");
         const float x = static_cast<float>(args[f.arg].real_value);

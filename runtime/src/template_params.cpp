@@ -100,9 +100,10 @@ Result<ParamField> parse_param(const std::vector<std::string>& w, const std::str
   }
   const bool maps = f.kind == Kind::tmap || f.kind == Kind::tmaps;
   const bool takes_arg = maps || f.kind == Kind::f32 || f.kind == Kind::ptr || f.kind == Kind::ptrs;
-  // A ptr field without an argument is a null pointer (a result the spec does not store).
-  const bool null_ptr = f.kind == Kind::ptr && f.arg < 0;
-  if (takes_arg != (f.arg >= 0) && !null_ptr) return bad(takes_arg ? "no arg=" : "arg= on a field without one");
+  // A ptr field without an argument is a null pointer (a result the spec does not store), an f32
+  // one zero (a value the kernel takes from elsewhere): described so later offsets stay right.
+  const bool zero = (f.kind == Kind::ptr || f.kind == Kind::f32) && f.arg < 0;
+  if (takes_arg != (f.arg >= 0) && !zero) return bad(takes_arg ? "no arg=" : "arg= on a field without one");
   if (maps && (f.dims.size() < 2 || f.dims.size() > 3 || f.box.size() != f.dims.size()))
     return bad("a tensor map needs 2 or 3 dims and as many box extents");
   return f;

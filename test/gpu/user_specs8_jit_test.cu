@@ -168,6 +168,14 @@ void mapped_attention(pk::Context& ctx, cudaStream_t s) {
     report("sliding_window_attention_d64 " + std::to_string(H) + "x" + std::to_string(S) + " window " +
                std::to_string(window) + " (template, score map)", before);
   }
+  {  // A window below 1 masks every key (no softmax is defined): refused before any launch.
+    const int before = pkt::failure_count();
+    DevTensor<bf16> q({1, 64, 64}, seed), k({1, 64, 64}, seed + 1), v({1, 64, 64}, seed + 2), o({1, 64, 64}, 0, true);
+    pk::Status st = g_kernels.at("sliding_window_attention_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), 0LL, 0.125f);
+    PKT_CHECK(!st.is_ok() && st.message().find("sliding window must hold") != std::string::npos,
+              "window 0 was not refused: " + st.message());
+    report("sliding_window_attention_d64 window 0 refused at the call", before);
+  }
   for (auto [H, S] : {std::tuple{4LL, 400LL}, std::tuple{2LL, 129LL}}) {
     const int before = pkt::failure_count();
     const LL D = 128;

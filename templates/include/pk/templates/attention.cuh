@@ -57,6 +57,7 @@ struct ParamsOf {
   int kv_group;  // query heads per K/V head (grouped-query attention; 1: one each)
   int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
   int lse_pitch;
+  int key_window;  // > 0: row i sees keys j > i - key_window only, so earlier steps are skipped
   float scale;
   TileTicket ticket;  // the causal kernels' tile counter
   typename Map::Args map;
@@ -163,7 +164,9 @@ __device__ __forceinline__ void turn_pass(int consumer) {
 // heads' (no clear gain measured over interleaved heads at H32 S16384; the order is kept for
 // the L2 reuse). Causal: a head's heavy (late) tiles first.
 struct BlockTile {
-  int head, m0, steps;
+  int head, m0;
+  int key0;   // the first key step's first key: 0, or (sliding window) where the block's window starts
+  int steps;  // key steps from key0
 };
 template <int BM, class P>
 __device__ __forceinline__ int tile_count(const P& p) { return p.heads * ((p.sq + BM - 1) / BM); }
@@ -176,7 +179,12 @@ __device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
   const int mt = Causal ? tiles_m - 1 - t % tiles_m : t % tiles_m;
   b.m0 = mt * kBM;
   const int keys = Causal ? min(p.sk, b.m0 + kBM) : p.sk;
-  b.steps = (keys + kBN - 1) / kBN;
+  const int end = (keys + kBN - 1) / kBN;
+  // Steps wholly before the block's first row's window are masked for every row of it: skipped
+  // (the launch checks key_window >= 1, so each row keeps its own key). Never all of them.
+  const int first = p.key_window > 0 ? min(max(0, b.m0 - p.key_window + 1) / kBN, end - 1) : 0;
+  b.key0 = first * kBN;
+  b.steps = end - first;
   return b;
 }
 
@@ -199,12 +207,12 @@ __device__ __forceinline__ void produce(const P& p, SharedStorage<D, C>& ss, con
     ss.k_ring.wait_empty(kc);
     mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.k[kc.stage][x], &p.k, x * kBox, j * kBN, kv_head, &ss.k_ring.full[kc.stage]);
+      load_async_tensor_3d(ss.k[kc.stage][x], &p.k, x * kBox, b.key0 + j * kBN, kv_head, &ss.k_ring.full[kc.stage]);
     kc.advance();
     ss.v_ring.wait_empty(vc);
     mbarrier_arrive_expect_tx(&ss.v_ring.full[vc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, j * kBN, kv_head, &ss.v_ring.full[vc.stage]);
+      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, b.key0 + j * kBN, kv_head, &ss.v_ring.full[vc.stage]);
     vc.advance();
   }
 }
@@ -338,7 +346,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   // their turns and releases their ring stages. The last consumer's rows reach every step of the
   // block, and with two consumers (128 rows, 128 keys a step) both do.
   const int steps =
-      Causal && L::kConsumers > 2 ? (min(p.sk, b.m0 + consumer * 64 + 64) + kBN - 1) / kBN : b.steps;
+      Causal && L::kConsumers > 2 ? (min(p.sk, b.m0 + consumer * 64 + 64) - b.key0 + kBN - 1) / kBN : b.steps;
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   mbarrier_wait_parity(&ss.q_full, q_phase);
@@ -360,7 +368,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   ss.k_ring.release(kc.stage);
   kc.advance();
   if (steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
-  sm.step(s, p, 0, row0, edge(0), corr);  // o is 0: no rescale
+  sm.step(s, p, b.key0, row0, edge(b.key0), corr);  // o is 0: no rescale
 #pragma unroll
   for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
   for (int j = 0; j + 1 < steps; ++j) {
@@ -381,7 +389,8 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     ss.k_ring.release(kc.stage);
     kc.advance();
     if (j + 2 == steps) mbarrier_arrive(&ss.q_empty);  // the producer may load the next Q
-    const bool rescale = sm.step(s, p, (j + 1) * kBN, row0, edge((j + 1) * kBN), corr);
+    const int n0 = b.key0 + (j + 1) * kBN;
+    const bool rescale = sm.step(s, p, n0, row0, edge(n0), corr);
     wg::wait<0>();
 #pragma unroll
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
