@@ -132,12 +132,12 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
     if (!k.tmpl.kernel.empty()) k.threads = k.tmpl.threads;  // the grid comes from the sizes
     if (k.name.empty() || k.threads <= 0 || (k.blocks <= 0 && k.tmpl.kernel.empty()))
       return Status::error("malformed pk-launch line: " + line);
-    // Symmetric fields take symmetric tensors, f32 a float scalar, the others tensors.
+    // Symmetric fields take symmetric tensors, f32 a float scalar (or none: 0), the others tensors.
     for (const ParamField& f : k.tmpl.fields)
       if (f.arg >= int(k.args.size()) ||
           ((f.kind == ParamField::Kind::tmaps || f.kind == ParamField::Kind::ptrs) &&
            k.args[f.arg].kind != ArgKind::sym_tensor) ||
-          (f.kind == ParamField::Kind::f32 &&
+          (f.kind == ParamField::Kind::f32 && f.arg >= 0 &&
            (k.args[f.arg].kind != ArgKind::scalar ||
             (k.args[f.arg].element != "f32" && k.args[f.arg].element != "f64"))) ||
           (f.arg >= 0 && f.kind != ParamField::Kind::f32 && k.args[f.arg].kind == ArgKind::scalar))

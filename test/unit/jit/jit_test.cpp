@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -267,6 +268,27 @@ TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
     args[2].sym.numel = 301 * 256;
     EXPECT_TRUE(pk::jit::check_launch_args(k->info(), args, 1).is_ok());
   }
+}
+
+// A score map applies the scale itself: the template's scale field is still described (f32 with
+// no argument: 0), so the map's arguments after it sit where the kernel reads them, and the
+// launch lines parse (an f32 field with no argument once indexed argument -1).
+TEST(JitCompile, AttentionScoreMapDescribesEveryField) {
+  pk::jit::Options o = cpu_options(fresh_dir("score-map"));
+  o.kernel = "alibi_causal_d128";
+  auto k = pk::jit::compile_file(PK_SCORE_MAPS_SPEC, o);
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  const std::vector<pk::ParamField>& f = k->info().tmpl.fields;
+  auto at = [&](const std::string& member) {
+    auto it = std::find_if(f.begin(), f.end(), [&](const pk::ParamField& x) { return x.member == member; });
+    return it == f.end() ? -1 : int(it - f.begin());
+  };
+  ASSERT_GE(at("scale"), 0);
+  EXPECT_EQ(f[at("scale")].kind, pk::ParamField::Kind::f32);
+  EXPECT_EQ(f[at("scale")].arg, -1);
+  ASSERT_GE(at("map.s4"), 0);  // the scale argument, read by the map
+  EXPECT_EQ(f[at("map.s4")].arg, 4);
+  EXPECT_GT(f[at("map.s4")].offset, f[at("ticket")].offset);
 }
 
 TEST(JitCompile, SpecErrorsKeepFileLineColumn) {
