@@ -27,6 +27,15 @@ def worse(err, e):
     return float("nan") if math.isnan(err) or math.isnan(e) else max(err, e)
 
 
+def print_table(lines, out_path=None):
+    """Prints a markdown table and appends it to out_path, if given."""
+    table = "\n".join(lines)
+    print(table, flush=True)
+    if out_path:
+        with open(out_path, "a") as f:
+            f.write(table + "\n")
+
+
 def time_us(fn, reps=10, warm=3, batch=10):
     """Median over reps of the mean time of `batch` calls in a row: the host's work for one call
     (pk_torch builds the tensor maps, torch its own) overlaps the GPU's work on the previous."""
@@ -111,11 +120,7 @@ def main():
     for r in rows:
         lines.append(f"| {r[0]} | {r[1]:.0f} | {r[2]:.0f} | {r[3]} | {r[4]:.0f} | {r[5]:.0f} | {r[6]:.0f} | "
                      f"{r[7]:.0f} | {r[8]:.3f} | {r[9]:.3f} | {r[10]:.4f} | {r[11]:.3f} |")
-    table = "\n".join(lines)
-    print(table, flush=True)
-    if out_path:
-        with open(out_path, "a") as f:
-            f.write(table + "\n")
+    print_table(lines, out_path)
     return 1 if failures else 0
 
 

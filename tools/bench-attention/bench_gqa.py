@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import pk_torch
-from bench_attention import time_us, worse
+from bench_attention import print_table, time_us, worse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GQA = os.path.join(HERE, "../../test/specs/attention_gqa.pk.cpp")
@@ -89,11 +89,7 @@ def main():
         fa2 = "-" if r[6] is None else f"{r[6]:.0f}"
         lines.append(f"| {r[0]} | {r[1]:.0f} | {r[2]:.0f} | {r[3]:.0f} | {r[4]:.0f} | {r[5]:.0f} | {fa2} | "
                      f"{r[7]:.3f} | {r[8]:.3f} | {r[9]:.4f} |")
-    table = "\n".join(lines)
-    print(table, flush=True)
-    if out_path:
-        with open(out_path, "a") as f:
-            f.write(table + "\n")
+    print_table(lines, out_path)
     return 1 if failures else 0
 
 

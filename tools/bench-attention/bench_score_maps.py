@@ -9,7 +9,6 @@ poisoned). Prints a markdown table and appends it to the file named by the first
 
   PYTHONPATH=python PKC=.carry/pkc python3 tools/bench-attention/bench_score_maps.py out.md
 """
-import math
 import os
 import sys
 
@@ -18,7 +17,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import pk_torch
-from bench_attention import time_us, worse
+from bench_attention import print_table, time_us, worse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAPS = os.path.join(HERE, "score_maps.pk.cpp")
@@ -113,11 +112,7 @@ def main():
         f = lambda x, p=0: "-" if x is None else f"{x:.{p}f}"  # noqa: E731
         lines.append(f"| {r[0]} | {r[1]:.0f} | {r[2]:.0f} | {r[3]:.0f} | {r[4]:.0f} | {f(r[5])} | {r[6]:.3f} | "
                      f"{r[7]:.3f} | {f(r[8], 2)} | {r[9]:.4f} |")
-    table = "\n".join(lines)
-    print(table, flush=True)
-    if out_path:
-        with open(out_path, "a") as f:
-            f.write(table + "\n")
+    print_table(lines, out_path)
     return 1 if failures else 0
 
 
