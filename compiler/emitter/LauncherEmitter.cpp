@@ -2,6 +2,7 @@
 #include "pk/Emitter/LauncherEmitter.h"
 #include "Emitter.h"
 #include <functional>
+#include <set>
 
 #include "llvm/ADT/StringSet.h"
 
@@ -193,8 +194,10 @@ LogicalResult emitCopyEngineBranch(const KernelSignature &k, llvm::StringRef rou
 
 // The kernel's own argument checks as pkc wrote them beside its CUDA (`// pk-host-check`,
 // shared with the JIT): the launcher refuses what the kernel would, at the call.
+// `skipTwinRules`: a template part's own rules are left to its launcher, which runs its twin.
 LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef cuda,
-                             llvm::raw_ostream &os, Location loc, const std::string &orElse = "") {
+                             llvm::raw_ostream &os, Location loc, const std::string &orElse = "",
+                             bool skipTwinRules = false) {
   ::pk::Result<std::vector<::pk::HostCheck>> checks = ::pk::host_checks_of(cuda.str(), k.name);
   if (!checks.is_ok()) return emitError(loc, checks.status().message());
   for (const ::pk::HostCheck &c : *checks) {
@@ -208,6 +211,7 @@ LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef 
       return emitError(loc, "pk-host-check ") << c.id << " of " << k.name
              << " reads an argument the kernel does not have as such";
     auto name = [&](int a) { return k.args[a].name; };
+    if (skipTwinRules && c.twin_rule) continue;
     if (!orElse.empty() && c.twin_rule) {  // a template-only rule broken: the general-path twin runs
       os << "  // pk-check " << c.id << "\n"
          << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
@@ -375,6 +379,7 @@ Sequence sequenceOf(llvm::StringRef cuda, llvm::StringRef kernel) {
 LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq, llvm::StringRef cuda,
                                    llvm::raw_ostream &os, Location loc) {
   std::vector<KernelSignature> partSigs;
+  std::set<std::string> twinParts;  // parts with a general-path twin
   os << "\nnamespace {\n";
   for (auto [i, name] : llvm::enumerate(seq.parts)) {
     KernelSignature p = k;
@@ -387,6 +392,14 @@ LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq
       p.args.push_back(trip);
     }
     if (failed(emitKernelLauncher(p, cuda, os, loc))) return failure();
+    // A template part's general-path twin, which its launcher calls for the sizes TMA cannot take.
+    ::pk::Result<::pk::TemplateLaunch> t = ::pk::template_launch_of(cuda.str(), p.name);
+    if (t.is_ok() && !t->fallback.empty()) {
+      KernelSignature twin = p;
+      twin.name = t->fallback;
+      if (failed(emitKernelLauncher(twin, cuda, os, loc))) return failure();
+      twinParts.insert(p.name);
+    }
     partSigs.push_back(std::move(p));
   }
   os << "\n}  // namespace\n";
@@ -394,7 +407,8 @@ LogicalResult emitSequenceLauncher(const KernelSignature &k, const Sequence &seq
   os << "  // Every launch's checks first, so the call runs all of its launches or none (a host\n"
      << "  // loop's parts check theirs each trip).\n";
   for (auto [i, p] : llvm::enumerate(partSigs))
-    if (!seq.depthAt(i) && failed(emitHostCheckConditions(p, cuda, os, loc))) return failure();
+    if (!seq.depthAt(i) && failed(emitHostCheckConditions(p, cuda, os, loc, "", twinParts.count(p.name) > 0)))
+      return failure();
   os << "  (void)world;\n";
   auto call = [&](const KernelSignature &p, const std::string &indent) {
     os << indent << "PK_RETURN_IF_ERROR(" << p.name << "(ctx";

@@ -183,6 +183,13 @@ std::vector<TemplateArg> template_args(const KernelInfo& info, const std::vector
 
 namespace {
 
+// `info` without the template-only rules a general-path twin answers.
+KernelInfo without_twin_rules(KernelInfo info) {
+  info.checks.erase(std::remove_if(info.checks.begin(), info.checks.end(), [](const HostCheck& c) { return c.twin_rule; }),
+                    info.checks.end());
+  return info;
+}
+
 Status check_flag_slots(const Context& ctx, const KernelInfo& info) {
   if (ctx.flag_slots() < info.blocks * info.flag_slots)
     return Status::error("kernel " + info.name + " needs " +
@@ -205,9 +212,14 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
   };
   // Every part's checks before any launch, so the call runs all of its launches or none; the
   // parts of a host loop, whose checks may read the trip's variable, are checked each trip.
+  // A template part's own rules (TMA rows and bases) are left to launch_one, which runs its
+  // general-path twin when they fail.
   PK_RETURN_IF_ERROR(check_launch_args(info, args, ctx.world()));
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (!in_loop(i)) PK_RETURN_IF_ERROR(check_launch_args(parts[i], args, ctx.world()).with_context("kernel " + info.name));
+    if (!in_loop(i)) {
+      const KernelInfo checked = parts[i].tmpl.fallback.empty() ? parts[i] : without_twin_rules(parts[i]);
+      PK_RETURN_IF_ERROR(check_launch_args(checked, args, ctx.world()).with_context("kernel " + info.name));
+    }
     PK_RETURN_IF_ERROR(check_flag_slots(ctx, parts[i]));
   }
   const HostValues values = host_values(info, args, ctx.world());
@@ -253,11 +265,8 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
     Status fits = check_launch_args(info, args, ctx.world());
     if (fits.is_ok()) fits = check_template_bases(info.tmpl, template_args(info, args, ctx.rank()));
     if (!fits.is_ok()) {
-      KernelInfo strict = info;  // every check but the twin rules: those refusals stand
-      strict.checks.erase(std::remove_if(strict.checks.begin(), strict.checks.end(),
-                                         [](const HostCheck& c) { return c.twin_rule; }),
-                          strict.checks.end());
-      PK_RETURN_IF_ERROR(check_launch_args(strict, args, ctx.world()));
+      // Every check but the twin rules: those refusals stand.
+      PK_RETURN_IF_ERROR(check_launch_args(without_twin_rules(info), args, ctx.world()));
       const std::vector<KernelInfo>& twins = state_->fallbacks;
       for (std::size_t j = 0; j < twins.size(); ++j)
         if (twins[j].name == info.tmpl.fallback && check_launch_args(twins[j], args, ctx.world()).is_ok())

@@ -248,27 +248,6 @@ LogicalResult checkBounds(GemmLoop &g) {
 // Marks a GEMM kernel's general-path twin (its value: the template kernel's name).
 constexpr llvm::StringLiteral kGeneralFor = "pk.general_for";
 
-// Whether `kernel` is one launch of a kernel pk-split-launches split (named in a pk.launches
-// list, possibly inside a host loop's entry).
-bool isLaunchPart(KernelOp kernel) {
-  StringRef name = kernel.getSymName();
-  std::function<bool(Attribute)> names = [&](Attribute a) -> bool {
-    if (auto s = dyn_cast<StringAttr>(a)) return s.getValue() == name;
-    if (auto r = dyn_cast<FlatSymbolRefAttr>(a)) return r.getValue() == name;
-    if (auto arr = dyn_cast<ArrayAttr>(a)) return llvm::any_of(arr, names);
-    if (auto d = dyn_cast<DictionaryAttr>(a))
-      return llvm::any_of(d, [&](NamedAttribute n) { return names(n.getValue()); });
-    return false;
-  };
-  auto module = kernel->getParentOfType<ModuleOp>();
-  bool part = false;
-  if (module)
-    module.walk([&](KernelOp k) {
-      if (auto launches = k->getAttr("pk.launches")) part = part || names(launches);
-    });
-  return part;
-}
-
 bool before(Operation *x, Operation *y) { return x->getBlock() == y->getBlock() && x->isBeforeInBlock(y); }
 
 // Whether `v` is a zero tile: zeros<T, ...>(), or a splat of a constant 0.
@@ -373,10 +352,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
              << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk << ", "
              << g->in << " operands, B " << (g->bNMajor ? "[k, n]" : "[n, k]") << ", "
              << g->out << " output" << (g->epilogue ? " and an epilogue" : "");
-    if (g->out.isF32() && (!kernel->getBlock() || isLaunchPart(kernel)))
-      return loop.emitError("GEMM: an f32 output takes the template only in a kernel of its own "
-                            "(where its general-path twin takes the sizes TMA cannot); beside "
-                            "other phases it stays on the general path");
+    if (g->out.isF32() && !kernel->getBlock())
+      return loop.emitError("GEMM: an f32 output takes the template only in a kernel of its own; "
+                            "beside other phases it stays on the general path");
     MLIRContext *ctx = kernel.getContext();
     SmallVector<NamedAttribute> facts;
     auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
@@ -522,11 +500,11 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
               "on its row of A and column of B, the epilogue works element by element, and only "
               "the order of the fp32 additions over K changes)";
     }
-    // A GEMM kernel (plain or fused) keeps a general-path twin for sizes the template's TMA
-    // cannot take (K or N not whole 16-byte rows, a misaligned base): launches choose it at run
-    // time.
+    // A GEMM kernel (plain or fused, or one launch of a split kernel) keeps a general-path twin
+    // for sizes the template's TMA cannot take (K or N not whole 16-byte rows, a misaligned
+    // base): launches choose it at run time.
     std::string fallback;
-    if (kernel->getBlock() && !isLaunchPart(kernel)) {
+    if (kernel->getBlock()) {
       fallback = (kernel.getSymName() + "__general").str();
       if (SymbolTable::lookupNearestSymbolFrom(kernel, StringAttr::get(ctx, fallback))) {
         fallback.clear();
