@@ -24,6 +24,8 @@ struct ElementProgram::Capture {
   llvm::DenseMap<int64_t, StringRef> views;  // a 1-D tensor argument: read as a "row" or a "col"
 
   MLIRContext *ctx() { return kernel.getContext(); }
+  // "an epilogue", "a score map".
+  const char *an() const { return StringRef("aeiou").contains(noun.front()) ? "an " : "a "; }
   NamedAttribute named(StringRef k, Attribute v) { return NamedAttribute(StringAttr::get(ctx(), k), v); }
   Attribute i64(int64_t v) { return IntegerAttr::get(IntegerType::get(ctx(), 64), v); }
   Attribute str(StringRef s) { return StringAttr::get(ctx(), s); }
@@ -65,13 +67,13 @@ struct ElementProgram::Capture {
     int a = argIndex(op.getSource());
     auto tile = cast<TileType>(op.getType());
     if (a < 0 || op.getIndices().size() != 2)
-      return fail(op, "an " + Twine(noun) + " load must read a 2-D tensor argument");
+      return fail(op, Twine(an()) + Twine(noun) + " load must read a 2-D tensor argument");
     Type e = tile.getElementType();
-    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(op, "an " + Twine(noun) + " load must be bf16, f16 or f32");
+    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(op, Twine(an()) + Twine(noun) + " load must be bf16, f16 or f32");
     auto row = coordinate(op.getIndices()[0], m, tile.getShape()[0], bm);
     auto col = coordinate(op.getIndices()[1], n, tile.getShape()[1], bn);
     if (!row || !col)
-      return fail(op, "an " + Twine(noun) + " load must be at the output tile ([m, n], the loop's tile shape), "
+      return fail(op, Twine(an()) + Twine(noun) + " load must be at the output tile ([m, n], the loop's tile shape), "
                       "a row vector ([constant, n], 1 x N) or a column ([m, constant], M x 1)");
     return add(op, {named("op", str("load")), named("arg", i64(a)), named("row", i64(*row)),
                     named("col", i64(*col))});
@@ -85,13 +87,13 @@ struct ElementProgram::Capture {
     auto in = cast<TileType>(l.getType());
     ArrayRef<int64_t> out = cast<TileType>(op.getType()).getShape();
     if (a < 0 || l.getIndices().size() != 1 || in.getRank() != 1)
-      return fail(op, "an " + Twine(noun) + " reshape must be of a load of a 1-D tensor argument");
+      return fail(op, Twine(an()) + Twine(noun) + " reshape must be of a load of a 1-D tensor argument");
     Type e = in.getElementType();
-    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(l, "an " + Twine(noun) + " load must be bf16, f16 or f32");
+    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(l, Twine(an()) + Twine(noun) + " load must be bf16, f16 or f32");
     const bool row = out[0] == 1 && out[1] == bn && l.getIndices()[0] == n;
     const bool col = out[1] == 1 && out[0] == bm && l.getIndices()[0] == m;
     if (!row && !col)
-      return fail(l, "a 1-D tensor in an " + Twine(noun) + " must be read as a row vector (load<1, N>(v, n)) "
+      return fail(l, "a 1-D tensor in " + Twine(an()) + Twine(noun) + " must be read as a row vector (load<1, N>(v, n)) "
                      "or a column (load<M, 1>(v, m)) of the output tile");
     StringRef view = row ? "row" : "col";
     if (auto [it, fresh] = views.try_emplace(a, view); !fresh && it->second != view)
@@ -216,9 +218,9 @@ struct ElementProgram::Capture {
     if (auto iota = dyn_cast<TileIotaOp>(op)) {
       const int64_t d = int64_t(iota.getDim());
       Type e = cast<TileType>(iota.getType()).getElementType();
-      if (!e.isF32()) return fail(op, "an " + Twine(noun) + " row or column index must be an f32 tile");
+      if (!e.isF32()) return fail(op, Twine(an()) + Twine(noun) + " row or column index must be an f32 tile");
       if (!(d == 0 && iota.getOrigin() == m) && !(d == 1 && iota.getOrigin() == n))
-        return fail(op, "an " + Twine(noun) + " row (column) index must start at the output tile's row m "
+        return fail(op, Twine(an()) + Twine(noun) + " row (column) index must start at the output tile's row m "
                         "(column n)");
       return add(v, {named("op", str("iota")), named("dim", i64(d))});
     }
@@ -238,7 +240,7 @@ struct ElementProgram::Capture {
       if (to.isF32()) return index[v] = x;  // widening: the value is already exact in f32
       if (const char *t = narrowName(to))
         return add(v, {named("op", str("round")), named("x", i64(x)), named("type", str(t))});
-      return fail(op, "an " + Twine(noun) + " cast must be to f32, bf16 or f16");
+      return fail(op, Twine(an()) + Twine(noun) + " cast must be to f32, bf16 or f16");
     }
     if (auto map = dyn_cast<TileMapOp>(op)) {
       SmallVector<NamedAttribute> f{named("op", str("map")),

@@ -75,20 +75,36 @@ std::optional<double> splatConstant(Value v) {
   return std::nullopt;
 }
 bool isZeros(Value v) { return v.getDefiningOp<TileZerosOp>() != nullptr; }
-// A very negative start for the running maximum or a mask: -1e20 and below (or -inf) act as -inf
-// for every score a bf16 product can reach.
+// A very negative start for the running maximum or a mask fill: -10000 and below (HF's -1e4,
+// -1e9, -1e30, the lowest float, -inf) act as -inf, since exp of it less any score above -9900
+// underflows to 0 in fp32.
+constexpr double kHugeFill = 1e4;
 std::optional<double> minusHuge(Value v) {
-  if (std::optional<double> c = splatConstant(v)) return *c <= -1e20 ? c : std::nullopt;
+  if (std::optional<double> c = splatConstant(v)) return *c <= -kHugeFill ? c : std::nullopt;
   Value x, y;  // zeros - huge, as `zeros<f32, R, 1>() - 1e30f` writes it
   if (isMap(v, MapKind::sub, x, y) && isZeros(x))
-    if (std::optional<double> c = splatConstant(y); c && *c >= 1e20) return -*c;
+    if (std::optional<double> c = splatConstant(y); c && *c >= kHugeFill) return -*c;
   return std::nullopt;
 }
 bool isMinusHuge(Value v) { return minusHuge(v).has_value(); }
-// The factors of a product of masks, m1 * m2 * ... in any grouping.
+// Whether `v` is 0 or 1 everywhere: a comparison, or a product or min of such.
+bool isMask(Value v) {
+  auto map = v.getDefiningOp<TileMapOp>();
+  if (!map) return false;
+  switch (map.getKind()) {
+  case MapKind::lt: case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq: case MapKind::ne:
+    return true;
+  case MapKind::mul: case MapKind::min:
+    return isMask(map.getInputs()[0]) && isMask(map.getInputs()[1]);
+  default:
+    return false;
+  }
+}
+// The factors of a product of masks, m1 * m2 * ... in any grouping (a min of masks is their
+// product).
 void maskFactors(Value v, SmallVectorImpl<Value> &out) {
   Value x, y;
-  if (isMap(v, MapKind::mul, x, y)) {
+  if (isMap(v, MapKind::mul, x, y) || (isMap(v, MapKind::min, x, y) && isMask(x) && isMask(y))) {
     maskFactors(x, out);
     maskFactors(y, out);
   } else {
@@ -228,15 +244,17 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   // The masked scores: where(mask, scores, -huge), scores = scale * (q k^T) or any element-wise
   // map of q k^T (a score map).
   auto select = s.getDefiningOp<TileSelectOp>();
-  if (!select || !isMinusHuge(select.getOnFalse())) return fail("the scores are not masked to a very negative value (keys past the end would count)");
+  if (!select || !isMinusHuge(select.getOnFalse()))
+    return fail("the scores are not masked to a very negative value, -10000 or below (keys past the end would count)");
   const double maskedValue = *minusHuge(select.getOnFalse());
   Value scaled = select.getOnTrue();
   // The masks may also be nested selects, where(m1, where(m2, s, -huge), -huge), which is one
-  // select of their product.
+  // select of their product (with different huge fills too: every fill gives a masked key the
+  // weight 0 in a row that has a visible key, and a row with none has no defined softmax).
   SmallVector<Value> factors;
   maskFactors(select.getCond(), factors);
   while (auto inner = scaled.getDefiningOp<TileSelectOp>()) {
-    if (minusHuge(inner.getOnFalse()) != maskedValue) break;  // else a select inside the score map
+    if (!isMinusHuge(inner.getOnFalse())) break;  // a select inside the score map
     maskFactors(inner.getCond(), factors);
     scaled = inner.getOnTrue();
   }
@@ -287,9 +305,10 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Value c, l;
     return isMap(v, MapKind::lt, c, l) && isIota(c, n, 1) && isKeyCount(l, k, rowsDim);
   };
-  auto causalMask = [&](Value v) {
+  auto causalMask = [&](Value v) {  // col <= row, or row >= col
     Value c, r;
-    return isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0);
+    return (isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0)) ||
+           (isMap(v, MapKind::ge, r, c) && isIota(c, n, 1) && isIota(r, m, 0));
   };
   // The template's own masks: keys before the end (required) and, causal, keys up to the query.
   // Any other factor, and scores that are not q k^T * scale, make a score map.
@@ -301,18 +320,55 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     else extra.push_back(f);
   }
   if (!keys) return fail("the mask has no factor col < k.rows() (keys past the end would count)");
-  // A sliding window among the extra factors (it stays in the score map as well).
-  auto windowOf = [&](Value f) -> std::string {
-    Value c, r, w, i, j;
-    Value rowMinusW = isMap(f, MapKind::gt, c, r) && isIota(c, n, 1) ? r : Value();
-    if (rowMinusW && !(isMap(rowMinusW, MapKind::sub, i, w) && isIota(i, m, 0))) return "";
-    if (!rowMinusW && !(isMap(f, MapKind::lt, r, w) && isMap(r, MapKind::sub, i, j) && isIota(i, m, 0) && isIota(j, n, 1)))
-      return "";
-    auto splat = w.getDefiningOp<TileSplatOp>();
-    Operation *conv = splat ? splat.getScalar().getDefiningOp() : nullptr;
+  // A sliding window among the extra factors (it stays in the score map as well): keys j > i - W
+  // for a W the host knows, however the comparison is written.
+  auto hostInt = [&](Value tile) -> std::string {  // splat(float(integer the host knows)), or a whole constant
+    auto splat = tile.getDefiningOp<TileSplatOp>();
+    if (!splat) return "";
+    if (std::optional<double> c = splatConstant(tile))
+      return *c >= 0 && *c == double(int64_t(*c)) && *c < 1e9 ? std::to_string(int64_t(*c)) : "";
+    Operation *conv = splat.getScalar().getDefiningOp();
     if (!conv || !isa<arith::SIToFPOp>(conv)) return "";
     std::optional<::pk::HostExpr> e = hostExprOf(conv->getOperand(0), kernel.getBody().front());
     return e ? ::pk::print_host_expr(*e) : "";
+  };
+  auto plus = [](const std::string &d, const std::string &e) { return d == "0" ? e : "add(" + d + "," + e + ")"; };
+  // `v` as row - D (row_index from m, then integers the host knows added or taken away): D.
+  std::function<std::string(Value)> rowMinus = [&](Value v) -> std::string {
+    if (isIota(v, m, 0)) return "0";
+    Value x, y;
+    const bool sub = isMap(v, MapKind::sub, x, y);
+    if (!sub && !isMap(v, MapKind::add, x, y)) return "";
+    if (!sub && rowMinus(x).empty()) std::swap(x, y);  // an integer + row
+    std::string d = rowMinus(x), e = hostInt(y);
+    if (d.empty() || e.empty()) return "";
+    return sub ? plus(d, e) : "sub(" + d + "," + e + ")";
+  };
+  auto isRowMinusCol = [&](Value v) {
+    Value i, j;
+    return isMap(v, MapKind::sub, i, j) && isIota(i, m, 0) && isIota(j, n, 1);
+  };
+  auto windowOf = [&](Value f) -> std::string {
+    Value x, y;
+    auto kind = f.getDefiningOp<TileMapOp>() ? f.getDefiningOp<TileMapOp>().getKind() : MapKind::add;
+    if (!isMap(f, kind, x, y)) return "";
+    // Written with the key on the right: the same comparison mirrored.
+    if (isIota(y, n, 1) || isRowMinusCol(y)) {
+      std::swap(x, y);
+      kind = kind == MapKind::lt ? MapKind::gt : kind == MapKind::le ? MapKind::ge : kind == MapKind::gt ? MapKind::lt
+             : kind == MapKind::ge ? MapKind::le : kind;
+    }
+    if (isIota(x, n, 1)) {  // col > row - D (W = D) or col >= row - D (W = D + 1)
+      std::string d = rowMinus(y);
+      if (d.empty() || d == "0" || (kind != MapKind::gt && kind != MapKind::ge)) return "";
+      return kind == MapKind::gt ? d : plus(d, "1");
+    }
+    if (isRowMinusCol(x)) {  // row - col < W, or row - col <= W - 1
+      std::string w = hostInt(y);
+      if (w.empty() || (kind != MapKind::lt && kind != MapKind::le)) return "";
+      return kind == MapKind::lt ? w : plus(w, "1");
+    }
+    return "";
   };
   for (Value f : extra)
     if (a.keyWindow.empty()) a.keyWindow = windowOf(f);
@@ -336,7 +392,10 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     if (!extra.empty()) {
       int64_t cond = program.value(extra.front());
       for (Value f : ArrayRef<Value>(extra).drop_front()) cond = program.map(MapKind::mul, cond, program.value(f));
-      score = program.select(cond, score, program.constant(maskedValue));
+      // In log2 units (x log2(e)) the lowest floats would overflow to -inf, and a row masked
+      // wholly would give NaN where the spec gives its average: a fill below -FLT_MAX / log2(e)
+      // takes that bound, which masks alike.
+      score = program.select(cond, score, program.constant(std::max(maskedValue, -3.4028234663852886e38 / 1.4426950408889634)));
     }
     if (score < 0) return fail("the scores are not scale * q k^T, and not a score map the template can apply: " + why);
     a.scoreMap = program.steps();
@@ -351,8 +410,11 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
       covers = c && *c >= bm;
     }
-  if (!covers) return fail(a.causal ? "the key loop must run to k.rows() or to m + the query tile's rows"
-                                    : "the key loop must run to k.rows()");
+  const std::string keyRows = a.heads ? "k.dim(1)" : "k.rows()";
+  if (!covers)
+    return fail(a.causal ? "the key loop must run to " + keyRows + " or to m + the query tile's rows"
+                         : "the key loop must run to " + keyRows +
+                               " (a loop that stops at the query needs the causal factor col <= row in the mask)");
   // p = exp(s - m_new), corr = exp(m - m_new).
   Value p, corr;
   Value acc = yield.getOperand(accI);

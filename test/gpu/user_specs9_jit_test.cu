@@ -38,6 +38,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"window_extent_d128", true},      {"local_bidir_d64", true},        {"window_ge_w_d64", true},
     {"gqa_window_lse_d128", true},     {"sink_window_d64", true},        {"head_mod_scalars_d64", true},
     {"causal_bottom_right_d128", true}, {"softcap_window_2d_d64", true}, {"window_soft_penalty_d64", true},
+    {"masks_min_hf_fill_d128", true},
     {"alibi_slopes_tensor_d128", false}, {"rel_bias_transposed_d64", false}, {"doc_mask_intdiv_d64", false},
     {"segment_ids_mask_d64", false},   {"gemm_t_softcap_logits_f32", true}, {"gemm_ab_rsqrtk_bias", true},
     {"gemm_t_half_silu_f16", true},    {"gemm_ab_row_col_mask_f32", true}, {"gemm_t_residual_rowscale", true},
@@ -157,6 +158,14 @@ void attention(pk::Context& ctx, cudaStream_t s) {
                       [&](LL, LL i, LL j) { return std::llabs(i - j) < W; }, false, kO, kLse,
                       [&](auto& q, auto& k, auto& v, auto& o, auto&) {
                         PKT_OK(K("local_bidir_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), W, scale));
+                      });
+      // Causal and window by min, filled with -10000, the key bound in a second where (-1e30).
+      check_attention("masks_min_hf_fill_d128 S=300" + w + tag, Shape{2, 1, 300, 300, 128}, seed += 3,
+                      [&](LL, LL, LL, double x) { return x * scale; },
+                      [&](LL, LL i, LL j) { return j <= i && i - j < W; }, false, kO, kLse,
+                      [&](auto& q, auto& k, auto& v, auto& o, auto&) {
+                        PKT_OK(K("masks_min_hf_fill_d128").launch(ctx, s, q.view(), k.view(), v.view(), o.view(), W,
+                                                                  scale));
                       });
       // Attention sinks: 4 first keys plus the window.
       check_attention("sink_window_d64 S=300 sinks=4" + w + tag, sh, seed += 3, sc,
