@@ -86,6 +86,9 @@ struct ElementProgram::Capture {
     int a = argIndex(l.getSource());
     auto in = cast<TileType>(l.getType());
     ArrayRef<int64_t> out = cast<TileType>(op.getType()).getShape();
+    if (a >= 0 && l.getIndices().size() == 3)
+      return fail(l, Twine(an()) + Twine(noun) + " reads 2-D tensors at the element's row and column, or 1-D ones "
+                     "as a row or a column; a 3-D one (such as a per-head bias [H, S, S]) is not read");
     if (a < 0 || l.getIndices().size() != 1 || in.getRank() != 1)
       return fail(op, Twine(an()) + Twine(noun) + " reshape must be of a load of a 1-D tensor argument");
     Type e = in.getElementType();
