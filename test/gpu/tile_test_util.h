@@ -94,6 +94,16 @@ struct DevTensor {
   }
 };
 
+// Row r of A [M, K] times column c of B, stored [N, K] (b_kn false) or [K, N] (true), in float64:
+// a GEMM reference element.
+template <class T, class U>
+double gemm_dot(const DevTensor<T>& a, const DevTensor<U>& b, bool b_kn, long long r, long long c, long long N,
+                long long K) {
+  double s = 0;
+  for (long long k = 0; k < K; ++k) s += a.at(r * K + k) * (b_kn ? b.at(k * N + c) : b.at(c * K + k));
+  return s;
+}
+
 // Every element of `out` against want(i), within atol + rtol * |want|.
 template <class T>
 void expect(const char* what, const DevTensor<T>& out, const std::function<double(long long)>& want,

@@ -53,13 +53,6 @@ void report(const std::string& what, int before) {
   std::fflush(stdout);
 }
 
-template <class T, class U>
-double dot(const DevTensor<T>& a, const DevTensor<U>& b, bool b_kn, LL r, LL c, LL N, LL K) {
-  double s = 0;
-  for (LL k = 0; k < K; ++k) s += a.at(r * K + k) * (b_kn ? b.at(k * N + c) : b.at(c * K + k));
-  return s;
-}
-
 // ================================================================ world size 1 ==
 
 void gemms(pk::Context& ctx, cudaStream_t s) {
@@ -73,7 +66,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(g_kernels.at("gemm_t_rowmask_bias_f16").launch(ctx, s, a.view(), b.view(), bias.view(), c.view(), valid));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_t_rowmask_bias_f16", c, [&](LL i) {
-        return i / N < valid ? dot(a, b, false, i / N, i % N, N, K) + bias.at(i % N) : 0.0;
+        return i / N < valid ? pkt::gemm_dot(a, b, false, i / N, i % N, N, K) + bias.at(i % N) : 0.0;
       }, 1e-3 * std::sqrt(double(K)), 2 * kF16);
       report("gemm_t_rowmask_bias_f16" + tag, before);
     }
@@ -86,7 +79,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_ab_band_f32", c, [&](LL i) {
         const LL d = i / N - i % N;
-        return d <= band && d >= -band ? dot(a, b, true, i / N, i % N, N, K) : 0.0;
+        return d <= band && d >= -band ? pkt::gemm_dot(a, b, true, i / N, i % N, N, K) : 0.0;
       }, 1e-4 * std::sqrt(double(K)), 1e-5);
       report("gemm_ab_band_f32" + tag, before);
     }
@@ -95,7 +88,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       DevTensor<bf16> a({M, K}, 6), b({N, K}, 7), c({M, N}, 0, true);
       PKT_OK(g_kernels.at("gemm_t_odd_48x80_gelu_erf").launch(ctx, s, a.view(), b.view(), c.view()));
       PKT_CUDA(cudaStreamSynchronize(s));
-      pkt::expect("gemm_t_odd_48x80_gelu_erf", c, [&](LL i) { return pkt::gelu_erf(dot(a, b, false, i / N, i % N, N, K)); },
+      pkt::expect("gemm_t_odd_48x80_gelu_erf", c, [&](LL i) { return pkt::gelu_erf(pkt::gemm_dot(a, b, false, i / N, i % N, N, K)); },
                   1e-3 * std::sqrt(double(K)), 2 * kBf16);
       report("gemm_t_odd_48x80_gelu_erf" + tag, before);
     }
@@ -108,7 +101,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(g_kernels.at("gemm_leaky_relu_rowscale_f16").launch(ctx, s, a.view(), b.view(), sc.view(), c.view(), slope));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_leaky_relu_rowscale_f16", c, [&](LL i) {
-        const double y = dot(a, b, true, i / N2, i % N2, N2, K) * sc.at(i / N2);
+        const double y = pkt::gemm_dot(a, b, true, i / N2, i % N2, N2, K) * sc.at(i / N2);
         return y > 0 ? y : y * slope;
       }, 2e-3 * std::sqrt(double(K)), 2 * kF16);
       report("gemm_leaky_relu_rowscale_f16" + tag, before);

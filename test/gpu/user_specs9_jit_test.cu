@@ -296,13 +296,6 @@ void attention(pk::Context& ctx, cudaStream_t s) {
 
 // ================================================================ GEMMs ==
 
-template <class T, class U>
-double dot(const DevTensor<T>& a, const DevTensor<U>& b, bool b_kn, LL r, LL c, LL N, LL K) {
-  double s = 0;
-  for (LL k = 0; k < K; ++k) s += a.at(r * K + k) * (b_kn ? b.at(k * N + c) : b.at(c * K + k));
-  return s;
-}
-
 // Operands uniform in [-2, 2): fp32 sums over K in another order (about 1e-4 sqrt(K) absolute)
 // and one rounding of the output (2 ulps relative); tanh.approx adds cap * 1e-3.
 void gemms(pk::Context& ctx, cudaStream_t s) {
@@ -320,7 +313,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(G("gemm_t_softcap_logits_f32").launch(ctx, s, a.view(), b.view(), c.view(), cap, pad));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_t_softcap_logits_f32", c, [&](LL i) {
-        return i % N < N - pad ? cap * std::tanh(dot(a, b, false, i / N, i % N, N, K) / cap) : -1e4;
+        return i % N < N - pad ? cap * std::tanh(pkt::gemm_dot(a, b, false, i / N, i % N, N, K) / cap) : -1e4;
       }, acc_tol + cap * 1e-3, 1e-4);
       report("gemm_t_softcap_logits_f32" + tag, before);
     }
@@ -330,7 +323,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(G("gemm_ab_rsqrtk_bias").launch(ctx, s, a.view(), b.view(), bias.view(), c.view()));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_ab_rsqrtk_bias", c, [&](LL i) {
-        return dot(a, b, true, i / N, i % N, N, K) / std::sqrt(double(K)) + bias.at(i % N);
+        return pkt::gemm_dot(a, b, true, i / N, i % N, N, K) / std::sqrt(double(K)) + bias.at(i % N);
       }, acc_tol, kBf16);
       report("gemm_ab_rsqrtk_bias" + tag, before);
     }
@@ -340,7 +333,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(G("gemm_t_half_silu_f16").launch(ctx, s, a.view(), b.view(), c.view()));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_t_half_silu_f16", c, [&](LL i) {
-        const double y = dot(a, b, false, i / N, i % N, N, K);
+        const double y = pkt::gemm_dot(a, b, false, i / N, i % N, N, K);
         return i % N < N / 2 ? pkt::silu(y) : y;
       }, acc_tol, 2 * kF16);
       report("gemm_t_half_silu_f16" + tag, before);
@@ -354,7 +347,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(G("gemm_ab_row_col_mask_f32").launch(ctx, s, a.view(), b.view(), c.view(), rows_valid, col0, alpha));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_ab_row_col_mask_f32", c, [&](LL i) {
-        return i / N < rows_valid && i % N >= col0 ? alpha * dot(a, b, true, i / N, i % N, N, K) : 0.0;
+        return i / N < rows_valid && i % N >= col0 ? alpha * pkt::gemm_dot(a, b, true, i / N, i % N, N, K) : 0.0;
       }, acc_tol, 1e-5);
       report("gemm_ab_row_col_mask_f32" + tag, before);
     }
@@ -366,7 +359,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
                                                   alpha));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_t_residual_rowscale", c, [&](LL i) {
-        return r.at(i) + (dot(a, b, false, i / N, i % N, N, K) + bias.at(i % N)) * std::min(alpha, 1.0f) * rs.at(i / N);
+        return r.at(i) + (pkt::gemm_dot(a, b, false, i / N, i % N, N, K) + bias.at(i % N)) * std::min(alpha, 1.0f) * rs.at(i / N);
       }, 2 * acc_tol, kBf16);
       report("gemm_t_residual_rowscale alpha=" + std::to_string(alpha) + tag, before);
     }
@@ -378,7 +371,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_CUDA(cudaStreamSynchronize(s));
       const LL scols = (N + 127) / 128;
       pkt::expect("gemm_t_block_scale_at", c, [&](LL i) {
-        return dot(a, b, false, i / N, i % N, N, K) * sc.at(i / N / 128 * scols + i % N / 128);
+        return pkt::gemm_dot(a, b, false, i / N, i % N, N, K) * sc.at(i / N / 128 * scols + i % N / 128);
       }, 2 * acc_tol, kBf16);
       report("gemm_t_block_scale_at" + tag, before);
     }
@@ -389,7 +382,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(G("gemm_ab_origin_scalar_f32").launch(ctx, s, a.view(), b.view(), c.view()));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_ab_origin_scalar_f32", c, [&](LL i) {
-        return dot(a, b, true, i / N, i % N, N, K) * double(i / N / 64 + 1);
+        return pkt::gemm_dot(a, b, true, i / N, i % N, N, K) * double(i / N / 64 + 1);
       }, 4 * acc_tol, 1e-5);
       report("gemm_ab_origin_scalar_f32" + tag, before);
     }
@@ -399,7 +392,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       PKT_OK(G("gemm_t_parity_gelu").launch(ctx, s, a.view(), b.view(), c.view()));
       PKT_CUDA(cudaStreamSynchronize(s));
       pkt::expect("gemm_t_parity_gelu", c, [&](LL i) {
-        const double y = dot(a, b, false, i / N, i % N, N, K);
+        const double y = pkt::gemm_dot(a, b, false, i / N, i % N, N, K);
         return i % N % 2 == 0 ? pkt::gelu_erf(y) : y;
       }, acc_tol, kBf16);
       report("gemm_t_parity_gelu" + tag, before);
