@@ -67,7 +67,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   const size_t n = program.size();
   // Constants and arguments read straight from the parameter block cost no register: apply()
   // writes them in place rather than keeping them in Pre.
-  std::vector<bool> element(n), integer(n), used(n), free(n);
+  std::vector<bool> element(n), integer(n), used(n), inPlace(n);
   std::vector<std::string> inlined(n);
   for (auto [i, a] : llvm::enumerate(program)) {
     auto step = cast<DictionaryAttr>(a);
@@ -77,7 +77,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     if (op == "iconst") inlined[i] = std::to_string(step.getAs<IntegerAttr>("value").getInt());
     if (op == "scalar") inlined[i] = "e.s" + std::to_string(step.getAs<IntegerAttr>("arg").getInt());
     if (op == "ihost") inlined[i] = "e.i" + std::to_string(indices.at(step.getAs<StringAttr>("expr").getValue().str()));
-    free[i] = !inlined[i].empty();
+    inPlace[i] = !inlined[i].empty();
     element[i] = op == "acc" || op == "iota" ||
                  (op == "load" && (step.getAs<IntegerAttr>("row").getInt() < 0 || step.getAs<IntegerAttr>("col").getInt() < 0));
     for (StringRef k : {"x", "y", "c"})
@@ -86,8 +86,8 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   for (auto [i, a] : llvm::enumerate(program))
     for (StringRef k : {"x", "y", "c"})
       if (auto operand = cast<DictionaryAttr>(a).getAs<IntegerAttr>(k); operand && element[i])
-        used[operand.getInt()] = used[operand.getInt()] || (!element[operand.getInt()] && !free[operand.getInt()]);
-  used[n - 1] = used[n - 1] || (!element[n - 1] && !free[n - 1]);
+        used[operand.getInt()] = used[operand.getInt()] || (!element[operand.getInt()] && !inPlace[operand.getInt()]);
+  used[n - 1] = used[n - 1] || (!element[n - 1] && !inPlace[n - 1]);
   // prepare() computes only what Pre keeps and what that reads (no unused locals).
   std::vector<bool> needed(used);
   for (size_t i = n; i-- > 0;)
@@ -95,14 +95,14 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       for (StringRef k : {"x", "y", "c"})
         if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) needed[operand.getInt()] = true;
   std::string pre, prepare;
-  llvm::raw_string_ostream ps(pre), us(prepare);
+  llvm::raw_string_ostream ps(pre);
   for (size_t i = 0; i < n; ++i)
     if (used[i]) ps << "    " << (integer[i] ? "int " : "float ") << "v" << i << ";\n";
   auto v = [&](int64_t i) { return "v" + std::to_string(i); };
   int64_t current = 0;  // the step being written: its operands are read from Pre in apply()
   auto operand = [&](int64_t i) {
     if (!element[current] || element[i]) return v(i);
-    return free[i] ? inlined[i] : "u." + v(i);
+    return inPlace[i] ? inlined[i] : "u." + v(i);
   };
   for (auto [i, a] : llvm::enumerate(program)) {
     auto step = cast<DictionaryAttr>(a);
@@ -172,6 +172,6 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
      << "    Pre u;\n" << prepare << "    return u;\n  }\n"
      << "  __device__ static float apply(const Args& e, const Pre& u, float acc, int row, int col"
      << (shape.floatIndices ? ", float rowf, float colf" : "") << ") {\n"
-     << body << "    return " << (element[n - 1] ? v(n - 1) : free[n - 1] ? inlined[n - 1] : "u." + v(n - 1)) << ";\n  }\n};\n";
+     << body << "    return " << (element[n - 1] ? v(n - 1) : inPlace[n - 1] ? inlined[n - 1] : "u." + v(n - 1)) << ";\n  }\n};\n";
   return out;
 }

@@ -370,8 +370,9 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     }
     return "";
   };
+  // A bound above the query (col > row + 5: D negative whatever the arguments) is no window.
   for (Value f : extra)
-    if (a.keyWindow.empty()) a.keyWindow = windowOf(f);
+    if (std::string w = windowOf(f); a.keyWindow.empty() && w.rfind("sub(0,", 0) != 0) a.keyWindow = w;
   auto scaleOf = [&](Value v) -> Value {
     if (!isMap(v, MapKind::mul, x, y)) return {};
     return x == qk.getResult() ? y : y == qk.getResult() ? x : Value();
