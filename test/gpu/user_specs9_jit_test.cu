@@ -38,7 +38,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"window_extent_d128", true},      {"local_bidir_d64", true},        {"window_ge_w_d64", true},
     {"gqa_window_lse_d128", true},     {"sink_window_d64", true},        {"head_mod_scalars_d64", true},
     {"causal_bottom_right_d128", true}, {"softcap_window_2d_d64", true}, {"window_soft_penalty_d64", true},
-    {"masks_min_hf_fill_d128", true},
+    {"masks_min_hf_fill_d128", true}, {"key_padding_bias_cross_d128", true},
     {"alibi_slopes_tensor_d128", false}, {"rel_bias_transposed_d64", false}, {"doc_mask_intdiv_d64", false},
     {"segment_ids_mask_d64", false},   {"gemm_t_softcap_logits_f32", true}, {"gemm_ab_rsqrtk_bias", true},
     {"gemm_t_half_silu_f16", true},    {"gemm_ab_row_col_mask_f32", true}, {"gemm_t_residual_rowscale", true},
@@ -202,6 +202,18 @@ void attention(pk::Context& ctx, cudaStream_t s) {
                       [&](auto& q, auto& k, auto& v, auto& o, auto& lse) {
                         PKT_OK(K("gqa_window_lse_d128")
                                    .launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), LL(4), W, scale));
+                      });
+    }
+    {  // Cross attention (Sq = 150, Sk = 333) with an additive f32 bias per key [Sk].
+      const Shape sh{3, 1, 150, 333, 128};
+      const float scale = float(1 / std::sqrt(128.0));
+      DevTensor<float> kb({333}, seed += 3);
+      check_attention("key_padding_bias_cross_d128 H=3 Sq=150 Sk=333" + tag, sh, seed += 3,
+                      [&](LL, LL, LL j, double x) { return x * scale + double(kb.at(j)); },
+                      [](LL, LL, LL) { return true; }, false, kO, kLse,
+                      [&](auto& q, auto& k, auto& v, auto& o, auto&) {
+                        PKT_OK(K("key_padding_bias_cross_d128")
+                                   .launch(ctx, s, q.view(), k.view(), v.view(), o.view(), kb.view(), scale));
                       });
     }
     {
