@@ -112,18 +112,14 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     std::string code;
     llvm::raw_string_ostream bs(code);
     bs << "    const " << (integer[i] ? "int " : "float ") << v(i) << " = ";
-    if (op == "acc") {
+    if (inPlace[i]) {  // a constant or a parameter read
+      bs << inlined[i];
+    } else if (op == "acc") {
       bs << "acc";
-    } else if (op == "scalar") {
-      bs << "e.s" << num("arg");
     } else if (op == "index") {
       bs << "float(e.i" << indices.at(step.getAs<StringAttr>("expr").getValue().str()) << ")";
-    } else if (op == "ihost") {
-      bs << "e.i" << indices.at(step.getAs<StringAttr>("expr").getValue().str());
     } else if (op == "head") {
       bs << "head";
-    } else if (op == "iconst") {
-      bs << num("value");
     } else if (op == "iop") {
       StringRef kind = step.getAs<StringAttr>("kind").getValue();
       const std::string x = operand(num("x")), y = operand(num("y"));
@@ -136,8 +132,6 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       else bs << "float(" << (num("dim") == 0 ? "row" : "col") << ")";
     } else if (op == "select") {
       bs << operand(num("c")) << " != 0.f ? " << operand(num("x")) << " : " << operand(num("y"));
-    } else if (op == "const") {
-      bs << floatLiteral(step.getAs<FloatAttr>("value").getValueAsDouble());
     } else if (op == "load") {
       const std::string ta = "e." + t(num("arg"));
       const std::string row = num("row") < 0 ? "row" : std::to_string(num("row"));

@@ -113,6 +113,8 @@ __host__ __device__ constexpr unsigned int shared_bytes() {
 static_assert(shared_bytes<128>() <= 232448 && shared_bytes<64>() <= 232448,
               "attention shared memory exceeds the sm_90 per-block limit");
 
+constexpr float kLog2e = 1.4426950408889634f;  // exp(x) = exp2(x log2(e))
+
 // -inf (NVRTC has no <cmath> INFINITY).
 __device__ __forceinline__ float minus_inf() { return __int_as_float(0xff800000u); }
 
@@ -282,7 +284,7 @@ struct Softmax {
       for (int i = 0; i < 64; ++i) {
         const int dr = 8 * ((i % 4) / 2), dc = 8 * (i / 4) + (i % 2);
         s[i] = Map::apply(p.map, pre, s[i], row0 + dr, col0 + dc, row0f + float(dr), col0f + float(dc)) *
-               1.4426950408889634f;
+               kLog2e;
       }
     }
     // A separate branch: folded into the loop below, the mask's index math runs on every step.
@@ -334,7 +336,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   constexpr int kLast = L::kConsumers - 1;
   const int t = wg::thread();
   const int row0 = b.m0 + consumer * 64 + 16 * (t / 32) + (t % 32) / 4;  // and row0 + 8
-  float scale_log2 = P::Map::kActive ? 1.f : scale * 1.4426950408889634f;
+  float scale_log2 = P::Map::kActive ? 1.f : scale * kLog2e;
   if (scale_log2 == 0.f) scale_log2 = 1.17549435e-38f;
   float o[D / 2], s[64], corr[2];
   unsigned int pa[kBN / 4];
