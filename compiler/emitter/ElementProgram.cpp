@@ -13,6 +13,9 @@ using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::cuda;
 
+// The keys of a step that name other steps it reads.
+static const char *const kOperands[] = {"x", "y", "c", "rowv", "colv", "planev"};
+
 FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, ArrayAttr program,
                                                          const ElementCodeShape &shape) {
   ElementCode out;
@@ -43,16 +46,26 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     as << "    const " << type << "* " << t(a) << ";  // argument #" << a << "\n";
     out.fields.push_back({EpilogueField::Kind::ptr, prefix + t(a), a, ""});
   }
+  auto rankOf = [&](int64_t a) {
+    Type argType = entry.getArgument(a).getType();
+    if (auto sym = dyn_cast<SymTensorType>(argType)) return sym.getRank();
+    return cast<LocalTensorType>(argType).getRank();
+  };
   for (int64_t a : tensors) {
-    as << "    int " << t(a) << "_rows, " << t(a) << "_cols;\n";
-    // A 1-D tensor is indexed as its 1 x N row or M x 1 column.
-    std::string rows = "dim(" + std::to_string(a) + ",0)", cols = "dim(" + std::to_string(a) + ",1)";
-    if (auto view = views.find(a); view != views.end()) {
-      cols = view->second == "row" ? rows : "1";
-      if (view->second == "row") rows = "1";
+    // A 3-D tensor is [planes, rows, cols]; a 1-D one is indexed as its 1 x N row or N x 1 column.
+    const int64_t rank = rankOf(a);
+    as << "    int " << t(a) << "_rows, " << t(a) << "_cols" << (rank == 3 ? ", " + t(a) + "_planes" : "") << ";\n";
+    auto dim = [&](int d) { return "dim(" + std::to_string(a) + "," + std::to_string(d) + ")"; };
+    std::string rows = dim(rank - 2), cols = dim(rank - 1);
+    if (rank == 1) {
+      auto view = views.find(a);
+      const bool row = view != views.end() && view->second == "row";
+      rows = row ? "1" : dim(0);
+      cols = row ? dim(0) : "1";
     }
     out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_rows", a, rows});
     out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_cols", a, cols});
+    if (rank == 3) out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_planes", a, dim(0)});
   }
   for (auto &[expr, k] : indices) {
     as << "    int i" << k << ";  // " << expr << "\n";
@@ -72,7 +85,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   for (auto [i, a] : llvm::enumerate(program)) {
     auto step = cast<DictionaryAttr>(a);
     StringRef op = step.getAs<StringAttr>("op").getValue();
-    integer[i] = op == "head" || op == "iconst" || op == "ihost" || op == "iop";
+    integer[i] = op == "head" || op == "iconst" || op == "ihost" || op == "iop" || op == "toint" || step.get("int");
     if (op == "const") inlined[i] = floatLiteral(step.getAs<FloatAttr>("value").getValueAsDouble());
     if (op == "iconst") inlined[i] = std::to_string(step.getAs<IntegerAttr>("value").getInt());
     if (op == "scalar") inlined[i] = "e.s" + std::to_string(step.getAs<IntegerAttr>("arg").getInt());
@@ -80,11 +93,11 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     inPlace[i] = !inlined[i].empty();
     element[i] = op == "acc" || op == "iota" ||
                  (op == "load" && (step.getAs<IntegerAttr>("row").getInt() < 0 || step.getAs<IntegerAttr>("col").getInt() < 0));
-    for (StringRef k : {"x", "y", "c"})
+    for (StringRef k : kOperands)
       if (auto operand = step.getAs<IntegerAttr>(k)) element[i] = element[i] || element[operand.getInt()];
   }
   for (auto [i, a] : llvm::enumerate(program))
-    for (StringRef k : {"x", "y", "c"})
+    for (StringRef k : kOperands)
       if (auto operand = cast<DictionaryAttr>(a).getAs<IntegerAttr>(k); operand && element[i])
         used[operand.getInt()] = used[operand.getInt()] || (!element[operand.getInt()] && !inPlace[operand.getInt()]);
   used[n - 1] = used[n - 1] || (!element[n - 1] && !inPlace[n - 1]);
@@ -92,7 +105,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   std::vector<bool> needed(used);
   for (size_t i = n; i-- > 0;)
     if (needed[i])
-      for (StringRef k : {"x", "y", "c"})
+      for (StringRef k : kOperands)
         if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) needed[operand.getInt()] = true;
   std::string pre, prepare;
   llvm::raw_string_ostream ps(pre);
@@ -121,23 +134,49 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     } else if (op == "head") {
       bs << "head";
     } else if (op == "iop") {
+      // The language's integer semantics: wrapping, x / 0 and x % 0 are 0 (pk/tile/int_math.cuh).
       StringRef kind = step.getAs<StringAttr>("kind").getValue();
-      const std::string x = operand(num("x")), y = operand(num("y"));
-      if (kind == "min" || kind == "max") bs << kind << "(" << x << ", " << y << ")";
-      else bs << x << " " << (kind == "add" ? "+" : kind == "sub" ? "-" : kind == "mul" ? "*" : kind == "div" ? "/" : "%") << " " << y;
+      const std::string x = operand(num("x")), y = step.get("y") ? operand(num("y")) : "";
+      static const std::map<std::string, std::string> compare = {
+          {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
+      if (auto c = compare.find(kind.str()); c != compare.end()) bs << "int(" << x << " " << c->second << " " << y << ")";
+      else if (kind == "min" || kind == "max") bs << kind << "(" << x << ", " << y << ")";
+      else if (kind == "neg" || kind == "abs") bs << "pk::tile::wrap_" << kind << "(" << x << ")";
+      else bs << "pk::tile::wrap_" << kind << "(" << x << ", " << y << ")";
     } else if (op == "tofloat") {
       bs << "float(" << operand(num("x")) << ")";
+    } else if (op == "toint") {
+      bs << "__float2int_rz(" << operand(num("x")) << ")";
     } else if (op == "iota") {
-      if (shape.floatIndices) bs << (num("dim") == 0 ? "rowf" : "colf");
+      if (integer[i]) bs << (num("dim") == 0 ? "row" : "col");
+      else if (shape.floatIndices) bs << (num("dim") == 0 ? "rowf" : "colf");
       else bs << "float(" << (num("dim") == 0 ? "row" : "col") << ")";
     } else if (op == "select") {
-      bs << operand(num("c")) << " != 0.f ? " << operand(num("x")) << " : " << operand(num("y"));
+      bs << operand(num("c")) << (integer[num("c")] ? " != 0 ? " : " != 0.f ? ") << operand(num("x")) << " : "
+         << operand(num("y"));
     } else if (op == "load") {
+      // Each coordinate follows the element's (row, col), is a constant, or is a step fixed for
+      // the tile; those may be negative, so one unsigned compare bounds them.
       const std::string ta = "e." + t(num("arg"));
-      const std::string row = num("row") < 0 ? "row" : std::to_string(num("row"));
-      const std::string col = num("col") < 0 ? "col" : std::to_string(num("col"));
-      bs << "(" << row << " < " << ta << "_rows && " << col << " < " << ta << "_cols) ? pk::to_float("
-         << ta << "[(long long)" << row << " * " << ta << "_cols + " << col << "]) : 0.f";
+      std::string offset, inside;
+      auto coordinate = [&](StringRef fixed, StringRef stepKey, const std::string &follows, StringRef extent) {
+        std::string c, bound = ta + "_" + extent.str();
+        if (auto s = step.getAs<IntegerAttr>(stepKey)) {
+          c = operand(s.getInt());
+          inside += (inside.empty() ? "" : " && ") + ("(unsigned)" + c + " < (unsigned)" + bound);
+        } else {
+          c = num(fixed) < 0 ? follows : std::to_string(num(fixed));
+          inside += (inside.empty() ? "" : " && ") + (c + " < " + bound);
+        }
+        // Row-major: (plane * rows + row) * cols + col, in 64 bits.
+        if (offset.empty()) offset = "(long long)" + c;
+        else offset = (offset.find(" + ") == std::string::npos ? offset : "(" + offset + ")") + " * " + bound + " + " + c;
+      };
+      if (step.get("plane")) coordinate("plane", "planev", "", "planes");
+      coordinate("row", "rowv", "row", "rows");
+      coordinate("col", "colv", "col", "cols");
+      // A predicated load, not a branch: see pk/tile/guarded_load.cuh.
+      bs << "pk::tile::load_or_zero(" << ta << " + " << offset << ", " << inside << ")";
     } else if (op == "round") {
       const std::string type = step.getAs<StringAttr>("type").getValue() == "f16" ? "pk::f16" : "pk::bf16";
       bs << "pk::to_float(pk::from_float<" << type << ">(" << operand(num("x")) << "))";

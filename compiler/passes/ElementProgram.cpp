@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::pk;
@@ -39,6 +40,10 @@ struct ElementProgram::Capture {
     if (why.empty()) why = (op ? "'" + op->getName().getStringRef().str() + "': " : std::string()) + what.str();
     return -1;
   }
+  static bool isInt(Type t) {
+    if (auto tile = dyn_cast<TileType>(t)) t = tile.getElementType();
+    return isa<IntegerType>(t);
+  }
   static const char *narrowName(Type t) { return t.isBF16() ? "bf16" : t.isF16() ? "f16" : nullptr; }
 
   // Broadcast rule: every value is a tile whose dims are the loop tile's or 1.
@@ -55,55 +60,142 @@ struct ElementProgram::Capture {
     return int(arg.getArgNumber());
   }
 
-  // -1: follows the output's coordinate (index `along`, tile extent `full`); >= 0: fixed.
-  std::optional<int64_t> coordinate(Value index, Value along, int64_t extent, int64_t full) {
-    if (index == along && extent == full) return -1;
-    std::optional<int64_t> c = getConstantIntValue(index);
-    if (c && *c >= 0 && extent == 1) return *c;
-    return std::nullopt;
+  // A load's coordinate in one dimension: `follows` the output element's (index `along` over the
+  // loop's full tile extent), or fixed for the whole tile: a constant, or an integer step (the
+  // head, host values and arithmetic on them).
+  struct Coord {
+    bool follows = false;
+    int64_t fixed = 0;
+    int64_t step = -1;
+  };
+  std::optional<Coord> coordinate(Value index, Value along, int64_t extent, int64_t full) {
+    if (along && index == along && extent == full) return Coord{true};
+    if (extent != 1) return std::nullopt;
+    if (std::optional<int64_t> c = getConstantIntValue(index); c && *c >= 0) return Coord{false, *c};
+    // Any other integer fixed per tile; if it is not one, the load's message says what is allowed.
+    const std::string before = why;
+    int64_t s = integer(index);
+    if (s < 0) {
+      why = before;
+      return std::nullopt;
+    }
+    return Coord{false, 0, s};
   }
+
+  // Element types a program reads: floats as f32; i32 as int (an integer tile's element).
+  bool readable(Type e) { return e.isBF16() || e.isF16() || e.isF32() || e.isSignlessInteger(32); }
+  int64_t unreadable(Operation *op) {
+    return fail(op, Twine(an()) + Twine(noun) + " load must be bf16, f16, f32 or i32");
+  }
+
+  // The load step of tensor argument `a` at plane / row / col (a 3-D tensor [planes, rows, cols];
+  // plane is absent for 2-D and 1-D ones).
+  int64_t loadStep(Value result, int a, std::optional<Coord> plane, Coord row, Coord col, Type element,
+                   StringRef view = "") {
+    SmallVector<NamedAttribute> f{named("op", str("load")), named("arg", i64(a)),
+                                  named("row", i64(row.follows ? -1 : row.fixed)),
+                                  named("col", i64(col.follows ? -1 : col.fixed))};
+    if (row.step >= 0) f.push_back(named("rowv", i64(row.step)));
+    if (col.step >= 0) f.push_back(named("colv", i64(col.step)));
+    if (plane) {
+      f.push_back(named("plane", i64(plane->fixed)));
+      if (plane->step >= 0) f.push_back(named("planev", i64(plane->step)));
+    }
+    if (!view.empty()) f.push_back(named("view", str(view)));
+    if (element.isSignlessInteger(32)) f.push_back(named("int", UnitAttr::get(ctx())));
+    return result ? add(result, f) : push(f);
+  }
+
+  static constexpr const char *kWhere =
+      " load must be at the output tile ([m, n], the loop's tile shape), a row vector ([r, n], 1 x N) "
+      "or a column ([m, c], M x 1), with r and c constants or integers fixed for the tile (the head, "
+      "values the host knows)";
 
   int64_t load(TileLoadOp op) {
     int a = argIndex(op.getSource());
     auto tile = cast<TileType>(op.getType());
     if (a < 0 || op.getIndices().size() != 2)
       return fail(op, Twine(an()) + Twine(noun) + " load must read a 2-D tensor argument");
-    Type e = tile.getElementType();
-    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(op, Twine(an()) + Twine(noun) + " load must be bf16, f16 or f32");
+    if (!readable(tile.getElementType())) return unreadable(op);
     auto row = coordinate(op.getIndices()[0], m, tile.getShape()[0], bm);
     auto col = coordinate(op.getIndices()[1], n, tile.getShape()[1], bn);
-    if (!row || !col)
-      return fail(op, Twine(an()) + Twine(noun) + " load must be at the output tile ([m, n], the loop's tile shape), "
-                      "a row vector ([constant, n], 1 x N) or a column ([m, constant], M x 1)");
-    return add(op, {named("op", str("load")), named("arg", i64(a)), named("row", i64(*row)),
-                    named("col", i64(*col))});
+    if (!row || !col) return fail(op, Twine(an()) + Twine(noun) + kWhere);
+    return loadStep(op, a, std::nullopt, *row, *col, tile.getElementType());
   }
 
   // A 1-D tensor read as a row vector (load<1, N>(bias, n): N elements from n, a 1 x N tile) or
   // a column (load<M, 1>(scale, m)): the load of its N (M) elements, reshaped. It is read as a
-  // 1 x N (M x 1) tensor, so the epilogue indexes it as the 2-D loads do.
+  // 1 x N (M x 1) tensor, so the program indexes it as the 2-D loads do. A 3-D tensor read at a
+  // fixed plane (load<M, N>(bias, h, m, n) of a per-head bias [H, S, S]) is the load of a
+  // 1 x M x N tile, reshaped.
   int64_t vectorLoad(TileReshapeOp op, TileLoadOp l) {
     int a = argIndex(l.getSource());
     auto in = cast<TileType>(l.getType());
     ArrayRef<int64_t> out = cast<TileType>(op.getType()).getShape();
-    if (a >= 0 && l.getIndices().size() == 3)
-      return fail(l, Twine(an()) + Twine(noun) + " reads 2-D tensors at the element's row and column, or 1-D ones "
-                     "as a row or a column; a 3-D one (such as a per-head bias [H, S, S]) is not read");
+    if (a >= 0 && l.getIndices().size() == 3) {
+      if (in.getRank() != 3 || in.getShape()[0] != 1)
+        return fail(l, "a 3-D tensor in " + Twine(an()) + Twine(noun) + " must be read one plane at a time "
+                       "(load<M, N>(t, p, m, n) with p fixed for the tile, such as the head)");
+      if (!readable(in.getElementType())) return unreadable(l);
+      auto plane = coordinate(l.getIndices()[0], Value(), 1, 1);
+      auto row = coordinate(l.getIndices()[1], m, in.getShape()[1], bm);
+      auto col = coordinate(l.getIndices()[2], n, in.getShape()[2], bn);
+      if (!plane || !row || !col)
+        return fail(l, "a 3-D tensor in " + Twine(an()) + Twine(noun) + " must be read at [p, m, n] (or a fixed "
+                       "row or column), p fixed for the tile: a constant, the head or an integer the host knows");
+      ops.insert(l);
+      return loadStep(op, a, plane, *row, *col, in.getElementType());
+    }
     if (a < 0 || l.getIndices().size() != 1 || in.getRank() != 1)
-      return fail(op, Twine(an()) + Twine(noun) + " reshape must be of a load of a 1-D tensor argument");
-    Type e = in.getElementType();
-    if (!e.isBF16() && !e.isF16() && !e.isF32()) return fail(l, Twine(an()) + Twine(noun) + " load must be bf16, f16 or f32");
+      return fail(op, Twine(an()) + Twine(noun) + " reshape must be of a load of a 1-D or 3-D tensor argument");
+    if (!readable(in.getElementType())) return unreadable(l);
     const bool row = out[0] == 1 && out[1] == bn && l.getIndices()[0] == n;
     const bool col = out[1] == 1 && out[0] == bm && l.getIndices()[0] == m;
     if (!row && !col)
       return fail(l, "a 1-D tensor in " + Twine(an()) + Twine(noun) + " must be read as a row vector (load<1, N>(v, n)) "
                      "or a column (load<M, 1>(v, m)) of the output tile");
     StringRef view = row ? "row" : "col";
-    if (auto [it, fresh] = views.try_emplace(a, view); !fresh && it->second != view)
-      return fail(l, "a 1-D tensor read both as a row vector and as a column in one " + Twine(noun));
+    if (!setView(l, a, view)) return -1;
     ops.insert(l);
-    return add(op, {named("op", str("load")), named("arg", i64(a)), named("row", i64(row ? 0 : -1)),
-                    named("col", i64(row ? -1 : 0)), named("view", str(view))});
+    return loadStep(op, a, std::nullopt, row ? Coord{false, 0} : Coord{true}, row ? Coord{true} : Coord{false, 0},
+                    in.getElementType(), view);
+  }
+
+  bool setView(Operation *op, int a, StringRef view) {
+    if (auto [it, fresh] = views.try_emplace(a, view); !fresh && it->second != view) {
+      fail(op, "a 1-D tensor read both as a row vector and as a column in one " + Twine(noun));
+      return false;
+    }
+    return true;
+  }
+
+  // x.at(i...) of a tensor argument with indices fixed for the tile (ALiBi slopes.at(h)): one
+  // element, read once per tile. A 1-D tensor is read in whichever view the program gives it.
+  int64_t scalarLoad(Value result, LoadScalarOp op) {
+    int a = argIndex(op.getSource());
+    auto type = cast<LocalTensorType>(op.getSource().getType());
+    ValueRange at = op.getIndices();
+    if (a < 0 || at.empty() || at.size() > 3)
+      return fail(op, Twine(an()) + Twine(noun) + " reads scalars of 1-D, 2-D or 3-D tensor arguments");
+    if (!readable(type.getElementType())) return unreadable(op);
+    SmallVector<Coord> c;
+    for (Value i : at) {
+      auto k = coordinate(i, Value(), 1, 1);
+      if (!k)
+        return fail(op, Twine(an()) + Twine(noun) + " reads a tensor's scalar at indices fixed for the tile: "
+                        "constants, the head, integers the host knows and arithmetic on them");
+      c.push_back(*k);
+    }
+    ops.insert(op);
+    if (at.size() == 1) {  // [N] as 1 x N or N x 1
+      auto it = views.find(a);
+      StringRef view = it == views.end() ? "col" : it->second;
+      if (!setView(op, a, view)) return -1;
+      return view == "row" ? loadStep(result, a, std::nullopt, Coord{false, 0}, c[0], type.getElementType(), view)
+                           : loadStep(result, a, std::nullopt, c[0], Coord{false, 0}, type.getElementType(), view);
+    }
+    if (at.size() == 2) return loadStep(result, a, std::nullopt, c[0], c[1], type.getElementType());
+    return loadStep(result, a, c[0], c[1], c[2], type.getElementType());
   }
 
   // An integer the host knows at launch (arguments, extents, world size and arithmetic on
@@ -120,6 +212,7 @@ struct ElementProgram::Capture {
     if (std::optional<int64_t> c = getConstantIntValue(i)) return add(i, {named("op", str("iconst")), named("value", i64(*c))});
     if (std::string e = hostExpression(i); !e.empty()) return add(i, {named("op", str("ihost")), named("expr", str(e))});
     Operation *op = i.getDefiningOp();
+    if (auto l = dyn_cast_or_null<LoadScalarOp>(op)) return scalarLoad(i, l);
     if (op && isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op)) {
       int64_t x = integer(op->getOperand(0));
       return x < 0 ? -1 : index[i] = x;
@@ -161,6 +254,7 @@ struct ElementProgram::Capture {
     }
     Operation *op = s.getDefiningOp();
     if (!op) return fail(nullptr, "the program reads a value from outside the kernel");
+    if (auto l = dyn_cast<LoadScalarOp>(op)) return scalarLoad(s, l);
     ops.insert(op);
     if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
       Value i = op->getOperand(0);
@@ -180,7 +274,8 @@ struct ElementProgram::Capture {
     else if (auto m = dyn_cast<ScalarMapOp>(op)) kind = m.getKind();
     if (!kind)
       return fail(op, "a scalar in an element-wise program must be a float argument, a constant, an "
-                      "integer the host knows at launch converted to float, or float arithmetic on them");
+                      "integer the host knows at launch converted to float, an element of a tensor at indices "
+                      "fixed for the tile, or float arithmetic on them");
     int64_t x = scalarValue(op->getOperand(0)), y = op->getNumOperands() > 1 && x >= 0 ? scalarValue(op->getOperand(1)) : -2;
     if (x < 0 || y == -1) return -1;
     SmallVector<NamedAttribute> f{named("op", str("map")), named("kind", str(stringifyMapKind(*kind))), named("x", i64(x))};
@@ -196,6 +291,7 @@ struct ElementProgram::Capture {
       x = scalarValue(s);
     } else if (isa<IndexType, IntegerType>(s.getType())) {
       x = integer(s);
+      if (isInt(op.getType())) return x < 0 ? x : index[op] = x;  // an integer tile's element
       if (x >= 0) x = push({named("op", str("tofloat")), named("x", i64(x))});
     } else {
       return fail(op, "a splat in an element-wise program must be of an f32 or integer scalar");
@@ -212,6 +308,8 @@ struct ElementProgram::Capture {
     if (!op) return fail(nullptr, "the " + Twine(noun) + " reads a value from outside the tile loop");
     if (!fits(v.getType()))
       return fail(op, Twine(noun) + " tiles must have the loop's tile shape, or 1 in a dimension");
+    if (Type e = cast<TileType>(v.getType()).getElementType(); isa<IntegerType>(e) && !e.isSignlessInteger(32))
+      return fail(op, "integer tiles in " + Twine(an()) + Twine(noun) + " must be i32");
     ops.insert(op);
     if (auto l = dyn_cast<TileLoadOp>(op)) return load(l);
     if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);
@@ -221,17 +319,22 @@ struct ElementProgram::Capture {
     if (auto iota = dyn_cast<TileIotaOp>(op)) {
       const int64_t d = int64_t(iota.getDim());
       Type e = cast<TileType>(iota.getType()).getElementType();
-      if (!e.isF32()) return fail(op, Twine(an()) + Twine(noun) + " row or column index must be an f32 tile");
+      if (!e.isF32() && !e.isSignlessInteger(32))
+        return fail(op, Twine(an()) + Twine(noun) + " row or column index must be an f32 or i32 tile");
       if (!(d == 0 && iota.getOrigin() == m) && !(d == 1 && iota.getOrigin() == n))
         return fail(op, Twine(an()) + Twine(noun) + " row (column) index must start at the output tile's row m "
                         "(column n)");
-      return add(v, {named("op", str("iota")), named("dim", i64(d))});
+      SmallVector<NamedAttribute> f{named("op", str("iota")), named("dim", i64(d))};
+      if (isInt(v.getType())) f.push_back(named("int", UnitAttr::get(ctx())));
+      return add(v, f);
     }
     if (auto sel = dyn_cast<TileSelectOp>(op)) {
       int64_t c = value(sel.getCond()), x = c < 0 ? -1 : value(sel.getOnTrue()),
               y = x < 0 ? -1 : value(sel.getOnFalse());
       if (y < 0) return -1;
-      int64_t r = add(v, {named("op", str("select")), named("c", i64(c)), named("x", i64(x)), named("y", i64(y))});
+      SmallVector<NamedAttribute> f{named("op", str("select")), named("c", i64(c)), named("x", i64(x)), named("y", i64(y))};
+      if (isInt(v.getType())) f.push_back(named("int", UnitAttr::get(ctx())));
+      int64_t r = add(v, f);
       if (const char *t = narrowName(cast<TileType>(v.getType()).getElementType()))
         return add(v, {named("op", str("round")), named("x", i64(r)), named("type", str(t))});
       return r;
@@ -240,10 +343,28 @@ struct ElementProgram::Capture {
       int64_t x = value(c.getInput());
       if (x < 0) return -1;
       Type to = cast<TileType>(c.getType()).getElementType();
+      const bool fromInt = isInt(c.getInput().getType());
+      if (isInt(c.getType()))  // i32 to i32 is the value; a float rounds toward zero, saturating
+        return fromInt ? index[v] = x : add(v, {named("op", str("toint")), named("x", i64(x))});
+      if (fromInt) x = push({named("op", str("tofloat")), named("x", i64(x))});
       if (to.isF32()) return index[v] = x;  // widening: the value is already exact in f32
       if (const char *t = narrowName(to))
         return add(v, {named("op", str("round")), named("x", i64(x)), named("type", str(t))});
-      return fail(op, Twine(an()) + Twine(noun) + " cast must be to f32, bf16 or f16");
+      return fail(op, Twine(an()) + Twine(noun) + " cast must be to f32, bf16, f16 or i32");
+    }
+    if (auto map = dyn_cast<TileMapOp>(op); map && isInt(map.getOperand(0).getType())) {
+      // Integer maps (a document mask's row / L == col / L): wrapping arithmetic and 0 / 1 compares.
+      static const llvm::StringSet<> kinds = {"add", "sub", "mul", "div", "rem", "min", "max", "neg",
+                                              "abs", "lt",  "le",  "gt",  "ge",  "eq",  "ne"};
+      StringRef kind = stringifyMapKind(map.getKind());
+      if (!kinds.contains(kind))
+        return fail(op, "an integer map in " + Twine(an()) + Twine(noun) + " must be arithmetic, min, max, abs or a comparison");
+      int64_t x = value(map->getOperand(0)), y = map->getNumOperands() > 1 && x >= 0 ? value(map->getOperand(1)) : -2;
+      if (x < 0 || y == -1) return -1;
+      SmallVector<NamedAttribute> f{named("op", str("iop")), named("kind", str(kind)), named("x", i64(x)),
+                                    named("int", UnitAttr::get(ctx()))};
+      if (y >= 0) f.push_back(named("y", i64(y)));
+      return add(v, f);
     }
     if (auto map = dyn_cast<TileMapOp>(op)) {
       SmallVector<NamedAttribute> f{named("op", str("map")),

@@ -9,8 +9,12 @@
 //   acc                         the fp32 accumulator element (the raw score, for attention)
 //   map   kind, x[, y]          pk.tile.map <kind> of earlier steps (or the scalar form of a kind:
 //                               arith's float ops and pk.scalar_map)
-//   load  arg, row, col         element of 2-D tensor argument `arg`, as f32 (0 outside it), at the
-//                               output's row (row = -1) or a fixed row, and likewise col
+//   load  arg, row, col         element of tensor argument `arg`, as f32 (0 outside it), at the
+//                               output's row (row = -1) or a fixed row, and likewise col; a fixed
+//                               coordinate may be an int step instead (rowv, colv); a 3-D tensor
+//                               [planes, rows, cols] also has plane (constant) or planev (step);
+//                               a 1-D one is read as a 1 x N (view "row") or N x 1 ("col") tensor;
+//                               `int`: an i32 tensor, read as int
 //   scalar arg                  a float kernel argument
 //   index expr                  an integer argument or a tensor extent (a host expression such as
 //                               "arg(3)" or "dim(2,1)") as f32
@@ -21,8 +25,11 @@
 //   head                        int: the tile's head (attention over [H, S, D]: the loop's h)
 //   iconst value                int: a constant
 //   ihost expr                  int: a host expression, as `index` but not converted
-//   iop kind, x, y              int: add, sub, mul, div (truncating), rem, min, max of int steps
+//   iop kind, x[, y]            int: add, sub, mul (wrapping), div (truncating), rem (0 for a zero
+//                               divisor), min, max, neg, abs, or lt ... ne (0 or 1) of int steps
 //   tofloat x                   an int step converted to f32
+//   toint x                     int: an f32 step rounded toward zero, saturating (NaN gives 0)
+//   iota and select with `int`  int: the row / column, or a choice between int steps
 // The last step is the result.
 #pragma once
 

@@ -283,6 +283,13 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       return fail("q is a " + Twine(load.getIndices().size()) + "-D tensor loaded one row block per "
                   "head while k is [H, S, D]: the template takes q as [H, S, D] loaded at [h, m, 0] "
                   "(a decode step is q [H, 1, D])");
+    // q computed from a load (scaled, cast): the template multiplies q as it is loaded, and a map on
+    // the scores cannot repeat the rounding of q's own arithmetic.
+    if (!load && qk.getA().getDefiningOp() &&
+        isa<TileMapOp, TileCastOp>(qk.getA().getDefiningOp()))
+      return fail("q is used after arithmetic on it (" + qk.getA().getDefiningOp()->getName().getStringRef() +
+                  "): the template multiplies q as loaded; apply a scale to the scores instead "
+                  "(mma_t(q, k, 0) * scale)");
     return fail(a.heads ? "q must be loaded whole rows of the head at [h, m, 0], outside the key loop"
                         : "q must be loaded whole rows at [m, 0], outside the key loop");
   }

@@ -4,11 +4,13 @@
 // from the head dim, sliding windows written >=, <=, as an extent, bidirectional, one key wider,
 // with grouped-query heads and the lse, attention sinks, head scalars by h % 4 and h / 2,
 // bottom-right causal prefill with Sq != Sk, a 2-D soft-capped window with a 1-D lse, a soft
-// window penalty); four attention kernels the template refuses (slopes from a tensor, a
-// transposed bias, document masks by integer division and by segment ids); the GEMM epilogues
+// window penalty, slopes from a [H] tensor by .at(h) and from a [H, 1] one as a 1 x 1 tile, a
+// per-head [H, Sq, Sk] bias, document masks by integer division and by i32 segment ids); one
+// attention kernel the template refuses (a transposed bias); the GEMM epilogues
 // (soft-capped logits with a vocabulary mask, 1 / sqrt(K) with a bias row, SiLU on the first half
-// of the columns, row and column masks, a residual with row scale and clamped alpha) and the two
-// the template refuses (a block scale read by .at, a scalar from the tile origin, column parity);
+// of the columns, row and column masks, a residual with row scale and clamped alpha, GELU on the
+// even columns by an i32 column index) and the two the template refuses (a block scale read by .at
+// at the tile's origin, a scalar from the tile origin);
 // and three general-path kernels (Gemma RMSNorm, a windowed row softmax, a lengths-masked softmax).
 // Inputs random and fresh per case, outputs poisoned first. One PASS or FAIL line per case.
 #include <pk/jit/compile.h>
@@ -39,10 +41,11 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"gqa_window_lse_d128", true},     {"sink_window_d64", true},        {"head_mod_scalars_d64", true},
     {"causal_bottom_right_d128", true}, {"softcap_window_2d_d64", true}, {"window_soft_penalty_d64", true},
     {"masks_min_hf_fill_d128", true}, {"key_padding_bias_cross_d128", true},
-    {"alibi_slopes_tensor_d128", false}, {"rel_bias_transposed_d64", false}, {"doc_mask_intdiv_d64", false},
-    {"segment_ids_mask_d64", false},   {"gemm_t_softcap_logits_f32", true}, {"gemm_ab_rsqrtk_bias", true},
+    {"alibi_slopes_tensor_d128", true}, {"alibi_slopes_column_d64", true}, {"rel_bias_per_head_d64", true},
+    {"rel_bias_transposed_d64", false}, {"doc_mask_intdiv_d64", true},
+    {"segment_ids_mask_d64", true},   {"gemm_t_softcap_logits_f32", true}, {"gemm_ab_rsqrtk_bias", true},
     {"gemm_t_half_silu_f16", true},    {"gemm_ab_row_col_mask_f32", true}, {"gemm_t_residual_rowscale", true},
-    {"gemm_t_block_scale_at", false},  {"gemm_ab_origin_scalar_f32", false}, {"gemm_t_parity_gelu", false},
+    {"gemm_t_block_scale_at", false},  {"gemm_ab_origin_scalar_f32", false}, {"gemm_t_parity_gelu", true},
     {"gemma_rmsnorm", false},          {"window_softmax_rows", false},   {"lengths_masked_softmax", false},
 };
 
@@ -253,7 +256,7 @@ void attention(pk::Context& ctx, cudaStream_t s) {
                                                                  lse.view(), W, scale));
                       });
     }
-    // The four the template refuses (general path both times).
+    // Maps that read tensors at the head, and integer masks (a transposed bias stays general).
     {
       const Shape sh{4, 1, 200, 200, 128};
       const float scale = float(1 / std::sqrt(128.0));
@@ -263,6 +266,28 @@ void attention(pk::Context& ctx, cudaStream_t s) {
                       false, kO, kLse, [&](auto& q, auto& k, auto& v, auto& o, auto&) {
                         PKT_OK(K("alibi_slopes_tensor_d128").launch(ctx, s, q.view(), k.view(), v.view(), o.view(),
                                                                     slopes.view(), scale));
+                      });
+    }
+    {  // [H, 1] slopes read as a 1 x 1 tile at [h, 0], non-causal, |i - j| distances
+      const Shape sh{3, 1, 170, 170, 64};
+      const float scale = 0.125f;
+      DevTensor<float> slopes({3, 1}, seed += 3);
+      check_attention("alibi_slopes_column_d64 H=3 S=170" + tag, sh, seed += 3,
+                      [&](LL h, LL i, LL j, double x) { return x * scale - double(std::llabs(i - j)) * slopes.at(h); },
+                      [](LL, LL, LL) { return true; }, false, kO, kLse, [&](auto& q, auto& k, auto& v, auto& o, auto&) {
+                        PKT_OK(K("alibi_slopes_column_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(),
+                                                                   slopes.view(), scale));
+                      });
+    }
+    {  // a per-head bias [H, S, S] read at [h, m, n], causal
+      const Shape sh{3, 1, 190, 190, 64};
+      const float scale = 0.125f;
+      DevTensor<float> bias({3, 190, 190}, seed += 3);
+      check_attention("rel_bias_per_head_d64 H=3 S=190" + tag, sh, seed += 3,
+                      [&](LL h, LL i, LL j, double x) { return x * scale + bias.at((h * 190 + i) * 190 + j); }, causal,
+                      false, kO, kLse, [&](auto& q, auto& k, auto& v, auto& o, auto&) {
+                        PKT_OK(K("rel_bias_per_head_d64").launch(ctx, s, q.view(), k.view(), v.view(), o.view(),
+                                                                 bias.view(), scale));
                       });
     }
     {
@@ -398,7 +423,7 @@ void gemms(pk::Context& ctx, cudaStream_t s) {
       }, 4 * acc_tol, 1e-5);
       report("gemm_ab_origin_scalar_f32" + tag, before);
     }
-    {
+    {  // The template since integer epilogue steps.
       const int before = pkt::failure_count();
       DevTensor<bf16> a({M, K}, 30), b({N, K}, 31), c({M, N}, 0, true);
       PKT_OK(G("gemm_t_parity_gelu").launch(ctx, s, a.view(), b.view(), c.view()));

@@ -52,9 +52,10 @@ struct GemmJobT : JobDefaults {
       load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
     }
   }
+  template <int First, int Count>
   __device__ static void epilogue(const Params& p, const TileCoord&, int row0, int col0,
                                   float (&acc)[128]) {
-    apply_epilogue<Epi>(p.epi, row0, col0, acc);
+    apply_epilogue<Epi, First, Count>(p.epi, row0, col0, acc);
   }
   // The consumer's 64 x 256 accumulators whose top-left output is (row0, col0), clipped to
   // m x n (kDirectStore). n is a multiple of 4 (the C row rule), so pairs at even columns are

@@ -12,6 +12,8 @@
 #include <pk/device/mbarrier.cuh>
 #include <pk/device/store.cuh>
 #include <pk/templates/ring.cuh>
+#include <pk/tile/guarded_load.cuh>
+#include <pk/tile/int_math.cuh>
 #include <pk/tile/math.cuh>
 #include <pk/templates/warpgroup.cuh>
 #include <pk/templates/wgmma.cuh>
@@ -117,18 +119,19 @@ struct NoEpilogue {
   __device__ static float apply(const Args&, const Pre&, float v, int, int) { return v; }
 };
 
-// Applies Epi::apply(args, pre, value, row, col) to every accumulator of a consumer's 64 x 256 tile
-// whose top-left output element is (row0, col0), in place (the layout of wg::mma_m64n256_32bytes).
+// Applies Epi::apply(args, pre, value, row, col) to accumulators [First, First + Count) of a
+// consumer's 64 x 256 tile whose top-left output element is (row0, col0), in place (the layout of
+// wg::mma_m64n256_32bytes: accumulators [64 p, 64 p + 64) are the columns of storer pass p).
 // Elements outside the m x n output still get a value; the TMA store clips them, so apply
 // must only guard its own loads (it is told m and n through its Args).
-template <class Epi>
+template <class Epi, int First = 0, int Count = 128>
 __device__ __forceinline__ void apply_epilogue(const typename Epi::Args& args, int row0, int col0,
                                                float (&acc)[128]) {
   const int t = wg::thread();
   const int row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
   const typename Epi::Pre u = Epi::prepare(args);  // what does not depend on the element, once
 #pragma unroll
-  for (int j = 0; j < 128; ++j)
+  for (int j = First; j < First + Count; ++j)
     acc[j] = Epi::apply(args, u, acc[j], row + 8 * ((j % 4) / 2), col + 8 * (j / 4) + (j % 2));
 }
 

@@ -17,7 +17,7 @@
 // and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
 // (kF16Out; kOutBytes 4 for f32, which kDirectStore stores from the consumers' registers,
 // bypassing the storer), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
-// epilogue(p, tile, row0, col0, acc), consumers).
+// epilogue<First, Count>(p, tile, row0, col0, acc) on accumulators [First, First + Count), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/tile_order.cuh>
@@ -31,7 +31,7 @@ struct JobDefaults {
   static constexpr int kOutBytes = 2;
   static constexpr bool kDirectStore = false;  // the consumers store C themselves (store_direct)
   static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
-  template <class Params>
+  template <int First, int Count, class Params>
   __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
 };
 
@@ -65,21 +65,22 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   float acc[128];
   for (int t = block; t < n; t += blocks) {
     mma_tile<Job::kA, Job::kB, Job::kBNMajor>(ss, cur, ksteps, consumer, acc);
-    if constexpr (Job::kHasEpilogue) {
-      const TileCoord tile = p.order.at(t);
-      Job::epilogue(p, tile, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
-    }
+    const TileCoord tile = p.order.at(t);
+    const int row0 = tile.mi * kBM + consumer * kBoxRows, col0 = tile.ni * kBN;
     if constexpr (Job::kDirectStore) {
-      const TileCoord tile = p.order.at(t);
-      Job::store_direct(p, tile.mi * kBM + consumer * kBoxRows, tile.ni * kBN, acc);
+      if constexpr (Job::kHasEpilogue) Job::template epilogue<0, 128>(p, tile, row0, col0, acc);
+      Job::store_direct(p, row0, col0, acc);
       continue;
     }
-    // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair.
+    // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair. The
+    // epilogue of pass 1's columns runs while the storer sends pass 0.
+    if constexpr (Job::kHasEpilogue) Job::template epilogue<0, 64>(p, tile, row0, col0, acc);
     mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
     write_epilogue_boxes<0, Job::kF16Out>(ss.c[consumer], acc);
     fence_proxy_async_smem();  // generic smem writes -> visible to the TMA store
     mbarrier_arrive(&ss.c_full[consumer]);
     ++handoffs;
+    if constexpr (Job::kHasEpilogue) Job::template epilogue<64, 64>(p, tile, row0, col0, acc);
     mbarrier_wait_parity(&ss.c_empty[consumer], (handoffs & 1u) ^ 1u);
     write_epilogue_boxes<1, Job::kF16Out>(ss.c[consumer], acc);
     fence_proxy_async_smem();
