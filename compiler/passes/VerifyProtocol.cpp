@@ -167,10 +167,20 @@ public:
           Operation *at = nullptr;
           std::string why;
           if (!buildProcesses(kernel, config, procs, at, why)) {
-            // pkc's own protocols are correct by construction and tested; a spec's own
-            // (pk::prim flags) is compiled only once proved.
+            // pkc's own protocols are correct by construction and tested, so a model that
+            // cannot finish (sizes past its bounds) leaves a warning. But which peer a tile goes
+            // to, and how many tiles, come from the spec: an integer read from memory there
+            // could make any rank race with any other, so that is an error.
+            if (!spec && isa<LoadScalarOp>(at)) {
+              at->emitError("an integer read from memory ('")
+                  << at->getName() << "') cannot choose a peer, bound a loop or take a branch in a "
+                     "kernel that communicates: the protocol checker cannot know it on every rank, "
+                     "so it cannot prove the peer accesses race-free; compute it from arguments, "
+                     "extents and rank(), or read it in a kernel of its own and pass it as an argument";
+              return false;
+            }
             if (!spec) {
-              at->emitWarning("protocol not verified: ") << why;
+              at->emitWarning("protocol not verified: ") << why << " ('" << at->getName() << "')";
               return !failed;
             }
             at->emitError("the kernel's own protocol (pk::prim flags) cannot be verified: ")
