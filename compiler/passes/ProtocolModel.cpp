@@ -722,7 +722,29 @@ int mlir::pk::protocol::numberFlags(MutableArrayRef<Process> processes) {
   return int(numbers.size());
 }
 
+// An extent the spec divides by the world size (`x.dim(0) / world_size()`: heads, experts or
+// rows per rank, and owners `h / (x.dim(0) / world_size())`) is one the spec needs to be a
+// multiple of it; at other sizes such owners reach past the last rank (a run-time error, not a
+// race). The model gives it world x the default extent.
+static void modelDividedDims(KernelOp kernel, Config &config) {
+  auto strip = [](Value v) {
+    while (auto cast = v.getDefiningOp<arith::IndexCastOp>()) v = cast.getIn();
+    return v;
+  };
+  kernel.walk([&](Operation *op) {
+    if (!isa<arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp, arith::CeilDivSIOp>(op)) return;
+    auto dim = strip(op->getOperand(0)).getDefiningOp<DimOp>();
+    if (!dim || !strip(op->getOperand(1)).getDefiningOp<WorldSizeOp>()) return;
+    auto arg = dyn_cast<BlockArgument>(dim.getTensor());
+    if (!arg || arg.getOwner() != &kernel.getBody().front()) return;
+    const int64_t d = int64_t(dim.getDim());
+    const int64_t extent = d == 0 ? config.dimValue : size_t(d) < config.spread.size() ? config.spread[d] : 1;
+    config.dims.insert({{arg.getArgNumber(), d}, config.world * extent});
+  });
+}
+
 void mlir::pk::protocol::modelDims(KernelOp kernel, Config &config) {
+  modelDividedDims(kernel, config);
   auto entries = kernel->getAttrOfType<ArrayAttr>("pk.model_dims");
   if (!entries) return;
   constexpr int64_t kRows = 3;  // indices before the collective's dimension
