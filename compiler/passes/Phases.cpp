@@ -75,8 +75,9 @@ SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
 
 // Inside a loop body, phase i of iteration k + 1 follows every phase of iteration k, so a
 // phase depends on any other phase of the body that writes what it touches or reads what it
-// writes. A phase alone only meets itself at the tiles it writes (pk-check-tile-races), which
-// the same block handles in every iteration.
+// writes, or when a phase moves a tensor between ranks that it also reads or writes. Otherwise a
+// phase alone only meets itself at the tiles it writes (pk-check-tile-races), which the same
+// block handles in every iteration.
 Operation *mlir::pk::unorderedInLoop(Block &body) {
   SmallVector<Operation *> phases;
   for (Operation &op : body)
@@ -84,6 +85,20 @@ Operation *mlir::pk::unorderedInLoop(Block &body) {
   // A collective runs once per launch on its flags: inside a loop it would run again.
   for (Operation *op : phases)
     if (isCollectiveIntent(op)) return op;
+  // A phase that moves a tensor between ranks and also reads or writes it locally meets itself
+  // across trips: a peer writes in trip s what this rank reads in trip s + 1 (a ring all-gather's
+  // step loop), which only a launch per trip orders.
+  for (Operation *op : phases) {
+    llvm::SmallPtrSet<Value, 8> reads, writes, peerReads, peerWrites;
+    phaseTouches(op, reads, writes);
+    op->walk([&](Operation *inner) {
+      if (auto l = dyn_cast<LoadPeerOp>(inner)) peerReads.insert(l.getSource());
+      if (isa<StoreTileOp, AddTileOp, StoreAsyncOp, StoreAddAsyncOp>(inner)) peerWrites.insert(inner->getOperand(1));
+    });
+    if (llvm::any_of(peerWrites, [&](Value v) { return reads.contains(v); }) ||
+        llvm::any_of(peerReads, [&](Value v) { return writes.contains(v); }))
+      return op;
+  }
   for (Operation *op : phases) {
     if (phases.size() < 2) break;
     llvm::SmallPtrSet<Value, 8> reads, writes, otherReads, otherWrites;

@@ -1,6 +1,7 @@
 // Proves that a device-level kernel's signals and waits cannot hang, be overtaken or race,
 // by running the protocol model for every world size and checking the cross-rank events.
 #include "ProtocolModel.h"
+#include "Phases.h"
 #include "ProtocolOrder.h"
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
@@ -171,7 +172,7 @@ public:
             // cannot finish (sizes past its bounds) leaves a warning. But which peer a tile goes
             // to, and how many tiles, come from the spec: an integer read from memory there
             // could make any rank race with any other, so that is an error.
-            if (!spec && isa<LoadScalarOp>(at)) {
+            if (!spec && isa<LoadScalarOp>(at) && communicates()) {
               at->emitError("an integer read from memory ('")
                   << at->getName() << "') cannot choose a peer, bound a loop or take a branch in a "
                      "kernel that communicates: the protocol checker cannot know it on every rank, "
@@ -198,6 +199,20 @@ public:
 private:
   KernelOp kernel;
   int maxWorld;
+
+  // Whether the kernel touches other ranks' memory (peer tiles and rows, collectives, the
+  // primitives they lower to); grid-wide barriers alone stay inside a rank.
+  bool communicates() {
+    bool peers = false;
+    kernel.walk([&](Operation *op) {
+      if (auto rows = dyn_cast<TileLoadRowsOp>(op)) peers |= bool(rows.getPeer());
+      else if (auto rows = dyn_cast<TileStoreRowsOp>(op)) peers |= bool(rows.getPeer());
+      else peers |= isCollectiveIntent(op) ||
+                    isa<StoreTileOp, AddTileOp, LoadPeerOp, StoreAsyncOp, StoreAddAsyncOp, CommAllReduceOp,
+                        CopyOp, SwapOp, ReduceIntoOp, PushSmallOp>(op);
+    });
+    return peers;
+  }
   int world = 1;
   bool failed = false;
   bool specFlags = false;  // the kernel has its own flags (pk::prim), so no phase barriers of pkc's
