@@ -117,7 +117,9 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
                   "resident (checked at launch)";
         recordDecision(kernel, "general path",
                        Twine(threads) + " threads per block, " + Twine(perSm) +
-                           " block(s) per SM: " + why +
+                           " block(s) per SM" +
+                           (perSm > 1 ? " (the launch has " + Twine(perSm) + " x the worker's blocks)" : Twine()) +
+                           ": " + why +
                            (blockThreads > 0 ? Twine("; --tile-threads set the block")
                                              : Twine("; the smallest block whose live tiles "
                                                      "fit 48 registers a thread")));

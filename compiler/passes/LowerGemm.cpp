@@ -600,6 +600,16 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         });
         lowered = lower(kernel, gemmLoop, *profile);
       }
+      // Beside other phases an f32-output GEMM stays on the general path (isLocalGemmKernel):
+      // that, not what the fused templates would need, is the reason to give.
+      if (mlir::failed(lowered) && !computesLocally(kernel)) {
+        ScopedDiagnosticHandler quiet(kernel.getContext(), [](Diagnostic &) { return success(); });
+        FailureOr<GemmLoop> g = matchGemmLoop(kernel, gemmLoop);
+        if (succeeded(g) && g->out.isF32())
+          why = "an f32-output GEMM takes the template only as a kernel of its own; beside other "
+                "phases it stays in their launch on the general path (store bf16 for the template "
+                "beside them, or run the f32 GEMM as a kernel of its own)";
+      }
       // A kernel that communicates keeps its phases in order on the general path too (grid-wide
       // barriers, or pk-split-launches' launches when a template takes a phase on its own).
       // One reason per loop: a loop that is not GEMM-shaped (the tile loop's structure failed)

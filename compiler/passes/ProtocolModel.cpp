@@ -3,6 +3,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -61,6 +62,7 @@ private:
   int64_t blocksInWorker;
   Process &out;
   llvm::DenseMap<Value, int64_t> values;
+  llvm::DenseSet<Value> unknown;  // integers computed from memory (`x.at(i)`)
   llvm::DenseMap<Value, FlagInfo> flags;
   // Rows of a tile that came from inside a tensor (a clipped load's valid0), for race reports.
   llvm::DenseMap<Value, int64_t> validRows;
@@ -106,6 +108,9 @@ private:
   }
 
   bool get(Operation *user, Value v, int64_t &result) {
+    if (unknown.contains(v))
+      return fail(user, std::string(kFromMemory) + " (pk.load_scalar) decides an index, a bound, a peer or a "
+                        "branch here, and the checker cannot know it on every rank");
     auto it = values.find(v);
     if (it == values.end())
       return fail(user, "an index operand is not computed from constants, pk.rank, "
@@ -261,6 +266,11 @@ private:
     if (op->getNumResults() > 0 &&
         llvm::all_of(op->getResultTypes(), [](Type t) { return isa<FloatType>(t); }))
       return true;
+    // Integer arithmetic on a value read from memory is unknown too; only a use that needs it fails.
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return unknown.contains(v); })) {
+      for (Value r : op->getResults()) unknown.insert(r);
+      return true;
+    }
     auto binary = [&](auto fn) {
       int64_t a, b;
       if (!get(op, op->getOperand(0), a) || !get(op, op->getOperand(1), b)) return false;
@@ -597,6 +607,11 @@ private:
     // it. An index read stays unmodelled: it may bound a loop (LoadScalarOp's description).
     if (auto l = dyn_cast<LoadScalarOp>(op); l && !l.getResult().getType().isIntOrIndex())
       return wholeAccess(op, l.getSource(), rank, false);
+    // An integer read: a read like the float one, whose value the model does not know.
+    if (auto l = dyn_cast<LoadScalarOp>(op)) {
+      unknown.insert(l.getResult());
+      return wholeAccess(op, l.getSource(), rank, false);
+    }
     // Argument checks depend only on symmetric shapes: every rank takes the same branch, and
     // a failing check leaves before any signal. The model follows the passing branch.
     if (isa<YieldOp, ReturnOp, CheckOp>(op)) return true;

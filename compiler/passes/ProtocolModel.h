@@ -74,7 +74,10 @@ struct Process {
 };
 
 // Interprets `kernel` for `config`. On IR it cannot evaluate it returns false and sets
-// `where` and `why`; the kernel is then not verified.
+// `where` and `why`; the kernel is then not verified. An integer read from memory is a value the
+// model does not know: ops that compute from it stay unknown, and the first op that needs one
+// (a bound, a peer, an index, a branch) fails with a `why` that starts with kFromMemory.
+inline constexpr const char *kFromMemory = "a value read from memory";
 bool buildProcesses(KernelOp kernel, const Config &config,
                     llvm::SmallVectorImpl<Process> &processes, Operation *&where,
                     std::string &why);

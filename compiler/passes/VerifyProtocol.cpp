@@ -170,14 +170,14 @@ public:
           if (!buildProcesses(kernel, config, procs, at, why)) {
             // pkc's own protocols are correct by construction and tested, so a model that
             // cannot finish (sizes past its bounds) leaves a warning. But which peer a tile goes
-            // to, and how many tiles, come from the spec: an integer read from memory there
-            // could make any rank race with any other, so that is an error.
-            if (!spec && isa<LoadScalarOp>(at) && communicates()) {
-              at->emitError("an integer read from memory ('")
-                  << at->getName() << "') cannot choose a peer, bound a loop or take a branch in a "
-                     "kernel that communicates: the protocol checker cannot know it on every rank, "
-                     "so it cannot prove the peer accesses race-free; compute it from arguments, "
-                     "extents and rank(), or read it in a kernel of its own and pass it as an argument";
+            // to, and how many tiles, come from the spec: an integer read from memory deciding
+            // them could make any rank race with any other, so that is an error.
+            if (!spec && StringRef(why).starts_with(kFromMemory) && communicates(at)) {
+              at->emitError("a kernel that communicates cannot use an integer read from memory "
+                            "to choose a peer, bound a loop, index a tile or take a branch: ")
+                  << why << "; so its peer accesses cannot be proved race-free; compute the value "
+                     "from arguments, extents and rank(), or read it in a kernel of its own and "
+                     "pass it as an argument";
               return false;
             }
             if (!spec) {
@@ -200,11 +200,11 @@ private:
   KernelOp kernel;
   int maxWorld;
 
-  // Whether the kernel touches other ranks' memory (peer tiles and rows, collectives, the
-  // primitives they lower to); grid-wide barriers alone stay inside a rank.
-  bool communicates() {
+  // Whether `root` (an op, with what it holds) touches other ranks' memory (peer tiles and
+  // rows, collectives, the primitives they lower to); grid-wide barriers stay inside a rank.
+  static bool communicates(Operation *root) {
     bool peers = false;
-    kernel.walk([&](Operation *op) {
+    root->walk([&](Operation *op) {
       if (auto rows = dyn_cast<TileLoadRowsOp>(op)) peers |= bool(rows.getPeer());
       else if (auto rows = dyn_cast<TileStoreRowsOp>(op)) peers |= bool(rows.getPeer());
       else peers |= isCollectiveIntent(op) ||

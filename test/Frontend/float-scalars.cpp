@@ -53,7 +53,7 @@ PK_KERNEL void scaled(Tensor<f32, 2> x, Tensor<f32, 2> y, float scale, float bia
 // CHECK: pk.scalar_map <abs>
 // Scalar math leaves the blocks independent, so the kernel takes the general path's block
 // choice (it took the 512-thread default, unexplained, while pk.scalar_map was not counted).
-// EXPLAIN: general path: pk.kernel {{.*}} threads per block, {{[0-9]+}} block(s) per SM: no block waits on another
+// EXPLAIN: general path: pk.kernel {{.*}} threads per block, {{[0-9]+}} block(s) per SM{{.*}}: no block waits on another
 // CUDA-LABEL: scalar_math(
 // CUDA: = rsqrtf({{v[0-9]+}});
 // CUDA: = sqrtf(arg2);

@@ -64,7 +64,7 @@ using namespace pk;
 // WIDE: pk::tile::cast({{tile[0-9]+}}, [[A]]);
 // WIDE: if ([[T]] + 3LL * gridDim.x < [[TOTAL]]) {
 // WIDE: pk::tile::cast({{tile[0-9]+}}, [[D]]);
-// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+5]]:16: 256 threads per block, 4 block(s) per SM: no block waits on another{{.*}}the smallest block whose live tiles fit 48 registers a thread
+// EXPLAIN: general path: pk.kernel at {{.*}}batch-tile-loads.cpp:[[@LINE+5]]:16: 256 threads per block, 4 block(s) per SM (the launch has 4 x the worker's blocks): no block waits on another{{.*}}the smallest block whose live tiles fit 48 registers a thread
 // EXPLAIN: general path: pk.tile.foreach at {{.*}}batch-tile-loads.cpp:{{[0-9]+}}:3: each block copies 1 load(s) of its next tile into a 2-stage shared-memory ring (32 KiB a block, cp.async)
 // OFF-LABEL: softmax(
 // OFF: [[T:pk_tile[0-9]+]] += gridDim.x, {{pk_walk[0-9]+}}.advance()) {
