@@ -522,9 +522,10 @@ private:
             Twine(rows - p.validRows) + " are padding of a clipped load (a store writes them "
             "too: it clips only at the end of the tensor it writes), and they overlap rows [" +
             Twine(q.lo[0]) + ", " + Twine(q.hi[0]) + ") that rank " +
-            Twine(pad.rank == a.rank ? b.rank : a.rank) + " stores; start each rank's rows a "
-            "whole number of tiles apart (rank() * ((rows + " + Twine(rows - 1) + ") / " +
-            Twine(rows) + " * " + Twine(rows) + ") rather than rank() * rows)").str();
+            Twine(pad.rank == a.rank ? b.rank : a.rank) + " stores; start each block of rows a "
+            "whole number of tiles apart (an offset of r * ((rows + " + Twine(rows - 1) + ") / " +
+            Twine(rows) + " * " + Twine(rows) + ") rather than r * rows), or, where the blocks' "
+            "layout is fixed, step by tiles whose rows divide each block's rows").str();
   }
 
   void reportRace(const Recorded &a, const Recorded &b, ArrayRef<Process> procs) {

@@ -17,7 +17,7 @@ PK_KERNEL void aligned(Tensor<f32, 2> x, Sym<f32, 2> y) {
 PK_KERNEL void tails(Tensor<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
     for (auto p : range(0, world_size()))
-// CHECK: row-blocks.cpp:[[@LINE+1]]:7: error: race for world size 2: {{.*}} with no wait ordering the two: rank 0 stores a tile of 16 rows at rows [{{[0-9]+}}, {{[0-9]+}}) whose last 15 are padding of a clipped load (a store writes them too: it clips only at the end of the tensor it writes), and they overlap rows [{{[0-9]+}}, {{[0-9]+}}) that rank 1 stores; start each rank's rows a whole number of tiles apart (rank() * ((rows + 15) / 16 * 16) rather than rank() * rows)
+// CHECK: row-blocks.cpp:[[@LINE+1]]:7: error: race for world size 2: {{.*}} with no wait ordering the two: rank 0 stores a tile of 16 rows at rows [{{[0-9]+}}, {{[0-9]+}}) whose last 15 are padding of a clipped load (a store writes them too: it clips only at the end of the tensor it writes), and they overlap rows [{{[0-9]+}}, {{[0-9]+}}) that rank 1 stores; start each block of rows a whole number of tiles apart (an offset of r * ((rows + 15) / 16 * 16) rather than r * rows), or, where the blocks' layout is fixed, step by tiles whose rows divide each block's rows
       store(y.on(p), load<16, 128>(x, m, n), rank() * x.rows() + m, n);
 }
 
