@@ -250,6 +250,25 @@ constexpr llvm::StringLiteral kGeneralFor = "pk.general_for";
 
 bool before(Operation *x, Operation *y) { return x->getBlock() == y->getBlock() && x->isBeforeInBlock(y); }
 
+// What the fused templates implement, or why not: a row gather (dimension 0) of a separate
+// input into A, and an all-reduce into a distinct symmetric output (the storer adds into every
+// rank's copy). Empty when the op fits.
+std::string unfusableGather(AllGatherOp ag) {
+  if (ag.getDim() != 0)
+    return "the fused all-gather gathers whole rows (dimension 0) into A; this one gathers along "
+           "dimension " + std::to_string(ag.getDim());
+  if (ag.getInput() == ag.getOutput()) return "the fused all-gather reads a separate shard; this one is in place";
+  return "";
+}
+std::string unfusableReduce(AllReduceOp ar) {
+  if (ar.getInput() == ar.getOutput())
+    return "the fused all-reduce adds into every rank's output while peers still add, so it cannot be in place";
+  if (!isa<SymTensorType>(ar.getOutput().getType()))
+    return "the fused all-reduce adds into every rank's copy of its output, which must be symmetric "
+           "(Sym), not a local Tensor";
+  return "";
+}
+
 // Whether `v` is a zero tile: zeros<T, ...>(), or a splat of a constant 0.
 bool isZeroTile(Value v) {
   if (v.getDefiningOp<TileZerosOp>()) return true;
@@ -305,22 +324,14 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (isa<ReduceScatterOp>(op))
         diag << "; to fuse a reduce-scatter of the product, add each tile into its owner: "
                 "store_add(c.on(m / rows), tile, m % rows, n) with rows = a.rows() / world_size()";
-      else if (auto ar = dyn_cast<AllReduceOp>(op); ar && ar.getInput() == ar.getOutput())
-        diag << "; the fused all-reduce adds into every rank's output while peers still add, so "
-                "it cannot be in place";
-      else if (ar && !isa<SymTensorType>(ar.getOutput().getType()))
-        diag << "; the fused all-reduce adds into every rank's copy of its output, which must be "
-                "symmetric (Sym), not a local Tensor";
-      else if (ar)
-        diag << "; a fused all-reduce must take the tensor the loop stores, after the loop";
-      else if (auto ag = dyn_cast<AllGatherOp>(op); ag && ag.getDim() != 0)
-        diag << "; the fused all-gather gathers whole rows (dimension 0) into A; this one gathers "
-                "along dimension " << ag.getDim();
-      else if (ag && ag.getInput() == ag.getOutput())
-        diag << "; the fused all-gather reads a separate shard; this one is in place";
-      else if (ag)
-        diag << "; a fused all-gather must come before the loop and produce the A operand it "
-                "loads";
+      else if (auto ar = dyn_cast<AllReduceOp>(op))
+        diag << "; " << (unfusableReduce(ar).empty() ? "a fused all-reduce must take the tensor the loop "
+                                                       "stores, after the loop"
+                                                     : unfusableReduce(ar));
+      else if (auto ag = dyn_cast<AllGatherOp>(op))
+        diag << "; " << (unfusableGather(ag).empty() ? "a fused all-gather must come before the loop and "
+                                                       "produce the A operand it loads"
+                                                     : unfusableGather(ag));
       else
         diag << "; put it in a separate kernel";
       diag.attachNote(g.loop.getLoc()) << "the GEMM loop";
@@ -341,19 +352,16 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     Value a = g->loadA.getSource(), b = g->loadB.getSource();
     auto store = dyn_cast<TileStoreOp>(g->sink);
     // Fusion candidates by data flow: an all-gather ahead of the loop that produces A, an
-    // all-reduce after it whose input is what the loop stores. The templates implement only a
-    // row gather of a separate shard into A, and an all-reduce into symmetric outputs (the
-    // storer adds into every rank's copy); any other form stays a phase of its own, launched
-    // apart from the GEMM (`--explain` says so there).
+    // all-reduce after it whose input is what the loop stores, each of a form the templates
+    // implement; any other form stays a phase of its own, launched apart from the GEMM.
     AllGatherOp gather;
     AllReduceOp reduce;
     for (Operation &op : kernel.getBody().front()) {
-      if (auto ag = dyn_cast<AllGatherOp>(op); ag && ag.getOutput() == a && before(ag, loop) &&
-                                                ag.getDim() == 0 && ag.getInput() != ag.getOutput())
+      if (auto ag = dyn_cast<AllGatherOp>(op);
+          ag && ag.getOutput() == a && before(ag, loop) && unfusableGather(ag).empty())
         gather = ag;
-      if (auto ar = dyn_cast<AllReduceOp>(op);
-          ar && store && ar.getInput() == store.getDest() && before(loop, ar) &&
-          isa<SymTensorType>(ar.getOutput().getType()) && ar.getInput() != ar.getOutput())
+      if (auto ar = dyn_cast<AllReduceOp>(op); ar && store && ar.getInput() == store.getDest() &&
+                                                before(loop, ar) && unfusableReduce(ar).empty())
         reduce = ar;
     }
     if (b == a || (store && (store.getDest() == a || store.getDest() == b)))

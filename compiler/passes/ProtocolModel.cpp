@@ -12,6 +12,13 @@ using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::protocol;
 
+// A dimension's extent where modelDims chose none: config.dimValue along the first, the spread
+// (or 1) along the others.
+static int64_t defaultExtent(const Config &config, int64_t d) {
+  if (d == 0) return config.dimValue;
+  return size_t(d) < config.spread.size() ? config.spread[d] : 1;
+}
+
 namespace {
 
 constexpr int64_t kMaxModelledBlocks = 8;
@@ -140,8 +147,7 @@ private:
   // the first, 1 along the others, unless modelDims chose another.
   int64_t extent(unsigned arg, int64_t d) const {
     if (auto it = config.dims.find({arg, d}); it != config.dims.end()) return it->second;
-    if (d == 0) return config.dimValue;
-    return size_t(d) < config.spread.size() ? config.spread[d] : 1;
+    return defaultExtent(config, d);
   }
 
   // Pushes the boxes that make up the row-major run [from, to) of an N-D tensor whose extents
@@ -753,8 +759,7 @@ static void modelDividedDims(KernelOp kernel, Config &config) {
     auto arg = dyn_cast<BlockArgument>(dim.getTensor());
     if (!arg || arg.getOwner() != &kernel.getBody().front()) return;
     const int64_t d = int64_t(dim.getDim());
-    const int64_t extent = d == 0 ? config.dimValue : size_t(d) < config.spread.size() ? config.spread[d] : 1;
-    config.dims.insert({{arg.getArgNumber(), d}, config.world * extent});
+    config.dims.insert({{arg.getArgNumber(), d}, config.world * defaultExtent(config, d)});
   });
 }
 

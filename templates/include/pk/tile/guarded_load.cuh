@@ -25,19 +25,16 @@ __device__ __forceinline__ float load_or_zero(const bf16* p, bool ok) {
 __device__ __forceinline__ float load_or_zero(const f16* p, bool ok) {
   return to_float(f16{load_b16_or_zero(p, ok)});
 }
-__device__ __forceinline__ float load_or_zero(const float* p, bool ok) {
-  float v;
-  asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\tmov.f32 %0, 0f00000000;\n\t@q ld.global.f32 %0, [%1];\n\t}"
-      : "=f"(v) : "l"(p), "r"(static_cast<unsigned int>(ok)));
-  return v;
-}
-
 __device__ __forceinline__ int load_or_zero(const int* p, bool ok) {
   int v;
   asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\tmov.u32 %0, 0;\n\t@q ld.global.u32 %0, [%1];\n\t}"
       : "=r"(v) : "l"(p), "r"(static_cast<unsigned int>(ok)));
   return v;
 }
+__device__ __forceinline__ float load_or_zero(const float* p, bool ok) {
+  return __int_as_float(load_or_zero(reinterpret_cast<const int*>(p), ok));
+}
+
 
 }  // namespace tile
 }  // namespace pk
