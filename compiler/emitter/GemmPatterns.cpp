@@ -58,7 +58,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   d.check("0", "rem(" + dim(arg, 1) + "," + per16 + ")",
           what + "'s rows must be whole 16-byte TMA pitches: K % " + per16 + " (shown) must be 0", true);
   if (arg != kArg)
-    d.check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns");
+    d.check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns", true);
 }
 
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
@@ -80,7 +80,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   operand(d, a, "A", a, fp8 ? 1 : 2);
   if (bNMajor) {
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0", true);
-    d.check(K, dim(b, 0), "B must have A's K rows");
+    d.check(K, dim(b, 0), "B must have A's K rows", true);
   } else {
     operand(d, b, "B", a, fp8 ? 1 : 2);
   }
@@ -92,8 +92,10 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
           "C's rows must be whole 16-byte TMA pitches: N % " + cPer16 + " (shown) must be 0", true);
   if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
-    d.check(M, dim(c, 0), "C must have A's rows");
-    d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns");
+    // The spec's loop takes other shapes too (a padded C, a longer K in B: stores clip at C's
+    // edges, loads stop at the loop's K): the template's exact shapes are twin rules.
+    d.check(M, dim(c, 0), "C must have A's rows", true);
+    d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", true);
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
     if (bNMajor) d.field(FK::tmap, "b", b, {N, K}, {kBBox, kBK});
     else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});

@@ -321,7 +321,10 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       auto diag = op->emitError("'") << op->getName() << "' cannot be part of a kernel whose "
                   "GEMM loop becomes the " << job << " template (the template replaces the "
                   "kernel's body and implements only the loop and its fused communication)";
-      if (isa<ReduceScatterOp>(op))
+      if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getDim() != 0)
+        diag << "; the fused reduce-scatter (gemm_rs) scatters whole rows to their owners; this "
+                "one scatters along dimension " << rs.getDim();
+      else if (isa<ReduceScatterOp>(op))
         diag << "; to fuse a reduce-scatter of the product, add each tile into its owner: "
                 "store_add(c.on(m / rows), tile, m % rows, n) with rows = a.rows() / world_size()";
       else if (auto ar = dyn_cast<AllReduceOp>(op))
@@ -377,8 +380,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
              << g->in << " operands, B " << (g->bNMajor ? "[k, n]" : "[n, k]") << ", "
              << g->out << " output" << (g->epilogue ? " and an epilogue" : "");
     if (g->out.isF32() && !kernel->getBlock())
-      return loop.emitError("GEMM: an f32 output takes the template only in a kernel of its own; "
-                            "beside other phases it stays on the general path");
+      return loop.emitError("GEMM: the fused templates store a bf16 product; this GEMM stores "
+                            "f32 (it takes the plain GEMM template in a launch of its own)");
     MLIRContext *ctx = kernel.getContext();
     SmallVector<NamedAttribute> facts;
     auto fact = [&](StringRef k, Attribute v) { facts.push_back(NamedAttribute(StringAttr::get(ctx, k), v)); };
@@ -608,16 +611,6 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         });
         lowered = lower(kernel, gemmLoop, *profile);
       }
-      // Beside other phases an f32-output GEMM stays on the general path (isLocalGemmKernel):
-      // that, not what the fused templates would need, is the reason to give.
-      if (mlir::failed(lowered) && !computesLocally(kernel)) {
-        ScopedDiagnosticHandler quiet(kernel.getContext(), [](Diagnostic &) { return success(); });
-        FailureOr<GemmLoop> g = matchGemmLoop(kernel, gemmLoop);
-        if (succeeded(g) && g->out.isF32())
-          why = "an f32-output GEMM takes the template only as a kernel of its own; beside other "
-                "phases it stays in their launch on the general path (store bf16 for the template "
-                "beside them, or run the f32 GEMM as a kernel of its own)";
-      }
       // A kernel that communicates keeps its phases in order on the general path too (grid-wide
       // barriers, or pk-split-launches' launches when a template takes a phase on its own).
       // One reason per loop: a loop that is not GEMM-shaped (the tile loop's structure failed)
@@ -650,9 +643,7 @@ bool mlir::pk::isLocalGemmKernel(KernelOp kernel) {
   if (loops != 1 || !LowerGemm::computesLocally(kernel)) return false;
   ScopedDiagnosticHandler quiet(kernel.getContext(), [](Diagnostic &) { return success(); });
   FailureOr<GemmLoop> g = matchGemmLoop(kernel, gemmLoop);
-  // An f32-output GEMM takes the template only as a kernel of its own (with its general-path
-  // twin): beside other phases it stays in their kernel on the general path.
-  return succeeded(g) && succeeded(checkBounds(*g)) && !g->out.isF32();
+  return succeeded(g) && succeeded(checkBounds(*g));
 }
 
 std::string mlir::pk::whyNotFusedGemm(KernelOp kernel) {

@@ -525,7 +525,8 @@ private:
             Twine(pad.rank == a.rank ? b.rank : a.rank) + " stores; start each block of rows a "
             "whole number of tiles apart (an offset of r * ((rows + " + Twine(rows - 1) + ") / " +
             Twine(rows) + " * " + Twine(rows) + ") rather than r * rows), or, where the blocks' "
-            "layout is fixed, step by tiles whose rows divide each block's rows").str();
+            "layout is fixed, scatter the rows: store_rows(y, t, cast<i32>(row_index<" + Twine(rows) +
+            ", 1>(m)) + offset, n) moves none of a clipped load's padding rows").str();
   }
 
   void reportRace(const Recorded &a, const Recorded &b, ArrayRef<Process> procs) {

@@ -40,3 +40,8 @@
 // GEMM-LABEL: // pk-template gemm threads=384
 // GEMM-NOT: ctx
 // GEMM: c tmap arg=2 dims=dim(1,0),dim(0,0) box=64x64
+// Shapes the spec's loop takes but the template does not (a padded C, a longer K in B) launch
+// the general-path twin, like the TMA pitch rules, rather than fail.
+// GEMM: pk-host-check gemm 2 {{.*}} twin_rule B must have A's K columns
+// GEMM: pk-host-check gemm 4 {{.*}} twin_rule C must have A's rows
+// GEMM: pk-host-check gemm 5 {{.*}} twin_rule C must have B's rows as columns

@@ -3,8 +3,8 @@
 // and 2-4 ranks sharing one GPU (or 2 GPUs): gemm, gemm_rs, gemm_ar and ag_gemm against a
 // float64 reference with tails in M, N and K; the plain GEMM also bit for bit against the same
 // kernel launched by its nvcc host plan (pk::gemm::GemmPlan); a K the template's TMA cannot
-// take and a misaligned A run the kernel's general-path twin, checked the same way (the plain
-// GEMM, and the fused gemm_rs, gemm_ar and ag_gemm at every world size).
+// take, a misaligned A and a C padded past the product run the kernel's general-path twin,
+// checked the same way (the plain GEMM, and the fused gemm_rs, gemm_ar and ag_gemm at every world size).
 #include <pk/jit/compile.h>
 #include <pk/templates/host/fused_gemm.cuh>
 
@@ -89,6 +89,25 @@ void plain_gemm(pk::Context& ctx, cudaStream_t s) {
     PKT_OK(kernel("gemm")->launch(ctx, s, shifted, db.view(), dc3.view()));
     sync(ctx, s);
     pkt::expect_close(dc3.download(), want, K, "jit gemm, A misaligned (general-path twin)");
+  }
+  // A C padded past A's rows and B's rows (shapes the template does not take, the spec does:
+  // the twin runs): C's first M x N hold the product, the padding keeps its poison.
+  {
+    const long long Mp = M + 37, Np = N + 8;
+    DevLocal<bf16> dc4({Mp, Np}, {});
+    const auto poison = dc4.download();
+    PKT_OK(kernel("gemm")->launch(ctx, s, da.view(), db.view(), dc4.view()));
+    sync(ctx, s);
+    const auto got4 = dc4.download();
+    std::vector<bf16> inner(M * N);
+    long long touched = 0;
+    for (long long i = 0; i < Mp * Np; ++i) {
+      const long long r = i / Np, c = i % Np;
+      if (r < M && c < N) inner[r * N + c] = got4[i];
+      else touched += std::memcmp(&got4[i], &poison[i], sizeof(bf16)) != 0;
+    }
+    pkt::expect_close(inner, want, K, "jit gemm into a padded C (general-path twin)");
+    PKT_CHECK(touched == 0, "jit gemm into a padded C wrote " + std::to_string(touched) + " padding elements");
   }
 }
 

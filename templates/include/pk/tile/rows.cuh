@@ -176,11 +176,10 @@ constexpr bool same_rows_v = Tile::kSlots == Full::kSlots && Tile::kCols == Full
 template <int R>
 __device__ __forceinline__ long long valid_rows(long long rows, const long long* shape,
                                                 const long long (&origin)[R]) {
-  // Unsigned compares: a negative origin wraps past every extent (extents are >= 0).
-  using U = unsigned long long;
-  bool inside = origin[0] >= 0;
+  // As pk::tile::load: only what lies past a tensor's end is padding (before its start is zero data).
+  bool inside = true;
 #pragma unroll
-  for (int d = 1; d < R; ++d) inside &= static_cast<U>(origin[d]) < static_cast<U>(shape[d]);
+  for (int d = 1; d < R; ++d) inside &= origin[d] < shape[d];
   const long long rest = shape[0] - origin[0];
   return !inside ? 0 : rest < rows ? rest : rows;
 }

@@ -297,22 +297,19 @@ __device__ __forceinline__ void load_runs(Tile& t, At at) {
 // Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
 template <class Tile, class T>
 __device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
-  bool inside = true;  // the other dimensions' origins within the tensor
-  for (int d = 1; d < Tile::kRank; ++d) inside &= origin[d] >= 0 && origin[d] < shape[d];
-  const long long rest = shape[0] - origin[0];
-  t.valid0 = !inside || origin[0] < 0 ? 0 : rest < Tile::dim(0) ? rest : Tile::dim(0);
-  if constexpr (Tile::kRank >= 2) {
-    const long long rest1 = shape[1] - origin[1];  // origin[1] >= 0 where inside
-    t.valid1 = !inside || origin[0] < 0 ? 0 : rest1 < Tile::dim(1) ? rest1 : Tile::dim(1);
-  }
-  if constexpr (Tile::kRank >= 3) {
-    const long long rest2 = shape[2] - origin[2];
-    t.valid2 = !inside || origin[0] < 0 ? 0 : rest2 < Tile::dim(2) ? rest2 : Tile::dim(2);
-  }
-  if constexpr (Tile::kRank >= 4) {
-    const long long rest3 = shape[3] - origin[3];
-    t.valid3 = !inside || origin[0] < 0 ? 0 : rest3 < Tile::dim(3) ? rest3 : Tile::dim(3);
-  }
+  // Padding is what lies past a tensor's end; elements before its start (a load at t - 1: a
+  // token shift, an exclusive scan) read as zero and count as data. So a tile past the end of
+  // another dimension holds no data, and one at a negative origin keeps its rows.
+  bool inside = true;
+  for (int d = 1; d < Tile::kRank; ++d) inside &= origin[d] < shape[d];
+  auto extent = [&](int d) -> long long {
+    const long long rest = shape[d] - origin[d];
+    return !inside ? 0 : rest < Tile::dim(d) ? rest : Tile::dim(d);
+  };
+  t.valid0 = extent(0);
+  if constexpr (Tile::kRank >= 2) t.valid1 = extent(1);
+  if constexpr (Tile::kRank >= 3) t.valid2 = extent(2);
+  if constexpr (Tile::kRank >= 4) t.valid3 = extent(3);
   if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
