@@ -68,8 +68,9 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   // Or foreach (o, m, n) step [1, BM, BN]: tiles of each owner o's rows (a reduce-scatter).
   const bool ownerForm = loop.getSteps().size() == 3 && loop.getSteps()[0] == 1;
   if (loop.getSteps().size() != 2 && !ownerForm)
-    return loop.emitError("GEMM tile loop: must step over 2-D output tiles (or over owners and "
-                          "their tiles: (o, m, n) step [1, BM, BN])");
+    return loop.emitError("GEMM tile loop: the template takes a loop over 2-D output tiles (m, n) "
+                          "(or over owners and their tiles: (o, m, n) step [1, BM, BN]); this one "
+                          "steps over ") << loop.getSteps().size() << "-D tiles";
   const unsigned first = ownerForm ? 1 : 0;
   g.bm = loop.getSteps()[first];
   g.bn = loop.getSteps()[first + 1];
@@ -87,7 +88,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
       kloop = f;
     }
   if (!kloop || kloop.getNumRegionIterArgs() != 1 || !kloop.getInitArgs()[0].getDefiningOp<TileZerosOp>())
-    return loop.emitError("GEMM tile loop: expected one scf.for over K carrying a zero-initialised accumulator");
+    return loop.emitError("GEMM tile loop: the template's loop holds one range loop over K whose "
+                          "only carried value is one accumulator started at zeros<f32>(); "
+                          "this one has ")
+           << (!kloop ? std::string("no range loop")
+                      : kloop.getNumRegionIterArgs() != 1
+                            ? std::to_string(kloop.getNumRegionIterArgs()) + " carried values"
+                            : std::string("an accumulator not started at zeros"));
   std::optional<int64_t> step = getConstantIntValue(kloop.getStep());
   if (!step || *step < 1 || getConstantIntValue(kloop.getLowerBound()) != 0)
     return kloop.emitError("GEMM K loop: must run from 0 in constant steps");
@@ -111,10 +118,19 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return mul && ((mul.getLhs() == g.owner && sameIndex(mul.getRhs(), g.rowsPerOwner)) ||
                    (mul.getRhs() == g.owner && sameIndex(mul.getLhs(), g.rowsPerOwner)));
   };
+  // A batched GEMM's operands are 2-D views (pk.tile.reshape) of 3-D loads.
+  auto batched = [](Value operand) {
+    auto view = operand.getDefiningOp<TileReshapeOp>();
+    auto load = view ? view->getOperand(0).getDefiningOp<TileLoadOp>() : TileLoadOp();
+    return load && load.getIndices().size() == 3;
+  };
   if (!g.loadA || !g.loadB || g.loadA.getIndices().size() != 2 || g.loadB.getIndices().size() != 2 ||
       !isARow(g.loadA.getIndices()[0]) || g.loadA.getIndices()[1] != k ||
       g.loadB.getIndices()[0] != bRow || g.loadB.getIndices()[1] != bCol)
-    return mma.emitError(ownerForm ? "GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] "
+    return mma.emitError(batched(mma.getA()) || batched(mma.getB())
+                             ? "GEMM: a batched GEMM (3-D operands, a product per batch index) is not "
+                               "a template form"
+                         : ownerForm ? "GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] "
                                      "and B[n, k]"
                          : g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
                                      : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");

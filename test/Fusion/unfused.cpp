@@ -21,6 +21,28 @@ PK_KERNEL void gemm_then_rs(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p
   reduce_scatter(Sum, p, c);
 }
 
+// Along dimension 1 the hint to add tiles into row owners would be another operation.
+// CHECK-LABEL: decisions for kernel 'gemm_then_rs_cols':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}the fused reduce-scatter (gemm_rs) scatters whole rows to their owners; this one scatters along dimension 1
+PK_KERNEL void gemm_then_rs_cols(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_LOOP(a, b, p)
+  reduce_scatter(Sum, p, c, 1);
+}
+
+// An f32 product beside a collective takes the plain GEMM template in a launch of its own.
+// CHECK-LABEL: decisions for kernel 'gemm_f32_then_rs_cols':
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}(the GEMM template){{.*}}the fused templates store a bf16 product; this GEMM stores f32
+// CHECK: decisions for kernel 'gemm_f32_then_rs_cols_launch0':
+// CHECK: template: {{.*}}gemm: persistent LCSC kernel{{.*}}f32 output
+PK_KERNEL void gemm_f32_then_rs_cols(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<f32, 2> p, Sym<f32, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma_t(load<128, 64>(a, m, k), load<256, 64>(b, n, k), acc);
+    store(p, acc, m, n);
+  }
+  reduce_scatter(Sum, p, c, 1);
+}
+
 // A max all-reduce cannot ride on the template's reduce-add.
 // CHECK-LABEL: decisions for kernel 'gemm_then_ar_max':
 // CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: GEMM + all-reduce: the fused template reduce-adds every tile into the ranks' outputs,
