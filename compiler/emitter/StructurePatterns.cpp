@@ -136,9 +136,10 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
     e.os << (i ? "," : "") << arg.getType();
   }
   emitHostChecks(e, kernel);
-  e.os << "\nextern \"C\" __global__ void __launch_bounds__(" << e.threads;
-  if (e.blocksPerSm > 1) e.os << ", " << e.blocksPerSm;
-  e.os << ") " << name
+  // The blocks per SM always: with 1024 threads and none given, ptxas held a kernel to 32
+  // registers (aiming at two blocks an SM) and spilled; one block may take 64.
+  e.os << "\nextern \"C\" __global__ void __launch_bounds__(" << e.threads << ", " << e.blocksPerSm
+       << ") " << name
        << "(pk::LaunchContext ctx";
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
     std::string argName = "arg" + std::to_string(i);

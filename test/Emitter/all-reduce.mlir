@@ -11,7 +11,7 @@
 // CHECK: constexpr int kThreads = 512;
 // CHECK: constexpr int kFlagSlots = 8;
 // CHECK: // pk-launch ar threads=512 blocks=132 flag_slots=8 args=!pk.sym<?xf32>,!pk.tensor<?xf32>
-// CHECK: extern "C" __global__ void __launch_bounds__(512) ar(pk::LaunchContext ctx, pk::SymTensor<float> arg0, pk::Tensor<float> arg1)
+// CHECK: extern "C" __global__ void __launch_bounds__(512, 1) ar(pk::LaunchContext ctx, pk::SymTensor<float> arg0, pk::Tensor<float> arg1)
 // CHECK: const int [[ARRIVE:flag[0-9]+]] = 0 * gridDim.x + blockIdx.x;
 // CHECK: const int [[DEPART:flag[0-9]+]] = 1 * gridDim.x + blockIdx.x;
 // CHECK: const int [[COUNT:flag[0-9]+]] = 2 * gridDim.x + blockIdx.x;

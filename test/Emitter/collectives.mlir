@@ -5,7 +5,7 @@
 // the root's copy with copy_elems into the local output, on the fixed grid the pass chose,
 // between two flag rounds.
 // CHECK-LABEL: // pk-launch broadcast threads=512 blocks=132 flag_slots=8 copy_engine=broadcast:100663296:0:1:2 args=!pk.sym<?xf16>,!pk.tensor<?xf16>,index
-// CHECK: extern "C" __global__ void __launch_bounds__(512) broadcast(pk::LaunchContext ctx, pk::SymTensor<pk::f16> arg0, pk::Tensor<pk::f16> arg1, long long arg2)
+// CHECK: extern "C" __global__ void __launch_bounds__(512, 1) broadcast(pk::LaunchContext ctx, pk::SymTensor<pk::f16> arg0, pk::Tensor<pk::f16> arg1, long long arg2)
 // CHECK: pk::push_small<pk::SmallCollective::broadcast, pk::ReduceOp::sum>(ctx, arg0.peer[ctx.rank], arg0.numel, arg1.data, arg1.numel, arg2,
 // CHECK: pk::signal_all(ctx, [[ARRIVE:flag[0-9]+]]);
 // CHECK: pk::wait_ge(ctx, [[ARRIVE]], pk_direct_epoch{{[0-9]+}} *

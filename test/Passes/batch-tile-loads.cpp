@@ -53,7 +53,7 @@ using namespace pk;
 // into registers: the loads of all four come first (the last ones clamped to the loop's last
 // tile), then each row's reductions and stores behind a guard.
 // WIDE: constexpr int kThreads = 1024;
-// WIDE-LABEL: void __launch_bounds__(1024) softmax(
+// WIDE-LABEL: void __launch_bounds__(1024, 1) softmax(
 // WIDE: for (long long [[T:pk_tile[0-9]+]] = blockIdx.x; [[T]] < [[TOTAL:.*]]; [[T]] += 4LL * gridDim.x) {
 // WIDE: min([[T]] + 0LL * gridDim.x, [[TOTAL]] - 1);
 // WIDE: pk::tile::load([[A:tile[0-9]+]], arg0.data
@@ -157,7 +157,7 @@ PK_KERNEL void three_loads(Tensor<f32, 2> x, Tensor<f32, 2> w, Tensor<f32, 2> b,
 // A 1 x 16384 f32 row is 32 registers a thread at 512 threads, and the row and its square
 // live together: 64 registers, so one 1024-thread block per SM, with a ring of two 64 KiB rows.
 // CHECK: // pk-launch wide_rows threads=1024 blocks=132 flag_slots=0 smem=131072 args=
-// CHECK-LABEL: void __launch_bounds__(1024) wide_rows(
+// CHECK-LABEL: void __launch_bounds__(1024, 1) wide_rows(
 PK_KERNEL void wide_rows(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {1, 16384})) {
     auto t = load<1, 16384>(x, m, n);
@@ -172,8 +172,8 @@ PK_KERNEL void wide_rows(Tensor<f32, 2> x, Tensor<f32, 2> y) {
 // CHECK-NEXT: constexpr int kFlagSlots = {{[0-9]+}};
 // CHECK-NEXT: constexpr unsigned kSharedBytes = 0;
 // CHECK: // pk-launch scale_then_sum threads=512 blocks=132 flag_slots={{[0-9]+}} args=
-// CHECK-LABEL: void __launch_bounds__(512) scale_then_sum(
-// WIDE-LABEL: void __launch_bounds__(512) scale_then_sum(
+// CHECK-LABEL: void __launch_bounds__(512, 1) scale_then_sum(
+// WIDE-LABEL: void __launch_bounds__(512, 1) scale_then_sum(
 PK_KERNEL void scale_then_sum(Tensor<f32, 1> x, Sym<f32, 1> y, Sym<f32, 1> z) {
   for (auto i : tiles(x.size(), {4096})) store(y, load<4096>(x, i) * 2.0f, i);
   all_reduce(Sum, y, z);

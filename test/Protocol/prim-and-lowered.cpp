@@ -5,7 +5,7 @@
 #include <pk/spec.h>
 using namespace pk;
 // CHECK-NOT: warning
-// CHECK-LABEL: void __launch_bounds__(512) prim_and_collective(
+// CHECK-LABEL: void __launch_bounds__(512, 1) prim_and_collective(
 // CHECK: const int [[U0:flag[0-9]+]] = 8 * gridDim.x + blockIdx.x;
 // CHECK: pk::barrier(ctx, [[U0]])
 // CHECK: worker <communicator>
