@@ -373,8 +373,11 @@ LogicalResult emitMap(Emitter &e, Operation *op) {
   // Dividing by an f32 row or column vector multiplies by its reciprocals, computed once per
   // vector element instead of a full-precision division per tile element (softmax's e /
   // row_sum(e)); within 2 ulp of fp32 division (docs/language.md).
+  // Only for such vectors (2-D, one extent 1): any other divisor divides correctly rounded.
+  const bool vector2d = vecType.getShape().size() == 2 && vecType.getNumElements() > 1 &&
+                        (vecType.getShape()[0] == 1 || vecType.getShape()[1] == 1);
   const bool reciprocal =
-      map.getKind() == MapKind::div && !vecFirst && vecType.getElementType().isF32();
+      map.getKind() == MapKind::div && !vecFirst && vecType.getElementType().isF32() && vector2d;
   if (reciprocal) f = "[](float x, float y) { return x * y; }";
   // A rows x 1 vector rebuilt from loads and maps is computed by each thread for its rows.
   const bool byRow = vecType.getNumElements() > 1 && vecType.getShape().back() == 1 &&

@@ -324,6 +324,11 @@ struct ElementProgram::Capture {
       if (!(d == 0 && iota.getOrigin() == m) && !(d == 1 && iota.getOrigin() == n))
         return fail(op, Twine(an()) + Twine(noun) + " row (column) index must start at the output tile's row m "
                         "(column n)");
+      // One row of row indices is the tile's first row broadcast, which retiling would change.
+      if (cast<TileType>(iota.getType()).getShape()[d] != (d == 0 ? bm : bn))
+        return fail(op, Twine(an()) + Twine(noun) + " row (column) index must span the output tile's rows "
+                        "(columns): one of extent 1 is the tile's origin, which the template's own "
+                        "tiling changes");
       SmallVector<NamedAttribute> f{named("op", str("iota")), named("dim", i64(d))};
       if (isInt(v.getType())) f.push_back(named("int", UnitAttr::get(ctx())));
       return add(v, f);

@@ -128,10 +128,12 @@ bool isTile(Type t, int64_t rows, int64_t cols, bool bf16) {
   return tile && tile.getRank() == 2 && tile.getShape()[0] == rows && tile.getShape()[1] == cols &&
          (bf16 ? tile.getElementType().isBF16() : tile.getElementType().isF32());
 }
-// iota along `dim` from `origin`: col_index<..>(n) is dim 1, row_index<..>(m) dim 0.
+// iota along `dim` from `origin`: col_index<..>(n) is dim 1, row_index<..>(m) dim 0, spanning the
+// tile along it (one of extent 1 is the tile's origin broadcast, not each element's index).
 bool isIota(Value v, Value origin, int64_t dim) {
   auto iota = v.getDefiningOp<TileIotaOp>();
-  return iota && iota.getOrigin() == origin && int64_t(iota.getDim()) == dim;
+  return iota && iota.getOrigin() == origin && int64_t(iota.getDim()) == dim &&
+         cast<TileType>(iota.getType()).getShape()[dim] > 1;
 }
 // splat(float(k.rows())): the key count as the mask compares it.
 bool isKeyCount(Value v, Value k, int64_t rowsDim) {

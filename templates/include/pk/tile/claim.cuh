@@ -22,13 +22,15 @@ template <class Out, class Idx, class C>
 __device__ void claim(Out& out, const Idx& idx, C* counter, long long size) {
   static_assert(is_integer_v<typename Idx::elem> && is_integer_v<C>, "integer indices and counters");
   out.valid0 = idx.valid0;
-  constexpr long long per_row = Idx::kCount / Idx::dim(0);
+  out.valid1 = idx.valid1;
+  out.valid2 = idx.valid2;
+  out.valid3 = idx.valid3;
   if constexpr (Idx::kCount == 1) {
     // Every slot of a one-element tile holds element 0: claim once, then share the slot.
     __shared__ long long slot;
     __syncthreads();
     if (threadIdx.x == 0)
-      slot = idx.valid0 > 0 ? static_cast<long long>(claim_one(counter, size, static_cast<long long>(idx.v[0])))
+      slot = !idx.padding(0) ? static_cast<long long>(claim_one(counter, size, static_cast<long long>(idx.v[0])))
                             : -1;
     __syncthreads();
     for (int s = 0; s < Out::kSlots; ++s) out.v[s] = static_cast<typename Out::value>(slot);
@@ -37,7 +39,7 @@ __device__ void claim(Out& out, const Idx& idx, C* counter, long long size) {
 #pragma unroll
   for (int s = 0; s < Idx::kSlots; ++s) {
     const long long i = Idx::index(s);
-    const bool real = i < Idx::kCount && i / per_row < idx.valid0;
+    const bool real = i < Idx::kCount && !idx.padding(i);  // padding in any dimension claims nothing
     out.v[s] = real ? static_cast<typename Out::value>(
                           claim_one(counter, size, static_cast<long long>(idx.v[s])))
                     : typename Out::value(-1);

@@ -27,7 +27,7 @@ __device__ __forceinline__ const long long* stage_row_indices(const Idx& idx, fl
 #pragma unroll
   for (int s = 0; s < Idx::kSlots; ++s) {
     const long long i = Idx::index(s);
-    if (i < Idx::kCount) rows[i] = i < idx.valid0 && i < valid ? static_cast<long long>(idx.v[s]) : -1;
+    if (i < Idx::kCount) rows[i] = !idx.padding(i) && i < valid ? static_cast<long long>(idx.v[s]) : -1;
   }
   __syncthreads();
   return rows;
@@ -148,6 +148,9 @@ template <class Tile, class Idx, class T>
 __device__ void load_rows(Tile& t, const Idx& idx, const T* data, const long long* shape, long long col,
                           float* stage) {
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
+  // Rows gathered by padding indices are padding too (computed from them).
+  t.valid0 = idx.valid_count();
+  t.valid1 = Tile::dim(1);
   load_rows_of(t, StagedRows{stage_row_indices(idx, stage)}, data, shape, col);
 }
 template <class Tile, class Made, class I, class T>
@@ -155,6 +158,8 @@ __device__ void load_rows(Tile& t, const RowValues<Made, I>& idx, const T* data,
                           long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
   static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  t.valid0 = idx.valid0;  // rows gathered by padding indices are padding too
+  t.valid1 = Tile::dim(1);
   if constexpr (int_row_runs_v<Tile, Made, I, T>) {
     if (row_runs_fit<Tile>(data, shape, col)) {
       const IndexedRuns<Tile> runs(idx.valid0, shape, col, data);

@@ -75,7 +75,8 @@ __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValu
     // int indices (the MoE routing): checked and addressed as gather.cuh's IndexedRuns does;
     // the run that opens a row is at column 0 of the tile, so its address is the row's at `col`.
     if (static_cast<U>(col) >= static_cast<U>(shape[1])) return;
-    const IndexedRuns<Made> runs(idx.valid0, shape, col, data);
+    // Rows that are padding of the values (computed from a clipped load) move nowhere either.
+    const IndexedRuns<Made> runs(idx.valid0 < vals.valid0 ? idx.valid0 : vals.valid0, shape, col, data);
 #pragma unroll
     for (int j = 0; j < vals.kCount; ++j) {
       const int s = j * Made::kVec;
@@ -91,7 +92,7 @@ __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValu
     const int s = j * Made::kVec;
     const long long r = row_opened<Made>(s);
     if (r < 0) continue;
-    const long long row = RowsOf<Made, I>{idx}(s, r);
+    const long long row = RowsOf<Made, I>{idx, vals.valid0}(s, r);
     // Unsigned compares: a negative row or column (-1: no row) wraps past every extent.
     if (static_cast<U>(row) >= static_cast<U>(shape[0]) || static_cast<U>(col) >= static_cast<U>(shape[1])) continue;
     if constexpr (Add) ::pk::detail::red_add(data + row * shape[1] + col, store_value<T>(vals.v[j]));

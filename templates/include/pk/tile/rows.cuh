@@ -179,7 +179,7 @@ __device__ __forceinline__ long long valid_rows(long long rows, const long long*
   // As pk::tile::load: only what lies past a tensor's end is padding (before its start is zero data).
   bool inside = true;
 #pragma unroll
-  for (int d = 1; d < R; ++d) inside &= origin[d] < shape[d];
+  for (int d = 0; d < R; ++d) inside &= origin[d] < shape[d];
   const long long rest = shape[0] - origin[0];
   return !inside ? 0 : rest < rows ? rest : rows;
 }
@@ -255,6 +255,7 @@ __device__ __forceinline__ void for_each_broadcast(const Vec& vec, float* stage,
 // dimension where it has the result's extent (a vector's padding rows are padding there too).
 template <class Out, class Vec>
 __device__ __forceinline__ long long broadcast_valid(int d, long long out_valid, const Vec& vec) {
+  if (vec.empty()) return 0;  // computed from no data at all (a load past the end): no data
   const long long vec_valid = vec.valid_along(d);
   return Vec::dim(d) == Out::dim(d) && vec_valid < out_valid ? vec_valid : out_valid;
 }
@@ -292,13 +293,12 @@ template <class Full, class Vec, class F>
 __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool vec_first, F f,
                               float* stage) {
   if constexpr (Vec::kCount == 1) {
-    constexpr bool by_row = Vec::kRank == 2 && Full::kRank == 2 && Full::dim(0) == 1;
-    out.valid0 = by_row ? min(full.valid0, vec.valid0) : full.valid0;
-    out.valid1 = full.valid1;
-    out.valid2 = full.valid2;
-    out.valid3 = full.valid3;
-  out.valid2 = full.valid2;
-  out.valid3 = full.valid3;
+    // A one-element operand from past a tensor's end makes the result padding.
+    const bool none = vec.empty();
+    out.valid0 = none ? 0 : full.valid0;
+    out.valid1 = none ? 0 : full.valid1;
+    out.valid2 = none ? 0 : full.valid2;
+    out.valid3 = none ? 0 : full.valid3;
 #pragma unroll
     for (int s = 0; s < Full::kSlots; ++s)
       out.v[s] = convert<typename Full::elem>(vec_first ? f(vec.v[0], full.v[s]) : f(full.v[s], vec.v[0]));

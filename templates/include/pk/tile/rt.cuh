@@ -64,6 +64,22 @@ struct rt {
     }
     return past;
   }
+  // Whether no element holds data (past a tensor's end in some dimension).
+  __device__ bool empty() const {
+    bool none = false;
+#pragma unroll
+    for (int d = 0; d < R; ++d) none |= valid_along(d) <= 0;
+    return none;
+  }
+  // How many leading elements hold data, for a tile with one dimension of more than one element
+  // (an index row or column): none when any dimension holds none.
+  __device__ long long valid_count() const {
+    long long n = empty() ? 0 : kCount;
+#pragma unroll
+    for (int d = 0; d < R; ++d)
+      if (dim(d) > 1 && valid_along(d) < n) n = valid_along(d);
+    return n;
+  }
   // Extent of dimension d (a function: arrays indexed at run time are not constant in device code).
   __host__ __device__ static constexpr int dim(int d) {
     return d == 0 ? S0 : d == 1 ? S1 : d == 2 ? S2 : S3;
@@ -109,11 +125,23 @@ __device__ __forceinline__ float round_to(float x) {
   else return to_float(from_float<T>(x));
 }
 
-// x as the register value of a T element: floats rounded to T; float to integer rounds toward
-// zero and saturates (NaN gives 0), as cvt.rzi does; integers narrow by wrapping.
+// An integer as a float rounded to odd (toward zero, then the last bit set when inexact): rounding
+// that to a narrower type (bf16, f16) rounds the integer once, to nearest even.
+template <class X>
+__device__ __forceinline__ float to_float_odd(X x) {
+  const long long v = static_cast<long long>(x);
+  float f = __ll2float_rz(v);
+  if (__float2ll_rz(f) != v) f = __uint_as_float(__float_as_uint(f) | 1u);
+  return f;
+}
+
+// x as the register value of a T element: floats rounded to T, integers to the nearest T; float
+// to integer rounds toward zero and saturates (NaN gives 0), as cvt.rzi does; integers narrow by
+// wrapping.
 template <class T, class X>
 __device__ __forceinline__ typename value_of<T>::type convert(X x) {
-  if constexpr (!is_integer_v<T>) return round_to<T>(static_cast<float>(x));
+  if constexpr (!is_integer_v<T> && is_integer_v<X> && sizeof(T) == 2) return round_to<T>(to_float_odd(x));
+  else if constexpr (!is_integer_v<T>) return round_to<T>(static_cast<float>(x));
   else if constexpr (is_integer_v<X>)
     return static_cast<typename value_of<T>::type>(x);
   else if constexpr (sizeof(T) == 4) return __float2int_rz(x);
@@ -294,14 +322,15 @@ __device__ __forceinline__ void load_runs(Tile& t, At at) {
   }
 }
 
-// Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
-template <class Tile, class T>
-__device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
+// The valid extents of a tile loaded at `origin` of a tensor of `shape`.
+template <class Tile>
+__device__ __forceinline__ void set_extents(Tile& t, const long long* shape, const long long* origin) {
   // Padding is what lies past a tensor's end; elements before its start (a load at t - 1: a
   // token shift, an exclusive scan) read as zero and count as data. So a tile past the end of
-  // another dimension holds no data, and one at a negative origin keeps its rows.
+  // any dimension holds no data (in every dimension: a transpose must not turn its columns into
+  // rows), and one at a negative origin keeps its rows.
   bool inside = true;
-  for (int d = 1; d < Tile::kRank; ++d) inside &= origin[d] < shape[d];
+  for (int d = 0; d < Tile::kRank; ++d) inside &= origin[d] < shape[d];
   auto extent = [&](int d) -> long long {
     const long long rest = shape[d] - origin[d];
     return !inside ? 0 : rest < Tile::dim(d) ? rest : Tile::dim(d);
@@ -310,6 +339,12 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
   if constexpr (Tile::kRank >= 2) t.valid1 = extent(1);
   if constexpr (Tile::kRank >= 3) t.valid2 = extent(2);
   if constexpr (Tile::kRank >= 4) t.valid3 = extent(3);
+}
+
+// Loads the tile at `origin` from row-major `data` of `shape`; elements outside read as zero.
+template <class Tile, class T>
+__device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
+  set_extents(t, shape, origin);
   if (idle<Tile>()) return;
   if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
     if (runs_fit<Tile>(data, shape, origin)) {
@@ -368,6 +403,7 @@ __device__ void store_add(const Tile& t, T* data, const long long* shape, const 
 template <ReduceOp Op, class Tile, class T>
 __device__ void load_reduce(Tile& t, const LaunchContext& c, const SymTensor<T>& src,
                             const long long* origin) {
+  set_extents(t, src.shape, origin);  // a clipped load's padding, as load() marks it
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; ++s) {
     const long long i = Tile::source(s);
