@@ -1,5 +1,7 @@
 // Probes of the second padding / retiling audit (test/specs/audit2_findings.md). Each kernel is
-// the minimal reproducer of one finding; all compile with pkc (none has run on a GPU).
+// the minimal reproducer of one finding; all compile with pkc (none has run on a GPU). The last two
+// (offset_by_past_end_base, divide_by_one_element) were added for test/gpu/audit2_jit_test.cu,
+// which runs every kernel here against exact or float64 references.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -113,4 +115,21 @@ PK_KERNEL void int_to_bf16(Tensor<i32, 1> x, Tensor<bf16, 1> y) {
 PK_KERNEL void divide_by_broadcast(Tensor<f32, 3> x, Tensor<f32, 3> s, Tensor<f32, 3> y) {
   for (auto [b, t, d] : tiles(x.dim(0), x.dim(1), x.dim(2), {4, 16, 64}))
     store(y, load<4, 16, 64>(x, b, t, d) / load<1, 1, 64>(s, 0, 0, d), b, t, d);
+}
+
+// Finding 5 (a one-element operand): the base offset read at e, past base's end when e >=
+// base.size(), makes every index padding (computed from no data): nothing is stored. Before the
+// fix the one-element operand's padding was dropped and ids[t] + 0 moved x's rows.
+PK_KERNEL void offset_by_past_end_base(Tensor<i32, 1> ids, Tensor<i32, 1> base, Tensor<f32, 2> x,
+                                       Tensor<f32, 2> y, index e) {
+  for (auto m : tiles(ids.size(), {16})) {
+    auto idx = load<16>(ids, m) + load<1>(base, e);
+    store_rows(y, load<16, 64>(x, m, 0), idx, 0);
+  }
+}
+
+// Finding 7 (a one-element divisor): correctly rounded fp32 division, not a reciprocal.
+PK_KERNEL void divide_by_one_element(Tensor<f32, 2> x, Tensor<f32, 2> s, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
+    store(y, load<16, 64>(x, m, n) / load<1, 1>(s, 0, 0), m, n);
 }
