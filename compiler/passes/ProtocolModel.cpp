@@ -47,7 +47,7 @@ public:
   void bindArguments(KernelOp kernel) {
     for (BlockArgument arg : kernel.getBody().getArguments())
       if (arg.getType().isIntOrIndex())
-        values[arg] = config.dimValue;
+        values[arg] = config.intArgs.value_or(config.dimValue);
   }
 
   bool run(Block &body, int depth) {
@@ -619,8 +619,15 @@ private:
       return wholeAccess(op, l.getSource(), rank, false);
     }
     // Argument checks depend only on symmetric shapes: every rank takes the same branch, and
-    // a failing check leaves before any signal. The model follows the passing branch.
-    if (isa<YieldOp, ReturnOp, CheckOp>(op)) return true;
+    // a failing check leaves before any signal. The model follows the passing branch, and a
+    // configuration whose sizes fail a check is no launch at all.
+    if (auto check = dyn_cast<CheckOp>(op)) {
+      auto it = values.find(check.getCondition());
+      if (it != values.end() && !unknown.contains(check.getCondition()) && it->second == 0)
+        return fail(op, std::string(kRefusedAtLaunch) + ": " + check.getMessage().str());
+      return true;
+    }
+    if (isa<YieldOp, ReturnOp>(op)) return true;
     // Tile compute: no index results, no regions, no effects on memory the protocol sees.
     bool indexResult = llvm::any_of(op->getResultTypes(),
                                     [](Type t) { return t.isIntOrIndex(); });
@@ -703,7 +710,7 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
               "on for a count that does not follow the blocks; use a <block> flag";
         return false;
       }
-      blocks = 3;
+      blocks = config.standIns;
     }
     processes.reserve(processes.size() + blocks * config.world);
     size_t events = 0;  // the previous block's count, a good guess for the next one's

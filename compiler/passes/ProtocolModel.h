@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace mlir::pk::protocol {
@@ -24,6 +25,12 @@ struct Config {
   // Extents of dimensions 1, 2, ... of every tensor where dims says nothing (1 when empty): a
   // configuration with several tiles along them too (spreadExtents).
   std::vector<int64_t> spread;
+  // The value of integer (and index) arguments: dimValue when unset; 0 in a configuration of
+  // its own (a root or peer 0, an offset of nothing).
+  std::optional<int64_t> intArgs;
+  // Blocks that stand for a worker of more than the model follows (3: tiles t and t + 1, t + 2
+  // on other blocks; 2: t and t + 3 too).
+  int64_t standIns = 3;
 };
 
 // Extents for the dimensions after the first that give every tile loop a partial third tile
@@ -78,6 +85,9 @@ struct Process {
 // model does not know: ops that compute from it stay unknown, and the first op that needs one
 // (a bound, a peer, an index, a branch) fails with a `why` that starts with kFromMemory.
 inline constexpr const char *kFromMemory = "a value read from memory";
+// A configuration whose sizes fail one of the kernel's launch checks (pk.check): no launch runs
+// it, so the checker skips it; buildProcesses fails with a `why` that starts with this.
+inline constexpr const char *kRefusedAtLaunch = "refused at launch";
 bool buildProcesses(KernelOp kernel, const Config &config,
                     llvm::SmallVectorImpl<Process> &processes, Operation *&where,
                     std::string &why);

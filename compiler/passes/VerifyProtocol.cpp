@@ -139,7 +139,10 @@ const char *verb(const Access &a) { return a.write ? (a.add ? "adds into" : "wri
 
 class KernelChecker {
 public:
-  KernelChecker(KernelOp kernel, int maxWorld) : kernel(kernel), maxWorld(maxWorld) {}
+  // `localOnly`: a kernel that does not communicate, checked at world size 1 for blocks that
+  // write what other blocks touch, where the model can follow it.
+  KernelChecker(KernelOp kernel, int maxWorld, bool localOnly = false)
+      : kernel(kernel), maxWorld(maxWorld), localOnly(localOnly) {}
 
   bool run() {
     checkEqualCompares();
@@ -157,48 +160,81 @@ public:
     const std::vector<int64_t> spread = spec ? spreadExtents(kernel) : std::vector<int64_t>{};
     SmallVector<std::pair<int64_t, bool>> dims = {{tail, false}, {1, false}};
     if (!spread.empty()) dims.push_back({tail, true});
-    SmallVector<int64_t> blocks = hasOpenBlocks ? SmallVector<int64_t>{1, 3}
+    // Blocks: one, and two and three (tiles t and t + 2, t + 3 on other blocks: a shift by
+    // two or three tiles races somewhere).
+    SmallVector<int64_t> blocks = hasOpenBlocks ? SmallVector<int64_t>{1, 2, 3}
                                                 : SmallVector<int64_t>{1};
-    for (int w = 1; w <= maxWorld; ++w)
+    // Integer arguments take the extent's value, and 0 (a root or peer 0, no offset) in
+    // configurations of their own, which are skipped where the model cannot follow them.
+    bool intArgs = false;
+    for (BlockArgument arg : kernel.getBody().getArguments()) intArgs |= arg.getType().isIntOrIndex();
+    SmallVector<std::optional<int64_t>> argValues = {std::nullopt};
+    if (intArgs) argValues.push_back(0);
+    for (int w = 1; w <= (localOnly ? 1 : maxWorld); ++w)
       for (auto [n, spreadOut] : dims)
-        for (int64_t b : blocks) {
-          Config config{w, n, b, {}, spreadOut ? spread : std::vector<int64_t>{}};
-          modelDims(kernel, config);
-          SmallVector<Process, 0> procs;
-          Operation *at = nullptr;
-          std::string why;
-          if (!buildProcesses(kernel, config, procs, at, why)) {
-            // pkc's own protocols are correct by construction and tested, so a model that
-            // cannot finish (sizes past its bounds) leaves a warning. But which peer a tile goes
-            // to, and how many tiles, come from the spec: an integer read from memory deciding
-            // them could make any rank race with any other, so that is an error.
-            if (!spec && StringRef(why).starts_with(kFromMemory) && communicates(at)) {
-              at->emitError("a kernel that communicates cannot use an integer read from memory "
-                            "to choose a peer, bound a loop, index a tile or take a branch: ")
-                  << why << "; so its peer accesses cannot be proved race-free; compute the value "
-                     "from arguments, extents and rank(), or read it in a kernel of its own and "
-                     "pass it as an argument";
-              return false;
+        for (int64_t b : blocks)
+          for (std::optional<int64_t> argValue : argValues) {
+            Config config{w, n, b, {}, spreadOut ? spread : std::vector<int64_t>{}, argValue};
+            if (!check(config, /*optional=*/localOnly || argValue.has_value(), spec)) return result;
+            // Workers of many blocks, modelled by three stand-ins, by two too (a tile loop's
+            // tiles t and t + 3 then run on different blocks).
+            if (b == 1 && !argValue) {
+              Config two{w, n, b, {}, spreadOut ? spread : std::vector<int64_t>{}, argValue, 2};
+              if (!check(two, /*optional=*/true, spec)) return result;
             }
-            if (!spec) {
-              at->emitWarning("protocol not verified: ") << why << " ('" << at->getName() << "')";
-              return !failed;
-            }
-            at->emitError("the kernel's own protocol (pk::prim flags) cannot be verified: ")
-                << why << "; pkc compiles a spec's signals and waits only once it has proved them";
-            return false;
           }
-          world = w;
-          checkInOrder(procs);
-          std::vector<int64_t> arrivals(numberFlags(procs));  // signals per flag and launch
-          if (checkCounts(procs, arrivals)) simulate(procs, arrivals);
-        }
+    if (modelled == 0 && !localOnly)
+      kernel.emitWarning("protocol not verified: every size the checker models fails one of the "
+                         "kernel's launch checks");
     return !failed;
   }
 
 private:
+  // Models one configuration; false stops the checker, which then returns `result`. An
+  // optional configuration the model cannot follow is skipped.
+  bool check(Config &config, bool optional, bool spec) {
+    modelDims(kernel, config);
+    SmallVector<Process, 0> procs;
+    Operation *at = nullptr;
+    std::string why;
+    if (!buildProcesses(kernel, config, procs, at, why)) {
+      if (optional || StringRef(why).starts_with(kRefusedAtLaunch)) return true;
+      // pkc's own protocols are correct by construction and tested, so a model that
+      // cannot finish (sizes past its bounds) leaves a warning. But which peer a tile goes
+      // to, and how many tiles, come from the spec: an integer read from memory deciding
+      // them could make any rank race with any other, so that is an error.
+      if (!spec && StringRef(why).starts_with(kFromMemory) && communicates(at)) {
+        at->emitError("a kernel that communicates cannot use an integer read from memory "
+                      "to choose a peer, bound a loop, index a tile or take a branch: ")
+            << why << "; so its peer accesses cannot be proved race-free; compute the value "
+               "from arguments, extents and rank(), or read it in a kernel of its own and "
+               "pass it as an argument";
+        result = false;
+        return false;
+      }
+      if (!spec) {
+        at->emitWarning("protocol not verified: ") << why << " ('" << at->getName() << "')";
+        result = !failed;
+        return false;
+      }
+      at->emitError("the kernel's own protocol (pk::prim flags) cannot be verified: ")
+          << why << "; pkc compiles a spec's signals and waits only once it has proved them";
+      result = false;
+      return false;
+    }
+    world = int(config.world);
+    checkInOrder(procs);
+    std::vector<int64_t> arrivals(numberFlags(procs));  // signals per flag and launch
+    if (checkCounts(procs, arrivals)) simulate(procs, arrivals);
+    ++modelled;
+    return true;
+  }
+
   KernelOp kernel;
   int maxWorld;
+  bool localOnly;
+  bool result = false;  // what run() returns when check() stops it
+  int modelled = 0;      // configurations simulated
 
   // Whether `root` (an op, with what it holds) touches other ranks' memory (peer tiles and
   // rows, collectives, the primitives they lower to); grid-wide barriers stay inside a rank.
@@ -607,7 +643,6 @@ struct VerifyProtocol : mlir::pk::impl::PkVerifyProtocolPassBase<VerifyProtocol>
       // Spec-level kernels still hold intent; their protocol exists only after lowering.
       auto level = kernel->getAttrOfType<StringAttr>("pk.level");
       if (level && level.getValue() != "device") return;
-      // A kernel that only computes on this rank's tiles has no flags to check.
       bool communicates = false;
       kernel.walk([&](Operation *op) {
         communicates |= op->getDialect() == kernel->getDialect() &&
@@ -615,8 +650,9 @@ struct VerifyProtocol : mlir::pk::impl::PkVerifyProtocolPassBase<VerifyProtocol>
                          op->getName().getStringRef().starts_with("pk.comm.") ||
                          op->getName().getStringRef().starts_with("pk.coll.") || isa<WorkerOp>(op));
       });
-      if (!communicates) return;
-      ok &= KernelChecker(kernel, maxWorldSize).run();
+      // A kernel that does not communicate still runs on many blocks: tiles of different blocks
+      // must not write what another block touches (checked where the model can follow it).
+      ok &= KernelChecker(kernel, maxWorldSize, /*localOnly=*/!communicates).run();
     });
     if (!ok) signalPassFailure();
   }
