@@ -11,10 +11,17 @@ std::string reduceOpName(ReduceKind k) {
   return "pk::ReduceOp::" + stringifyReduceKind(k).str();
 }
 
-// Elements of a 1-D tile at origin `i` that lie inside a tensor: the tile clipped to it.
-std::string clippedCount(Emitter &e, Value tensor, Value origin, int64_t extent) {
-  return "min(" + std::to_string(extent) + "LL, " + e.name(tensor) + ".numel - " +
-         e.name(origin) + ")";
+// The part of a 1-D tile at origin `i` that lies inside both the source and the destination:
+// emits `lo` (elements before index 0 skipped) and `n` (elements moved; none when <= 0), and
+// returns their names, so reads and writes stay inside both tensors as a clipped load and
+// store would.
+std::pair<std::string, std::string> clippedWindow(Emitter &e, Value src, Value dst, Value origin,
+                                                  int64_t extent) {
+  const std::string i = e.name(origin), lo = e.fresh("pk_lo"), n = e.fresh("pk_n");
+  e.line() << "const long long " << lo << " = " << i << " < 0 ? -" << i << " : 0;";
+  e.line() << "const long long " << n << " = min(min(" << extent << "LL, " << e.name(src)
+           << ".numel - " << i << "), " << e.name(dst) << ".numel - " << i << ") - " << lo << ";";
+  return {lo, n};
 }
 
 // `const long long o[4] = {...}` for a tile origin, inside the caller's braces.
@@ -55,9 +62,10 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
   int64_t extent = r.getResult().getType().getShape()[0];
   const char *fn = r.getTransport() == Transport::multimem ? "pk::reduce_tile_multimem"
                                                            : "pk::reduce_tile";
-  e.line() << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())
-           << ", " << origin << ", " << clippedCount(e, r.getSource(), r.getIndices()[0], extent)
-           << ", " << ptr << " + " << origin << ");";
+  auto [lo, n] = clippedWindow(e, r.getSource(), store.getDest(), r.getIndices()[0], extent);
+  e.line() << "if (" << n << " > 0) " << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, "
+           << e.name(r.getSource()) << ", " << origin << " + " << lo << ", " << n << ", " << ptr
+           << " + " << origin << " + " << lo << ");";
   e.markEmitted(store);
   return success();
 }
@@ -90,10 +98,10 @@ LogicalResult emitAllReduceTile(Emitter &e, Operation *op) {
   if (r.getTransport() == Transport::multimem)
     return r.emitError("no CUDA emission pattern for a multimem all_reduce of a tile yet: it needs "
                        "the tensors' multicast addresses, which pkc's runtime does not map; use Ldst");
-  const char *fn = "pk::all_reduce_tile";
-  e.line() << fn << "<" << reduceOpName(r.getKind()) << ">(ctx, " << e.name(r.getSource())
-           << ", " << e.name(r.getDest()) << ", " << e.name(r.getIndices()[0]) << ", "
-           << clippedCount(e, r.getSource(), r.getIndices()[0], r.getShape()[0]) << ");";
+  auto [lo, n] = clippedWindow(e, r.getSource(), r.getDest(), r.getIndices()[0], r.getShape()[0]);
+  e.line() << "if (" << n << " > 0) pk::all_reduce_tile<" << reduceOpName(r.getKind()) << ">(ctx, "
+           << e.name(r.getSource()) << ", " << e.name(r.getDest()) << ", "
+           << e.name(r.getIndices()[0]) << " + " << lo << ", " << n << ");";
   return success();
 }
 

@@ -200,30 +200,41 @@ LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef 
                              bool skipTwinRules = false) {
   ::pk::Result<std::vector<::pk::HostCheck>> checks = ::pk::host_checks_of(cuda.str(), k.name);
   if (!checks.is_ok()) return emitError(loc, checks.status().message());
-  for (const ::pk::HostCheck &c : *checks) {
-    bool ok = true;
-    auto ref = [&](int a, bool extent) {
-      ok = ok && a < int(k.args.size()) && k.args[a].isTensor == extent;
-    };
-    for (const ::pk::HostExpr *e : {&c.condition, &c.expected, &c.actual})
-      ::pk::for_each_host_ref(*e, ref);
-    if (!ok)
-      return emitError(loc, "pk-host-check ") << c.id << " of " << k.name
-             << " reads an argument the kernel does not have as such";
-    auto name = [&](int a) { return k.args[a].name; };
-    if (skipTwinRules && c.twin_rule) continue;
-    if (!orElse.empty() && c.twin_rule) {  // a template-only rule broken: the general-path twin runs
-      os << "  // pk-check " << c.id << "\n"
-         << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
-         << "    return " << orElse << ";\n";
-      continue;
+  // Two passes where a twin runs: every rule that refuses the call first (as the JIT checks
+  // them), then the template-only rules that send it to the twin.
+  for (int pass = 0; pass < (orElse.empty() ? 1 : 2); ++pass)
+    for (const ::pk::HostCheck &c : *checks) {
+      if (!orElse.empty() && c.twin_rule != (pass == 1)) continue;
+      bool ok = true;
+      auto ref = [&](int a, bool extent) {
+        ok = ok && a < int(k.args.size()) && k.args[a].isTensor == extent;
+      };
+      for (const ::pk::HostExpr *e : {&c.condition, &c.expected, &c.actual})
+        ::pk::for_each_host_ref(*e, ref);
+      if (!ok)
+        return emitError(loc, "pk-host-check ") << c.id << " of " << k.name
+               << " reads an argument the kernel does not have as such";
+      auto name = [&](int a) { return k.args[a].name; };
+      if (skipTwinRules && c.twin_rule) continue;
+      os << "  // pk-check " << c.id << "\n";
+      // A size that divides by zero refuses the call (the JIT's evaluation does) before C++ would.
+      for (const ::pk::HostExpr *e : {&c.condition, &c.expected, &c.actual})
+        ::pk::for_each_host_division(*e, [&](const ::pk::HostExpr &a, const ::pk::HostExpr &b) {
+          os << "  if (pk::host_division_fails(" << ::pk::host_expr_cpp(a, name) << ", "
+             << ::pk::host_expr_cpp(b, name) << "))\n"
+             << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": a size divides by zero")
+             << ");\n";
+        });
+      if (!orElse.empty() && c.twin_rule) {  // a template-only rule broken: the general-path twin runs
+        os << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
+           << "    return " << orElse << ";\n";
+        continue;
+      }
+      os << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
+         << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": expected ")
+         << " + std::to_string(" << ::pk::host_expr_cpp(c.expected, name) << ") + \", got \" + "
+         << "std::to_string(" << ::pk::host_expr_cpp(c.actual, name) << "));\n";
     }
-    os << "  // pk-check " << c.id << "\n"
-       << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
-       << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": expected ")
-       << " + std::to_string(" << ::pk::host_expr_cpp(c.expected, name) << ") + \", got \" + "
-       << "std::to_string(" << ::pk::host_expr_cpp(c.actual, name) << "));\n";
-  }
   return success();
 }
 

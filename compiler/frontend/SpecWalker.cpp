@@ -289,7 +289,15 @@ private:
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
                                   "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, "
                                   "index or float, "
-                                  "with T one of bf16, f16, f32, f8e4m3, f8e5m2, i32, i64 and Rank 1 to 5");
+                                  "with T one of bf16, f16, f32, f8e4m3, f8e5m2, i32, i64 and Rank 1 to 4");
+      return false;
+    }
+    // A launch passes four extents a tensor (pk::Tensor's shape[4]); a fifth would be read
+    // from past them.
+    if ((t.kind == ValueType::Tensor || t.kind == ValueType::Sym) && t.shape.size() > 4) {
+      error(p->getLocation(), "a kernel's tensors have 1 to 4 dimensions (a launch passes four "
+                              "extents); this one has " + std::to_string(t.shape.size()) +
+                              ": merge two of its dimensions");
       return false;
     }
     return true;
@@ -722,10 +730,10 @@ private:
       error(l, "give one index per tensor dimension (" + std::to_string(rank) + ")");
       return out;
     }
-    // The tile library addresses 1-4 dimensions; 5-D tensors move whole, by the collectives.
+    // The tile library addresses 1-4 dimensions (kernel parameters have at most 4).
     if (rank > 4) {
       error(l, "tiles and elements are addressed in tensors of at most 4 dimensions; this one has " +
-                   std::to_string(rank) + " (collectives take 5-D tensors whole)");
+                   std::to_string(rank));
       return out;
     }
     for (unsigned i = from; i < call->getNumArgs(); ++i) out.push_back(indexExpr(call->getArg(i)));

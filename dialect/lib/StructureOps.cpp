@@ -52,6 +52,10 @@ LogicalResult KernelOp::verify() {
     if (!isa<LocalTensorType, SymTensorType, IndexType, IntegerType, FloatType>(type))
       return emitOpError("argument #") << i << " has type " << type
              << "; kernel arguments must be !pk.tensor, !pk.sym, index, integer or float";
+    // A launch passes four extents a tensor (pk::Tensor's shape[4]).
+    if (isa<LocalTensorType, SymTensorType>(type) && getTensorShape(type).size() > 4)
+      return emitOpError("argument #") << i << " has " << getTensorShape(type).size()
+             << " dimensions; a kernel's tensors have 1 to 4 (a launch passes four extents)";
     if (Attribute scratch = getArgAttr(i, kScratchAttrName)) {
       if (!isa<UnitAttr>(scratch))
         return emitOpError("argument #") << i << ": " << kScratchAttrName << " takes no value";

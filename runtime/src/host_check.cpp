@@ -248,7 +248,7 @@ Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v) {
     case Kind::div:
     case Kind::rem:
     case Kind::cdiv:
-      if (b == 0 || (a == LLONG_MIN && b == -1))
+      if (host_division_fails(a, b))
         return Status::error("division by " + std::to_string(b) + " in " + print_host_expr(e));
       return e.kind == Kind::div ? a / b : e.kind == Kind::rem ? a % b : host_cdiv(a, b);
     case Kind::min: return a < b ? a : b;
@@ -312,5 +312,13 @@ void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool
   if (e.kind == Kind::dim || e.kind == Kind::arg) f(int(e.value), e.kind == Kind::dim);
   for (const HostExpr& o : e.operands) for_each_host_ref(o, f);
 }
+
+void for_each_host_division(const HostExpr& e,
+                            const std::function<void(const HostExpr& a, const HostExpr& b)>& f) {
+  for (const HostExpr& o : e.operands) for_each_host_division(o, f);
+  if (e.kind == Kind::div || e.kind == Kind::rem || e.kind == Kind::cdiv) f(e.operands[0], e.operands[1]);
+}
+
+bool host_division_fails(long long a, long long b) { return b == 0 || (a == LLONG_MIN && b == -1); }
 
 }  // namespace pk

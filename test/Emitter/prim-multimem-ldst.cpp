@@ -7,8 +7,12 @@
 #include <pk/spec.h>
 using namespace pk;
 
+// The fused reduce-and-store moves only what lies inside both x and y (a shorter y, an origin
+// before 0: test/specs/audit3_findings.md, finding 2).
 // CHECK-LABEL: mm_reduce(
-// CHECK: pk::reduce_tile<pk::ReduceOp::sum>(ctx, arg0,
+// CHECK: const long long [[LO:pk_lo[0-9]+]] = [[I:[a-z0-9]+]] < 0 ? -[[I]] : 0;
+// CHECK-NEXT: const long long [[N:pk_n[0-9]+]] = min(min(4096LL, arg0.numel - [[I]]), arg1.numel - [[I]]) - [[LO]];
+// CHECK-NEXT: if ([[N]] > 0) pk::reduce_tile<pk::ReduceOp::sum>(ctx, arg0, [[I]] + [[LO]], [[N]], arg1.data + [[I]] + [[LO]]);
 // EXPLAIN-LABEL: decisions for kernel 'mm_reduce'
 // EXPLAIN: rule 1 (transport): pk.comm.reduce at {{.*}}prim-multimem-ldst.cpp:[[@LINE+3]]:51: ldst: the spec asks for Multimem, but pkc's runtime maps no multicast addresses
 PK_KERNEL void mm_reduce(Sym<f32, 1> x, Tensor<f32, 1> y) {

@@ -30,6 +30,7 @@
 #include <random>
 #include <set>
 
+#include "jit_spec_cases.h"
 #include "sym_test_util.h"
 #include "tile_test_util.h"
 
@@ -38,7 +39,7 @@ namespace {
 using pk::bf16;
 using pkt::DevLocal;
 using pkt::SymArg;
-using LL = long long;
+using namespace pkt::cases;
 
 // Every probe kernel; none may take a template. For gemm_epilogue_tile_origin and
 // attention_tile_origin_window that is the fix of finding 4 (the templates refuse a unit-extent
@@ -53,12 +54,6 @@ const std::vector<const char*> kKernels = {
 
 std::map<std::string, pk::jit::Kernel> g_kernels;
 
-bool took_template(const pk::jit::Kernel& k) {
-  if (!k.info().tmpl.kernel.empty()) return true;
-  for (const auto& p : k.parts())
-    if (!p.tmpl.kernel.empty()) return true;
-  return false;
-}
 
 bool compile_all() {
   auto text = pk::jit::read_spec(PK_AUDIT2_SPEC);
@@ -76,21 +71,15 @@ bool compile_all() {
 
 const pk::jit::Kernel& K(const std::string& name) { return g_kernels.at(name); }
 
+// This set's PASS / FAIL lines and launches by kernel name (jit_spec_cases.h).
+void end_case(const Run& r, const std::string& what, int before) { pkt::cases::end_case(r, "audit2", what, before); }
+template <class... A>
+bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
+  return pkt::cases::run(r, K(kernel), kernel, times, args...);
+}
+
 // ---- host data ----
 
-// Values uniform in [lo, hi), as T (rounded), reproducible from the seed.
-template <class T>
-std::vector<T> rnd(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 g(seed * 2654435761u + 12345u);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = pkt::from_host<T>(u(g));
-  return v;
-}
-template <class T>
-std::vector<T> ints(LL n, LL lo, LL hi, unsigned seed) {
-  return pkt::random_ints<T>(n, lo, hi, seed * 40503u + 7u);
-}
 // A random permutation of [0, n).
 std::vector<int> perm(LL n, unsigned seed) {
   std::vector<int> p(n);
@@ -100,9 +89,6 @@ std::vector<int> perm(LL n, unsigned seed) {
   return p;
 }
 
-inline double val(float x) { return x; }
-inline double val(bf16 x) { return pkt::to_host(x); }
-inline double val(int x) { return x; }
 
 // The poison DevLocal leaves in an output it was not given data for: every byte 0xff.
 template <class T>
@@ -122,11 +108,6 @@ std::string show(const T& x) {
   return poisoned(x) ? std::string("poison") : std::to_string(val(x));
 }
 
-struct Run {
-  pk::Context& ctx;
-  cudaStream_t s;
-  int W, me;
-};
 
 // Every element of `got` against want(i, w), bit for bit: want sets w and returns true, or returns
 // false where the element was never to be written (it must still hold the poison). Names the
@@ -151,23 +132,6 @@ void check_exact(const Run& r, const std::string& what, const std::vector<T>& go
                          std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
 }
 
-// Every element of `got` against want(i) within tol(i) (NaN never passes); names the first three.
-template <class T>
-void check(const Run& r, const std::string& what, const std::vector<T>& got, const std::function<double(LL)>& want,
-           const std::function<double(LL)>& tol) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i) {
-    const double w = want(i), g = val(got[i]);
-    if (!(std::fabs(g - w) <= tol(i))) {
-      if (bad < 3)
-        pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + " element " +
-                  std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w));
-      ++bad;
-    }
-  }
-  if (bad > 3) pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " +
-                         std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
-}
 
 // Rows of a [rows, C] output: the row of `src` ([*, C]) that lands in row d (src_of(d)), or none
 // (src_of(d) < 0: the row must still hold the poison).
@@ -182,38 +146,7 @@ void check_rows(const Run& r, const std::string& what, const std::vector<T>& got
   });
 }
 
-int begin_case(const Run& r) {
-  const int before = pkt::failure_count();
-  const pk::Status s = r.ctx.exchange().barrier();
-  if (!s.is_ok()) pkt::fail("barrier: " + s.message());
-  return before;
-}
-void end_case(const Run& r, const std::string& what, int before) {
-  const pk::Status s = r.ctx.exchange().barrier();
-  if (!s.is_ok()) pkt::fail("barrier: " + s.message());
-  if (r.me == 0)
-    std::printf("%s audit2 %s W=%d\n", pkt::failure_count() == before ? "PASS" : "FAIL", what.c_str(), r.W),
-        std::fflush(stdout);
-  const pk::Status t = r.ctx.exchange().barrier();
-  if (!t.is_ok()) pkt::fail("barrier: " + t.message());
-}
 
-// Uploads done and every rank there, `times` launches, then the stream and the kernel's errors.
-template <class... A>
-bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
-  pkt::ready(r.ctx);
-  for (int t = 0; t < times; ++t) {
-    const pk::Status s = K(kernel).launch(r.ctx, r.s, args...);
-    if (!s.is_ok()) return pkt::fail(kernel + " launch: " + s.message()), false;
-  }
-  const cudaError_t e = cudaStreamSynchronize(r.s);
-  if (e != cudaSuccess) return pkt::fail(kernel + ": " + cudaGetErrorString(e)), false;
-  const pk::Status c = r.ctx.check_errors();
-  if (!c.is_ok()) return pkt::fail(kernel + ": " + c.message()), false;
-  const pk::Status b = r.ctx.exchange().barrier();
-  if (!b.is_ok()) return pkt::fail("barrier: " + b.message()), false;
-  return true;
-}
 
 constexpr double kBf = 2.0 / 256;
 std::string dims(std::initializer_list<LL> d) {

@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 
+#include "jit_spec_cases.h"
 #include "sym_test_util.h"
 #include "tile_test_util.h"
 
@@ -28,7 +29,7 @@ using pk::f16;
 using pk::f8e4m3;
 using pkt::DevLocal;
 using pkt::SymArg;
-using LL = long long;
+using namespace pkt::cases;
 
 // Kernels, and whether one of their launches takes a template (true) or none does.
 const std::vector<std::pair<const char*, bool>> kKernels = {
@@ -59,12 +60,6 @@ const std::vector<const char*> kGeneralToo = {"gemm_f16_ab_bias_res_f16", "gemm_
 
 std::map<std::string, pk::jit::Kernel> g_kernels;
 
-bool took_template(const pk::jit::Kernel& k) {
-  if (!k.info().tmpl.kernel.empty()) return true;
-  for (const auto& p : k.parts())
-    if (!p.tmpl.kernel.empty()) return true;
-  return false;
-}
 
 bool compile_all() {
   auto text = pk::jit::read_spec(PK_USER_SPECS11_SPEC);
@@ -89,90 +84,22 @@ bool compile_all() {
 
 const pk::jit::Kernel& K(const std::string& name) { return g_kernels.at(name); }
 
+// This set's PASS / FAIL lines and launches by kernel name (jit_spec_cases.h).
+void end_case(const Run& r, const std::string& what, int before) { pkt::cases::end_case(r, "user_specs11", what, before); }
+template <class... A>
+bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
+  return pkt::cases::run(r, K(kernel), kernel, times, args...);
+}
+
 // ---- host data ----
 
-// Values uniform in [lo, hi), as T (rounded), reproducible from the seed.
-template <class T>
-std::vector<T> rnd(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 g(seed * 2654435761u + 12345u);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = pkt::from_host<T>(u(g));
-  return v;
-}
-template <class T>
-std::vector<T> ints(LL n, LL lo, LL hi, unsigned seed) {
-  return pkt::random_ints<T>(n, lo, hi, seed * 40503u + 7u);
-}
 
-inline double val(float x) { return x; }
-inline double val(bf16 x) { return pkt::to_host(x); }
-inline double val(f16 x) { return pkt::to_host(x); }
-inline double val(f8e4m3 x) { return pkt::to_host(x); }
-inline double val(int x) { return x; }
-inline double bf16r(double x) { return pkt::bf16_round(static_cast<float>(x)); }
-inline double f16r(double x) { return pkt::f16_round(static_cast<float>(x)); }
 inline double e4m3(double x) { return pkt::fp8_decode(pkt::fp8_encode(x, pkt::kE4M3), pkt::kE4M3); }
 inline double silu(double x) { return x / (1 + std::exp(-x)); }
 
-struct Run {
-  pk::Context& ctx;
-  cudaStream_t s;
-  int W, me;
-};
 
-// Every element of `got` against want(i) within tol(i) (NaN never passes); names the first three.
-template <class T>
-void check(const Run& r, const std::string& what, const std::vector<T>& got, const std::function<double(LL)>& want,
-           const std::function<double(LL)>& tol) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i) {
-    const double w = want(i), g = val(got[i]);
-    if (!(std::fabs(g - w) <= tol(i))) {
-      if (bad < 3)
-        pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + " element " +
-                  std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w));
-      ++bad;
-    }
-  }
-  if (bad > 3) pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " +
-                         std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
-}
-auto exact() { return [](LL) { return 0.0; }; }
-auto abs_tol(double t) { return [t](LL) { return t; }; }
 
-int begin_case(const Run& r) {
-  const int before = pkt::failure_count();
-  const pk::Status s = r.ctx.exchange().barrier();
-  if (!s.is_ok()) pkt::fail("barrier: " + s.message());
-  return before;
-}
-void end_case(const Run& r, const std::string& what, int before) {
-  const pk::Status s = r.ctx.exchange().barrier();
-  if (!s.is_ok()) pkt::fail("barrier: " + s.message());
-  if (r.me == 0)
-    std::printf("%s user_specs11 %s W=%d\n", pkt::failure_count() == before ? "PASS" : "FAIL", what.c_str(), r.W),
-        std::fflush(stdout);
-  const pk::Status t = r.ctx.exchange().barrier();
-  if (!t.is_ok()) pkt::fail("barrier: " + t.message());
-}
 
-// Uploads done and every rank there, `times` launches, then the stream and the kernel's errors.
-template <class... A>
-bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
-  pkt::ready(r.ctx);
-  for (int t = 0; t < times; ++t) {
-    const pk::Status s = K(kernel).launch(r.ctx, r.s, args...);
-    if (!s.is_ok()) return pkt::fail(kernel + " launch: " + s.message()), false;
-  }
-  const cudaError_t e = cudaStreamSynchronize(r.s);
-  if (e != cudaSuccess) return pkt::fail(kernel + ": " + cudaGetErrorString(e)), false;
-  const pk::Status c = r.ctx.check_errors();
-  if (!c.is_ok()) return pkt::fail(kernel + ": " + c.message()), false;
-  const pk::Status b = r.ctx.exchange().barrier();
-  if (!b.is_ok()) return pkt::fail("barrier: " + b.message()), false;
-  return true;
-}
 
 constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
 std::string dims(std::initializer_list<LL> d) {

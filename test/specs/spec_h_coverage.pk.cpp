@@ -823,8 +823,9 @@ PK_KERNEL void gather_inplace(Sym<f32, 2> x, index root) { gather(x, x, root); s
 // a Scratch tensor as a collective input.
 PK_KERNEL void scratch_in(Scratch<f32, 2> x, Sym<f32, 2> y) { all_gather(x, y); }
 
-// a 5-D all_gather (collectives move 5-D tensors whole).
-PK_KERNEL void collective_5d(Sym<f32, 5> x, Sym<f32, 5> y) { all_gather(x, y); }
+// a 4-D all_gather (a kernel's tensors have at most 4 dimensions: the rank-5 form is refused,
+// test/Frontend/reject/rank5-tiles.cpp).
+PK_KERNEL void collective_4d(Sym<f32, 4> x, Sym<f32, 4> y) { all_gather(x, y); }
 
 // ---- expert primitives (pk::prim) ----
 

@@ -1,6 +1,7 @@
 // The JIT on the CPU (NVRTC needs no GPU; the architecture is given): compile, errors as
 // values with file:line:col, the cache (warm compile in a new process under 5 ms; concurrent
 // compiles from threads and processes leave one entry), argument checks, the pkc front end.
+#include <climits>
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -492,6 +493,22 @@ TEST(JitHostChecks, LinesRoundTripAndEvaluate) {
     EXPECT_FALSE(pk::parse_host_expr(bad).is_ok()) << bad;
   EXPECT_FALSE(pk::parse_host_check("// pk-host-check k 0 if=eq(1,1) expected=1 actual=1").is_ok());
   EXPECT_FALSE(pk::parse_host_check("// pk-host-check k 0 if=eq(1,1) actual=1 expected=1 m").is_ok());
+}
+
+// The typed launchers guard every division a check makes, inner ones first, with the JIT's rule.
+TEST(JitHostChecks, DivisionsAreListedForTypedLaunchers) {
+  auto e = pk::parse_host_expr("eq(div(dim(0,0),cdiv(arg(1),rem(dim(1,0),4))),2)");
+  ASSERT_TRUE(e.is_ok()) << e.status().message();
+  std::vector<std::string> divisors;
+  pk::for_each_host_division(*e, [&](const pk::HostExpr&, const pk::HostExpr& b) {
+    divisors.push_back(pk::host_expr_cpp(b, [](int a) { return "a" + std::to_string(a); }));
+  });
+  ASSERT_EQ(divisors.size(), 3u);
+  EXPECT_EQ(divisors[0], "4LL");  // rem's, inside cdiv's divisor
+  EXPECT_EQ(divisors[2], "pk::host_cdiv(static_cast<long long>(a1), (a1.shape[0] % 4LL))");
+  EXPECT_TRUE(pk::host_division_fails(5, 0));
+  EXPECT_TRUE(pk::host_division_fails(LLONG_MIN, -1));
+  EXPECT_FALSE(pk::host_division_fails(-7, 2));
 }
 
 // A host check that reads an argument the kernel lacks, or a scalar as a tensor, is refused

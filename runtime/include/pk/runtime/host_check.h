@@ -88,5 +88,11 @@ long long balanced_blocks(long long tiles, long long sms);
 
 // Calls `f(arg, is_extent)` for every argument the expression reads.
 void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool is_extent)>& f);
+// Calls f(dividend, divisor) for every div, rem and cdiv in `e`, inner ones first: a typed
+// launcher refuses, as the JIT's evaluation does, before C++ would divide by zero.
+void for_each_host_division(const HostExpr& e,
+                            const std::function<void(const HostExpr& a, const HostExpr& b)>& f);
+// Whether a / b is undefined in C++ (b == 0, or the one quotient that overflows).
+bool host_division_fails(long long a, long long b);
 
 }  // namespace pk

@@ -443,6 +443,9 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     inv[h] = 1.f / l_run[h];
   }
   bf16* o_head = p.o + static_cast<long long>(b.head) * p.sq * p.o_pitch;
+  // Pairs go as one 4-byte store only where every row starts 4-byte aligned (an even pitch and
+  // base); otherwise element by element (o of [S, 65]).
+  const bool pairs = (p.o_pitch % 2) == 0 && (reinterpret_cast<unsigned long long>(p.o) % 4) == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;
@@ -452,14 +455,16 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     for (int g = 0; g < D / 8; ++g) {
       const int col = 8 * g + 2 * (lane % 4);
       const float x0 = o[4 * g + 2 * h] * inv[h], x1 = o[4 * g + 2 * h + 1] * inv[h];
-      if (col + 1 < p.o_cols) {
+      if (col + 1 < p.o_cols && pairs) {
         const unsigned int packed = gemm::pack_x2<false>(x0, x1);
         *reinterpret_cast<unsigned int*>(out + col) = packed;
-      } else if (col < p.o_cols) {
-        out[col] = from_float<bf16>(x0);
+      } else {
+        if (col < p.o_cols) out[col] = from_float<bf16>(x0);
+        if (col + 1 < p.o_cols) out[col + 1] = from_float<bf16>(x1);
       }
     }
-    if (p.lse != nullptr && lane % 4 == 0)
+    // An lse of no columns (pitch 0) holds nothing: every row would land on its element 0.
+    if (p.lse != nullptr && p.lse_pitch > 0 && lane % 4 == 0)
       p.lse[(static_cast<long long>(b.head) * p.sq + row) * p.lse_pitch] =
           m_run[h] * 0.6931471805599453f + logf(l_run[h]);
   }

@@ -1,0 +1,117 @@
+// The shared harness of the JIT spec-set tests (user_specs10_jit_test, user_specs11_jit_test,
+// audit2_jit_test): which launch took a template, reproducible random inputs, host values of
+// every element type, element-wise checks against a reference, and one PASS / FAIL line per
+// case once every rank is through it.
+#pragma once
+#include <pk/jit/compile.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sym_test_util.h"
+#include "tile_test_util.h"
+
+namespace pkt::cases {
+
+using LL = long long;
+
+// Whether the kernel, or one of its launches, took a Hopper template.
+inline bool took_template(const pk::jit::Kernel& k) {
+  if (!k.info().tmpl.kernel.empty()) return true;
+  for (const auto& p : k.parts())
+    if (!p.tmpl.kernel.empty()) return true;
+  return false;
+}
+
+// Values uniform in [lo, hi), as T (rounded), reproducible from the seed on every rank.
+template <class T>
+std::vector<T> rnd(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 g(seed * 2654435761u + 12345u);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = pkt::from_host<T>(u(g));
+  return v;
+}
+template <class T>
+std::vector<T> ints(LL n, LL lo, LL hi, unsigned seed) {
+  return pkt::random_ints<T>(n, lo, hi, seed * 40503u + 7u);
+}
+
+inline double val(float x) { return x; }
+inline double val(pk::bf16 x) { return pkt::to_host(x); }
+inline double val(pk::f16 x) { return pkt::to_host(x); }
+inline double val(pk::f8e4m3 x) { return pkt::to_host(x); }
+inline double val(pk::f8e5m2 x) { return pkt::to_host(x); }
+inline double val(int x) { return x; }
+inline double val(long long x) { return static_cast<double>(x); }
+inline double bf16r(double x) { return pkt::bf16_round(static_cast<float>(x)); }
+inline double f16r(double x) { return pkt::f16_round(static_cast<float>(x)); }
+
+// One rank's view of a case.
+struct Run {
+  pk::Context& ctx;
+  cudaStream_t s;
+  int W, me;
+};
+
+// Every element of `got` against want(i) within tol(i) (NaN never passes); names the first three.
+template <class T>
+void check(const Run& r, const std::string& what, const std::vector<T>& got, const std::function<double(LL)>& want,
+           const std::function<double(LL)>& tol) {
+  LL bad = 0;
+  for (LL i = 0; i < LL(got.size()); ++i) {
+    const double w = want(i), g = val(got[i]);
+    if (!(std::fabs(g - w) <= tol(i))) {
+      if (bad < 3)
+        pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + " element " +
+                  std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w));
+      ++bad;
+    }
+  }
+  if (bad > 3) pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " +
+                         std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
+}
+inline auto exact() { return [](LL) { return 0.0; }; }
+inline auto abs_tol(double t) { return [t](LL) { return t; }; }
+
+// The failure count before the case starts (every rank past the last case).
+inline int begin_case(const Run& r) {
+  const int before = pkt::failure_count();
+  const pk::Status s = r.ctx.exchange().barrier();
+  if (!s.is_ok()) pkt::fail("barrier: " + s.message());
+  return before;
+}
+// Once every rank is through the case, rank 0 prints "PASS|FAIL <set> <what> W=<W>".
+inline void end_case(const Run& r, const char* set, const std::string& what, int before) {
+  const pk::Status s = r.ctx.exchange().barrier();
+  if (!s.is_ok()) pkt::fail("barrier: " + s.message());
+  if (r.me == 0)
+    std::printf("%s %s %s W=%d\n", pkt::failure_count() == before ? "PASS" : "FAIL", set, what.c_str(), r.W),
+        std::fflush(stdout);
+  const pk::Status t = r.ctx.exchange().barrier();
+  if (!t.is_ok()) pkt::fail("barrier: " + t.message());
+}
+
+// Uploads done and every rank there, `times` launches of `k`, then the stream and the kernel's
+// errors, and every rank's launches done.
+template <class... A>
+bool run(const Run& r, const pk::jit::Kernel& k, const std::string& name, int times, const A&... args) {
+  pkt::ready(r.ctx);
+  for (int t = 0; t < times; ++t) {
+    const pk::Status s = k.launch(r.ctx, r.s, args...);
+    if (!s.is_ok()) return pkt::fail(name + " launch: " + s.message()), false;
+  }
+  const cudaError_t e = cudaStreamSynchronize(r.s);
+  if (e != cudaSuccess) return pkt::fail(name + ": " + cudaGetErrorString(e)), false;
+  const pk::Status c = r.ctx.check_errors();
+  if (!c.is_ok()) return pkt::fail(name + ": " + c.message()), false;
+  const pk::Status b = r.ctx.exchange().barrier();
+  if (!b.is_ok()) return pkt::fail("barrier: " + b.message()), false;
+  return true;
+}
+
+}  // namespace pkt::cases
