@@ -217,14 +217,19 @@ LogicalResult emitHostCheckConditions(const KernelSignature &k, llvm::StringRef 
       auto name = [&](int a) { return k.args[a].name; };
       if (skipTwinRules && c.twin_rule) continue;
       os << "  // pk-check " << c.id << "\n";
-      // A size that divides by zero refuses the call (the JIT's evaluation does) before C++ would.
+      // A size that divides by zero refuses the call (the JIT's evaluation does) before C++ would;
+      // a constant divisor other than 0 and -1 needs no guard, and each guard is made once.
+      std::vector<std::string> guards;
       for (const ::pk::HostExpr *e : {&c.condition, &c.expected, &c.actual})
         ::pk::for_each_host_division(*e, [&](const ::pk::HostExpr &a, const ::pk::HostExpr &b) {
-          os << "  if (pk::host_division_fails(" << ::pk::host_expr_cpp(a, name) << ", "
-             << ::pk::host_expr_cpp(b, name) << "))\n"
-             << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": a size divides by zero")
-             << ");\n";
+          if (b.kind == ::pk::HostExpr::Kind::constant && b.value != 0 && b.value != -1) return;
+          std::string g = ::pk::host_expr_cpp(a, name) + ", " + ::pk::host_expr_cpp(b, name);
+          if (!llvm::is_contained(guards, g)) guards.push_back(std::move(g));
         });
+      for (const std::string &g : guards)
+        os << "  if (pk::host_division_fails(" << g << "))\n"
+           << "    return pk::Status::error(" << cppString(k.name + ": " + c.message + ": a size divides by zero")
+           << ");\n";
       if (!orElse.empty() && c.twin_rule) {  // a template-only rule broken: the general-path twin runs
         os << "  if (!" << ::pk::host_expr_cpp(c.condition, name) << ")\n"
            << "    return " << orElse << ";\n";
