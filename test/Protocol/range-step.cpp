@@ -8,6 +8,15 @@
 using namespace pk;
 #ifdef LOCAL
 // LOCAL: pkc: wrote
+// A kernel that does not communicate may also carry an index through such a loop (it is checked
+// for blocks racing only where the model can follow it).
+PK_KERNEL void local_only_kernel(Tensor<f32, 1> x, Tensor<f32, 1> y, index s) {
+  for (auto i : tiles(x.size(), {256})) {
+    index j = 0;
+    for (auto k : range(0, 8, s)) j = j + k;
+    store(y, load<256>(x, i) * float(j), i);
+  }
+}
 PK_KERNEL void local_loop(Tensor<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> z, index s) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
     store(y.on(next_rank()), load<16, 64>(x, m, n), m, n);
