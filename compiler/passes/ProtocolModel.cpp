@@ -22,9 +22,6 @@ static int64_t defaultExtent(const Config &config, int64_t d) {
 namespace {
 
 constexpr int64_t kMaxModelledBlocks = 8;
-// Run-time flag slots the model follows: the flag region's 2048 words hold at most this many
-// slots of a one-block launch (pk/runtime/context.h's kKernelFlagRegion).
-constexpr int64_t kMaxModelledSlots = 2048;
 
 struct FlagInfo {
   int64_t slot;
@@ -145,10 +142,7 @@ private:
 
   // The modelled extent of kernel argument `arg` along dimension `d`: config.dimValue along
   // the first, 1 along the others, unless modelDims chose another.
-  int64_t extent(unsigned arg, int64_t d) const {
-    if (auto it = config.dims.find({arg, d}); it != config.dims.end()) return it->second;
-    return defaultExtent(config, d);
-  }
+  int64_t extent(unsigned arg, int64_t d) const { return modelledExtent(config, arg, d); }
 
   // Pushes the boxes that make up the row-major run [from, to) of an N-D tensor whose extents
   // after dimension d are `extents` (at most two partial rows and one box of whole rows per
@@ -850,13 +844,60 @@ int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {
   return std::max<int64_t>(tileStep ? tileStep : runStep, 1);
 }
 
-std::vector<int64_t> mlir::pk::protocol::spreadExtents(KernelOp kernel) {
+int64_t mlir::pk::protocol::largestSlotModulus(KernelOp kernel) {
+  int64_t largest = 0;
+  kernel.walk([&](FlagOp flag) {
+    if (!flag.getOffset()) return;
+    SmallVector<Value> work = {flag.getOffset()};
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!seen.insert(v).second || !def || def->getNumRegions()) continue;
+      if (isa<arith::RemSIOp, arith::RemUIOp>(def))
+        if (std::optional<int64_t> c = getConstantIntValue(def->getOperand(1)))
+          largest = std::max(largest, std::abs(*c));
+      llvm::append_range(work, def->getOperands());
+    }
+  });
+  return largest;
+}
+
+// The largest step of the kernel's tile loops at each position.
+static std::vector<int64_t> stepsByPosition(KernelOp kernel) {
   std::vector<int64_t> steps;
   kernel.walk([&](TileForeachOp loop) {
     ArrayRef<int64_t> s = loop.getSteps();
     if (s.size() > steps.size()) steps.resize(s.size(), 1);
     for (size_t d = 0; d < s.size(); ++d) steps[d] = std::max(steps[d], s[d]);
   });
+  return steps;
+}
+
+int64_t mlir::pk::protocol::modelledExtent(const Config &config, unsigned arg, int64_t d) {
+  if (auto it = config.dims.find({arg, d}); it != config.dims.end()) return it->second;
+  return defaultExtent(config, d);
+}
+
+void mlir::pk::protocol::skewExtents(KernelOp kernel, Config &config) {
+  if (config.skew == 0) return;
+  const std::vector<int64_t> steps = stepsByPosition(kernel);
+  SmallVector<std::pair<unsigned, size_t>> tensors;  // argument number, rank
+  for (BlockArgument arg : kernel.getBody().getArguments())
+    if (isa<LocalTensorType, SymTensorType>(arg.getType()))
+      tensors.push_back({arg.getArgNumber(), getTensorShape(arg.getType()).size()});
+  for (auto [i, t] : llvm::enumerate(tensors)) {
+    const int64_t order = config.skew > 0 ? int64_t(i) : int64_t(tensors.size() - 1 - i);
+    for (size_t d = 0; d < t.second; ++d) {
+      // A step and one more per position: other tile counts and other partial tiles.
+      const int64_t delta = (d < steps.size() ? steps[d] : 1) + 1;
+      config.dims.insert({{t.first, int64_t(d)}, defaultExtent(config, int64_t(d)) + order * delta});
+    }
+  }
+}
+
+std::vector<int64_t> mlir::pk::protocol::spreadExtents(KernelOp kernel) {
+  const std::vector<int64_t> steps = stepsByPosition(kernel);
   if (steps.size() < 2) return {};
   std::vector<int64_t> extents(steps.size(), 1);
   for (size_t d = 1; d < steps.size(); ++d) extents[d] = 2 * steps[d] + 1;

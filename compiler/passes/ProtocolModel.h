@@ -12,6 +12,10 @@
 
 namespace mlir::pk::protocol {
 
+// Run-time flag slots the model follows: the flag region's 2048 words hold at most this many
+// slots of a one-block launch (pk/runtime/context.h's kKernelFlagRegion).
+inline constexpr int64_t kMaxModelledSlots = 2048;
+
 // One configuration the checker tries: the world size and values for what the IR leaves
 // open (tensor sizes and scalar arguments; the block count of `blocks 0` workers).
 struct Config {
@@ -31,6 +35,9 @@ struct Config {
   // Blocks that stand for a worker of more than the model follows (3: tiles t and t + 1, t + 2
   // on other blocks; 2: t and t + 3 too).
   int64_t standIns = 3;
+  // Extents that differ between tensors (skewExtents): 1 grows later tensor arguments, -1
+  // earlier ones, 0 leaves every tensor its default.
+  int skew = 0;
 };
 
 // Extents for the dimensions after the first that give every tile loop a partial third tile
@@ -44,6 +51,16 @@ std::vector<int64_t> spreadExtents(KernelOp kernel);
 // before `dim`, config.dimValue elements along it on the small side and world times that on the
 // large side, so the modelled launch passes the kernel's shape checks and stays small.
 void modelDims(KernelOp kernel, Config &config);
+
+// The extent `config` gives kernel argument `arg` along dimension `d`.
+int64_t modelledExtent(const Config &config, unsigned arg, int64_t d);
+
+// Gives each tensor argument its own extents where modelDims chose none: the default plus a
+// step and one per tensor argument before it (config.skew 1) or after it (-1), so races that
+// need two tensors' shapes to differ (a gathered buffer larger than its source, a consumer
+// tiled over another tensor's shape) meet in the model. A launch check that ties the shapes
+// makes the configuration one no launch runs.
+void skewExtents(KernelOp kernel, Config &config);
 
 // A region of one rank's copy of a kernel argument.
 struct Access {
@@ -96,6 +113,11 @@ bool buildProcesses(KernelOp kernel, const Config &config,
 // rank that holds it, and of one block for <block> flags), so the checks index arrays
 // rather than hash keys per event. Returns how many flags there are.
 int numberFlags(llvm::MutableArrayRef<Process> processes);
+
+// The largest constant modulus in a run-time flag slot's expression (`prim::flag(1 + (i / 256)
+// % 4)`), 0 when there is none: tiles that many apart share a slot, so the checker needs a
+// block with more tiles than that to see a wait pass on the wrong tile's signal.
+int64_t largestSlotModulus(KernelOp kernel);
 
 // The largest tile step of the kernel's loops (used to pick sizes with partial tiles); the
 // element-run loops of collectives count only in kernels with no other tile loop.

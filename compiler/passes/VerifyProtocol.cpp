@@ -191,6 +191,35 @@ public:
               if (!check(two, /*optional=*/true, spec)) return result;
             }
           }
+    // A spec's own flags (pk::prim) order what the spec's loops touch, over whatever shapes
+    // the tensors have: model tensors of different shapes too (skewExtents), later or earlier
+    // arguments larger, at world sizes 1 and 2 (a gathered buffer larger than its source, a
+    // consumer tiled over another tensor's shape, a block-level barrier between loops over two
+    // shapes). pkc's own protocols come with launch checks on the shapes they need; a kernel
+    // with no flags has no protocol the shapes could break, only the results its sizes give.
+    constexpr int kSkewWorlds = 2;
+    for (int w = 1; w <= std::min(spec ? maxWorld : 0, kSkewWorlds); ++w)
+      for (int skew : {1, -1})
+        for (std::optional<int64_t> argValue : argValues) {
+          Config config{w, tail, blocks.back(), {}, spread, argValue};
+          config.skew = skew;
+          if (!check(config, /*optional=*/true, spec)) return result;
+        }
+    // Flag slots recycled modulo c (a run-time slot): one block (one stand-in for a worker of
+    // many) with more than c tiles along each dimension in turn, so two of its tiles share a
+    // slot, as tiles t and t + k B of B blocks do once k B is a multiple of c.
+    if (int64_t c = std::min(largestSlotModulus(kernel), int64_t(kMaxModelledSlots))) {
+      const int64_t many = c * largestStep(kernel) + 1;
+      std::vector<int64_t> wide(spread.size(), 0);
+      for (size_t d = 1; d < spread.size(); ++d) wide[d] = many;
+      for (int w = 1; w <= std::min(maxWorld, kSkewWorlds); ++w) {
+        Config rows{w, many, 1, {}, {}, std::nullopt, /*standIns=*/1};
+        if (!check(rows, /*optional=*/true, spec)) return result;
+        if (wide.empty()) continue;
+        Config cols{w, 1, 1, {}, wide, std::nullopt, /*standIns=*/1};
+        if (!check(cols, /*optional=*/true, spec)) return result;
+      }
+    }
     if (modelled == 0 && !localOnly)
       kernel.emitWarning("protocol not verified: every size the checker models fails one of the "
                          "kernel's launch checks");
@@ -202,6 +231,7 @@ private:
   // optional configuration the model cannot follow is skipped.
   bool check(Config &config, bool optional, bool spec) {
     modelDims(kernel, config);
+    skewExtents(kernel, config);
     SmallVector<Process, 0> procs;
     Operation *at = nullptr;
     std::string why;
@@ -231,9 +261,11 @@ private:
       return false;
     }
     world = int(config.world);
+    current = &config;
     checkInOrder(procs);
     std::vector<int64_t> arrivals(numberFlags(procs));  // signals per flag and launch
     if (checkCounts(procs, arrivals)) simulate(procs, arrivals);
+    current = nullptr;
     ++modelled;
     return true;
   }
@@ -243,6 +275,7 @@ private:
   bool localOnly;
   bool result = false;  // what run() returns when check() stops it
   int modelled = 0;      // configurations simulated
+  const Config *current = nullptr;  // the configuration being simulated
 
   // Whether `root` (an op, with what it holds) touches other ranks' memory (peer tiles and
   // rows, collectives, the primitives they lower to); grid-wide barriers stay inside a rank.
@@ -275,7 +308,25 @@ private:
 
   void report(Operation *op, Check check, const Twine &message) {
     failed = true;
-    if (reported.insert({op, int(check)}).second) op->emitError(message);
+    if (reported.insert({op, int(check)}).second) op->emitError(message + skewNote());
+  }
+
+  // In a configuration whose tensors differ in shape, names the shapes: nothing in the spec
+  // ties them, so a launch with them runs the race.
+  std::string skewNote() {
+    if (!current || current->skew == 0) return "";
+    std::string s = " (with tensors of different shapes, which nothing in the kernel rules out:";
+    auto args = kernel.getBody().front().getArguments();
+    const char *sep = " ";
+    for (BlockArgument arg : args) {
+      if (!isa<LocalTensorType, SymTensorType>(arg.getType())) continue;
+      s += sep + tensorName(arg.getArgNumber()) + " [";
+      for (size_t d = 0; d < getTensorShape(arg.getType()).size(); ++d)
+        s += (d ? ", " : "") + std::to_string(modelledExtent(*current, arg.getArgNumber(), d));
+      s += "]";
+      sep = ", ";
+    }
+    return s + ")";
   }
 
   // The model runs a loop with a run-time step over every value in [lo, hi), which covers the
@@ -306,6 +357,17 @@ private:
              "is fine in loops that only load, compute and store)");
     });
     return ok;
+  }
+
+  // A run-time slot taken modulo a constant repeats on one block's tiles (t and t + k B of
+  // B blocks); says so, since the repeat needs more tiles than small tests have.
+  std::string recycledSlotHint(const Event &e) {
+    auto wait = dyn_cast<WaitOp>(e.op);
+    auto flag = wait ? wait.getFlag().getDefiningOp<FlagOp>() : FlagOp();
+    if (!flag || !flag.getOffset() || !largestSlotModulus(kernel)) return "";
+    return "; the slot is taken modulo a constant, so one block's tiles t and t + k B (B "
+           "blocks) share a slot once k B is a multiple of it: give every tile its own slot, "
+           "or count a slot's signals over the tiles that share it";
   }
 
   // Flags are never reset: a wait compared with == misses its value once a later launch
@@ -390,7 +452,8 @@ private:
                  "wait on flag slot " + slotName(e) + " can be overtaken for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
                      " signals per launch but " + Twine(seen) +
-                     " arrive, so a later wait on it can pass before its own signals");
+                     " arrive, so a later wait on it can pass before its own signals" +
+                     recycledSlotHint(e));
           ok = false;
         }
       }

@@ -1,15 +1,15 @@
 // The twelfth user-written spec set, part (b): subtly WRONG multi-rank kernels that the
 // protocol checker must refuse. Each comment says what the race or deadlock is and at which
-// world size. The first group is ACCEPTED by pkc today (silent wrong results: findings 1-5 of
-// test/specs/specs12_findings.md, kept here as reproducers); the second group is refused, with
+// world size. The first group was ACCEPTED when the set was written (silent wrong results:
+// findings 1-5 of test/specs/specs12_findings.md; all but A9 are refused now); the second, with
 // the error test/Compile/user_specs12.test checks. Compile one kernel at a time (--kernel NAME):
 // the file as a whole is refused.
 #include <pk/spec.h>
 using namespace pk;
 
-// ================================================================ accepted today (soundness bugs)
+// ================================================== accepted when written (findings 1-5)
 
-// A1. ACCEPTED TODAY (finding 1). All-gather by pushes into y [W R, C] at rank() * x.rows() + m,
+// A1. ACCEPTED WHEN WRITTEN (finding 1). All-gather by pushes into y [W R, C] at rank() * x.rows() + m,
 //    then a Block flag (signal_all / wait W - 1) and a consumer loop over y's own tiles. Block b's
 //    wait only orders it after block b of every peer, but y's tile t (row p R + i) was pushed by
 //    the block of x's tile (i, j), which is block b only for rank 0's rows: block b reads rows
@@ -28,7 +28,7 @@ PK_KERNEL void ag_push_block_flag(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> o
   prim::barrier(prim::flag(2));
 }
 
-// A2. ACCEPTED TODAY (finding 1). The ring handoff of ring_shift_block_flag with the consumer loop
+// A2. ACCEPTED WHEN WRITTEN (finding 1). The ring handoff of ring_shift_block_flag with the consumer loop
 //    tiled over out's shape: when out.cols() != x.cols() the tile numbering differs, so block b
 //    reads tiles of y that other blocks of prev_rank push (only a Block flag between). W >= 2.
 PK_KERNEL void handoff_other_shape(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> out) {
@@ -43,7 +43,7 @@ PK_KERNEL void handoff_other_shape(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> 
   prim::barrier(prim::flag(2));
 }
 
-// A3. ACCEPTED TODAY (finding 1). Zero y over y's tiles, a Block barrier, then every rank adds x's
+// A3. ACCEPTED WHEN WRITTEN (finding 1). Zero y over y's tiles, a Block barrier, then every rank adds x's
 //    tiles into root's y. With x.cols() != y.cols() the add of x's tile t lands on rows the root
 //    zeroes in another block, which the Block barrier does not order: the zeroing can erase an
 //    add (a Grid barrier is needed). W >= 1 (the root's own adds too).
@@ -55,7 +55,7 @@ PK_KERNEL void zero_then_add_block_barrier(Tensor<f32, 2> x, Sym<f32, 2> y, inde
   prim::barrier(prim::flag(1));
 }
 
-// A4. ACCEPTED TODAY (finding 1). Each rank stores a's rows into rank 0's y at rank() * rows + m,
+// A4. ACCEPTED WHEN WRITTEN (finding 1). Each rank stores a's rows into rank 0's y at rank() * rows + m,
 //    with rows an argument: whenever rows < a.rows() the blocks of ranks r and r + 1 write the same
 //    rows of rank 0's y. W >= 2. (Refused when the offset is a.cols(): only extents of one kind
 //    vary independently in the model.)
@@ -64,7 +64,7 @@ PK_KERNEL void offset_by_rows_arg(Tensor<f32, 2> a, Sym<f32, 2> y, index rows) {
     store(y.on(0), load<1, 128>(a, m, n), rank() * rows + m, n);
 }
 
-// A5. ACCEPTED TODAY (finding 2). Each rank stores into rank 0's y at its row block and into root's
+// A5. ACCEPTED WHEN WRITTEN (finding 2). Each rank stores into rank 0's y at its row block and into root's
 //    y at the next rank's block: with root = 0 ranks r and r + 1 write the same rows of rank 0's y
 //    (W >= 2). The checker models integer arguments at 1 and 3 * step + 1, never 0; the same kernel
 //    with 1 % world_size() in place of 0 is refused (race_iff_root1 in the findings).
@@ -75,7 +75,7 @@ PK_KERNEL void race_iff_root0(Tensor<f32, 2> a, Sym<f32, 2> y, index root) {
   }
 }
 
-// A6. ACCEPTED TODAY (finding 3). Two passes of a step loop store into row blocks s * x.rows() + m of
+// A6. ACCEPTED WHEN WRITTEN (finding 3). Two passes of a step loop store into row blocks s * x.rows() + m of
 //    a local out with 16-row tiles: pass 0's last (partial) tile stores padding zeros over pass
 //    1's first rows, from another block with no grid-wide barrier between the passes; the zeros
 //    can land last. The model's 4 tiles on 1 or 3 blocks put tiles 0 and 3 on one block.
@@ -87,7 +87,7 @@ PK_KERNEL void two_passes_padding(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> o
   prim::barrier(prim::flag(1));
 }
 
-// A7. ACCEPTED TODAY (finding 3). As two_passes_padding with a shift of exactly three tiles (48 rows):
+// A7. ACCEPTED WHEN WRITTEN (finding 3). As two_passes_padding with a shift of exactly three tiles (48 rows):
 //    pass 0's tile 3 and pass 1's tile 0 write the same rows from blocks 3 and 0 at run time.
 PK_KERNEL void shift3_tiles(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> out) {
   prim::barrier(prim::flag(0));
@@ -97,7 +97,7 @@ PK_KERNEL void shift3_tiles(Sym<f32, 2> x, Sym<f32, 2> y, Tensor<f32, 2> out) {
   prim::barrier(prim::flag(1));
 }
 
-// A8. ACCEPTED TODAY (finding 4). Per-tile flags recycled modulo 4 (to save flag slots): a block whose
+// A8. ACCEPTED WHEN WRITTEN (finding 4). Per-tile flags recycled modulo 4 (to save flag slots): a block whose
 //    tiles t and t + 132 share a slot waits for flag >= epoch * 1 twice per launch, so the
 //    second wait passes on the first tile's signal and reads y before prev_rank pushed it (also
 //    % 64; any modulus >= 4). Races once there are more tiles than blocks, W >= 1.
@@ -113,7 +113,7 @@ PK_KERNEL void tile_slots_mod4(Sym<f32, 1> x, Sym<f32, 1> y, Tensor<f32, 1> out)
   prim::barrier(prim::flag(5));
 }
 
-// A9. ACCEPTED TODAY (finding 5). Every tile stores its row sums into rows 0..15 of rs: the blocks
+// A9. ACCEPTED WHEN WRITTEN (finding 5). Every tile stores its row sums into rows 0..15 of rs: the blocks
 //    write the same elements with different values (last writer wins). Single GPU: a kernel
 //    that does not communicate is not race-checked between blocks at all.
 PK_KERNEL void every_tile_same_row(Tensor<f32, 2> x, Tensor<f32, 2> rs) {
@@ -121,7 +121,7 @@ PK_KERNEL void every_tile_same_row(Tensor<f32, 2> x, Tensor<f32, 2> rs) {
     store(rs, row_sum(load<16, 64>(x, m, n)), 0, 0);
 }
 
-// A10. ACCEPTED TODAY (finding 5). Tiles stored at m / 2: tile m = 16 writes rows 8..23, overlapping
+// A10. ACCEPTED WHEN WRITTEN (finding 5). Tiles stored at m / 2: tile m = 16 writes rows 8..23, overlapping
 //    tile 0's rows 8..15 from another block (write-write race). Refused once the kernel
 //    communicates (half_rows_local_comm in the findings).
 PK_KERNEL void downsample_overlap(Tensor<f32, 2> x, Tensor<f32, 2> y) {
@@ -352,4 +352,18 @@ PK_KERNEL void prim_reduce_no_barrier_after_store(Tensor<f32, 2> x, Sym<f32, 2> 
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
     store(y, prim::reduce<16, 256>(Sum, Ldst, s, m, n), m, n);
   prim::barrier(prim::flag(1));
+}
+
+// A8b. As tile_slots_mod4 with slots modulo 64 (a user keeping inside the flag region): one block's
+//    tiles t and t + k B share a slot once k B is a multiple of 64. W >= 1.
+PK_KERNEL void tile_slots_mod64(Sym<f32, 1> x, Sym<f32, 1> y, Tensor<f32, 1> out) {
+  prim::barrier(prim::flag(0));
+  for (auto i : tiles(x.size(), {256})) {
+    auto f = prim::flag(1 + (i / 256) % 64);
+    prim::store_async(Ldst, y.on(next_rank()), load<256>(x, i), i);
+    prim::signal(f, next_rank());
+    prim::wait(f, 1);
+    store(out, load<256>(y, i), i);
+  }
+  prim::barrier(prim::flag(70));
 }
