@@ -137,6 +137,26 @@ private:
     return std::string("a tile of higher rank than the tensor needs extents of 1 beyond the tensor's "
                        "rank (a 1 x N row or an N x 1 column ") + prep + " a [N] tensor)";
   }
+  // The tile an access of `t` moves in a tensor of `rank` dimensions: `t` with leading 1s (a
+  // tile of the trailing dimensions, one head of [H, S, D]) or without unit extents (a 1 x N
+  // row of a [N] tensor). Fails (`prep`: "of" a load, "into" a store) where there is none.
+  std::optional<ValueType> tileOfRank(const ValueType &t, size_t rank, SourceLocation l,
+                                      const char *prep) {
+    if (t.shape.size() == rank) return t;
+    if (t.shape.size() < rank) return withLeadingOnes(t, rank);
+    std::optional<ValueType> inner = withoutUnitDims(t, rank);
+    if (!inner) fail(l, tooManyExtents(prep));
+    return inner;
+  }
+  // `v` reshaped to `t` where their shapes differ.
+  int reshapedTo(int v, const ValueType &t, SourceLocation l) {
+    return typeOf(v).shape == t.shape ? v : emitValue(OpKind::Reshape, l, {v}, t);
+  }
+  // A register tile stored into a tensor of `rank` dimensions, reshaped to the tensor's rank.
+  int storedTile(int tile, size_t rank, SourceLocation l) {
+    std::optional<ValueType> t = tileOfRank(typeOf(tile), rank, l, "into");
+    return t ? reshapedTo(tile, *t, l) : -1;
+  }
   void bind(const Decl *d, int v) { names[d->getCanonicalDecl()] = v; }
 
   Op &emit(OpKind kind, SourceLocation l, std::vector<int> operands = {}) {
@@ -1147,15 +1167,9 @@ private:
       const size_t rank = typeOf(src).shape.size();
       for (int i : indices(c, 1, rank, l)) ops.push_back(i);
       if (failed) return -1;
-      if (t.shape.size() == rank) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, /*transport=Ldst*/ 0);
-      if (t.shape.size() > rank) {
-        std::optional<ValueType> inner = withoutUnitDims(t, rank);
-        if (!inner) return fail(l, tooManyExtents("of"));
-        int part = emitValue(OpKind::LoadPeer, l, ops, *inner, {}, 0, /*transport=Ldst*/ 0);
-        return emitValue(OpKind::Reshape, l, {part}, t);
-      }
-      int whole = emitValue(OpKind::LoadPeer, l, ops, withLeadingOnes(t, rank), {}, 0, /*transport=Ldst*/ 0);
-      return emitValue(OpKind::Reshape, l, {whole}, t);
+      std::optional<ValueType> moved = tileOfRank(t, rank, l, "of");
+      if (!moved) return -1;
+      return reshapedTo(emitValue(OpKind::LoadPeer, l, ops, *moved, {}, 0, /*transport=Ldst*/ 0), t, l);
     }
     if (n == "load" || n == "load_smem") {
       ValueType t;
@@ -1196,14 +1210,8 @@ private:
       if (toPeer && typeOf(tile).smem)
         return fail(l, n + " into a peer's copy takes a register tile: load it with load<...>, "
                            "not load_smem (shared-memory tiles are for mma and mma_t operands)");
-      const size_t rank = typeOf(dest).shape.size();
-      if (typeOf(tile).shape.size() < rank)  // into the trailing dimensions
-        tile = emitValue(OpKind::Reshape, l, {tile}, withLeadingOnes(typeOf(tile), rank));
-      if (typeOf(tile).shape.size() > rank) {  // a 1 x N row or N x 1 column into a [N] tensor
-        std::optional<ValueType> inner = withoutUnitDims(typeOf(tile), rank);
-        if (!inner) return fail(l, tooManyExtents("into"));
-        tile = emitValue(OpKind::Reshape, l, {tile}, *inner);
-      }
+      tile = storedTile(tile, typeOf(dest).shape.size(), l);
+      if (tile < 0) return -1;
       std::vector<int> ops = toPeer ? std::vector<int>{tile, dest, peer}
                                     : std::vector<int>{tile, dest};
       for (int i : indices(c, 2, typeOf(dest).shape.size(), l)) ops.push_back(i);
@@ -1353,6 +1361,9 @@ private:
       int dest = peerExpr(arg(1), peer);
       int tile = tileExpr(arg(2));
       if (failed) return -1;
+      // A tile of the trailing dimensions, as store takes.
+      if (!typeOf(tile).smem) tile = storedTile(tile, typeOf(dest).shape.size(), l);
+      if (tile < 0) return -1;
       std::vector<int> ops = {tile, dest, peer};
       for (int i : indices(c, 3, typeOf(dest).shape.size(), l)) ops.push_back(i);
       if (failed) return -1;
@@ -1370,7 +1381,9 @@ private:
       std::vector<int> ops = {src};
       for (int i : indices(c, 3, typeOf(src).shape.size(), l)) ops.push_back(i);
       if (failed) return -1;
-      return emitValue(OpKind::CommReduce, l, ops, t, {}, kind, transport);
+      std::optional<ValueType> moved = tileOfRank(t, typeOf(src).shape.size(), l, "of");
+      if (!moved) return -1;
+      return reshapedTo(emitValue(OpKind::CommReduce, l, ops, *moved, {}, kind, transport), t, l);
     }
     if (n == "prim::all_reduce") {
       int kind, transport;
@@ -1405,7 +1418,10 @@ private:
       std::vector<int> ops = {src, peer};
       for (int i : indices(c, 2, typeOf(src).shape.size(), l)) ops.push_back(i);
       if (failed) return -1;
-      return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, transport);
+      if (t.smem) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, transport);
+      std::optional<ValueType> moved = tileOfRank(t, typeOf(src).shape.size(), l, "of");
+      if (!moved) return -1;
+      return reshapedTo(emitValue(OpKind::LoadPeer, l, ops, *moved, {}, 0, transport), t, l);
     }
     if (n == "prim::flag") {
       int64_t slot;

@@ -33,6 +33,33 @@ PK_KERNEL void peer_heads(Sym<bf16, 3> x, Sym<bf16, 3> y, Tensor<bf16, 3> z) {
   }
 }
 
+// Tests the primitives the same way (specs12 finding 7): prim::store_async and store_add_async
+// take a tile of the trailing dimensions as store does, prim::load_peer and prim::reduce give
+// one; the kernel's own protocol is proved (no warning).
+// CHECK-LABEL: pk.kernel @prim_steps
+// CHECK: %[[S:.*]] = pk.tile.reshape %{{.*}} : !pk.tile<16x128xf32> -> !pk.tile<1x16x128xf32>
+// CHECK: pk.comm.store_async <ldst> %[[S]], %arg1[%{{.*}}, %{{.*}}, %{{.*}}] on %{{.*}} : !pk.tile<1x16x128xf32>, !pk.sym<?x?x?xf32>
+// CHECK: pk.comm.store_add_async <ldst> %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %{{.*}}] on %{{.*}} : !pk.tile<1x16x128xf32>, !pk.sym<?x?x?xf32>
+// CHECK: %[[L:.*]] = pk.comm.load_peer <ldst> %arg1[%{{.*}}, %{{.*}}, %{{.*}}] on %{{.*}} : !pk.sym<?x?x?xf32> -> !pk.tile<1x16x128xf32>
+// CHECK-NEXT: pk.tile.reshape %[[L]] : !pk.tile<1x16x128xf32> -> !pk.tile<16x128xf32>
+// CHECK: %[[R:.*]] = pk.comm.reduce <sum> <ldst> %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : !pk.sym<?x?x?xf32> -> !pk.tile<1x16x128xf32>
+// CHECK-NEXT: pk.tile.reshape %[[R]] : !pk.tile<1x16x128xf32> -> !pk.tile<16x128xf32>
+PK_KERNEL void prim_steps(Sym<f32, 2> x, Sym<f32, 3> buf, Tensor<f32, 3> out) {
+  prim::barrier(prim::flag(0, Grid));
+  for (auto s : range(0, 2, 1))
+    for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+      prim::store_async(Ldst, buf.on(next_rank()), load<16, 128>(x, m, n) * float(s + 1), s, m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    prim::store_add_async(Ldst, buf.on(next_rank()), load<16, 128>(x, m, n), 2, m, n);
+  prim::barrier(prim::flag(1, Grid));
+  for (auto s : range(0, 2, 1))
+    for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+      store(out, prim::load_peer<16, 128>(Ldst, buf.on(prev_rank()), s, m, n), s, m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    store(out, prim::reduce<16, 128>(Sum, Ldst, buf, 2, m, n), 2, m, n);
+  prim::barrier(prim::flag(2, Grid));
+}
+
 #ifdef SMEM
 // SMEM: trailing-tiles.cpp:[[@LINE+3]]:14: error: load_smem takes one extent per tensor dimension (write the leading 1s)
 PK_KERNEL void smem_head(Tensor<bf16, 3> x, Tensor<bf16, 3> y) {
