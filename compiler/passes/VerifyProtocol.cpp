@@ -565,19 +565,29 @@ private:
     std::string cycle;
     Operation *first = nullptr;
     int listed = 0, launch = 0;
+    auto stuck = [&](size_t i) {
+      return states[i].launch < kLaunches && states[i].pc != procs[i].events.size();
+    };
+    // Blocks are named once two stuck blocks share a rank ("rank 0 ..., rank 0 ..." says
+    // nothing about who waits).
+    llvm::SmallDenseSet<int> ranks;
+    bool blocksApart = false;
+    for (size_t i = 0; i < procs.size(); ++i)
+      if (stuck(i)) blocksApart |= !ranks.insert(procs[i].rank).second;
     for (size_t i = 0; i < procs.size(); ++i) {
+      if (!stuck(i)) continue;
       const auto &s = states[i];
-      if (s.launch >= kLaunches || s.pc == procs[i].events.size()) continue;
       const Event &e = procs[i].events[s.pc];
       int64_t value = int64_t(flags[e.flag].size());
       if (!first) { first = e.op; launch = s.launch; }
+      std::string who = (blocksApart ? "block " + std::to_string(procs[i].block) + " of " : "") +
+                        std::string("rank ") + std::to_string(procs[i].rank);
       if (listed++ < 4)
-        cycle += (cycle.empty() ? "" : ", ") + ("rank " + Twine(procs[i].rank) +
-                 " waits on flag slot " + slotName(e) + " (" + Twine(value) + " of " +
-                 Twine(int64_t(s.launch + 1) * e.count) + ")").str();
+        cycle += (cycle.empty() ? "" : ", ") + (who + " waits on flag slot " + slotName(e) +
+                 " (" + Twine(value) + " of " + Twine(int64_t(s.launch + 1) * e.count) + ")").str();
     }
     if (!first) return false;
-    if (listed > 4) cycle += ", ...";
+    if (listed > 4) cycle += ", and " + std::to_string(listed - 4) + " more";
     report(first, Check::Deadlock,
            "deadlock for world size " + Twine(world) + " in launch " + Twine(launch + 1) +
                ": " + cycle + "; every rank waits for a signal another waiting rank sends "
