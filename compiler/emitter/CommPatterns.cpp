@@ -177,8 +177,9 @@ LogicalResult emitPushSmall(Emitter &e, Operation *op) {
            << e.name(p.getOutput()) << ".numel, "
            << (p.getRoot() ? e.name(p.getRoot()) : std::string("0")) << ", "
            << e.name(p.getCount()) << ", " << e.name(p.getLlCount()) << ", " << lanes
-           << " - blockIdx.x, " << p.getMaxBytesAttr().getInt() << "LL, "
-           << p.getLlMaxBytesAttr().getInt() << "LL, " << direct << ");";
+           << " - blockIdx.x, " << pushSmallSlotUnits(p) << "LL * gridDim.x, "
+           << p.getMaxBytesAttr().getInt() << "LL, " << p.getLlMaxBytesAttr().getInt() << "LL, "
+           << direct << ");";
   e.line() << "if (" << status << " < 0) return;";
   e.epoch = direct;
   std::string taken = e.bind(p.getTaken(), "taken");

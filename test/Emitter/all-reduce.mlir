@@ -18,7 +18,7 @@
 // CHECK: const int [[LLCOUNT:flag[0-9]+]] = 3 * gridDim.x + blockIdx.x;
 // CHECK: const int [[LANES:flag[0-9]+]] = 4 * gridDim.x + blockIdx.x;
 // CHECK: unsigned long long [[DIRECT:pk_direct_epoch[0-9]+]] = ctx.epoch;
-// CHECK: const int [[S:pk_small[0-9]+]] = pk::push_small<pk::SmallCollective::all_reduce, pk::ReduceOp::max>(ctx, arg0.peer[ctx.rank], arg0.numel, arg1.data, arg1.numel, 0, [[COUNT]], [[LLCOUNT]], [[LANES]] - blockIdx.x, 1048576LL, 262144LL, [[DIRECT]]);
+// CHECK: const int [[S:pk_small[0-9]+]] = pk::push_small<pk::SmallCollective::all_reduce, pk::ReduceOp::max>(ctx, arg0.peer[ctx.rank], arg0.numel, arg1.data, arg1.numel, 0, [[COUNT]], [[LLCOUNT]], [[LANES]] - blockIdx.x, 4LL * gridDim.x, 1048576LL, 262144LL, [[DIRECT]]);
 // CHECK-NEXT: if ([[S]] < 0) return;
 // CHECK-NEXT: const bool [[TAKEN:taken[0-9]+]] = [[S]] > 0;
 // CHECK: const bool [[NOT:p[0-9]+]] = [[TAKEN]] == {{c[0-9]+}};

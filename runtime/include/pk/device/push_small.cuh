@@ -146,7 +146,10 @@ __device__ __forceinline__ int run_ll(const LaunchContext& c, const T* x, T* y, 
 // x: this rank's input (nx elements); y: this rank's output; root: for rooted collectives.
 // count / ll_count: this block's slots, in this rank's own flags, counting the launches that
 // took the flag path / the LL path; base: first slot of the kSlots lane slots (source s,
-// lane j: base + s * kLanes + j). direct_epoch: set to the launches so far (this one included)
+// lane j: base + s * kLanes + j); lane_words: the flag words reserved from base on (the
+// compiled reservation times this launch's grid: a launch on fewer blocks than compiled, as
+// ranks sharing a GPU make, has fewer, and the path is not taken where W ranks' lanes would
+// run past them into the kernel's other flags). direct_epoch: set to the launches so far (this one included)
 // that took the direct path, which the caller's direct-path waits use instead of c.epoch.
 //
 // Protocol. Every rank takes the same branch (the condition depends on sizes, W and the
@@ -184,7 +187,8 @@ __device__ __forceinline__ int run_ll(const LaunchContext& c, const T* x, T* y, 
 template <SmallCollective K, ReduceOp R, class T>
 __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, long long nx, T* y,
                                           long long ny, long long root, int count, int ll_count,
-                                          int base, long long max_bytes, long long ll_max_bytes,
+                                          int base, long long lane_words,
+                                          long long max_bytes, long long ll_max_bytes,
                                           unsigned long long& direct_epoch) {
   const int me = c.rank, W = c.world, b = blockIdx.x;
   const int lanes = min(static_cast<int>(gridDim.x), small::kLanes);
@@ -208,7 +212,8 @@ __device__ __forceinline__ int push_small(const LaunchContext& c, const T* x, lo
     return r;
   }
   const bool take = c.landing_bytes != 0 && bytes <= static_cast<long long>(small::slot_bytes(c)) &&
-                    bytes <= max_bytes;
+                    bytes <= max_bytes &&
+                    static_cast<long long>(W - 1) * small::kLanes + lanes <= lane_words;
   if (!take) {
     direct_epoch = c.epoch - done - ll_done;
     return 0;

@@ -24,14 +24,14 @@ __device__ void use_all(const pk::LaunchContext& c, const pk::SymTensor<T>& a, T
     const T* x = a.peer[c.rank];
     int r = 0;
     unsigned long long e = 0;
-    r += pk::push_small<SmallCollective::all_reduce, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::all_gather, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::reduce_scatter, pk::ReduceOp::max>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::all_to_all, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::broadcast, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::reduce, pk::ReduceOp::min>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::gather, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20, 64 << 10, e);
-    r += pk::push_small<SmallCollective::scatter, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::all_reduce, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::all_gather, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::reduce_scatter, pk::ReduceOp::max>(c, x, n, d, n, 0, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::all_to_all, pk::ReduceOp::sum>(c, x, n, d, n, 0, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::broadcast, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::reduce, pk::ReduceOp::min>(c, x, n, d, n, 1, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::gather, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
+    r += pk::push_small<SmallCollective::scatter, pk::ReduceOp::sum>(c, x, n, d, n, 1, 0, 1, 2, 512, 1 << 20, 64 << 10, e);
     if (r == 42 || e == 7) d[0] = T{};
   }
   pk::store_tile(c, a, 1, 5, d, n);
