@@ -125,8 +125,15 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   e.os << "#ifndef __CUDACC_RTC__\n#include <cstddef>\n#endif\n";
   e.os << "\nnamespace pk_" << name << " {\n";
   e.os << map.code;
-  const std::string params =
-      map.code.empty() ? "pk::attention::Params" : "pk::attention::ParamsOf<pk_" + name + "::ScoreMap>";
+  // q, k, v and o share one 16-bit type (pk-lower-attention checks it): f16 or bf16.
+  const bool f16 = getTensorElementType(kernel.getBody().getArgument(q).getType()).isF16();
+  const std::string mapType = map.code.empty() ? "pk::attention::NoScoreMap" : "pk_" + name + "::ScoreMap";
+  std::string params = map.code.empty() && !f16 ? "pk::attention::Params"
+                       : "pk::attention::ParamsOf<" + mapType + (f16 ? ", true>" : ">");
+  if (f16) {  // named, as offsetof takes no type with a comma in it
+    e.os << "using Params = " << params << ";\n";
+    params = "pk_" + name + "::Params";
+  }
   e.os << "constexpr int kHeadDim = " << d << ";\n";
   e.os << "constexpr int kConsumers = " << c << ";\n";
   e.os << "constexpr int kThreads = pk::attention::threads<kHeadDim, kConsumers>();  // producer + " << c
@@ -143,8 +150,8 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   e.os << "extern \"C\" __global__ void __launch_bounds__(pk_" << name << "::kThreads, 1) " << name
        << "(const __grid_constant__ " << params << " p) {\n";
   e.os << "  pk::attention::run<pk_" << name << "::kHeadDim, pk_" << name << "::kCausal"
-       << (map.code.empty() ? "" : ", pk_" + name + "::ScoreMap, pk_" + name + "::kConsumers") << ">(p, " << scale
-       << ");\n";
+       << (map.code.empty() && !f16 ? "" : ", " + mapType + ", pk_" + name + "::kConsumers") << ">(p, "
+       << scale << ");\n";
   e.os << "}\n";
   return success();
 }

@@ -29,6 +29,7 @@ struct AttentionLoop {
   TileLoadOp loadQ, loadK, loadV;
   TileStoreOp storeO, storeLse;  // storeLse may be null
   int64_t d = 0;
+  Type elem;           // q, k, v, p and o: bf16 or f16
   bool heads = false;  // [H, S, D] tensors, one head per tile (else [S, D])
   bool causal = false;
   // Grouped-query attention: K and V are read at head h / group. Null when at head h; else a
@@ -123,10 +124,11 @@ void scoreProducts(Value v, Region &region, SmallVectorImpl<TileMmaOp> &out, llv
 }
 bool isZeroIndex(Value v) { return getConstantIntValue(v) == 0; }
 bool isKernelArg(KernelOp kernel, Value v) { return kernelArgIndex(kernel, v) >= 0; }
-bool isTile(Type t, int64_t rows, int64_t cols, bool bf16) {
+// A 2-D tile of rows x cols of `elem` (f32 when null).
+bool isTile(Type t, int64_t rows, int64_t cols, Type elem = Type()) {
   auto tile = dyn_cast<TileType>(t);
   return tile && tile.getRank() == 2 && tile.getShape()[0] == rows && tile.getShape()[1] == cols &&
-         (bf16 ? tile.getElementType().isBF16() : tile.getElementType().isF32());
+         (elem ? tile.getElementType() == elem : tile.getElementType().isF32());
 }
 // iota along `dim` from `origin`: col_index<..>(n) is dim 1, row_index<..>(m) dim 0, spanning the
 // tile along it (one of extent 1 is the tile's origin broadcast, not each element's index).
@@ -306,8 +308,12 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   }
   a.d = rowsTile(a.loadQ).getShape()[1];
   if (a.d != 64 && a.d != 128) return fail("the head dim is " + Twine(a.d) + "; the template takes 64 and 128");
-  if (!isTile(rowsTile(a.loadQ), bm, a.d, true) || !isTile(rowsTile(a.loadK), *bn, a.d, true))
-    return fail("q, k must be bf16 tiles of the loops' rows by the head dim");
+  // The operands' 16-bit type: bf16 or f16, the same for q, k, v, p and o.
+  a.elem = rowsTile(a.loadQ).getElementType();
+  if (!a.elem.isBF16() && !a.elem.isF16())
+    return fail("q must be a bf16 or f16 tile (the template's wgmma takes 16-bit operands)");
+  if (!isTile(rowsTile(a.loadQ), bm, a.d, a.elem) || !isTile(rowsTile(a.loadK), *bn, a.d, a.elem))
+    return fail("q, k must be tiles of one type (bf16 or f16) of the loops' rows by the head dim");
   Value k = a.loadK.getSource();
   // The mask: keys before the end, and (causal) keys up to the query.
   auto keysInRange = [&](Value v) {
@@ -431,7 +437,8 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   auto pv = acc.getDefiningOp<TileMmaOp>();
   if (pv.getTransposeB()) return fail("the output update must be mma(p, v, acc * corr)");
   auto pCast = pv.getA().getDefiningOp<TileCastOp>();
-  if (!pCast || !isTile(pCast.getType(), bm, *bn, true)) return fail("p must be cast to bf16 for p v");
+  if (!pCast || !isTile(pCast.getType(), bm, *bn, a.elem))
+    return fail("p must be cast to q's type (bf16 or f16) for p v");
   p = pCast.getInput();
   if (!isUnary(p, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != s || y != mxNew)
     return fail("p is not exp(s - m_new)");
@@ -449,8 +456,8 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G)");
   }
   a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n);
-  if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, true))
-    return fail("v must be loaded as bf16 tiles at [n, 0] (or [h, n, 0]) of the head dim's width");
+  if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, a.elem))
+    return fail("v must be loaded as tiles of q's type at [n, 0] (or [h, n, 0]) of the head dim's width");
   // l_new = l * corr + row_sum(p).
   Value lNew = yield.getOperand(lI);
   Value sum;
@@ -465,12 +472,12 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   // Starting values: max -huge, sum and output zero.
   if (!isMinusHuge(kv.getInitArgs()[mxI]) || !isZeros(kv.getInitArgs()[lI]) || !isZeros(kv.getInitArgs()[accI]))
     return fail("the loop must start from max = -huge, sum = 0, output = 0");
-  if (!isTile(accIn.getType(), bm, a.d, false) || !isTile(lIn.getType(), bm, 1, false) || !isTile(mxIn.getType(), bm, 1, false))
+  if (!isTile(accIn.getType(), bm, a.d) || !isTile(lIn.getType(), bm, 1) || !isTile(mxIn.getType(), bm, 1))
     return fail("the carried tiles must be f32: output rows x head dim, max and sum rows x 1");
   // Nothing else in the key loop.
   for (Operation &op : kv.getBody()->without_terminator())
     if (hasSpecEffect(&op)) return fail("the key loop computes something the template would drop");
-  // After the loop: o = cast<bf16>(acc / l) at [m, 0], and optionally lse = m + log(l) at [m, 0].
+  // After the loop: o = cast<T>(acc / l) at [m, 0], and optionally lse = m + log(l) at [m, 0].
   for (Operation &op : body) {
     auto store = dyn_cast<TileStoreOp>(op);
     if (!store) {
@@ -487,16 +494,16 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Value v = store.getValue();
     if (column1d) {
       v = v.getDefiningOp<TileReshapeOp>().getInput();
-      if (!isTile(v.getType(), bm, 1, false)) return fail("only the log-sum-exp column may be stored into a 1-D tensor");
+      if (!isTile(v.getType(), bm, 1)) return fail("only the log-sum-exp column may be stored into a 1-D tensor");
     } else if (a.heads) {
       auto reshape = v.getDefiningOp<TileReshapeOp>();
       if (!reshape) return fail("the results must be stored as 2-D tiles into their head");
       v = reshape.getInput();
     }
     if (auto c = v.getDefiningOp<TileCastOp>()) {
-      if (a.storeO || !isTile(c.getType(), bm, a.d, true) || !isMap(c.getInput(), MapKind::div, x, y) ||
+      if (a.storeO || !isTile(c.getType(), bm, a.d, a.elem) || !isMap(c.getInput(), MapKind::div, x, y) ||
           x != kv.getResult(accI) || y != kv.getResult(lI))
-        return fail("the output must be stored once as cast<bf16>(acc / l)");
+        return fail("the output must be stored once as cast<T>(acc / l), T q's type");
       a.storeO = store;
     } else if (isMap(v, MapKind::add, x, y)) {
       Value lg = x == kv.getResult(mxI) ? y : y == kv.getResult(mxI) ? x : Value();
@@ -571,7 +578,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     if (!a.keyWindow.empty()) fact("key_window", StringAttr::get(ctx, a.keyWindow));
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
-                       ", head dim " + Twine(a.d) +
+                       ", head dim " + Twine(a.d) + (a.elem.isF16() ? ", f16 operands" : "") +
                        Twine(a.group ? ", grouped-query (K and V at head h / G, G = " +
                                            Twine(a.groupHeads ? "q's heads / k's heads"
                                                               : "argument #" + std::to_string(argNumber(a.group))) +

@@ -56,7 +56,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
 // The template kernels also run with templates = false ("name/general").
 const std::vector<const char*> kGeneralToo = {"gemm_f16_ab_bias_res_f16", "gemm_t_bf16_colscale_rowmask_f32",
                                               "fp8_gemm_t_rowcol_scales", "lora_linear", "gqa_causal_bias_d128",
-                                              "padded_batch_attention_d64"};
+                                              "padded_batch_attention_d64", "attention_f16_causal_d64"};
 
 std::map<std::string, pk::jit::Kernel> g_kernels;
 

@@ -423,8 +423,8 @@ PK_KERNEL void padded_batch_attention_d64(Tensor<bf16, 3> q, Tensor<bf16, 3> k, 
   }
 }
 
-// 25. Causal attention in f16 (q k v o [H, S, 64] f16; the template is bf16 only, so this is the
-//     general path), 32 query rows per tile, odd S.
+// 25. Causal attention in f16 (q k v o [H, S, 64] f16; written when the template was bf16 only,
+//     now on the template in f16), 32 query rows per tile, odd S.
 PK_KERNEL void attention_f16_causal_d64(Tensor<f16, 3> q, Tensor<f16, 3> k, Tensor<f16, 3> v, Tensor<f16, 3> o,
                                         float scale) {
   for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 32})) {

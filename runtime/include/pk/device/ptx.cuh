@@ -7,6 +7,9 @@ namespace pk {
 // std::is_same without <type_traits> (NVRTC has no standard library here).
 template <class A, class B> struct is_same { static constexpr bool value = false; };
 template <class A> struct is_same<A, A> { static constexpr bool value = true; };
+// std::conditional likewise.
+template <bool B, class T, class F> struct conditional { using type = T; };
+template <class T, class F> struct conditional<false, T, F> { using type = F; };
 
 // 16 bytes moved as one vector access.
 struct alignas(16) Vec16 {

@@ -9,9 +9,9 @@
 //                            with P straight from registers; the next S is issued beside P V.
 // At head dim 64 a key step has half the products of dim 128 for the same softmax work, so a
 // third consumer keeps the tensor cores busy while the other two exponentiate.
-// Q, K, V are [heads, rows, D] bf16 (heads 1 for one head), read through 3-D tensor maps with
-// boxes of 64 x 128 x 1 and 128-byte swizzle; rows past the end load as zeros, keys past the end
-// and (causal) keys after the query are masked. O [heads, sq, o_pitch] bf16 and lse
+// Q, K, V are [heads, rows, D] bf16 or f16 (heads 1 for one head), read through 3-D tensor maps
+// with boxes of 64 x 128 x 1 and 128-byte swizzle; rows past the end load as zeros, keys past the
+// end and (causal) keys after the query are masked. O [heads, sq, o_pitch] of their type and lse
 // [heads, sq, lse_pitch] f32 are stored directly by the consumers, rows past sq skipped.
 #pragma once
 #include <pk/device/bf16.cuh>
@@ -28,7 +28,7 @@ namespace pk {
 namespace attention {
 
 constexpr int kBN = 128;         // keys per step
-constexpr int kBox = 64;         // TMA box columns: 64 bf16 = one 128-byte swizzle row
+constexpr int kBox = 64;         // TMA box columns: 64 16-bit elements = one 128-byte swizzle row
 constexpr int kBoxRows = 128;    // TMA box rows, for Q, K and V alike
 constexpr int kProducerRegs = 24;
 // At head dim 64, one score in kPolyEvery64 is exponentiated on the FMA pipe (exp2_fma).
@@ -46,12 +46,14 @@ struct NoScoreMap {
 // Map (pkc's ScoreMap: ALiBi, soft-capping, extra masks) turns each raw score q.k of query row
 // `row` and key `col` into the score the softmax takes, in natural-log units with the scale
 // applied; prepare() computes once per tile what depends only on the query head (ALiBi's slope).
-// Its arguments follow the fixed fields.
-template <class MapT = NoScoreMap>
+// Its arguments follow the fixed fields. F16: q, k, v and o are f16 (else bf16).
+template <class MapT = NoScoreMap, bool F16 = false>
 struct ParamsOf {
   using Map = MapT;
+  static constexpr bool kF16 = F16;
+  using Elem = typename conditional<F16, f16, bf16>::type;
   TensorMap q, k, v;  // {D, rows, heads}, box {64, 128, 1}, 128-byte swizzle
-  bf16* o;
+  Elem* o;
   float* lse;  // null: not stored
   int sq, sk, heads;
   int kv_group;  // query heads per K/V head (grouped-query attention; 1: one each)
@@ -220,25 +222,25 @@ __device__ __forceinline__ void produce(const P& p, SharedStorage<D, C>& ss, con
 }
 
 // s = Q (this consumer's 64 rows) K^T over the head dim.
-template <int D, int C>
+template <int D, bool F16, int C>
 __device__ __forceinline__ void issue_qk(SharedStorage<D, C>& ss, int consumer, int stage, float (&s)[64]) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {  // 16 columns = 32 B = 2 descriptor units
     const unsigned long long dq = wg::desc_k_major_sw128(&ss.q[kk / 4][consumer * 64 * kBox]) + 2ull * (kk % 4);
     const unsigned long long dk = wg::desc_k_major_sw128(&ss.k[stage][kk / 4][0]) + 2ull * (kk % 4);
-    wg::mma_ss_m64n128k16(s, dq, dk, kk > 0);
+    wg::mma_ss_m64n128k16<F16>(s, dq, dk, kk > 0);
   }
 }
 
-// o += P V with P packed as bf16 pairs in the A-fragment layout (4 registers per k16 step).
-template <int D, int C>
+// o += P V with P packed as bf16 (f16) pairs in the A-fragment layout (4 registers per k16 step).
+template <int D, bool F16, int C>
 __device__ __forceinline__ void issue_pv(SharedStorage<D, C>& ss, int stage, const unsigned int (&pa)[kBN / 4],
                                          float (&o)[D / 2]) {
   const unsigned long long dv = wg::desc_n_major_sw128(&ss.v[stage][0][0], Layout<D>::kBoxBytes);
 #pragma unroll
   for (int kk = 0; kk < kBN / 16; ++kk) {  // 16 key rows = 2048 B = 128 descriptor units
     const unsigned int a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
-    wg::mma_rs_n_major<D>(o, a, dv + 128ull * kk);
+    wg::mma_rs_n_major<D, F16>(o, a, dv + 128ull * kk);
   }
 }
 
@@ -332,6 +334,8 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
                                         const BlockTile& b, int consumer, RingCursor<Layout<D>::kStages>& kc,
                                         RingCursor<Layout<D>::kStages>& vc, unsigned int q_phase) {
   using L = Layout<D, C>;
+  constexpr bool kF16 = P::kF16;
+  using Elem = typename P::Elem;
   constexpr bool kChain = kChainAcrossTiles<L::kConsumers>;
   constexpr int kLast = L::kConsumers - 1;
   const int t = wg::thread();
@@ -361,7 +365,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   ss.k_ring.wait_full(kc);
   turn_wait(consumer);
   wg::fence();
-  issue_qk<D>(ss, consumer, kc.stage, s);
+  issue_qk<D, kF16>(ss, consumer, kc.stage, s);
   wg::commit();
   turn_pass<L::kConsumers>(consumer);
   wg::wait<0>();
@@ -372,7 +376,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   if (steps == 1) mbarrier_arrive(&ss.q_empty);  // the tile's last q k^T has read Q
   sm.step(s, p, b.key0, row0, edge(b.key0), corr);  // o is 0: no rescale
 #pragma unroll
-  for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
+  for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<kF16>(s[2 * i], s[2 * i + 1]);
   for (int j = 0; j + 1 < steps; ++j) {
     ss.v_ring.wait_full(vc);
     ss.k_ring.wait_full(kc);
@@ -380,9 +384,9 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
     turn_wait(consumer);
     wg::fence();
-    issue_qk<D>(ss, consumer, kc.stage, s);
+    issue_qk<D, kF16>(ss, consumer, kc.stage, s);
     wg::commit();
-    issue_pv<D>(ss, vc.stage, pa, o);
+    issue_pv<D, kF16>(ss, vc.stage, pa, o);
     wg::commit();
     turn_pass<L::kConsumers>(consumer);
     wg::wait<1>();  // q k^T of step j + 1 is done; p v of step j may still run
@@ -403,7 +407,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
       for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
     }
 #pragma unroll
-    for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<false>(s[2 * i], s[2 * i + 1]);
+    for (int i = 0; i < kBN / 4; ++i) pa[i] = gemm::pack_x2<kF16>(s[2 * i], s[2 * i + 1]);
   }
   // The last step: p v alone.
   ss.v_ring.wait_full(vc);
@@ -411,7 +415,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   for (int i = 0; i < D / 2; ++i) wg::fence_operand(o[i]);
   turn_wait(consumer);
   wg::fence();
-  issue_pv<D>(ss, vc.stage, pa, o);
+  issue_pv<D, kF16>(ss, vc.stage, pa, o);
   wg::commit();
   if (kChain || consumer != kLast) turn_pass<L::kConsumers>(consumer);
   wg::wait<0>();
@@ -434,7 +438,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   float (&m_run)[2] = sm.m;
   float (&l_run)[2] = sm.l;
   const int lane = t % 32;
-  // Finish: whole-row sums, O / l as bf16, lse = m ln 2 + ln l.
+  // Finish: whole-row sums, O / l as bf16 (f16), lse = m ln 2 + ln l.
   float inv[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -442,7 +446,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
     inv[h] = 1.f / l_run[h];
   }
-  bf16* o_head = p.o + static_cast<long long>(b.head) * p.sq * p.o_pitch;
+  Elem* o_head = p.o + static_cast<long long>(b.head) * p.sq * p.o_pitch;
   // Pairs go as one 4-byte store only where every row starts 4-byte aligned (an even pitch and
   // base); otherwise element by element (o of [S, 65]).
   const bool pairs = (p.o_pitch % 2) == 0 && (reinterpret_cast<unsigned long long>(p.o) % 4) == 0;
@@ -450,17 +454,17 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;
     if (row >= p.sq) continue;
-    bf16* out = o_head + static_cast<long long>(row) * p.o_pitch;
+    Elem* out = o_head + static_cast<long long>(row) * p.o_pitch;
 #pragma unroll
     for (int g = 0; g < D / 8; ++g) {
       const int col = 8 * g + 2 * (lane % 4);
       const float x0 = o[4 * g + 2 * h] * inv[h], x1 = o[4 * g + 2 * h + 1] * inv[h];
       if (col + 1 < p.o_cols && pairs) {
-        const unsigned int packed = gemm::pack_x2<false>(x0, x1);
+        const unsigned int packed = gemm::pack_x2<kF16>(x0, x1);
         *reinterpret_cast<unsigned int*>(out + col) = packed;
       } else {
-        if (col < p.o_cols) out[col] = from_float<bf16>(x0);
-        if (col + 1 < p.o_cols) out[col + 1] = from_float<bf16>(x1);
+        if (col < p.o_cols) out[col] = from_float<Elem>(x0);
+        if (col + 1 < p.o_cols) out[col + 1] = from_float<Elem>(x1);
       }
     }
     // An lse of no columns (pitch 0) holds nothing: every row would land on its element 0.
@@ -481,8 +485,8 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
 // producer takes it just before it needs the next Q (after the consumers' last q k^T) and hands
 // it to the consumers in ss.tile with Q's full barrier; -1 and a bare arrival end the walk. The
 // scale is p.scale, or the spec's constant (1 with a score map, which scales the scores itself).
-template <int D, bool Causal, class Map = NoScoreMap, int C = kDefaultConsumers<D>>
-__device__ __forceinline__ void run(const ParamsOf<Map>& p, float scale) {
+template <int D, bool Causal, class Map = NoScoreMap, int C = kDefaultConsumers<D>, bool F16 = false>
+__device__ __forceinline__ void run(const ParamsOf<Map, F16>& p, float scale) {
   extern __shared__ unsigned char smem_raw[];
   const unsigned long long base = reinterpret_cast<unsigned long long>(smem_raw);
   SharedStorage<D, C>& ss = *reinterpret_cast<SharedStorage<D, C>*>((base + 1023ull) & ~1023ull);
