@@ -6,15 +6,18 @@
 // a 1-D [S] tensor (one head).
 #pragma once
 #include <functional>
+#include <type_traits>
 #include <string>
 
 #include "tile_test_util.h"
 
 namespace pkt {
 
-using AttentionLaunch = std::function<void(const DevTensor<pk::bf16>& q, const DevTensor<pk::bf16>& k,
-                                           const DevTensor<pk::bf16>& v, const DevTensor<pk::bf16>& o,
-                                           const DevTensor<float>& lse, float scale)>;
+// q, k, v and o are T: bf16, or f16 for the f16 kernels.
+template <class T = pk::bf16>
+using AttentionLaunchOf = std::function<void(const DevTensor<T>& q, const DevTensor<T>& k, const DevTensor<T>& v,
+                                             const DevTensor<T>& o, const DevTensor<float>& lse, float scale)>;
+using AttentionLaunch = AttentionLaunchOf<>;
 
 // One head in float64: o [sq, d] = softmax(q k^T * scale) v and lse [sq] its row log-sum-exp,
 // for row-major q [sq, d], k and v [sk, d]; causal: row r sees keys 0..r.
@@ -67,15 +70,19 @@ inline void reference_head_mapped(const double* q, const double* k, const double
   }
 }
 
-inline void check_attention(const std::string& name, const AttentionLaunch& launch, long long d,
-                            long long sq, long long sk, bool causal, unsigned seed = 1, long long heads = 0,
-                            float scale_factor = 1.f, long long kv_heads = 0, bool lse_1d = false) {
+// T is given (check_attention<pk::f16>(...)), not deduced from the lambda: the launch type is a
+// non-deduced context.
+template <class T = pk::bf16>
+void check_attention(const std::string& name, const typename std::common_type<AttentionLaunchOf<T>>::type& launch,
+                     long long d, long long sq,
+                     long long sk, bool causal, unsigned seed = 1, long long heads = 0, float scale_factor = 1.f,
+                     long long kv_heads = 0, bool lse_1d = false) {
   const float scale = scale_factor / std::sqrt(float(d));
   const long long kvh = kv_heads ? kv_heads : heads;
   auto shape = [&](long long h, long long rows, long long cols) {
     return h ? std::vector<long long>{h, rows, cols} : std::vector<long long>{rows, cols};
   };
-  DevTensor<pk::bf16> q(shape(heads, sq, d), seed), k(shape(kvh, sk, d), seed + 1), v(shape(kvh, sk, d), seed + 2),
+  DevTensor<T> q(shape(heads, sq, d), seed), k(shape(kvh, sk, d), seed + 1), v(shape(kvh, sk, d), seed + 2),
       o(shape(heads, sq, d), 0, true);
   DevTensor<float> lse(lse_1d ? std::vector<long long>{sq} : shape(heads, sq, 1), 0, true);
   launch(q, k, v, o, lse, scale);
@@ -91,7 +98,7 @@ inline void check_attention(const std::string& name, const AttentionLaunch& laun
   const std::string base = name + " " + (heads ? std::to_string(heads) + "x" : "") +
                            (kv_heads ? "(kv " + std::to_string(kv_heads) + ")x" : "") + std::to_string(sq) + "x" +
                            std::to_string(sk) + (scale_factor != 1.f ? " scale x" + std::to_string(scale_factor) : "");
-  // P is rounded to bf16 before P V (as FlashAttention does), and O is bf16.
+  // P is rounded to bf16 (f16) before P V (as FlashAttention does), and O is bf16 (f16).
   expect((base + " O").c_str(), o, [&](long long i) { return want_o[i]; }, 2e-2, 2e-2);
   expect((base + " lse").c_str(), lse, [&](long long i) { return want_lse[i]; }, 1e-3, 1e-4);
 }

@@ -6,7 +6,8 @@
 // heads in one launch (more tiles than blocks, so a block walks several), and scales that are
 // large, negative or zero; grouped-query attention (test/specs/attention_gqa.pk.cpp: K and V at
 // head h / G, G from the sizes or an argument, including G = heads: multi-query) and a 1-D
-// log-sum-exp; against a float64 reference (attention_reference.h). A q whose columns are not
+// log-sum-exp; f16 kernels (test/specs/attention_f16.pk.cpp); against a float64 reference
+// (attention_reference.h). A q whose columns are not
 // the head dim, or q heads that are not G x k's, are refused at the call, launching nothing.
 #include <pk/jit/compile.h>
 
@@ -36,18 +37,34 @@ bool compile_all() {
       g_kernels.emplace(name, std::move(*k));
     }
   }
-  const std::string gqa = std::string(PK_GQA_SPEC);
-  auto text = pk::jit::read_spec(gqa);
-  if (!text.is_ok()) return pkt::fail("read " + gqa + ": " + text.status().message()), false;
-  for (const char* name : {"gqa_d64", "gqa_causal_d128", "attention_lse_1d_d64"}) {
-    pk::jit::Options options;
-    options.kernel = name;
-    auto k = pk::jit::compile_spec(gqa, *text, options, pk::jit::pkc_frontend(PK_PKC));
-    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    PKT_CHECK(k->info().tmpl.kernel == name, std::string(name) + " did not take the attention template");
-    g_kernels.emplace(name, std::move(*k));
-  }
-  return true;
+  auto from = [](const std::string& spec, std::initializer_list<const char*> names) {
+    auto text = pk::jit::read_spec(spec);
+    if (!text.is_ok()) return pkt::fail("read " + spec + ": " + text.status().message()), false;
+    for (const char* name : names) {
+      pk::jit::Options options;
+      options.kernel = name;
+      auto k = pk::jit::compile_spec(spec, *text, options, pk::jit::pkc_frontend(PK_PKC));
+      if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
+      PKT_CHECK(k->info().tmpl.kernel == name, std::string(name) + " did not take the attention template");
+      g_kernels.emplace(name, std::move(*k));
+    }
+    return true;
+  };
+  return from(PK_GQA_SPEC, {"gqa_d64", "gqa_causal_d128", "attention_lse_1d_d64"}) &&
+         from(PK_F16_SPEC, {"attention_f16_d128", "attention_heads_f16_causal_d64"});
+}
+
+// The f16 kernels (test/specs/attention_f16.pk.cpp): q, k, v and o f16.
+void check_f16(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
+               bool causal, unsigned seed, long long heads = 0, float scale_factor = 1.f) {
+  const pk::jit::Kernel& kernel = g_kernels.at(name);
+  pkt::check_attention<pk::f16>(
+      name,
+      [&](const auto& q, const auto& k, const auto& v, const auto& o, const auto& lse, float scale) {
+        PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+        PKT_CUDA(cudaStreamSynchronize(s));
+      },
+      d, sq, sk, causal, seed, heads, scale_factor);
 }
 
 // Grouped-query attention: heads query heads over kv_heads K/V heads; `group_arg` passes G as
@@ -135,6 +152,12 @@ int main() {
           },
           64, sq, sk, false, seed += 3, 0, 1.f, 0, true);
     }
+    // f16: tails, more keys than queries, several heads, many tiles per block, a large scale.
+    check_f16(ctx, s, "attention_f16_d128", 128, 200, 333, false, seed += 3);
+    check_f16(ctx, s, "attention_f16_d128", 128, 1, 70, false, seed += 3);
+    check_f16(ctx, s, "attention_f16_d128", 128, 256, 2100, false, seed += 3, 0, 8.f);
+    check_f16(ctx, s, "attention_heads_f16_causal_d64", 64, 300, 300, true, seed += 3, 3);
+    check_f16(ctx, s, "attention_heads_f16_causal_d64", 64, 257, 257, true, seed += 3, 200);
     {  // q's heads must be G x k's: 6 query heads over 4 K/V heads is refused before any launch.
       pkt::DevTensor<bf16> q({6, 64, 64}, 1), k({4, 64, 64}, 2), v({4, 64, 64}, 3), o({6, 64, 64}, 0, true);
       pkt::DevTensor<float> lse({6, 64, 1}, 0, true);
