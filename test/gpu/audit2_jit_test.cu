@@ -52,21 +52,13 @@ const std::vector<const char*> kKernels = {
     "int_to_bf16",               "divide_by_broadcast",          "divide_by_one_element",
 };
 
-std::map<std::string, pk::jit::Kernel> g_kernels;
+KernelSet g_kernels;
 
 
 bool compile_all() {
-  auto text = pk::jit::read_spec(PK_AUDIT2_SPEC);
-  if (!text.is_ok()) return pkt::fail(std::string("read the spec: ") + text.status().message()), false;
-  for (const char* name : kKernels) {
-    pk::jit::Options options;
-    options.kernel = name;
-    auto k = pk::jit::compile_spec(PK_AUDIT2_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
-    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    PKT_CHECK(!took_template(*k), std::string(name) + " took a template (finding 4: the general path only)");
-    g_kernels.emplace(name, std::move(*k));
-  }
-  return true;
+  std::vector<std::pair<const char*, bool>> general;
+  for (const char* name : kKernels) general.push_back({name, false});
+  return compile_set(PK_AUDIT2_SPEC, general, {}, PK_PKC, g_kernels);
 }
 
 const pk::jit::Kernel& K(const std::string& name) { return g_kernels.at(name); }
@@ -547,23 +539,9 @@ void multi_rank_cases(const Run& r) {
 int main() {
   pkt::require_gpus(1);
   if (!compile_all()) return pkt::finish("audit2_jit_test");
-  // W = 1, 2, 3 on one GPU (the list PK_TEST_WORLDS or PK_SHARED_GPU_RANKS give, else those); the
-  // single-GPU kernels at W = 1 only.
-  std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
-  if (!std::getenv("PK_TEST_WORLDS") && !std::getenv("PK_SHARED_GPU_RANKS"))
-    worlds.erase(std::remove_if(worlds.begin(), worlds.end(), [](int w) { return w > 3; }), worlds.end());
-  for (int world : worlds) {
-    pkt::announce_world("audit2_jit_test", world);
-    pkt::run_ranks(world, [&](pk::Context& ctx) {
-      cudaStream_t s;
-      PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      for (auto& [name, k] : g_kernels) PKT_OK(k.load(ctx));
-      PKT_OK(ctx.exchange().barrier());  // every rank loaded every module before any launch
-      const Run r{ctx, s, ctx.world(), ctx.rank()};
-      if (r.W == 1) single_gpu_cases(r);
-      multi_rank_cases(r);
-      PKT_CUDA(cudaStreamDestroy(s));
-    });
-  }
-  return pkt::finish("audit2_jit_test");
+  // The single-GPU kernels at W = 1 only.
+  return run_worlds("audit2_jit_test", g_kernels, [](const Run& r) {
+    if (r.W == 1) single_gpu_cases(r);
+    multi_rank_cases(r);
+  });
 }

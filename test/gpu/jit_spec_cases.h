@@ -1,13 +1,16 @@
 // The shared harness of the JIT spec-set tests (user_specs10_jit_test, user_specs11_jit_test,
-// audit2_jit_test): which launch took a template, reproducible random inputs, host values of
-// every element type, element-wise checks against a reference, and one PASS / FAIL line per
-// case once every rank is through it.
+// audit2_jit_test): compiling a set's kernels, which launch took a template, reproducible random
+// inputs, host values of every element type, element-wise checks against a reference, one PASS /
+// FAIL line per case once every rank is through it, and the world sizes the cases run at.
 #pragma once
 #include <pk/jit/compile.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -112,6 +115,55 @@ bool run(const Run& r, const pk::jit::Kernel& k, const std::string& name, int ti
   const pk::Status b = r.ctx.exchange().barrier();
   if (!b.is_ok()) return pkt::fail("barrier: " + b.message()), false;
   return true;
+}
+
+// A set's kernels by name ("name"; "name/general" for one also compiled with templates off).
+using KernelSet = std::map<std::string, pk::jit::Kernel>;
+
+// Compiles each of `kernels` from `spec` with templates on (the bool: whether it must take a
+// template), and each of `general_too` also with them off, by the pkc executable `pkc`; false,
+// after a FAIL line, at the first that does not compile or takes the wrong route.
+inline bool compile_set(const char* spec, const std::vector<std::pair<const char*, bool>>& kernels,
+                        const std::vector<const char*>& general_too, const char* pkc, KernelSet& out) {
+  auto text = pk::jit::read_spec(spec);
+  if (!text.is_ok()) return pkt::fail(std::string("read the spec: ") + text.status().message()), false;
+  auto one = [&](const char* name, bool templates, bool want_template) {
+    pk::jit::Options options;
+    options.kernel = name;
+    options.templates = templates;
+    auto k = pk::jit::compile_spec(spec, *text, options, pk::jit::pkc_frontend(pkc));
+    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
+    if (took_template(*k) != want_template)
+      return pkt::fail(std::string(name) + (want_template ? " took no template" : " took a template")), false;
+    out.emplace(std::string(name) + (templates ? "" : "/general"), std::move(*k));
+    return true;
+  };
+  for (auto [name, tmpl] : kernels)
+    if (!one(name, true, tmpl)) return false;
+  for (const char* name : general_too)
+    if (!one(name, false, false)) return false;
+  return true;
+}
+
+// Runs `cases` on every rank at each world size of the tier: W = 1, 2 and 3 on one GPU, or the
+// list PK_TEST_WORLDS or PK_SHARED_GPU_RANKS give; every kernel is loaded on every rank first.
+// Returns the test's exit status.
+inline int run_worlds(const char* test, const KernelSet& kernels, const std::function<void(const Run&)>& cases) {
+  std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
+  if (!std::getenv("PK_TEST_WORLDS") && !std::getenv("PK_SHARED_GPU_RANKS"))
+    worlds.erase(std::remove_if(worlds.begin(), worlds.end(), [](int w) { return w > 3; }), worlds.end());
+  for (int world : worlds) {
+    pkt::announce_world(test, world);
+    pkt::run_ranks(world, [&](pk::Context& ctx) {
+      cudaStream_t s;
+      PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      for (auto& [name, k] : kernels) PKT_OK(k.load(ctx));
+      PKT_OK(ctx.exchange().barrier());  // every rank loaded every module before any launch
+      cases(Run{ctx, s, ctx.world(), ctx.rank()});
+      PKT_CUDA(cudaStreamDestroy(s));
+    });
+  }
+  return pkt::finish(test);
 }
 
 }  // namespace pkt::cases

@@ -66,29 +66,10 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
 // The template kernels also run with templates = false ("name/general").
 const std::vector<const char*> kGeneralToo = {"ag_cols_gemm_bias_gelu", "bcast_weight_gemm"};
 
-std::map<std::string, pk::jit::Kernel> g_kernels;
+KernelSet g_kernels;
 
 
-bool compile_all() {
-  auto text = pk::jit::read_spec(PK_USER_SPECS10_SPEC);
-  if (!text.is_ok()) return pkt::fail(std::string("read the spec: ") + text.status().message()), false;
-  auto one = [&](const char* name, bool templates, bool want_template) {
-    pk::jit::Options options;
-    options.kernel = name;
-    options.templates = templates;
-    auto k = pk::jit::compile_spec(PK_USER_SPECS10_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
-    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    PKT_CHECK(took_template(*k) == want_template,
-              std::string(name) + (want_template ? " took no template" : " took a template"));
-    g_kernels.emplace(std::string(name) + (templates ? "" : "/general"), std::move(*k));
-    return true;
-  };
-  for (auto [name, tmpl] : kKernels)
-    if (!one(name, true, tmpl)) return false;
-  for (const char* name : kGeneralToo)
-    if (!one(name, false, false)) return false;
-  return true;
-}
+bool compile_all() { return compile_set(PK_USER_SPECS10_SPEC, kKernels, kGeneralToo, PK_PKC, g_kernels); }
 
 const pk::jit::Kernel& K(const std::string& name) { return g_kernels.at(name); }
 
@@ -1143,20 +1124,5 @@ void all_cases(const Run& r) {
 int main() {
   pkt::require_gpus(1);
   if (!compile_all()) return pkt::finish("user_specs10_jit_test");
-  // W = 1, 2, 3 on one GPU (the list PK_TEST_WORLDS or PK_SHARED_GPU_RANKS give, else those).
-  std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
-  if (!std::getenv("PK_TEST_WORLDS") && !std::getenv("PK_SHARED_GPU_RANKS"))
-    worlds.erase(std::remove_if(worlds.begin(), worlds.end(), [](int w) { return w > 3; }), worlds.end());
-  for (int world : worlds) {
-    pkt::announce_world("user_specs10_jit_test", world);
-    pkt::run_ranks(world, [&](pk::Context& ctx) {
-      cudaStream_t s;
-      PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      for (auto& [name, k] : g_kernels) PKT_OK(k.load(ctx));
-      PKT_OK(ctx.exchange().barrier());  // every rank loaded every module before any launch
-      all_cases(Run{ctx, s, ctx.world(), ctx.rank()});
-      PKT_CUDA(cudaStreamDestroy(s));
-    });
-  }
-  return pkt::finish("user_specs10_jit_test");
+  return run_worlds("user_specs10_jit_test", g_kernels, all_cases);
 }

@@ -58,29 +58,10 @@ const std::vector<const char*> kGeneralToo = {"gemm_f16_ab_bias_res_f16", "gemm_
                                               "fp8_gemm_t_rowcol_scales", "lora_linear", "gqa_causal_bias_d128",
                                               "padded_batch_attention_d64", "attention_f16_causal_d64"};
 
-std::map<std::string, pk::jit::Kernel> g_kernels;
+KernelSet g_kernels;
 
 
-bool compile_all() {
-  auto text = pk::jit::read_spec(PK_USER_SPECS11_SPEC);
-  if (!text.is_ok()) return pkt::fail(std::string("read the spec: ") + text.status().message()), false;
-  auto one = [&](const char* name, bool templates, bool want_template) {
-    pk::jit::Options options;
-    options.kernel = name;
-    options.templates = templates;
-    auto k = pk::jit::compile_spec(PK_USER_SPECS11_SPEC, *text, options, pk::jit::pkc_frontend(PK_PKC));
-    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    PKT_CHECK(took_template(*k) == want_template,
-              std::string(name) + (want_template ? " took no template" : " took a template"));
-    g_kernels.emplace(std::string(name) + (templates ? "" : "/general"), std::move(*k));
-    return true;
-  };
-  for (auto [name, tmpl] : kKernels)
-    if (!one(name, true, tmpl)) return false;
-  for (const char* name : kGeneralToo)
-    if (!one(name, false, false)) return false;
-  return true;
-}
+bool compile_all() { return compile_set(PK_USER_SPECS11_SPEC, kKernels, kGeneralToo, PK_PKC, g_kernels); }
 
 const pk::jit::Kernel& K(const std::string& name) { return g_kernels.at(name); }
 
@@ -1135,23 +1116,9 @@ void multi_rank_cases(const Run& r) {
 int main() {
   pkt::require_gpus(1);
   if (!compile_all()) return pkt::finish("user_specs11_jit_test");
-  // W = 1, 2, 3 on one GPU (the list PK_TEST_WORLDS or PK_SHARED_GPU_RANKS give, else those); the
-  // single-GPU kernels at W = 1 only.
-  std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
-  if (!std::getenv("PK_TEST_WORLDS") && !std::getenv("PK_SHARED_GPU_RANKS"))
-    worlds.erase(std::remove_if(worlds.begin(), worlds.end(), [](int w) { return w > 3; }), worlds.end());
-  for (int world : worlds) {
-    pkt::announce_world("user_specs11_jit_test", world);
-    pkt::run_ranks(world, [&](pk::Context& ctx) {
-      cudaStream_t s;
-      PKT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      for (auto& [name, k] : g_kernels) PKT_OK(k.load(ctx));
-      PKT_OK(ctx.exchange().barrier());  // every rank loaded every module before any launch
-      const Run r{ctx, s, ctx.world(), ctx.rank()};
-      if (r.W == 1) single_gpu_cases(r);
-      multi_rank_cases(r);
-      PKT_CUDA(cudaStreamDestroy(s));
-    });
-  }
-  return pkt::finish("user_specs11_jit_test");
+  // The single-GPU kernels at W = 1 only.
+  return run_worlds("user_specs11_jit_test", g_kernels, [](const Run& r) {
+    if (r.W == 1) single_gpu_cases(r);
+    multi_rank_cases(r);
+  });
 }
