@@ -52,13 +52,15 @@ void order(TemplateDescriber &d, const std::string &segments, const std::string 
   d.i32("order.rotate", rotate);
 }
 
-// A [rows, K] row-major operand of `bytes`-byte elements and the K every operand shares.
-void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg, int bytes = 2) {
+// A [rows, K] row-major operand of `bytes`-byte elements and the K every operand shares (K its
+// dimension kDim: 2 in a batched GEMM's [B, rows, K]).
+void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg, int bytes = 2,
+             int kDim = 1) {
   const std::string per16 = std::to_string(16 / bytes);
-  d.check("0", "rem(" + dim(arg, 1) + "," + per16 + ")",
+  d.check("0", "rem(" + dim(arg, kDim) + "," + per16 + ")",
           what + "'s rows must be whole 16-byte TMA pitches: K % " + per16 + " (shown) must be 0", true);
   if (arg != kArg)
-    d.check(dim(kArg, 1), dim(arg, 1), what + " must have A's K columns", true);
+    d.check(dim(kArg, kDim), dim(arg, kDim), what + " must have A's K columns", true);
 }
 
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
@@ -75,14 +77,18 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   // fp8 operands move as 2-byte units (pk/templates/gemm_tile.cuh): their K is counted in them.
   auto in = facts.getAs<StringAttr>("in");
   const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2");
-  const std::string K = fp8 ? "div(" + dim(a, 1) + ",2)" : dim(a, 1), N = dim(b, bNMajor ? 1 : 0);
+  // A batched GEMM's operands are [B, M, K], [B, N, K] or [B, K, N] and C [B, M, N]: every
+  // dimension one further in, and B of them, each tile at its own batch (3-D TMA maps).
+  const bool batched = bool(facts.get("batched"));
+  const int x = batched ? 1 : 0;
+  const std::string K = fp8 ? "div(" + dim(a, 1 + x) + ",2)" : dim(a, 1 + x), N = dim(b, (bNMajor ? 1 : 0) + x);
   const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
-  operand(d, a, "A", a, fp8 ? 1 : 2);
+  operand(d, a, "A", a, fp8 ? 1 : 2, 1 + x);
   if (bNMajor) {
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0", true);
-    d.check(K, dim(b, 0), "B must have A's K rows", true);
+    d.check(K, dim(b, x), "B must have A's K rows", true);
   } else {
-    operand(d, b, "B", a, fp8 ? 1 : 2);
+    operand(d, b, "B", a, fp8 ? 1 : 2, 1 + x);
   }
   // An f32 C moves as 2-byte units too: its rows are 2N of them, in boxes of 32 f32 columns.
   auto out = facts.getAs<StringAttr>("out");
@@ -90,7 +96,25 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   const std::string cPer16 = f32Out ? "4" : "8", cRow = f32Out ? "mul(" + N + ",2)" : N;
   d.check("0", "rem(" + N + "," + cPer16 + ")",
           "C's rows must be whole 16-byte TMA pitches: N % " + cPer16 + " (shown) must be 0", true);
-  if (job == "gemm" || job == "gemm_ar") {
+  if (batched) {  // the plain GEMM per batch (LowerGemm fuses no communication with it)
+    const std::string Bt = dim(a, 0), M = dim(a, 1), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
+    d.check(Bt, dim(b, 0), "B must have A's batches", true);
+    d.check(Bt, dim(c, 0), "C must have A's batches", true);
+    d.check(M, dim(c, 1), "C must have A's rows", true);
+    d.check(N, dim(c, 2), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", true);
+    d.field(FK::tmap, "a", a, {K, M, Bt}, {kBK, kBM, 1});
+    if (bNMajor) d.field(FK::tmap, "b", b, {N, K, Bt}, {kBBox, kBK, 1});
+    else d.field(FK::tmap, "b", b, {K, N, Bt}, {kBK, kBN, 1});
+    d.field(FK::tmap, "c", c, {cRow, M, Bt}, {kBoxCols, kBoxRows, 1});
+    order(d, Bt, tm, tn, "0", 0, "0");
+    d.i32("k", K);
+    d.i32("m", M);
+    d.i32("n", N);
+    d.i32("comm_blocks", "0");
+    d.fields(epilogue);
+    d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
+    d.t.grid = expr("balanced(mul(" + Bt + ",mul(" + tm + "," + tn + ")),sms)");
+  } else if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     // The spec's loop takes other shapes too (a padded C, a longer K in B: stores clip at C's
     // edges, loads stop at the loop's K): the template's exact shapes are twin rules.
@@ -202,15 +226,17 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
     return t == "f16" ? "pk::f16" : t == "e4m3" ? "pk::f8e4m3" : t == "e5m2" ? "pk::f8e5m2" : "pk::bf16";
   };
   const StringRef inB = fact("in_b").empty() ? fact("in") : fact("in_b");
+  const bool batched = bool(facts.get("batched"));
   const bool variant = (!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
                        fact("out") == "f16" || fact("out") == "f32" || fact("b_layout") == "kn" ||
-                       !epilogue.code.empty();
+                       !epilogue.code.empty() || batched;
   const std::string outType = fact("out") == "f16" ? "pk::f16" : fact("out") == "f32" ? "float" : "pk::bf16";
   if (variant)
     type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " + outType + ", " +
            (fact("b_layout") == "kn" ? "true" : "false") + ", " +
            (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") +
-           (inB != fact("in") ? std::string(", ") + operandType(inB) : std::string()) + ">";
+           (inB != fact("in") || batched ? std::string(", ") + operandType(inB) : std::string()) +
+           (batched ? ", true" : "") + ">";
   std::vector<::pk::HostCheck> checks;
   ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, epilogue.fields, checks);
 

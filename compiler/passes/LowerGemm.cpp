@@ -37,6 +37,10 @@ struct GemmLoop {
   // The reduce-scatter's owner loop form: foreach (o, m, n) over (world_size, rows, N) adding
   // A[o * rows + m, k] products into owner o's rows [m, n] (o is the owner, null otherwise).
   Value owner, rowsPerOwner;
+  // The batched form: foreach (b, m, n) over (B, M, N) with A [B, M, K], B [B, N, K] or
+  // [B, K, N] and C [B, M, N] addressed at batch b (b, null otherwise). loadA and loadB are then
+  // the 3-D loads the operands are 2-D views of.
+  Value batch;
   // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
   // epilogue.
   bool classic() const {
@@ -65,20 +69,17 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   GemmLoop g;
   g.loop = loop;
   Block &body = loop.getBody().front();
-  // Or foreach (o, m, n) step [1, BM, BN]: tiles of each owner o's rows (a reduce-scatter).
-  const bool ownerForm = loop.getSteps().size() == 3 && loop.getSteps()[0] == 1;
-  if (loop.getSteps().size() != 2 && !ownerForm)
+  // Or foreach (o, m, n) step [1, BM, BN]: tiles of each owner o's rows (a reduce-scatter), or
+  // tiles of each batch b of 3-D operands (a batched GEMM).
+  const bool threeD = loop.getSteps().size() == 3 && loop.getSteps()[0] == 1;
+  if (loop.getSteps().size() != 2 && !threeD)
     return loop.emitError("GEMM tile loop: the template takes a loop over 2-D output tiles (m, n) "
-                          "(or over owners and their tiles: (o, m, n) step [1, BM, BN]); this one "
-                          "steps over ") << loop.getSteps().size() << "-D tiles";
-  const unsigned first = ownerForm ? 1 : 0;
+                          "(or over owners or batches and their tiles: (o, m, n) step [1, BM, BN]); "
+                          "this one steps over ") << loop.getSteps().size() << "-D tiles";
+  const unsigned first = threeD ? 1 : 0;
   g.bm = loop.getSteps()[first];
   g.bn = loop.getSteps()[first + 1];
   Value m = body.getArgument(first), n = body.getArgument(first + 1);
-  if (ownerForm) {
-    g.owner = body.getArgument(0);
-    g.rowsPerOwner = loop.getUpperBounds()[1];
-  }
   scf::ForOp kloop;
   for (Operation &op : body)
     if (auto f = dyn_cast<scf::ForOp>(op)) {
@@ -104,8 +105,26 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (!mma || mma.getAcc() != kloop.getRegionIterArgs()[0])
     return kloop.emitError("GEMM K loop: must yield pk.tile.mma of its accumulator");
   g.bNMajor = !mma.getTransposeB();
-  g.loadA = mma.getA().getDefiningOp<TileLoadOp>();
-  g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
+  // A batched GEMM's operands are 2-D views (pk.tile.reshape) of 3-D loads.
+  auto view3d = [](Value operand) {
+    auto view = operand.getDefiningOp<TileReshapeOp>();
+    auto load = view ? view.getInput().getDefiningOp<TileLoadOp>() : TileLoadOp();
+    return load && load.getIndices().size() == 3 ? load : TileLoadOp();
+  };
+  const bool batchedForm = threeD && view3d(mma.getA()) && view3d(mma.getB());
+  const bool ownerForm = threeD && !batchedForm;
+  if (ownerForm) {
+    g.owner = body.getArgument(0);
+    g.rowsPerOwner = loop.getUpperBounds()[1];
+  }
+  if (batchedForm) {
+    g.batch = body.getArgument(0);
+    g.loadA = view3d(mma.getA());
+    g.loadB = view3d(mma.getB());
+  } else {
+    g.loadA = mma.getA().getDefiningOp<TileLoadOp>();
+    g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
+  }
   Value k = kloop.getInductionVar();
   Value bRow = g.bNMajor ? k : n, bCol = g.bNMajor ? n : k;
   // A's row: m, or o * rows + m in the owner form.
@@ -118,32 +137,35 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return mul && ((mul.getLhs() == g.owner && sameIndex(mul.getRhs(), g.rowsPerOwner)) ||
                    (mul.getRhs() == g.owner && sameIndex(mul.getLhs(), g.rowsPerOwner)));
   };
-  // A batched GEMM's operands are 2-D views (pk.tile.reshape) of 3-D loads.
-  auto batched = [](Value operand) {
-    auto view = operand.getDefiningOp<TileReshapeOp>();
-    auto load = view ? view->getOperand(0).getDefiningOp<TileLoadOp>() : TileLoadOp();
-    return load && load.getIndices().size() == 3;
+  // Where an operand's load must be: [row, col], or [b, row, col] in the batched form.
+  auto at = [&](TileLoadOp load, Value row, Value col) {
+    ValueRange ix = load.getIndices();
+    return batchedForm ? ix.size() == 3 && ix[0] == g.batch && ix[1] == row && ix[2] == col
+                       : ix.size() == 2 && ix[1] == col && (row ? ix[0] == row : isARow(ix[0]));
   };
-  if (!g.loadA || !g.loadB || g.loadA.getIndices().size() != 2 || g.loadB.getIndices().size() != 2 ||
-      !isARow(g.loadA.getIndices()[0]) || g.loadA.getIndices()[1] != k ||
-      g.loadB.getIndices()[0] != bRow || g.loadB.getIndices()[1] != bCol)
-    return mma.emitError(batched(mma.getA()) || batched(mma.getB())
-                             ? "GEMM: a batched GEMM (3-D operands, a product per batch index) is not "
-                               "a template form"
+  if (!g.loadA || !g.loadB || !at(g.loadA, batchedForm ? m : Value(), k) || !at(g.loadB, bRow, bCol))
+    return mma.emitError(batchedForm ? (g.bNMajor ? "batched GEMM: operands must be 3-D loads A[b, m, k] and "
+                                                    "B[b, k, n] (b the loop's batch index)"
+                                                  : "batched GEMM: operands must be 3-D loads A[b, m, k] and "
+                                                    "B[b, n, k] (b the loop's batch index)")
+                         : threeD && (view3d(mma.getA()) || view3d(mma.getB()))
+                             ? "batched GEMM: both operands must be 3-D loads at the loop's batch index "
+                               "(A[b, m, k] and B[b, n, k] or B[b, k, n]); a 2-D operand beside a 3-D one "
+                               "is not a template form"
                          : ownerForm ? "GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] "
                                      "and B[n, k]"
                          : g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
                                      : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
-  g.in = cast<TileType>(g.loadA.getType()).getElementType();
-  g.inB = cast<TileType>(g.loadB.getType()).getElementType();
+  g.in = cast<TileType>(mma.getA().getType()).getElementType();
+  g.inB = cast<TileType>(mma.getB().getType()).getElementType();
   if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
     return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
   // fp8 wgmma reads both operands K-major.
   if (isFp8(g.in) && g.bNMajor)
     return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
                          "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
-  if (!isTile(g.loadA.getType(), g.bm, g.bk, g.in) ||
-      !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.inB) : isTile(g.loadB.getType(), g.bn, g.bk, g.inB)) ||
+  if (!isTile(mma.getA().getType(), g.bm, g.bk, g.in) ||
+      !(g.bNMajor ? isTile(mma.getB().getType(), g.bk, g.bn, g.inB) : isTile(mma.getB().getType(), g.bn, g.bk, g.inB)) ||
       !(g.in == g.inB || (isFp8(g.in) && isFp8(g.inB))) ||
       !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
@@ -161,6 +183,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   // The stored tile: a bf16 or f16 cast of the fp32 epilogue, or the f32 epilogue itself (or a
   // cast of it to f32, which changes nothing).
   Value stored = g.sink->getOperand(0);
+  // Batched: the tile goes into C [B, M, N] through a 3-D view of it.
+  TileReshapeOp storeView = batchedForm ? stored.getDefiningOp<TileReshapeOp>() : TileReshapeOp();
+  if (batchedForm) {
+    if (!storeView || cast<TileType>(storeView.getInput().getType()).getRank() != 2)
+      return g.sink->emitError("batched GEMM: store the 2-D tile into C [B, M, N] at [b, m, n]");
+    stored = storeView.getInput();
+  }
   auto narrow = stored.getDefiningOp<TileCastOp>();
   auto f32 = Float32Type::get(loop.getContext());
   if (narrow && !isa<Float32Type>(cast<TileType>(narrow.getInput().getType()).getElementType()))
@@ -189,7 +218,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   for (Operation &op : body) {
     bool tiles = llvm::any_of(op.getResultTypes(), [](Type t) { return isa<TileType>(t); });
     if (!tiles || &op == kloop.getOperation() || (narrow && &op == narrow.getOperation()) ||
-        epilogueOps.contains(&op) || op.use_empty())
+        (storeView && &op == storeView.getOperation()) || epilogueOps.contains(&op) || op.use_empty())
       continue;
     bool feedsLoop = llvm::all_of(op.getUsers(), [&](Operation *u) { return kloop->isAncestor(u); });
     if (!feedsLoop)
@@ -197,7 +226,8 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   }
   for (Value r : kloop.getResults())
     for (Operation *u : r.getUsers())
-      if (u != (narrow ? narrow.getOperation() : g.sink) && !epilogueOps.contains(u))
+      if (u != (narrow ? narrow.getOperation() : storeView ? storeView.getOperation() : g.sink) &&
+          !epilogueOps.contains(u))
         return u->emitError("GEMM: the accumulator may only feed the epilogue and the store");
   if (ownerForm) {
     auto add = dyn_cast<AddTileOp>(g.sink);
@@ -206,8 +236,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
       return g.sink->emitError("GEMM over owners: add the tile into owner o's rows: "
                                "store_add(c.on(o), tile, m, n)");
   } else if (auto st = dyn_cast<TileStoreOp>(g.sink)) {
-    if (st.getIndices().size() != 2 || st.getIndices()[0] != m || st.getIndices()[1] != n)
-      return st.emitError("GEMM: the tile must be stored at [m, n]");
+    ValueRange ix = st.getIndices();
+    if (batchedForm ? ix.size() != 3 || ix[0] != g.batch || ix[1] != m || ix[2] != n
+                    : ix.size() != 2 || ix[0] != m || ix[1] != n)
+      return st.emitError(batchedForm ? "batched GEMM: the tile must be stored at [b, m, n]"
+                                      : "GEMM: the tile must be stored at [m, n]");
+  } else if (batchedForm) {
+    return g.sink->emitError("batched GEMM: the template stores each tile into this rank's C [B, M, N]");
   } else if (auto add = dyn_cast<AddTileOp>(g.sink)) {
     // Reduce-scatter by rows: the owner is m / rows_per_owner, the row inside it m % that.
     // Indices are non-negative, so signed and unsigned division agree (C++ specs give signed).
@@ -245,6 +280,19 @@ LogicalResult checkBounds(GemmLoop &g) {
     if (!isDimOf(kloop.getUpperBound(), a, 1) && !isDimOf(kloop.getUpperBound(), b, bK))
       return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "
                              "the template reduces over all of K");
+    return success();
+  }
+  if (g.batch) {  // (b, m, n) over (A's batches, A's rows, B's N extent), K over A's columns
+    ValueRange ub = g.loop.getUpperBounds();
+    if (!isDimOf(ub[0], a, 0) || !isDimOf(ub[1], a, 1) || !isDimOf(ub[2], b, bN + 1))
+      return g.loop.emitError(g.bNMajor ? "batched GEMM: the loop must cover A's batches and rows and B's "
+                                          "columns: tiles(a.dim(0), a.dim(1), b.dim(2), {1, BM, BN})"
+                                        : "batched GEMM: the loop must cover A's batches and rows and B's "
+                                          "rows: tiles(a.dim(0), a.dim(1), b.dim(1), {1, BM, BN})");
+    auto kloop = g.loadA->getParentOfType<scf::ForOp>();
+    if (!isDimOf(kloop.getUpperBound(), a, 2) && !isDimOf(kloop.getUpperBound(), b, bK + 1))
+      return kloop.emitError("batched GEMM K loop: must run to the columns of A (range(0, a.dim(2), "
+                             "...)): the template reduces over all of K");
     return success();
   }
   if (!isDimOf(g.loop.getUpperBounds()[0], a, 0) || !isDimOf(g.loop.getUpperBounds()[1], b, bN))
@@ -388,6 +436,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                                 "(the template reads A and B while it writes C)");
     if (gather && (gather.getInput() == b || gather.getOutput() == b))
       return gather.emitError("AG + GEMM: the all-gather must feed only the A operand");
+    if ((gather || reduce || isa<AddTileOp>(g->sink)) && g->batch)
+      return loop.emitError("batched GEMM: the fused templates take 2-D operands; compute the batched "
+                            "product in a kernel of its own");
     if ((gather || reduce || isa<AddTileOp>(g->sink)) && !g->classic())
       return loop.emitError("GEMM with fused communication: the fused templates take 128x256 "
                             "tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) stored as "
@@ -519,6 +570,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       fact("out", StringAttr::get(ctx, typeName(g->out)));
       fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
       if (g->epilogue) fact("epilogue", g->epilogue);
+      if (g->batch) fact("batched", UnitAttr::get(ctx));
     }
     if (failed(accountForEffects(kernel, *g, consumed, job))) return failure();
     fact("job", StringAttr::get(ctx, job));
@@ -529,6 +581,10 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (g->in != g->inB) os << " and " << g->inB;
       os << " operands, B stored " << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
          << ", " << g->out << " output";
+      if (g->batch)
+        os << ", batched: one product per index of the operands' first dimension (the tile order "
+              "walks each batch's tiles in turn; 3-D TMA maps, so a tile clips at its batch's last "
+              "row and column)";
       if (g->epilogue)
         os << ", an element-wise epilogue of " << g->epilogue.size()
            << " steps applied to the fp32 accumulators in the consumers' registers";

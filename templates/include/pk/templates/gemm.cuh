@@ -3,14 +3,18 @@
 // fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16, f16 or f32 output, and an
 // optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one pkc writes:
 // struct Args, apply(args, value, row, col)). The reference point for the fused
-// kernels and pkc's GEMM alone.
+// kernels and pkc's GEMM alone. Batched: A [B, M, K], B [B, N, K] or [B, K, N] and C [B, M, N],
+// one product per batch, the tile order's segments the batches (3-D tensor maps, so a box clips
+// at its batch's last row and column; row and col in the epilogue count inside the batch).
 #pragma once
 #include <pk/templates/lcsc.cuh>
+#include <pk/templates/tma3d.cuh>
 
 namespace pk {
 namespace gemm {
 
-template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In>
+template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In,
+          bool Batched = false>
 struct GemmJobT : JobDefaults {
   static_assert(sizeof(In) == sizeof(InB), "operands of one size");
   static_assert(sizeof(Out) == 2 || is_same<Out, float>::value, "a bf16, f16 or f32 output");
@@ -27,11 +31,12 @@ struct GemmJobT : JobDefaults {
   static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
   struct Params {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
+    // (Batched: each with the batches as a third dimension, boxes one batch deep.)
     TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
     TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle (unused for f32: kDirectStore)
     TileOrder order;
-    int k, m, n;
+    int k, m, n;  // per batch
     int comm_blocks;  // always 0
     typename Epi::Args epi;
     Out* c_out;  // C's data: an f32 output is stored from the registers (kDirectStore)
@@ -39,17 +44,21 @@ struct GemmJobT : JobDefaults {
   static constexpr bool kHasCommunicator = false;
   __device__ static void communicate(const Params&, unsigned char*, int) {}
   __device__ static void before_loads(const Params&, const TileCoord&) {}
+  // A box at (x, y) of `map`, in the tile's batch when Batched.
+  __device__ static void load_box(void* dst, const TensorMap* map, int x, int y, const TileCoord& t, Mbarrier* bar) {
+    if constexpr (Batched) load_async_tensor_3d(dst, map, x, y, t.seg, bar);
+    else load_async_tensor_2d(dst, map, x, y, bar);
+  }
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_async_tensor_2d(dst, &p.a, k0, t.mi * kBM, bar);
+    load_box(dst, &p.a, k0, t.mi * kBM, t, bar);
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     if constexpr (BNMajor) {
 #pragma unroll
       for (int j = 0; j < kBN / kBBox; ++j)
-        load_async_tensor_2d(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b,
-                             t.ni * kBN + j * kBBox, k0, bar);
+        load_box(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b, t.ni * kBN + j * kBBox, k0, t, bar);
     } else {
-      load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
+      load_box(dst, &p.b, k0, t.ni * kBN, t, bar);
     }
   }
   template <int First, int Count>
@@ -60,7 +69,9 @@ struct GemmJobT : JobDefaults {
   // The consumer's 64 x 256 accumulators whose top-left output is (row0, col0), clipped to
   // m x n (kDirectStore). n is a multiple of 4 (the C row rule), so pairs at even columns are
   // 8-byte aligned and lie wholly inside or outside.
-  __device__ static void store_direct(const Params& p, int row0, int col0, const float (&acc)[128]) {
+  __device__ static void store_direct(const Params& p, const TileCoord& tile, int row0, int col0,
+                                      const float (&acc)[128]) {
+    Out* const c_out = p.c_out + (Batched ? static_cast<long long>(tile.seg) * p.m * p.n : 0);
     const int t = wg::thread();
     const int row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
 #pragma unroll
@@ -69,15 +80,16 @@ struct GemmJobT : JobDefaults {
       for (int h = 0; h < 2; ++h) {
         const int r = row + 8 * h, c = col + 8 * g;
         if (r < p.m && c < p.n)
-          *reinterpret_cast<float2*>(p.c_out + static_cast<long long>(r) * p.n + c) =
+          *reinterpret_cast<float2*>(c_out + static_cast<long long>(r) * p.n + c) =
               make_float2(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
       }
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }
   __device__ static int store_cols(const Params& p) { return p.n; }
   __device__ static void storer_begin(const Params&, int) {}
-  __device__ static void store_box(const Params& p, const TileCoord&, int row, int col, const bf16* box) {
-    store_async_tensor_2d(&p.c, box, col, row);
+  __device__ static void store_box(const Params& p, const TileCoord& t, int row, int col, const bf16* box) {
+    if constexpr (Batched) store_async_tensor_3d(&p.c, box, col, row, t.seg);
+    else store_async_tensor_2d(&p.c, box, col, row);
   }
   __device__ static void storer_end(const Params&, int) {}
 };

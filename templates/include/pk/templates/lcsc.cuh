@@ -69,7 +69,7 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
     const int row0 = tile.mi * kBM + consumer * kBoxRows, col0 = tile.ni * kBN;
     if constexpr (Job::kDirectStore) {
       if constexpr (Job::kHasEpilogue) Job::template epilogue<0, 128>(p, tile, row0, col0, acc);
-      Job::store_direct(p, row0, col0, acc);
+      Job::store_direct(p, tile, row0, col0, acc);
       continue;
     }
     // Pass 0 then pass 1; each waits until the storer's TMA has read the previous pair. The
