@@ -1361,7 +1361,11 @@ private:
       int dest = peerExpr(arg(1), peer);
       int tile = tileExpr(arg(2));
       if (failed) return -1;
-      // A tile of the trailing dimensions, as store takes.
+      // A tile of the trailing dimensions, as store takes (register tiles: a shared-memory one
+      // has the tensor's rank).
+      if (typeOf(tile).smem && typeOf(tile).shape.size() != typeOf(dest).shape.size())
+        return fail(l, n + " of a shared-memory tile takes one extent per tensor dimension (load it "
+                           "with the leading 1s); a tile of the trailing dimensions is a register tile");
       if (!typeOf(tile).smem) tile = storedTile(tile, typeOf(dest).shape.size(), l);
       if (tile < 0) return -1;
       std::vector<int> ops = {tile, dest, peer};
@@ -1395,8 +1399,11 @@ private:
             shape.push_back(a.getAsIntegral().getExtValue());
       int src = tensorExpr(arg(2), true), dst = tensorExpr(arg(3), true);
       if (failed) return -1;
+      // A tile of the trailing dimensions, as the other primitives take: leading extents of 1.
+      if (!shape.empty() && shape.size() < typeOf(src).shape.size())
+        shape.insert(shape.begin(), typeOf(src).shape.size() - shape.size(), 1);
       if (shape.size() != typeOf(src).shape.size())
-        return fail(l, "give the tile shape as template arguments, one extent per tensor "
+        return fail(l, "give the tile shape as template arguments, at most one extent per tensor "
                        "dimension: prim::all_reduce<4096>(Sum, Ldst, x, y, i)");
       std::vector<int> ops = {src, dst};
       for (int i : indices(c, 4, typeOf(src).shape.size(), l)) ops.push_back(i);
@@ -1418,7 +1425,13 @@ private:
       std::vector<int> ops = {src, peer};
       for (int i : indices(c, 2, typeOf(src).shape.size(), l)) ops.push_back(i);
       if (failed) return -1;
-      if (t.smem) return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, transport);
+      if (t.smem) {
+        if (t.shape.size() != typeOf(src).shape.size())
+          return fail(l, "prim::load_peer_smem takes one extent per tensor dimension (write the "
+                         "leading 1s); a tile of the trailing dimensions is a register tile "
+                         "(prim::load_peer)");
+        return emitValue(OpKind::LoadPeer, l, ops, t, {}, 0, transport);
+      }
       std::optional<ValueType> moved = tileOfRank(t, typeOf(src).shape.size(), l, "of");
       if (!moved) return -1;
       return reshapedTo(emitValue(OpKind::LoadPeer, l, ops, *moved, {}, 0, transport), t, l);

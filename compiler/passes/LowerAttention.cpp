@@ -501,6 +501,9 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       v = reshape.getInput();
     }
     if (auto c = v.getDefiningOp<TileCastOp>()) {
+      Value lg;
+      if (isMap(c.getInput(), MapKind::add, x, y) && (isUnary(x, MapKind::log, lg) || isUnary(y, MapKind::log, lg)))
+        return fail("the log-sum-exp must be stored as f32 (m + log(l) into an f32 tensor), not cast");
       if (a.storeO || !isTile(c.getType(), bm, a.d, a.elem) || !isMap(c.getInput(), MapKind::div, x, y) ||
           x != kv.getResult(accI) || y != kv.getResult(lI))
         return fail("the output must be stored once as cast<T>(acc / l), T q's type");

@@ -844,23 +844,32 @@ int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {
   return std::max<int64_t>(tileStep ? tileStep : runStep, 1);
 }
 
-int64_t mlir::pk::protocol::largestSlotModulus(KernelOp kernel) {
-  int64_t largest = 0;
+int64_t mlir::pk::protocol::slotRepeatTiles(KernelOp kernel) {
+  int64_t modulus = 0;
+  bool perTile = false;
   kernel.walk([&](FlagOp flag) {
     if (!flag.getOffset()) return;
     SmallVector<Value> work = {flag.getOffset()};
     llvm::DenseSet<Value> seen;
     while (!work.empty()) {
       Value v = work.pop_back_val();
+      if (!seen.insert(v).second) continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        perTile |= isa<TileForeachOp>(arg.getOwner()->getParentOp());
+        continue;
+      }
       Operation *def = v.getDefiningOp();
-      if (!seen.insert(v).second || !def || def->getNumRegions()) continue;
+      if (!def || def->getNumRegions()) continue;
       if (isa<arith::RemSIOp, arith::RemUIOp>(def))
         if (std::optional<int64_t> c = getConstantIntValue(def->getOperand(1)))
-          largest = std::max(largest, std::abs(*c));
+          modulus = std::max(modulus, std::abs(*c));
       llvm::append_range(work, def->getOperands());
     }
   });
-  return largest;
+  if (!perTile) return 0;
+  // A constant modulus c repeats every c tiles; any other non-injective form (a modulus spelled
+  // t - t / c * c, or taken by a run-time value) repeats within the slots a launch can have.
+  return std::min(modulus ? modulus : kMaxModelledSlots, kMaxModelledSlots);
 }
 
 // The largest step of the kernel's tile loops at each position.

@@ -114,10 +114,12 @@ bool buildProcesses(KernelOp kernel, const Config &config,
 // rather than hash keys per event. Returns how many flags there are.
 int numberFlags(llvm::MutableArrayRef<Process> processes);
 
-// The largest constant modulus in a run-time flag slot's expression (`prim::flag(1 + (i / 256)
-// % 4)`), 0 when there is none: tiles that many apart share a slot, so the checker needs a
-// block with more tiles than that to see a wait pass on the wrong tile's signal.
-int64_t largestSlotModulus(KernelOp kernel);
+// How many tiles apart a run-time flag slot that follows a tile loop's index may repeat, 0 for
+// kernels with no such slot: a constant modulus c (`prim::flag(1 + (i / 256) % 4)`), or every
+// slot a launch can have (kMaxModelledSlots) where the repeat is not a constant `%` (`t - t / 4
+// * 4`, `% (world_size() + 3)`). The checker then runs one block with more tiles than that, so
+// a wait that passes on another tile's signal shows.
+int64_t slotRepeatTiles(KernelOp kernel);
 
 // The largest tile step of the kernel's loops (used to pick sizes with partial tiles); the
 // element-run loops of collectives count only in kernels with no other tile loop.

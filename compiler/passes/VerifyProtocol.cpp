@@ -205,10 +205,11 @@ public:
           config.skew = skew;
           if (!check(config, /*optional=*/true, spec)) return result;
         }
-    // Flag slots recycled modulo c (a run-time slot): one block (one stand-in for a worker of
-    // many) with more than c tiles along each dimension in turn, so two of its tiles share a
-    // slot, as tiles t and t + k B of B blocks do once k B is a multiple of c.
-    if (int64_t c = std::min(largestSlotModulus(kernel), int64_t(kMaxModelledSlots))) {
+    // Flag slots that follow the tile index and may repeat every c tiles: one block (one
+    // stand-in for a worker of many) with more than c tiles along each dimension in turn, so
+    // two of its tiles share a slot, as tiles t and t + k B of B blocks do once k B is a
+    // multiple of c. (A slot that never repeats leaves the flag region there: skipped.)
+    if (int64_t c = slotRepeatTiles(kernel)) {
       const int64_t many = c * largestStep(kernel) + 1;
       std::vector<int64_t> wide(spread.size(), 0);
       for (size_t d = 1; d < spread.size(); ++d) wide[d] = many;
@@ -364,10 +365,11 @@ private:
   std::string recycledSlotHint(const Event &e) {
     auto wait = dyn_cast<WaitOp>(e.op);
     auto flag = wait ? wait.getFlag().getDefiningOp<FlagOp>() : FlagOp();
-    if (!flag || !flag.getOffset() || !largestSlotModulus(kernel)) return "";
-    return "; the slot is taken modulo a constant, so one block's tiles t and t + k B (B "
-           "blocks) share a slot once k B is a multiple of it: give every tile its own slot, "
-           "or count a slot's signals over the tiles that share it";
+    if (!flag || !flag.getOffset() || !slotRepeatTiles(kernel) || !flag->getParentOfType<TileForeachOp>())
+      return "";
+    return "; the slot follows the tile index and repeats, so one block's tiles t and t + k B "
+           "(B blocks) can share it: give every tile its own slot, or count a slot's signals "
+           "over the tiles that share it";
   }
 
   // Flags are never reset: a wait compared with == misses its value once a later launch
