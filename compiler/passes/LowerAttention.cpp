@@ -312,6 +312,14 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   a.elem = rowsTile(a.loadQ).getElementType();
   if (!a.elem.isBF16() && !a.elem.isF16())
     return fail("q must be a bf16 or f16 tile (the template's wgmma takes 16-bit operands)");
+  // The loops' steps are the tiles' rows: a step of other length counts keys twice or leaves
+  // query rows unwritten.
+  if (rowsTile(a.loadQ).getShape()[0] != bm)
+    return fail("the query loop's step (" + Twine(bm) + ") must be q's tile rows (" +
+                Twine(rowsTile(a.loadQ).getShape()[0]) + ")");
+  if (rowsTile(a.loadK).getShape()[0] != *bn)
+    return fail("the key loop's step (" + Twine(*bn) + ") must be k's tile rows (" +
+                Twine(rowsTile(a.loadK).getShape()[0]) + ")");
   if (!isTile(rowsTile(a.loadQ), bm, a.d, a.elem) || !isTile(rowsTile(a.loadK), *bn, a.d, a.elem))
     return fail("q, k must be tiles of one type (bf16 or f16) of the loops' rows by the head dim");
   Value k = a.loadK.getSource();
