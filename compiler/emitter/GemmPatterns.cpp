@@ -212,9 +212,11 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   // The plain GEMM's variants: element types, B's layout, a fused epilogue.
   ElementCode epilogue;
   if (auto program = facts.getAs<ArrayAttr>("epilogue")) {
+    // A batched GEMM's epilogue may read per-batch values: prepare() takes the batch as its head.
     FailureOr<ElementCode> code = emitElementProgram(
         kernel, program,
-        {"Epi", "epi", "GEMM epilogue", "The spec's epilogue, per output element (row, col), on the fp32 accumulator."});
+        {"Epi", "epi", "GEMM epilogue", "The spec's epilogue, per output element (row, col), on the fp32 accumulator.",
+         bool(facts.get("batched"))});
     if (failed(code)) return failure();
     epilogue = std::move(*code);
   }

@@ -416,8 +416,9 @@ ArrayAttr ElementProgram::steps() const { return ArrayAttr::get(c->ctx(), c->ste
 
 ArrayAttr mlir::pk::captureGemmEpilogue(KernelOp kernel, Value result, Value acc, Value m, Value n,
                                         int64_t bm, int64_t bn,
-                                        llvm::SmallPtrSetImpl<Operation *> &ops, std::string &why) {
-  ElementProgram program({kernel, acc, m, n, bm, bn, Value(), "epilogue"}, ops, why);
+                                        llvm::SmallPtrSetImpl<Operation *> &ops, std::string &why,
+                                        Value batch) {
+  ElementProgram program({kernel, acc, m, n, bm, bn, batch, "epilogue"}, ops, why);
   if (program.value(result) < 0) return nullptr;
   if (auto tile = dyn_cast<TileType>(result.getType());
       !tile || tile.getShape() != ArrayRef<int64_t>{bm, bn}) {

@@ -69,10 +69,11 @@ private:
 
 // Captures the epilogue that computes `result` (the f32 tile cast for the store) from `acc`
 // (the K loop's result) inside a tile loop with tile [bm, bn] and indices (m, n). Values may be
-// [bm, bn], [1, bn], [bm, 1] or [1, 1] tiles (broadcast by element). On failure returns null
-// and sets `why` to the construct that does not fit.
+// [bm, bn], [1, bn], [bm, 1] or [1, 1] tiles (broadcast by element). `batch` (a batched GEMM's
+// batch index, else null) may appear as the program's head: per-batch scalars and planes. On
+// failure returns null and sets `why` to the construct that does not fit.
 ArrayAttr captureGemmEpilogue(KernelOp kernel, Value result, Value acc, Value m, Value n,
                               int64_t bm, int64_t bn, llvm::SmallPtrSetImpl<Operation *> &ops,
-                              std::string &why);
+                              std::string &why, Value batch = Value());
 
 }  // namespace mlir::pk

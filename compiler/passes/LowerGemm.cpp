@@ -210,7 +210,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (result != kloop.getResult(0)) {
     std::string why;
     g.epilogue = captureGemmEpilogue(kernel, result, kloop.getResult(0), m, n, g.bm, g.bn,
-                                     epilogueOps, why);
+                                     epilogueOps, why, g.batch);
     if (!g.epilogue) return g.sink->emitError("GEMM epilogue: ") << why;
   }
   // Nothing else in the loop may compute a tile the template would drop (index arithmetic for

@@ -1,9 +1,10 @@
 // Batched GEMMs (test/specs/gemm_batched.pk.cpp) through the JIT against float64: the GEMM
 // template's batched form (3-D tensor maps, the batches as the tile order's segments) with tails
-// in M, N and K, an f32 output with a bias, an epilogue reading the row inside the batch; the
+// in M, N and K, an f32 output with a bias, an epilogue reading the row inside the batch, a scale
+// and a residual per batch; the
 // general-path twins where the sizes break the template's rules (K not whole 16-byte rows, fewer
-// batches in B than in A: those products read zeros, as the spec's clipped loads do); and the two
-// kernels that stay on the general path. Outputs poisoned first; W = 1.
+// batches in B than in A: those products read zeros, as the spec's clipped loads do); and the
+// kernel that stays on the general path. Outputs poisoned first; W = 1.
 #include <pk/jit/compile.h>
 
 #include <cmath>
@@ -23,10 +24,11 @@ using pk::bf16;
 using pk::f16;
 
 const std::vector<std::pair<const char*, bool>> kKernels = {
-    {"bmm_t", true},           {"bmm_kn_f32_bias", true},   {"bmm_t_gelu_rows", true},
-    {"bmm_batch_scale", false}, {"bmm_shared_weight", false},
+    {"bmm_t", true},          {"bmm_kn_f32_bias", true}, {"bmm_t_gelu_rows", true},
+    {"bmm_batch_scale", true}, {"bmm_t_residual", true},  {"bmm_shared_weight", false},
 };
-const std::vector<const char*> kGeneralToo = {"bmm_t", "bmm_kn_f32_bias", "bmm_t_gelu_rows"};
+const std::vector<const char*> kGeneralToo = {"bmm_t", "bmm_kn_f32_bias", "bmm_t_gelu_rows", "bmm_batch_scale",
+                                              "bmm_t_residual"};
 KernelSet g_kernels;
 
 constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
@@ -112,6 +114,20 @@ void bmm_t_gelu_rows(const Run& r, const std::string& k, LL Z, LL M, LL K, LL N,
   end_case(r, k + " " + dims({Z, M, K, N}), before);
 }
 
+// C[z] = bf16(A[z] B[z]^T + R[z]).
+void bmm_t_residual(const Run& r, const std::string& k, LL Z, LL M, LL K, LL N, unsigned seed) {
+  const auto a = rnd<bf16>(Z * M * K, seed), b = rnd<bf16>(Z * N * K, seed + 1), res = rnd<bf16>(Z * M * N, seed + 2);
+  DevLocal<bf16> ad({Z, M, K}, a), bd({Z, N, K}, b), rd({Z, M, N}, res), c({Z, M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, k, ad.view(), bd.view(), rd.view(), c.view())) {
+    std::vector<double> s, mag;
+    products(a, Z, M, K, N, Z, [&](LL z, LL n, LL q) { return val(b[(z * N + n) * K + q]); }, s, mag);
+    auto want = [&](LL i) { return s[i] + val(res[i]); };
+    check(r, k + ".c", c.download(), want, [&](LL i) { return kBf * std::fabs(want(i)) + 1e-5 * mag[i] + 1e-4; });
+  }
+  end_case(r, k + " " + dims({Z, M, K, N}), before);
+}
+
 // C[z] = A[z] W^T with one W for every batch (the general path).
 void bmm_shared_weight(const Run& r, LL Z, LL M, LL K, LL N, unsigned seed) {
   const auto a = rnd<bf16>(Z * M * K, seed), w = rnd<bf16>(N * K, seed + 1);
@@ -140,8 +156,10 @@ void cases(const Run& r) {
     bmm_kn_f32_bias(r, "bmm_kn_f32_bias" + tag, 2, 256, 520, 128, 2, s += 10);
     bmm_kn_f32_bias(r, "bmm_kn_f32_bias" + tag, 3, 70, 64, 100, 3, s += 10);
     bmm_t_gelu_rows(r, "bmm_t_gelu_rows" + tag, 4, 333, 128, 136, s += 10);
+    bmm_t(r, "bmm_batch_scale" + tag, 3, 200, 136, 264, 3, s += 10, true);
+    bmm_t(r, "bmm_batch_scale" + tag, 5, 70, 64, 300, 5, s += 10, true);
+    bmm_t_residual(r, "bmm_t_residual" + tag, 3, 200, 136, 264, s += 10);
   }
-  bmm_t(r, "bmm_batch_scale", 3, 200, 136, 264, 3, s += 10, true);
   bmm_shared_weight(r, 3, 200, 136, 264, s += 10);
 }
 

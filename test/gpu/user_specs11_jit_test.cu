@@ -34,7 +34,7 @@ using namespace pkt::cases;
 // Kernels, and whether one of their launches takes a template (true) or none does.
 const std::vector<std::pair<const char*, bool>> kKernels = {
     {"gemm_f16_ab_bias_res_f16", true},   {"gemm_t_bf16_colscale_rowmask_f32", true},
-    {"swiglu_two_gemm_f16", false},       {"batched_gemm_t_scale", false},
+    {"swiglu_two_gemm_f16", false},       {"batched_gemm_t_scale", true},
     {"fp8_gemm_t_rowcol_scales", true},   {"w8a16_blockscale_gemm_t", false},
     {"lora_linear", true},                {"lm_head_argmax_partials", false},
     {"add_rmsnorm_inplace_f16", false},   {"layernorm_chunked_bf16", false},
@@ -56,7 +56,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
 // The template kernels also run with templates = false ("name/general").
 const std::vector<const char*> kGeneralToo = {"gemm_f16_ab_bias_res_f16", "gemm_t_bf16_colscale_rowmask_f32",
                                               "fp8_gemm_t_rowcol_scales", "lora_linear", "gqa_causal_bias_d128",
-                                              "padded_batch_attention_d64", "attention_f16_causal_d64"};
+                                              "padded_batch_attention_d64", "attention_f16_causal_d64", "batched_gemm_t_scale"};
 
 KernelSet g_kernels;
 
@@ -155,13 +155,13 @@ void swiglu_two_gemm_f16(const Run& r, LL M, LL Kd, LL N, unsigned seed) {
 }
 
 // 4. c[b] = bf16(a[b] b[b]^T s[b]).
-void batched_gemm_t_scale(const Run& r, LL B, LL M, LL Kd, LL N, unsigned seed) {
+void batched_gemm_t_scale(const Run& r, const std::string& k, LL B, LL M, LL Kd, LL N, unsigned seed) {
   const auto a = rnd<bf16>(B * M * Kd, seed), b = rnd<bf16>(B * N * Kd, seed + 1);
   const auto s = rnd<float>(B, seed + 2, 0.5f, 1.5f);
   DevLocal<bf16> ad({B, M, Kd}, a), bd({B, N, Kd}, b), c({B, M, N}, {});
   DevLocal<float> sd({B}, s);
   const int before = begin_case(r);
-  if (run(r, "batched_gemm_t_scale", 2, ad.view(), bd.view(), sd.view(), c.view())) {
+  if (run(r, k, 2, ad.view(), bd.view(), sd.view(), c.view())) {
     std::vector<double> want(B * M * N);
     for (LL z = 0; z < B; ++z)
       for (LL m = 0; m < M; ++m)
@@ -170,10 +170,10 @@ void batched_gemm_t_scale(const Run& r, LL B, LL M, LL Kd, LL N, unsigned seed) 
           for (LL q = 0; q < Kd; ++q) t += val(a[(z * M + m) * Kd + q]) * val(b[(z * N + n) * Kd + q]);
           want[(z * M + m) * N + n] = t * s[z];
         }
-    check(r, "batched_gemm_t_scale.c", c.download(), [&](LL i) { return want[i]; },
+    check(r, k + ".c", c.download(), [&](LL i) { return want[i]; },
           [&](LL i) { return kBf * std::fabs(want[i]) + 1e-4; });
   }
-  end_case(r, "batched_gemm_t_scale " + dims({B, M, Kd, N}), before);
+  end_case(r, k + " " + dims({B, M, Kd, N}), before);
 }
 
 // 5. e4m3 a b^T with row and column scales.
@@ -1063,7 +1063,11 @@ void single_gpu_cases(const Run& r) {
     gemm_t_bf16_colscale_rowmask_f32(r, k, 70, 50, 100, 64, s += 100);
   }
   swiglu_two_gemm_f16(r, 70, 50, 100, s += 100);
-  batched_gemm_t_scale(r, 3, 70, 40, 50, s += 100);
+  // The template at N % 8 == 0, its twin at N = 50; both paths at each.
+  for (const char* k : {"batched_gemm_t_scale", "batched_gemm_t_scale/general"}) {
+    batched_gemm_t_scale(r, k, 3, 70, 40, 50, s += 100);
+    batched_gemm_t_scale(r, k, 3, 200, 136, 264, s += 100);
+  }
   for (const char* k : {"fp8_gemm_t_rowcol_scales", "fp8_gemm_t_rowcol_scales/general"}) {
     fp8_gemm_t_rowcol_scales(r, k, 200, 128, 136, s += 100);
     fp8_gemm_t_rowcol_scales(r, k, 70, 48, 100, s += 100);  // N % 8 != 0: the twin

@@ -1,8 +1,8 @@
 // Batched GEMMs: one product per index of the operands' first dimension, C[z] = A[z] B[z]^T or
-// A[z] B[z]. The first three take the GEMM template's batched form (3-D TMA maps, the tile
-// order's segments the batches), with their general-path twins for sizes the template cannot
-// take; the last two stay on the general path (an epilogue that names the batch, and a 2-D B
-// shared by every batch), as --explain says.
+// A[z] B[z]. All but the last take the GEMM template's batched form (3-D TMA maps, the tile
+// order's segments the batches; the epilogue's prepare() takes the batch), with their
+// general-path twins for sizes the template cannot take; the last, a 2-D B shared by every
+// batch, stays on the general path, as --explain says.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -37,13 +37,23 @@ PK_KERNEL void bmm_t_gelu_rows(Tensor<bf16, 3> a, Tensor<bf16, 3> b, Tensor<f16,
   }
 }
 
-// A scale per batch (s.at(z)): the epilogue cannot name the batch, so the general path.
+// A scale per batch (s.at(z)): the epilogue reads it once per tile, at the tile's batch.
 PK_KERNEL void bmm_batch_scale(Tensor<bf16, 3> a, Tensor<bf16, 3> b, Tensor<f32, 1> s, Tensor<bf16, 3> c) {
   for (auto [z, m, n] : tiles(a.dim(0), a.dim(1), b.dim(1), {1, 128, 256})) {
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.dim(2), 64))
       acc = mma_t(load<128, 64>(a, z, m, k), load<256, 64>(b, z, n, k), acc);
     store(c, cast<bf16>(acc * s.at(z)), z, m, n);
+  }
+}
+
+// A residual per batch ([B, M, N], read at the tile's batch) added before the cast.
+PK_KERNEL void bmm_t_residual(Tensor<bf16, 3> a, Tensor<bf16, 3> b, Tensor<bf16, 3> r, Tensor<bf16, 3> c) {
+  for (auto [z, m, n] : tiles(a.dim(0), a.dim(1), b.dim(1), {1, 128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.dim(2), 64))
+      acc = mma_t(load<128, 64>(a, z, m, k), load<256, 64>(b, z, n, k), acc);
+    store(c, cast<bf16>(acc + cast<f32>(load<128, 256>(r, z, m, n))), z, m, n);
   }
 }
 

@@ -5,7 +5,8 @@
 // struct Args, apply(args, value, row, col)). The reference point for the fused
 // kernels and pkc's GEMM alone. Batched: A [B, M, K], B [B, N, K] or [B, K, N] and C [B, M, N],
 // one product per batch, the tile order's segments the batches (3-D tensor maps, so a box clips
-// at its batch's last row and column; row and col in the epilogue count inside the batch).
+// at its batch's last row and column; row and col in the epilogue count inside the batch, and its
+// prepare() takes the batch).
 #pragma once
 #include <pk/templates/lcsc.cuh>
 #include <pk/templates/tma3d.cuh>
@@ -62,9 +63,9 @@ struct GemmJobT : JobDefaults {
     }
   }
   template <int First, int Count>
-  __device__ static void epilogue(const Params& p, const TileCoord&, int row0, int col0,
+  __device__ static void epilogue(const Params& p, const TileCoord& t, int row0, int col0,
                                   float (&acc)[128]) {
-    apply_epilogue<Epi, First, Count>(p.epi, row0, col0, acc);
+    apply_epilogue<Epi, First, Count, Batched>(p.epi, row0, col0, acc, t.seg);
   }
   // The consumer's 64 x 256 accumulators whose top-left output is (row0, col0), clipped to
   // m x n (kDirectStore). n is a multiple of 4 (the C row rule), so pairs at even columns are

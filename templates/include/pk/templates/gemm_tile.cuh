@@ -124,12 +124,16 @@ struct NoEpilogue {
 // wg::mma_m64n256_32bytes: accumulators [64 p, 64 p + 64) are the columns of storer pass p).
 // Elements outside the m x n output still get a value; the TMA store clips them, so apply
 // must only guard its own loads (it is told m and n through its Args).
-template <class Epi, int First = 0, int Count = 128>
+// Batch: a batched GEMM's epilogue, whose prepare() takes the tile's batch (`batch`).
+template <class Epi, int First = 0, int Count = 128, bool Batch = false>
 __device__ __forceinline__ void apply_epilogue(const typename Epi::Args& args, int row0, int col0,
-                                               float (&acc)[128]) {
+                                               float (&acc)[128], int batch = 0) {
   const int t = wg::thread();
   const int row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
-  const typename Epi::Pre u = Epi::prepare(args);  // what does not depend on the element, once
+  // What does not depend on the element, once.
+  typename Epi::Pre u;
+  if constexpr (Batch) u = Epi::prepare(args, batch);
+  else u = Epi::prepare(args);
 #pragma unroll
   for (int j = First; j < First + Count; ++j)
     acc[j] = Epi::apply(args, u, acc[j], row + 8 * ((j % 4) / 2), col + 8 * (j / 4) + (j % 2));
