@@ -146,6 +146,8 @@ private:
     case OpKind::Mul: return def(o, b.create<arith::MulIOp>(l, v(in[0]), v(in[1])));
     case OpKind::Div: return def(o, b.create<arith::DivSIOp>(l, v(in[0]), v(in[1])));
     case OpKind::Rem: return def(o, b.create<arith::RemSIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::MinIndex: return def(o, b.create<arith::MinSIOp>(l, v(in[0]), v(in[1])));
+    case OpKind::MaxIndex: return def(o, b.create<arith::MaxSIOp>(l, v(in[0]), v(in[1])));
     case OpKind::TileForeach: {
       auto loop = b.create<TileForeachOp>(l, vs(in), o.ints);
       Block &body = loop.getBody().front();

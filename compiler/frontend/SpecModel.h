@@ -26,7 +26,7 @@ struct ValueType {
 
 enum class OpKind {
   Rank, WorldSize, Dim, Constant,
-  Add, Sub, Mul, Div, Rem,                 // index arithmetic
+  Add, Sub, Mul, Div, Rem, MinIndex, MaxIndex,  // index arithmetic
   TileForeach, For, Yield,                 // loops (Yield ends a For body)
   Load, Store, Zeros, Mma, Map, Cast, ReduceRows,
   Select, Iota,                            // mask select; coordinates (dim in attr)

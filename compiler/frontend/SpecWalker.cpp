@@ -950,6 +950,11 @@ private:
       in.push_back(v);
     }
     if (failed) return -1;
+    // min / max of two indices (C++ picks pk/spec.h's float overload): the integer min / max,
+    // an index (a clamp of a bound or an origin), exact at any size.
+    if ((kind == MapKind::Min || kind == MapKind::Max) && in.size() == 2 &&
+        typeOf(in[0]).kind == ValueType::Index && typeOf(in[1]).kind == ValueType::Index)
+      return emitValue(kind == MapKind::Min ? OpKind::MinIndex : OpKind::MaxIndex, l, in, typeOf(in[0]));
     // Only scalars: math on f32 scalars (pk/spec.h declares the float overloads), an index
     // argument converted first as C++ converts it.
     if (std::none_of(in.begin(), in.end(), [&](int v) { return typeOf(v).kind == ValueType::Tile; })) {

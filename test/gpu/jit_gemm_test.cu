@@ -91,23 +91,25 @@ void plain_gemm(pk::Context& ctx, cudaStream_t s) {
     pkt::expect_close(dc3.download(), want, K, "jit gemm, A misaligned (general-path twin)");
   }
   // A C padded past A's rows and B's rows (shapes the template does not take, the spec does:
-  // the twin runs): C's first M x N hold the product, the padding keeps its poison.
+  // the twin runs): C's first M x N hold the product; the rest of C that the spec's 128 x 256
+  // tiles cover (here all of it: Mp <= 384 rows, Np <= 512 columns) gets the tiles' zero rows
+  // and columns, as a store clips at the end of the tensor it writes, not of A or B.
   {
     const long long Mp = M + 37, Np = N + 8;
     DevLocal<bf16> dc4({Mp, Np}, {});
-    const auto poison = dc4.download();
     PKT_OK(kernel("gemm")->launch(ctx, s, da.view(), db.view(), dc4.view()));
     sync(ctx, s);
     const auto got4 = dc4.download();
     std::vector<bf16> inner(M * N);
-    long long touched = 0;
+    long long nonzero = 0;
     for (long long i = 0; i < Mp * Np; ++i) {
       const long long r = i / Np, c = i % Np;
       if (r < M && c < N) inner[r * N + c] = got4[i];
-      else touched += std::memcmp(&got4[i], &poison[i], sizeof(bf16)) != 0;
+      else nonzero += (got4[i].bits & 0x7fff) != 0;
     }
     pkt::expect_close(inner, want, K, "jit gemm into a padded C (general-path twin)");
-    PKT_CHECK(touched == 0, "jit gemm into a padded C wrote " + std::to_string(touched) + " padding elements");
+    PKT_CHECK(nonzero == 0, "jit gemm into a padded C left " + std::to_string(nonzero) +
+                                " elements of the tiles' padding other than 0");
   }
 }
 

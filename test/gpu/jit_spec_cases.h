@@ -146,9 +146,12 @@ inline bool compile_set(const char* spec, const std::vector<std::pair<const char
 }
 
 // Runs `cases` on every rank at each world size of the tier: W = 1, 2 and 3 on one GPU, or the
-// list PK_TEST_WORLDS or PK_SHARED_GPU_RANKS give; every kernel is loaded on every rank first.
-// Returns the test's exit status.
+// list PK_TEST_WORLDS or PK_SHARED_GPU_RANKS give; every kernel is loaded on every rank first,
+// in a context with a flag region for each (a set holds more than the default 31 kernels that
+// communicate). Returns the test's exit status.
 inline int run_worlds(const char* test, const KernelSet& kernels, const std::function<void(const Run&)>& cases) {
+  pk::ContextOptions options;
+  options.flag_slots = 4 * 65536;  // 127 kernel regions of 2048 words
   std::vector<int> worlds = pkt::test_worlds(/*with_one=*/true);
   if (!std::getenv("PK_TEST_WORLDS") && !std::getenv("PK_SHARED_GPU_RANKS"))
     worlds.erase(std::remove_if(worlds.begin(), worlds.end(), [](int w) { return w > 3; }), worlds.end());
@@ -161,7 +164,7 @@ inline int run_worlds(const char* test, const KernelSet& kernels, const std::fun
       PKT_OK(ctx.exchange().barrier());  // every rank loaded every module before any launch
       cases(Run{ctx, s, ctx.world(), ctx.rank()});
       PKT_CUDA(cudaStreamDestroy(s));
-    });
+    }, options);
   }
   return pkt::finish(test);
 }

@@ -47,7 +47,7 @@ using namespace pkt::cases;
 const std::vector<std::pair<const char*, bool>> kKernels = {
     {"sp_rs_add_rmsnorm_ag", false},        {"sp_layernorm_ag_in_place", false},
     {"ar_residual_rmsnorm_fp8", false},     {"ag_cols_gemm_bias_gelu", true},
-    {"gemm_rs_cols_bias", false},           {"bcast_weight_gemm", true},
+    {"gemm_rs_cols_bias", true},           {"bcast_weight_gemm", true},
     {"vocab_embed_rs_sp", false},           {"vocab_ce_smoothing_ignore", false},
     {"vocab_ag_cols_softmax", false},       {"ulysses_shd_qk_rmsnorm", false},
     {"ulysses_bhsd_head_scale", false},     {"gshard_a2a_in_place_expert", false},

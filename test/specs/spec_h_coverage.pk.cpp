@@ -921,3 +921,11 @@ PK_KERNEL void explicit_types_slots(Tensor<f32, 2> x, Sym<f32, 2> y) {
   }
   prim::barrier(prim::flag(3));
 }
+// min / max of two integers: index values (a clamped origin and a clamped bound).
+PK_KERNEL void index_min_max(Tensor<f32, 2> x, Tensor<f32, 2> y, index keep) {
+  for (auto [m, n] : tiles(y.rows(), y.cols(), {16, 32})) {
+    auto t = zeros<f32, 16, 32>();
+    for (auto k : range(0, min(x.rows(), keep), 16)) t = t + load<16, 32>(x, max(k - m, 0), n);
+    store(y, t, m, n);
+  }
+}

@@ -52,6 +52,12 @@ using IfIntScalar = typename EnableIf<IsInt<T>::value && IsIntegral<I>::value, R
 
 // Sizes, offsets, ranks: run-time integers (index in the dialect).
 using index = long;
+// min and max of two integers (indices, integer arguments, constants) are indices: a clamped
+// origin or bound, min(i / 256, 7) * 256.
+template <class A, class B>
+using IfIndices = typename EnableIf<IsIntegral<A>::value && IsIntegral<B>::value, index>::type;
+template <class A, class B> IfIndices<A, B> min(A, B);
+template <class A, class B> IfIndices<A, B> max(A, B);
 
 enum Reduce { Sum, Max, Min };           // reductions over ranks or along rows
 enum Transport { Ldst, Tma, Multimem };  // how a primitive moves bytes
