@@ -105,11 +105,14 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (!mma || mma.getAcc() != kloop.getRegionIterArgs()[0])
     return kloop.emitError("GEMM K loop: must yield pk.tile.mma of its accumulator");
   g.bNMajor = !mma.getTransposeB();
-  // A batched GEMM's operands are 2-D views (pk.tile.reshape) of 3-D loads.
+  // A batched GEMM's operands are 2-D views (pk.tile.reshape) of 3-D loads of one batch
+  // (a 1 x rows x cols tile).
   auto view3d = [](Value operand) {
     auto view = operand.getDefiningOp<TileReshapeOp>();
     auto load = view ? view.getInput().getDefiningOp<TileLoadOp>() : TileLoadOp();
-    return load && load.getIndices().size() == 3 ? load : TileLoadOp();
+    auto tile = load ? dyn_cast<TileType>(load.getType()) : TileType();
+    return tile && load.getIndices().size() == 3 && tile.getRank() == 3 && tile.getShape()[0] == 1 ? load
+                                                                                                   : TileLoadOp();
   };
   const bool batchedForm = threeD && view3d(mma.getA()) && view3d(mma.getB());
   const bool ownerForm = threeD && !batchedForm;
@@ -186,7 +189,9 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   // Batched: the tile goes into C [B, M, N] through a 3-D view of it.
   TileReshapeOp storeView = batchedForm ? stored.getDefiningOp<TileReshapeOp>() : TileReshapeOp();
   if (batchedForm) {
-    if (!storeView || cast<TileType>(storeView.getInput().getType()).getRank() != 2)
+    auto whole = storeView ? cast<TileType>(storeView.getType()) : TileType();
+    if (!storeView || cast<TileType>(storeView.getInput().getType()).getRank() != 2 || whole.getRank() != 3 ||
+        whole.getShape()[0] != 1)
       return g.sink->emitError("batched GEMM: store the 2-D tile into C [B, M, N] at [b, m, n]");
     stored = storeView.getInput();
   }

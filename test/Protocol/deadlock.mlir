@@ -64,7 +64,7 @@ pk.kernel @workers_wait_each_other(%x: !pk.sym<?xbf16>) {
     %f1 = pk.sync.flag 1 <grid> : !pk.flag
     %r = pk.rank
     %c1 = arith.constant 1 : index
-    // expected-error @+1 {{deadlock for world size 1 in launch 1: rank 0 waits on flag slot 1 (0 of 1), rank 0 waits on flag slot 0 (0 of 1)}}
+    // expected-error @+1 {{deadlock for world size 1 in launch 1: block 0 of rank 0 waits on flag slot 1 (0 of 1), block 1 of rank 0 waits on flag slot 0 (0 of 1)}}
     pk.sync.wait %f1, %c1
     pk.sync.signal %f0 on %r
   }
