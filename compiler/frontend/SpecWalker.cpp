@@ -1189,18 +1189,11 @@ private:
       if (t.smem)
         return fail(l, std::string("load_smem takes one extent per tensor dimension") +
                            (t.shape.size() < rank ? " (write the leading 1s)" : ""));
-      // A tile with unit extents beyond the tensor's rank (a 1 x N row of a [N] bias, an N x 1
-      // column): the load of the other extents, reshaped.
-      if (t.shape.size() > rank) {
-        std::optional<ValueType> inner = withoutUnitDims(t, rank);
-        if (!inner) return fail(l, tooManyExtents("of"));
-        int part = emitValue(OpKind::Load, l, ops, *inner);
-        return emitValue(OpKind::Reshape, l, {part}, t);
-      }
-      // A tile of the trailing dimensions (one head of [H, S, D]): the load of the tile with
-      // leading 1s, reshaped.
-      int whole = emitValue(OpKind::Load, l, ops, withLeadingOnes(t, rank));
-      return emitValue(OpKind::Reshape, l, {whole}, t);
+      // A 1 x N row of a [N] bias, an N x 1 column, or one head of [H, S, D]: the load of the
+      // tile at the tensor's rank, reshaped.
+      std::optional<ValueType> moved = tileOfRank(t, rank, l, "of");
+      if (!moved) return -1;
+      return reshapedTo(emitValue(OpKind::Load, l, ops, *moved), t, l);
     }
     if (n == "store" || n == "store_add") {
       bool toPeer = isPeerRef(arg(0));
