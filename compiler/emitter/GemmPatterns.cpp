@@ -53,14 +53,14 @@ void order(TemplateDescriber &d, const std::string &segments, const std::string 
 }
 
 // A [rows, K] row-major operand of `bytes`-byte elements and the K every operand shares (K its
-// dimension kDim: 2 in a batched GEMM's [B, rows, K]).
+// dimension kDim, and A's kDimA: 2 in a batched GEMM's [B, rows, K]).
 void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t kArg, int bytes = 2,
-             int kDim = 1) {
+             int kDim = 1, int kDimA = 1) {
   const std::string per16 = std::to_string(16 / bytes);
   d.check("0", "rem(" + dim(arg, kDim) + "," + per16 + ")",
           what + "'s rows must be whole 16-byte TMA pitches: K % " + per16 + " (shown) must be 0", true);
   if (arg != kArg)
-    d.check(dim(kArg, kDim), dim(arg, kDim), what + " must have A's K columns", true);
+    d.check(dim(kArg, kDimA), dim(arg, kDim), what + " must have A's K columns", true);
 }
 
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
@@ -79,16 +79,17 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2");
   // A batched GEMM's operands are [B, M, K], [B, N, K] or [B, K, N] and C [B, M, N]: every
   // dimension one further in, and B of them, each tile at its own batch (3-D TMA maps).
-  const bool batched = bool(facts.get("batched"));
-  const int x = batched ? 1 : 0;
-  const std::string K = fp8 ? "div(" + dim(a, 1 + x) + ",2)" : dim(a, 1 + x), N = dim(b, (bNMajor ? 1 : 0) + x);
+  // A shared B (one 2-D weight for every batch) keeps its 2-D dimensions: xb.
+  const bool batched = bool(facts.get("batched")), sharedB = bool(facts.get("shared_b"));
+  const int x = batched ? 1 : 0, xb = batched && !sharedB ? 1 : 0;
+  const std::string K = fp8 ? "div(" + dim(a, 1 + x) + ",2)" : dim(a, 1 + x), N = dim(b, (bNMajor ? 1 : 0) + xb);
   const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
   operand(d, a, "A", a, fp8 ? 1 : 2, 1 + x);
   if (bNMajor) {
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0", true);
-    d.check(K, dim(b, x), "B must have A's K rows", true);
+    d.check(K, dim(b, xb), "B must have A's K rows", true);
   } else {
-    operand(d, b, "B", a, fp8 ? 1 : 2, 1 + x);
+    operand(d, b, "B", a, fp8 ? 1 : 2, 1 + xb, 1 + x);
   }
   // An f32 C moves as 2-byte units too: its rows are 2N of them, in boxes of 32 f32 columns.
   auto out = facts.getAs<StringAttr>("out");
@@ -98,12 +99,14 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
           "C's rows must be whole 16-byte TMA pitches: N % " + cPer16 + " (shown) must be 0", true);
   if (batched) {  // the plain GEMM per batch (LowerGemm fuses no communication with it)
     const std::string Bt = dim(a, 0), M = dim(a, 1), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
-    d.check(Bt, dim(b, 0), "B must have A's batches", true);
+    if (!sharedB) d.check(Bt, dim(b, 0), "B must have A's batches", true);
     d.check(Bt, dim(c, 0), "C must have A's batches", true);
     d.check(M, dim(c, 1), "C must have A's rows", true);
     d.check(N, dim(c, 2), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", true);
     d.field(FK::tmap, "a", a, {K, M, Bt}, {kBK, kBM, 1});
-    if (bNMajor) d.field(FK::tmap, "b", b, {N, K, Bt}, {kBBox, kBK, 1});
+    if (sharedB && bNMajor) d.field(FK::tmap, "b", b, {N, K}, {kBBox, kBK});
+    else if (sharedB) d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    else if (bNMajor) d.field(FK::tmap, "b", b, {N, K, Bt}, {kBBox, kBK, 1});
     else d.field(FK::tmap, "b", b, {K, N, Bt}, {kBK, kBN, 1});
     d.field(FK::tmap, "c", c, {cRow, M, Bt}, {kBoxCols, kBoxRows, 1});
     order(d, Bt, tm, tn, "0", 0, "0");
@@ -238,7 +241,7 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
            (fact("b_layout") == "kn" ? "true" : "false") + ", " +
            (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") +
            (inB != fact("in") || batched ? std::string(", ") + operandType(inB) : std::string()) +
-           (batched ? ", true" : "") + ">";
+           (batched ? ", true" : "") + (facts.get("shared_b") ? ", true" : "") + ">";
   std::vector<::pk::HostCheck> checks;
   ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, epilogue.fields, checks);
 

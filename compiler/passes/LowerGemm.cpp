@@ -39,8 +39,10 @@ struct GemmLoop {
   Value owner, rowsPerOwner;
   // The batched form: foreach (b, m, n) over (B, M, N) with A [B, M, K], B [B, N, K] or
   // [B, K, N] and C [B, M, N] addressed at batch b (b, null otherwise). loadA and loadB are then
-  // the 3-D loads the operands are 2-D views of.
+  // the 3-D loads the operands are 2-D views of. sharedB: B is one 2-D [N, K] or [K, N] weight
+  // that every batch multiplies by (loadB a plain 2-D load).
   Value batch;
+  bool sharedB = false;
   // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
   // epilogue.
   bool classic() const {
@@ -114,7 +116,12 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return tile && load.getIndices().size() == 3 && tile.getRank() == 3 && tile.getShape()[0] == 1 ? load
                                                                                                    : TileLoadOp();
   };
-  const bool batchedForm = threeD && view3d(mma.getA()) && view3d(mma.getB());
+  // B may also be one 2-D weight shared by every batch (A [B, M, K] times W [N, K] or [K, N]).
+  auto load2d = [](Value operand) {
+    auto load = operand.getDefiningOp<TileLoadOp>();
+    return load && load.getIndices().size() == 2 ? load : TileLoadOp();
+  };
+  const bool batchedForm = threeD && view3d(mma.getA()) && (view3d(mma.getB()) || load2d(mma.getB()));
   const bool ownerForm = threeD && !batchedForm;
   if (ownerForm) {
     g.owner = body.getArgument(0);
@@ -123,7 +130,8 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (batchedForm) {
     g.batch = body.getArgument(0);
     g.loadA = view3d(mma.getA());
-    g.loadB = view3d(mma.getB());
+    g.sharedB = !view3d(mma.getB());
+    g.loadB = g.sharedB ? load2d(mma.getB()) : view3d(mma.getB());
   } else {
     g.loadA = mma.getA().getDefiningOp<TileLoadOp>();
     g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
@@ -140,21 +148,27 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return mul && ((mul.getLhs() == g.owner && sameIndex(mul.getRhs(), g.rowsPerOwner)) ||
                    (mul.getRhs() == g.owner && sameIndex(mul.getLhs(), g.rowsPerOwner)));
   };
-  // Where an operand's load must be: [row, col], or [b, row, col] in the batched form.
-  auto at = [&](TileLoadOp load, Value row, Value col) {
+  // Where an operand's load must be: [row, col], or [b, row, col] in the batched form (a shared
+  // B: [row, col]).
+  auto at = [&](TileLoadOp load, Value row, Value col, bool plain = false) {
     ValueRange ix = load.getIndices();
-    return batchedForm ? ix.size() == 3 && ix[0] == g.batch && ix[1] == row && ix[2] == col
-                       : ix.size() == 2 && ix[1] == col && (row ? ix[0] == row : isARow(ix[0]));
+    return batchedForm && !plain ? ix.size() == 3 && ix[0] == g.batch && ix[1] == row && ix[2] == col
+                                 : ix.size() == 2 && ix[1] == col && (row ? ix[0] == row : isARow(ix[0]));
   };
-  if (!g.loadA || !g.loadB || !at(g.loadA, batchedForm ? m : Value(), k) || !at(g.loadB, bRow, bCol))
-    return mma.emitError(batchedForm ? (g.bNMajor ? "batched GEMM: operands must be 3-D loads A[b, m, k] and "
-                                                    "B[b, k, n] (b the loop's batch index)"
-                                                  : "batched GEMM: operands must be 3-D loads A[b, m, k] and "
-                                                    "B[b, n, k] (b the loop's batch index)")
+  if (!g.loadA || !g.loadB || !at(g.loadA, batchedForm ? m : Value(), k) ||
+      !at(g.loadB, bRow, bCol, g.sharedB))
+    return mma.emitError(batchedForm ? (g.sharedB ? (g.bNMajor ? "batched GEMM with a shared B: operands must be "
+                                                                 "loads A[b, m, k] and B[k, n]"
+                                                               : "batched GEMM with a shared B: operands must be "
+                                                                 "loads A[b, m, k] and B[n, k]")
+                                        : g.bNMajor ? "batched GEMM: operands must be 3-D loads A[b, m, k] and "
+                                                      "B[b, k, n] (b the loop's batch index)"
+                                                    : "batched GEMM: operands must be 3-D loads A[b, m, k] and "
+                                                      "B[b, n, k] (b the loop's batch index)")
                          : threeD && (view3d(mma.getA()) || view3d(mma.getB()))
-                             ? "batched GEMM: both operands must be 3-D loads at the loop's batch index "
-                               "(A[b, m, k] and B[b, n, k] or B[b, k, n]); a 2-D operand beside a 3-D one "
-                               "is not a template form"
+                             ? "batched GEMM: A must be a 3-D load at the loop's batch index, and B one "
+                               "too (B[b, n, k] or B[b, k, n]) or a 2-D weight every batch shares "
+                               "(B[n, k] or B[k, n]); a 2-D A beside a 3-D B is not a template form"
                          : ownerForm ? "GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] "
                                      "and B[n, k]"
                          : g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
@@ -289,13 +303,20 @@ LogicalResult checkBounds(GemmLoop &g) {
   }
   if (g.batch) {  // (b, m, n) over (A's batches, A's rows, B's N extent), K over A's columns
     ValueRange ub = g.loop.getUpperBounds();
-    if (!isDimOf(ub[0], a, 0) || !isDimOf(ub[1], a, 1) || !isDimOf(ub[2], b, bN + 1))
-      return g.loop.emitError(g.bNMajor ? "batched GEMM: the loop must cover A's batches and rows and B's "
-                                          "columns: tiles(a.dim(0), a.dim(1), b.dim(2), {1, BM, BN})"
-                                        : "batched GEMM: the loop must cover A's batches and rows and B's "
-                                          "rows: tiles(a.dim(0), a.dim(1), b.dim(1), {1, BM, BN})");
+    const int64_t bx = g.sharedB ? 0 : 1;  // B's dimensions one further in unless shared
+    if (!isDimOf(ub[0], a, 0) || !isDimOf(ub[1], a, 1) || !isDimOf(ub[2], b, bN + bx))
+      return g.loop.emitError(g.sharedB ? (g.bNMajor ? "batched GEMM: the loop must cover A's batches and rows "
+                                                       "and the shared B's columns: tiles(a.dim(0), a.dim(1), "
+                                                       "b.cols(), {1, BM, BN})"
+                                                     : "batched GEMM: the loop must cover A's batches and rows "
+                                                       "and the shared B's rows: tiles(a.dim(0), a.dim(1), "
+                                                       "b.rows(), {1, BM, BN})")
+                              : g.bNMajor ? "batched GEMM: the loop must cover A's batches and rows and B's "
+                                            "columns: tiles(a.dim(0), a.dim(1), b.dim(2), {1, BM, BN})"
+                                          : "batched GEMM: the loop must cover A's batches and rows and B's "
+                                            "rows: tiles(a.dim(0), a.dim(1), b.dim(1), {1, BM, BN})");
     auto kloop = g.loadA->getParentOfType<scf::ForOp>();
-    if (!isDimOf(kloop.getUpperBound(), a, 2) && !isDimOf(kloop.getUpperBound(), b, bK + 1))
+    if (!isDimOf(kloop.getUpperBound(), a, 2) && !isDimOf(kloop.getUpperBound(), b, bK + bx))
       return kloop.emitError("batched GEMM K loop: must run to the columns of A (range(0, a.dim(2), "
                              "...)): the template reduces over all of K");
     return success();
@@ -576,6 +597,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
       if (g->epilogue) fact("epilogue", g->epilogue);
       if (g->batch) fact("batched", UnitAttr::get(ctx));
+      if (g->sharedB) fact("shared_b", UnitAttr::get(ctx));
     }
     if (failed(accountForEffects(kernel, *g, consumed, job))) return failure();
     fact("job", StringAttr::get(ctx, job));
@@ -589,7 +611,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (g->batch)
         os << ", batched: one product per index of the operands' first dimension (the tile order "
               "walks each batch's tiles in turn; 3-D TMA maps, so a tile clips at its batch's last "
-              "row and column)";
+              "row and column)"
+           << (g->sharedB ? "; B is one 2-D weight that every batch multiplies by (a 2-D TMA map)" : "");
       if (g->epilogue)
         os << ", an element-wise epilogue of " << g->epilogue.size()
            << " steps applied to the fp32 accumulators in the consumers' registers";

@@ -3,8 +3,9 @@
 // in M, N and K, an f32 output with a bias, an epilogue reading the row inside the batch, a scale
 // and a residual per batch; the
 // general-path twins where the sizes break the template's rules (K not whole 16-byte rows, fewer
-// batches in B than in A: those products read zeros, as the spec's clipped loads do); and the
-// kernel that stays on the general path. Outputs poisoned first; W = 1.
+// batches in B than in A: those products read zeros, as the spec's clipped loads do); one 2-D
+// weight shared by every batch (W stored [N, K] and, f16 with a bias and a SiLU, [K, N]).
+// Outputs poisoned first; W = 1.
 #include <pk/jit/compile.h>
 
 #include <cmath>
@@ -25,10 +26,12 @@ using pk::f16;
 
 const std::vector<std::pair<const char*, bool>> kKernels = {
     {"bmm_t", true},          {"bmm_kn_f32_bias", true}, {"bmm_t_gelu_rows", true},
-    {"bmm_batch_scale", true}, {"bmm_t_residual", true},  {"bmm_shared_weight", false},
+    {"bmm_batch_scale", true}, {"bmm_t_residual", true},  {"bmm_shared_weight", true},
+    {"bmm_shared_weight_kn", true},
 };
-const std::vector<const char*> kGeneralToo = {"bmm_t", "bmm_kn_f32_bias", "bmm_t_gelu_rows", "bmm_batch_scale",
-                                              "bmm_t_residual"};
+const std::vector<const char*> kGeneralToo = {"bmm_t",          "bmm_kn_f32_bias",   "bmm_t_gelu_rows",
+                                              "bmm_batch_scale", "bmm_t_residual",    "bmm_shared_weight",
+                                              "bmm_shared_weight_kn"};
 KernelSet g_kernels;
 
 constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
@@ -128,18 +131,37 @@ void bmm_t_residual(const Run& r, const std::string& k, LL Z, LL M, LL K, LL N, 
   end_case(r, k + " " + dims({Z, M, K, N}), before);
 }
 
-// C[z] = A[z] W^T with one W for every batch (the general path).
-void bmm_shared_weight(const Run& r, LL Z, LL M, LL K, LL N, unsigned seed) {
+// C[z] = A[z] W^T with one W [N, K] for every batch.
+void bmm_shared_weight(const Run& r, const std::string& k, LL Z, LL M, LL K, LL N, unsigned seed) {
   const auto a = rnd<bf16>(Z * M * K, seed), w = rnd<bf16>(N * K, seed + 1);
   DevLocal<bf16> ad({Z, M, K}, a), wd({N, K}, w), c({Z, M, N}, {});
   const int before = begin_case(r);
-  if (run(r, "bmm_shared_weight", ad.view(), wd.view(), c.view())) {
+  if (run(r, k, ad.view(), wd.view(), c.view())) {
     std::vector<double> s, mag;
     products(a, Z, M, K, N, Z, [&](LL, LL n, LL q) { return val(w[n * K + q]); }, s, mag);
-    check(r, "bmm_shared_weight.c", c.download(), [&](LL i) { return s[i]; },
+    check(r, k + ".c", c.download(), [&](LL i) { return s[i]; },
           [&](LL i) { return kBf * std::fabs(s[i]) + 1e-5 * mag[i] + 1e-4; });
   }
-  end_case(r, "bmm_shared_weight " + dims({Z, M, K, N}), before);
+  end_case(r, k + " " + dims({Z, M, K, N}), before);
+}
+
+// Y[z] = f16(silu(X[z] W + bias[n])) with one W [K, N] for every batch.
+void bmm_shared_weight_kn(const Run& r, const std::string& k, LL Z, LL M, LL K, LL N, unsigned seed) {
+  const auto x = rnd<f16>(Z * M * K, seed), w = rnd<f16>(K * N, seed + 1);
+  const auto bias = rnd<float>(N, seed + 2);
+  DevLocal<f16> xd({Z, M, K}, x), wd({K, N}, w), y({Z, M, N}, {});
+  DevLocal<float> biasd({N}, bias);
+  const int before = begin_case(r);
+  if (run(r, k, xd.view(), wd.view(), biasd.view(), y.view())) {
+    std::vector<double> s, mag;
+    products(x, Z, M, K, N, Z, [&](LL, LL n, LL q) { return val(w[q * N + n]); }, s, mag);
+    auto want = [&](LL i) {
+      const double v = s[i] + bias[i % N];
+      return v / (1 + std::exp(-v));
+    };
+    check(r, k + ".y", y.download(), want, [&](LL i) { return kHf * std::fabs(want(i)) + 1e-5 * mag[i] + 1e-4; });
+  }
+  end_case(r, k + " " + dims({Z, M, K, N}), before);
 }
 
 void cases(const Run& r) {
@@ -159,8 +181,13 @@ void cases(const Run& r) {
     bmm_t(r, "bmm_batch_scale" + tag, 3, 200, 136, 264, 3, s += 10, true);
     bmm_t(r, "bmm_batch_scale" + tag, 5, 70, 64, 300, 5, s += 10, true);
     bmm_t_residual(r, "bmm_t_residual" + tag, 3, 200, 136, 264, s += 10);
+    // One weight for every batch: tails, many batches, and a K that takes the twin (K % 8 != 0).
+    bmm_shared_weight(r, "bmm_shared_weight" + tag, 3, 200, 136, 264, s += 10);
+    bmm_shared_weight(r, "bmm_shared_weight" + tag, 24, 130, 64, 512, s += 10);
+    bmm_shared_weight(r, "bmm_shared_weight" + tag, 2, 70, 100, 72, s += 10);
+    bmm_shared_weight_kn(r, "bmm_shared_weight_kn" + tag, 3, 200, 136, 264, s += 10);
+    bmm_shared_weight_kn(r, "bmm_shared_weight_kn" + tag, 9, 257, 520, 136, s += 10);
   }
-  bmm_shared_weight(r, 3, 200, 136, 264, s += 10);
 }
 
 }  // namespace

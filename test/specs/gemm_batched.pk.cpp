@@ -1,8 +1,8 @@
 // Batched GEMMs: one product per index of the operands' first dimension, C[z] = A[z] B[z]^T or
 // A[z] B[z]. All but the last take the GEMM template's batched form (3-D TMA maps, the tile
 // order's segments the batches; the epilogue's prepare() takes the batch), with their
-// general-path twins for sizes the template cannot take; the last, a 2-D B shared by every
-// batch, stays on the general path, as --explain says.
+// general-path twins for sizes the template cannot take. The last two multiply every batch by
+// one 2-D weight (x @ W^T, x @ W): B's TMA map stays 2-D.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -57,12 +57,22 @@ PK_KERNEL void bmm_t_residual(Tensor<bf16, 3> a, Tensor<bf16, 3> b, Tensor<bf16,
   }
 }
 
-// One weight for every batch (B [N, K] beside A [B, M, K]): the general path.
+// One weight for every batch (B [N, K] beside A [B, M, K]).
 PK_KERNEL void bmm_shared_weight(Tensor<bf16, 3> a, Tensor<bf16, 2> w, Tensor<bf16, 3> c) {
   for (auto [z, m, n] : tiles(a.dim(0), a.dim(1), w.rows(), {1, 128, 256})) {
     auto acc = zeros<f32, 128, 256>();
     for (auto k : range(0, a.dim(2), 64))
       acc = mma_t(load<128, 64>(a, z, m, k), load<256, 64>(w, n, k), acc);
     store(c, cast<bf16>(acc), z, m, n);
+  }
+}
+
+// One weight [K, N] for every batch (x @ W), f16, with a bias row and a SiLU, f16 output.
+PK_KERNEL void bmm_shared_weight_kn(Tensor<f16, 3> x, Tensor<f16, 2> w, Tensor<f32, 1> bias, Tensor<f16, 3> y) {
+  for (auto [z, m, n] : tiles(x.dim(0), x.dim(1), w.cols(), {1, 128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, x.dim(2), 64))
+      acc = mma(load<128, 64>(x, z, m, k), load<64, 256>(w, k, n), acc);
+    store(y, cast<f16>(silu(acc + load<1, 256>(bias, n))), z, m, n);
   }
 }

@@ -6,7 +6,8 @@
 // kernels and pkc's GEMM alone. Batched: A [B, M, K], B [B, N, K] or [B, K, N] and C [B, M, N],
 // one product per batch, the tile order's segments the batches (3-D tensor maps, so a box clips
 // at its batch's last row and column; row and col in the epilogue count inside the batch, and its
-// prepare() takes the batch).
+// prepare() takes the batch). SharedB (with Batched): B is one 2-D [N, K] or [K, N] weight that
+// every batch multiplies by.
 #pragma once
 #include <pk/templates/lcsc.cuh>
 #include <pk/templates/tma3d.cuh>
@@ -15,9 +16,10 @@ namespace pk {
 namespace gemm {
 
 template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In,
-          bool Batched = false>
+          bool Batched = false, bool SharedB = false>
 struct GemmJobT : JobDefaults {
   static_assert(sizeof(In) == sizeof(InB), "operands of one size");
+  static_assert(Batched || !SharedB, "a shared B belongs to a batched GEMM");
   static_assert(sizeof(Out) == 2 || is_same<Out, float>::value, "a bf16, f16 or f32 output");
   static constexpr wg::Operand kA = wg::operand_of<In>(), kB = wg::operand_of<InB>();
   static constexpr bool kF16Out = is_same<Out, f16>::value;
@@ -45,9 +47,10 @@ struct GemmJobT : JobDefaults {
   static constexpr bool kHasCommunicator = false;
   __device__ static void communicate(const Params&, unsigned char*, int) {}
   __device__ static void before_loads(const Params&, const TileCoord&) {}
-  // A box at (x, y) of `map`, in the tile's batch when Batched.
+  // A box at (x, y) of `map`, in the tile's batch when Batched (and the map is 3-D).
+  template <bool ThreeD = Batched>
   __device__ static void load_box(void* dst, const TensorMap* map, int x, int y, const TileCoord& t, Mbarrier* bar) {
-    if constexpr (Batched) load_async_tensor_3d(dst, map, x, y, t.seg, bar);
+    if constexpr (ThreeD) load_async_tensor_3d(dst, map, x, y, t.seg, bar);
     else load_async_tensor_2d(dst, map, x, y, bar);
   }
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
@@ -57,9 +60,10 @@ struct GemmJobT : JobDefaults {
     if constexpr (BNMajor) {
 #pragma unroll
       for (int j = 0; j < kBN / kBBox; ++j)
-        load_box(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b, t.ni * kBN + j * kBBox, k0, t, bar);
+        load_box<Batched && !SharedB>(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b,
+                                      t.ni * kBN + j * kBBox, k0, t, bar);
     } else {
-      load_box(dst, &p.b, k0, t.ni * kBN, t, bar);
+      load_box<Batched && !SharedB>(dst, &p.b, k0, t.ni * kBN, t, bar);
     }
   }
   template <int First, int Count>
