@@ -55,10 +55,22 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   // Grouped-query attention reads K and V at head h / G: q's heads must be G x k's (and v's).
   auto groupFact = facts.getAs<StringAttr>("kv_group");
   const std::string group = groupFact ? groupFact.getValue().str() : "1";
+  // K and V heads offset by kv_head0 (stacked among other heads): those read must exist.
+  auto head0Fact = facts.getAs<StringAttr>("kv_head0");
+  const std::string head0 = head0Fact ? head0Fact.getValue().str() : "0";
   if (heads) {
     for (auto [a, what] : {std::pair{o, "o"}, std::pair{lse, "lse"}})
       if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
-    if (group == "1") {
+    if (head0 != "0") {
+      desc.check("1", "sle(0," + head0 + ")", "attention template: the K/V head offset " + head0 + " must be >= 0 (1 = it is)");
+      if (group != "1")
+        desc.check("0", "rem(" + dim(q, 0) + "," + group + ")",
+                   "attention template (grouped-query): q's heads must be a multiple of G = " + group);
+      desc.check("1", "slt(add(" + head0 + ",div(sub(" + dim(q, 0) + ",1)," + group + "))," + dim(k, 0) + ")",
+                 "attention template: k must hold the heads read, " + head0 + " to " + head0 +
+                     " + (q's heads - 1) / G (1 = it does)");
+      desc.check(dim(k, 0), dim(v, 0), "attention template: v must have k's heads");
+    } else if (group == "1") {
       for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}})
         desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
     } else {
@@ -77,6 +89,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   desc.i32("sk", rows(k));
   desc.i32("heads", h);
   desc.i32("kv_group", group);
+  desc.i32("kv_head0", head0);
   desc.i32("o_pitch", cols(o));
   desc.i32("o_cols", "min(" + cols(o) + "," + D + ")");
   // A 1-D [S] lse has the memory of an [S, 1] one.

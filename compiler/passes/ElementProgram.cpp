@@ -201,7 +201,7 @@ struct ElementProgram::Capture {
   // An integer the host knows at launch (arguments, extents, world size and arithmetic on
   // them), as `col_index<..>(n) < vocab` compares it: its host expression, or empty.
   std::string hostExpression(Value i) {
-    std::optional<::pk::HostExpr> e = hostExprOf(i, kernel.getBody().front());
+    std::optional<::pk::HostExpr> e = hostExprOf(i, kernel.getBody().front(), /*withRank=*/true);
     return e ? ::pk::print_host_expr(*e) : "";
   }
 
@@ -228,7 +228,7 @@ struct ElementProgram::Capture {
                                                      : nullptr;
     if (!kind)
       return fail(op, "an integer in an element-wise program must be a constant, a value the host "
-                      "knows at launch (arguments, extents)" +
+                      "knows at launch (arguments, extents, the rank)" +
                           Twine(head ? ", the loop's head index" : "") + " or integer arithmetic on them");
     ops.insert(op);
     int64_t x = integer(op->getOperand(0)), y = x < 0 ? -1 : integer(op->getOperand(1));

@@ -35,6 +35,9 @@ struct AttentionLoop {
   // Grouped-query attention: K and V are read at head h / group. Null when at head h; else a
   // kernel argument, or pk.dim q, 0 divided by pk.dim of k (or v), 0 (groupHeads).
   Value group, groupHeads;
+  // K and V stacked among other heads (a ring's two slots, [2H, S, D]): read at head
+  // kvHead0 + h (or + h / G), kvHead0 a host expression; "0" when not.
+  std::string kvHead0 = "0";
   Value scale;  // a kernel argument, or null with scaleValue
   double scaleValue = 0;
   // Scores that are not q k^T * scale under the standard masks: the program mapping each raw
@@ -194,6 +197,23 @@ bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, Value &group, Value
   return true;
 }
 
+// The K/V head of query head h: h, h / G (grouped-query attention, setting `group` and
+// `groupHeads`), or either plus an offset the host knows (`offset`, its host expression).
+bool isKvHead(KernelOp kernel, Value v, Value h, Value q, Value &group, Value &groupHeads, std::string &offset) {
+  auto base = [&](Value b) { return b == h || isGroupHead(kernel, b, h, q, group, groupHeads); };
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    for (int i : {0, 1}) {
+      std::optional<::pk::HostExpr> off =
+          hostExprOf(add->getOperand(1 - i), kernel.getBody().front(), /*withRank=*/true);
+      if (off && base(add->getOperand(i))) {
+        offset = ::pk::print_host_expr(*off);
+        return true;
+      }
+    }
+  offset = "0";
+  return base(v);
+}
+
 // The 2-D tile a load gives (after its reshape for 3-D tensors).
 TileType rowsTile(TileLoadOp load) {
   TileType t = load.getType();
@@ -270,13 +290,15 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   TileMmaOp qk = products.front();
   if (!qk.getTransposeB() || !isZeros(qk.getAcc())) return fail("the scores are not mma_t(q, k, zeros)");
   a.loadQ = rowsLoad(qk.getA(), h, m);
-  // K and V at head h, or both at h / G (grouped-query attention).
+  // K and V at head h, or both at h / G (grouped-query attention), either plus an offset the
+  // host knows (heads stacked in a larger tensor).
   Value kvHead = h;
   if (a.heads && a.loadQ)
     if (Value at = loadHead(qk.getB()); at && at != h) {
-      if (!isGroupHead(kernel, at, h, a.loadQ.getSource(), a.group, a.groupHeads))
+      if (!isKvHead(kernel, at, h, a.loadQ.getSource(), a.group, a.groupHeads, a.kvHead0))
         return fail("k must be loaded at head h, or at h / G for grouped-query attention (G an "
-                    "integer kernel argument, or q.dim(0) / k.dim(0))");
+                    "integer kernel argument, or q.dim(0) / k.dim(0)), or either plus an offset "
+                    "the host knows (c + h: heads stacked in a larger tensor)");
       kvHead = at;
     }
   a.loadK = rowsLoad(qk.getB(), kvHead, n);
@@ -458,10 +480,12 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   Value vHead = a.heads ? loadHead(pv.getB()) : Value();
   if (vHead && vHead != kvHead) {
     Value g, gh;
+    std::string off;
     auto tensorOf = [](Value dim) { return dim.getDefiningOp<DimOp>().getTensor(); };
-    const bool same = a.group && isGroupHead(kernel, vHead, h, a.loadQ.getSource(), g, gh) &&
-                      (g == a.group || (gh && a.groupHeads && tensorOf(gh) == tensorOf(a.groupHeads)));
-    if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G)");
+    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, gh, off) && off == a.kvHead0 &&
+                      (a.group ? g == a.group || (gh && a.groupHeads && tensorOf(gh) == tensorOf(a.groupHeads))
+                               : !g);
+    if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G, plus k's offset)");
   }
   a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n);
   if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, a.elem))
@@ -583,6 +607,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     else if (a.group)
       group = "arg(" + std::to_string(argNumber(a.group)) + ")";
     fact("kv_group", StringAttr::get(ctx, group));
+    if (a.kvHead0 != "0") fact("kv_head0", StringAttr::get(ctx, a.kvHead0));
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
     if (a.scoreMap) fact("score_map", a.scoreMap);
@@ -595,6 +620,10 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                                                               : "argument #" + std::to_string(argNumber(a.group))) +
                                            ", checked at launch: q's heads = G x k's heads)"
                                      : "") +
+                       Twine(a.kvHead0 != "0" ? ", K and V " + Twine(a.group ? "" : "at head h ") +
+                                                    "offset by " + a.kvHead0 +
+                                                    " heads (computed at launch; checked to lie inside k and v)"
+                                              : "") +
                        Twine(a.scoreMap ? ", with a score map of " + std::to_string(a.scoreMap.size()) +
                                               " steps (the spec's scores from q k^T: its scale, terms "
                                               "and extra mask factors) applied to every score in the "

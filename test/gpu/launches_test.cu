@@ -1,6 +1,7 @@
 // Kernels pkc runs as several launches in one call (pk-split-launches), JIT-compiled by a pkc
 // executable: the shipped Ulysses attention (all-to-alls around the attention template, head
-// dims 64 and 128, causal and not) and test/specs/launches.pk.cpp (an all-gather feeding the
+// dims 64 and 128, causal and not), the shipped ring attention (K/V passed round the ring in a host
+// loop of launches, partials merged by log-sum-exp; the causal kernels on the striped layout) and test/specs/launches.pk.cpp (an all-gather feeding the
 // attention template; an all-reduce feeding the GEMM template, whose product is gathered along
 // its columns; a range loop holding an all-reduce and a phase that depends on it, run as a host
 // loop of launches; nested host loops). At W = 1, then 2-4 ranks sharing one GPU (or 2 GPUs); inputs random and
@@ -81,6 +82,48 @@ void ulysses(pk::Context& ctx, long long d, bool causal, long long rows) {
   pkt::expect(ctx, (name + " lse").c_str(), lse.download(), [&](long long i) {
     return want_lse[(me * Hw + i / S) * S + i % S];
   }, [](long long) { return 1e-3; });
+  PKT_OK(ctx.exchange().barrier());
+}
+
+// Ring attention: rank r holds the tokens at positions i W + r (the striped layout; any layout
+// for the non-causal kernels) of every head: q, o [H, rows, D], K and V in slot 0 of kr, vr [2H,
+// rows, D] (slot 1 random: overwritten before it is read); the whole sequence's attention.
+void ring(pk::Context& ctx, long long d, bool causal, long long rows) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long H = 2, S = W * rows, n = H * rows * d;
+  const std::string name = std::string("ring_attention_") + (causal ? "causal_" : "") + "d" + std::to_string(d);
+  const unsigned seed = unsigned(3 * d + (causal ? 5 : 0) + rows);
+  auto qs = pkt::inputs<bf16>(W, n, seed), ks = pkt::inputs<bf16>(W, 2 * n, seed + 1),
+       vs = pkt::inputs<bf16>(W, 2 * n, seed + 2);
+  SymArg<bf16> kr(ctx, {2 * H, rows, d}, &ks[me]), vr(ctx, {2 * H, rows, d}, &vs[me]);
+  pkt::DevLocal<bf16> q({H, rows, d}, qs[me]), o({H, rows, d}, {}), op({H, rows, d}, {});
+  pkt::DevLocal<float> lse({H, rows, 1}, {}), lp({H, rows, 1}, {});
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  const float scale = 1.f / std::sqrt(float(d));
+  PKT_OK(g_kernels.at(name).launch(ctx, ctx.stream(), q.view(), kr.view, vr.view, o.view(), lse.view(), op.view(),
+                                   lp.view(), scale));
+  PKT_CUDA(cudaStreamSynchronize(ctx.stream()));
+  PKT_OK(ctx.check_errors());
+  // The reference: every head over the whole sequence, position g = i W + r from rank r's row i.
+  std::vector<double> want_o(H * S * d), want_lse(H * S), qf(S * d), kf(S * d), vf(S * d);
+  for (long long h = 0; h < H; ++h) {
+    for (long long g = 0; g < S; ++g)
+      for (long long j = 0; j < d; ++j) {
+        const long long src = (h * rows + g / W) * d + j;  // slot 0 of kr, vr
+        qf[g * d + j] = pkt::to_f(qs[g % W][src]);
+        kf[g * d + j] = pkt::to_f(ks[g % W][src]);
+        vf[g * d + j] = pkt::to_f(vs[g % W][src]);
+      }
+    pkt::reference_head(qf.data(), kf.data(), vf.data(), S, S, d, causal, scale, want_o.data() + h * S * d,
+                        want_lse.data() + h * S);
+  }
+  auto global = [&](long long h, long long i) { return h * S + i * W + me; };
+  auto want = [&](long long i) { return want_o[global(i / (rows * d), (i / d) % rows) * d + i % d]; };
+  const std::string at = name + " rows=" + std::to_string(rows);
+  pkt::expect(ctx, (at + " o").c_str(), o.download(), want, [&](long long i) { return 2e-2 + 2e-2 * std::fabs(want(i)); });
+  pkt::expect(ctx, (at + " lse").c_str(), lse.download(),
+              [&](long long i) { return want_lse[global(i / rows, i % rows)]; }, [](long long) { return 1e-3; });
   PKT_OK(ctx.exchange().barrier());
 }
 
@@ -225,7 +268,10 @@ int main() {
   pkt::require_gpus(1);
   const std::vector<std::string> ulysses_kernels = {"ulysses_attention_d64", "ulysses_attention_d128",
                                                     "ulysses_attention_causal_d64", "ulysses_attention_causal_d128"};
+  const std::vector<std::string> ring_kernels = {"ring_attention_d64", "ring_attention_d128",
+                                                 "ring_attention_causal_d64", "ring_attention_causal_d128"};
   if (!compile(PK_SPECS "/ulysses_attention.pk.cpp", ulysses_kernels) ||
+      !compile(PK_SPECS "/ring_attention.pk.cpp", ring_kernels) ||
       !compile(PK_LAUNCHES_SPEC, {"gathered_attention", "reduce_gemm_gather", "iterate", "iterate_nested"}))
     return pkt::finish("launches_test");
   for (int world : pkt::test_worlds(/*with_one=*/true)) {
@@ -237,6 +283,11 @@ int main() {
       ulysses(ctx, 128, true, 100);
       ulysses(ctx, 64, false, 64);
       ulysses(ctx, 64, true, 130);
+      ring(ctx, 128, false, 100);
+      ring(ctx, 128, true, 130);
+      ring(ctx, 64, false, 64);
+      ring(ctx, 64, true, 200);
+      ring(ctx, 128, true, 1000);  // several query tiles: later tiles see earlier ones' keys
       gathered(ctx);
       reduce_gemm_gather(ctx);
       iterate(ctx, 1000, 3);
