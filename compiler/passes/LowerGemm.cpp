@@ -393,6 +393,11 @@ TileForeachOp findZeroFill(TileForeachOp gemm, Value dest) {
         store.getIndices().size() != 2 || store.getIndices()[0] != body.getArgument(0) ||
         store.getIndices()[1] != body.getArgument(1))
       continue;
+    // A memset only if the zero tiles cover the tensor: each at least the loop's step in both
+    // dimensions (a 64 x 128 tile at 64 x 256 steps leaves gaps the spec does not zero).
+    auto zeros = cast<TileType>(store.getValue().getType());
+    if (zeros.getRank() != 2 || zeros.getShape()[0] < loop.getSteps()[0] || zeros.getShape()[1] < loop.getSteps()[1])
+      continue;
     return loop;
   }
   return {};
