@@ -362,6 +362,14 @@ private:
 
   // A run-time slot taken modulo a constant repeats on one block's tiles (t and t + k B of
   // B blocks); says so, since the repeat needs more tiles than small tests have.
+  // A wait whose count is not a constant: the count the model gave it, said as such.
+  static std::string modelledCount(const Event &e) {
+    auto wait = dyn_cast<WaitOp>(e.op);
+    if (!wait || getConstantIntValue(wait.getCount())) return "";
+    return " (its count is computed at run time, here from the sizes and arguments the checker "
+           "modelled, which made it " + std::to_string(e.count) + ")";
+  }
+
   std::string recycledSlotHint(const Event &e) {
     auto wait = dyn_cast<WaitOp>(e.op);
     auto flag = wait ? wait.getFlag().getDefiningOp<FlagOp>() : FlagOp();
@@ -447,14 +455,14 @@ private:
           report(e.op, Check::TooFew,
                  "wait on flag slot " + slotName(e) + " can never complete for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
-                     " signals per launch but at most " + Twine(seen) + " arrive");
+                     " signals per launch but at most " + Twine(seen) + " arrive" + modelledCount(e));
           ok = false;
         } else if (seen > e.count) {
           report(e.op, Check::TooMany,
                  "wait on flag slot " + slotName(e) + " can be overtaken for world size " +
                      Twine(world) + ": rank " + Twine(p.rank) + " expects " + Twine(e.count) +
                      " signals per launch but " + Twine(seen) +
-                     " arrive, so a later wait on it can pass before its own signals" +
+                     " arrive, so a later wait on it can pass before its own signals" + modelledCount(e) +
                      recycledSlotHint(e));
           ok = false;
         }

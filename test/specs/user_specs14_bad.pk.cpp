@@ -9,7 +9,7 @@ using namespace pk;
 
 // ========================================================================================== ACCEPTED today (findings 1-3 of specs14_findings.md)
 
-// W1. ACCEPTED and compiled to a result the spec does not say (finding 1). GEMM + reduce-scatter whose
+// W1. Was ACCEPTED and compiled to a result the spec does not say (finding 1; fixed: the general path). GEMM + reduce-scatter whose
 // zero-fill loop zeroes only the first 128 of every 256 columns (a 64 x 128 zero tile at steps of 64 x 256):
 // as written, columns 128-255 of each 256 keep what c held and the products are added to it. The gemm_rs
 // template takes the loop as a memset of all of c (zero=2 on the pk-template line), so a template launch
@@ -28,7 +28,7 @@ PK_KERNEL void w1_gemm_rs_zero_fill_gaps(Tensor<bf16, 2> a, Tensor<bf16, 2> b, S
   }
 }
 
-// A1. ACCEPTED (finding 2). Two stores per tile, the second 128 columns on, with a 256-column step: tile
+// A1. Was ACCEPTED (finding 2; now refused by pk-check-tile-races). Two stores per tile, the second 128 columns on, with a 256-column step: tile
 // (m, n)'s second store writes columns [n + 128, n + 384) of y, and tile (m, n + 256)'s first store writes
 // [n + 256, n + 512) with other values (x at n + 256 against 2 x at n + 128). Different blocks, no order:
 // which value lands in columns [n + 256, n + 384) depends on timing. Race at W = 1 (any x.cols() > 256). The
@@ -40,7 +40,7 @@ PK_KERNEL void a1_two_stores_overlap_cols(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   }
 }
 
-// A2. ACCEPTED (finding 2). A 256-column tile stored into the next rank with a 128-column step: tiles n and
+// A2. Was ACCEPTED (finding 2; now refused by pk-check-tile-races). A 256-column tile stored into the next rank with a 128-column step: tiles n and
 // n + 128 (two blocks) both write columns [n + 128, n + 256) of next's y with different values (each scales
 // by the element's offset from its own origin). The same tiling along the rows (R30) is refused.
 PK_KERNEL void a2_peer_tile_wider_than_step(Tensor<f32, 2> x, Sym<f32, 2> y) {
@@ -48,14 +48,14 @@ PK_KERNEL void a2_peer_tile_wider_than_step(Tensor<f32, 2> x, Sym<f32, 2> y) {
     store(y.on(next_rank()), load<16, 256>(x, m, n) * (col_index<16, 256>(n) - float(n)), m, n);
 }
 
-// A3. ACCEPTED (finding 2). The local form of A2 into this rank's Sym: a write-write race between blocks
+// A3. Was ACCEPTED (finding 2; now refused by pk-check-tile-races). The local form of A2 into this rank's Sym: a write-write race between blocks
 // of one rank at W = 1.
 PK_KERNEL void a3_local_tile_wider_than_step(Tensor<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
     store(y, load<16, 256>(x, m, n) * (col_index<16, 256>(n) - float(n)), m, n);
 }
 
-// A4. ACCEPTED (finding 3, low). Every rank scatters its row r into row r of rank 0's y (store_rows by
+// A4. ACCEPTED (finding 3, low; the docs now say such a row may mix the rows sent). Every rank scatters its row r into row r of rank 0's y (store_rows by
 // row_index): W writers of one row with plain stores. spec.h promises "which of several rows sent to one
 // index lands is unspecified", but the rows are written as 16-byte pieces by many threads of several ranks,
 // so the row that lands can be a mix of ranks' rows (not any one of them). The checker lets scatters

@@ -161,9 +161,10 @@ typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Sym<T, 2
 template <long R, long C, class T, class I, long... IS>
 typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Peer<T, 2> &, Tile<I, IS...> idx,
                                                                  index col);
-// store_rows(y, t, idx, n): row r of t to y[idx[r], n ..]; which of several rows sent to one
-// index lands is unspecified. store_add_rows adds each row instead (atomically), so rows sent
-// to one index all arrive.
+// store_rows(y, t, idx, n): row r of t to y[idx[r], n ..]; where several rows are sent to one
+// index (by several tiles or ranks), what lands is unspecified and may mix pieces (16-byte runs)
+// of the rows sent. store_add_rows adds each row instead (atomically), so rows sent to one index
+// all arrive.
 template <class T, long R, long C, class I, long... IS>
 typename EnableIf<IsInt<I>::value>::type store_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                     index col);
@@ -415,7 +416,7 @@ template <long... S, class T, int R, class... I>
 SmemTile<T, S...> load_peer_smem(Transport, const Peer<T, R> &, I...);
 Flag flag(long slot, Scope scope = Block);
 void signal(Flag, index peer);
-void signal_all(Flag);
+void signal_all(Flag);  // every other rank (not the caller): W - 1 signals
 void wait(Flag, index count);
 void barrier(Flag);
 } // namespace prim

@@ -1,0 +1,57 @@
+// RUN: not pkc %s -o /dev/null 2>&1 | FileCheck %s
+// RUN: pkc %s -DPK_DISJOINT -o /dev/null 2>&1 | FileCheck %s --check-prefix=OK
+// Tests that pk-check-tile-races refuses stores that two iterations of one tile loop make to the
+// same elements (specs14 finding 2: a tile wider than the step, a second store a part of a tile
+// on; along any dimension, into this rank's tensor or a peer's), and accepts stores that only
+// touch their own tile, or overlap only where the loop has a single tile.
+#include <pk/spec.h>
+using namespace pk;
+
+#ifndef PK_DISJOINT
+// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store writes elements that the store at {{.*}}tile-write-overlaps.cpp:[[@LINE+3]]:5 writes in another iteration of the tile loop (1 step(s) along dimension 1 away)
+PK_KERNEL void second_store_half_a_tile_on(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256})) {
+    store(y, load<16, 256>(x, m, n), m, n);
+    store(y, load<16, 256>(x, m, n) * 2.0f, m, n + 128);
+  }
+}
+
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes in another iteration of the tile loop (1 step(s) along dimension 1 away)
+PK_KERNEL void tile_wider_than_step(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    store(y, load<16, 256>(x, m, n), m, n);
+}
+
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes in another iteration of the tile loop (1 step(s) along dimension 0 away)
+PK_KERNEL void tile_taller_than_step_to_peer(Tensor<f32, 2> x, Sym<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 128}))
+    store(y.on(next_rank()), load<16, 128>(x, m, n), m, n);
+}
+
+// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store writes elements that the store at {{.*}}:[[@LINE+3]]:5 writes in another iteration of the tile loop (2 step(s) along dimension 0 away)
+PK_KERNEL void two_tiles_on(Tensor<f32, 1> x, Tensor<f32, 1> y) {
+  for (auto i : tiles(x.size(), {256})) {
+    store(y, load<256>(x, i), i);
+    store(y, load<256>(x, i), i + 512);
+  }
+}
+#else
+// Two stores into halves of a 256-column step; a 256-column tile in a loop with one column tile
+// (its extent a constant 128); a store inside a range loop (not claimed here).
+PK_KERNEL void halves(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256})) {
+    store(y, load<16, 128>(x, m, n), m, n);
+    store(y, load<16, 128>(x, m, n + 128) * 2.0f, m, n + 128);
+  }
+}
+PK_KERNEL void one_column_tile(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), 128, {16, 128}))
+    store(y, load<16, 256>(x, m, n), m, n);
+}
+PK_KERNEL void rows_of_a_range(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {16}))
+    for (auto n : range(0, x.cols(), 128)) store(y, load<16, 128>(x, m, n), m, n);
+}
+// OK-NOT: error
+// OK: pkc: wrote
+#endif
