@@ -109,6 +109,18 @@ if [ "$PART" = gemm-specs ] || [ "$PART" = gemm ] || [ "$PART" = all ]; then
   # GEMM specs (layouts, f16, a fused epilogue) through the JIT against cuBLAS (one GPU).
   one_gpu_bench bench-gemm-specs "$BUILD/tools/bench-gemm/pk-bench-gemm-specs" 240 gemm-specs.md
   GEMM=$?
+  # Batched GEMMs from a spec against torch.bmm / matmul (cuBLAS), through pk_torch.
+  step bench-gemm-batched
+  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
+    [ -n "$(ls "$ROOT"/python/pk_torch/_C*.so 2>/dev/null)" ] ||
+      (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
+        >"$OUT/pytorch-build.log" 2>&1
+    PYTHONPATH="$ROOT/python:$ROOT/tools/bench-attention" PKC="$PKC_BIN" timeout 240 \
+      python3 "$ROOT/tools/bench-gemm/bench_batched.py" "$OUT/gemm-batched.md" >"$OUT/bench-gemm-batched.log" 2>&1 || GEMM=1
+    tail -n 12 "$OUT/bench-gemm-batched.log"
+  else
+    echo "skipped: no torch or no pkc"
+  fi
 fi
 
 if [ "$PART" = tiles ] || [ "$PART" = all ]; then
@@ -146,6 +158,18 @@ if [ "$PART" = attention ] || [ "$PART" = all ]; then
     fi
     [ $? -eq 0 ] || BENCH=1
     tail -n 8 "$OUT/bench-ulysses.log"
+    # Ring attention (K/V round the ring, a host loop of launches) against pkc's plain attention
+    # and cuDNN at W = 1; against NCCL all-gather + SDPA with several GPUs.
+    step bench-ring
+    if [ "$GPUS" -gt 1 ]; then
+      PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 300 torchrun --nproc-per-node="$GPUS" \
+        "$ROOT/tools/bench-attention/bench_ring.py" "$OUT/ring.md" >"$OUT/bench-ring.log" 2>&1
+    else
+      PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" timeout 300 \
+        python3 "$ROOT/tools/bench-attention/bench_ring.py" "$OUT/ring.md" >"$OUT/bench-ring.log" 2>&1
+    fi
+    [ $? -eq 0 ] || BENCH=1
+    tail -n 8 "$OUT/bench-ring.log"
   else
     echo "skipped: no torch or no pkc"
   fi

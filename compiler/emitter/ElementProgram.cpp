@@ -23,13 +23,15 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   Block &entry = kernel.getBody().front();
   std::set<int64_t> tensors, scalars;
   std::map<std::string, int64_t> indices;  // integer host expressions read as f32, numbered
-  std::map<int64_t, std::string> views;  // 1-D tensors: read as a 1 x N "row" or an M x 1 "col"
+  std::map<int64_t, std::string> views;  // 1-D tensors: read as a 1 x N "row", an M x 1 "col", or "both"
   for (Attribute a : program) {
     auto step = cast<DictionaryAttr>(a);
     StringRef op = step.getAs<StringAttr>("op").getValue();
     if (op == "load") tensors.insert(step.getAs<IntegerAttr>("arg").getInt());
-    if (auto view = step.getAs<StringAttr>("view"))
-      views[step.getAs<IntegerAttr>("arg").getInt()] = view.getValue().str();
+    if (auto view = step.getAs<StringAttr>("view")) {
+      auto [it, fresh] = views.try_emplace(step.getAs<IntegerAttr>("arg").getInt(), view.getValue().str());
+      if (!fresh && it->second != view.getValue()) it->second = "both";
+    }
     if (op == "scalar") scalars.insert(step.getAs<IntegerAttr>("arg").getInt());
     if (op == "index" || op == "ihost") indices.insert({step.getAs<StringAttr>("expr").getValue().str(), int64_t(indices.size())});
   }
@@ -57,11 +59,11 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     as << "    int " << t(a) << "_rows, " << t(a) << "_cols" << (rank == 3 ? ", " + t(a) + "_planes" : "") << ";\n";
     auto dim = [&](int d) { return "dim(" + std::to_string(a) + "," + std::to_string(d) + ")"; };
     std::string rows = dim(rank - 2), cols = dim(rank - 1);
-    if (rank == 1) {
+    if (rank == 1) {  // read in both views: each load bounds its own coordinate by the length
       auto view = views.find(a);
-      const bool row = view != views.end() && view->second == "row";
+      const bool row = view != views.end() && view->second == "row", both = view != views.end() && view->second == "both";
       rows = row ? "1" : dim(0);
-      cols = row ? dim(0) : "1";
+      cols = row || both ? dim(0) : "1";
     }
     out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_rows", a, rows});
     out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_cols", a, cols});
@@ -173,8 +175,9 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
         else offset = (offset.find(" + ") == std::string::npos ? offset : "(" + offset + ")") + " * " + bound + " + " + c;
       };
       if (step.get("plane")) coordinate("plane", "planev", "", "planes");
-      coordinate("row", "rowv", "row", "rows");
-      coordinate("col", "colv", "col", "cols");
+      auto view = step.getAs<StringAttr>("view");
+      if (!view || view.getValue() == "col") coordinate("row", "rowv", "row", "rows");  // a 1-D column: rows only
+      if (!view || view.getValue() == "row") coordinate("col", "colv", "col", "cols");  // a 1-D row: columns only
       // A predicated load, not a branch: see pk/tile/guarded_load.cuh.
       bs << "pk::tile::load_or_zero(" << ta << " + " << offset << ", " << inside << ")";
     } else if (op == "round") {

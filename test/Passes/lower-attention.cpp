@@ -131,7 +131,7 @@ PK_KERNEL void gqa_constant_group(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<b
 
 // Tests that V must be read at K's head: K at h / G with V at h is not attention over one head.
 // CHECK-LABEL: decisions for kernel 'gqa_v_at_h'
-// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G)
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G, plus k's offset)
 PK_KERNEL void gqa_v_at_h(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
   for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
     auto qt = load<64, 64>(q, h, m, 0);
@@ -151,6 +151,38 @@ PK_KERNEL void gqa_v_at_h(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> 
     store(o, cast<bf16>(acc / l), h, m, 0);
   }
 }
+
+// Tests that K and V stacked among other heads take the template at head c + h, c an integer the
+// host knows (here from an argument, the rank and the world size), and that V must then be read
+// at the same offset.
+// CHECK-LABEL: decisions for kernel 'kv_slot_offset'
+// CHECK: template: pk.tile.foreach {{.*}}attention: the loop is an online-softmax attention, head dim 64, K and V at head h offset by mul(rem(add(arg(5),rank),world),dim(0,0)) heads
+// CHECK-LABEL: decisions for kernel 'kv_slot_v_elsewhere'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G, plus k's offset)
+#define PK_KV_SLOT_KERNEL(NAME, VHEAD)                                                                       \
+  PK_KERNEL void NAME(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale, \
+                      index s) {                                                                             \
+    index slot = (s + rank()) % world_size() * q.dim(0);                                                     \
+    for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {                                                 \
+      auto qt = load<64, 64>(q, h, m, 0);                                                                    \
+      auto mx = zeros<f32, 64, 1>() - 1e30f;                                                                 \
+      auto l = zeros<f32, 64, 1>();                                                                          \
+      auto acc = zeros<f32, 64, 64>();                                                                       \
+      for (auto n : range(0, k.dim(1), 64)) {                                                                \
+        auto sc = mma_t(qt, load<64, 64>(k, slot + h, n, 0), zeros<f32, 64, 64>()) * scale;                  \
+        sc = where(col_index<64, 64>(n) < k.dim(1), sc, -1e30f);                                             \
+        auto mnew = max(mx, row_max(sc));                                                                    \
+        auto p = exp(sc - mnew);                                                                             \
+        auto corr = exp(mx - mnew);                                                                          \
+        l = l * corr + row_sum(p);                                                                           \
+        acc = mma(cast<bf16>(p), load<64, 64>(v, VHEAD, n, 0), acc * corr);                                  \
+        mx = mnew;                                                                                           \
+      }                                                                                                      \
+      store(o, cast<bf16>(acc / l), h, m, 0);                                                                \
+    }                                                                                                        \
+  }
+PK_KV_SLOT_KERNEL(kv_slot_offset, slot + h)
+PK_KV_SLOT_KERNEL(kv_slot_v_elsewhere, h)
 
 // Tests that a constant scale is passed to the template as a literal (no parameter for it),
 // with the causal mask and the log-sum-exp of [S, D] tensors.

@@ -1,7 +1,8 @@
 // test/specs/attention_maps.pk.cpp's score-map kernels through the JIT, on the attention template
 // and on the general tile path (templates = false), against float64 with the spec's scores:
 // grouped-query attention with a sliding window, a T5-style [Sq, Sk] bias tensor (Sq != Sk), a
-// prefix-LM mask and bidirectional ALiBi with its log-sum-exp, at lengths that are not multiples
+// prefix-LM mask, bidirectional ALiBi with its log-sum-exp and packed sequences masked by one
+// segment-id tensor read as a column and a row, at lengths that are not multiples
 // of a tile and span several blocks. Outputs poisoned first, inputs fresh and random. One PASS or
 // FAIL line per case.
 #include <pk/jit/compile.h>
@@ -25,7 +26,8 @@ std::map<std::string, pk::jit::Kernel> g_kernels;  // "name" (template) and "nam
 bool compile_all() {
   auto text = pk::jit::read_spec(PK_ATTENTION_MAPS_SPEC);
   if (!text.is_ok()) return pkt::fail(std::string("read the spec: ") + text.status().message()), false;
-  for (const char* name : {"gqa_window_d128", "t5_bias_d64", "prefix_lm_d64", "alibi_bidirectional_d128"})
+  for (const char* name : {"gqa_window_d128", "t5_bias_d64", "prefix_lm_d64", "alibi_bidirectional_d128",
+                           "packed_segments_d128"})
     for (bool templates : {true, false}) {
       pk::jit::Options options;
       options.kernel = name;
@@ -128,6 +130,24 @@ void run_all(pk::Context& ctx, cudaStream_t s) {
             [&](auto& q, auto& k, auto& v, auto& o, auto& lse) {
               PKT_OK(g_kernels.at(std::string("alibi_bidirectional_d128") + path)
                          .launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+            });
+    }
+    {
+      // Segments of 1 to 150 tokens (one of a single token), packed one after another.
+      const LL H = 2, S = 700, D = 128;
+      const float scale = float(1 / std::sqrt(128.0));
+      std::vector<int32_t> ids(S);
+      const LL lengths[] = {150, 1, 97, 64, 130, 3};
+      LL at = 0;
+      for (int g = 0; at < S; ++g)
+        for (LL j = 0; j < lengths[g % 6] && at < S; ++j) ids[at++] = g;
+      pkt::DevLocal<int32_t> seg({S}, ids);
+      check("packed_segments_d128 2 heads, S=700, one id tensor" + tag, H, 1, S, S, D, seed += 3,
+            [&](LL, LL, LL, double x) { return x * scale; },
+            [&](LL i, LL j) { return ids[i] == ids[j]; }, false,
+            [&](auto& q, auto& k, auto& v, auto& o, auto&) {
+              PKT_OK(g_kernels.at(std::string("packed_segments_d128") + path)
+                         .launch(ctx, s, q.view(), k.view(), v.view(), o.view(), seg.view(), scale));
             });
     }
   }

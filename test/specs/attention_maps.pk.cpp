@@ -2,7 +2,8 @@
 // runs them through the JIT against float64): grouped-query attention with a sliding window
 // (Mistral), a T5-style relative bias read from an [Sq, Sk] tensor at the score's row and column,
 // a prefix-LM mask (bidirectional over a prefix, causal after it: a max of two masks), and
-// bidirectional ALiBi (a slope times |i - j|) with the log-sum-exp.
+// bidirectional ALiBi (a slope times |i - j|) with the log-sum-exp, and packed sequences masked by
+// one segment-id tensor read as a column and as a row.
 #include <pk/spec.h>
 using namespace pk;
 
@@ -94,5 +95,28 @@ PK_KERNEL void alibi_bidirectional_d128(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Te
     }
     store(o, cast<bf16>(acc / l), h, m, 0);
     store(lse, mx + log(l), h, m, 0);
+  }
+}
+
+// Packed sequences: one i32 [S] tensor of segment ids read as the queries' column and the keys'
+// row (a query sees only keys of its own segment; specs14 finding 6).
+PK_KERNEL void packed_segments_d128(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o,
+                                    Tensor<i32, 1> seg, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 128>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 128>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 128>(k, h, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where((col_index<64, 64>(n) < k.dim(1)) * cast<f32>(load<64, 1>(seg, m) == load<1, 64>(seg, n)), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 128>(v, h, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
   }
 }
