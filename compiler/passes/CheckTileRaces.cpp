@@ -255,12 +255,14 @@ bool checkWriteOverlaps(TileForeachOp loop) {
       if (k.empty()) continue;
       std::string apart;
       for (unsigned d = 0; d < k.size(); ++d)
-        if (k[d]) apart += (apart.empty() ? "" : ", ") + std::to_string(std::abs(k[d])) + " step(s) along dimension " + std::to_string(d);
-      auto diag = b.op->emitError("this store writes elements that ")
-                  << (i == j ? "the same store" : "the store at " + formatLocation(a.op->getLoc()))
-                  << " writes in another iteration of the tile loop (" << apart
-                  << " away): iterations run in parallel and in no order, so the values race; make "
-                     "each iteration's stores cover only its own tile (a tile no larger than the step)";
+        if (k[d])
+          apart += (apart.empty() ? "" : ", ") + std::to_string(std::abs(k[d])) + " step(s) along dimension " +
+                   std::to_string(d);
+      b.op->emitError("this store writes elements that ")
+          << (i == j ? "the same store" : "the store at " + formatLocation(a.op->getLoc()))
+          << " writes in another iteration of the tile loop (" << apart
+          << " away): iterations run in parallel and in no order, so the values race; make "
+             "each iteration's stores cover only its own tile (a tile no larger than the step)";
       return false;
     }
   return true;
