@@ -52,7 +52,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
                                " columns");
   desc.check(rows(q), rows(o), "attention template: o must have q's rows");
   if (lse >= 0) desc.check(rows(q), rows(lse), "attention template: lse must have q's rows");
-  // Grouped-query attention reads K and V at head h / G: q's heads must be G x k's (and v's).
+  // Grouped-query attention reads K and V at head h / G (G from the heads: q's must be G x k's).
   auto groupFact = facts.getAs<StringAttr>("kv_group");
   const std::string group = groupFact ? groupFact.getValue().str() : "1";
   // K and V heads offset by kv_head0 (stacked among other heads): those read must exist.
@@ -61,22 +61,25 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   if (heads) {
     for (auto [a, what] : {std::pair{o, "o"}, std::pair{lse, "lse"}})
       if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
-    if (head0 != "0") {
-      desc.check("1", "sle(0," + head0 + ")", "attention template: the K/V head offset " + head0 + " must be >= 0 (1 = it is)");
-      if (group != "1")
-        desc.check("0", "rem(" + dim(q, 0) + "," + group + ")",
-                   "attention template (grouped-query): q's heads must be a multiple of G = " + group);
-      desc.check("1", "slt(add(" + head0 + ",div(sub(" + dim(q, 0) + ",1)," + group + "))," + dim(k, 0) + ")",
-                 "attention template: k must hold the heads read, " + head0 + " to " + head0 +
-                     " + (q's heads - 1) / G (1 = it does)");
-      desc.check(dim(k, 0), dim(v, 0), "attention template: v must have k's heads");
-    } else if (group == "1") {
-      for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}})
-        desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
-    } else {
+    if (group.rfind("div(", 0) == 0 && head0 == "0") {  // G = q's heads / k's heads: exact
       desc.check(dim(q, 0), "mul(" + group + "," + dim(k, 0) + ")",
                  "attention template (grouped-query): q's heads must be G x k's heads, G = " + group);
       desc.check(dim(k, 0), dim(v, 0), "attention template (grouped-query): v must have k's heads");
+    } else {
+      // K and V hold the heads read, head0 .. head0 + (q's heads - 1) / G: they may hold more
+      // (stacked slots, or only some heads used).
+      if (head0 != "0")
+        desc.check("1", "sle(0," + head0 + ")",
+                   "attention template: the K/V head offset " + head0 + " must be >= 0 (1 = it is)");
+      if (group != "1")
+        desc.check("1", "sle(1," + group + ")",
+                   "attention template (grouped-query): G = " + group + " must be >= 1 (1 = it is)");
+      std::string last = group == "1" ? "sub(" + dim(q, 0) + ",1)" : "div(sub(" + dim(q, 0) + ",1)," + group + ")";
+      if (head0 != "0") last = "add(" + head0 + "," + last + ")";
+      for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}})
+        desc.check("1", "slt(" + last + "," + dim(a, 0) + ")",
+                   std::string("attention template: ") + what + " must hold the K/V heads read, up to " + last +
+                       " (1 = it does)");
     }
   }
   const std::string h = heads ? dim(q, 0) : "1";

@@ -31,8 +31,8 @@ std::optional<::pk::HostExpr> mlir::pk::hostExprOf(Value v, Block &entry, bool w
   else if (isa<arith::MulIOp>(op)) kind = K::mul;
   else if (isa<arith::DivSIOp>(op)) kind = K::div;
   else if (isa<arith::RemSIOp>(op)) kind = K::rem;
-  else if (withRank && isa<arith::MinSIOp>(op)) kind = K::min;
-  else if (withRank && isa<arith::MaxSIOp>(op)) kind = K::max;
+  else if (isa<arith::MinSIOp>(op)) kind = K::min;
+  else if (isa<arith::MaxSIOp>(op)) kind = K::max;
   else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
     if (!::pk::host_op_kind(arith::stringifyCmpIPredicate(cmp.getPredicate()).str(), &kind))
       return std::nullopt;

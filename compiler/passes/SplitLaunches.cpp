@@ -157,8 +157,10 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
             return loop.emitError("this range loop holds phases a launch cannot order (a "
                                   "collective, or phases that depend on each other), so pkc runs it "
                                   "as a host loop of launches; its bounds must be known on the host "
-                                  "(constants, sizes, the world size, integer arguments; not an "
-                                  "enclosing loop's variable)");
+                                  "and the same on every rank, which all make the same launches "
+                                  "(constants, sizes, the world size, integer arguments and "
+                                  "arithmetic, min and max of them; not the rank, not an enclosing "
+                                  "loop's variable)");
         Item item;
         item.loop = loop;
         item.path.assign(path.begin(), path.end());

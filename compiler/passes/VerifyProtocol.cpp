@@ -160,7 +160,10 @@ public:
     bool spec = false;
     kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
     specFlags = spec;
-    const std::vector<int64_t> spread = spec ? spreadExtents(kernel) : std::vector<int64_t>{};
+    // A kernel that does not communicate also gets partial tiles along every dimension (where
+    // the model can follow them): tiles of one loop that store into the same elements along a
+    // later dimension (a tile wider than its step, an index such as n / 2) race there.
+    const std::vector<int64_t> spread = spec || localOnly ? spreadExtents(kernel) : std::vector<int64_t>{};
     SmallVector<std::pair<int64_t, bool>> dims = {{tail, false}, {1, false}};
     if (!spread.empty()) dims.push_back({tail, true});
     // Blocks: one, and two and three (tiles t and t + 2, t + 3 on other blocks: a shift by

@@ -565,6 +565,58 @@ TEST(JitArgs, RunsTheKernelsChecksOnTheHost) {
   EXPECT_FALSE(pk::jit::all_tensors_empty({pk::jit::arg_value(0LL)}));  // no tensor at all
 }
 
+// The shipped ring attention's launches pass their own host checks on the shapes it documents
+// (kr, vr [2H, S, D]: two slots of H heads) at every step of the host loop and world size: its
+// first attention (step 0, K/V at head h of the stacked tensor) once failed "k must have q's
+// heads" at every launch (specs15 finding 3).
+TEST(JitArgs, RingAttentionPassesItsOwnChecks) {
+  pk::jit::Options options = cpu_options(fresh_dir("ring-checks"));
+  options.kernel = "ring_attention_causal_d64";
+  auto k = pk::jit::compile_file(PK_RING_ATTENTION_SPEC, options);
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  ASSERT_EQ(k->parts().size(), 5u);
+  unsigned char dummy[64];
+  auto local = [&](auto zero, std::vector<long long> shape) {
+    pk::Tensor<decltype(zero)> t{};
+    t.data = reinterpret_cast<decltype(zero)*>(dummy);
+    t.numel = 1;
+    for (int d = 0; d < 4; ++d) t.shape[d] = d < int(shape.size()) ? shape[d] : 1, t.numel *= t.shape[d];
+    return pk::jit::arg_value(t);
+  };
+  auto sym = [&](std::vector<long long> shape) {
+    pk::SymTensor<pk::bf16> t{};
+    for (auto& p : t.peer) p = reinterpret_cast<pk::bf16*>(dummy);
+    t.numel = 1;
+    for (int d = 0; d < 4; ++d) t.shape[d] = d < int(shape.size()) ? shape[d] : 1, t.numel *= t.shape[d];
+    return pk::jit::arg_value(t);
+  };
+  const long long H = 3, S = 200, D = 64;
+  const std::vector<pk::jit::ArgValue> args = {
+      local(pk::bf16{}, {H, S, D}), sym({2 * H, S, D}), sym({2 * H, S, D}), local(pk::bf16{}, {H, S, D}),
+      local(0.f, {H, S, 1}),        local(pk::bf16{}, {H, S, D}), local(0.f, {H, S, 1}), pk::jit::arg_value(0.125f)};
+  for (int world : {1, 2, 3}) {
+    EXPECT_TRUE(pk::jit::check_launch_args(k->info(), args, world).is_ok());
+    for (int part : {0, 1})
+      EXPECT_TRUE(pk::jit::check_launch_args(k->parts()[part], args, world).is_ok())
+          << k->parts()[part].name << " at W = " << world << ": "
+          << pk::jit::check_launch_args(k->parts()[part], args, world).message();
+    for (long long step = 1; step < world; ++step) {
+      std::vector<pk::jit::ArgValue> with_step = args;
+      with_step.push_back(pk::jit::arg_value(step));
+      for (int part : {2, 3, 4})
+        EXPECT_TRUE(pk::jit::check_launch_args(k->parts()[part], with_step, world).is_ok())
+            << k->parts()[part].name << " at W = " << world << ", step " << step << ": "
+            << pk::jit::check_launch_args(k->parts()[part], with_step, world).message();
+    }
+  }
+  // A ring slot tensor of one slot only: the attention of an odd step reads heads past its end.
+  std::vector<pk::jit::ArgValue> one_slot = args;
+  one_slot[1] = sym({H, S, D});
+  one_slot.push_back(pk::jit::arg_value(1LL));
+  pk::Status s = pk::jit::check_launch_args(k->parts()[3], one_slot, 2);
+  EXPECT_NE(s.message().find("k must hold the K/V heads read"), std::string::npos) << s.message();
+}
+
 TEST(JitArgs, AcceptsEmptyTensorsOnly) {
   auto parsed = pk::jit::parse_launch_lines(
       "// pk-launch k threads=128 blocks=1 flag_slots=1 args=!pk.sym<?x4xbf16>,!pk.tensor<?xf32>\n");

@@ -10,8 +10,8 @@
 namespace mlir::pk {
 /// `v` over the kernel's entry block `entry`, or nullopt when the host cannot know it (the
 /// rank, data loaded on the device, anything not recognised): argument extents, integer scalar
-/// arguments, the world size, index constants and integer arithmetic and comparisons of them.
-/// `withRank`: the rank and integer min / max too, for per-launch values (a template's field, an
+/// arguments, the world size, index constants and integer arithmetic (min / max included) and
+/// comparisons of them. `withRank`: the rank too, for per-launch values (a template's field, an
 /// element program's integer) that may differ between ranks; never for what every rank must
 /// agree on (a host loop's trips).
 std::optional<::pk::HostExpr> hostExprOf(Value v, Block &entry, bool withRank = false);
