@@ -36,6 +36,26 @@ def print_table(lines, out_path=None):
             f.write(table + "\n")
 
 
+def start_ranks():
+    """Under torchrun (WORLD_SIZE > 1): this process's GPU and NCCL process group; True then."""
+    import torch.distributed as dist
+    if "WORLD_SIZE" not in os.environ or int(os.environ["WORLD_SIZE"]) < 2:
+        return False
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+    dist.init_process_group("nccl")
+    return True
+
+
+def run_ranks(body, distributed):
+    """body(ctx) on this process's rank under torchrun, else at world size 1 on one GPU."""
+    if distributed:
+        ctx = pk_torch.Context()
+        body(ctx)
+        ctx.close()
+    else:
+        pk_torch.run_shared_gpu(1, body)
+
+
 def time_us(fn, reps=10, warm=3, batch=10):
     """Median over reps of the mean time of `batch` calls in a row: the host's work for one call
     (pk_torch builds the tensor maps, torch its own) overlaps the GPU's work on the previous."""

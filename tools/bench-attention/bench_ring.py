@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import pk_torch
-from bench_attention import print_table, time_us
+from bench_attention import print_table, run_ranks, start_ranks, time_us
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RING = os.path.join(HERE, "../../templates/specs/ring_attention.pk.cpp")
@@ -36,10 +36,7 @@ def sdpa(q, k, v, causal, scale, mask=None):
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else None
-    distributed = "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1
-    if distributed:
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-        dist.init_process_group("nccl")
+    distributed = start_ranks()
     name = lambda c: f"ring_attention{'_causal' if c else ''}_d128"
     ring = {c: pk_torch.compile(RING, kernel=name(c)) for c in (False, True)}
     plain = {c: pk_torch.compile(PLAIN, kernel=f"attention_heads{'_causal' if c else ''}_d128") for c in (False, True)}
@@ -94,12 +91,7 @@ def main():
                              t_plain, t_plain / t_ring, t_base, t_base / t_ring, err))
         return 0
 
-    if distributed:
-        ctx = pk_torch.Context()
-        body(ctx)
-        ctx.close()
-    else:
-        pk_torch.run_shared_gpu(1, body)
+    run_ranks(body, distributed)
     lines = ["| bf16, per rank | W | pkc ring us | TF/s per GPU | pkc plain attention us | plain / ring "
              "| baseline us (W = 1: cuDNN SDPA; else NCCL all-gather + SDPA) | baseline / ring | max abs err |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import pk_torch
-from bench_attention import time_us  # the same timing as the attention benchmark
+from bench_attention import run_ranks, start_ranks, time_us  # the same timing as the attention benchmark
 
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../templates/specs/ulysses_attention.pk.cpp")
 SHAPES = [(32, 4096, 128), (32, 16384, 128)]  # (heads, whole sequence, head dim)
@@ -51,10 +51,7 @@ def torch_ulysses(q, k, v, causal, scale, world):
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else None
-    distributed = "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1
-    if distributed:
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-        dist.init_process_group("nccl")
+    distributed = start_ranks()
     kernels = {c: pk_torch.compile(SPEC, kernel=f"ulysses_attention{'_causal' if c else ''}_d128") for c in (False, True)}
     rows, failures = [], 0
 
@@ -94,12 +91,7 @@ def main():
                              t_torch, t_torch / t_pk, err, bound["overlap_us"] / t_pk))
         return 0
 
-    if distributed:
-        ctx = pk_torch.Context()
-        body(ctx)
-        ctx.close()
-    else:
-        pk_torch.run_shared_gpu(1, body)
+    run_ranks(body, distributed)
     lines = ["| bf16, per rank | W | pkc us | TF/s per GPU | PyTorch (NCCL all-to-all + cuDNN SDPA) us "
              "| PyTorch / pkc | max abs err | pkc / roofline |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
