@@ -151,118 +151,145 @@ bool guardRepeatedStores(TileForeachOp loop) {
   return ok;
 }
 
-// One index of a store as the loop sees it: loop variable `dim` plus `offset` (dim -1: the
-// constant `offset`); nullopt when it is anything else (then no overlap is claimed).
-struct Place {
-  int dim;
-  int64_t offset;
-};
-std::optional<Place> placeOf(Value v, TileForeachOp loop) {
-  Block &body = loop.getBody().front();
-  if (auto c = getConstantIntValue(v)) return Place{-1, *c};
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (arg.getOwner() == &body) return Place{int(arg.getArgNumber()), 0};
-    return std::nullopt;
-  }
+// An index of a store at the tile whose loop variables are `origin`: constants, the loop's
+// variables and integer arithmetic on them (+ - * / %, min, max); nullopt for anything else
+// (then no overlap is claimed).
+std::optional<int64_t> indexAt(Value v, TileForeachOp loop, ArrayRef<int64_t> origin, int depth = 0) {
+  if (auto c = getConstantIntValue(v)) return *c;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == &loop.getBody().front() ? std::optional<int64_t>(origin[arg.getArgNumber()])
+                                                     : std::nullopt;
   Operation *op = v.getDefiningOp();
-  if (!isa<arith::AddIOp, arith::SubIOp>(op)) return std::nullopt;
-  auto x = placeOf(op->getOperand(0), loop), y = placeOf(op->getOperand(1), loop);
-  if (!x || !y || (x->dim >= 0 && y->dim >= 0)) return std::nullopt;  // two variables: not claimed
-  if (isa<arith::SubIOp>(op))
-    return y->dim >= 0 ? std::nullopt : std::optional<Place>(Place{x->dim, x->offset - y->offset});
-  return Place{x->dim >= 0 ? x->dim : y->dim, x->offset + y->offset};
+  if (depth > 16 || !op) return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(op)) return indexAt(op->getOperand(0), loop, origin, depth + 1);
+  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp, arith::RemSIOp, arith::MinSIOp,
+           arith::MaxSIOp>(op))
+    return std::nullopt;
+  auto x = indexAt(op->getOperand(0), loop, origin, depth + 1), y = indexAt(op->getOperand(1), loop, origin, depth + 1);
+  if (!x || !y) return std::nullopt;
+  if (isa<arith::AddIOp>(op)) return *x + *y;
+  if (isa<arith::SubIOp>(op)) return *x - *y;
+  if (isa<arith::MulIOp>(op)) return *x * *y;
+  if (isa<arith::MinSIOp>(op)) return std::min(*x, *y);
+  if (isa<arith::MaxSIOp>(op)) return std::max(*x, *y);
+  if (*y == 0) return std::nullopt;
+  return isa<arith::DivSIOp>(op) ? *x / *y : *x % *y;
 }
 
-// A store of a whole tile into a tensor (this rank's, or a peer's: then `peer`), its places
-// and its extents; null `dest` when the store's place is not of the form above.
+// A store of a whole tile into a tensor (this rank's, or a peer's: then `peer`), its indices and
+// its extents.
 struct StoreBox {
   Operation *op = nullptr;
   Value dest, peer;
-  SmallVector<Place> at;
+  ValueRange indices;
   ArrayRef<int64_t> shape;
 };
-std::optional<StoreBox> boxOf(Operation *op, TileForeachOp loop) {
+std::optional<StoreBox> boxOf(Operation *op) {
   StoreBox b;
   b.op = op;
-  ValueRange indices;
   if (auto s = dyn_cast<TileStoreOp>(op)) {
-    b.dest = s.getDest(), indices = s.getIndices(), b.shape = cast<TileType>(s.getValue().getType()).getShape();
+    b.dest = s.getDest(), b.indices = s.getIndices(), b.shape = cast<TileType>(s.getValue().getType()).getShape();
   } else if (auto s = dyn_cast<StoreTileOp>(op)) {
-    b.dest = s.getDest(), b.peer = s.getPeer(), indices = s.getIndices();
+    b.dest = s.getDest(), b.peer = s.getPeer(), b.indices = s.getIndices();
     b.shape = cast<TileType>(s.getValue().getType()).getShape();
   } else {
     return std::nullopt;
   }
-  if (b.shape.size() != indices.size()) return std::nullopt;
-  for (Value i : indices) {
-    std::optional<Place> p = placeOf(i, loop);
-    if (!p) return std::nullopt;
-    b.at.push_back(*p);
-  }
+  if (b.shape.size() != b.indices.size()) return std::nullopt;
   return b;
 }
 
-// Two iterations of `loop` k steps apart (k a vector over its dimensions, not all 0) whose
-// stores `a` and `b` overlap in every dimension, searched over small k; empty when none. Only
-// dimensions whose extent may hold more than |k| + 1 tiles are moved.
-SmallVector<int64_t> overlapping(const StoreBox &a, const StoreBox &b, TileForeachOp loop) {
+// Two tiles of `loop` (each up to a few steps from the start along the dimensions the stores'
+// indices use, within a constant extent) where stores `a` and `b` write overlapping boxes: the
+// tiles' step counts, or empty when none is found.
+std::pair<SmallVector<int64_t>, SmallVector<int64_t>> overlapping(const StoreBox &a, const StoreBox &b,
+                                                                  TileForeachOp loop) {
   const unsigned dims = loop.getSteps().size();
-  SmallVector<int64_t> reach(dims, 0);  // how many steps apart an overlap can lie, per dimension
-  for (unsigned i = 0; i < a.at.size(); ++i) {
-    int d = a.at[i].dim;
-    if (d < 0 || d != b.at[i].dim) continue;
-    const int64_t step = loop.getSteps()[d];
-    const int64_t span = std::abs(a.at[i].offset - b.at[i].offset) + std::max(a.shape[i], b.shape[i]);
-    int64_t r = span / step + 1;
-    if (auto c = getConstantIntValue(loop.getUpperBounds()[d])) r = std::min(r, (*c + step - 1) / step - 1);
-    reach[d] = std::min<int64_t>(r, 8);
+  SmallVector<bool> used(dims, false);
+  llvm::SmallPtrSet<Value, 16> seen;
+  for (Value i : llvm::concat<const Value>(a.indices, b.indices)) dimensionsReaching(i, loop, seen, used);
+  SmallVector<bool> peerDims(dims, false);
+  llvm::SmallPtrSet<Value, 16> peerSeen;
+  if (a.peer) dimensionsReaching(a.peer, loop, peerSeen, peerDims);
+  if (b.peer) dimensionsReaching(b.peer, loop, peerSeen, peerDims);
+  const bool peerFollows = llvm::is_contained(peerDims, true);
+  for (unsigned d = 0; d < dims; ++d) used[d] = used[d] || peerDims[d];
+  const unsigned moved = llvm::count(used, true);
+  const int64_t most = moved <= 2 ? 8 : moved == 3 ? 5 : 3;  // keeps the pairs below ~10^5
+  SmallVector<int64_t> limit(dims, 0);
+  for (unsigned d = 0; d < dims; ++d) {
+    if (!used[d]) continue;
+    limit[d] = most;
+    if (auto c = getConstantIntValue(loop.getUpperBounds()[d]))
+      limit[d] = std::min(limit[d], (*c + loop.getSteps()[d] - 1) / loop.getSteps()[d] - 1);
   }
+  // Every tile's boxes, then every pair of different tiles.
+  struct Tile {
+    SmallVector<int64_t> k, at, bt;
+    int64_t pa = 0, pb = 0;  // the peers, where they follow the tile
+  };
+  std::vector<Tile> tiles;
   SmallVector<int64_t> k(dims, 0);
-  std::function<bool(unsigned)> search = [&](unsigned d) -> bool {
+  std::function<bool(unsigned)> enumerate = [&](unsigned d) -> bool {
     if (d == dims) {
-      if (llvm::all_of(k, [](int64_t x) { return x == 0; })) return false;
-      for (unsigned i = 0; i < a.at.size(); ++i) {
-        // a's box minus b's box (b at the iteration k steps on) along index i.
-        const Place &pa = a.at[i], &pb = b.at[i];
-        if ((pa.dim < 0) != (pb.dim < 0) || (pa.dim >= 0 && pa.dim != pb.dim)) return false;  // not claimed
-        const int64_t shift = pa.dim >= 0 ? k[pa.dim] * loop.getSteps()[pa.dim] : 0;
-        const int64_t x = pa.offset - (pb.offset + shift);
-        if (x <= -a.shape[i] || x >= b.shape[i]) return false;
+      SmallVector<int64_t> origin(dims);
+      for (unsigned i = 0; i < dims; ++i) origin[i] = k[i] * loop.getSteps()[i];
+      Tile t{k, {}, {}};
+      for (Value i : a.indices)
+        if (auto x = indexAt(i, loop, origin)) t.at.push_back(*x);
+        else return false;
+      for (Value i : b.indices)
+        if (auto x = indexAt(i, loop, origin)) t.bt.push_back(*x);
+        else return false;
+      if (peerFollows) {  // stores to a peer chosen per tile race only on the same peer
+        auto x = indexAt(a.peer, loop, origin), y = indexAt(b.peer, loop, origin);
+        if (!x || !y) return false;
+        t.pa = *x, t.pb = *y;
       }
+      tiles.push_back(std::move(t));
       return true;
     }
-    for (int64_t x = -reach[d]; x <= reach[d]; ++x) {
+    for (int64_t x = 0; x <= limit[d]; ++x) {
       k[d] = x;
-      if (search(d + 1)) return true;
+      if (!enumerate(d + 1)) return false;
     }
-    k[d] = 0;
-    return false;
+    return true;
   };
-  return search(0) ? k : SmallVector<int64_t>();
+  if (!enumerate(0)) return {};
+  for (const Tile &s : tiles)
+    for (const Tile &t : tiles) {
+      if (s.k == t.k || s.pa != t.pb) continue;
+      bool overlap = true;
+      for (unsigned i = 0; i < a.shape.size() && overlap; ++i)
+        overlap = s.at[i] < t.bt[i] + b.shape[i] && t.bt[i] < s.at[i] + a.shape[i];
+      if (overlap) return {s.k, t.k};
+    }
+  return {};
 }
 
-// Stores of the loop (outside nested loops, whose trips would add places) that two iterations
-// both make to the same elements: an error at the first, naming the iterations.
+// Stores of the loop (outside nested loops, whose trips would add places) that two tiles both
+// make to the same elements: an error at the second, naming the tiles.
 bool checkWriteOverlaps(TileForeachOp loop) {
   SmallVector<StoreBox> boxes;
   for (Operation &op : loop.getBody().front())
-    if (auto b = boxOf(&op, loop)) boxes.push_back(*b);
+    if (auto b = boxOf(&op)) boxes.push_back(*b);
+  auto tileName = [&](ArrayRef<int64_t> k) {
+    std::string s;
+    for (auto [d, x] : llvm::enumerate(k))
+      s += (s.empty() ? "" : ", ") + std::to_string(x * loop.getSteps()[d]);
+    return "(" + s + ")";
+  };
   for (unsigned i = 0; i < boxes.size(); ++i)
     for (unsigned j = i; j < boxes.size(); ++j) {
       const StoreBox &a = boxes[i], &b = boxes[j];
       if (a.dest != b.dest || bool(a.peer) != bool(b.peer) || (a.peer && !sameIndex(a.peer, b.peer))) continue;
-      SmallVector<int64_t> k = overlapping(a, b, loop);
-      if (k.empty()) continue;
-      std::string apart;
-      for (unsigned d = 0; d < k.size(); ++d)
-        if (k[d])
-          apart += (apart.empty() ? "" : ", ") + std::to_string(std::abs(k[d])) + " step(s) along dimension " +
-                   std::to_string(d);
+      auto [ka, kb] = overlapping(a, b, loop);
+      if (ka.empty()) continue;
       b.op->emitError("this store writes elements that ")
           << (i == j ? "the same store" : "the store at " + formatLocation(a.op->getLoc()))
-          << " writes in another iteration of the tile loop (" << apart
-          << " away): iterations run in parallel and in no order, so the values race; make "
-             "each iteration's stores cover only its own tile (a tile no larger than the step)";
+          << " writes at another tile of the loop (the tiles at " << tileName(ka) << " and " << tileName(kb)
+          << "): tiles run in parallel and in no order, so the values race; make each tile's stores "
+             "cover only its own elements (a tile no larger than the step)";
       return false;
     }
   return true;

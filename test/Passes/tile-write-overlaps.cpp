@@ -1,14 +1,15 @@
 // RUN: not pkc %s -o /dev/null 2>&1 | FileCheck %s
 // RUN: pkc %s -DPK_DISJOINT -o /dev/null 2>&1 | FileCheck %s --check-prefix=OK
-// Tests that pk-check-tile-races refuses stores that two iterations of one tile loop make to the
-// same elements (specs14 finding 2: a tile wider than the step, a second store a part of a tile
-// on; along any dimension, into this rank's tensor or a peer's), and accepts stores that only
-// touch their own tile, or overlap only where the loop has a single tile.
+// Tests that pk-check-tile-races refuses stores that two tiles of one tile loop make to the same
+// elements (specs14 finding 2: a tile wider than the step, a second store a part of a tile on;
+// specs15 finding 1: indices such as n / 2 or min(n, 256); along any dimension, into this rank's
+// tensor or a peer's), and accepts stores that only touch their own tile, overlap only where the
+// loop has a single tile, or lie a stride apart.
 #include <pk/spec.h>
 using namespace pk;
 
 #ifndef PK_DISJOINT
-// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store writes elements that the store at {{.*}}tile-write-overlaps.cpp:[[@LINE+3]]:5 writes in another iteration of the tile loop (1 step(s) along dimension 1 away)
+// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store writes elements that the store at {{.*}}tile-write-overlaps.cpp:[[@LINE+3]]:5 writes at another tile of the loop (the tiles at (0, 256) and (0, 0))
 PK_KERNEL void second_store_half_a_tile_on(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256})) {
     store(y, load<16, 256>(x, m, n), m, n);
@@ -16,24 +17,36 @@ PK_KERNEL void second_store_half_a_tile_on(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   }
 }
 
-// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes in another iteration of the tile loop (1 step(s) along dimension 1 away)
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes at another tile of the loop (the tiles at (0, 0) and (0, 128))
 PK_KERNEL void tile_wider_than_step(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
     store(y, load<16, 256>(x, m, n), m, n);
 }
 
-// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes in another iteration of the tile loop (1 step(s) along dimension 0 away)
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes at another tile of the loop (the tiles at (0, 0) and (8, 0))
 PK_KERNEL void tile_taller_than_step_to_peer(Tensor<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 128}))
     store(y.on(next_rank()), load<16, 128>(x, m, n), m, n);
 }
 
-// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store writes elements that the store at {{.*}}:[[@LINE+3]]:5 writes in another iteration of the tile loop (2 step(s) along dimension 0 away)
+// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store writes elements that the store at {{.*}}:[[@LINE+3]]:5 writes at another tile of the loop (the tiles at (512) and (0))
 PK_KERNEL void two_tiles_on(Tensor<f32, 1> x, Tensor<f32, 1> y) {
   for (auto i : tiles(x.size(), {256})) {
     store(y, load<256>(x, i), i);
     store(y, load<256>(x, i), i + 512);
   }
+}
+
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes at another tile of the loop (the tiles at (0, 0) and (0, 64))
+PK_KERNEL void half_the_column(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
+    store(y, load<16, 64>(x, m, n), m, n / 2);
+}
+
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store writes elements that the same store writes at another tile of the loop (the tiles at (0, 256) and (0, 320))
+PK_KERNEL void clamped_to_a_peer(Tensor<f32, 2> x, Sym<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
+    store(y.on(next_rank()), load<16, 64>(x, m, n), m, min(n, 256));
 }
 #else
 // Two stores into halves of a 256-column step; a 256-column tile in a loop with one column tile
@@ -47,6 +60,11 @@ PK_KERNEL void halves(Tensor<f32, 2> x, Tensor<f32, 2> y) {
 PK_KERNEL void one_column_tile(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), 128, {16, 128}))
     store(y, load<16, 256>(x, m, n), m, n);
+}
+// Every other column block: a stride of twice the tile.
+PK_KERNEL void strided(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
+    store(y, load<16, 64>(x, m, n), m, 2 * n);
 }
 PK_KERNEL void rows_of_a_range(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto m : tiles(x.rows(), {16}))
