@@ -3,6 +3,7 @@ through pk_torch, against PyTorch (cuBLAS) in the same run: bmm_t, C[z] = A[z] B
 and bmm_shared_weight, C[z] = A[z] W^T with one W for every batch (torch.matmul). bf16 in and out.
 Every pk output is first checked against the float32 product (fresh random inputs, output
 poisoned). Prints a markdown table and appends it to the file named by the first argument.
+PK_BATCHED_SHAPES="Z,M,K,N;..." replaces the shapes.
 
   PYTHONPATH=python:tools/bench-attention PKC=.carry/pkc python3 tools/bench-gemm/bench_batched.py out.md
 """
@@ -16,6 +17,8 @@ from bench_attention import print_table, time_us
 
 SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test/specs/gemm_batched.pk.cpp")
 SHAPES = [(8, 4096, 4096, 4096), (32, 2048, 2048, 2048), (64, 1024, 1024, 1024), (12, 4000, 4104, 3000)]  # Z, M, K, N
+if os.environ.get("PK_BATCHED_SHAPES"):  # "Z,M,K,N;Z,M,K,N": other shapes, same table
+    SHAPES = [tuple(int(v) for v in s.split(",")) for s in os.environ["PK_BATCHED_SHAPES"].split(";")]
 
 
 def main():
