@@ -92,7 +92,9 @@ size_t sweepDimension(ArrayRef<Recorded> members) {
 }
 
 // Calls `visit(x, y)` once for each pair of `members` that overlaps along the sweep
-// dimension where at least one writes and at least one is `open`. Each open access is
+// dimension where at least one writes, not both add, and at least one is `open` (adds commute:
+// rows scattered by index are whole-tensor adds, and pairing them all would be quadratic in
+// the tiles that scatter). Each open access is
 // compared only with the accesses whose start along it lies within the widest box of it (a
 // sweep over the accesses sorted by start), so the cost follows the overlapping pairs.
 void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
@@ -103,16 +105,17 @@ void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
     bool operator<(const Span &o) const { return lo < o.lo; }
   };
   const size_t dim = sweepDimension(members);
-  std::vector<Span> writes, reads;
+  std::vector<Span> writes, adds, reads;
   int64_t widest = 0;
   for (unsigned x = 0; x < members.size(); ++x) {
     const Recorded &a = members[x];
     bool whole = a.whole() || a.access->lo.size() <= dim;
     int64_t lo = whole ? kWholeLo : a.lo(dim), hi = whole ? kWholeHi : a.hi(dim);
-    (a.write ? writes : reads).push_back({lo, hi, x});
+    (a.add ? adds : a.write ? writes : reads).push_back({lo, hi, x});
     if (!whole) widest = std::max(widest, hi - lo);
   }
   llvm::sort(writes);
+  llvm::sort(adds);
   llvm::sort(reads);
   auto scan = [&](const Span &e, ArrayRef<Span> others) {
     auto pair = [&](const Span &f) {
@@ -126,13 +129,24 @@ void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
          it != others.end() && it->lo < e.hi; ++it)
       if (it->hi > e.lo) pair(*it);
   };
+  // Each kind scans the kinds it pairs with, so a pair is seen from both ends (the `open`
+  // rule above then visits it once).
   for (const Span &e : writes) {
+    if (!open[e.at]) continue;
+    scan(e, writes);
+    scan(e, adds);
+    scan(e, reads);
+  }
+  for (const Span &e : adds) {
     if (!open[e.at]) continue;
     scan(e, writes);
     scan(e, reads);
   }
-  for (const Span &e : reads)
-    if (open[e.at]) scan(e, writes);
+  for (const Span &e : reads) {
+    if (!open[e.at]) continue;
+    scan(e, writes);
+    scan(e, adds);
+  }
 }
 
 const char *verb(const Access &a) { return a.write ? (a.add ? "adds into" : "writes") : "reads"; }
