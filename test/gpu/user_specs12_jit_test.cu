@@ -701,6 +701,19 @@ void multi_rank_cases(const Run& r) {
   count_as_value_then_ring(r, 5, R, C, s += 100);
   host_loop_ar_steps(r, 1000, 3, s += 100);
   host_loop_ring_gather(r, R, C, s += 100);
+  // Other shapes: one row, whole tiles, fewer rows than ranks' shares, less than one tile.
+  ring_shift_block_flag(r, 1, 100, s += 100);
+  per_row_block_flags(r, 32, 256, s += 100);
+  ring_pipeline_steps(r, 32, 256, s += 100);
+  double_buffer_free_flags(r, 17, 129, s += 100);
+  owners_store_then_read(r, 32, 256, s += 100);
+  two_shot_by_hand(r, 2, 300, s += 100);
+  halo_exchange_prim(r, 1, 1000, s += 100);
+  grid_flag_count_tiles(r, 768, s += 100);
+  grid_flag_count_tiles(r, 100, s += 100);
+  rs_then_ag_phases(r, 5, 1000, s += 100);
+  a2a_then_ring(r, 1, 129, s += 100);
+  host_loop_ring_gather(r, 1, 1000, s += 100);
 }
 
 }  // namespace
