@@ -11,9 +11,11 @@
 //   hand-written protocols, collectives along dimensions 1 and 2), at W = 1, 2 and 3 (ranks
 //   sharing one GPU; PK_TEST_WORLDS or PK_SHARED_GPU_RANKS choose others).
 // The single-GPU kernels run at W = 1 only. Shapes leave partial tiles (37-row blocks, 300- and
-// 1000-column rows, odd sequence lengths). Not checked: row 0 of v_strict_causal (no key is
-// visible to it: undefined, as the spec says), the planes of p1 / p2 / c10 outputs that the
-// kernels never write, and the columns of g11's c left of the offset. One PASS or FAIL line per
+// 1000-column rows, odd sequence lengths). Inputs that a kernel also writes (g4's c, c5's out,
+// p3's buf) start from random data instead of the poison. Skipped: nothing. Not checked: row 0 of
+// v_strict_causal (no key is visible to it: undefined, as the spec says), and c10's batches that
+// another rank owns (never written there); the planes of p1 / p2's out and the columns of g11's c
+// that the kernels must not write are checked to still hold the poison. One PASS or FAIL line per
 // case.
 #include <pk/jit/compile.h>
 
@@ -108,6 +110,18 @@ std::vector<LL> pick_index(LL n, const std::function<bool(LL)>& keep) {
   for (LL i = 0; i < n; ++i)
     if (keep(i)) o.push_back(i);
   return o;
+}
+
+// Elements that the kernel must leave alone (where `mine` is false) still hold the poison (NaN).
+template <class T>
+void check_untouched(const Run& r, const std::string& what, const std::vector<T>& got,
+                     const std::function<bool(LL)>& mine) {
+  LL bad = 0;
+  for (LL i = 0; i < LL(got.size()); ++i)
+    if (!mine(i) && !std::isnan(val(got[i]))) ++bad;
+  if (bad)
+    pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " + std::to_string(bad) +
+              " elements written outside the kernel's region");
 }
 
 // ================================================================ attention ==
@@ -448,8 +462,10 @@ void g11_out_col_offset(const Run& r, LL M, LL Kd, LL N, LL off, unsigned seed) 
     gemm_ref(M, N, Kd, [&](LL m, LL q) { return val(a[m * Kd + q]); }, [&](LL n, LL q) { return val(b[n * Kd + q]); },
              P, mag);
     auto cols = [&](LL i) { return i % Nc >= off; };
-    check(r, k + ".c", pick<bf16>(c.download(), cols), [&](LL i) { return P[i]; },
+    const auto got = c.download();
+    check(r, k + ".c", pick<bf16>(got, cols), [&](LL i) { return P[i]; },
           [&](LL i) { return kBf * std::fabs(P[i]) + 1e-5 * mag[i] + 1e-4; });
+    check_untouched(r, k + ".c (columns before the offset)", got, cols);
   }
   end_case(r, k + " " + dims({M, Kd, N, off}), before);
 }
@@ -606,7 +622,9 @@ void p1_store4d(const Run& r, LL R, LL C, unsigned seed) {
     const LL plane = (1 * 3 + 2) * R * C;
     auto in_plane = [&](LL i) { return i >= plane && i < plane + R * C; };
     check(r, "p1_store4d.buf", pick<float>(buf.download(), in_plane), [&](LL i) { return double(x[prev][i]); }, exact());
-    check(r, "p1_store4d.out", pick<float>(out.download(), in_plane), [&](LL i) { return double(x[prev][i]); }, exact());
+    const auto got = out.download();
+    check(r, "p1_store4d.out", pick<float>(got, in_plane), [&](LL i) { return double(x[prev][i]); }, exact());
+    check_untouched(r, "p1_store4d.out (other planes)", got, in_plane);
   }
   end_case(r, "p1_store4d " + dims({R, C}), before);
 }
@@ -622,7 +640,9 @@ void p2_store1d_in3d(const Run& r, LL N, unsigned seed) {
     const LL row = (1 * 3 + 2) * N;
     auto in_row = [&](LL i) { return i >= row && i < row + N; };
     check(r, "p2_store1d_in3d.buf", pick<float>(buf.download(), in_row), [&](LL i) { return double(x[prev][i]); }, exact());
-    check(r, "p2_store1d_in3d.out", pick<float>(out.download(), in_row), [&](LL i) { return double(x[prev][i]); }, exact());
+    const auto got = out.download();
+    check(r, "p2_store1d_in3d.out", pick<float>(got, in_row), [&](LL i) { return double(x[prev][i]); }, exact());
+    check_untouched(r, "p2_store1d_in3d.out (other rows)", got, in_row);
   }
   end_case(r, "p2_store1d_in3d N=" + std::to_string(N), before);
 }
