@@ -9,17 +9,10 @@
 // 300-column rows, K % 8 != 0 for the GEMM twins, sequence lengths that are not multiples of 64,
 // odd head counts). One PASS or FAIL line per case.
 //
-// Covered: 41 of the 49 kernels. Not covered, and why:
-//  - s_store_2n, s_two_halves, s_diff_tensors, s_nested_range, s_1d_2i: the same store forms as
-//    the covered s_gate_up_interleave, s_1d_halves, s_rows_2m and s_nested_range_overlap_seq (left
-//    out to keep the number of JIT compiles down).
-//  - z_fill_cast_gemm_rs: the same kernel as z_fill_32x512_gemm_rs (covered) on the general path,
-//    which z_fill_rows_gap_gemm_rs (covered) also takes.
-//  - a_kv_one_tensor's twin form with (layer + 1) H + h is in the bad set; a_kv_one_tensor itself is
-//    covered.
-//  - o_ar_inplace_softmax_inplace runs only with 1024 columns: its softmax has no column mask, so
-//    with fewer columns the 1024-wide tile's zero padding would enter row_max / row_sum (the spec
-//    only means a softmax over whole 1024-column rows).
+// Covered: all 49 kernels. o_ar_inplace_softmax_inplace runs only with 1024-column rows: its softmax
+// has no column mask, so with fewer columns the 1024-wide tile's zero padding would enter row_max /
+// row_sum (the spec means a softmax over whole 1024-column rows). o_keep_prefix_rowsum runs with
+// keep a multiple of 64 or past the row (its 64-column trips then sum exactly the prefix).
 #include <pk/jit/compile.h>
 
 #include <algorithm>
@@ -77,6 +70,12 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"s_transpose_store", false},
     {"z_fill_32x512_gemm_rs", true},
     {"z_fill_rows_gap_gemm_rs", false},
+    {"z_fill_cast_gemm_rs", false},
+    {"s_store_2n", false},
+    {"s_two_halves", false},
+    {"s_diff_tensors", false},
+    {"s_nested_range", false},
+    {"s_1d_2i", false},
     {"o_layer_norm_f16", false},
     {"o_sp_causal_softmax", false},
     {"o_rotary_sp", false},
@@ -660,6 +659,86 @@ void s_3d_2b(const Run& r, LL B, LL M, LL N, unsigned seed) {
   end_case(r, "s_3d_2b " + dims({B, M, N}), before);
 }
 
+// s_store_2n: y [M, 2N]; 128-column block b holds x's columns [64 b, 64 b + 64) in its first half
+// (padding zeros past N stored too), its second half never written.
+void s_store_2n(const Run& r, LL M, LL N, unsigned seed) {
+  const auto x = rnd<float>(M * N, seed);
+  DevLocal<float> xd({M, N}, x), y({M, 2 * N}, {});
+  const int before = begin_case(r);
+  if (run(r, "s_store_2n", 2, xd.view(), y.view())) {
+    const auto got = y.download();
+    auto gap = [&](LL i) { return (i % (2 * N)) % 128 >= 64; };
+    std::vector<float> kept(got);
+    for (LL i = 0; i < LL(got.size()); ++i)
+      if (gap(i)) kept[i] = 0.0f;
+    check(r, "s_store_2n.y", kept, [&](LL i) {
+      const LL m = i / (2 * N), j = i % (2 * N), src = 64 * (j / 128) + j % 128;
+      return gap(i) || src >= N ? 0.0 : double(x[m * N + src]);
+    }, exact());
+    check_untouched(r, "s_store_2n.y gaps", got, gap);
+  }
+  end_case(r, "s_store_2n " + dims({M, N}), before);
+}
+
+// s_two_halves: y = x in the first 64 columns of each 128, 2 x in the second 64.
+void s_two_halves(const Run& r, LL M, LL N, unsigned seed) {
+  const auto x = rnd<float>(M * N, seed);
+  DevLocal<float> xd({M, N}, x), y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "s_two_halves", 2, xd.view(), y.view()))
+    check(r, "s_two_halves.y", y.download(), [&](LL i) { return (i % N) % 128 < 64 ? double(x[i]) : 2.0 * x[i]; }, exact());
+  end_case(r, "s_two_halves " + dims({M, N}), before);
+}
+
+// s_diff_tensors: y = x; z [M, N] from column 64 on = 2 x shifted right by 64, columns [0, 64) never
+// written.
+void s_diff_tensors(const Run& r, LL M, LL N, unsigned seed) {
+  const auto x = rnd<float>(M * N, seed);
+  DevLocal<float> xd({M, N}, x), y({M, N}, {}), z({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "s_diff_tensors", 2, xd.view(), y.view(), z.view())) {
+    check(r, "s_diff_tensors.y", y.download(), [&](LL i) { return double(x[i]); }, exact());
+    const auto zg = z.download();
+    std::vector<float> zk(zg);
+    for (LL i = 0; i < LL(zg.size()); ++i)
+      if (i % N < 64) zk[i] = 0.0f;
+    check(r, "s_diff_tensors.z", zk, [&](LL i) { return i % N < 64 ? 0.0 : 2.0 * x[i - 64]; }, exact());
+    check_untouched(r, "s_diff_tensors.z[:, :64]", zg, [&](LL i) { return i % N < 64; });
+  }
+  end_case(r, "s_diff_tensors " + dims({M, N}), before);
+}
+
+// s_nested_range: y = x (256-column trips inside 16-row tiles).
+void s_nested_range(const Run& r, LL M, LL N, unsigned seed) {
+  const auto x = rnd<float>(M * N, seed);
+  DevLocal<float> xd({M, N}, x), y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "s_nested_range", 2, xd.view(), y.view()))
+    check(r, "s_nested_range.y", y.download(), [&](LL i) { return double(x[i]); }, exact());
+  end_case(r, "s_nested_range " + dims({M, N}), before);
+}
+
+// s_1d_2i: y [2n]: 256-block 2 b holds 3 x[256 b ..] (padding zeros past n stored too), odd blocks
+// never written.
+void s_1d_2i(const Run& r, LL n, unsigned seed) {
+  const auto x = rnd<float>(n, seed);
+  DevLocal<float> xd({n}, x), y({2 * n}, {});
+  const int before = begin_case(r);
+  if (run(r, "s_1d_2i", 2, xd.view(), y.view())) {
+    const auto got = y.download();
+    auto gap = [&](LL i) { return (i / 256) % 2 == 1; };
+    std::vector<float> kept(got);
+    for (LL i = 0; i < LL(got.size()); ++i)
+      if (gap(i)) kept[i] = 0.0f;
+    check(r, "s_1d_2i.y", kept, [&](LL i) {
+      const LL src = (i / 512) * 256 + i % 256;
+      return gap(i) || src >= n ? 0.0 : double(x[src] * 3.0f);
+    }, exact());
+    check_untouched(r, "s_1d_2i.y odd blocks", got, gap);
+  }
+  end_case(r, "s_1d_2i n=" + std::to_string(n), before);
+}
+
 // s_4d_two_heads: y = x on [B, H, S, 64].
 void s_4d_two_heads(const Run& r, LL B, LL H, LL S, unsigned seed) {
   const auto x = rnd<float>(B * H * S * 64, seed);
@@ -1003,6 +1082,11 @@ void single_gpu_cases(const Run& r) {
   s_3d_2b(r, 3, 37, 100, s += 100);
   s_4d_two_heads(r, 2, 3, 37, s += 100);
   s_transpose_store(r, 37, 300, s += 100);
+  s_store_2n(r, 37, 100, s += 100);
+  s_two_halves(r, 37, 300, s += 100);
+  s_diff_tensors(r, 37, 300, s += 100);
+  s_nested_range(r, 37, 300, s += 100);
+  s_1d_2i(r, 1000, s += 100);
   o_layer_norm_f16(r, 37, 1000, s += 100);
   o_moe_top1_gather(r, 37, 9, 300, s += 100);
   o_fp8_block_quant(r, 70, 300, s += 100);
@@ -1043,6 +1127,7 @@ void multi_rank_cases(const Run& r) {
   }
   z_fill_gemm_rs(r, "z_fill_rows_gap_gemm_rs", true, 100, 136, 264, s += 100);
   z_fill_gemm_rs(r, "z_fill_rows_gap_gemm_rs", true, 37, 50, 100, s += 100);
+  z_fill_gemm_rs(r, "z_fill_cast_gemm_rs", false, 70, 136, 264, s += 100);
   s_peer_two_tensors(r, 37, 300, s += 100);
   o_sp_causal_softmax(r, 37, s += 100);
   o_rotary_sp(r, 37, s += 100);
