@@ -6,26 +6,18 @@
 // (37-row blocks, 300- and 1000-column rows, K % 8 != 0 for the GEMM twins, odd sequence lengths).
 // One PASS or FAIL line per case.
 //
-// Covered (44 of 73): GEMM template g_ab_f16_tails, g_abt_f32_bias, g_abt_row_col_scale,
-// g_f16_in_bf16_out_silu, g_residual_alpha, g_bias_layer_gelu_erf, g_vocab_mask_f32, g_col2_scale;
-// batched bg_abt_f32_bias_rows, bg_ab_f16_residual_silu, bg_causal_scores, bg_shared_residual,
-// bg_bias_per_batch; fp8 i_fp8_gemm_scaled, i_fp8_gemm_rowcol; attention a_bf16_d128_causal_lse1d,
-// a_f16_d64_heads_lse, a_mqa_bf16_d64_causal, a_bias2d_bf16_d128, a_softcap_causal_bf16_d64,
-// a_segments_bf16_d128; multi-rank f_gemm_ar_64, f_gemm_rs_over_rows, f_ag_gemm_bias (templates),
-// a_ring_pull_causal, m_ar_inplace_rmsnorm, m_rs_scale_ag_inplace, m_tp_layernorm, i_xent_vp_bf16,
-// x_shift_by_two, x_store_rows_allgather, x_prim_ring_block, x_prim_two_shot; general path
-// m_two_loops_rowsum, r_online_softmax_long, r_rotary_half, r_swiglu_fused, r_dequant_128x128,
-// r_band_softmax, r_xent_smooth, r_leaky_clamp, i_gather_i64, i_segment_sum, i_hist_then_offsets,
-// i_keep_mask.
+// Covered: all 73 kernels. 27 take a template (GEMM, batched GEMM, fp8 GEMM, attention, the fused
+// GEMM + collective forms and Ulysses) and also run as "name/general"; 34 communicate (rank(), .on(p),
+// collectives, prim:: protocols, Sym tensors) and run at W = 1, 2, 3; the other 39 at W = 1.
 //
-// Not covered here (time, not doubt about their meaning, unless said): f_gemm_rs_128x128,
-// f_gemm_rs_ab_f32, f_ag_gemm_f16_ab, f_gemm_ar_then_bias, a_ulysses_f16_d64, m_ar_gelu_ag_cols,
-// m_grid_barriers_transpose, m_bcast_inplace_cast, m_amax_ar_quant, m_host_loop_average,
-// m_a2a_cols_inplace_bias, r_add_rmsnorm, r_rotary_heads_computed, r_quant_e5m2_blocks_t,
-// r_range_newton_rsqrt, i_scatter_perm, i_lengths_to_offsets, i_embed_vp_f16, i_moe_combine_f32,
-// i_moe_dispatch_cap (its slots depend on the order claims are served, so a reference must accept
-// any order: left out), i_a2av_f32, x_ring_shift_heads, x_add_to_owner, x_halo_exchange,
-// x_pull_prev_add, x_prim_ag_planes_sum, x_prim_per_tile_flags, x_prim_double_buffer.
+// Assumptions a reader should know (each would be a finding if the GPU disagrees):
+// - store_rows drops the padding rows of a partial tile (rows past the loop's extent), whose index
+//   would otherwise be the padding value 0: i_scatter_perm, x_store_rows_allgather and
+//   i_moe_dispatch_cap at 37 rows rely on it (the author calls x_store_rows_allgather "exact at any
+//   R"). Likewise claim() claims nothing for padding elements (i_moe_dispatch_cap).
+// - m_rs_scale_ag_inplace at 37 rows a rank (not a multiple of 16 W): the findings say the partial
+//   tile's spill into the next chunk is overwritten by the in-place all-gather.
+// - i_moe_dispatch_cap hands out places in no fixed order: its check accepts any order.
 #include <pk/jit/compile.h>
 
 #include <algorithm>
@@ -73,7 +65,21 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"r_band_softmax", false},          {"r_xent_smooth", false},
     {"r_leaky_clamp", false},           {"i_gather_i64", false},
     {"i_segment_sum", false},           {"i_hist_then_offsets", false},
-    {"i_keep_mask", false},
+    {"i_keep_mask", false},             {"r_add_rmsnorm", false},
+    {"r_rotary_heads_computed", false}, {"r_quant_e5m2_blocks_t", false},
+    {"r_range_newton_rsqrt", false},    {"i_scatter_perm", false},
+    {"i_lengths_to_offsets", false},    {"f_gemm_rs_128x128", false},
+    {"f_gemm_rs_ab_f32", false},        {"f_ag_gemm_f16_ab", true},
+    {"f_gemm_ar_then_bias", true},      {"a_ulysses_f16_d64", true},
+    {"m_ar_gelu_ag_cols", false},       {"m_grid_barriers_transpose", false},
+    {"m_bcast_inplace_cast", false},    {"m_amax_ar_quant", false},
+    {"m_host_loop_average", false},     {"m_a2a_cols_inplace_bias", false},
+    {"i_embed_vp_f16", false},          {"i_moe_combine_f32", false},
+    {"i_a2av_f32", false},              {"x_ring_shift_heads", false},
+    {"x_add_to_owner", false},          {"x_halo_exchange", false},
+    {"x_pull_prev_add", false},         {"x_prim_ag_planes_sum", false},
+    {"x_prim_per_tile_flags", false},   {"x_prim_double_buffer", false},
+    {"i_moe_dispatch_cap", false},
 };
 // The template kernels also run with templates = false ("name/general").
 const std::vector<const char*> kGeneralToo = {
@@ -82,7 +88,8 @@ const std::vector<const char*> kGeneralToo = {
     "bg_abt_f32_bias_rows", "bg_ab_f16_residual_silu", "bg_causal_scores",        "bg_shared_residual",
     "bg_bias_per_batch",    "i_fp8_gemm_scaled",      "i_fp8_gemm_rowcol",        "a_bf16_d128_causal_lse1d",
     "a_f16_d64_heads_lse",  "a_mqa_bf16_d64_causal",  "a_bias2d_bf16_d128",       "a_softcap_causal_bf16_d64",
-    "a_segments_bf16_d128", "f_gemm_ar_64",           "f_gemm_rs_over_rows",      "f_ag_gemm_bias"};
+    "a_segments_bf16_d128", "f_gemm_ar_64",           "f_gemm_rs_over_rows",      "f_ag_gemm_bias",
+    "f_ag_gemm_f16_ab",     "f_gemm_ar_then_bias",    "a_ulysses_f16_d64"};
 
 KernelSet g_kernels;
 
@@ -996,6 +1003,603 @@ void x_prim_two_shot(const Run& r, LL R, LL C, unsigned seed) {
   end_case(r, "x_prim_two_shot " + dims({R, C}), before);
 }
 
+// ================================================================ more general-path kernels ==
+
+// Fused add + RMSNorm over 4096 columns: r = bf16(x + r), y = bf16(t rsqrt(mean t^2 + eps) w) with t
+// the f32 sum (not the rounded r). One launch (r is updated).
+void r_add_rmsnorm(const Run& r, LL T, unsigned seed) {
+  const LL H = 4096;
+  const float eps = 1e-5f;
+  const auto x = rnd<bf16>(T * H, seed, -2.f, 2.f), res = rnd<bf16>(T * H, seed + 1, -2.f, 2.f),
+             w = rnd<bf16>(H, seed + 2, 0.5f, 1.5f);
+  DevLocal<bf16> xd({T, H}, x), rd({T, H}, res), wd({H}, w), y({T, H}, {});
+  const int before = begin_case(r);
+  if (run(r, "r_add_rmsnorm", 1, xd.view(), rd.view(), wd.view(), y.view(), eps)) {
+    std::vector<double> t(T * H), want(T * H);
+    for (LL m = 0; m < T; ++m) {
+      double ss = 0;
+      for (LL j = 0; j < H; ++j) t[m * H + j] = val(x[m * H + j]) + val(res[m * H + j]), ss += t[m * H + j] * t[m * H + j];
+      const double rs = 1 / std::sqrt(ss / H + eps);
+      for (LL j = 0; j < H; ++j) want[m * H + j] = t[m * H + j] * rs * val(w[j]);
+    }
+    check(r, "r_add_rmsnorm.r", rd.download(), [&](LL i) { return t[i]; }, [&](LL i) { return kBf / 2 * std::fabs(t[i]); });
+    check(r, "r_add_rmsnorm.y", y.download(), [&](LL i) { return want[i]; }, [&](LL i) { return kBf * std::fabs(want[i]) + 1e-4; });
+  }
+  end_case(r, "r_add_rmsnorm T=" + std::to_string(T), before);
+}
+
+// Rotary on [H, S, 64] f16 with angles (s + pos0) inv_freq[j] computed in the kernel (f32).
+void r_rotary_heads_computed(const Run& r, LL H, LL S, LL pos0, unsigned seed) {
+  const auto x = rnd<f16>(H * S * 64, seed, -2.f, 2.f);
+  std::vector<float> inv(32);
+  for (LL j = 0; j < 32; ++j) inv[j] = float(std::pow(10000.0, -double(j) / 32));
+  DevLocal<f16> xd({H, S, 64}, x), y({H, S, 64}, {});
+  DevLocal<float> id({32}, inv);
+  const int before = begin_case(r);
+  if (run(r, "r_rotary_heads_computed", 2, xd.view(), id.view(), y.view(), pos0)) {
+    auto want = [&](LL i) {
+      const LL d = i % 64, s = (i / 64) % S, b = i - d, j = d % 32;
+      const double ang = double(float(s + pos0) * inv[j]);  // the f32 angle the kernel forms
+      const double c = std::cos(ang), n = std::sin(ang), x1 = val(x[b + j]), x2 = val(x[b + 32 + j]);
+      return d < 32 ? x1 * c - x2 * n : x2 * c + x1 * n;
+    };
+    // Angles up to about S + pos0 radians: the device's sin / cos may lose about 1e-6 of that.
+    check(r, "r_rotary_heads_computed.y", y.download(), want,
+          [&](LL i) { return kHf * std::fabs(want(i)) + 1e-4 * (1 + double(S + pos0) / 100); });
+  }
+  end_case(r, "r_rotary_heads_computed " + dims({H, S, pos0}), before);
+}
+
+// Per (row, 128-column block) e5m2 with the amax scale, scales stored transposed [C/128, T].
+void r_quant_e5m2_blocks_t(const Run& r, LL T, LL C, unsigned seed) {
+  const LL NB = (C + 127) / 128;
+  const auto x = rnd<bf16>(T * C, seed, -3.f, 3.f);
+  DevLocal<bf16> xd({T, C}, x);
+  DevLocal<pk::f8e5m2> q({T, C}, {});
+  DevLocal<float> st({NB, T}, {});
+  const int before = begin_case(r);
+  if (run(r, "r_quant_e5m2_blocks_t", 2, xd.view(), q.view(), st.view())) {
+    std::vector<double> amax(T * NB, 0.0);
+    for (LL i = 0; i < T * C; ++i) {
+      double& a = amax[(i / C) * NB + (i % C) / 128];
+      a = std::max(a, std::fabs(val(x[i])));
+    }
+    for (auto& a : amax) a = std::max(a, 1e-20);
+    check(r, "r_quant_e5m2_blocks_t.st", st.download(), [&](LL i) { return amax[(i % T) * NB + i / T] / 57344; },
+          [&](LL i) { return 1e-6 * amax[(i % T) * NB + i / T] / 57344; });
+    // Against the unrounded value: e5m2 rounds within half a step, 1/8 of the value (2^-17 below
+    // the normal range).
+    auto v = [&](LL i) { return val(x[i]) * 57344 / amax[(i / C) * NB + (i % C) / 128]; };
+    check(r, "r_quant_e5m2_blocks_t.q", q.download(), v, [&](LL i) { return 0.126 * std::fabs(v(i)) + 1e-5; });
+  }
+  end_case(r, "r_quant_e5m2_blocks_t " + dims({T, C}), before);
+}
+
+// Newton iterations for rsqrt(a) from x0 = 1 / (1 + a), a run-time trip count.
+void r_range_newton_rsqrt(const Run& r, LL M, LL N, LL iters, unsigned seed) {
+  const auto a = rnd<float>(M * N, seed, 0.25f, 3.f);
+  DevLocal<float> ad({M, N}, a), y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "r_range_newton_rsqrt", 2, ad.view(), y.view(), iters)) {
+    auto want = [&](LL i) {
+      const double t = a[i];
+      double x = 1 / (t + 1);
+      for (LL it = 0; it < iters; ++it) x = x * (1.5 - 0.5 * t * x * x);
+      return x;
+    };
+    check(r, "r_range_newton_rsqrt.y", y.download(), want, [&](LL i) { return 1e-5 * std::fabs(want(i)); });
+  }
+  end_case(r, "r_range_newton_rsqrt " + dims({M, N, iters}), before);
+}
+
+// out[perm[t]] = x[t] (perm a permutation of the rows).
+void i_scatter_perm(const Run& r, LL T, LL C, unsigned seed) {
+  const auto x = rnd<float>(T * C, seed);
+  std::vector<int> perm(T);
+  for (LL t = 0; t < T; ++t) perm[t] = int(t);
+  std::mt19937 g(seed + 1);
+  std::shuffle(perm.begin(), perm.end(), g);
+  std::vector<LL> inv(T);
+  for (LL t = 0; t < T; ++t) inv[perm[t]] = t;
+  DevLocal<float> xd({T, C}, x), out({T, C}, {});
+  DevLocal<int> pd({T}, perm);
+  const int before = begin_case(r);
+  if (run(r, "i_scatter_perm", 2, xd.view(), pd.view(), out.view()))
+    check(r, "i_scatter_perm.out", out.download(), [&](LL i) { return double(x[inv[i / C] * C + i % C]); }, exact());
+  end_case(r, "i_scatter_perm " + dims({T, C}), before);
+}
+
+// offs[0] = 0, offs[1 + i] = len[0] + ... + len[i] (i64).
+void i_lengths_to_offsets(const Run& r, LL n, unsigned seed) {
+  const auto len = ints<long long>(n, 0, 3000000000LL, seed);  // sums past 2^32: i64 all the way
+  DevLocal<long long> ld({n}, len), offs({n + 1}, {});
+  const int before = begin_case(r);
+  if (run(r, "i_lengths_to_offsets", 2, ld.view(), offs.view())) {
+    const auto got = offs.download();
+    LL s = 0, bad = 0;
+    for (LL i = 0; i <= n; ++i) {
+      if (got[i] != s && bad++ < 3)
+        pkt::fail("i_lengths_to_offsets.offs element " + std::to_string(i) + ": got " + std::to_string(got[i]) +
+                  ", want " + std::to_string(s));
+      if (i < n) s += len[i];
+    }
+  }
+  end_case(r, "i_lengths_to_offsets n=" + std::to_string(n), before);
+}
+
+// ================================================================ more multi-rank kernels ==
+
+// GEMM + reduce-scatter, 128 x 128 tiles (general path): rank o's c [rows, N] = sum over ranks q of
+// bf16(a_q[o rows + m] b_q^T) (b [N, K]), or with B [K, N] and f32 adds (f_gemm_rs_ab_f32).
+template <class TC>
+void f_gemm_rs_general(const Run& r, const char* k, bool kn, LL rows, LL Kd, LL N, unsigned seed) {
+  const int W = r.W, me = r.me;
+  const LL M = W * rows;
+  std::vector<std::vector<bf16>> a(W), b(W);
+  for (int q = 0; q < W; ++q) a[q] = rnd<bf16>(M * Kd, seed + q, -0.5f, 0.5f), b[q] = rnd<bf16>(N * Kd, seed + 20 + q, -0.5f, 0.5f);
+  DevLocal<bf16> ad({M, Kd}, a[me]), bd(kn ? std::vector<LL>{Kd, N} : std::vector<LL>{N, Kd}, b[me]);
+  SymArg<TC> c(r.ctx, {rows, N}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, k, 1, ad.view(), bd.view(), c.view)) {
+    std::vector<double> want(rows * N, 0.0), mag(rows * N, 0.0), s, g;
+    for (int q = 0; q < W; ++q) {
+      host_gemm(rows, N, Kd, [&](LL m, LL j) { return val(a[q][(me * rows + m) * Kd + j]); },
+                [&](LL n, LL j) { return kn ? val(b[q][j * N + n]) : val(b[q][n * Kd + j]); }, s, g);
+      for (LL i = 0; i < rows * N; ++i) want[i] += s[i], mag[i] += kn ? g[i] : std::fabs(s[i]);
+    }
+    if (kn)  // f32 partial sums added in f32
+      check(r, std::string(k) + ".c", c.download(), [&](LL i) { return want[i]; }, [&](LL i) { return 1e-5 * mag[i] + 1e-6; });
+    else  // bf16 tiles added in bf16
+      check(r, std::string(k) + ".c", c.download(), [&](LL i) { return want[i]; },
+            [&](LL i) { return 1e-3 + (W + 2.0) / 256 * mag[i]; });
+  }
+  end_case(r, std::string(k) + " " + dims({rows, Kd, N}), before);
+}
+
+// All-gather of f16 row shards, then c = f16(a_full b), B [K, N].
+void f_ag_gemm_f16_ab(const Run& r, const std::string& k, LL R, LL Kd, LL N, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<f16>> a(W);
+  for (int q = 0; q < W; ++q) a[q] = rnd<f16>(R * Kd, seed + q, -0.5f, 0.5f);
+  const auto b = rnd<f16>(Kd * N, seed + 40 + me, -0.5f, 0.5f);
+  SymArg<f16> ad(r.ctx, {R, Kd}, &a[me]), af(r.ctx, {W * R, Kd}, nullptr);
+  DevLocal<f16> bd({Kd, N}, b), c({W * R, N}, {});
+  const int before = begin_case(r);
+  if (run(r, k, 2, ad.view, af.view, bd.view(), c.view())) {
+    std::vector<double> s, mag;
+    host_gemm(W * R, N, Kd, [&](LL m, LL j) { return val(a[m / R][(m % R) * Kd + j]); },
+              [&](LL n, LL j) { return val(b[j * N + n]); }, s, mag);
+    check(r, k + ".c", c.download(), [&](LL i) { return s[i]; }, [&](LL i) { return kHf * std::fabs(s[i]) + 1e-5 * mag[i] + 1e-4; });
+  }
+  end_case(r, k + " " + dims({R, Kd, N}), before);
+}
+
+// GEMM + all-reduce, then the bias once: c = bf16(sum over ranks of bf16(a_q b_q^T) + bias[n]).
+void f_gemm_ar_then_bias(const Run& r, const std::string& k, LL M, LL Kd, LL N, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<bf16>> a(W), b(W);
+  for (int q = 0; q < W; ++q) a[q] = rnd<bf16>(M * Kd, seed + q, -0.5f, 0.5f), b[q] = rnd<bf16>(N * Kd, seed + 20 + q, -0.5f, 0.5f);
+  const auto bias = rnd<bf16>(N, seed + 40, -2.f, 2.f);  // one bias on every rank
+  DevLocal<bf16> ad({M, Kd}, a[me]), bd({N, Kd}, b[me]), biasd({N}, bias);
+  SymArg<bf16> p(r.ctx, {M, N}, nullptr), c(r.ctx, {M, N}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, k, 1, ad.view(), bd.view(), biasd.view(), p.view, c.view)) {
+    std::vector<double> want(M * N, 0.0), mag(M * N, 0.0), s, g;
+    for (int q = 0; q < W; ++q) {
+      host_gemm(M, N, Kd, [&](LL m, LL j) { return val(a[q][m * Kd + j]); }, [&](LL n, LL j) { return val(b[q][n * Kd + j]); }, s, g);
+      for (LL i = 0; i < M * N; ++i) want[i] += s[i], mag[i] += std::fabs(s[i]);
+    }
+    for (LL i = 0; i < M * N; ++i) want[i] += val(bias[i % N]), mag[i] += std::fabs(val(bias[i % N]));
+    check(r, k + ".c", c.download(), [&](LL i) { return want[i]; }, [&](LL i) { return 1e-3 + (W + 3.0) / 256 * mag[i]; });
+  }
+  end_case(r, k + " " + dims({M, Kd, N}), before);
+}
+
+// Ulysses: q, k, v, o [H, Sl, 64] f16 sequence shards; rank me's o holds, for every head, the
+// non-causal attention of its own queries over all W Sl keys.
+void a_ulysses_f16_d64(const Run& r, const std::string& kname, LL H, LL Sl, unsigned seed) {
+  const int W = r.W, me = r.me;
+  const LL D = 64, S = W * Sl, Hl = H / W;
+  const float scale = 0.125f;
+  std::vector<std::vector<f16>> q(W), k(W), v(W);
+  for (int p = 0; p < W; ++p)
+    q[p] = rnd<f16>(H * Sl * D, seed + p), k[p] = rnd<f16>(H * Sl * D, seed + 10 + p), v[p] = rnd<f16>(H * Sl * D, seed + 20 + p);
+  SymArg<f16> qd(r.ctx, {H, Sl, D}, &q[me]), kd(r.ctx, {H, Sl, D}, &k[me]), vd(r.ctx, {H, Sl, D}, &v[me]),
+      od(r.ctx, {H, Sl, D}, nullptr), qh(r.ctx, {Hl, S, D}, nullptr), kh(r.ctx, {Hl, S, D}, nullptr),
+      vh(r.ctx, {Hl, S, D}, nullptr), oh(r.ctx, {Hl, S, D}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, kname, 2, qd.view, kd.view, vd.view, od.view, qh.view, kh.view, vh.view, oh.view, scale)) {
+    std::vector<double> wo(H * Sl * D), o1, l1;
+    for (LL h = 0; h < H; ++h) {
+      attend(Sl, S, D,
+             [&](LL i, LL j) { return dot(q[me], (h * Sl + i) * D, k[j / Sl], (h * Sl + j % Sl) * D, D) * scale; },
+             [&](LL, LL) { return true; }, [&](LL j, LL d) { return val(v[j / Sl][(h * Sl + j % Sl) * D + d]); }, o1, l1);
+      std::copy(o1.begin(), o1.end(), wo.begin() + h * Sl * D);
+    }
+    check(r, kname + ".o", od.download(), [&](LL i) { return wo[i]; }, [&](LL i) { return 4 * kHf * std::fabs(wo[i]) + 2e-3; });
+  }
+  end_case(r, kname + " " + dims({H, Sl}), before);
+}
+
+// s = sum x (f32 [T, W Cl]), g = gelu(s) on this rank's column block, y = the all-gathered columns.
+inline double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+void m_ar_gelu_ag_cols(const Run& r, LL T, LL Cl, unsigned seed) {
+  const int W = r.W, me = r.me;
+  const LL C = W * Cl;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(T * C, seed + q, -1.5f, 1.5f);
+  SymArg<float> xd(r.ctx, {T, C}, &x[me]), s(r.ctx, {T, C}, nullptr), g(r.ctx, {T, Cl}, nullptr);
+  DevLocal<float> y({T, C}, {});
+  const int before = begin_case(r);
+  if (run(r, "m_ar_gelu_ag_cols", 2, xd.view, s.view, g.view, y.view())) {
+    std::vector<double> sum(T * C, 0.0), mag(T * C, 0.0);
+    for (int q = 0; q < W; ++q)
+      for (LL i = 0; i < T * C; ++i) sum[i] += x[q][i], mag[i] += std::fabs(x[q][i]);
+    check(r, "m_ar_gelu_ag_cols.s", s.download(), [&](LL i) { return sum[i]; }, [&](LL i) { return 1e-6 * mag[i] + 1e-7; });
+    check(r, "m_ar_gelu_ag_cols.y", y.download(), [&](LL i) { return gelu_tanh(sum[i]); },
+          [&](LL i) { return 1e-5 * std::fabs(gelu_tanh(sum[i])) + 2e-6 * mag[i] + 1e-6; });
+  }
+  end_case(r, "m_ar_gelu_ag_cols " + dims({T, Cl}), before);
+}
+
+// t = x^T (Sym, this rank's), y = 2 t, with grid barriers between the loops.
+void m_grid_barriers_transpose(const Run& r, LL M, LL N, unsigned seed) {
+  const auto x = rnd<float>(M * N, seed + r.me);
+  DevLocal<float> xd({M, N}, x), y({N, M}, {});
+  SymArg<float> t(r.ctx, {N, M}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "m_grid_barriers_transpose", 2, xd.view(), t.view, y.view())) {
+    check(r, "m_grid_barriers_transpose.t", t.download(), [&](LL i) { return double(x[(i % M) * N + i / M]); }, exact());
+    check(r, "m_grid_barriers_transpose.y", y.download(), [&](LL i) { return 2.0 * x[(i % M) * N + i / M]; }, exact());
+  }
+  end_case(r, "m_grid_barriers_transpose " + dims({M, N}), before);
+}
+
+// p = root's p (in place), q = bf16(p).
+void m_bcast_inplace_cast(const Run& r, LL n, unsigned seed) {
+  const int W = r.W, me = r.me;
+  const LL root = W - 1;
+  std::vector<std::vector<float>> p(W);
+  for (int q = 0; q < W; ++q) p[q] = rnd<float>(n, seed + q, -3.f, 3.f);
+  SymArg<float> pd(r.ctx, {n}, &p[me]);
+  DevLocal<bf16> qd({n}, {});
+  const int before = begin_case(r);
+  if (run(r, "m_bcast_inplace_cast", 1, pd.view, qd.view(), root)) {
+    check(r, "m_bcast_inplace_cast.p", pd.download(), [&](LL i) { return double(p[root][i]); }, exact());
+    check(r, "m_bcast_inplace_cast.q", qd.download(), [&](LL i) { return bf16r(p[root][i]); }, exact());
+  }
+  end_case(r, "m_bcast_inplace_cast n=" + std::to_string(n), before);
+}
+
+// Row amax, max all-reduce, e4m3 of x 448 / gmax and the scale gmax / 448.
+void m_amax_ar_quant(const Run& r, LL T, LL C, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<bf16>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<bf16>(T * C, seed + q, -1.f - q, 1.f + q);  // the ranks' maxima differ
+  DevLocal<bf16> xd({T, C}, x[me]);
+  SymArg<float> amax(r.ctx, {T, 1}, nullptr), gmax(r.ctx, {T, 1}, nullptr);
+  DevLocal<f8e4m3> qd({T, C}, {});
+  DevLocal<float> sd({T, 1}, {});
+  const int before = begin_case(r);
+  if (run(r, "m_amax_ar_quant", 2, xd.view(), amax.view, gmax.view, qd.view(), sd.view())) {
+    std::vector<double> g(T, 0.0);
+    for (int q = 0; q < W; ++q)
+      for (LL i = 0; i < T * C; ++i) g[i / C] = std::max(g[i / C], std::fabs(val(x[q][i])));
+    check(r, "m_amax_ar_quant.s", sd.download(), [&](LL i) { return std::max(g[i], 1e-12) / 448; },
+          [&](LL i) { return 1e-6 * g[i] / 448; });
+    // Against the unrounded value: e4m3 rounds within half a step, 1/16 of the value (2^-10 below
+    // the normal range).
+    auto v = [&](LL i) { return val(x[me][i]) * 448 / std::max(g[i / C], 1e-12); };
+    check(r, "m_amax_ar_quant.q", qd.download(), v, [&](LL i) { return 0.07 * std::fabs(v(i)) + 1e-3; });
+  }
+  end_case(r, "m_amax_ar_quant " + dims({T, C}), before);
+}
+
+// `steps` rounds of x = 0.5 (x + mean over ranks of x). One launch.
+void m_host_loop_average(const Run& r, LL n, LL steps, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(n, seed + q, -2.f, 2.f);
+  SymArg<float> xd(r.ctx, {n}, &x[me]), s(r.ctx, {n}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "m_host_loop_average", 1, xd.view, s.view, steps)) {
+    auto want = [&](LL i) {
+      std::vector<double> v(W);
+      for (int q = 0; q < W; ++q) v[q] = x[q][i];
+      for (LL it = 0; it < steps; ++it) {
+        double mean = 0;
+        for (int q = 0; q < W; ++q) mean += v[q] / W;
+        for (int q = 0; q < W; ++q) v[q] = 0.5 * (v[q] + mean);
+      }
+      return v[me];
+    };
+    check(r, "m_host_loop_average.x", xd.download(), want, abs_tol(1e-5));
+  }
+  end_case(r, "m_host_loop_average " + dims({n, steps}), before);
+}
+
+// In-place all-to-all of column blocks (block p of rank q lands on rank p as block q), plus a bias row.
+void m_a2a_cols_inplace_bias(const Run& r, LL R, LL Cb, unsigned seed) {
+  const int W = r.W, me = r.me;
+  const LL C = W * Cb;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(R * C, seed + q);
+  const auto bias = rnd<float>(C, seed + 30 + me);
+  SymArg<float> xd(r.ctx, {R, C}, &x[me]);
+  DevLocal<float> bd({C}, bias), y({R, C}, {});
+  const int before = begin_case(r);
+  if (run(r, "m_a2a_cols_inplace_bias", 1, xd.view, bd.view(), y.view())) {
+    auto moved = [&](LL i) { const LL m = i / C, c = i % C, q = c / Cb; return double(x[q][m * C + me * Cb + c % Cb]); };
+    check(r, "m_a2a_cols_inplace_bias.x", xd.download(), moved, exact());
+    check(r, "m_a2a_cols_inplace_bias.y", y.download(), [&](LL i) { return double(float(moved(i)) + bias[i % C]); }, exact());
+  }
+  end_case(r, "m_a2a_cols_inplace_bias " + dims({R, Cb}), before);
+}
+
+// Vocabulary-parallel embedding: rank q holds rows [q Vl, q Vl + Vl) of the f16 table; out = the row.
+void i_embed_vp_f16(const Run& r, LL T, LL Vl, LL D, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<f16>> tb(W);
+  for (int q = 0; q < W; ++q) tb[q] = rnd<f16>(Vl * D, seed + q);
+  const auto ids = ints<long long>(T, 0, W * Vl - 1, seed + 30);
+  DevLocal<long long> idd({T}, ids);
+  DevLocal<f16> td({Vl, D}, tb[me]);
+  SymArg<f16> part(r.ctx, {T, D}, nullptr), out(r.ctx, {T, D}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "i_embed_vp_f16", 2, idd.view(), td.view(), part.view, out.view))
+    check(r, "i_embed_vp_f16.out", out.download(),
+          [&](LL i) { const LL id = ids[i / D]; return val(tb[id / Vl][(id % Vl) * D + i % D]); }, exact());
+  end_case(r, "i_embed_vp_f16 " + dims({T, Vl, D}), before);
+}
+
+// MoE combine: out[t] = sum over k of w[t, k] y_{ids[t, k] / experts}[slot[t, k]] (slot -1: nothing).
+void i_moe_combine_f32(const Run& r, LL T, LL Kk, LL Ry, LL C, LL experts, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<bf16>> y(W);
+  for (int q = 0; q < W; ++q) y[q] = rnd<bf16>(Ry * C, seed + q);
+  const auto ids = ints<int>(T * Kk, 0, W * experts - 1, seed + 30 + me);
+  const auto slot = ints<int>(T * Kk, -1, Ry - 1, seed + 40 + me);
+  const auto w = rnd<bf16>(T * Kk, seed + 50 + me, 0.f, 1.f);
+  SymArg<bf16> yd(r.ctx, {Ry, C}, &y[me]);
+  DevLocal<int> idd({T, Kk}, ids), sd({T, Kk}, slot);
+  DevLocal<bf16> wd({T, Kk}, w);
+  DevLocal<float> out({T, C}, {});
+  const int before = begin_case(r);
+  if (run(r, "i_moe_combine_f32", 2, yd.view, idd.view(), wd.view(), sd.view(), out.view(), experts)) {
+    std::vector<double> want(T * C, 0.0), mag(T * C, 0.0);
+    for (LL t = 0; t < T; ++t)
+      for (LL j = 0; j < Kk; ++j) {
+        const LL e = t * Kk + j;
+        if (slot[e] < 0) continue;
+        for (LL c = 0; c < C; ++c) {
+          const double p = val(y[ids[e] / experts][slot[e] * C + c]) * val(w[e]);
+          want[t * C + c] += p, mag[t * C + c] += std::fabs(p);
+        }
+      }
+    check(r, "i_moe_combine_f32.out", out.download(), [&](LL i) { return want[i]; }, [&](LL i) { return 1e-6 * mag[i] + 1e-7; });
+  }
+  end_case(r, "i_moe_combine_f32 " + dims({T, Kk, Ry, C, experts}), before);
+}
+
+// all_to_all_v: rank q sends rows [off_q(p), off_q(p) + send_q[p]) of x_q to rank p, placed after the
+// rows of lower ranks; recv_p[q] = send_q[p]. Rows of y past the received ones stay poisoned.
+void i_a2av_f32(const Run& r, LL T, LL C, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<float>> x(W);
+  std::vector<std::vector<int>> send(W);
+  for (int q = 0; q < W; ++q) {
+    x[q] = rnd<float>(T * C, seed + q);
+    auto cut = ints<int>(W - 1, 0, T, seed + 20 + q);
+    std::sort(cut.begin(), cut.end());
+    cut.insert(cut.begin(), 0), cut.push_back(int(T));
+    for (int p = 0; p < W; ++p) send[q].push_back(cut[p + 1] - cut[p]);  // sums to T
+  }
+  const LL Ry = W * T;
+  DevLocal<float> xd({T, C}, x[me]);
+  DevLocal<int> sd({W}, send[me]);
+  SymArg<float> y(r.ctx, {Ry, C}, nullptr);
+  SymArg<int> recv(r.ctx, {W}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "i_a2av_f32", 2, xd.view(), sd.view(), y.view, recv.view)) {
+    check(r, "i_a2av_f32.recv", recv.download(), [&](LL q) { return double(send[q][me]); }, exact());
+    std::vector<double> want(Ry * C, std::nan(""));
+    LL row = 0;
+    for (int q = 0; q < W; ++q) {
+      LL off = 0;
+      for (int p = 0; p < me; ++p) off += send[q][p];
+      for (LL i = 0; i < send[q][me]; ++i, ++row)
+        for (LL c = 0; c < C; ++c) want[row * C + c] = x[q][(off + i) * C + c];
+    }
+    const auto got = y.download();
+    LL bad = 0;
+    for (LL i = 0; i < Ry * C; ++i) {
+      const bool ok = std::isnan(want[i]) ? std::isnan(got[i]) : double(got[i]) == want[i];
+      if (!ok && bad++ < 3)
+        pkt::fail("i_a2av_f32.y W=" + std::to_string(W) + " rank " + std::to_string(me) + " element " + std::to_string(i) +
+                  ": got " + std::to_string(got[i]) + ", want " + std::to_string(want[i]));
+    }
+  }
+  end_case(r, "i_a2av_f32 " + dims({T, C}), before);
+}
+
+// y on the next rank = x: rank me's y = x of the previous rank ([H, S, 128] bf16).
+void x_ring_shift_heads(const Run& r, LL H, LL S, unsigned seed) {
+  const int W = r.W, me = r.me, prev = (me + W - 1) % W;
+  std::vector<std::vector<bf16>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<bf16>(H * S * 128, seed + q);
+  DevLocal<bf16> xd({H, S, 128}, x[me]);
+  SymArg<bf16> y(r.ctx, {H, S, 128}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "x_ring_shift_heads", 2, xd.view(), y.view))
+    check(r, "x_ring_shift_heads.y", y.download(), [&](LL i) { return val(x[prev][i]); }, exact());
+  end_case(r, "x_ring_shift_heads " + dims({H, S}), before);
+}
+
+// acc on rank o = sum over ranks q of g_q[o rows + m] (f32 adds into a zeroed acc).
+void x_add_to_owner(const Run& r, LL rows, LL C, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<float>> g(W);
+  for (int q = 0; q < W; ++q) g[q] = rnd<float>(W * rows * C, seed + q);
+  DevLocal<float> gd({W * rows, C}, g[me]);
+  SymArg<float> acc(r.ctx, {rows, C}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "x_add_to_owner", 2, gd.view(), acc.view)) {
+    std::vector<double> want(rows * C, 0.0), mag(rows * C, 0.0);
+    for (int q = 0; q < W; ++q)
+      for (LL i = 0; i < rows * C; ++i) want[i] += g[q][me * rows * C + i], mag[i] += std::fabs(g[q][me * rows * C + i]);
+    check(r, "x_add_to_owner.acc", acc.download(), [&](LL i) { return want[i]; }, [&](LL i) { return 1e-6 * mag[i] + 1e-7; });
+  }
+  end_case(r, "x_add_to_owner " + dims({rows, C}), before);
+}
+
+// halo[0] = the previous rank's last 4 rows, halo[1] = the next rank's first 4 rows.
+void x_halo_exchange(const Run& r, LL R, LL C, unsigned seed) {
+  const int W = r.W, me = r.me, prev = (me + W - 1) % W, next = (me + 1) % W;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(R * C, seed + q);
+  DevLocal<float> xd({R, C}, x[me]);
+  SymArg<float> halo(r.ctx, {2, 4, C}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "x_halo_exchange", 2, xd.view(), halo.view))
+    check(r, "x_halo_exchange.halo", halo.download(), [&](LL i) {
+      const LL plane = i / (4 * C), j = (i / C) % 4, c = i % C;
+      return double(plane == 0 ? x[prev][(R - 4 + j) * C + c] : x[next][j * C + c]);
+    }, exact());
+  end_case(r, "x_halo_exchange " + dims({R, C}), before);
+}
+
+// y = x + the previous rank's x (f32).
+void x_pull_prev_add(const Run& r, LL M, LL N, unsigned seed) {
+  const int W = r.W, me = r.me, prev = (me + W - 1) % W;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(M * N, seed + q);
+  SymArg<float> xd(r.ctx, {M, N}, &x[me]);
+  DevLocal<float> y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "x_pull_prev_add", 2, xd.view, y.view()))
+    check(r, "x_pull_prev_add.y", y.download(), [&](LL i) { return double(x[me][i] + x[prev][i]); }, exact());
+  end_case(r, "x_pull_prev_add " + dims({M, N}), before);
+}
+
+// planes[q] = x_q on every rank, out = the sum of the planes.
+void x_prim_ag_planes_sum(const Run& r, LL M, LL N, unsigned seed) {
+  const int W = r.W, me = r.me;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(M * N, seed + q);
+  SymArg<float> xd(r.ctx, {M, N}, &x[me]), planes(r.ctx, {W, M, N}, nullptr);
+  DevLocal<float> out({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "x_prim_ag_planes_sum", 2, xd.view, planes.view, out.view())) {
+    check(r, "x_prim_ag_planes_sum.planes", planes.download(), [&](LL i) { return double(x[i / (M * N)][i % (M * N)]); }, exact());
+    check(r, "x_prim_ag_planes_sum.out", out.download(), [&](LL i) {
+      double s = 0;
+      for (int q = 0; q < W; ++q) s += x[q][i];
+      return s;
+    }, [&](LL i) {
+      double g = 0;
+      for (int q = 0; q < W; ++q) g += std::fabs(x[q][i]);
+      return 1e-6 * g + 1e-7;
+    });
+  }
+  end_case(r, "x_prim_ag_planes_sum " + dims({M, N}), before);
+}
+
+// Per-tile flags: y on the next rank = 2 x, out = y: rank me's out = 2 x of the previous rank.
+void x_prim_per_tile_flags(const Run& r, LL n, unsigned seed) {
+  const int W = r.W, me = r.me, prev = (me + W - 1) % W;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(n, seed + q);
+  SymArg<float> xd(r.ctx, {n}, &x[me]), y(r.ctx, {n}, nullptr);
+  DevLocal<float> out({n}, {});
+  const int before = begin_case(r);
+  if (run(r, "x_prim_per_tile_flags", 2, xd.view, y.view, out.view())) {
+    check(r, "x_prim_per_tile_flags.y", y.download(), [&](LL i) { return 2.0 * x[prev][i]; }, exact());
+    check(r, "x_prim_per_tile_flags.out", out.download(), [&](LL i) { return 2.0 * x[prev][i]; }, exact());
+  }
+  end_case(r, "x_prim_per_tile_flags n=" + std::to_string(n), before);
+}
+
+// Double buffer over 4 steps: out += (s + 1) x_prev for s = 0..3, from a given out. One launch.
+void x_prim_double_buffer(const Run& r, LL M, LL N, unsigned seed) {
+  const int W = r.W, me = r.me, prev = (me + W - 1) % W;
+  std::vector<std::vector<float>> x(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<float>(M * N, seed + q);
+  const auto init = rnd<float>(M * N, seed + 30 + me);
+  SymArg<float> xd(r.ctx, {M, N}, &x[me]), buf(r.ctx, {2, M, N}, nullptr);
+  DevLocal<float> out({M, N}, init);
+  const int before = begin_case(r);
+  if (run(r, "x_prim_double_buffer", 1, xd.view, buf.view, out.view())) {
+    check(r, "x_prim_double_buffer.out", out.download(), [&](LL i) { return init[i] + 10.0 * x[prev][i]; },
+          [&](LL i) { return 1e-6 * (std::fabs(init[i]) + 10 * std::fabs(x[prev][i])) + 1e-7; });
+  }
+  end_case(r, "x_prim_double_buffer " + dims({M, N}), before);
+}
+
+// MoE dispatch with a capacity: claims hand out places in no fixed order, so the check is order-free.
+// slot[t, k] is (e W + me) cap + place for the first min(count_e, cap) claims of expert e (places
+// 0 .. min - 1, each once) and -1 for the rest; rank p's recv block (e - p experts, q) holds, at its
+// first min(count, cap) rows, rows of x_q of distinct entries (t, k) of rank q with ids e (all of
+// them when count <= cap), and the rows after it stay poisoned.
+void i_moe_dispatch_cap(const Run& r, LL T, LL Kk, LL C, LL cap, LL experts, unsigned seed) {
+  const int W = r.W, me = r.me;
+  const LL E = W * experts, RR = experts * W * cap;
+  std::vector<std::vector<bf16>> x(W);
+  std::vector<std::vector<int>> ids(W);
+  for (int q = 0; q < W; ++q) x[q] = rnd<bf16>(T * C, seed + q), ids[q] = ints<int>(T * Kk, 0, E - 1, seed + 20 + q);
+  DevLocal<bf16> xd({T, C}, x[me]);
+  DevLocal<int> idd({T, Kk}, ids[me]), slot({T, Kk}, {});
+  SymArg<int> fill(r.ctx, {E}, nullptr);
+  SymArg<bf16> recv(r.ctx, {RR, C}, nullptr);
+  const int before = begin_case(r);
+  if (run(r, "i_moe_dispatch_cap", 1, xd.view(), idd.view(), fill.view, slot.view(), recv.view, cap, experts)) {
+    const auto sl = slot.download();
+    std::vector<LL> cnt(E, 0), dropped(E, 0);
+    std::vector<std::set<LL>> places(E);
+    LL bad = 0;
+    for (LL i = 0; i < T * Kk; ++i) {
+      const LL e = ids[me][i];
+      ++cnt[e];
+      if (sl[i] == -1) { ++dropped[e]; continue; }
+      if (sl[i] / cap != e * W + me || !places[e].insert(sl[i] % cap).second) ++bad;
+    }
+    for (LL e = 0; e < E; ++e) {
+      const LL kept = std::min(cnt[e], cap);
+      if (LL(places[e].size()) != kept || dropped[e] != cnt[e] - kept || (kept && *places[e].rbegin() != kept - 1)) ++bad;
+    }
+    PKT_CHECK(bad == 0, "i_moe_dispatch_cap.slot W=" + std::to_string(W) + " rank " + std::to_string(me) + ": " +
+                            std::to_string(bad) + " experts or entries wrong");
+    const auto got = recv.download();
+    LL rbad = 0;
+    for (LL el = 0; el < experts; ++el)
+      for (int q = 0; q < W; ++q) {
+        const LL e = me * experts + el;
+        std::vector<LL> cand;  // tokens of rank q that chose e, once per choice
+        for (LL i = 0; i < T * Kk; ++i)
+          if (ids[q][i] == e) cand.push_back(i / Kk);
+        const LL kept = std::min(LL(cand.size()), cap);
+        std::vector<bool> used(cand.size(), false);
+        for (LL pl = 0; pl < cap; ++pl) {
+          const LL row = (el * W + q) * cap + pl;
+          if (pl >= kept) {
+            for (LL c = 0; c < C; ++c) rbad += !std::isnan(val(got[row * C + c]));
+            continue;
+          }
+          bool found = false;
+          for (size_t j = 0; j < cand.size() && !found; ++j) {
+            if (used[j]) continue;
+            bool same = true;
+            for (LL c = 0; c < C && same; ++c) same = val(got[row * C + c]) == val(x[q][cand[j] * C + c]);
+            if (same) used[j] = found = true;
+          }
+          rbad += !found;
+        }
+      }
+    PKT_CHECK(rbad == 0, "i_moe_dispatch_cap.recv W=" + std::to_string(W) + " rank " + std::to_string(me) + ": " +
+                             std::to_string(rbad) + " rows or elements wrong");
+  }
+  end_case(r, "i_moe_dispatch_cap " + dims({T, Kk, C, cap, experts}), before);
+}
+
 void single_gpu_cases(const Run& r) {
   unsigned s = 14000;
   // Each template GEMM at a shape its rules take (K, N multiples of 8) and at a twin shape (K % 8 != 0).
@@ -1083,6 +1687,12 @@ void single_gpu_cases(const Run& r) {
   i_segment_sum(r, 77, 13, 300, s += 100);
   i_hist_then_offsets(r, 600, s += 100);
   i_keep_mask(r, 300, 6, s += 100);
+  r_add_rmsnorm(r, 13, s += 100);
+  r_rotary_heads_computed(r, 3, 37, 5, s += 100);
+  r_quant_e5m2_blocks_t(r, 37, 300, s += 100);
+  r_range_newton_rsqrt(r, 37, 300, 5, s += 100);
+  i_scatter_perm(r, 37, 600, s += 100);
+  i_lengths_to_offsets(r, 1000, s += 100);
 }
 
 void multi_rank_cases(const Run& r) {
@@ -1109,6 +1719,39 @@ void multi_rank_cases(const Run& r) {
   x_store_rows_allgather(r, 37, 300, s += 100);
   x_prim_ring_block(r, 37, 300, s += 100);
   x_prim_two_shot(r, 37, 300, s += 100);
+  f_gemm_rs_general<bf16>(r, "f_gemm_rs_128x128", false, 70, 72, 300, s += 100);
+  f_gemm_rs_general<float>(r, "f_gemm_rs_ab_f32", true, 70, 72, 300, s += 100);
+  for (const char* k : {"f_ag_gemm_f16_ab", "f_ag_gemm_f16_ab/general"}) {
+    f_ag_gemm_f16_ab(r, k, 50, 72, 264, s += 100);
+    f_ag_gemm_f16_ab(r, k, 37, 50, 100, s += 100);
+  }
+  for (const char* k : {"f_gemm_ar_then_bias", "f_gemm_ar_then_bias/general"}) {
+    f_gemm_ar_then_bias(r, k, 100, 72, 264, s += 100);
+    f_gemm_ar_then_bias(r, k, 70, 50, 100, s += 100);
+  }
+  // 6 heads (divisible by 1, 2 and 3); 50 or 77 positions a rank.
+  for (const char* k : {"a_ulysses_f16_d64", "a_ulysses_f16_d64/general"}) {
+    a_ulysses_f16_d64(r, k, 6, 50, s += 100);
+    a_ulysses_f16_d64(r, k, 6, 77, s += 100);
+  }
+  m_ar_gelu_ag_cols(r, 37, 200, s += 100);
+  m_grid_barriers_transpose(r, 70, 100, s += 100);
+  m_bcast_inplace_cast(r, 5000, s += 100);
+  m_amax_ar_quant(r, 37, 1000, s += 100);
+  m_host_loop_average(r, 3000, 3, s += 100);
+  m_a2a_cols_inplace_bias(r, 37, 100, s += 100);
+  i_embed_vp_f16(r, 37, 50, 300, s += 100);
+  i_moe_combine_f32(r, 37, 4, 40, 300, 2, s += 100);
+  i_a2av_f32(r, 37, 300, s += 100);
+  x_ring_shift_heads(r, 3, 37, s += 100);
+  x_add_to_owner(r, 37, 300, s += 100);
+  x_halo_exchange(r, 37, 300, s += 100);
+  x_pull_prev_add(r, 37, 300, s += 100);
+  x_prim_ag_planes_sum(r, 37, 300, s += 100);
+  x_prim_per_tile_flags(r, 5000, s += 100);
+  x_prim_double_buffer(r, 37, 300, s += 100);
+  i_moe_dispatch_cap(r, 37, 2, 300, 74, 2, s += 100);  // room for every choice
+  i_moe_dispatch_cap(r, 37, 2, 300, 8, 2, s += 100);   // most experts over capacity
 }
 
 }  // namespace
