@@ -1729,10 +1729,10 @@ void multi_rank_cases(const Run& r) {
     f_gemm_ar_then_bias(r, k, 100, 72, 264, s += 100);
     f_gemm_ar_then_bias(r, k, 70, 50, 100, s += 100);
   }
-  // 6 heads (divisible by 1, 2 and 3); 50 or 77 positions a rank.
+  // 12 heads (divisible by W = 1, 2, 3, 4 and 6); 50 or 77 positions a rank.
   for (const char* k : {"a_ulysses_f16_d64", "a_ulysses_f16_d64/general"}) {
-    a_ulysses_f16_d64(r, k, 6, 50, s += 100);
-    a_ulysses_f16_d64(r, k, 6, 77, s += 100);
+    a_ulysses_f16_d64(r, k, 12, 50, s += 100);
+    a_ulysses_f16_d64(r, k, 12, 77, s += 100);
   }
   m_ar_gelu_ag_cols(r, 37, 200, s += 100);
   m_grid_barriers_transpose(r, 70, 100, s += 100);
