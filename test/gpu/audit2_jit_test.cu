@@ -140,12 +140,6 @@ void check_rows(const Run& r, const std::string& what, const std::vector<T>& got
 
 
 
-constexpr double kBf = 2.0 / 256;
-std::string dims(std::initializer_list<LL> d) {
-  std::string s;
-  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
 
 // ================================================================ finding 1 ==
 

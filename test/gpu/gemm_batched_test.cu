@@ -34,13 +34,7 @@ const std::vector<const char*> kGeneralToo = {"bmm_t",          "bmm_kn_f32_bias
                                               "bmm_shared_weight_kn"};
 KernelSet g_kernels;
 
-constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
 
-std::string dims(std::initializer_list<LL> d) {
-  std::string s;
-  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
 
 void end_case(const Run& r, const std::string& what, int before) { pkt::cases::end_case(r, "gemm_batched", what, before); }
 template <class... A>

@@ -53,6 +53,17 @@ inline double val(int x) { return x; }
 inline double val(long long x) { return static_cast<double>(x); }
 inline double bf16r(double x) { return pkt::bf16_round(static_cast<float>(x)); }
 inline double f16r(double x) { return pkt::f16_round(static_cast<float>(x)); }
+inline double silu(double x) { return x / (1 + std::exp(-x)); }
+inline double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+inline double e4m3(double x) { return pkt::fp8_decode(pkt::fp8_encode(x, pkt::kE4M3), pkt::kE4M3); }
+// Relative tolerances of a bf16 and an f16 result: two units in the last place.
+constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
+// "2x3x4": a case's sizes in its PASS / FAIL line.
+inline std::string dims(std::initializer_list<LL> d) {
+  std::string s;
+  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+  return s;
+}
 
 // One rank's view of a case.
 struct Run {

@@ -90,7 +90,6 @@ inline double gelu_tanh(double x) { return pkt::gelu_tanh(x); }
 
 
 // Relative tolerances of a bf16 / f16 result: two ulps.
-constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
 
 // ================================================================ norms ==
 

@@ -75,19 +75,11 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 // ---- host data ----
 
 
-inline double e4m3(double x) { return pkt::fp8_decode(pkt::fp8_encode(x, pkt::kE4M3), pkt::kE4M3); }
-inline double silu(double x) { return x / (1 + std::exp(-x)); }
 
 
 
 
 
-constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
-std::string dims(std::initializer_list<LL> d) {
-  std::string s;
-  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
 
 // ================================================================ GEMMs ==
 

@@ -74,11 +74,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 
 using Vf = std::vector<float>;
 
-std::string dims(std::initializer_list<LL> d) {
-  std::string s;
-  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
 
 // Every rank's values of one tensor (rank q from seed + q), reproducible on every rank.
 std::vector<Vf> per_rank(int W, LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {

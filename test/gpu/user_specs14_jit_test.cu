@@ -106,15 +106,7 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 
 // ---- host data ----
 
-inline double silu(double x) { return x / (1 + std::exp(-x)); }
-inline double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
 
-constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
-std::string dims(std::initializer_list<LL> d) {
-  std::string s;
-  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
 
 // s[m, n] = sum_q A(m, q) B(n, q) in float64, and mag[m, n] = sum_q |A(m, q) B(n, q)|.
 template <class FA, class FB>

@@ -112,15 +112,8 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 
 // ---- host data ----
 
-inline double e4m3(double x) { return pkt::fp8_decode(pkt::fp8_encode(x, pkt::kE4M3), pkt::kE4M3); }
 inline double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x))); }
 
-constexpr double kBf = 2.0 / 256, kHf = 2.0 / 2048;
-std::string dims(std::initializer_list<LL> d) {
-  std::string s;
-  for (LL x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
 
 // Elements that must still hold the poison (NaN): never written.
 template <class T>
