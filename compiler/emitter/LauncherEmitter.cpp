@@ -133,6 +133,7 @@ std::string cppString(llvm::StringRef s) {
 
 struct LaunchFacts {
   int threads = 0, blocks = 0, flagSlots = 0, blocksPerSm = 1, sharedBytes = 0;
+  bool flagsBySize = false;  // a flag region per size signature (pk/runtime/flag_key.h)
   std::string copyEngine;  // <collective>:<min bytes>:<x>:<y>:<root>, empty without a route
 };
 
@@ -154,6 +155,7 @@ std::optional<LaunchFacts> launchFacts(llvm::StringRef cuda, llvm::StringRef ker
     if (key == "flag_slots") f.flagSlots = v;
     if (key == "blocks_per_sm") f.blocksPerSm = v;
     if (key == "smem") f.sharedBytes = v;
+    if (key == "flags_by_size") f.flagsBySize = v == 1;
   }
   for (llvm::StringRef field : fields)
     if (field.consume_front("copy_engine=")) f.copyEngine = field.str();
@@ -331,15 +333,20 @@ LogicalResult emitKernelLauncher(const KernelSignature &k, llvm::StringRef cuda,
      << "  cfg.grid = dim3(pk::rank_grid(ctx, kBlocks, kBlocksPerSm));  // 1/W of it if W ranks share the GPU\n"
      << "  cfg.block = dim3(kThreads);\n"
      << "  cfg.shared_bytes = " << facts->sharedBytes << ";  // prefetch rings\n"
-     << "  // The kernel's own flag region and next epoch: only once the checks passed.\n"
-     << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context("
-     << cppString(k.name) << "));\n"
+     << "  // The kernel's own flag region and next epoch: only once the checks passed.\n";
+  if (facts->flagsBySize) {  // its waits count by its sizes: a region per size signature
+    os << "  const std::string region = pk::flag_key_by_size(" << cppString(k.name);
+    for (const LauncherArg &a : k.args) os << ", " << a.name;
+    os << ");\n";
+  } else {
+    os << "  const std::string region = " << cppString(k.name) << ";\n";
+  }
+  os << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context(region));\n"
      << "  pk::KernelArgs args;\n"
      << "  args.add(lc);\n";
   for (const LauncherArg &a : k.args) os << "  args.add(" << a.name << ");\n";
   os << "  pk::Status s = kernel.launch(cfg, stream, args);\n"
-     << "  if (!s.is_ok()) ctx.retract_launch(" << cppString(k.name)
-     << ");  // nothing ran: keep the epochs in step\n"
+     << "  if (!s.is_ok()) ctx.retract_launch(region);  // nothing ran: keep the epochs in step\n"
      << "  return s;\n}\n";
   return success();
 }
@@ -551,6 +558,7 @@ LogicalResult mlir::pk::emitLauncherSource(const std::vector<KernelSignature> &k
      << "#include <pk/runtime/checks.h>\n"
      << "#include <pk/runtime/copy_engine.h>\n"
      << "#include <pk/runtime/cuda_check.h>\n"
+     << "#include <pk/runtime/flag_key.h>\n"
      << "#include <pk/runtime/kernel_args.h>\n"
      << "#include <pk/runtime/module.h>\n"
      << "#include <pk/runtime/shared_gpu.h>\n"

@@ -3,6 +3,7 @@
 #include "pk/Passes/TileShared.h"
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <functional>
 #include <map>
@@ -24,6 +25,28 @@ int64_t countFlagSlots(KernelOp kernel) {
       slots = std::max<int64_t>(slots, int64_t(count.getSlot()) + 1);
   });
   return slots;
+}
+
+// Whether `count` (a wait's) may differ between launches of the kernel with other argument sizes
+// or integer arguments: anything in its slice but constants, the rank, the world size and the
+// grid does (a loop variable or a value read from memory too, conservatively). A wait's target
+// is epoch x count, right only while every launch counts the same (user_specs12's
+// halo_exchange_prim waited for 48 of 28 signals after a launch at other sizes).
+bool countFollowsSizes(Value count, llvm::SmallPtrSetImpl<Operation *> &seen) {
+  Operation *def = count.getDefiningOp();
+  if (!def) return true;  // a kernel argument or a loop variable
+  if (!seen.insert(def).second) return false;
+  if (isa<RankOp, WorldSizeOp, GridBlocksOp>(def) || def->hasTrait<OpTrait::ConstantLike>())
+    return false;
+  if (isa<DimOp>(def) || def->getNumRegions() || !isPure(def)) return true;
+  return llvm::any_of(def->getOperands(), [&](Value in) { return countFollowsSizes(in, seen); });
+}
+
+bool waitsFollowSizes(KernelOp kernel) {
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  bool follows = false;
+  kernel.walk([&](WaitOp w) { follows |= countFollowsSizes(w.getCount(), seen); });
+  return follows;
 }
 
 // A kernel pk-split-launches made several launches: no code of its own, only the line that
@@ -123,6 +146,8 @@ LogicalResult emitKernel(Emitter &e, Operation *op) {
   e.os << "\n// pk-launch " << name << " threads=" << e.threads << " blocks=" << e.blocks
        << " flag_slots=" << flagSlots;
   if (e.blocksPerSm > 1) e.os << " blocks_per_sm=" << e.blocksPerSm;
+  // Launches key the kernel's flag region and epoch by their sizes (pk/runtime/flag_key.h).
+  if (waitsFollowSizes(kernel)) e.os << " flags_by_size=1";
   // The host-driven route the launchers take above a message size (pk/runtime/copy_engine.h).
   if (ringBytes > 0) e.os << " smem=" << ringBytes;
   if (auto route = kernel->getAttrOfType<StringAttr>("pk.copy_engine"))

@@ -7,12 +7,38 @@
 
 #include <pk/runtime/checks.h>
 #include <pk/runtime/cuda_check.h>
+#include <pk/runtime/flag_key.h>
 #include <pk/runtime/kernel_args.h>
 #include <pk/runtime/module.h>
 #include <pk/runtime/shared_gpu.h>
 #include <pk/runtime/template_launch.h>
 
 namespace pk::jit {
+
+namespace {
+
+// The key of a launch's flag region: the kernel's name, with every tensor's extents (as many as
+// the spec gives it) and every scalar where the kernel's waits count by its sizes
+// (pk/runtime/flag_key.h).
+std::string flag_region_key(const KernelInfo& info, const std::string& name, const std::vector<ArgValue>& args) {
+  if (!info.flags_by_size) return name;
+  std::string key = name + "[sizes";
+  for (std::size_t i = 0; i < args.size() && i < info.args.size(); ++i) {
+    const ArgValue& a = args[i];
+    const std::size_t rank = std::min<std::size_t>(info.args[i].shape.size(), 4);
+    const long long* shape = a.kind == ArgKind::sym_tensor ? a.sym.shape : a.tensor.shape;
+    if (a.kind == ArgKind::scalar) {
+      const std::string& e = info.args[i].element;
+      if (e == "f32" || e == "f64") flag_key_detail::add(key, a.real);
+      else flag_key_detail::add(key, a.integer);
+      continue;
+    }
+    for (std::size_t d = 0; d < rank; ++d) flag_key_detail::add(key, shape[d]);
+  }
+  return key + "]";
+}
+
+}  // namespace
 
 struct Kernel::State {
   KernelInfo info;
@@ -303,7 +329,8 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
   if (!info.tmpl.kernel.empty())
     return launch_template(ctx, f, info.tmpl, template_args(info, args, ctx.rank()), stream);
   // The kernel's own flag region and next epoch: only once the checks passed.
-  PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(f.name()));
+  const std::string region = flag_region_key(info, f.name(), args);
+  PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(region));
   KernelArgs packed;
   packed.add(lc);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -321,7 +348,7 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
   cfg.block = dim3(info.threads);
   cfg.shared_bytes = info.shared_bytes;
   Status s = f.launch(cfg, stream, packed);
-  if (!s.is_ok()) ctx.retract_launch(f.name());  // nothing ran: keep the epochs in step
+  if (!s.is_ok()) ctx.retract_launch(region);  // nothing ran: keep the epochs in step
   return s;
 }
 

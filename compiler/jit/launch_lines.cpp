@@ -123,6 +123,7 @@ Result<std::vector<KernelInfo>> parse_launch_lines(const std::string& cuda) {
       if (key == "blocks") k.blocks = std::atoi(value.c_str());
       if (key == "flag_slots") k.flag_slots = std::atoi(value.c_str());
       if (key == "blocks_per_sm") k.blocks_per_sm = std::max(1, std::atoi(value.c_str()));
+      if (key == "flags_by_size") k.flags_by_size = value == "1";
       if (key == "smem") k.shared_bytes = static_cast<unsigned>(std::max(0, std::atoi(value.c_str())));
       if (key == "args") {
         PK_ASSIGN_OR_RETURN(k.args, parse_args(value));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <pk/jit/jit.h>
+#include <pk/runtime/flag_key.h>
 
 namespace {
 
@@ -101,6 +102,24 @@ TEST(JitLaunchLines, ParsesFactsAndTypes) {
   EXPECT_EQ(wide->front().blocks_per_sm, 4);
   EXPECT_EQ(wide->front().shared_bytes, 32768u);
   EXPECT_EQ(wide->front().blocks, 528);
+  EXPECT_FALSE(wide->front().flags_by_size);
+  auto sized = pk::jit::parse_launch_lines("// pk-launch h threads=512 blocks=132 flag_slots=3 flags_by_size=1 args=!pk.sym<?x?xf32>\n");
+  ASSERT_TRUE(sized.is_ok()) << sized.status().message();
+  EXPECT_TRUE(sized->front().flags_by_size);
+}
+
+// Launches whose waits count by their sizes take a flag region per size signature: the same
+// sizes and scalars give one key, another extent or scalar another (pk/runtime/flag_key.h).
+TEST(JitLaunchLines, FlagKeysFollowSizesAndScalars) {
+  pk::Tensor<float> a{nullptr, {37, 300, 1, 1}, 37 * 300}, b{nullptr, {1, 1000, 1, 1}, 1000};
+  pk::SymTensor<float> s{};
+  s.shape[0] = 4;
+  EXPECT_EQ(pk::flag_key_by_size("k", a, s, 3LL), pk::flag_key_by_size("k", a, s, 3LL));
+  EXPECT_NE(pk::flag_key_by_size("k", a, s, 3LL), pk::flag_key_by_size("k", b, s, 3LL));
+  EXPECT_NE(pk::flag_key_by_size("k", a, s, 3LL), pk::flag_key_by_size("k", a, s, 4LL));
+  EXPECT_NE(pk::flag_key_by_size("k", a, 0.5f), pk::flag_key_by_size("k", a, 0.25f));
+  EXPECT_NE(pk::flag_key_by_size("k", a), pk::flag_key_by_size("j", a));
+  EXPECT_EQ(pk::flag_key_by_size("k", a, 2), "k[sizes,37,300,1,1,2]");
 }
 
 // A kernel of several launches: its pk-sequence line names the parts in order and its host

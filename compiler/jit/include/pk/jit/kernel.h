@@ -29,6 +29,9 @@ struct KernelInfo {
   std::string name;
   int threads = 0, blocks = 0, flag_slots = 0, blocks_per_sm = 1;
   unsigned shared_bytes = 0;  // dynamic shared memory a block takes (`smem=`: prefetch rings)
+  // Its waits count signals that follow the sizes (`flags_by_size=1`): each size signature
+  // takes its own flag region and epoch (pk/runtime/flag_key.h).
+  bool flags_by_size = false;
   std::vector<ArgSpec> args;
   std::optional<CopyEngineRoute> copy_engine;  // launches above its size skip the kernel
   std::vector<HostCheck> checks;  // the kernel's `// pk-host-check` lines
