@@ -42,10 +42,15 @@ bool countFollowsSizes(Value count, llvm::SmallPtrSetImpl<Operation *> &seen) {
   return llvm::any_of(def->getOperands(), [&](Value in) { return countFollowsSizes(in, seen); });
 }
 
+// Also a flag slot computed at run time (a flag per tile): which slots a launch signals then
+// follows the sizes, and a slot another size left out would fall behind in launch numbers.
 bool waitsFollowSizes(KernelOp kernel) {
   llvm::SmallPtrSet<Operation *, 16> seen;
   bool follows = false;
   kernel.walk([&](WaitOp w) { follows |= countFollowsSizes(w.getCount(), seen); });
+  kernel.walk([&](FlagOp f) {
+    if (Value offset = f.getOffset()) follows |= countFollowsSizes(offset, seen);
+  });
   return follows;
 }
 
