@@ -309,23 +309,6 @@ void gemm_epilogue_tile_origin(const Run& r, LL M, LL Kd, LL N, unsigned seed) {
   end_case(r, "gemm_epilogue_tile_origin " + dims({M, Kd, N}), before);
 }
 
-// Softmax attention of one head in float64: o [Sq, D] for scores s(i, j) with keys masked where
-// keep(i, j) is false (every row keeps at least one key).
-template <class F, class Keep>
-void attend(LL Sq, LL Sk, LL D, const F& score, const Keep& keep, const std::function<double(LL, LL)>& vv,
-            std::vector<double>& o) {
-  o.assign(Sq * D, 0.0);
-  std::vector<double> p(Sk);
-  for (LL i = 0; i < Sq; ++i) {
-    double m = -1e300, s = 0;
-    for (LL j = 0; j < Sk; ++j)
-      if (keep(i, j)) p[j] = score(i, j), m = std::max(m, p[j]);
-    for (LL j = 0; j < Sk; ++j) p[j] = keep(i, j) ? std::exp(p[j] - m) : 0.0, s += p[j];
-    for (LL j = 0; j < Sk; ++j)
-      if (p[j] != 0)
-        for (LL d = 0; d < D; ++d) o[i * D + d] += p[j] / s * vv(j, d);
-  }
-}
 
 // 7. Attention whose keys are those after the 64-row query tile's first row less the window:
 // row i keeps key j when j > i / 64 * 64 - window (the same keys for every row of a tile).
@@ -336,7 +319,7 @@ void attention_tile_origin_window(const Run& r, LL H, LL S, LL window, unsigned 
   DevLocal<bf16> qd({H, S, D}, q), kd({H, S, D}, kk), vd({H, S, D}, v), o({H, S, D}, {});
   const int before = begin_case(r);
   if (run(r, "attention_tile_origin_window", 2, qd.view(), kd.view(), vd.view(), o.view(), window, scale)) {
-    std::vector<double> wo(H * S * D), oh;
+    std::vector<double> wo(H * S * D), oh, lse_unused;
     for (LL h = 0; h < H; ++h) {
       attend(S, S, D,
              [&](LL i, LL j) {
@@ -345,7 +328,7 @@ void attention_tile_origin_window(const Run& r, LL H, LL S, LL window, unsigned 
                return s * scale;
              },
              [&](LL i, LL j) { return j > i / 64 * 64 - window; }, [&](LL j, LL d) { return val(v[(h * S + j) * D + d]); },
-             oh);
+             oh, lse_unused);
       std::copy(oh.begin(), oh.end(), wo.begin() + h * S * D);
     }
     check(r, "attention_tile_origin_window.o", o.download(), [&](LL i) { return wo[i]; },

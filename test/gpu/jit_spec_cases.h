@@ -65,6 +65,38 @@ inline std::string dims(std::initializer_list<LL> d) {
   return s;
 }
 
+// Softmax attention of one head in float64: o [Sq, D] and lse [Sq] for scores score(i, j), keys
+// masked where keep(i, j) is false (every row keeps at least one key); vv(j, d) is V.
+template <class F, class Keep, class V>
+void attend(LL Sq, LL Sk, LL D, const F& score, const Keep& keep, const V& vv, double* o, double* lse) {
+  std::vector<double> p(Sk);
+  for (LL i = 0; i < Sq; ++i) {
+    double m = -1e300, s = 0;
+    for (LL j = 0; j < Sk; ++j)
+      if (keep(i, j)) p[j] = score(i, j), m = std::max(m, p[j]);
+    for (LL j = 0; j < Sk; ++j) p[j] = keep(i, j) ? std::exp(p[j] - m) : 0.0, s += p[j];
+    for (LL d = 0; d < D; ++d) o[i * D + d] = 0;
+    for (LL j = 0; j < Sk; ++j)
+      if (p[j] != 0)
+        for (LL d = 0; d < D; ++d) o[i * D + d] += p[j] / s * vv(j, d);
+    lse[i] = m + std::log(s);
+  }
+}
+// The same into vectors sized to fit.
+template <class F, class Keep, class V>
+void attend(LL Sq, LL Sk, LL D, const F& score, const Keep& keep, const V& vv, std::vector<double>& o,
+            std::vector<double>& lse) {
+  o.assign(Sq * D, 0.0), lse.assign(Sq, 0.0);
+  attend(Sq, Sk, D, score, keep, vv, o.data(), lse.data());
+}
+// Row xo of x dotted with row yo of y over D elements, in float64.
+template <class T>
+double dot(const std::vector<T>& x, LL xo, const std::vector<T>& y, LL yo, LL D) {
+  double s = 0;
+  for (LL d = 0; d < D; ++d) s += val(x[xo + d]) * val(y[yo + d]);
+  return s;
+}
+
 // One rank's view of a case.
 struct Run {
   pk::Context& ctx;

@@ -400,30 +400,6 @@ void i_fp8_gemm_rowcol(const Run& r, const std::string& k, LL M, LL Kd, LL N, un
 
 // ================================================================ attention ==
 
-// Softmax attention of one head in float64: o [Sq, D] and lse [Sq] for scores s(i, j) with
-// keys masked where keep(i, j) is false (every row keeps at least one key).
-template <class F, class Keep>
-void attend(LL Sq, LL Sk, LL D, const F& score, const Keep& keep, const std::function<double(LL, LL)>& vv,
-            std::vector<double>& o, std::vector<double>& lse) {
-  o.assign(Sq * D, 0.0), lse.assign(Sq, 0.0);
-  std::vector<double> p(Sk);
-  for (LL i = 0; i < Sq; ++i) {
-    double m = -1e300, s = 0;
-    for (LL j = 0; j < Sk; ++j)
-      if (keep(i, j)) p[j] = score(i, j), m = std::max(m, p[j]);
-    for (LL j = 0; j < Sk; ++j) p[j] = keep(i, j) ? std::exp(p[j] - m) : 0.0, s += p[j];
-    for (LL j = 0; j < Sk; ++j)
-      if (p[j] != 0)
-        for (LL d = 0; d < D; ++d) o[i * D + d] += p[j] / s * vv(j, d);
-    lse[i] = m + std::log(s);
-  }
-}
-template <class T>
-double dot(const std::vector<T>& x, LL xo, const std::vector<T>& y, LL yo, LL D) {
-  double s = 0;
-  for (LL d = 0; d < D; ++d) s += val(x[xo + d]) * val(y[yo + d]);
-  return s;
-}
 
 // Causal, [S, 128] bf16, scale 1/sqrt(128) computed in the kernel, lse [S].
 void a_bf16_d128_causal_lse1d(const Run& r, const std::string& k, LL S, unsigned seed) {

@@ -127,29 +127,6 @@ void check_untouched(const Run& r, const std::string& what, const std::vector<T>
 
 // ================================================================ attention ==
 
-// Softmax attention of one head in float64: o [Sq, D] and lse [Sq] for scores score(i, j), keys
-// masked where keep(i, j) is false (every row keeps at least one key).
-template <class F, class Keep, class V>
-void attend(LL Sq, LL Sk, LL D, const F& score, const Keep& keep, const V& vv, double* o, double* lse) {
-  std::vector<double> p(Sk);
-  for (LL i = 0; i < Sq; ++i) {
-    double m = -1e300, s = 0;
-    for (LL j = 0; j < Sk; ++j)
-      if (keep(i, j)) p[j] = score(i, j), m = std::max(m, p[j]);
-    for (LL j = 0; j < Sk; ++j) p[j] = keep(i, j) ? std::exp(p[j] - m) : 0.0, s += p[j];
-    for (LL d = 0; d < D; ++d) o[i * D + d] = 0;
-    for (LL j = 0; j < Sk; ++j)
-      if (p[j] != 0)
-        for (LL d = 0; d < D; ++d) o[i * D + d] += p[j] / s * vv(j, d);
-    lse[i] = m + std::log(s);
-  }
-}
-template <class T>
-double dot(const std::vector<T>& a, LL ia, const std::vector<T>& b, LL ib, LL D) {
-  double s = 0;
-  for (LL d = 0; d < D; ++d) s += val(a[ia + d]) * val(b[ib + d]);
-  return s;
-}
 // The attention outputs' bounds: bf16 (p and o rounded to bf16) and f16.
 auto bf_o_tol(const std::vector<double>& w) { return [&w](LL i) { return 2 * kBf * std::fabs(w[i]) + 4e-3; }; }
 auto hf_o_tol(const std::vector<double>& w) { return [&w](LL i) { return 4 * kHf * std::fabs(w[i]) + 2e-3; }; }
