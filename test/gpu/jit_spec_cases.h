@@ -6,13 +6,16 @@
 #include <pk/jit/compile.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sym_test_util.h"
@@ -165,26 +168,43 @@ using KernelSet = std::map<std::string, pk::jit::Kernel>;
 
 // Compiles each of `kernels` from `spec` with templates on (the bool: whether it must take a
 // template), and each of `general_too` also with them off, by the pkc executable `pkc`; false,
-// after a FAIL line, at the first that does not compile or takes the wrong route.
+// after a FAIL line, at the first (in list order) that does not compile or takes the wrong route.
+// The compiles (a pkc process and NVRTC each) run on several threads: a set's cold cache is
+// otherwise most of its device time. PK_JIT_THREADS caps the count (default: every core, at most 16).
 inline bool compile_set(const char* spec, const std::vector<std::pair<const char*, bool>>& kernels,
                         const std::vector<const char*>& general_too, const char* pkc, KernelSet& out) {
   auto text = pk::jit::read_spec(spec);
   if (!text.is_ok()) return pkt::fail(std::string("read the spec: ") + text.status().message()), false;
-  auto one = [&](const char* name, bool templates, bool want_template) {
-    pk::jit::Options options;
-    options.kernel = name;
-    options.templates = templates;
-    auto k = pk::jit::compile_spec(spec, *text, options, pk::jit::pkc_frontend(pkc));
-    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    if (took_template(*k) != want_template)
-      return pkt::fail(std::string(name) + (want_template ? " took no template" : " took a template")), false;
-    out.emplace(std::string(name) + (templates ? "" : "/general"), std::move(*k));
-    return true;
+  struct Job {
+    const char* name;
+    bool templates, want_template;
+    std::optional<pk::Result<pk::jit::Kernel>> result;
   };
-  for (auto [name, tmpl] : kernels)
-    if (!one(name, true, tmpl)) return false;
-  for (const char* name : general_too)
-    if (!one(name, false, false)) return false;
+  std::vector<Job> jobs;
+  for (auto [name, tmpl] : kernels) jobs.push_back({name, true, tmpl, std::nullopt});
+  for (const char* name : general_too) jobs.push_back({name, false, false, std::nullopt});
+  const pk::jit::Frontend frontend = pk::jit::pkc_frontend(pkc);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < jobs.size();) {
+      pk::jit::Options options;
+      options.kernel = jobs[i].name;
+      options.templates = jobs[i].templates;
+      jobs[i].result = pk::jit::compile_spec(spec, *text, options, frontend);
+    }
+  };
+  unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  if (const char* t = std::getenv("PK_JIT_THREADS"); t && std::atoi(t) > 0) threads = unsigned(std::atoi(t));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::min<std::size_t>(threads, jobs.size()); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  for (Job& j : jobs) {
+    auto& k = *j.result;
+    if (!k.is_ok()) return pkt::fail(std::string("compile ") + j.name + ": " + k.status().message()), false;
+    if (took_template(*k) != j.want_template)
+      return pkt::fail(std::string(j.name) + (j.want_template ? " took no template" : " took a template")), false;
+    out.emplace(std::string(j.name) + (j.templates ? "" : "/general"), std::move(*k));
+  }
   return true;
 }
 
