@@ -1199,10 +1199,27 @@ private:
       bool toPeer = isPeerRef(arg(0));
       int peer = -1;
       int dest = toPeer ? peerExpr(arg(0), peer) : tensorExpr(arg(0), false);
-      if (n == "store_add" && !toPeer && !failed)
-        return fail(l, "store_add adds into a peer's copy: write store_add(C.on(peer), tile, ...)");
       int tile = tileExpr(arg(1));
       if (failed) return -1;
+      if (n == "store_add" && !toPeer) {
+        // Into this rank's tensor: the tile's rows added at rows m.. by index (red.global.add),
+        // as store_add_rows does, so tiles that meet (partial sums over row tiles) all arrive.
+        if (typeOf(dest).shape.size() != 2)
+          return fail(l, "store_add into a local tensor takes a 2-D tensor (it adds the tile's "
+                         "rows by index, as store_add_rows does); view a 1-D one as [1, N]");
+        tile = storedTile(tile, 2, l);
+        if (tile < 0 || typeOf(tile).smem)
+          return tile < 0 ? -1 : fail(l, "store_add takes a register tile: load it with load<...>");
+        std::vector<int> at = indices(c, 2, 2, l);
+        if (failed) return -1;
+        ValueType rows;
+        rows.kind = ValueType::Tile;
+        rows.elem = Elem::I32;
+        rows.shape = {typeOf(tile).shape[0]};
+        int slots = emitValue(OpKind::Iota, l, {at[0]}, rows, {}, 0);
+        emit(OpKind::StoreRows, l, {tile, dest, slots, at[1]}).attr = 1;
+        return -2;
+      }
       // Peer stores go from registers; a shared-memory tile reached the CUDA emitter, which
       // has no such pattern (found by fuzzing).
       if (toPeer && typeOf(tile).smem)
@@ -1223,6 +1240,30 @@ private:
       int in = tileExpr(arg(0));
       if (in < 0) return -1;
       return emitValue(n == "cumsum" ? OpKind::Cumsum : OpKind::Histogram, l, {in}, t);
+    }
+    if (n == "reshape") {
+      auto shapeText = [](const std::vector<int64_t> &shape) {
+        std::string text = "[";
+        for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+        return text + "]";
+      };
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int in = tileExpr(arg(0));
+      if (in < 0) return -1;
+      auto nonUnit = [](const std::vector<int64_t> &shape) {
+        std::vector<int64_t> dims;
+        for (int64_t d : shape)
+          if (d != 1) dims.push_back(d);
+        return dims;
+      };
+      if (typeOf(in).smem)
+        return fail(l, "reshape takes a register tile: load it with load<...>");
+      if (nonUnit(typeOf(in).shape) != nonUnit(t.shape))
+        return fail(l, "reshape adds or drops dimensions of 1 only, keeping the others in order (a "
+                       "[64] tile can become [1, 64] or [64, 1]); " + shapeText(typeOf(in).shape) +
+                       " cannot become " + shapeText(t.shape));
+      return typeOf(in).shape == t.shape ? in : emitValue(OpKind::Reshape, l, {in}, t);
     }
     if (n == "transpose") {
       ValueType t;

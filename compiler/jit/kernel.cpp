@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include <pk/runtime/checks.h>
+#include <pk/runtime/compile_cache.h>
 #include <pk/runtime/cuda_check.h>
 #include <pk/runtime/flag_key.h>
 #include <pk/runtime/kernel_args.h>
@@ -45,6 +46,10 @@ struct Kernel::State {
   std::vector<KernelInfo> parts;
   std::vector<KernelInfo> fallbacks;  // general-path twins of template launches
   std::vector<char> image;
+  // Beside the function's name in its flag region's key: two kernels of one name but other code
+  // (a spec compiled with templates on and off, two specs naming a kernel alike) keep their own
+  // epochs in one context, where one region's epoch would run ahead of the other's signals.
+  std::string code_tag;  // made at the first launch: a warm compile stays a file read
   std::mutex mutex;
   // Modules belong to one device's context: one per device, loaded by the first rank there.
   std::map<int, std::unique_ptr<Module>> modules;
@@ -322,14 +327,18 @@ Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<A
   }
   PK_RETURN_IF_ERROR(load(ctx));
   pk::Kernel f;
+  std::string code_tag;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     f = state_->functions.at(ctx.device()).at(function);
+    if (state_->code_tag.empty())
+      state_->code_tag = "#" + cache_key_hash(std::string(state_->image.begin(), state_->image.end())).substr(0, 16);
+    code_tag = state_->code_tag;
   }
   if (!info.tmpl.kernel.empty())
-    return launch_template(ctx, f, info.tmpl, template_args(info, args, ctx.rank()), stream);
+    return launch_template(ctx, f, info.tmpl, template_args(info, args, ctx.rank()), stream, code_tag);
   // The kernel's own flag region and next epoch: only once the checks passed.
-  const std::string region = flag_region_key(info, f.name(), args);
+  const std::string region = flag_region_key(info, f.name() + code_tag, args);
   PK_ASSIGN_OR_RETURN(LaunchContext lc, ctx.make_launch_context(region));
   KernelArgs packed;
   packed.add(lc);

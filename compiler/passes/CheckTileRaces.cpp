@@ -1,6 +1,7 @@
 // pk-check-tile-races: a tile loop's iterations run in parallel and in no order, so a loop that
 // writes a tensor may read it only at the very tile it writes (an element-wise update in
-// place); any other read (a scalar `x.at(i)` too), and any read of rows a loop scatters by
+// place) or inside a cell of the tensor that only its own iteration touches (ownCell); any
+// other read (a scalar `x.at(i)` too), and any read of rows a loop scatters by
 // index or of counters it claims slots from, races with another iteration's write and is an
 // error at the read. Peers' copies are the protocol checker's (pk-verify-protocol). A store
 // whose place does not depend on one of the loop's dimensions is written by every tile along
@@ -49,6 +50,59 @@ bool sameTile(Operation *read, Operation *write) {
   for (auto [p, q] : llvm::zip(load.getIndices(), store.getIndices()))
     if (!sameIndex(p, q)) return false;
   return true;
+}
+
+// The extent of a tile along dimension j of a tensor of rank `rank` (a tile of lower rank covers
+// the last dimensions, one element along the leading ones).
+int64_t extentAlong(ArrayRef<int64_t> shape, size_t rank, size_t j) {
+  const size_t lead = rank - shape.size();
+  return j < lead ? 1 : shape[j - lead];
+}
+
+// An index as a base value plus a constant (base null for a constant).
+std::pair<Value, int64_t> baseAndOffset(Value v) {
+  if (auto c = getConstantIntValue(v)) return {Value(), *c};
+  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    if (auto c = getConstantIntValue(add.getRhs())) return {add.getLhs(), *c};
+    if (auto c = getConstantIntValue(add.getLhs())) return {add.getRhs(), *c};
+  }
+  return {v, 0};
+}
+
+// Whether a register-tile read and a store of one tensor at different places of one iteration
+// still cannot race (an in-place rotary embedding reading both halves of a row before writing
+// them; a norm whose first range loop reads the row blocks the second rewrites):
+// - other iterations: along every dimension of the loop that may have more than one tile,
+//   both index one tensor dimension by that loop variable itself, no wider than the step, so
+//   each iteration stays inside a cell of the tensor that no other iteration touches;
+// - this iteration: the two boxes are apart (the same base plus constants whose ranges do not
+//   meet), or the tiles have one shape, so one thread holds each element in both and program
+//   order orders them (as for a read at the very tile written).
+bool ownCell(Operation *read, Operation *write, TileForeachOp loop) {
+  auto load = dyn_cast<TileLoadOp>(read);
+  auto store = dyn_cast<TileStoreOp>(write);
+  if (!load || !store) return false;
+  auto loaded = cast<TileType>(load.getType());
+  ArrayRef<int64_t> ls = loaded.getShape(), ss = store.getValue().getType().getShape();
+  const size_t rank = load.getIndices().size();
+  if (store.getIndices().size() != rank || ls.size() > rank || ss.size() > rank) return false;
+  Block &body = loop.getBody().front();
+  for (auto [d, step] : llvm::enumerate(loop.getSteps())) {
+    if (auto c = getConstantIntValue(loop.getUpperBounds()[d]); c && *c <= step) continue;
+    bool cell = false;
+    for (size_t j = 0; j < rank && !cell; ++j)
+      cell = load.getIndices()[j] == body.getArgument(d) && store.getIndices()[j] == body.getArgument(d) &&
+             extentAlong(ls, rank, j) <= step && extentAlong(ss, rank, j) <= step;
+    if (!cell) return false;
+  }
+  for (size_t j = 0; j < rank; ++j) {
+    auto [lb, lo] = baseAndOffset(load.getIndices()[j]);
+    auto [sb, so] = baseAndOffset(store.getIndices()[j]);
+    if ((lb == sb || (lb && sb && sameIndex(lb, sb))) &&
+        (lo + extentAlong(ls, rank, j) <= so || so + extentAlong(ss, rank, j) <= lo))
+      return true;
+  }
+  return ls == ss && loaded.getMemorySpace() == MemorySpace::reg;
 }
 
 Value readTensor(Operation *op) {
@@ -312,7 +366,7 @@ struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces>
         Value source = readTensor(read);
         if (!source) return WalkResult::advance();
         for (Operation *write : writes) {
-          if (writtenTensor(write) != source || sameTile(read, write)) continue;
+          if (writtenTensor(write) != source || sameTile(read, write) || ownCell(read, write, loop)) continue;
           auto diag = read->emitError(
               "this tile loop reads a tensor at other tiles than it writes; its iterations run "
               "in parallel and in no order, so the read races with another iteration's write: "

@@ -67,6 +67,7 @@ private:
   Process &out;
   llvm::DenseMap<Value, int64_t> values;
   llvm::DenseSet<Value> unknown;  // integers computed from memory (`x.at(i)`)
+  int64_t tile = -1;              // the dealt tile loop's tile being run (-1: outside one)
   llvm::DenseMap<Value, FlagInfo> flags;
   // Rows of a tile that came from inside a tensor (a clipped load's valid0), for race reports.
   llvm::DenseMap<Value, int64_t> validRows;
@@ -192,6 +193,7 @@ private:
   bool access(Operation *op, Value tensor, ValueRange indices, ArrayRef<int64_t> shape,
               int memRank, bool write, bool add, bool tma) {
     Event e{EventKind::Access, op};
+    e.access.tile = tile;
     if (!tensorArg(op, tensor, e.access.tensor)) return false;
     SmallVector<int64_t> origin;
     if (!getAll(op, indices, origin)) return false;
@@ -221,6 +223,7 @@ private:
   // An access to the whole of `memRank`'s copy of `tensor` (writes commute, as adds do).
   bool wholeAccess(Operation *op, Value tensor, int memRank, bool write) {
     Event e{EventKind::Access, op};
+    e.access.tile = tile;
     if (!tensorArg(op, tensor, e.access.tensor)) return false;
     e.access.memRank = memRank;
     e.access.write = write;
@@ -366,7 +369,10 @@ private:
         values[body.getArgument(d)] = (rest % trips[d]) * steps[d];
         rest /= trips[d];
       }
-      if (!run(body, depth + 1) || !withinBudget(loop)) return false;
+      if (depth == 0) tile = t;
+      bool ok = run(body, depth + 1) && withinBudget(loop);
+      if (depth == 0) tile = -1;
+      if (!ok) return false;
     }
     return true;
   }
@@ -597,8 +603,10 @@ private:
     }
     if (auto s = dyn_cast<TileStoreRowsOp>(op)) {
       int64_t peer = rank;
-      return (!s.getPeer() || get(op, s.getPeer(), peer)) &&
-             wholeAccess(op, s.getDest(), int(peer), true);
+      if (s.getPeer() && !get(op, s.getPeer(), peer)) return false;
+      if (!wholeAccess(op, s.getDest(), int(peer), true)) return false;
+      out.events.back().access.rows = s.getAdd() ? 2 : 1;
+      return true;
     }
     if (auto c = dyn_cast<TileClaimOp>(op)) return wholeAccess(op, c.getCounter(), rank, true);
     // A float element read as a scalar (`x.at(i)` of an f32 tensor): a read of this rank's

@@ -68,11 +68,16 @@ struct Access {
   int memRank = 0;       // whose copy is accessed
   bool write = false;
   bool add = false;      // element-wise atomic add: adds commute with each other
+  // Rows moved by index (store_rows), marked as adds since they commute: 1 stores, 2 adds them.
+  int rows = 0;
   bool tma = false;      // goes through the async (TMA) proxy
   llvm::SmallVector<int64_t, 2> lo, hi;  // half-open box per dimension
   // A tile store: how many leading rows of the tile came from inside the tensor it was loaded
   // from (-1: all, or not known). Only explains a race; the store writes the padding rows too.
   int64_t validRows = -1;
+  // The tile of the block's dealt (outermost) tile loop that made the access (-1: none). Tiles
+  // with different numbers may run on different blocks at some grid size, whatever the model's.
+  int64_t tile = -1;
 };
 
 enum class EventKind { Signal, Wait, Access, BulkWait, ProxyFence };

@@ -249,8 +249,8 @@ LogicalResult TileReshapeOp::verify() {
 
 LogicalResult TileCumsumOp::verify() {
   TileType t = getInput().getType();
-  if (t.getRank() != 1 || t.getMemorySpace() != MemorySpace::reg)
-    return emitOpError("sums along a 1-D register tile, got ") << t;
+  if (t.getRank() > 2 || t.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("sums along a 1-D register tile or along each row of a 2-D one, got ") << t;
   return success();
 }
 

@@ -180,7 +180,8 @@ Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateA
 }
 
 Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch& t,
-                       const std::vector<TemplateArg>& args, cudaStream_t stream) {
+                       const std::vector<TemplateArg>& args, cudaStream_t stream,
+                       const std::string& code_tag) {
   HostValues values = template_values(ctx, args);
   PK_ASSIGN_OR_RETURN(int sms, rank_sm_count(ctx));  // 1/W of the SMs when W ranks share the GPU
   values.sms = sms;
@@ -196,7 +197,7 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
   const bool uses_flags = has_field(ParamField::Kind::ctx);
   std::string key;  // empty: no region, and retract_launch(key) does nothing
   if (uses_flags) {
-    key = t.kernel + "[grid=" + std::to_string(grid);
+    key = t.kernel + code_tag + "[grid=" + std::to_string(grid);
     for (const TemplateArg& a : args)
       if (a.tensor)
         for (long long d : a.shape) key += "," + std::to_string(d);

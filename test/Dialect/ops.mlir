@@ -187,6 +187,9 @@ pk.kernel @int_rows(%ids: !pk.tensor<?xi32>, %x: !pk.tensor<?x?xbf16>, %y: !pk.t
   %h = pk.tile.histogram %i : !pk.tile<16xi32> -> !pk.tile<8xi32>
   // CHECK: pk.tile.cumsum %{{.*}} : !pk.tile<8xi32>
   %cs = pk.tile.cumsum %h : !pk.tile<8xi32>
+  // CHECK: pk.tile.cumsum %{{.*}} : !pk.tile<4x64xf32>
+  %rowtile = pk.tile.zeros : !pk.tile<4x64xf32>
+  %rows = pk.tile.cumsum %rowtile : !pk.tile<4x64xf32>
   // CHECK: pk.load_scalar %{{.*}}[%{{.*}}] : !pk.tensor<?xi32> -> index
   %count = pk.load_scalar %ids[%c0] : !pk.tensor<?xi32> -> index
   pk.return

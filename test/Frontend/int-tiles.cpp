@@ -104,3 +104,10 @@ PK_KERNEL void peer_rows(Tensor<i32, 2> ids, Tensor<bf16, 2> x, Scratch<i32, 1> 
 #endif
   }
 }
+
+// Tests that cumsum of a 2-D tile sums along each row (the tile library's segmented scan).
+// CHECK-LABEL: pk.kernel @row_cumsum
+// CHECK: pk.tile.cumsum %{{.*}} : !pk.tile<16x64xi64>
+PK_KERNEL void row_cumsum(Tensor<i64, 2> p, Tensor<i64, 2> c) {
+  for (auto [m, n] : tiles(p.rows(), p.cols(), {16, 64})) store(c, cumsum(load<16, 64>(p, m, n)), m, n);
+}

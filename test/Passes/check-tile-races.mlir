@@ -80,3 +80,79 @@ pk.kernel @claim_and_read(%ids: !pk.tensor<?xi32>, %fill: !pk.tensor<?xi32>, %ou
   }
   pk.return
 }
+
+// -----
+
+// Tests that an iteration may read and write different places of a cell no other iteration
+// touches: both halves of its rows read, then both written (rotary embedding in place).
+// CHECK-LABEL: pk.kernel @halves_in_place
+pk.kernel @halves_in_place(%x: !pk.tensor<?x?xf32>) {
+  %n = pk.dim %x, 0 : !pk.tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  pk.tile.foreach (%m) to (%n) step [16] {
+    %a = pk.tile.load %x[%m, %c0] : !pk.tensor<?x?xf32> -> !pk.tile<16x64xf32>
+    %b = pk.tile.load %x[%m, %c64] : !pk.tensor<?x?xf32> -> !pk.tile<16x64xf32>
+    pk.tile.store %b, %x[%m, %c0] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>
+    pk.tile.store %a, %x[%m, %c64] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a read of the cell by a range loop before a second range loop rewrites it is
+// accepted when both tiles have one shape (a norm of rows wider than one tile, in place).
+// CHECK-LABEL: pk.kernel @norm_chunks_in_place
+pk.kernel @norm_chunks_in_place(%x: !pk.tensor<?x?xf32>) {
+  %rows = pk.dim %x, 0 : !pk.tensor<?x?xf32>
+  %cols = pk.dim %x, 1 : !pk.tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  pk.tile.foreach (%m) to (%rows) step [4] {
+    scf.for %n = %c0 to %cols step %c256 {
+      %t = pk.tile.load %x[%m, %n] : !pk.tensor<?x?xf32> -> !pk.tile<4x256xf32>
+    }
+    scf.for %n = %c0 to %cols step %c256 {
+      %t = pk.tile.load %x[%m, %n] : !pk.tensor<?x?xf32> -> !pk.tile<4x256xf32>
+      %s = pk.tile.map <mul> %t, %t : !pk.tile<4x256xf32>, !pk.tile<4x256xf32> -> !pk.tile<4x256xf32>
+      pk.tile.store %s, %x[%m, %n] : !pk.tile<4x256xf32>, !pk.tensor<?x?xf32>
+    }
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that a read taller than the step leaves the cell: it races with the next iteration's write.
+pk.kernel @read_taller_than_step(%x: !pk.tensor<?x?xf32>) {
+  %n = pk.dim %x, 0 : !pk.tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  pk.tile.foreach (%m) to (%n) step [16] {
+    // expected-error @+1 {{this tile loop reads a tensor at other tiles than it writes}}
+    %a = pk.tile.load %x[%m, %c0] : !pk.tensor<?x?xf32> -> !pk.tile<32x64xf32>
+    %b = pk.tile.load %x[%m, %c64] : !pk.tensor<?x?xf32> -> !pk.tile<16x64xf32>
+    // expected-note @+1 {{the write}}
+    pk.tile.store %b, %x[%m, %c64] : !pk.tile<16x64xf32>, !pk.tensor<?x?xf32>
+  }
+  pk.return
+}
+
+// -----
+
+// Tests that overlapping places of one iteration with tiles of different shapes are refused:
+// another thread may hold each element of the read than of the write.
+pk.kernel @overlap_other_shape(%x: !pk.tensor<?x?xf32>) {
+  %n = pk.dim %x, 0 : !pk.tensor<?x?xf32>
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  pk.tile.foreach (%m) to (%n) step [16] {
+    // expected-error @+1 {{this tile loop reads a tensor at other tiles than it writes}}
+    %a = pk.tile.load %x[%m, %c0] : !pk.tensor<?x?xf32> -> !pk.tile<16x64xf32>
+    %b = pk.tile.load %x[%m, %c32] : !pk.tensor<?x?xf32> -> !pk.tile<16x32xf32>
+    // expected-note @+1 {{the write}}
+    pk.tile.store %b, %x[%m, %c0] : !pk.tile<16x32xf32>, !pk.tensor<?x?xf32>
+  }
+  pk.return
+}

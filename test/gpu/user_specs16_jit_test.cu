@@ -98,6 +98,10 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"expert_owner_local", false},
     {"adam_inplace", false},
     {"kv_fp8_quant_4d", false},
+    {"colsum_store_add", false},
+    {"cumsum_reshape_row_col", false},
+    {"row_cumsum_f32", false},
+    {"tile_row_cumsum_i64", false},
 #ifdef PK_SPECS16_INPLACE
     {"f1_rope_inplace_halves", false},
     {"f1c_rmsnorm_inplace_chunks", false},
@@ -1307,10 +1311,84 @@ void f1d_fused_add_rmsnorm_chunks(const Run& r, LL M, LL N, unsigned seed) {
 }
 #endif
 
+// colsum_store_add: db += column sums of dy, dw += column sums of dy * x (both [1, N], starting
+// from random values: the kernel adds, it does not overwrite).
+void colsum_store_add(const Run& r, LL M, LL N, unsigned seed) {
+  const auto dy = rnd<float>(M * N, seed), db0 = rnd<float>(N, seed + 2), dw0 = rnd<float>(N, seed + 3);
+  const auto x = rnd<bf16>(M * N, seed + 1, -2.f, 2.f);
+  DevLocal<float> dyd({M, N}, dy), dbd({1, N}, db0), dwd({1, N}, dw0);
+  DevLocal<bf16> xd({M, N}, x);
+  const int before = begin_case(r);
+  if (run(r, "colsum_store_add", 1, dyd.view(), xd.view(), dbd.view(), dwd.view())) {
+    std::vector<double> db(N), dw(N), mag(N);
+    for (LL n = 0; n < N; ++n) {
+      db[n] = db0[n], dw[n] = dw0[n], mag[n] = 1;
+      for (LL m = 0; m < M; ++m) {
+        const double g = dy[m * N + n], p = g * val(x[m * N + n]);
+        db[n] += g, dw[n] += p, mag[n] += std::fabs(g) + std::fabs(p);
+      }
+    }
+    // f32 partial sums added in no set order: a few f32 units of the terms' magnitude.
+    auto tol = [&](LL n) { return 1e-5 * mag[n]; };
+    check(r, "colsum_store_add.db", dbd.download(), [&](LL n) { return db[n]; }, tol);
+    check(r, "colsum_store_add.dw", dwd.download(), [&](LL n) { return dw[n]; }, tol);
+  }
+  end_case(r, "colsum_store_add " + dims({M, N}), before);
+}
+
+// cumsum_reshape_row_col: y[r, c] = x[r, c] - s[c % 64] + s[r % 64], s the running sums of lens[0..63].
+void cumsum_reshape_row_col(const Run& r, LL M, LL N, unsigned seed) {
+  const auto lens = ints<int>(64, 0, 20, seed);
+  const auto x = rnd<float>(M * N, seed + 1);
+  DevLocal<int> ld({64}, lens);
+  DevLocal<float> xd({M, N}, x), yd({M, N}, std::vector<float>(M * N, NAN));
+  const int before = begin_case(r);
+  if (run(r, "cumsum_reshape_row_col", 1, ld.view(), xd.view(), yd.view())) {
+    std::vector<double> sum(64);
+    for (LL i = 0; i < 64; ++i) sum[i] = (i ? sum[i - 1] : 0) + lens[i];
+    auto want = [&](LL i) { return double(x[i]) - sum[(i % N) % 64] + sum[(i / N) % 64]; };
+    check(r, "cumsum_reshape_row_col.y", yd.download(), want, [&](LL i) { return 1e-6 * (1 + std::fabs(want(i))); });
+  }
+  end_case(r, "cumsum_reshape_row_col " + dims({M, N}), before);
+}
+
+// row_cumsum_f32: c[r, j] = sum of p[r, 0..j] (rows of up to 512 columns, one tile each).
+void row_cumsum_f32(const Run& r, LL M, LL N, unsigned seed) {
+  const auto p = rnd<float>(M * N, seed, 0.f, 1.f);
+  DevLocal<float> pd({M, N}, p), cd({M, N}, std::vector<float>(M * N, NAN));
+  const int before = begin_case(r);
+  if (run(r, "row_cumsum_f32", 1, pd.view(), cd.view())) {
+    std::vector<double> want(M * N);
+    for (LL i = 0; i < M * N; ++i) want[i] = (i % N ? want[i - 1] : 0) + p[i];
+    check(r, "row_cumsum_f32.c", cd.download(), [&](LL i) { return want[i]; },
+          [&](LL i) { return 1e-6 * (1 + want[i]); });
+  }
+  end_case(r, "row_cumsum_f32 " + dims({M, N}), before);
+}
+
+// tile_row_cumsum_i64: c[r, n + j] = sum of p[r, n..n + j] within each 64-column tile, exactly.
+void tile_row_cumsum_i64(const Run& r, LL M, LL N, unsigned seed) {
+  const auto p = ints<long long>(M * N, -(1LL << 40), 1LL << 40, seed);
+  DevLocal<long long> pd({M, N}, p), cd({M, N}, std::vector<long long>(M * N, -7));
+  const int before = begin_case(r);
+  if (run(r, "tile_row_cumsum_i64", 1, pd.view(), cd.view())) {
+    std::vector<long long> want(M * N);
+    for (LL i = 0; i < M * N; ++i) want[i] = (i % N % 64 ? want[i - 1] : 0) + p[i];
+    check(r, "tile_row_cumsum_i64.c", cd.download(), [&](LL i) { return double(want[i]); }, exact());
+  }
+  end_case(r, "tile_row_cumsum_i64 " + dims({M, N}), before);
+}
+
 // ================================================================ the cases ==
 
 void single_gpu_cases(const Run& r) {
   unsigned s = 5000;
+  colsum_store_add(r, 77, 300, s += 100);
+  colsum_store_add(r, 1000, 129, s += 100);
+  cumsum_reshape_row_col(r, 130, 70, s += 100);
+  row_cumsum_f32(r, 37, 300, s += 100);
+  row_cumsum_f32(r, 20, 512, s += 100);
+  tile_row_cumsum_i64(r, 45, 150, s += 100);
   // GEMMs: the template at K, N % 8 == 0 (fp8: K % 16 == 0), its twin at K = 50; both paths at each.
   for (const char* k : {"bmm_f16_scale_residual", "bmm_f16_scale_residual/general"}) {
     bmm_f16_scale_residual(r, k, 3, 200, 136, 264, s += 100);

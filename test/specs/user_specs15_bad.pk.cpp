@@ -59,7 +59,7 @@ PK_KERNEL void f3_zero_fill_overlapping_tiles(Tensor<bf16, 2> y) {
 // A1. ACCEPTED RACE at W = 1 (finding 2). Two stores per tile into y [2M, N]: the tile at [m, n] and twice it at
 // [m + M, n]. The last row tile is partial; its store still writes the tile's padding rows (zeros) past M,
 // into [M, ceil(M / 16) 16), which tile m = 0's second store writes on another block. The 1-D loop form
-// (a1_1d_form below) is refused with exactly this explanation; the 2-D loop form is not.
+// (a1_1d_form below) is refused with exactly this explanation; the 2-D loop form is too, since the fix.
 PK_KERNEL void a1_pad_rows_overlap_2d(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128})) {
     store(y, load<16, 128>(x, m, n), m, n);

@@ -649,3 +649,84 @@ PK_KERNEL void kv_fp8_quant_4d(Tensor<bf16, 4> kv, Tensor<f8e4m3, 4> q, Tensor<f
     store(s, transpose(amax * (1.0f / 448.0f)), b, h, t);
   }
 }
+
+// In place (finding 1 of test/specs/specs16_findings.md, refused until pk-check-tile-races learned
+// that an iteration may read and write different parts of a cell of the tensor no other iteration
+// touches): rotary on both halves, and norms of rows wider than one tile.
+
+// F1: in-place NeoX rotary on [H, S, 128]: each iteration reads the two column halves of its own
+// rows and writes the same two halves back. No other iteration touches those elements (dimension 2
+// is not tiled); pkc once refused it ("reads a tensor at other tiles than it writes").
+PK_KERNEL void f1_rope_inplace_halves(Tensor<bf16, 3> q, Tensor<f32, 2> cos_t, Tensor<f32, 2> sin_t) {
+  for (auto [h, s] : tiles(q.dim(0), q.dim(1), {1, 16})) {
+    auto x1 = cast<f32>(load<16, 64>(q, h, s, 0));
+    auto x2 = cast<f32>(load<16, 64>(q, h, s, 64));
+    auto c = load<16, 64>(cos_t, s, 0);
+    auto sn = load<16, 64>(sin_t, s, 0);
+    store(q, cast<bf16>(x1 * c - x2 * sn), h, s, 0);
+    store(q, cast<bf16>(x2 * c + x1 * sn), h, s, 64);
+  }
+}
+
+// F1c: in-place RMSNorm of rows wider than one tile (hidden 4096-8192 in 1024-column chunks): the first
+// range loop reads x at (m, n), the second writes x at (m, n') after every read of the row block is
+// done. Iteration m touches rows m .. m + 3 only; refused by F1's rule before the fix.
+PK_KERNEL void f1c_rmsnorm_inplace_chunks(Tensor<bf16, 2> x, Tensor<bf16, 1> w, float eps) {
+  for (auto m : tiles(x.rows(), {4})) {
+    auto ss = zeros<f32, 4, 1>();
+    for (auto n : range(0, x.cols(), 1024)) {
+      auto t = cast<f32>(load<4, 1024>(x, m, n));
+      ss = ss + row_sum(t * t);
+    }
+    auto inv = rsqrt(ss / float(x.cols()) + eps);
+    for (auto n : range(0, x.cols(), 1024))
+      store(x, cast<bf16>(cast<f32>(load<4, 1024>(x, m, n)) * inv * cast<f32>(load<1, 1024>(w, n))), m, n);
+  }
+}
+
+// F1d: vLLM / TensorRT-LLM fused_add_rms_norm for a wide hidden size: res += x, x = rmsnorm(res) * w,
+// both in place, in 1024-column chunks. Refused by F1's rule before the fix (the read of x in the first loop and the
+// write of x in the second are "other tiles").
+PK_KERNEL void f1d_fused_add_rmsnorm_chunks(Tensor<bf16, 2> x, Tensor<bf16, 2> res, Tensor<bf16, 1> w, float eps) {
+  for (auto m : tiles(x.rows(), {4})) {
+    auto ss = zeros<f32, 4, 1>();
+    for (auto n : range(0, x.cols(), 1024)) {
+      auto s = cast<bf16>(cast<f32>(load<4, 1024>(x, m, n)) + cast<f32>(load<4, 1024>(res, m, n)));
+      store(res, s, m, n);
+      auto f = cast<f32>(s);
+      ss = ss + row_sum(f * f);
+    }
+    auto inv = rsqrt(ss / float(x.cols()) + eps);
+    for (auto n : range(0, x.cols(), 1024))
+      store(x, cast<bf16>(cast<f32>(load<4, 1024>(res, m, n)) * inv * cast<f32>(load<1, 1024>(w, n))), m, n);
+  }
+}
+
+// Column sums over row tiles added into a local tensor (store_add into a Tensor: rows added by
+// index, red.global.add), as a bias and weight gradient need: db [1, N] += sum_m dy[m, :],
+// dw [1, N] += sum_m dy[m, :] x[m, :]. Both start from what the caller left there.
+PK_KERNEL void colsum_store_add(Tensor<f32, 2> dy, Tensor<bf16, 2> x, Tensor<f32, 2> db, Tensor<f32, 2> dw) {
+  for (auto [m, n] : tiles(dy.rows(), dy.cols(), {16, 128})) {
+    auto g = load<16, 128>(dy, m, n);
+    store_add(db, transpose(row_sum(transpose(g))), 0, n);
+    store_add(dw, transpose(row_sum(transpose(g * cast<f32>(load<16, 128>(x, m, n))))), 0, n);
+  }
+}
+
+// A running sum as a row and as a column (reshape<...> adds unit dimensions):
+// y[r, c] = x[r, c] - s[c % 64] + s[r % 64], s the running sums of lens[0..63].
+PK_KERNEL void cumsum_reshape_row_col(Tensor<i32, 1> lens, Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {64, 64})) {
+    auto s = cast<f32>(cumsum(load<64>(lens, 0)));
+    store(y, load<64, 64>(x, m, n) - reshape<1, 64>(s) + reshape<64, 1>(s), m, n);
+  }
+}
+
+// Running sums along each row of 2-D tiles (the cumulative probabilities of a top-p filter):
+// f32 rows of up to 512 in one tile, and i64 sums that restart at each 64-column tile.
+PK_KERNEL void row_cumsum_f32(Tensor<f32, 2> p, Tensor<f32, 2> c) {
+  for (auto m : tiles(p.rows(), {8})) store(c, cumsum(load<8, 512>(p, m, 0)), m, 0);
+}
+PK_KERNEL void tile_row_cumsum_i64(Tensor<i64, 2> p, Tensor<i64, 2> c) {
+  for (auto [m, n] : tiles(p.rows(), p.cols(), {16, 64})) store(c, cumsum(load<16, 64>(p, m, n)), m, n);
+}

@@ -7,19 +7,6 @@ using namespace pk;
 
 // ---------------------------------------------------------------- findings (legal specs)
 
-// F1: in-place NeoX rotary on [H, S, 128]: each iteration reads the two column halves of its own
-// rows and writes the same two halves back. No other iteration touches those elements (dimension 2
-// is not tiled), yet pkc refuses "reads a tensor at other tiles than it writes".
-PK_KERNEL void f1_rope_inplace_halves(Tensor<bf16, 3> q, Tensor<f32, 2> cos_t, Tensor<f32, 2> sin_t) {
-  for (auto [h, s] : tiles(q.dim(0), q.dim(1), {1, 16})) {
-    auto x1 = cast<f32>(load<16, 64>(q, h, s, 0));
-    auto x2 = cast<f32>(load<16, 64>(q, h, s, 64));
-    auto c = load<16, 64>(cos_t, s, 0);
-    auto sn = load<16, 64>(sin_t, s, 0);
-    store(q, cast<bf16>(x1 * c - x2 * sn), h, s, 0);
-    store(q, cast<bf16>(x2 * c + x1 * sn), h, s, 64);
-  }
-}
 
 // F1b: the 2-D form: in-place SwiGLU-style update of the gate half from the up half of one [M, 2F]
 // buffer (x[:, :F] *= silu-free scale of x[:, F:]): reads at (m, n) and (m, F + n), writes at (m, n).
@@ -33,43 +20,10 @@ PK_KERNEL void f1b_gate_times_up_inplace(Tensor<f32, 2> x, index F) {
     store(x, load<16, 128>(x, m, n) * load<16, 128>(x, m, F + n), m, n);
 }
 
-// F1c: in-place RMSNorm of rows wider than one tile (hidden 4096-8192 in 1024-column chunks): the first
-// range loop reads x at (m, n), the second writes x at (m, n') after every read of the row block is
-// done. Iteration m touches rows m .. m + 3 only; refused by F1's rule.
-PK_KERNEL void f1c_rmsnorm_inplace_chunks(Tensor<bf16, 2> x, Tensor<bf16, 1> w, float eps) {
-  for (auto m : tiles(x.rows(), {4})) {
-    auto ss = zeros<f32, 4, 1>();
-    for (auto n : range(0, x.cols(), 1024)) {
-      auto t = cast<f32>(load<4, 1024>(x, m, n));
-      ss = ss + row_sum(t * t);
-    }
-    auto inv = rsqrt(ss / float(x.cols()) + eps);
-    for (auto n : range(0, x.cols(), 1024))
-      store(x, cast<bf16>(cast<f32>(load<4, 1024>(x, m, n)) * inv * cast<f32>(load<1, 1024>(w, n))), m, n);
-  }
-}
-
-// F1d: vLLM / TensorRT-LLM fused_add_rms_norm for a wide hidden size: res += x, x = rmsnorm(res) * w,
-// both in place, in 1024-column chunks. Refused by F1's rule (the read of x in the first loop and the
-// write of x in the second are "other tiles").
-PK_KERNEL void f1d_fused_add_rmsnorm_chunks(Tensor<bf16, 2> x, Tensor<bf16, 2> res, Tensor<bf16, 1> w, float eps) {
-  for (auto m : tiles(x.rows(), {4})) {
-    auto ss = zeros<f32, 4, 1>();
-    for (auto n : range(0, x.cols(), 1024)) {
-      auto s = cast<bf16>(cast<f32>(load<4, 1024>(x, m, n)) + cast<f32>(load<4, 1024>(res, m, n)));
-      store(res, s, m, n);
-      auto f = cast<f32>(s);
-      ss = ss + row_sum(f * f);
-    }
-    auto inv = rsqrt(ss / float(x.cols()) + eps);
-    for (auto n : range(0, x.cols(), 1024))
-      store(x, cast<bf16>(cast<f32>(load<4, 1024>(res, m, n)) * inv * cast<f32>(load<1, 1024>(w, n))), m, n);
-  }
-}
-
 // F2: a scalar read of a symmetric tensor (the result of a broadcast) is a C++ error, "no member named
 // 'at' in 'pk::Sym<pk::f32, 1>'" (language.md: "one element of a local tensor"); the message does not
-// say to use load<1, 1>(sym, 0) or a local Tensor output.
+// say to use load<1, 1>(sym, 0) or a local Tensor output. (Since fixed: spec.h's Sym::at is a
+// static_assert that says so.)
 #ifdef PK_CXX_F2
 PK_KERNEL void f2_sym_at(Sym<f32, 1> sc, Sym<f32, 1> scb, Tensor<f32, 2> x, Tensor<f32, 2> y, index root) {
   broadcast(sc, scb, root);

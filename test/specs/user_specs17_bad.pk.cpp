@@ -101,7 +101,8 @@ PK_KERNEL void r12_peer_from_scalar_read(Tensor<i32, 1> stage, Sym<f32, 2> act, 
 // G1 (finding: cannot express a local atomic tile add): dbias as adds of each row block's column sums
 // into a local [N] tensor. store_add takes only a peer's copy (y.on(p)); the legal forms are
 // store_add_rows with an all-zero index tile (layernorm_bwd_dw_db_atomic) or store_add(y.on(rank())) of
-// a Sym.
+// a Sym. (Since the finding: store_add into a local 2-D tensor lowers; into this 1-D one it is refused
+// with a message that says to view it as [1, N].)
 #ifdef PK_CXX_G1
 PK_KERNEL void g1_local_store_add(Tensor<f32, 2> dy, Tensor<f32, 1> db) {
   for (auto [m, n] : tiles(dy.rows(), dy.cols(), {16, 128}))
@@ -110,7 +111,8 @@ PK_KERNEL void g1_local_store_add(Tensor<f32, 2> dy, Tensor<f32, 1> db) {
 #endif
 
 // G2 (finding: no scan along a dimension of a 2-D tile): top-p (nucleus) needs per-row running sums
-// of sorted probabilities; cumsum takes 1-D tiles only (and there is no sort).
+// of sorted probabilities; cumsum takes 1-D tiles only (and there is no sort). (Since the finding,
+// cumsum sums along each row of a 2-D tile: this compiles; there is still no sort.)
 #ifdef PK_CXX_G2
 PK_KERNEL void g2_row_cumsum(Tensor<f32, 2> probs, Tensor<f32, 2> csum) {
   for (auto b : tiles(probs.rows(), {8})) store(csum, cumsum(load<8, 512>(probs, b, 0)), b, 0);

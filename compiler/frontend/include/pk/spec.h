@@ -88,6 +88,15 @@ template <class T, int Rank> struct Sym {
   index rows() const;
   index cols() const;
   Peer<T, Rank> on(index peer) const;  // the copy that lives on rank `peer`
+  // Scalar reads are of local tensors only; this overload turns `y.at(i)` into an error that
+  // says what to write instead.
+  template <class... I>
+  auto at(I...) const {  // deduced: the body, and its message, are instantiated at the call
+    static_assert(sizeof...(I) == ~0ul,
+                  "a symmetric tensor has no .at(): read the element as a 1 x 1 tile, "
+                  "load<1, 1>(y, i), which broadcasts against any tile, or read a local Tensor");
+    return 0.0f;
+  }
 };
 
 // A symmetric tensor the caller lends as workspace: a Sym whose contents after the kernel are
@@ -306,10 +315,15 @@ template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
 // is the sum of elements 0..i of a 1-D tile. histogram<E>(ids): element e counts the elements
 // of an integer tile equal to e (others are not counted).
 template <class T, long N> Tile<T, N> cumsum(Tile<T, N>);
+// cumsum of an M x N tile: the running sums along each row (element (r, j): row r's 0..j).
+template <class T, long M, long N> Tile<T, M, N> cumsum(Tile<T, M, N>);
 template <long E, class I, long... S>
 typename EnableIf<IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.
 template <class T, long M, long N> Tile<T, N, M> transpose(Tile<T, M, N>);
+// reshape<1, 64>(t): the same elements, in the same order, with dimensions of 1 added or dropped
+// (a cumsum's [64] as a [1, 64] row that broadcasts over rows, or as a [64, 1] column).
+template <long... S, class T, long... In> Tile<T, S...> reshape(Tile<T, In...>);
 // Masks: comparisons give 1 where true and 0 where false; where(c, a, b) takes a where c is not
 // 0 and b elsewhere (b is never combined with a, so a -inf fill stays -inf). row_index and
 // col_index hold each element's row / column in the tensor (the tile origin plus its offset):
@@ -399,6 +413,9 @@ template <class T, int R, class Out> void scatter(const Sym<T, R> &in, const Out
 // is `store(C.on(next_rank()), t, ...)`.
 template <class X, class T, int R, class... I> void store(const Peer<T, R> &, X tile, I...);
 template <class X, class T, int R, class... I> void store_add(const Peer<T, R> &, X tile, I...);
+// A tile added into this rank's 2-D tensor at [m, n] (red.global.add per element): tiles that
+// meet all arrive, in any order (column sums over row tiles: store_add(db, colsum, 0, n)).
+template <class X, class T, int R, class... I> void store_add(const Tensor<T, R> &, X tile, I...);
 
 // The eight device primitives, for experts who write the protocol themselves.
 namespace prim {

@@ -237,11 +237,12 @@ def Pk_TileReshapeOp : Pk_Op<"tile.reshape", [Pure]> {
 }
 
 def Pk_TileCumsumOp : Pk_Op<"tile.cumsum", [Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "Inclusive prefix sums of a 1-D register tile";
+  let summary = "Inclusive prefix sums of a 1-D register tile, or of each row of a 2-D one";
   let description = [{
-    Element i of the result is the sum of input elements 0..i: exact for integer tiles (per-expert
-    offsets of an MoE layout), fp32 then rounded for float ones. Elements of a clipped load's
-    padding count as zero. Lowers through the block's shared-memory stage.
+    Element i of the result is the sum of input elements 0..i (of a 2-D tile, element (r, j) the
+    sum of row r's elements 0..j): exact for integer tiles (per-expert offsets of an MoE layout),
+    fp32 then rounded for float ones. Elements of a clipped load's padding count as zero. Lowers
+    through the block's shared-memory stage (a segmented scan).
 
     ```mlir
     %o = pk.tile.cumsum %counts : !pk.tile<64xi32>

@@ -87,7 +87,9 @@ Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateA
 // Launches `kernel` (the template kernel `t` describes; its arguments already checked) for
 // ctx's next epoch on `stream`: the grid from the sizes and this rank's SMs, the outputs it
 // accumulates into zeroed, a flag region per configuration, the parameter block, one launch.
+// `code_tag` joins the region's key: kernels of one name but other code keep their own epochs.
 Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch& t,
-                       const std::vector<TemplateArg>& args, cudaStream_t stream);
+                       const std::vector<TemplateArg>& args, cudaStream_t stream,
+                       const std::string& code_tag = "");
 
 }  // namespace pk

@@ -7,46 +7,60 @@
 namespace pk {
 namespace tile {
 
-// out = the inclusive prefix sums of the 1-D tile in, through the stage in chunks of its
-// capacity (less a total per thread and the carry): each thread sums a contiguous part of the
-// chunk's staged values, thread 0 turns the part totals into offsets that start at the sum of
-// the chunks before, and each thread adds its offset back (two passes over the values, four
-// barriers a chunk).
+// out = the inclusive prefix sums along the last dimension of `in` (a 1-D tile: one run; an
+// M x N tile: each row on its own), through the stage in chunks of its capacity (less a total
+// per thread and the carry). A segmented scan: each thread sums a contiguous part of the chunk's
+// staged values, restarting at each row's first element, and keeps the sum since the part's
+// last restart and whether it restarted; thread 0 turns those into the offset each part adds
+// to its values before its first restart, carrying the sum across chunks; each thread adds its
+// offset back (two passes over the values, four barriers a chunk). Padding counts as nothing.
 template <class Out, class In>
 __device__ void cumsum(Out& out, const In& in, float* stage) {
-  static_assert(In::kRank == 1 && Out::kCount == In::kCount, "prefix sums of a 1-D tile");
+  static_assert((In::kRank == 1 || In::kRank == 2) && Out::kCount == In::kCount,
+                "prefix sums of a 1-D tile, or of each row of a 2-D one");
   using V = typename In::value;
   constexpr long long n = In::kCount, threads = In::kThreads;
-  constexpr long long cap = kStageFloats * static_cast<long long>(sizeof(float)) / sizeof(V) - threads - 1;
+  constexpr long long row = In::kRank == 1 ? n : In::dim(1);  // the run each sum restarts after
+  constexpr long long cap =
+      (kStageFloats * static_cast<long long>(sizeof(float)) - threads) / sizeof(V) - threads - 1;
   static_assert(cap > 0, "cumsum: the stage holds no values beside the block's totals");
   V* values = reinterpret_cast<V*>(stage);
   V* totals = values + cap;  // threads part totals, then the carry
+  unsigned char* restarts = reinterpret_cast<unsigned char*>(totals + threads + 1);
   for (long long j0 = 0; j0 < n; j0 += cap) {
     const long long len = n - j0 < cap ? n - j0 : cap;
     __syncthreads();  // earlier users of the stage (and the last chunk's reads) are done
 #pragma unroll
     for (int s = 0; s < In::kSlots; ++s) {
       const long long i = In::index(s);
-      if (i >= j0 && i < j0 + len) values[i - j0] = i < in.valid0 ? in.v[s] : V(0);
+      if (i >= j0 && i < j0 + len) values[i - j0] = i < n && !in.padding(i) ? in.v[s] : V(0);
     }
     __syncthreads();
     const long long part = (len + threads - 1) / threads;
     const long long lo = threadIdx.x * part, hi = lo + part < len ? lo + part : len;
     V sum = 0;
-    for (long long i = lo; i < hi; ++i) values[i] = sum += values[i];
+    bool restarted = false;
+    for (long long i = lo; i < hi; ++i) {
+      if ((j0 + i) % row == 0) sum = 0, restarted = true;
+      values[i] = sum += values[i];
+    }
     totals[threadIdx.x] = sum;
+    restarts[threadIdx.x] = restarted;
     __syncthreads();
     if (threadIdx.x == 0) {
       V run = j0 == 0 ? V(0) : totals[threads];
       for (long long t = 0; t < threads; ++t) {
         const V x = totals[t];
         totals[t] = run;
-        run += x;
+        run = restarts[t] ? x : run + x;
       }
       totals[threads] = run;
     }
     __syncthreads();
-    for (long long i = lo; i < hi; ++i) values[i] += totals[threadIdx.x];
+    for (long long i = lo; i < hi; ++i) {
+      if ((j0 + i) % row == 0) break;  // from here on the part's values sum their own rows
+      values[i] += totals[threadIdx.x];
+    }
     __syncthreads();
 #pragma unroll
     for (int s = 0; s < Out::kSlots; ++s) {
