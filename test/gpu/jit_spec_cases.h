@@ -124,6 +124,17 @@ void check(const Run& r, const std::string& what, const std::vector<T>& got, con
   if (bad > 3) pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " +
                          std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
 }
+// Elements where pick(i) is true still hold the poison (NaN): the kernel must not write them
+// (another rank's rows, a rank that sends or receives nothing, gaps between stored blocks).
+template <class T>
+void check_untouched(const Run& r, const std::string& what, const std::vector<T>& got, const std::function<bool(LL)>& pick) {
+  LL bad = 0;
+  for (LL i = 0; i < LL(got.size()); ++i)
+    if (pick(i) && !std::isnan(val(got[i]))) ++bad;
+  if (bad)
+    pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " + std::to_string(bad) +
+              " elements written that the kernel must not write");
+}
 inline auto exact() { return [](LL) { return 0.0; }; }
 inline auto abs_tol(double t) { return [t](LL) { return t; }; }
 

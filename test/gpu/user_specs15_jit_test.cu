@@ -115,16 +115,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 inline double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x))); }
 
 
-// Elements that must still hold the poison (NaN): never written.
-template <class T>
-void check_untouched(const Run& r, const std::string& what, const std::vector<T>& got, const std::function<bool(LL)>& pick) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i)
-    if (pick(i) && !std::isnan(val(got[i]))) ++bad;
-  PKT_CHECK(bad == 0, what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " +
-                          std::to_string(bad) + " elements written that the kernel must not write");
-}
-
 // ================================================================ attention ==
 
 // The attention outputs' bounds: bf16 (p and o rounded to bf16) and f16.
