@@ -59,6 +59,7 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   case MapKind::silu: return fill("__fdividef(X, 1.f + pk::tile::exp_ftz(-X))");
   case MapKind::gelu_tanh: return fill("0.5f * X * (1.f + tanhf(0.7978845608f * (X + 0.044715f * X * X * X)))");
   case MapKind::gelu_erf: return fill("0.5f * X * (1.f + erff(X * 0.7071067812f))");
+  case MapKind::erf: return fill("erff(X)");
   case MapKind::sin: return fill("sinf(X)");
   case MapKind::cos: return fill("cosf(X)");
   case MapKind::abs: return fill("fabsf(X)");

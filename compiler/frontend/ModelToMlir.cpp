@@ -112,6 +112,7 @@ private:
     case fe::MapKind::Silu: return mlir::pk::MapKind::silu;
     case fe::MapKind::GeluTanh: return mlir::pk::MapKind::gelu_tanh;
     case fe::MapKind::GeluErf: return mlir::pk::MapKind::gelu_erf;
+    case fe::MapKind::Erf: return mlir::pk::MapKind::erf;
     case fe::MapKind::Sin: return mlir::pk::MapKind::sin;
     case fe::MapKind::Cos: return mlir::pk::MapKind::cos;
     case fe::MapKind::Abs: return mlir::pk::MapKind::abs;

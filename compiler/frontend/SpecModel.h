@@ -46,7 +46,7 @@ enum class OpKind {
 // Small enums carried in Op::attr, matching the dialect's enums by name.
 enum class MapKind {
   Add, Sub, Mul, Div, Max, Min, Exp, Neg,
-  Sqrt, Rsqrt, Log, Tanh, Sigmoid, Silu, GeluTanh, GeluErf, Sin, Cos, Abs, Pow,
+  Sqrt, Rsqrt, Log, Tanh, Sigmoid, Silu, GeluTanh, GeluErf, Erf, Sin, Cos, Abs, Pow,
   Lt, Le, Gt, Ge, Eq, Ne, Rem,
 };
 enum class ReduceKind { Sum, Max, Min };

@@ -1320,7 +1320,7 @@ private:
     static const std::pair<const char *, MapKind> unaryMath[] = {
         {"sqrt", MapKind::Sqrt}, {"rsqrt", MapKind::Rsqrt}, {"log", MapKind::Log},
         {"tanh", MapKind::Tanh}, {"sigmoid", MapKind::Sigmoid}, {"silu", MapKind::Silu},
-        {"gelu", MapKind::GeluTanh}, {"gelu_erf", MapKind::GeluErf}, {"sin", MapKind::Sin},
+        {"gelu", MapKind::GeluTanh}, {"gelu_erf", MapKind::GeluErf}, {"erf", MapKind::Erf}, {"sin", MapKind::Sin},
         {"cos", MapKind::Cos}, {"abs", MapKind::Abs}};
     for (const auto &[name, kind] : unaryMath)
       if (n == name) return mapOp(kind, l, {arg(0)});

@@ -31,3 +31,12 @@ PK_KERNEL void softmax_pieces(Tensor<f32, 2> s, Tensor<bf16, 2> o) {
     store(o, cast<bf16>(e), m, n);
   }
 }
+
+// Tests that erf of a tile and of a float scalar lower to the erf map.
+// CHECK-LABEL: pk.kernel @erf_tile_and_scalar
+// CHECK: pk.scalar_map <erf>
+// CHECK: pk.tile.map <erf>
+PK_KERNEL void erf_tile_and_scalar(Tensor<f32, 2> x, Tensor<f32, 2> y, float a) {
+  float e = erf(a);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) store(y, erf(load<16, 64>(x, m, n)) * e, m, n);
+}

@@ -102,6 +102,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"cumsum_reshape_row_col", false},
     {"row_cumsum_f32", false},
     {"tile_row_cumsum_i64", false},
+    {"gelu_erf_bwd_by_erf", false},
 #ifdef PK_SPECS16_INPLACE
     {"f1_rope_inplace_halves", false},
     {"f1c_rmsnorm_inplace_chunks", false},
@@ -1379,6 +1380,22 @@ void tile_row_cumsum_i64(const Run& r, LL M, LL N, unsigned seed) {
   end_case(r, "tile_row_cumsum_i64 " + dims({M, N}), before);
 }
 
+// gelu_erf_bwd_by_erf: dx = bf16(dy (Phi(x) + x phi(x))), the standard normal's CDF through erf.
+void gelu_erf_bwd_by_erf(const Run& r, LL M, LL N, unsigned seed) {
+  const auto x = rnd<bf16>(M * N, seed, -4.f, 4.f), dy = rnd<bf16>(M * N, seed + 1);
+  DevLocal<bf16> xd({M, N}, x), dyd({M, N}, dy), dxd({M, N}, std::vector<bf16>(M * N, pkt::from_host<bf16>(NAN)));
+  const int before = begin_case(r);
+  if (run(r, "gelu_erf_bwd_by_erf", 1, xd.view(), dyd.view(), dxd.view())) {
+    auto want = [&](LL i) {
+      const double v = val(x[i]);
+      const double cdf = 0.5 * (1 + std::erf(v / std::sqrt(2.0))), pdf = std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+      return val(dy[i]) * (cdf + v * pdf);
+    };
+    check(r, "gelu_erf_bwd_by_erf.dx", dxd.download(), want, [&](LL i) { return kBf * std::fabs(want(i)) + 1e-5; });
+  }
+  end_case(r, "gelu_erf_bwd_by_erf " + dims({M, N}), before);
+}
+
 // ================================================================ the cases ==
 
 void single_gpu_cases(const Run& r) {
@@ -1389,6 +1406,7 @@ void single_gpu_cases(const Run& r) {
   row_cumsum_f32(r, 37, 300, s += 100);
   row_cumsum_f32(r, 20, 512, s += 100);
   tile_row_cumsum_i64(r, 45, 150, s += 100);
+  gelu_erf_bwd_by_erf(r, 37, 300, s += 100);
   // GEMMs: the template at K, N % 8 == 0 (fp8: K % 16 == 0), its twin at K = 50; both paths at each.
   for (const char* k : {"bmm_f16_scale_residual", "bmm_f16_scale_residual/general"}) {
     bmm_f16_scale_residual(r, k, 3, 200, 136, 264, s += 100);

@@ -730,3 +730,13 @@ PK_KERNEL void row_cumsum_f32(Tensor<f32, 2> p, Tensor<f32, 2> c) {
 PK_KERNEL void tile_row_cumsum_i64(Tensor<i64, 2> p, Tensor<i64, 2> c) {
   for (auto [m, n] : tiles(p.rows(), p.cols(), {16, 64})) store(c, cumsum(load<16, 64>(p, m, n)), m, n);
 }
+
+// GELU's exact form, backward, through erf: dx = dy (Phi(x) + x phi(x)), Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+PK_KERNEL void gelu_erf_bwd_by_erf(Tensor<bf16, 2> x, Tensor<bf16, 2> dy, Tensor<bf16, 2> dx) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256})) {
+    auto v = cast<f32>(load<16, 256>(x, m, n));
+    auto cdf = 0.5f * (1.0f + erf(v * 0.70710678f));
+    auto pdf = exp(v * v * -0.5f) * 0.39894228f;
+    store(dx, cast<bf16>(cast<f32>(load<16, 256>(dy, m, n)) * (cdf + v * pdf)), m, n);
+  }
+}

@@ -255,6 +255,7 @@ template <class T, long... S> IfFloat<T, Tile<T, S...>> sigmoid(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> silu(Tile<T, S...>);      // x * sigmoid(x)
 template <class T, long... S> IfFloat<T, Tile<T, S...>> gelu(Tile<T, S...>);      // the tanh approximation
 template <class T, long... S> IfFloat<T, Tile<T, S...>> gelu_erf(Tile<T, S...>);  // the exact (erf) form
+template <class T, long... S> IfFloat<T, Tile<T, S...>> erf(Tile<T, S...>);       // the error function
 template <class T, long... S> IfFloat<T, Tile<T, S...>> sin(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> cos(Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> abs(Tile<T, S...>);
@@ -270,6 +271,7 @@ float sigmoid(float);
 float silu(float);
 float gelu(float);
 float gelu_erf(float);
+float erf(float);
 float sin(float);
 float cos(float);
 float abs(float);

@@ -88,7 +88,9 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     I32EnumAttrCase<"eq", 24>,
     I32EnumAttrCase<"ne", 25>,
     // Integer remainder (C's %, the sign of the dividend; x % 0 gives 0).
-    I32EnumAttrCase<"rem", 26>]>;
+    I32EnumAttrCase<"rem", 26>,
+    // The error function (erff), for GELU's exact form and its backward pass.
+    I32EnumAttrCase<"erf", 27>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [

@@ -77,7 +77,7 @@ def Pk_TileMapOp : Pk_Op<"tile.map", [Pure]> {
   let summary = "An element-wise operation on tiles";
   let description = [{
     Applies `kind` element by element: unary kinds (`exp`, `neg`, `sqrt`, `rsqrt`, `log`,
-    `tanh`, `sigmoid`, `silu`, `gelu_tanh`, `gelu_erf`, `sin`, `cos`, `abs`) take one tile,
+    `tanh`, `sigmoid`, `silu`, `gelu_tanh`, `gelu_erf`, `erf`, `sin`, `cos`, `abs`) take one tile,
     binary kinds (`add`, `sub`, `mul`, `div`, `max`, `min`, `pow`, `rem` and the comparisons) two tiles of the same shape and type,
     or a 2-D tile and a rows x 1 (or 1 x cols) register tile of its element type, broadcast
     along the missing dimension (`x - row_max(x)`). The result has the full operand's type.
