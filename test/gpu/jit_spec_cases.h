@@ -92,6 +92,19 @@ void attend(LL Sq, LL Sk, LL D, const F& score, const Keep& keep, const V& vv, s
   o.assign(Sq * D, 0.0), lse.assign(Sq, 0.0);
   attend(Sq, Sk, D, score, keep, vv, o.data(), lse.data());
 }
+// RMSNorm of each of M rows of N elements in float64: x(i) is element i (row-major), w(j) the
+// weight of column j; returns x * rsqrt(mean(x^2) + eps) * w.
+template <class X, class Wt>
+std::vector<double> rmsnorm_rows(LL M, LL N, double eps, const X& x, const Wt& w) {
+  std::vector<double> out(M * N);
+  for (LL m = 0; m < M; ++m) {
+    double ss = 0;
+    for (LL j = 0; j < N; ++j) ss += x(m * N + j) * x(m * N + j);
+    const double inv = 1 / std::sqrt(ss / N + eps);
+    for (LL j = 0; j < N; ++j) out[m * N + j] = x(m * N + j) * inv * w(j);
+  }
+  return out;
+}
 // Row xo of x dotted with row yo of y over D elements, in float64.
 template <class T>
 double dot(const std::vector<T>& x, LL xo, const std::vector<T>& y, LL yo, LL D) {

@@ -339,13 +339,8 @@ void rmsnorm_f16_chunks(const Run& r, LL M, LL N, unsigned seed) {
   DevLocal<f16> xd({M, N}, x), wd({N}, w), y({M, N}, {});
   const int before = begin_case(r);
   if (run(r, "rmsnorm_f16_chunks", 2, xd.view(), wd.view(), y.view(), eps)) {
-    std::vector<double> want(M * N);
-    for (LL m = 0; m < M; ++m) {
-      double ss = 0;
-      for (LL j = 0; j < N; ++j) ss += val(x[m * N + j]) * val(x[m * N + j]);
-      const double inv = 1 / std::sqrt(ss / N + eps);
-      for (LL j = 0; j < N; ++j) want[m * N + j] = val(x[m * N + j]) * inv * val(w[j]);
-    }
+    const std::vector<double> want =
+        rmsnorm_rows(M, N, eps, [&](LL i) { return val(x[i]); }, [&](LL j) { return val(w[j]); });
     check(r, "rmsnorm_f16_chunks.y", y.download(), [&](LL i) { return want[i]; },
           [&](LL i) { return kHf * std::fabs(want[i]) + 1e-4; });
   }
@@ -385,14 +380,9 @@ void fused_add_rmsnorm_inplace(const Run& r, LL M, LL N, unsigned seed) {
   DevLocal<bf16> hd({M, N}, h), xd({M, N}, x), wd({N}, w), y({M, N}, {});
   const int before = begin_case(r);
   if (run(r, "fused_add_rmsnorm_inplace", 1, hd.view(), xd.view(), wd.view(), y.view(), eps)) {
-    std::vector<double> hn(M * N), want(M * N);
+    std::vector<double> hn(M * N);
     for (LL i = 0; i < M * N; ++i) hn[i] = bf16r(float(val(h[i])) + float(val(x[i])));
-    for (LL m = 0; m < M; ++m) {
-      double ss = 0;
-      for (LL j = 0; j < N; ++j) ss += hn[m * N + j] * hn[m * N + j];
-      const double inv = 1 / std::sqrt(ss / N + eps);
-      for (LL j = 0; j < N; ++j) want[m * N + j] = hn[m * N + j] * inv * val(w[j]);
-    }
+    const std::vector<double> want = rmsnorm_rows(M, N, eps, [&](LL i) { return hn[i]; }, [&](LL j) { return val(w[j]); });
     check(r, "fused_add_rmsnorm_inplace.h", hd.download(), [&](LL i) { return hn[i]; }, exact());
     check(r, "fused_add_rmsnorm_inplace.y", y.download(), [&](LL i) { return want[i]; },
           [&](LL i) { return kBf * std::fabs(want[i]) + 1e-4; });
@@ -1275,13 +1265,8 @@ void f1c_rmsnorm_inplace_chunks(const Run& r, LL M, LL N, unsigned seed) {
   DevLocal<bf16> xd({M, N}, x), wd({N}, w);
   const int before = begin_case(r);
   if (run(r, "f1c_rmsnorm_inplace_chunks", 1, xd.view(), wd.view(), eps)) {
-    std::vector<double> want(M * N);
-    for (LL m = 0; m < M; ++m) {
-      double ss = 0;
-      for (LL j = 0; j < N; ++j) ss += val(x[m * N + j]) * val(x[m * N + j]);
-      const double inv = 1 / std::sqrt(ss / N + eps);
-      for (LL j = 0; j < N; ++j) want[m * N + j] = val(x[m * N + j]) * inv * val(w[j]);
-    }
+    const std::vector<double> want =
+        rmsnorm_rows(M, N, eps, [&](LL i) { return val(x[i]); }, [&](LL j) { return val(w[j]); });
     check(r, "f1c_rmsnorm_inplace_chunks.x", xd.download(), [&](LL i) { return want[i]; },
           [&](LL i) { return kBf * std::fabs(want[i]) + 1e-4; });
   }
@@ -1296,14 +1281,9 @@ void f1d_fused_add_rmsnorm_chunks(const Run& r, LL M, LL N, unsigned seed) {
   DevLocal<bf16> xd({M, N}, x), rd({M, N}, res), wd({N}, w);
   const int before = begin_case(r);
   if (run(r, "f1d_fused_add_rmsnorm_chunks", 1, xd.view(), rd.view(), wd.view(), eps)) {
-    std::vector<double> rn(M * N), want(M * N);
+    std::vector<double> rn(M * N);
     for (LL i = 0; i < M * N; ++i) rn[i] = bf16r(float(val(x[i])) + float(val(res[i])));
-    for (LL m = 0; m < M; ++m) {
-      double ss = 0;
-      for (LL j = 0; j < N; ++j) ss += rn[m * N + j] * rn[m * N + j];
-      const double inv = 1 / std::sqrt(ss / N + eps);
-      for (LL j = 0; j < N; ++j) want[m * N + j] = rn[m * N + j] * inv * val(w[j]);
-    }
+    const std::vector<double> want = rmsnorm_rows(M, N, eps, [&](LL i) { return rn[i]; }, [&](LL j) { return val(w[j]); });
     check(r, "f1d_fused_add_rmsnorm_chunks.res", rd.download(), [&](LL i) { return rn[i]; }, exact());
     check(r, "f1d_fused_add_rmsnorm_chunks.x", xd.download(), [&](LL i) { return want[i]; },
           [&](LL i) { return kBf * std::fabs(want[i]) + 1e-4; });

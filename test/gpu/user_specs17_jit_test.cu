@@ -783,12 +783,7 @@ void sp_rs_residual_rmsnorm(const Run& r, LL R, LL N, unsigned seed) {
     for (int p = 0; p < W; ++p)
       for (LL i = 0; i < R * N; ++i) s[i] += part[p][me * R * N + i], mag[i] += std::fabs(part[p][me * R * N + i]);
     for (LL i = 0; i < R * N; ++i) h[i] = s[i] + resid[i], mag[i] += std::fabs(resid[i]);
-    for (LL m = 0; m < R; ++m) {
-      double ss = 0;
-      for (LL j = 0; j < N; ++j) ss += h[m * N + j] * h[m * N + j];
-      const double inv = 1 / std::sqrt(ss / N + eps);
-      for (LL j = 0; j < N; ++j) wy[m * N + j] = h[m * N + j] * inv * w[j];
-    }
+    wy = rmsnorm_rows(R, N, eps, [&](LL i) { return h[i]; }, [&](LL j) { return double(w[j]); });
     check(r, "sp_rs_residual_rmsnorm.shard", shard.download(), [&](LL i) { return s[i]; }, mag_tol(mag, 1e-6, 1e-9));
     check(r, "sp_rs_residual_rmsnorm.newres", newres.download(), [&](LL i) { return h[i]; }, mag_tol(mag, 1e-6, 1e-9));
     check(r, "sp_rs_residual_rmsnorm.y", y.download(), [&](LL i) { return wy[i]; }, round_tol(wy, kBf, mag, 1e-5, 1e-6));
