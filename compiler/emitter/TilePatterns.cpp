@@ -274,7 +274,7 @@ LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
 std::string mlir::pk::cuda::mapLambda(MapKind kind, Type operand) {
   const bool binary = kind == MapKind::add || kind == MapKind::sub || kind == MapKind::mul ||
                       kind == MapKind::div || kind == MapKind::max || kind == MapKind::min ||
-                      kind == MapKind::pow || kind >= MapKind::lt;
+                      kind == MapKind::pow || (kind >= MapKind::lt && kind <= MapKind::rem);
   const bool integer = isa<IntegerType>(operand);
   const std::string v = integer ? elementTypeName(operand) : "float";
   return (binary ? "[](" + v + " x, " + v + " y) { return " : "[](" + v + " x) { return ") +

@@ -1,4 +1,5 @@
 // RUN: pkc %s --emit=mlir | FileCheck %s
+// RUN: pkc %s --kernel erf_tile_and_scalar -o - | FileCheck %s --check-prefix=ERF_CU
 // Tests tile compute: zeros, element-wise operators, max/min/exp, casts, row reductions.
 #include <pk/spec.h>
 using namespace pk;
@@ -32,7 +33,9 @@ PK_KERNEL void softmax_pieces(Tensor<f32, 2> s, Tensor<bf16, 2> o) {
   }
 }
 
-// Tests that erf of a tile and of a float scalar lower to the erf map.
+// Tests that erf of a tile and of a float scalar lower to the erf map, emitted as a one-operand
+// lambda (its kind once fell among the comparisons' range and took two operands).
+// ERF_CU: pk::tile::map({{.*}}, [](float x) { return erff(x); });
 // CHECK-LABEL: pk.kernel @erf_tile_and_scalar
 // CHECK: pk.scalar_map <erf>
 // CHECK: pk.tile.map <erf>
