@@ -68,13 +68,21 @@ Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>
     pitch *= d[i];
     if (i + 1 < rank) strides[i] = pitch;
   }
+  // Rows that start off a 128-byte line straddle two lines per box row, and a 256-byte L2
+  // promotion of each then pulls in memory no box uses: measured 1.23x the time of 128-byte
+  // promotion for a batched GEMM with K = 4104 (row pitch 8208 B) on an H100; aligned rows
+  // keep 256 bytes.
+  bool lineAligned = reinterpret_cast<unsigned long long>(base) % 128 == 0;
+  for (std::size_t i = 0; i + 1 < rank; ++i) lineAligned &= strides[i] % 128 == 0;
+  const CUtensorMapL2promotion promotion =
+      lineAligned ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   PK_ASSIGN_OR_RETURN(const DriverApi* drv, driver());
   CUtensorMap m;
   PK_RETURN_IF_ERROR(cu_status(
       drv->tensor_map_encode_tiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, cuuint32_t(rank),
                                    const_cast<void*>(base), d, strides, b, estr,
                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                   promotion,
                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
       "cuTensorMapEncodeTiled"));
   static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "TensorMap must mirror CUtensorMap");
