@@ -70,7 +70,7 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   case MapKind::ge: return fill("X >= Y ? 1.f : 0.f");
   case MapKind::eq: return fill("X == Y ? 1.f : 0.f");
   case MapKind::ne: return fill("X != Y ? 1.f : 0.f");
-  case MapKind::rem: break;  // integer tiles only (integerMapExpression)
+  case MapKind::rem: case MapKind::hash: break;  // integer tiles only (integerMapExpression)
   }
   return "";
 }
@@ -87,6 +87,7 @@ std::string integerMapExpression(MapKind kind) {
   case MapKind::mul: return "pk::tile::wrap_mul(x, y)";
   case MapKind::div: return "pk::tile::wrap_div(x, y)";
   case MapKind::rem: return "pk::tile::wrap_rem(x, y)";
+  case MapKind::hash: return "pk::tile::wrap_hash(x, y)";
   case MapKind::max: return "x > y ? x : y";
   case MapKind::min: return "x < y ? x : y";
   case MapKind::neg: return "pk::tile::wrap_neg(x)";
@@ -274,7 +275,8 @@ LogicalResult emitPeerLoad(Emitter &e, Operation *op) {
 std::string mlir::pk::cuda::mapLambda(MapKind kind, Type operand) {
   const bool binary = kind == MapKind::add || kind == MapKind::sub || kind == MapKind::mul ||
                       kind == MapKind::div || kind == MapKind::max || kind == MapKind::min ||
-                      kind == MapKind::pow || (kind >= MapKind::lt && kind <= MapKind::rem);
+                      kind == MapKind::pow || (kind >= MapKind::lt && kind <= MapKind::rem) ||
+                      kind == MapKind::hash;
   const bool integer = isa<IntegerType>(operand);
   const std::string v = integer ? elementTypeName(operand) : "float";
   return (binary ? "[](" + v + " x, " + v + " y) { return " : "[](" + v + " x) { return ") +

@@ -124,6 +124,7 @@ private:
     case fe::MapKind::Eq: return mlir::pk::MapKind::eq;
     case fe::MapKind::Ne: return mlir::pk::MapKind::ne;
     case fe::MapKind::Rem: return mlir::pk::MapKind::rem;
+    case fe::MapKind::Hash: return mlir::pk::MapKind::hash;
     }
     return mlir::pk::MapKind::add;
   }

@@ -85,6 +85,8 @@ private:
   // Far beyond any real spec; past them a hostile input gets an error, not a deep recursion.
   static constexpr int kMaxExprDepth = 256, kMaxLoopDepth = 32;
   llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
+  // Values that hold only 0 and 1: comparisons and their &&, || (logical()).
+  llvm::DenseSet<int> masks;
   // `auto py = y.on(p);`: the local names y's copy on rank p, with p as it was at the declaration.
   llvm::DenseMap<const Decl *, std::pair<int, int>> peerLocals;  // variable -> (tensor, rank)
   // `for (Origin2 o : tiles(...))`: the origin variable -> its coordinates' values (o.i0, ...).
@@ -950,6 +952,11 @@ private:
       in.push_back(v);
     }
     if (failed) return -1;
+    return mapValues(kind, l, in);
+  }
+
+  // mapOp on values already walked.
+  int mapValues(MapKind kind, SourceLocation l, std::vector<int> in) {
     // min / max of two indices (C++ picks pk/spec.h's float overload): the integer min / max,
     // an index (a clamp of a bound or an origin), exact at any size.
     if ((kind == MapKind::Min || kind == MapKind::Max) && in.size() == 2 &&
@@ -989,9 +996,75 @@ private:
         if (result.shape[d] == 1) result.shape[d] = typeOf(in[1]).shape[d];
     result.smem = false;
     int v = emitValue(OpKind::Map, l, in, result, {}, int(kind));
-    if (!narrow) return v;
-    result.elem = narrow->elem;
-    return emitValue(OpKind::Cast, l, {v}, result);
+    if (narrow) {
+      result.elem = narrow->elem;
+      v = emitValue(OpKind::Cast, l, {v}, result);
+    }
+    if (kind >= MapKind::Lt && kind <= MapKind::Ne) masks.insert(v);
+    return v;
+  }
+
+  // uniform<S...>(seed, i0, ...): h = hash(seed mod 2^32 - 2^31, seed / 2^32), then h = hash(h, i_d) for each
+  // dimension d's coordinate i_d in the tensor (pk.tile.map hash on i32 tiles, 31 bits), and
+  // (h / 128) * 2^-24 in [0, 1). Made of i32 maps, iotas and a cast, so every path that takes
+  // those takes it (a GEMM's epilogue too).
+  int uniform(const CallExpr *c, SourceLocation l) {
+    ValueType t;
+    if (resultTile(c, t) < 0) return -1;
+    const size_t rank = t.shape.size();
+    if (c->getNumArgs() != rank + 1)
+      return fail(l, "uniform<S...>(seed, i0, ...) takes the seed and one origin per dimension of the tile (" +
+                         std::to_string(rank) + "), got " + std::to_string(c->getNumArgs() - 1));
+    int seed = indexExpr(c->getArg(0));
+    std::vector<int> origin;
+    for (size_t d = 0; d < rank; ++d) origin.push_back(indexExpr(c->getArg(unsigned(d + 1))));
+    if (failed) return -1;
+    ValueType words = t;
+    words.elem = Elem::I32;
+    auto map = [&](MapKind kind, int x, int y, const ValueType &type) {
+      return emitValue(OpKind::Map, l, {x, y}, type, {}, int(kind));
+    };
+    // The seed's two words as ints for any seed: (seed mod 2^32) - 2^31 and seed / 2^32
+    // (toward zero), which a template's int parameters hold too.
+    auto index = [&](OpKind kind, int x, int64_t y) { return emitValue(kind, l, {x, constant(l, y)}, ValueType{}); };
+    const int64_t word = int64_t(1) << 32;
+    int low = index(OpKind::Sub, index(OpKind::Rem, index(OpKind::Add, index(OpKind::Rem, seed, word), word), word),
+                    word / 2);
+    int high = index(OpKind::Div, seed, word);
+    int h = map(MapKind::Hash, emitValue(OpKind::Splat, l, {low}, words),
+                emitValue(OpKind::Splat, l, {high}, words), words);
+    for (size_t d = 0; d < rank; ++d)
+      h = map(MapKind::Hash, h, emitValue(OpKind::Iota, l, {origin[d]}, words, {}, int(d)), words);
+    int top = map(MapKind::Div, h, emitValue(OpKind::Splat, l, {constant(l, 128)}, words), words);
+    return map(MapKind::Mul, emitValue(OpKind::Cast, l, {top}, t),
+               emitValue(OpKind::Splat, l, {floatConstant(l, 0x1p-24f)}, t), t);
+  }
+
+  // Tiles compared with 0 (1 where not 0), unless they already hold only 0 and 1.
+  int truth(int v, SourceLocation l) {
+    if (masks.count(v)) return v;
+    const Elem e = typeOf(v).elem;
+    const bool integer = e == Elem::I32 || e == Elem::I64;
+    return mapValues(MapKind::Ne, l, {v, integer ? constant(l, 0) : asFloat(constant(l, 0), l)});
+  }
+
+  // a && b, a || b and !a on tiles: 1 where true and 0 where false, as comparisons give, a tile
+  // being true where it is not 0 (as where() takes it). The product and the maximum of two
+  // masks, so masks combined this way still read as masks (the attention template's).
+  int logical(const char *op, SourceLocation l, std::vector<const Expr *> args) {
+    std::vector<int> in;
+    for (const Expr *a : args) in.push_back(tileExpr(a));
+    if (failed) return -1;
+    if (args.size() == 1) {
+      const Elem e = typeOf(in[0]).elem;
+      const bool integer = e == Elem::I32 || e == Elem::I64;
+      return mapValues(MapKind::Eq, l, {in[0], integer ? constant(l, 0) : asFloat(constant(l, 0), l)});
+    }
+    int a = truth(in[0], l), b = truth(in[1], l);
+    if (failed) return -1;
+    int v = mapValues(StringRef(op) == "&&" ? MapKind::Mul : MapKind::Max, l, {a, b});
+    masks.insert(v);
+    return v;
   }
 
   // where(c, a, b): a and b tiles of the result's type, or one of them a float scalar (splat
@@ -1068,8 +1141,11 @@ private:
         {"operator>=", MapKind::Ge}, {"operator==", MapKind::Eq}, {"operator!=", MapKind::Ne}};
     for (const auto &[name, kind] : comparisons)
       if (n == name && !unary) return mapOp(kind, l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator&&" && !unary) return logical("&&", l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator||" && !unary) return logical("||", l, {o->getArg(0), o->getArg(1)});
+    if (n == "operator!" && unary) return logical("!", l, {o->getArg(0)});
     return fail(l, "this operator is not in the spec language; tiles have + - * /, unary -, "
-                   "% (integer tiles) and the comparisons < <= > >= == !=");
+                   "% (integer tiles), the comparisons < <= > >= == != and && || ! on masks");
   }
 
   int memberCall(const CXXMemberCallExpr *m) {
@@ -1326,13 +1402,24 @@ private:
       if (n == name) return mapOp(kind, l, {arg(0)});
     if (n == "pow") return mapOp(MapKind::Pow, l, {arg(0), arg(1)});
     if (n == "where") return select(c, l);
-    if (n == "row_index" || n == "col_index") {
+    if (n == "row_index" || n == "col_index" || n == "dim_index") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;
+      int64_t dim = n == "row_index" ? 0 : 1;
+      if (n == "dim_index") {
+        const TemplateArgumentList *targs = c->getDirectCallee()->getTemplateSpecializationArgs();
+        dim = targs && targs->size() > 0 && targs->get(0).getKind() == TemplateArgument::Integral
+                  ? targs->get(0).getAsIntegral().getSExtValue()
+                  : -1;
+        if (dim < 0 || dim >= int64_t(t.shape.size()))
+          return fail(l, "dim_index<D, S...>: D (" + std::to_string(dim) + ") must name one of the tile's " +
+                             std::to_string(t.shape.size()) + " dimensions, counted from 0");
+      }
       int origin = indexExpr(arg(0));
       if (origin < 0) return -1;
-      return emitValue(OpKind::Iota, l, {origin}, t, {}, n == "row_index" ? 0 : 1);
+      return emitValue(OpKind::Iota, l, {origin}, t, {}, int(dim));
     }
+    if (n == "uniform") return uniform(c, l);
     if (n == "cast") {
       ValueType t;
       if (resultTile(c, t) < 0) return -1;

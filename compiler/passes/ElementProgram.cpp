@@ -359,10 +359,10 @@ struct ElementProgram::Capture {
     if (auto map = dyn_cast<TileMapOp>(op); map && isInt(map.getOperand(0).getType())) {
       // Integer maps (a document mask's row / L == col / L): wrapping arithmetic and 0 / 1 compares.
       static const llvm::StringSet<> kinds = {"add", "sub", "mul", "div", "rem", "min", "max", "neg",
-                                              "abs", "lt",  "le",  "gt",  "ge",  "eq",  "ne"};
+                                              "abs", "lt",  "le",  "gt",  "ge",  "eq",  "ne", "hash"};
       StringRef kind = stringifyMapKind(map.getKind());
       if (!kinds.contains(kind))
-        return fail(op, "an integer map in " + Twine(an()) + Twine(noun) + " must be arithmetic, min, max, abs or a comparison");
+        return fail(op, "an integer map in " + Twine(an()) + Twine(noun) + " must be arithmetic, min, max, abs, a comparison or a hash");
       int64_t x = value(map->getOperand(0)), y = map->getNumOperands() > 1 && x >= 0 ? value(map->getOperand(1)) : -2;
       if (x < 0 || y == -1) return -1;
       SmallVector<NamedAttribute> f{named("op", str("iop")), named("kind", str(kind)), named("x", i64(x)),

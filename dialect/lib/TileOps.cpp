@@ -51,7 +51,7 @@ static bool isUnary(MapKind kind) {
   case MapKind::add: case MapKind::sub: case MapKind::mul: case MapKind::div:
   case MapKind::max: case MapKind::min: case MapKind::pow: case MapKind::lt:
   case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq: case MapKind::ne:
-  case MapKind::rem:
+  case MapKind::rem: case MapKind::hash:
     return false;
   default: return true;
   }
@@ -60,7 +60,7 @@ static bool isUnary(MapKind kind) {
 LogicalResult ScalarMapOp::verify() {
   switch (getKind()) {
   case MapKind::lt: case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq:
-  case MapKind::ne: case MapKind::rem:
+  case MapKind::ne: case MapKind::rem: case MapKind::hash:
     return emitOpError("'") << stringifyMapKind(getKind()) << "' is not a scalar kind";
   default: break;
   }
@@ -87,8 +87,9 @@ LogicalResult TileMapOp::verify() {
       return emitOpError("'") << stringifyMapKind(getKind()) << "' takes float tiles, got "
                               << out << "; cast to f32 first";
     break;
-  case MapKind::rem:
-    if (!integer) return emitOpError("'rem' takes integer tiles, got ") << out;
+  case MapKind::rem: case MapKind::hash:
+    if (!integer)
+      return emitOpError("'") << stringifyMapKind(getKind()) << "' takes integer tiles, got " << out;
     break;
   default: break;
   }

@@ -373,6 +373,23 @@ template <class C, class I, long... S>
 typename EnableIf<IsIntegral<I>::value, Tile<i32, S...>>::type where(Tile<C, S...> c, I a, I b);
 template <long M, long N> Tile<f32, M, N> row_index(index m);
 template <long M, long N> Tile<f32, M, N> col_index(index n);
+// dim_index<D, S...>(origin): each element's coordinate along dimension D plus origin, for tiles
+// of any rank (row_index<M, N>(m) is dim_index<0, M, N>(m)).
+template <long D, long... S> Tile<f32, S...> dim_index(index origin);
+// Masks combine with && and || and flip with !: 1 where true, 0 where false, a tile being true
+// where it is not 0 (as where() takes it). A sliding causal window:
+// (col_index<M, N>(n) <= row_index<M, N>(m)) && (col_index<M, N>(n) > row_index<M, N>(m) - w).
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator&&(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... A, long... B>
+Broadcasted<Tile<T, A...>, Tile<T, B...>> operator||(Tile<T, A...>, Tile<T, B...>);
+template <class T, long... S> Tile<T, S...> operator!(Tile<T, S...>);
+// Random numbers: uniform<S...>(seed, i0, i1, ...) holds in each element a number in [0, 1)
+// made from the seed and the element's coordinates in the tensor (the origins plus its offsets)
+// alone, so an element gets the same number however the loop is tiled, and another seed gives
+// others (docs/language.md gives the hash). Dropout: where(uniform<64, 128>(seed, m, n) < p, 0.f,
+// x * (1 / (1 - p))).
+template <long... S, class... I> Tile<f32, S...> uniform(index seed, I... origin);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);

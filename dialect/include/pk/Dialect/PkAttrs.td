@@ -90,7 +90,10 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     // Integer remainder (C's %, the sign of the dividend; x % 0 gives 0).
     I32EnumAttrCase<"rem", 26>,
     // The error function (erff), for GELU's exact form and its backward pass.
-    I32EnumAttrCase<"erf", 27>]>;
+    I32EnumAttrCase<"erf", 27>,
+    // Integer tiles: x and y mixed by a hash (pk::tile::wrap_hash), a value in [0, 2^31); the
+    // random numbers of uniform() chain it over a seed and an element's coordinates.
+    I32EnumAttrCase<"hash", 28>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [

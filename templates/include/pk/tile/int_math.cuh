@@ -46,5 +46,32 @@ __device__ __forceinline__ T wrap_rem(T x, T y) {
   return y == 0 || y == -1 ? T(0) : x % y;
 }
 
+// MurmurHash3's 32-bit finaliser: a bijection whose every input bit reaches every output bit.
+__device__ __forceinline__ unsigned fmix32(unsigned h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+// x and y mixed into [0, 2^31): uniform() chains it on i32 words, from the seed's two words
+// over an element's coordinates. For one x, distinct y give distinct 32-bit mixes, and for one
+// y distinct x do (two bijections around an xor), before the top bit is dropped. 64-bit
+// operands are folded to 32 bits first (the high word times an odd constant). Not for
+// cryptography.
+__device__ __forceinline__ unsigned hash_words(unsigned u, unsigned v) {
+  return fmix32(u ^ fmix32(v + 0x9e3779b9u)) >> 1;
+}
+__device__ __forceinline__ int wrap_hash(int x, int y) {
+  return static_cast<int>(hash_words(static_cast<unsigned>(x), static_cast<unsigned>(y)));
+}
+__device__ __forceinline__ long long wrap_hash(long long x, long long y) {
+  auto fold = [](long long w) {
+    const unsigned long long b = static_cast<unsigned long long>(w);
+    return static_cast<unsigned>(b) ^ (static_cast<unsigned>(b >> 32) * 0x9e3779b9u);
+  };
+  return static_cast<long long>(hash_words(fold(x), fold(y)));
+}
+
 }  // namespace tile
 }  // namespace pk

@@ -1,0 +1,223 @@
+// Masks by && || !, dim_index on tiles of rank 3, and uniform() random numbers
+// (test/specs/masks_random.pk.cpp) through the JIT at W = 1, against host references: the truth
+// tables of arbitrary values (0 false; any other value, NaN too, true), a band mask, coordinates,
+// and the random numbers compared bit for bit with the hash docs/language.md gives (reproduced
+// here), on tiles of ranks 1, 2 and 4, with a seed past 2^32 and a negative one; then dropout on
+// the general path and in the GEMM template's epilogue (and its general twin) against float64
+// with the same mask. Outputs are poisoned first; shapes leave partial tiles everywhere.
+#include <pk/jit/compile.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "jit_spec_cases.h"
+#include "sym_test_util.h"
+#include "tile_test_util.h"
+
+namespace {
+
+using pk::bf16;
+using pkt::DevLocal;
+using namespace pkt::cases;
+
+const std::vector<std::pair<const char*, bool>> kKernels = {
+    {"truth_table_f32", false}, {"truth_table_i32", false}, {"band_mask", false},
+    {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
+    {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
+};
+const std::vector<const char*> kGeneralToo = {"gemm_dropout"};
+
+KernelSet g_kernels;
+
+void end_case(const Run& r, const std::string& what, int before) { pkt::cases::end_case(r, "masks_random", what, before); }
+template <class... A>
+bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
+  return pkt::cases::run(r, g_kernels.at(kernel), kernel, times, args...);
+}
+
+// The documented hash: MurmurHash3's finaliser around an xor, the top bit dropped.
+uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+uint32_t hash_words(uint32_t u, uint32_t v) { return fmix32(u ^ fmix32(v + 0x9e3779b9u)) >> 1; }
+// uniform(seed, coordinates): the seed's words (seed mod 2^32) - 2^31 and seed / 2^32, then each
+// coordinate in turn; (h / 128) * 2^-24.
+float uniform_at(LL seed, std::initializer_list<LL> coords) {
+  const LL word = LL(1) << 32;
+  const auto low = static_cast<int32_t>(((seed % word) + word) % word - word / 2);
+  const auto high = static_cast<int32_t>(seed / word);
+  uint32_t h = hash_words(static_cast<uint32_t>(low), static_cast<uint32_t>(high));
+  for (LL c : coords) h = hash_words(h, static_cast<uint32_t>(c));
+  return static_cast<float>(h / 128) * 0x1p-24f;
+}
+
+// Values with many exact zeros and some NaN, so every truth-table row shows.
+std::vector<float> mixed(LL n, unsigned seed) {
+  const auto pick = ints<int>(n, 0, 6, seed);
+  const auto v = rnd<float>(n, seed + 1, -3.f, 3.f);
+  std::vector<float> out(n);
+  for (LL i = 0; i < n; ++i) out[i] = pick[i] < 3 ? 0.f : pick[i] == 5 ? NAN : v[i];
+  return out;
+}
+template <class T>
+double table(T x, T y) {
+  const bool a = x != 0, b = y != 0;  // NaN != 0 is true, as where() takes it
+  return double(a && b) + 2 * double(a || b) + 4 * double(!a);
+}
+
+void truth_table_f32(const Run& r, LL M, LL N, unsigned seed) {
+  const auto a = mixed(M * N, seed), b = mixed(M * N, seed + 7);
+  DevLocal<float> ad({M, N}, a), bd({M, N}, b), out({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "truth_table_f32", 1, ad.view(), bd.view(), out.view()))
+    check(r, "truth_table_f32", out.download(), [&](LL i) { return table(a[i], b[i]); }, exact());
+  end_case(r, "truth_table_f32 " + dims({M, N}), before);
+}
+
+void truth_table_i32(const Run& r, LL M, LL N, unsigned seed) {
+  const auto a = ints<int>(M * N, -2, 3, seed), b = ints<int>(M * N, -2, 3, seed + 3);
+  DevLocal<int> ad({M, N}, a), bd({M, N}, b), out({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "truth_table_i32", 1, ad.view(), bd.view(), out.view()))
+    check(r, "truth_table_i32", out.download(), [&](LL i) { return table(a[i], b[i]); }, exact());
+  end_case(r, "truth_table_i32 " + dims({M, N}), before);
+}
+
+void band_mask(const Run& r, LL M, LL N, LL w, LL always, unsigned seed) {
+  const auto s = rnd<float>(M * N, seed);
+  DevLocal<float> sd({M, N}, s), out({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "band_mask", 1, sd.view(), out.view(), w, always))
+    check(r, "band_mask", out.download(), [&](LL i) {
+      const LL m = i / N, n = i % N;
+      const bool keep = (n <= m && n > m - w) || n < always;
+      return keep ? double(s[i]) : double(-1e30f);
+    }, exact());
+  end_case(r, "band_mask " + dims({M, N, w, always}), before);
+}
+
+void coords_3d(const Run& r, LL B, LL S, LL H) {
+  DevLocal<int> out({B, S, H}, {});
+  const int before = begin_case(r);
+  if (run(r, "coords_3d", 1, out.view()))
+    check(r, "coords_3d", out.download(), [&](LL i) {
+      const LL b = i / (S * H), s = i / H % S, h = i % H;
+      return double(s * 1000 + b * 10 + h % 10);
+    }, exact());
+  end_case(r, "coords_3d " + dims({B, S, H}), before);
+}
+
+// The numbers bit for bit, and their mean near 1/2.
+void check_uniform(const Run& r, const std::string& what, const std::vector<float>& got,
+                   const std::function<double(LL)>& want) {
+  check(r, what, got, want, exact());
+  double sum = 0;
+  for (float x : got) sum += x;
+  const double mean = sum / double(got.size());
+  if (!(std::fabs(mean - 0.5) < 0.03)) pkt::fail(what + ": mean " + std::to_string(mean));
+}
+
+void uniform_1d(const Run& r, LL N, LL seed) {
+  DevLocal<float> out({N}, {});
+  const int before = begin_case(r);
+  if (run(r, "uniform_1d", 1, out.view(), seed))
+    check_uniform(r, "uniform_1d", out.download(), [&](LL i) { return uniform_at(seed, {i}); });
+  end_case(r, "uniform_1d " + dims({N}) + " seed " + std::to_string(seed), before);
+}
+
+void uniform_2d(const Run& r, LL M, LL N, LL seed) {
+  DevLocal<float> out({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "uniform_2d", 1, out.view(), seed))
+    check_uniform(r, "uniform_2d", out.download(), [&](LL i) { return uniform_at(seed, {i / N, i % N}); });
+  end_case(r, "uniform_2d " + dims({M, N}) + " seed " + std::to_string(seed), before);
+}
+
+void uniform_4d(const Run& r, LL A, LL B, LL C, LL D, LL seed) {
+  DevLocal<float> out({A, B, C, D}, {});
+  const int before = begin_case(r);
+  if (run(r, "uniform_4d", 1, out.view(), seed))
+    check_uniform(r, "uniform_4d", out.download(), [&](LL i) {
+      return uniform_at(seed, {i / (B * C * D), i / (C * D) % B, i / D % C, i % D});
+    });
+  end_case(r, "uniform_4d " + dims({A, B, C, D}), before);
+}
+
+// Dropped where uniform < p (exactly 0), else x / (1 - p) rounded to bf16; the dropped share
+// near p.
+void check_dropout(const Run& r, const std::string& what, const std::vector<bf16>& got, LL M, LL N, LL seed,
+                   float p, const std::function<double(LL)>& kept, const std::function<double(LL)>& mag) {
+  LL dropped = 0;
+  check(r, what, got, [&](LL i) {
+    const bool drop = uniform_at(seed, {i / N, i % N}) < p;
+    dropped += drop;
+    return drop ? 0.0 : kept(i) * double(1.f / (1.f - p));
+  }, [&](LL i) {
+    return uniform_at(seed, {i / N, i % N}) < p ? 0.0 : kBf * std::fabs(kept(i) * double(1.f / (1.f - p))) + mag(i);
+  });
+  const double share = double(dropped) / double(M * N);
+  if (!(std::fabs(share - p) < 0.03)) pkt::fail(what + ": dropped " + std::to_string(share) + " of the elements");
+}
+
+void dropout_bf16(const Run& r, LL M, LL N, LL seed, float p, unsigned s) {
+  const auto x = rnd<bf16>(M * N, s, -2.f, 2.f);
+  DevLocal<bf16> xd({M, N}, x), y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "dropout_bf16", 1, xd.view(), y.view(), seed, p))
+    check_dropout(r, "dropout_bf16", y.download(), M, N, seed, p, [&](LL i) { return val(x[i]); },
+                  [](LL) { return 1e-6; });
+  end_case(r, "dropout_bf16 " + dims({M, N}), before);
+}
+
+void gemm_dropout(const Run& r, const std::string& kernel, LL M, LL N, LL K, LL seed, float p, unsigned s) {
+  const auto a = rnd<bf16>(M * K, s), b = rnd<bf16>(N * K, s + 1);
+  DevLocal<bf16> ad({M, K}, a), bd({N, K}, b), c({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, kernel, 1, ad.view(), bd.view(), c.view(), seed, p)) {
+    std::vector<double> acc(M * N), mag(M * N);
+    for (LL m = 0; m < M; ++m)
+      for (LL n = 0; n < N; ++n) {
+        double sum = 0, abs = 0;
+        for (LL k = 0; k < K; ++k) {
+          const double t = val(a[m * K + k]) * val(b[n * K + k]);
+          sum += t, abs += std::fabs(t);
+        }
+        acc[m * N + n] = sum, mag[m * N + n] = abs;
+      }
+    check_dropout(r, kernel, c.download(), M, N, seed, p, [&](LL i) { return acc[i]; },
+                  [&](LL i) { return 1e-5 * mag[i] + 1e-6; });
+  }
+  end_case(r, kernel + " " + dims({M, N, K}), before);
+}
+
+void cases(const Run& r) {
+  truth_table_f32(r, 70, 100, 11);
+  truth_table_i32(r, 37, 50, 21);
+  band_mask(r, 150, 170, 20, 3, 31);
+  band_mask(r, 65, 64, 1, 0, 41);
+  coords_3d(r, 3, 37, 50);
+  uniform_1d(r, 1000, 12345);
+  uniform_2d(r, 70, 100, (LL(1) << 40) + 7);
+  uniform_2d(r, 33, 65, -5);
+  uniform_4d(r, 3, 5, 17, 20, 99);
+  dropout_bf16(r, 70, 300, 777, 0.3f, 51);
+  gemm_dropout(r, "gemm_dropout", 300, 264, 200, 2024, 0.25f, 61);
+  gemm_dropout(r, "gemm_dropout/general", 300, 264, 200, 2024, 0.25f, 61);
+  gemm_dropout(r, "gemm_dropout", 1000, 1032, 512, (LL(3) << 33) + 1, 0.1f, 71);
+}
+
+}  // namespace
+
+int main() {
+  pkt::require_gpus(1);
+  if (!compile_set(PK_MASKS_RANDOM_SPEC, kKernels, kGeneralToo, PK_PKC, g_kernels))
+    return pkt::finish("masks_random_jit_test");
+  // Every kernel is single-GPU: the cases run at W = 1 only.
+  return run_worlds("masks_random_jit_test", g_kernels, [](const Run& r) {
+    if (r.W == 1) cases(r);
+  });
+}

@@ -1,0 +1,74 @@
+// Masks combined by && || !, coordinates of any rank (dim_index) and counter-based random numbers
+// (uniform), on the general path and in a GEMM template's epilogue. GPU test:
+// test/gpu/masks_random_jit_test.cu; lit: test/Frontend/masks-random.cpp.
+#include <pk/spec.h>
+using namespace pk;
+
+// Truth of arbitrary values (0 false, anything else, NaN too, true), as one number per element:
+// bit 0 x && y, bit 1 x || y, bit 2 !x.
+PK_KERNEL void truth_table_f32(Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> out) {
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {32, 64})) {
+    auto x = load<32, 64>(a, m, n);
+    auto y = load<32, 64>(b, m, n);
+    store(out, (x && y) + 2.f * (x || y) + 4.f * !x, m, n);
+  }
+}
+
+PK_KERNEL void truth_table_i32(Tensor<i32, 2> a, Tensor<i32, 2> b, Tensor<i32, 2> out) {
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 32})) {
+    auto x = load<16, 32>(a, m, n);
+    auto y = load<16, 32>(b, m, n);
+    store(out, (x && y) + 2 * (x || y) + 4 * !x, m, n);
+  }
+}
+
+// A band of a score matrix: keys within w before the query, by && of two comparisons, and a
+// column mask broadcast by ||.
+PK_KERNEL void band_mask(Tensor<f32, 2> s, Tensor<f32, 2> out, index w, index always) {
+  for (auto [m, n] : tiles(s.rows(), s.cols(), {64, 64})) {
+    auto r = row_index<64, 64>(m);
+    auto c = col_index<64, 64>(n);
+    auto keep = ((c <= r) && (c > r - w)) || (col_index<1, 64>(n) < always);
+    store(out, where(keep, load<64, 64>(s, m, n), -1e30f), m, n);
+  }
+}
+
+// Position ids of a [B, S, H] tile: s * 1000 + b * 10 + (h % 10), from dim_index along each.
+PK_KERNEL void coords_3d(Tensor<i32, 3> out) {
+  for (auto [b, s, h] : tiles(out.dim(0), out.dim(1), out.dim(2), {2, 16, 32}))
+    store(out, cast<i32>(dim_index<1, 2, 16, 32>(s)) * 1000 + cast<i32>(dim_index<0, 2, 16, 32>(b)) * 10 +
+                   cast<i32>(dim_index<2, 2, 16, 32>(h)) % 10,
+          b, s, h);
+}
+
+// The random numbers themselves, through tiles of ranks 1, 2 and 4 (every element depends only
+// on the seed and its coordinates, so the test compares with the documented hash exactly).
+PK_KERNEL void uniform_1d(Tensor<f32, 1> out, index seed) {
+  for (auto i : tiles(out.size(), {256})) store(out, uniform<256>(seed, i), i);
+}
+PK_KERNEL void uniform_2d(Tensor<f32, 2> out, index seed) {
+  for (auto [m, n] : tiles(out.rows(), out.cols(), {16, 64})) store(out, uniform<16, 64>(seed, m, n), m, n);
+}
+// (The last dimension at most 32: one tile along it.)
+PK_KERNEL void uniform_4d(Tensor<f32, 4> out, index seed) {
+  for (auto [a, b, c] : tiles(out.dim(0), out.dim(1), out.dim(2), {1, 2, 8}))
+    store(out, uniform<1, 2, 8, 32>(seed, a, b, c, 0), a, b, c, 0);
+}
+
+// Dropout of a bf16 activation: zero where u < p, else x / (1 - p).
+PK_KERNEL void dropout_bf16(Tensor<bf16, 2> x, Tensor<bf16, 2> y, index seed, float p) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {32, 128})) {
+    auto t = cast<f32>(load<32, 128>(x, m, n));
+    store(y, cast<bf16>(where(uniform<32, 128>(seed, m, n) < p, 0.f, t * (1.f / (1.f - p)))), m, n);
+  }
+}
+
+// C = dropout(A B^T): the Hopper GEMM template with the mask in its epilogue.
+PK_KERNEL void gemm_dropout(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, index seed, float p) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64))
+      acc = mma_t(load<128, 64>(a, m, k), load<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(where(uniform<128, 256>(seed, m, n) < p, 0.f, acc * (1.f / (1.f - p)))), m, n);
+  }
+}
