@@ -12,13 +12,15 @@
 // rotated q, the top-p probabilities, the KV cache) start from random data, run one launch, and are
 // checked as outputs. One PASS or FAIL line per case.
 //
-// Covered: all 48 kernels. Shapes the specs fix: linear_l2norm_rows rows of at most 256 outputs,
-// qkv_proj_split_planes Hd a multiple of 64, attn_probs_4d_causal and attention_4d_causal_d64 head
-// dims of at most 64, causal_attention_d96_general 96, the attention templates' 64 / 128 exactly,
-// rope_neox_inplace_pos_i64 128-column heads, tp_gather_hidden_layernorm rows of at most 2048,
-// sp_rs_cols_residual_inplace_f16 shards of at most 512, linear_log_softmax_odd at most 200 classes,
-// compact_kept_rows at most 1024 tiles of 256 tokens, kv_cache_append_4d 64-column heads,
-// moe_expert_counts_store_add 64 experts and at most 8 choices a token, tp_vocab_argmax W <= 16,
+// Covered: all 48 kernels; with -DPK_SPECS18_W1 (and PK_USER_SPECS18_BAD_SPEC) also finding 1's
+// reproducer from user_specs18_bad.pk.cpp, whose store_add form fails today. Shapes the specs fix:
+// linear_l2norm_rows rows of at most 256 outputs, qkv_proj_split_planes Hd a multiple of 64,
+// attn_probs_4d_causal and attention_4d_causal_d64 head dims of at most 64,
+// causal_attention_d96_general 96, the attention templates' 64 / 128 exactly, rope_neox_inplace_pos_i64
+// 128-column heads, tp_gather_hidden_layernorm rows of at most 2048, sp_rs_cols_residual_inplace_f16
+// shards of at most 512, linear_log_softmax_odd at most 200 classes, compact_kept_rows at most 1024
+// tiles of 256 tokens, kv_cache_append_4d 64-column heads, moe_expert_counts_store_add 64 experts and
+// at most 8 choices a token, tp_vocab_argmax W <= 16,
 // rmsnorm_then_linear and linear_residual_then_layernorm rows of at most 1024. Semantics taken as the
 // specs write them (see each case): the template's tanh is tanh.approx (2^-10.9 relative) in the
 // soft-capped and tanh epilogues, so those bounds carry 1e-3 of the cap; top_p_mask_sorted_inplace
@@ -112,7 +114,20 @@ const std::vector<const char*> kGeneralToo = {
 
 KernelSet g_kernels;
 
-bool compile_all() { return compile_set(PK_USER_SPECS18_SPEC, kKernels, kGeneralToo, PK_PKC, g_kernels); }
+#ifdef PK_SPECS18_W1
+// Finding 1's reproducer (test/specs/user_specs18_bad.pk.cpp): the same conv1d backward sum added into
+// a local tensor with store_add and with a plain store of dx + sum. Needs PK_USER_SPECS18_BAD_SPEC.
+const std::vector<std::pair<const char*, bool>> kW1Kernels = {{"w1_conv1d_bwd_store_add", false},
+                                                              {"w1_conv1d_bwd_store", false}};
+#endif
+
+bool compile_all() {
+  if (!compile_set(PK_USER_SPECS18_SPEC, kKernels, kGeneralToo, PK_PKC, g_kernels)) return false;
+#ifdef PK_SPECS18_W1
+  if (!compile_set(PK_USER_SPECS18_BAD_SPEC, kW1Kernels, {}, PK_PKC, g_kernels)) return false;
+#endif
+  return true;
+}
 
 const pk::jit::Kernel& K(const std::string& name) { return g_kernels.at(name); }
 
@@ -1264,6 +1279,25 @@ void ring_add_next_then_bias(const Run& r, LL M, LL N, unsigned seed) {
   end_case(r, "ring_add_next_then_bias " + dims({M, N}), before);
 }
 
+#ifdef PK_SPECS18_W1
+// w1_conv1d_bwd_store_add / w1_conv1d_bwd_store: dx = dx0 + w[0] dy[t] + w[1] dy[t + 1] (dy[T] = 0), one
+// launch on a random dx0. At T = 40 the store_add form leaves dx[39] at dx0 (finding 1); at T = 33 it
+// leaves all of row 32; the store form passes.
+void w1_conv1d_bwd(const Run& r, const std::string& k, LL T, LL C, unsigned seed) {
+  const auto dy = rnd<float>(T * C, seed), w = rnd<float>(2 * C, seed + 1), dx0 = rnd<float>(T * C, seed + 2);
+  DevLocal<float> dyd({T, C}, dy), wd({2, C}, w), dx({T, C}, dx0);
+  const int before = begin_case(r);
+  if (run(r, k, 1, dyd.view(), wd.view(), dx.view())) {
+    auto want = [&](LL i) {
+      const LL t = i / C, c = i % C;
+      return double(dx0[i]) + double(w[c]) * dy[i] + (t + 1 < T ? double(w[C + c]) * dy[i + C] : 0.0);
+    };
+    check(r, k + ".dx", dx.download(), want, [&](LL i) { return 1e-6 * (std::fabs(dx0[i]) + 2) + 1e-7; });
+  }
+  end_case(r, k + " " + dims({T, C}), before);
+}
+#endif
+
 // ================================================================ the cases ==
 
 void single_gpu_cases(const Run& r) {
@@ -1341,6 +1375,12 @@ void single_gpu_cases(const Run& r) {
   cumsum_down_columns(r, 100, 100, s += 100);
   moe_expert_counts_store_add(r, 300, 3, s += 100);
   moe_expert_counts_store_add(r, 130, 8, s += 100);
+#ifdef PK_SPECS18_W1
+  for (const char* k : {"w1_conv1d_bwd_store", "w1_conv1d_bwd_store_add"}) {
+    w1_conv1d_bwd(r, k, 40, 300, s += 100);
+    w1_conv1d_bwd(r, k, 33, 300, s += 100);
+  }
+#endif
 }
 
 void multi_rank_cases(const Run& r) {

@@ -125,7 +125,7 @@ PK_KERNEL void r15_zero_extent_tile(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) store(y, load<0, 64>(x, m, n), m, n);
 }
 
-// R16 (finding 2, message): a bias gradient of 3-D activations added into a local 3-D tensor. Refused as
+// R16 (finding 3, message): a bias gradient of 3-D activations added into a local 3-D tensor. Refused as
 // it should be (store_add into a local tensor takes a 2-D one), but the message tells the user to view
 // "a 1-D one as [1, N]".
 PK_KERNEL void r16_store_add_local_3d(Tensor<f32, 3> dy, Tensor<f32, 3> acc) {
@@ -134,7 +134,7 @@ PK_KERNEL void r16_store_add_local_3d(Tensor<f32, 3> dy, Tensor<f32, 3> acc) {
 }
 
 // R17: a ring shift out of a local Tensor (not a Sym): a Clang error ("no member named 'on'") that does
-// not say to declare the destination Sym (finding 3, message).
+// not say to declare the destination Sym (finding 4, message).
 #ifdef PK_CXX_R17
 PK_KERNEL void r17_on_of_local_tensor(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128})) store(y.on(next_rank()), load<16, 128>(x, m, n), m, n);
@@ -143,7 +143,7 @@ PK_KERNEL void r17_on_of_local_tensor(Tensor<f32, 2> x, Tensor<f32, 2> y) {
 
 // R18: an integer mask (from i32 index math) multiplied by a float mask (a comparison of f32 tiles):
 // a Clang error about Broadcasted<Tile<...>> operands that does not say to cast one of them
-// (finding 4, message).
+// (finding 5, message).
 #ifdef PK_CXX_R18
 PK_KERNEL void r18_int_mask_times_float_mask(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto m : tiles(x.rows(), {8})) {
@@ -161,7 +161,7 @@ PK_KERNEL void r19_exp_of_i64(Tensor<i64, 2> ids, Tensor<f32, 2> y) {
 }
 #endif
 
-// R20 (finding 5, language gap): a running sum along the last dimension of a 3-D tile ([B, S, V] chunks):
+// R20 (finding 6, language gap): a running sum along the last dimension of a 3-D tile ([B, S, V] chunks):
 // cumsum takes 1-D and 2-D tiles only.
 #ifdef PK_CXX_R20
 PK_KERNEL void r20_cumsum_3d_tile(Tensor<f32, 3> p, Tensor<f32, 3> c) {
@@ -169,7 +169,7 @@ PK_KERNEL void r20_cumsum_3d_tile(Tensor<f32, 3> p, Tensor<f32, 3> c) {
 }
 #endif
 
-// R21 (finding 1, legal spec refused, wrong message): a gradient accumulated into a local f32 buffer with
+// R21 (finding 2, legal spec refused, wrong message): a gradient accumulated into a local f32 buffer with
 // store_add and read back at the very tile it added (each tile adds only its own elements). The
 // language allows reading a tensor at the tile a loop writes; pk-check-tile-races treats the add (a row
 // scatter by index) as a write elsewhere and says the loop "reads a tensor at other tiles than it writes".
@@ -178,4 +178,26 @@ PK_KERNEL void r21_add_then_read_same_tile(Tensor<f32, 2> g, Tensor<f32, 2> acc,
     store_add(acc, load<16, 128>(g, m, n), m, n);
     store(y, load<16, 128>(acc, m, n) * 2.0f, m, n);
   }
+}
+
+// W1 (finding 1: store and store_add disagree at the last tile): the backward pass of a two-tap causal
+// conv1d (y[t] = w0 x[t] + w1 x[t - 1]), dx[t] += w0 dy[t] + w1 dy[t + 1], accumulated into a local
+// gradient buffer with store_add. dy[T] reads as zero, so dx[T - 1] should get w0 dy[T - 1]; but the
+// look-ahead load's padding row makes the sum's row T - 1 "computed from padding", and the add
+// (store_add_rows underneath) moves it nowhere: dx[T - 1] gets nothing (and when T % 16 == 1 the last
+// tile adds nothing at all, its look-ahead load lying wholly past the end). The same expression written
+// store(dx, load(dx) + ...) adds it. Compiles; the GPU reproducer is user_specs18_jit_test's
+// PK_SPECS18_W1 case.
+PK_KERNEL void w1_conv1d_bwd_store_add(Tensor<f32, 2> dy, Tensor<f32, 2> w, Tensor<f32, 2> dx) {
+  for (auto [m, n] : tiles(dy.rows(), dy.cols(), {16, 128}))
+    store_add(dx, load<16, 128>(dy, m, n) * load<1, 128>(w, 0, n) + load<16, 128>(dy, m + 1, n) * load<1, 128>(w, 1, n),
+              m, n);
+}
+
+// W1's form with a plain store of dx + the same sum (in place at the tile): row T - 1 gets w0 dy[T - 1].
+PK_KERNEL void w1_conv1d_bwd_store(Tensor<f32, 2> dy, Tensor<f32, 2> w, Tensor<f32, 2> dx) {
+  for (auto [m, n] : tiles(dy.rows(), dy.cols(), {16, 128}))
+    store(dx, load<16, 128>(dx, m, n) + load<16, 128>(dy, m, n) * load<1, 128>(w, 0, n) +
+                  load<16, 128>(dy, m + 1, n) * load<1, 128>(w, 1, n),
+          m, n);
 }
