@@ -186,7 +186,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     } else if (op == "map") {
       auto kind = symbolizeMapKind(step.getAs<StringAttr>("kind").getValue());
       if (!kind) return kernel.emitError(shape.what + ": unknown map kind");
-      bs << mapExpression(*kind, operand(num("x")), step.get("y") ? operand(num("y")) : "", /*fast=*/true);
+      bs << mapExpression(*kind, operand(num("x")), step.get("y") ? operand(num("y")) : "", shape.fastTanh);
     } else {
       return kernel.emitError(shape.what + ": unknown step '") << op << "'";
     }

@@ -32,6 +32,9 @@ struct ElementCodeShape {
   // apply() also takes row and col as floats, which the caller forms by adds (cheaper than a
   // conversion per element)
   bool floatIndices = false;
+  // tanh (and the tanh GELU) by the SFU (tanh.approx, about 2^-11 relative), where the result is
+  // rounded to bf16 / f16 anyway; false: tanhf, for an f32 output that keeps every bit.
+  bool fastTanh = true;
 };
 
 FailureOr<ElementCode> emitElementProgram(KernelOp kernel, ArrayAttr program, const ElementCodeShape &shape);

@@ -84,17 +84,18 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   bool walks = false;
   module.walk([&](TileForeachOp) { walks = true; });
   if (walks) os << "#include <pk/tile/walk.cuh>\n";
-  bool tiles = false, gathers = false, stats = false, scans = false, claims = false, rings = false,
-       scalarMath = false;
+  bool tiles = false, gathers = false, stats = false, scans = false, topks = false, claims = false,
+       rings = false, scalarMath = false;
   module.walk([&](Operation *op) {
     scalarMath |= isa<ScalarMapOp>(op);
     tiles |= isa<TileLoadOp, TileZerosOp, TileSplatOp, TileMapOp, TileCastOp, TileReduceRowsOp,
                  TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
-                 TileTransposeOp, TileCumsumOp, TileHistogramOp, TileClaimOp>(op);
+                 TileTransposeOp, TileCumsumOp, TileHistogramOp, TileClaimOp, TileTopkOp>(op);
     gathers |= isa<TileLoadRowsOp, TileStoreRowsOp>(op);
     stats |= isa<TileReduceRowsOp>(op);
     claims |= isa<TileClaimOp>(op);
     scans |= isa<TileCumsumOp, TileHistogramOp>(op);
+    topks |= isa<TileTopkOp>(op);
     rings |= isa<TileForeachOp>(op) && op->hasAttr("pk.prefetch");
   });
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
@@ -102,6 +103,7 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   if (gathers) os << "#include <pk/tile/gather.cuh>\n";
   if (stats) os << "#include <pk/tile/row_stats.cuh>\n";
   if (scans) os << "#include <pk/tile/scan.cuh>\n";
+  if (topks) os << "#include <pk/tile/topk.cuh>\n";
   if (claims) os << "#include <pk/tile/claim.cuh>\n";
   if (rings) os << "#include <pk/tile/prefetch.cuh>\n";
   for (Operation &op : module.getBody()->getOperations()) {

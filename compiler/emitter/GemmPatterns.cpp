@@ -72,8 +72,9 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   d.t.shared_bytes = kSharedBytes;
   auto arg = [&](const char *role) { return facts.getAs<IntegerAttr>(role).getInt(); };
   const int64_t a = arg("a"), b = arg("b"), c = arg("c");
-  auto layout = facts.getAs<StringAttr>("b_layout");
+  auto layout = facts.getAs<StringAttr>("b_layout"), aLayout = facts.getAs<StringAttr>("a_layout");
   const bool bNMajor = layout && layout.getValue() == "kn";  // B stored [K, N]
+  const bool aMMajor = aLayout && aLayout.getValue() == "km";  // A stored [K, M] (plain GEMM only)
   // fp8 operands move as 2-byte units (pk/templates/gemm_tile.cuh): their K is counted in them.
   auto in = facts.getAs<StringAttr>("in");
   const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2");
@@ -82,14 +83,19 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   // A shared B (one 2-D weight for every batch) keeps its 2-D dimensions: xb.
   const bool batched = bool(facts.get("batched")), sharedB = bool(facts.get("shared_b"));
   const int x = batched ? 1 : 0, xb = batched && !sharedB ? 1 : 0;
-  const std::string K = fp8 ? "div(" + dim(a, 1 + x) + ",2)" : dim(a, 1 + x), N = dim(b, (bNMajor ? 1 : 0) + xb);
+  const std::string K = fp8 ? "div(" + dim(a, 1 + x) + ",2)" : aMMajor ? dim(a, 0) : dim(a, 1 + x),
+                    N = dim(b, (bNMajor ? 1 : 0) + xb);
   const std::string tn = "cdiv(" + N + "," + std::to_string(kBN) + ")";
-  operand(d, a, "A", a, fp8 ? 1 : 2, 1 + x);
+  if (aMMajor)
+    d.check("0", "rem(" + dim(a, 1) + ",8)", "A's rows must be whole 16-byte TMA pitches: M % 8 (shown) must be 0",
+            true);
+  else
+    operand(d, a, "A", a, fp8 ? 1 : 2, 1 + x);
   if (bNMajor) {
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0", true);
-    d.check(K, dim(b, xb), "B must have A's K rows", true);
+    d.check(K, dim(b, xb), aMMajor ? "B must have A's K rows (A stored [K, M])" : "B must have A's K rows", true);
   } else {
-    operand(d, b, "B", a, fp8 ? 1 : 2, 1 + xb, 1 + x);
+    operand(d, b, "B", a, fp8 ? 1 : 2, 1 + xb, aMMajor ? 0 : 1 + x);
   }
   // An f32 C moves as 2-byte units too: its rows are 2N of them, in boxes of 32 f32 columns.
   auto out = facts.getAs<StringAttr>("out");
@@ -118,12 +124,14 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
     d.t.grid = expr("balanced(mul(" + Bt + ",mul(" + tm + "," + tn + ")),sms)");
   } else if (job == "gemm" || job == "gemm_ar") {
-    const std::string M = dim(a, 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
+    const std::string M = dim(a, aMMajor ? 1 : 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     // The spec's loop takes other shapes too (a padded C, a longer K in B: stores clip at C's
     // edges, loads stop at the loop's K): the template's exact shapes are twin rules.
     d.check(M, dim(c, 0), "C must have A's rows", true);
     d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", true);
-    d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
+    // A stored [K, M]: 64 x 64 boxes of M-rows, two per stage, as an N-major B's.
+    if (aMMajor) d.field(FK::tmap, "a", a, {M, K}, {kBBox, kBK});
+    else d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
     if (bNMajor) d.field(FK::tmap, "b", b, {N, K}, {kBBox, kBK});
     else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
@@ -216,10 +224,13 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   ElementCode epilogue;
   if (auto program = facts.getAs<ArrayAttr>("epilogue")) {
     // A batched GEMM's epilogue may read per-batch values: prepare() takes the batch as its head.
-    FailureOr<ElementCode> code = emitElementProgram(
-        kernel, program,
-        {"Epi", "epi", "GEMM epilogue", "The spec's epilogue, per output element (row, col), on the fp32 accumulator.",
-         bool(facts.get("batched"))});
+    // An f32 output keeps tanh's every bit (tanhf), as the general path computes it.
+    auto out = facts.getAs<StringAttr>("out");
+    ElementCodeShape shape{"Epi", "epi", "GEMM epilogue",
+                           "The spec's epilogue, per output element (row, col), on the fp32 accumulator.",
+                           bool(facts.get("batched"))};
+    shape.fastTanh = !(out && out.getValue() == "f32");
+    FailureOr<ElementCode> code = emitElementProgram(kernel, program, shape);
     if (failed(code)) return failure();
     epilogue = std::move(*code);
   }
@@ -234,14 +245,16 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   const bool batched = bool(facts.get("batched"));
   const bool variant = (!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
                        fact("out") == "f16" || fact("out") == "f32" || fact("b_layout") == "kn" ||
-                       !epilogue.code.empty() || batched;
+                       fact("a_layout") == "km" || !epilogue.code.empty() || batched;
   const std::string outType = fact("out") == "f16" ? "pk::f16" : fact("out") == "f32" ? "float" : "pk::bf16";
   if (variant)
     type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " + outType + ", " +
            (fact("b_layout") == "kn" ? "true" : "false") + ", " +
            (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") +
-           (inB != fact("in") || batched ? std::string(", ") + operandType(inB) : std::string()) +
-           (batched ? ", true" : "") + (facts.get("shared_b") ? ", true" : "") + ">";
+           (inB != fact("in") || batched || fact("a_layout") == "km" ? std::string(", ") + operandType(inB)
+                                                                      : std::string()) +
+           (batched ? ", true" : "") + (facts.get("shared_b") ? ", true" : "") +
+           (fact("a_layout") == "km" ? ", false, false, true" : "") + ">";
   std::vector<::pk::HostCheck> checks;
   ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, epilogue.fields, checks);
 

@@ -494,6 +494,19 @@ LogicalResult emitTranspose(Emitter &e, Operation *op) {
 }
 
 // Prefix sums pass the tile through the stage in chunks (pk/tile/scan.cuh), any length.
+// Each row's K largest and their columns (pk/tile/topk.cuh), a warp per row through the stage.
+LogicalResult emitTopk(Emitter &e, Operation *op) {
+  auto t = cast<TileTopkOp>(op);
+  const int64_t n = t.getInput().getType().getShape()[1], k = t.getValues().getType().getShape()[1];
+  if (n + 2 * k > 4096)
+    return op->emitError("the general tile path takes the top k of rows of at most 4096 - 2k elements (this "
+                         "row has ")
+           << n << ", k = " << k << "); take the top k of each part of the row, store them, and take the top k of those";
+  std::string values = declare(e, t.getValues(), "tile"), indices = declare(e, t.getIndices(), "tile");
+  e.line() << "pk::tile::row_topk(" << values << ", " << indices << ", " << e.name(t.getInput()) << ", pk_stage);";
+  return success();
+}
+
 LogicalResult emitCumsum(Emitter &e, Operation *op) {
   auto c = cast<TileCumsumOp>(op);
   std::string out = declare(e, c.getResult(), "tile");
@@ -533,11 +546,14 @@ LogicalResult emitLoadRows(Emitter &e, Operation *op) {
 LogicalResult emitStoreRows(Emitter &e, Operation *op) {
   auto store = cast<TileStoreRowsOp>(op);
   if (failed(checkRowCount(op, store.getRows().getType()))) return failure();
+  // all_rows: the value's padding rows move too (pk::tile::all_rows clears the mark).
+  auto moved = [&](const std::string &v) { return store.getAllRows() ? "pk::tile::all_rows(" + v + ")" : v; };
   if (std::optional<TileType> layout = rowStatsLayout(e, store.getValue())) {
     std::string values = rowVector(e, op, store.getValue(), *layout),
                 rows = rowVector(e, op, store.getRows(), *layout);
     if (values.empty() || rows.empty())
       return op->emitError("internal: a column of row statistics in registers did not rebuild here");
+    values = moved(values);
     e.line() << peerGuard(e, store.getPeer()) << "pk::tile::scatter_row_values<" << (store.getAdd() ? "true" : "false") << ">("
              << values << ", " << rows << ", " << rowsData(e, store.getDest(), store.getPeer())
              << ", " << e.name(store.getDest()) << ".shape, " << e.name(store.getCol()) << ");";
@@ -546,7 +562,7 @@ LogicalResult emitStoreRows(Emitter &e, Operation *op) {
   std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
   if (rows.empty()) rows = e.name(store.getRows());
   e.line() << peerGuard(e, store.getPeer()) << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
-           << e.name(store.getValue()) << ", " << rows << ", "
+           << moved(e.name(store.getValue())) << ", " << rows << ", "
            << rowsData(e, store.getDest(), store.getPeer()) << ", " << e.name(store.getDest())
            << ".shape, " << e.name(store.getCol()) << ", pk_stage);";
   return success();
@@ -594,6 +610,7 @@ void mlir::pk::cuda::addTilePatterns(PatternTable &table) {
   table["pk.tile.transpose"] = emitTranspose;
   table["pk.tile.reshape"] = emitReshape;
   table["pk.tile.cumsum"] = emitCumsum;
+  table["pk.tile.topk"] = emitTopk;
   table["pk.tile.histogram"] = emitHistogram;
   table["pk.tile.load_rows"] = emitLoadRows;
   table["pk.tile.store_rows"] = emitStoreRows;

@@ -198,8 +198,15 @@ private:
                                              in.size() > 3 ? v(in[3]) : Value()));
     case OpKind::StoreRows:
       b.create<TileStoreRowsOp>(l, v(in[0]), v(in[1]), v(in[2]), v(in[3]),
-                                in.size() > 4 ? v(in[4]) : Value(), /*add=*/o.attr == 1);
+                                in.size() > 4 ? v(in[4]) : Value(), /*add=*/(o.attr & 1) != 0,
+                                /*all_rows=*/(o.attr & 2) != 0);
       return;
+    case OpKind::Topk: {
+      auto topk = b.create<TileTopkOp>(l, type(o.results[0]), type(o.results[1]), v(in[0]));
+      values[o.results[0]] = topk.getValues();
+      values[o.results[1]] = topk.getIndices();
+      return;
+    }
     case OpKind::Zeros: return def(o, b.create<TileZerosOp>(l, type(o.results[0])));
     case OpKind::Mma:
       return def(o, b.create<TileMmaOp>(l, v(in[2]).getType(), v(in[0]), v(in[1]), v(in[2]),

@@ -32,6 +32,7 @@ enum class OpKind {
   Select, Iota,                            // mask select; coordinates (dim in attr)
   LoadRows, StoreRows,                     // rows by an index tile (StoreRows: attr 1 adds)
   Transpose, Reshape, Cumsum, Histogram, Claim,
+  Topk,                                    // results: values, indices
   LoadScalar,                              // x.at(i...): index (integer tensors) or f32
   FConstant, Splat,                        // an f32 constant (bits in ints[0]); scalar -> tile
   IndexToFloat,                            // an index (a size, a tile origin) as an f32 scalar

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -87,6 +89,8 @@ private:
   llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
   // Values that hold only 0 and 1: comparisons and their &&, || (logical()).
   llvm::DenseSet<int> masks;
+  // row_topk / row_topk_index already emitted: (input, K, region) -> (values, indices).
+  std::map<std::tuple<int, int64_t, const Region *>, std::pair<int, int>> topks;
   // `auto py = y.on(p);`: the local names y's copy on rank p, with p as it was at the declaration.
   llvm::DenseMap<const Decl *, std::pair<int, int>> peerLocals;  // variable -> (tensor, rank)
   // `for (Origin2 o : tiles(...))`: the origin variable -> its coordinates' values (o.i0, ...).
@@ -1281,8 +1285,10 @@ private:
         // Into this rank's tensor: the tile's rows added at rows m.. by index (red.global.add),
         // as store_add_rows does, so tiles that meet (partial sums over row tiles) all arrive.
         if (typeOf(dest).shape.size() != 2)
-          return fail(l, "store_add into a local tensor takes a 2-D tensor (it adds the tile's "
-                         "rows by index, as store_add_rows does); view a 1-D one as [1, N]");
+          return fail(l, std::string("store_add into a local tensor takes a 2-D tensor (it adds the tile's "
+                         "rows by index, as store_add_rows does); ") +
+                             (typeOf(dest).shape.size() == 1 ? "view a 1-D one as [1, N]"
+                                                             : "view it as 2-D, its leading dimensions as rows ([A, B, C] as [A * B, C])"));
         tile = storedTile(tile, 2, l);
         if (tile < 0 || typeOf(tile).smem)
           return tile < 0 ? -1 : fail(l, "store_add takes a register tile: load it with load<...>");
@@ -1293,7 +1299,9 @@ private:
         rows.elem = Elem::I32;
         rows.shape = {typeOf(tile).shape[0]};
         int slots = emitValue(OpKind::Iota, l, {at[0]}, rows, {}, 0);
-        emit(OpKind::StoreRows, l, {tile, dest, slots, at[1]}).attr = 1;
+        // Every row moves (all_rows), as a plain store writes it: a row from past the end of
+        // one operand's tensor holds data from the others (dy[t] w0 + dy[t + 1] w1).
+        emit(OpKind::StoreRows, l, {tile, dest, slots, at[1]}).attr = 1 | 2;
         return -2;
       }
       // Peer stores go from registers; a shared-memory tile reached the CUDA emitter, which
@@ -1426,6 +1434,27 @@ private:
       int in = tileExpr(arg(0));
       if (in < 0) return -1;
       return emitValue(OpKind::Cast, l, {in}, t);
+    }
+    if (n == "row_topk" || n == "row_topk_index") {
+      ValueType t;
+      if (resultTile(c, t) < 0) return -1;
+      int in = tileExpr(arg(0));
+      if (in < 0) return -1;
+      // One op gives both results: a kernel asking for both gets one pass (same input, K and
+      // region).
+      const auto key = std::make_tuple(in, t.shape[1], region);
+      auto found = topks.find(key);
+      if (found == topks.end()) {
+        ValueType values = typeOf(in), indices;
+        values.shape = t.shape;
+        values.smem = false;
+        indices = values;
+        indices.elem = Elem::I32;
+        Op &op = emit(OpKind::Topk, l, {in});
+        op.results = {newValue(values), newValue(indices)};
+        found = topks.emplace(key, std::make_pair(op.results[0], op.results[1])).first;
+      }
+      return n == "row_topk" ? found->second.first : found->second.second;
     }
     if (n == "row_sum" || n == "row_max" || n == "row_min") {
       ValueType t;

@@ -61,7 +61,7 @@ bool independentBlocks(KernelOp kernel) {
   kernel.getBody().walk([&](Operation *op) {
     independent &= batchable(*op) ||
                    isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileClaimOp,
-                       TileTransposeOp, TileCumsumOp, TileHistogramOp, LoadScalarOp, ReturnOp,
+                       TileTransposeOp, TileCumsumOp, TileHistogramOp, TileTopkOp, LoadScalarOp, ReturnOp,
                        CheckOp, RankOp, WorldSizeOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op);
   });
   return independent;
@@ -78,7 +78,7 @@ bool generalPathWaits(KernelOp kernel) {
     if (auto t = op->getAttrOfType<TransportAttr>("transport")) ldst = t.getValue() == Transport::ldst;
     general &= batchable(*op) ||
                isa<TileForeachOp, TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileClaimOp,
-                   TileTransposeOp, TileCumsumOp, TileHistogramOp, LoadScalarOp, ReturnOp, CheckOp,
+                   TileTransposeOp, TileCumsumOp, TileHistogramOp, TileTopkOp, LoadScalarOp, ReturnOp, CheckOp,
                    RankOp, WorldSizeOp, scf::ForOp, scf::IfOp, scf::YieldOp, FlagOp, SignalOp,
                    SignalAllOp, WaitOp, GridBlocksOp>(op) ||
                (isa<WorkerOp>(op) && cast<WorkerOp>(op).getRole() == Role::communicator) ||
@@ -175,7 +175,7 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
         Operation *top = home->findAncestorOpInBlock(*user);
         // A prefix sum or a transpose writes a tile of its operand's size while it still reads
         // the operand: both live there (an element-wise op writes over its dying operand).
-        const bool copies = isa<TileCumsumOp, TileTransposeOp>(user);
+        const bool copies = isa<TileCumsumOp, TileTransposeOp, TileTopkOp>(user);
         if (top && end.count(top)) to = std::max(to, end[top] + (copies ? 1 : 0));
       }
       for (int64_t i = from; i < std::max(to, from + 1) && i < next; ++i)

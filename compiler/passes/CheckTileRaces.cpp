@@ -78,26 +78,41 @@ std::pair<Value, int64_t> baseAndOffset(Value v) {
 // - this iteration: the two boxes are apart (the same base plus constants whose ranges do not
 //   meet), or the tiles have one shape, so one thread holds each element in both and program
 //   order orders them (as for a read at the very tile written).
+// The box a write covers, as a store's indices and its tile's shape: a store, or a local
+// store_add (rows added at their own places: store_rows {add, all_rows} by an iota of the rows).
+struct WriteBox {
+  SmallVector<Value> indices;
+  ArrayRef<int64_t> shape;
+};
+std::optional<WriteBox> writeBox(Operation *write) {
+  if (auto store = dyn_cast<TileStoreOp>(write))
+    return WriteBox{SmallVector<Value>(store.getIndices()), store.getValue().getType().getShape()};
+  if (auto add = dyn_cast<TileStoreRowsOp>(write); add && add.getAllRows() && !add.getPeer())
+    if (auto rows = add.getRows().getDefiningOp<TileIotaOp>(); rows && rows.getDim() == 0)
+      return WriteBox{{rows.getOrigin(), add.getCol()}, add.getValue().getType().getShape()};
+  return std::nullopt;
+}
+
 bool ownCell(Operation *read, Operation *write, TileForeachOp loop) {
   auto load = dyn_cast<TileLoadOp>(read);
-  auto store = dyn_cast<TileStoreOp>(write);
+  std::optional<WriteBox> store = writeBox(write);
   if (!load || !store) return false;
   auto loaded = cast<TileType>(load.getType());
-  ArrayRef<int64_t> ls = loaded.getShape(), ss = store.getValue().getType().getShape();
+  ArrayRef<int64_t> ls = loaded.getShape(), ss = store->shape;
   const size_t rank = load.getIndices().size();
-  if (store.getIndices().size() != rank || ls.size() > rank || ss.size() > rank) return false;
+  if (store->indices.size() != rank || ls.size() > rank || ss.size() > rank) return false;
   Block &body = loop.getBody().front();
   for (auto [d, step] : llvm::enumerate(loop.getSteps())) {
     if (auto c = getConstantIntValue(loop.getUpperBounds()[d]); c && *c <= step) continue;
     bool cell = false;
     for (size_t j = 0; j < rank && !cell; ++j)
-      cell = load.getIndices()[j] == body.getArgument(d) && store.getIndices()[j] == body.getArgument(d) &&
+      cell = load.getIndices()[j] == body.getArgument(d) && store->indices[j] == body.getArgument(d) &&
              extentAlong(ls, rank, j) <= step && extentAlong(ss, rank, j) <= step;
     if (!cell) return false;
   }
   for (size_t j = 0; j < rank; ++j) {
     auto [lb, lo] = baseAndOffset(load.getIndices()[j]);
-    auto [sb, so] = baseAndOffset(store.getIndices()[j]);
+    auto [sb, so] = baseAndOffset(store->indices[j]);
     if ((lb == sb || (lb && sb && sameIndex(lb, sb))) &&
         (lo + extentAlong(ls, rank, j) <= so || so + extentAlong(ss, rank, j) <= lo))
       return true;

@@ -30,6 +30,7 @@ struct GemmLoop {
   TileForeachOp loop;
   TileLoadOp loadA, loadB;
   bool bNMajor = false;       // B stored [K, N] (mma) rather than [N, K] (mma_t)
+  bool aMMajor = false;       // A stored [K, M], read as transpose(load(A, k, m)) (dW = dY^T X)
   Type in, inB, out;          // A's, B's and the output's element types (bf16 / f16 / f32 out; fp8 in)
   int64_t bm = 0, bn = 0, bk = 0;  // the spec's tile
   ArrayAttr epilogue;         // null when the accumulator is stored as it is
@@ -46,7 +47,8 @@ struct GemmLoop {
   // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
   // epilogue.
   bool classic() const {
-    return bm == kBM && bn == kBN && bk == kBK && !bNMajor && in.isBF16() && out.isBF16() && !epilogue;
+    return bm == kBM && bn == kBN && bk == kBK && !bNMajor && !aMMajor && in.isBF16() && out.isBF16() &&
+           !epilogue;
   }
 };
 
@@ -107,6 +109,12 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (!mma || mma.getAcc() != kloop.getRegionIterArgs()[0])
     return kloop.emitError("GEMM K loop: must yield pk.tile.mma of its accumulator");
   g.bNMajor = !mma.getTransposeB();
+  // A read transposed: transpose(load<BK, BM>(a, k, m)), A stored [K, M].
+  Value aOperand = mma.getA();
+  if (auto t = aOperand.getDefiningOp<TileTransposeOp>()) {
+    g.aMMajor = true;
+    aOperand = t.getInput();
+  }
   // A batched GEMM's operands are 2-D views (pk.tile.reshape) of 3-D loads of one batch
   // (a 1 x rows x cols tile).
   auto view3d = [](Value operand) {
@@ -123,6 +131,9 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   };
   const bool batchedForm = threeD && view3d(mma.getA()) && (view3d(mma.getB()) || load2d(mma.getB()));
   const bool ownerForm = threeD && !batchedForm;
+  if (g.aMMajor && threeD)
+    return mma.emitError("GEMM: A read transposed (A stored [K, M]) takes the plain GEMM form, a loop over "
+                         "(m, n) tiles; not the batched or owner forms");
   if (ownerForm) {
     g.owner = body.getArgument(0);
     g.rowsPerOwner = loop.getUpperBounds()[1];
@@ -133,7 +144,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     g.sharedB = !view3d(mma.getB());
     g.loadB = g.sharedB ? load2d(mma.getB()) : view3d(mma.getB());
   } else {
-    g.loadA = mma.getA().getDefiningOp<TileLoadOp>();
+    g.loadA = aOperand.getDefiningOp<TileLoadOp>();
     g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
   }
   Value k = kloop.getInductionVar();
@@ -155,7 +166,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return batchedForm && !plain ? ix.size() == 3 && ix[0] == g.batch && ix[1] == row && ix[2] == col
                                  : ix.size() == 2 && ix[1] == col && (row ? ix[0] == row : isARow(ix[0]));
   };
-  if (!g.loadA || !g.loadB || !at(g.loadA, batchedForm ? m : Value(), k) ||
+  if (!g.loadA || !g.loadB || !(g.aMMajor ? at(g.loadA, k, m) : at(g.loadA, batchedForm ? m : Value(), k)) ||
       !at(g.loadB, bRow, bCol, g.sharedB))
     return mma.emitError(batchedForm ? (g.sharedB ? (g.bNMajor ? "batched GEMM with a shared B: operands must be "
                                                                  "loads A[b, m, k] and B[k, n]"
@@ -171,13 +182,20 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
                                "(B[n, k] or B[k, n]); a 2-D A beside a 3-D B is not a template form"
                          : ownerForm ? "GEMM over owners: operands must be pk.tile.load A[o * rows + m, k] "
                                      "and B[n, k]"
-                         : g.bNMajor ? "GEMM: operands must be pk.tile.load A[m, k] and B[k, n]"
-                                     : "GEMM: operands must be pk.tile.load A[m, k] and B[n, k]");
+                         : g.aMMajor ? (g.bNMajor ? "GEMM: operands must be transpose(load(A, k, m)) and "
+                                                    "load(B, k, n)"
+                                                  : "GEMM: operands must be transpose(load(A, k, m)) and "
+                                                    "load(B, n, k)")
+                         : g.bNMajor ? "GEMM: operands must be loads of A at [m, k] and B at [k, n]"
+                                     : "GEMM: operands must be loads of A at [m, k] and B at [n, k]");
   g.in = cast<TileType>(mma.getA().getType()).getElementType();
   g.inB = cast<TileType>(mma.getB().getType()).getElementType();
   if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
     return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
   // fp8 wgmma reads both operands K-major.
+  if (isFp8(g.in) && g.aMMajor)
+    return mma.emitError("GEMM: the template multiplies fp8 tiles with A stored [M, K] only, as fp8 "
+                         "wgmma has no transpose; this A is read transposed");
   if (isFp8(g.in) && g.bNMajor)
     return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
                          "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
@@ -321,7 +339,11 @@ LogicalResult checkBounds(GemmLoop &g) {
                              "...)): the template reduces over all of K");
     return success();
   }
-  if (!isDimOf(g.loop.getUpperBounds()[0], a, 0) || !isDimOf(g.loop.getUpperBounds()[1], b, bN))
+  const int64_t aM = g.aMMajor ? 1 : 0, aK = g.aMMajor ? 0 : 1;  // A's M and K dimensions
+  if (g.aMMajor && (!isDimOf(g.loop.getUpperBounds()[0], a, aM) || !isDimOf(g.loop.getUpperBounds()[1], b, bN)))
+    return g.loop.emitError("GEMM tile loop: must cover the columns of A, stored [K, M], and B's N extent "
+                            "(tiles(a.cols(), ...)): the template computes the whole product");
+  if (!isDimOf(g.loop.getUpperBounds()[0], a, aM) || !isDimOf(g.loop.getUpperBounds()[1], b, bN))
     return g.loop.emitError(g.bNMajor ? "GEMM tile loop: must cover the rows of A and the columns "
                                         "of B (tiles(a.rows(), b.cols(), ...)): the template "
                                         "computes the whole product"
@@ -329,9 +351,11 @@ LogicalResult checkBounds(GemmLoop &g) {
                                         "(tiles(a.rows(), b.rows(), ...)): the template computes "
                                         "the whole product");
   auto kloop = g.loadA->getParentOfType<scf::ForOp>();
-  if (!isDimOf(kloop.getUpperBound(), a, 1) && !isDimOf(kloop.getUpperBound(), b, bK))
-    return kloop.emitError("GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "
-                           "the template reduces over all of K");
+  if (!isDimOf(kloop.getUpperBound(), a, aK) && !isDimOf(kloop.getUpperBound(), b, bK))
+    return kloop.emitError(g.aMMajor ? "GEMM K loop: must run to the rows of A, stored [K, M] (range(0, "
+                                       "a.rows(), ...)): the template reduces over all of K"
+                                     : "GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "
+                                       "the template reduces over all of K");
   return success();
 }
 
@@ -600,6 +624,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (g->inB != g->in) fact("in_b", StringAttr::get(ctx, typeName(g->inB)));  // fp8 may mix
       fact("out", StringAttr::get(ctx, typeName(g->out)));
       fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
+      if (g->aMMajor) fact("a_layout", StringAttr::get(ctx, "km"));
       if (g->epilogue) fact("epilogue", g->epilogue);
       if (g->batch) fact("batched", UnitAttr::get(ctx));
       if (g->sharedB) fact("shared_b", UnitAttr::get(ctx));
@@ -611,7 +636,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       llvm::raw_string_ostream os(variant);
       os << ", " << g->in;
       if (g->in != g->inB) os << " and " << g->inB;
-      os << " operands, B stored " << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
+      os << " operands, " << (g->aMMajor ? "A stored [K, M] (read transposed), " : "") << "B stored "
+         << (g->bNMajor ? "[K, N] (C = A * B)" : "[N, K] (C = A * B^T)")
          << ", " << g->out << " output";
       if (g->batch)
         os << ", batched: one product per index of the operands' first dimension (the tile order "

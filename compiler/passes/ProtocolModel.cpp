@@ -601,6 +601,15 @@ private:
       return (!l.getPeer() || get(op, l.getPeer(), peer)) &&
              wholeAccess(op, l.getSource(), int(peer), false);
     }
+    // A local store_add adds the tile's rows at their own places (an iota of the rows from m):
+    // the box a store would write, as adds.
+    if (auto s = dyn_cast<TileStoreRowsOp>(op); s && s.getAllRows() && !s.getPeer())
+      if (auto rows = s.getRows().getDefiningOp<TileIotaOp>(); rows && rows.getDim() == 0) {
+        SmallVector<Value> at = {rows.getOrigin(), s.getCol()};
+        if (!access(op, s.getDest(), at, s.getValue().getType().getShape(), rank, true, true, false)) return false;
+        out.events.back().access.rows = 2;
+        return true;
+      }
     if (auto s = dyn_cast<TileStoreRowsOp>(op)) {
       int64_t peer = rank;
       if (s.getPeer() && !get(op, s.getPeer(), peer)) return false;

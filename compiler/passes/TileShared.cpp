@@ -28,7 +28,7 @@ TileSharedUse mlir::pk::tileSharedUse(Operation *kernel, int64_t threads) {
       }
     }
     if (isa<TileMmaOp, TileLoadRowsOp, TileStoreRowsOp, TileTransposeOp, TileCumsumOp,
-            TileHistogramOp>(op))
+            TileHistogramOp, TileTopkOp>(op))
       uses.stage = true;
     // A broadcast passes its vector through the stage, unless it is one element (a row
     // statistic of a one-row tile), which every thread holds.

@@ -250,8 +250,22 @@ LogicalResult TileReshapeOp::verify() {
 
 LogicalResult TileCumsumOp::verify() {
   TileType t = getInput().getType();
-  if (t.getRank() > 2 || t.getMemorySpace() != MemorySpace::reg)
-    return emitOpError("sums along a 1-D register tile or along each row of a 2-D one, got ") << t;
+  if (t.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("sums along the last dimension of a register tile, got ") << t;
+  return success();
+}
+
+LogicalResult TileTopkOp::verify() {
+  TileType in = getInput().getType(), v = getValues().getType(), i = getIndices().getType();
+  if (in.getRank() != 2 || !isa<FloatType>(in.getElementType()) || in.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("takes a 2-D float register tile, got ") << in;
+  if (v.getRank() != 2 || v.getShape()[0] != in.getShape()[0] || v.getElementType() != in.getElementType() ||
+      v.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("values must be an M x K register tile of the input's rows and type, got ") << v;
+  if (i.getShape() != v.getShape() || !i.getElementType().isSignlessInteger(32) || i.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("indices must be an i32 register tile of the values' shape, got ") << i;
+  if (v.getShape()[1] > in.getShape()[1])
+    return emitOpError("K (") << v.getShape()[1] << ") is more than the row's " << in.getShape()[1] << " elements";
   return success();
 }
 

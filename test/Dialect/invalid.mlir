@@ -726,14 +726,6 @@ pk.kernel @histogram_of_float() {
 
 // -----
 
-pk.kernel @cumsum_3d() {
-  %t = pk.tile.zeros : !pk.tile<2x4x64xi32>
-  // expected-error @+1 {{sums along a 1-D register tile or along each row of a 2-D one, got '!pk.tile<2x4x64xi32>'}}
-  %h = pk.tile.cumsum %t : !pk.tile<2x4x64xi32>
-  pk.return
-}
-
-// -----
 
 pk.kernel @scalar_type(%x: !pk.tensor<?xi32>) {
   %c0 = arith.constant 0 : index

@@ -190,6 +190,9 @@ pk.kernel @int_rows(%ids: !pk.tensor<?xi32>, %x: !pk.tensor<?x?xbf16>, %y: !pk.t
   // CHECK: pk.tile.cumsum %{{.*}} : !pk.tile<4x64xf32>
   %rowtile = pk.tile.zeros : !pk.tile<4x64xf32>
   %rows = pk.tile.cumsum %rowtile : !pk.tile<4x64xf32>
+  // CHECK: pk.tile.cumsum %{{.*}} : !pk.tile<2x4x64xi32>
+  %z3 = pk.tile.zeros : !pk.tile<2x4x64xi32>
+  %c3 = pk.tile.cumsum %z3 : !pk.tile<2x4x64xi32>
   // CHECK: pk.load_scalar %{{.*}}[%{{.*}}] : !pk.tensor<?xi32> -> index
   %count = pk.load_scalar %ids[%c0] : !pk.tensor<?xi32> -> index
   pk.return

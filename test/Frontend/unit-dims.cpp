@@ -39,10 +39,10 @@ PK_KERNEL void cumsum_row_and_column(Tensor<f32, 1> lens, Tensor<f32, 2> x, Tens
 }
 
 // Tests that store_add into a local 2-D tensor adds the tile's rows by index (rows m.. as an i32
-// iota): a column sum over row tiles.
+// iota), every row of them (all_rows): a column sum over row tiles.
 // CHECK-LABEL: pk.kernel @column_sum_by_adds
 // CHECK: %[[ROWS:.*]] = pk.tile.iota %{{.*}} dim 0 : !pk.tile<1xi32>
-// CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%[[ROWS]], %{{.*}}] {add} : !pk.tile<1x128xf32>
+// CHECK: pk.tile.store_rows %{{.*}}, %{{.*}}[%[[ROWS]], %{{.*}}] {add, all_rows} : !pk.tile<1x128xf32>
 PK_KERNEL void column_sum_by_adds(Tensor<f32, 2> dy, Tensor<f32, 2> db) {
   for (auto [m, n] : tiles(dy.rows(), dy.cols(), {16, 128}))
     store_add(db, transpose(row_sum(transpose(load<16, 128>(dy, m, n)))), 0, n);

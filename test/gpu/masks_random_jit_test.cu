@@ -4,7 +4,8 @@
 // and the random numbers compared bit for bit with the hash docs/language.md gives (reproduced
 // here), on tiles of ranks 1, 2 and 4, with a seed past 2^32 and a negative one; then dropout on
 // the general path and in the GEMM template's epilogue (and its general twin) against float64
-// with the same mask. Outputs are poisoned first; shapes leave partial tiles everywhere.
+// with the same mask; and cumsum of a 3-D tile. Outputs are poisoned first; shapes leave partial
+// tiles everywhere.
 #include <pk/jit/compile.h>
 
 #include <cmath>
@@ -24,6 +25,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"truth_table_f32", false}, {"truth_table_i32", false}, {"band_mask", false},
     {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
     {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
+    {"cumsum_3d_i32", false},
 };
 const std::vector<const char*> kGeneralToo = {"gemm_dropout"};
 
@@ -194,6 +196,21 @@ void gemm_dropout(const Run& r, const std::string& kernel, LL M, LL N, LL K, LL 
   end_case(r, kernel + " " + dims({M, N, K}), before);
 }
 
+// Sums along the last dimension of each 2 x 8 x 64 tile (they restart at each tile's first column).
+void cumsum_3d_i32(const Run& r, LL B, LL S, LL H, unsigned seed) {
+  const auto x = ints<int>(B * S * H, -1000, 1000, seed);
+  DevLocal<int> xd({B, S, H}, x), y({B, S, H}, {});
+  const int before = begin_case(r);
+  if (run(r, "cumsum_3d_i32", 1, xd.view(), y.view()))
+    check(r, "cumsum_3d_i32", y.download(), [&](LL i) {
+      const LL h = i % H, row = i - h;
+      double sum = 0;
+      for (LL j = h / 64 * 64; j <= h; ++j) sum += x[row + j];
+      return sum;
+    }, exact());
+  end_case(r, "cumsum_3d_i32 " + dims({B, S, H}), before);
+}
+
 void cases(const Run& r) {
   truth_table_f32(r, 70, 100, 11);
   truth_table_i32(r, 37, 50, 21);
@@ -208,6 +225,7 @@ void cases(const Run& r) {
   gemm_dropout(r, "gemm_dropout", 300, 264, 200, 2024, 0.25f, 61);
   gemm_dropout(r, "gemm_dropout/general", 300, 264, 200, 2024, 0.25f, 61);
   gemm_dropout(r, "gemm_dropout", 1000, 1032, 512, (LL(3) << 33) + 1, 0.1f, 71);
+  cumsum_3d_i32(r, 3, 13, 100, 81);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 // checked as outputs. One PASS or FAIL line per case.
 //
 // Covered: all 48 kernels; with -DPK_SPECS18_W1 (and PK_USER_SPECS18_BAD_SPEC) also finding 1's
-// reproducer from user_specs18_bad.pk.cpp, whose store_add form fails today. Shapes the specs fix:
+// reproducer from user_specs18_bad.pk.cpp (its store_add form failed before the fix). Shapes the specs fix:
 // linear_l2norm_rows rows of at most 256 outputs, qkv_proj_split_planes Hd a multiple of 64,
 // attn_probs_4d_causal and attention_4d_causal_d64 head dims of at most 64,
 // causal_attention_d96_general 96, the attention templates' 64 / 128 exactly, rope_neox_inplace_pos_i64
@@ -64,7 +64,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"bmm_kn_residual_bias_bf16", true},
     {"bmm_shared_w_gelu_erf_f32", true},
     {"linear_dgrad_ab", true},
-    {"linear_wgrad_transposed_a", false},
+    {"linear_wgrad_transposed_a", true},
     {"splitk_gemm_t_store_add", false},
     {"linear_l2norm_rows", false},
     {"qkv_proj_split_planes", false},
@@ -110,7 +110,8 @@ const std::vector<const char*> kGeneralToo = {
     "bmm_shared_w_gelu_erf_f32",       "linear_dgrad_ab",                 "gqa_softcap_alibi_causal_d128",
     "prefix_lm_attention_d64",         "sliding_window_gqa_f16_d64",      "cross_attention_klen_d128",
     "chunked_prefill_softcap_d128",    "tp_gather_k_then_gemm",           "tp_row_linear_rs_cols_bias_gelu",
-    "tp_lm_head_softcap_gather_vocab", "rmsnorm_then_linear",             "linear_residual_then_layernorm"};
+    "tp_lm_head_softcap_gather_vocab", "rmsnorm_then_linear",             "linear_residual_then_layernorm",
+    "linear_wgrad_transposed_a"};
 
 KernelSet g_kernels;
 
@@ -386,18 +387,19 @@ void linear_dgrad_ab(const Run& r, const std::string& k, LL M, LL N, LL Kd, unsi
 
 // ================================================================ GEMMs on the general path ==
 
-// linear_wgrad_transposed_a: dw [N, K] = dyᵀ x (f32), dy [M, N], x [M, K] bf16.
-void linear_wgrad_transposed_a(const Run& r, LL M, LL N, LL Kd, unsigned seed) {
+// linear_wgrad_transposed_a: dw [N, K] = dyᵀ x (f32), dy [M, N], x [M, K] bf16: the GEMM template with
+// an M-major A (dy read transposed) where N and K are multiples of 8, its twin otherwise.
+void linear_wgrad_transposed_a(const Run& r, const std::string& kernel, LL M, LL N, LL Kd, unsigned seed) {
   const auto dy = rnd<bf16>(M * N, seed), x = rnd<bf16>(M * Kd, seed + 1);
   DevLocal<bf16> dyd({M, N}, dy), xd({M, Kd}, x);
   DevLocal<float> dw({N, Kd}, {});
   const int before = begin_case(r);
-  if (run(r, "linear_wgrad_transposed_a", 2, dyd.view(), xd.view(), dw.view())) {
+  if (run(r, kernel, 2, dyd.view(), xd.view(), dw.view())) {
     std::vector<double> want, mag;
     matmul(N, Kd, M, [&](LL n, LL m) { return val(dy[m * N + n]); }, [&](LL m, LL q) { return val(x[m * Kd + q]); }, want, mag);
     check(r, "linear_wgrad_transposed_a.dw", dw.download(), [&](LL i) { return want[i]; }, f32_tol(mag));
   }
-  end_case(r, "linear_wgrad_transposed_a " + dims({M, N, Kd}), before);
+  end_case(r, kernel + " " + dims({M, N, Kd}), before);
 }
 
 // splitk_gemm_t_store_add: c = a bᵀ (f32), zeroed by the kernel (poisoned here; two launches, so the
@@ -1281,8 +1283,8 @@ void ring_add_next_then_bias(const Run& r, LL M, LL N, unsigned seed) {
 
 #ifdef PK_SPECS18_W1
 // w1_conv1d_bwd_store_add / w1_conv1d_bwd_store: dx = dx0 + w[0] dy[t] + w[1] dy[t + 1] (dy[T] = 0), one
-// launch on a random dx0. At T = 40 the store_add form leaves dx[39] at dx0 (finding 1); at T = 33 it
-// leaves all of row 32; the store form passes.
+// launch on a random dx0. Before the fix the store_add form left dx[39] at dx0 (T = 40) and all of
+// row 32 (T = 33) (finding 1); both forms must pass.
 void w1_conv1d_bwd(const Run& r, const std::string& k, LL T, LL C, unsigned seed) {
   const auto dy = rnd<float>(T * C, seed), w = rnd<float>(2 * C, seed + 1), dx0 = rnd<float>(T * C, seed + 2);
   DevLocal<float> dyd({T, C}, dy), wd({2, C}, w), dx({T, C}, dx0);
@@ -1331,6 +1333,9 @@ void single_gpu_cases(const Run& r) {
     rmsnorm_then_linear(r, "rmsnorm_then_linear" + path, 37, 100, 100, s += 100);
     linear_residual_then_layernorm(r, "linear_residual_then_layernorm" + path, 70, 136, 264, s += 100);
     linear_residual_then_layernorm(r, "linear_residual_then_layernorm" + path, 37, 50, 1000, s += 100);
+    // The weight gradient on the template's M-major A (dy's columns a multiple of 8) and on its twin.
+    linear_wgrad_transposed_a(r, "linear_wgrad_transposed_a" + path, 200, 264, 136, s += 100);
+    linear_wgrad_transposed_a(r, "linear_wgrad_transposed_a" + path, 150, 100, 70, s += 100);
     // Attention on the template (and with templates off): sequence lengths that are not multiples of
     // 64 or 128.
     gqa_softcap_alibi_causal_d128(r, "gqa_softcap_alibi_causal_d128" + path, 4, 2, 150, s += 100);
@@ -1344,7 +1349,6 @@ void single_gpu_cases(const Run& r) {
     chunked_prefill_softcap_d128(r, "chunked_prefill_softcap_d128" + path, 70, 150, s += 100);
     chunked_prefill_softcap_d128(r, "chunked_prefill_softcap_d128" + path, 100, 100, s += 100);
   }
-  linear_wgrad_transposed_a(r, 150, 100, 70, s += 100);
   splitk_gemm_t_store_add(r, 100, 70, 600, s += 100);
   splitk_gemm_t_store_add(r, 37, 130, 200, s += 100);
   linear_l2norm_rows(r, 70, 100, 200, s += 100);

@@ -147,3 +147,14 @@ PK_KERNEL void gemm_ab_tril_f32(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32
     store(c, where(keep, acc, 0.0f), m, n);
   }
 }
+
+// The weight gradient's product, C = A^T B with A stored [K, M] (dW = dY^T X): A read transposed
+// takes the template's M-major A.
+PK_KERNEL void gemm_at_b(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.cols(), b.cols(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.rows(), 64))
+      acc = mma(transpose(load<64, 128>(a, k, m)), load<64, 256>(b, k, n), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}

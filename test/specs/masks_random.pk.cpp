@@ -72,3 +72,9 @@ PK_KERNEL void gemm_dropout(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2
     store(c, cast<bf16>(where(uniform<128, 256>(seed, m, n) < p, 0.f, acc * (1.f / (1.f - p)))), m, n);
   }
 }
+
+// Running sums along the last dimension of a 3-D i32 tile (exact), partial in every dimension.
+PK_KERNEL void cumsum_3d_i32(Tensor<i32, 3> x, Tensor<i32, 3> y) {
+  for (auto [b, s, h] : tiles(x.dim(0), x.dim(1), x.dim(2), {2, 8, 64}))
+    store(y, cumsum(load<2, 8, 64>(x, b, s, h)), b, s, h);
+}

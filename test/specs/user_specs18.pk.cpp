@@ -135,7 +135,8 @@ PK_KERNEL void linear_dgrad_ab(Tensor<bf16, 2> dy, Tensor<bf16, 2> w, Tensor<bf1
 }
 
 // Linear layer backward, weight gradient: dW [N, K] = dYᵀ [N, M] · X [M, K], the A operand a
-// transposed register tile of dY, accumulated in f32 over the tokens (general path).
+// transposed register tile of dY, accumulated in f32 over the tokens (the GEMM template with A
+// stored [K, M], since finding 6 was fixed; the general path before).
 PK_KERNEL void linear_wgrad_transposed_a(Tensor<bf16, 2> dy, Tensor<bf16, 2> x, Tensor<f32, 2> dw) {
   for (auto [n, k] : tiles(dy.cols(), x.cols(), {64, 64})) {
     auto acc = zeros<f32, 64, 64>();

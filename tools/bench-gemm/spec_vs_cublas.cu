@@ -1,7 +1,8 @@
 // pk-bench-gemm-specs: GEMMs written as specs (the shipped gemm spec and the variants in
 // test/specs/gemm_variants.pk.cpp), JIT-compiled onto the Hopper GEMM template, against cuBLAS
 // on the same inputs in the same run, one GPU: bf16 and f16, B stored [N, K] (A * B^T) and
-// [K, N] (A * B), bf16 A * B^T into an f32 C, 4096^3 and 8192^3; and the GEMM with a fused bias + GELU epilogue against the
+// [K, N] (A * B), bf16 A^T * B with A stored [K, M] (the weight gradient), bf16 A * B^T into an f32 C,
+// 4096^3 and 8192^3; and the GEMM with a fused bias + GELU epilogue against the
 // same GEMM alone. Each pair alternates batches of 20 back-to-back launches (median of 7 each,
 // after 5 warm-ups). Every pkc output is checked against cuBLAS's before it is timed. Writes a
 // Markdown table to argv[1] (and stdout).
@@ -75,6 +76,7 @@ struct Case {
   const char* spec;
   const char* kernel;
   bool f16, b_kn;
+  bool a_km = false;  // A stored [K, M], read transposed (the weight gradient's A^T B)
 };
 
 }  // namespace
@@ -97,6 +99,7 @@ int main(int argc, char** argv) {
       {"bf16, A * B", PK_VARIANTS_SPEC, "gemm_ab", false, true},
       {"f16, A * B^T", PK_VARIANTS_SPEC, "gemm_f16", true, false},
       {"f16, A * B", PK_VARIANTS_SPEC, "gemm_f16_ab", true, true},
+      {"bf16, A^T * B (A stored [K, M])", PK_VARIANTS_SPEC, "gemm_at_b", false, true, true},
   };
   std::string table =
       "| GEMM | M = N = K | pkc us | cuBLAS us | cuBLAS / pkc | pkc TFLOP/s | pkc of roofline bound | max abs diff vs cuBLAS |\n"
@@ -124,9 +127,9 @@ int main(int argc, char** argv) {
       const float one = 1.f, zero = 0.f;
       const int N = int(n);
       auto cublas = [&] {
-        // Row-major C = A * op(B) as column-major C^T = op(B)^T * A^T.
-        cublasGemmEx(blas, cs.b_kn ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &one, b, t,
-                     N, a, t, N, &zero, ref, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        // Row-major C = op(A) * op(B) as column-major C^T = op(B)^T * op(A)^T (square: one ld).
+        cublasGemmEx(blas, cs.b_kn ? CUBLAS_OP_N : CUBLAS_OP_T, cs.a_km ? CUBLAS_OP_T : CUBLAS_OP_N, N, N, N, &one,
+                     b, t, N, a, t, N, &zero, ref, t, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
       };
       pk::Status st;
       auto pkc = [&] {

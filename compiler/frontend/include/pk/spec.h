@@ -79,6 +79,14 @@ template <class T, int Rank> struct Tensor {
   index size() const;  // dimension 0
   index rows() const;  // dimension 0
   index cols() const;  // dimension 1
+  // Peers' copies are a Sym's; this overload turns `x.on(p)` into an error that says so.
+  template <class P>
+  auto on(P) const {  // deduced: the message is instantiated at the call
+    static_assert(sizeof(P) == 0,
+                  "only a symmetric tensor has copies on other ranks: declare the parameter "
+                  "Sym<T, R> (allocated on every rank with one shape) instead of Tensor<T, R>");
+    return 0;
+  }
 };
 
 // A symmetric tensor: allocated on every rank with one shape, addressable by peers.
@@ -278,6 +286,30 @@ float abs(float);
 float pow(float, float exponent);
 float max(float, float);
 float min(float, float);
+// Tiles of two element types do not combine: these overloads turn `mask_i32 * mask_f32` into
+// an error that says to cast one side.
+template <class T, class U> struct IsSame { static constexpr bool value = false; };
+template <class T> struct IsSame<T, T> { static constexpr bool value = true; };
+template <class T, class U, long... A, long... B>
+auto mixed_element_types(Tile<T, A...>, Tile<U, B...>) {
+  static_assert(IsSame<T, U>::value, "the two tiles have different element types: cast one side to "
+                                      "the other's type first (cast<f32>(mask), cast<i32>(t))");
+  return Tile<T, A...>();
+}
+#define PK_SPEC_MIXED(op)                                                                      \
+  template <class T, class U, long... A, long... B,                                            \
+            class = typename EnableIf<!IsSame<T, U>::value>::type>                              \
+  auto op(Tile<T, A...> a, Tile<U, B...> b) { return mixed_element_types(a, b); }
+PK_SPEC_MIXED(operator+)
+PK_SPEC_MIXED(operator-)
+PK_SPEC_MIXED(operator*)
+PK_SPEC_MIXED(operator/)
+PK_SPEC_MIXED(max)
+PK_SPEC_MIXED(min)
+PK_SPEC_MIXED(operator&&)
+PK_SPEC_MIXED(operator||)
+#undef PK_SPEC_MIXED
+
 // A float scalar (a `float` kernel parameter or a constant such as 0.5f) combines with a tile
 // as a tile whose every element is that value: `x * rsqrt(row_sum(x * x) * inv_n + eps)`.
 template <class T, long... S> IfFloat<T, Tile<T, S...>> operator+(Tile<T, S...>, float);
@@ -317,8 +349,11 @@ template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
 // is the sum of elements 0..i of a 1-D tile. histogram<E>(ids): element e counts the elements
 // of an integer tile equal to e (others are not counted).
 template <class T, long N> Tile<T, N> cumsum(Tile<T, N>);
-// cumsum of an M x N tile: the running sums along each row (element (r, j): row r's 0..j).
+// cumsum of an M x N tile: the running sums along each row (element (r, j): row r's 0..j); of a
+// 3-D or 4-D tile, along its last dimension.
 template <class T, long M, long N> Tile<T, M, N> cumsum(Tile<T, M, N>);
+template <class T, long A, long B, long C> Tile<T, A, B, C> cumsum(Tile<T, A, B, C>);
+template <class T, long A, long B, long C, long D> Tile<T, A, B, C, D> cumsum(Tile<T, A, B, C, D>);
 template <long E, class I, long... S>
 typename EnableIf<IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.
@@ -390,6 +425,12 @@ template <class T, long... S> Tile<T, S...> operator!(Tile<T, S...>);
 // others (docs/language.md gives the hash). Dropout: where(uniform<64, 128>(seed, m, n) < p, 0.f,
 // x * (1 / (1 - p))).
 template <long... S, class... I> Tile<f32, S...> uniform(index seed, I... origin);
+// row_topk<K>(t): each row's K largest elements, largest first (an M x K tile); ties go to the
+// lower column. row_topk_index<K>(t): their columns in the tile (0 .. N-1), i32. NaN and a
+// clipped load's padding are never chosen: past a row's last candidate, -inf and -1. (Both of
+// one tile and K are computed once.) An MoE router's top-k: row_topk_index<2>(logits).
+template <long K, class T, long M, long N> IfFloat<T, Tile<T, M, K>> row_topk(Tile<T, M, N>);
+template <long K, class T, long M, long N> IfFloat<T, Tile<i32, M, K>> row_topk_index(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);

@@ -237,10 +237,10 @@ def Pk_TileReshapeOp : Pk_Op<"tile.reshape", [Pure]> {
 }
 
 def Pk_TileCumsumOp : Pk_Op<"tile.cumsum", [Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "Inclusive prefix sums of a 1-D register tile, or of each row of a 2-D one";
+  let summary = "Inclusive prefix sums of a register tile along its last dimension";
   let description = [{
-    Element i of the result is the sum of input elements 0..i (of a 2-D tile, element (r, j) the
-    sum of row r's elements 0..j): exact for integer tiles (per-expert offsets of an MoE layout),
+    Element i of the result is the sum of input elements 0..i (of a tile of 2 or more
+    dimensions, along the last: element (r, j) of a 2-D one the sum of row r's 0..j): exact for integer tiles (per-expert offsets of an MoE layout),
     fp32 then rounded for float ones. Elements of a clipped load's padding count as zero. Lowers
     through the block's shared-memory stage (a segmented scan).
 
@@ -251,6 +251,25 @@ def Pk_TileCumsumOp : Pk_Op<"tile.cumsum", [Pure, AllTypesMatch<["input", "resul
   let arguments = (ins Pk_TileType:$input);
   let results = (outs Pk_TileType:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def Pk_TileTopkOp : Pk_Op<"tile.topk", [Pure]> {
+  let summary = "The K largest elements of each row of a 2-D float tile, and their columns";
+  let description = [{
+    Row r of `values` (M x K, the input's element type) holds row r's K largest elements,
+    largest first, and row r of `indices` (M x K, i32) their columns in the tile (0 .. N-1).
+    Ties go to the lower column first. NaN, and a clipped load's padding, are never chosen:
+    past a row's last candidate the values are -inf and the indices -1. Lowers through the
+    block's shared-memory stage, a warp per row (K passes over the row).
+
+    ```mlir
+    %v, %i = pk.tile.topk %logits : !pk.tile<64x128xf32> -> !pk.tile<64x8xf32>, !pk.tile<64x8xi32>
+    ```
+  }];
+  let arguments = (ins Pk_TileType:$input);
+  let results = (outs Pk_TileType:$values, Pk_TileType:$indices);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($values)) `,` qualified(type($indices))";
   let hasVerifier = 1;
 }
 
@@ -302,6 +321,10 @@ def Pk_TileStoreRowsOp : Pk_Op<"tile.store_rows"> {
     to one index all arrive (an MoE combine); without it, which of several writes to one row
     lands is unspecified. With `on %peer` the rows go into rank `peer`'s copy of a symmetric
     tensor (an MoE dispatch): register stores over NVLink, inside the computing block.
+    Rows of `value` that are a clipped load's padding (or computed from it) move nowhere,
+    unless `all_rows` says every row moves as a plain store writes it (a local `store_add`,
+    whose indices are the tile's own rows: a padding row there holds the zeros of a load past
+    its tensor's end beside data, `dy[t] w0 + dy[t + 1] w1`).
 
     ```mlir
     pk.tile.store_rows %t, %out[%slots, %n] {add} : !pk.tile<16x256xf32>, !pk.tensor<?x?xf32>, !pk.tile<16xi32>
@@ -309,7 +332,8 @@ def Pk_TileStoreRowsOp : Pk_Op<"tile.store_rows"> {
     ```
   }];
   let arguments = (ins Pk_TileType:$value, Arg<Pk_AnyTensor, "", [MemWrite]>:$dest,
-                       Pk_TileType:$rows, Index:$col, Optional<Index>:$peer, UnitAttr:$add);
+                       Pk_TileType:$rows, Index:$col, Optional<Index>:$peer, UnitAttr:$add,
+                       UnitAttr:$all_rows);
   let assemblyFormat = "$value `,` $dest `[` $rows `,` $col `]` (`on` $peer^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dest)) `,` qualified(type($rows))";
   let hasVerifier = 1;
 }

@@ -1,4 +1,5 @@
-// Job: C[M, N] = epilogue(A[M, K] * B) on one GPU (no communication), with B stored [N, K]
+// Job: C[M, N] = epilogue(A * B) on one GPU (no communication), A stored [M, K] (or [K, M]:
+// AMMajor, read transposed, the weight gradient dY^T X), with B stored [N, K]
 // (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands (or
 // fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16, f16 or f32 output, and an
 // optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one pkc writes:
@@ -16,8 +17,9 @@ namespace pk {
 namespace gemm {
 
 template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In,
-          bool Batched = false, bool SharedB = false>
+          bool Batched = false, bool SharedB = false, bool AMMajor = false>
 struct GemmJobT : JobDefaults {
+  static_assert(!AMMajor || (!Batched && sizeof(In) == 2), "an M-major A: the plain bf16 / f16 GEMM");
   static_assert(sizeof(In) == sizeof(InB), "operands of one size");
   static_assert(Batched || !SharedB, "a shared B belongs to a batched GEMM");
   static_assert(sizeof(Out) == 2 || is_same<Out, float>::value, "a bf16, f16 or f32 output");
@@ -30,12 +32,13 @@ struct GemmJobT : JobDefaults {
   // at 8192^3 that way).
   static constexpr bool kDirectStore = kOutBytes == 4;
   static constexpr bool kBNMajor = BNMajor;
+  static constexpr bool kAMMajor = AMMajor;
   static constexpr bool kHasEpilogue = Epi::kActive;
   static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
   struct Params {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
     // (Batched: each with the batches as a third dimension, boxes one batch deep.)
-    TensorMap a;  // [M, K], box 128 x 64, 128-byte swizzle
+    TensorMap a;  // [M, K], box 128 x 64; or [K, M], box 64 x 64; 128-byte swizzle
     TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle (unused for f32: kDirectStore)
     TileOrder order;
@@ -54,7 +57,13 @@ struct GemmJobT : JobDefaults {
     else load_async_tensor_2d(dst, map, x, y, bar);
   }
   __device__ static void load_a(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_box(dst, &p.a, k0, t.mi * kBM, t, bar);
+    if constexpr (AMMajor) {  // two 64 x 64 boxes of M-rows: one per consumer's 64 rows
+#pragma unroll
+      for (int j = 0; j < kBM / kBBox; ++j)
+        load_box(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.a, t.mi * kBM + j * kBBox, k0, t, bar);
+    } else {
+      load_box(dst, &p.a, k0, t.mi * kBM, t, bar);
+    }
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
     if constexpr (BNMajor) {

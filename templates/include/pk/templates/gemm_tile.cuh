@@ -59,7 +59,7 @@ __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols] over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed.
-template <wg::Operand A, wg::Operand B, bool BNMajor>
+template <wg::Operand A, wg::Operand B, bool BNMajor, bool AMMajor = false>
 __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
                                          int consumer, float (&acc)[128]) {
 #pragma unroll
@@ -67,8 +67,10 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
   int prev = -1;
   for (int k = 0; k < ksteps; ++k) {
     ss.ring.wait_full(cur);
-    const unsigned long long da =
-        wg::desc_k_major_sw128(&ss.a[cur.stage][consumer * 64 * kBK]);
+    // An M-major A (stored [K, M]) is two 64 x 64 boxes per stage, one per consumer: the same
+    // 8 KiB at the same place, laid out as an N-major B's box.
+    const unsigned long long da = AMMajor ? wg::desc_n_major_sw128(&ss.a[cur.stage][consumer * 64 * kBK])
+                                          : wg::desc_k_major_sw128(&ss.a[cur.stage][consumer * 64 * kBK]);
     const unsigned long long db = BNMajor ? wg::desc_n_major_sw128(&ss.b[cur.stage][0])
                                           : wg::desc_k_major_sw128(&ss.b[cur.stage][0]);
 #pragma unroll
@@ -76,8 +78,8 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
     wg::fence();
 #pragma unroll
     for (int kk = 0; kk < kBK / 16; ++kk)  // K-major: 32 B = 2 descriptor units per step;
-      wg::mma_m64n256_32bytes<A, B, BNMajor>(  // N-major B: 16 K-rows = 2048 B = 128 units
-          acc, da + 2ull * kk, db + (BNMajor ? 128ull : 2ull) * kk);
+      wg::mma_m64n256_32bytes<A, B, BNMajor, AMMajor>(  // N-major B: 16 K-rows = 2048 B = 128 units
+          acc, da + (AMMajor ? 128ull : 2ull) * kk, db + (BNMajor ? 128ull : 2ull) * kk);
     wg::commit();
 #pragma unroll
     for (int j = 0; j < 128; ++j) wg::fence_operand(acc[j]);

@@ -16,7 +16,7 @@
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 // and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
 // (kF16Out; kOutBytes 4 for f32, which kDirectStore stores from the consumers' registers,
-// bypassing the storer), B's layout (kBNMajor) and an epilogue on the accumulators (kHasEpilogue;
+// bypassing the storer), B's and A's layouts (kBNMajor, kAMMajor) and an epilogue on the accumulators (kHasEpilogue;
 // epilogue<First, Count>(p, tile, row0, col0, acc) on accumulators [First, First + Count), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
@@ -27,7 +27,7 @@ namespace gemm {
 
 // bf16 operands and output, B K-major (C = A * B^T), no epilogue.
 struct JobDefaults {
-  static constexpr bool kF16Out = false, kBNMajor = false, kHasEpilogue = false;
+  static constexpr bool kF16Out = false, kBNMajor = false, kAMMajor = false, kHasEpilogue = false;
   static constexpr int kOutBytes = 2;
   static constexpr bool kDirectStore = false;  // the consumers store C themselves (store_direct)
   static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
@@ -64,7 +64,7 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   unsigned int handoffs = 0;
   float acc[128];
   for (int t = block; t < n; t += blocks) {
-    mma_tile<Job::kA, Job::kB, Job::kBNMajor>(ss, cur, ksteps, consumer, acc);
+    mma_tile<Job::kA, Job::kB, Job::kBNMajor, Job::kAMMajor>(ss, cur, ksteps, consumer, acc);
     const TileCoord tile = p.order.at(t);
     const int row0 = tile.mi * kBM + consumer * kBoxRows, col0 = tile.ni * kBN;
     if constexpr (Job::kDirectStore) {

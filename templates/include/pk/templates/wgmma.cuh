@@ -83,16 +83,17 @@ __device__ __forceinline__ void fence_operand(float& x) { asm volatile("" : "+f"
   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),           \
   "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-// d[128] += A(64 x 32 bytes of K, K-major smem) * B(32 bytes of K x 256) from descriptors: for
-// bf16 / f16 (m64n256k16) B K-major (stored [256][16], BNMajor false) or N-major (stored
-// [16][256], BNMajor true); for fp8 (m64n256k32, e4m3 / e5m2 for A and for B) B K-major only,
+// d[128] += A(64 x 32 bytes of K) * B(32 bytes of K x 256) from descriptors: for bf16 / f16
+// (m64n256k16) A K-major (stored [64][16], AMMajor false) or M-major (stored [16][64], AMMajor
+// true), B K-major (stored [256][16], BNMajor false) or N-major (stored [16][256], BNMajor
+// true); for fp8 (m64n256k32, e4m3 / e5m2 for A and for B) B K-major only,
 // as fp8 wgmma has no transpose.
 #define PK_WGMMA_M64N256K16(TYPE)                                                                \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" /* scale-d = 1: accumulate into d */  \
                "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {" PK_WGMMA_D128   \
-               "}, %128, %129, p, 1, 1, 0, %130;\n}\n"                                           \
+               "}, %128, %129, p, 1, 1, %130, %131;\n}\n"                                        \
                : PK_WGMMA_D128_OUT                                                               \
-               : "l"(desc_a), "l"(desc_b), "n"(BNMajor ? 1 : 0))
+               : "l"(desc_a), "l"(desc_b), "n"(AMMajor ? 1 : 0), "n"(BNMajor ? 1 : 0))
 #define PK_WGMMA_M64N256K32_F8(TA, TB)                                                           \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                        \
                "wgmma.mma_async.sync.aligned.m64n256k32.f32." TA "." TB " {" PK_WGMMA_D128       \
@@ -110,11 +111,11 @@ template <class T> __host__ __device__ constexpr Operand operand_of() {
 __host__ __device__ constexpr bool is_fp8(Operand o) { return o == Operand::e4m3 || o == Operand::e5m2; }
 
 // One K step of 32 bytes of A and of B (16 bf16 / f16 elements, 32 fp8 ones).
-template <Operand A, Operand B, bool BNMajor>
+template <Operand A, Operand B, bool BNMajor, bool AMMajor = false>
 __device__ __forceinline__ void mma_m64n256_32bytes(float (&d)[128], unsigned long long desc_a,
                                                     unsigned long long desc_b) {
   static_assert(is_fp8(A) ? is_fp8(B) : A == B, "bf16 with bf16, f16 with f16, fp8 with fp8");
-  static_assert(!is_fp8(A) || !BNMajor, "fp8 wgmma reads B K-major only");
+  static_assert(!is_fp8(A) || (!BNMajor && !AMMajor), "fp8 wgmma reads A and B K-major only");
   if constexpr (A == Operand::f16) PK_WGMMA_M64N256K16("f16");
   else if constexpr (A == Operand::bf16) PK_WGMMA_M64N256K16("bf16");
   else if constexpr (A == Operand::e4m3 && B == Operand::e4m3) PK_WGMMA_M64N256K32_F8("e4m3", "e4m3");

@@ -204,6 +204,14 @@ __device__ void store_rows_of(const Tile& t, RowOf row_of, T* data, const long l
   }
 }
 
+// A copy of t (a tile or a column of row values) whose every row moves, its padding rows too:
+// a local store_add moves rows to their own places, as a plain store writes them.
+template <class T>
+__device__ __forceinline__ T all_rows(T t) {
+  t.valid0 = 1ll << 40;
+  return t;
+}
+
 // Rows of t to rows idx[0..R) of `data` from column `col`. Rows of t past t.valid0 (a clipped
 // load's padding, and what is computed from it) are not data and move nowhere, as padding
 // indices do not.

@@ -16,11 +16,10 @@ namespace tile {
 // offset back (two passes over the values, four barriers a chunk). Padding counts as nothing.
 template <class Out, class In>
 __device__ void cumsum(Out& out, const In& in, float* stage) {
-  static_assert((In::kRank == 1 || In::kRank == 2) && Out::kCount == In::kCount,
-                "prefix sums of a 1-D tile, or of each row of a 2-D one");
+  static_assert(Out::kCount == In::kCount, "prefix sums of a 1-D tile, or along the last dimension");
   using V = typename In::value;
   constexpr long long n = In::kCount, threads = In::kThreads;
-  constexpr long long row = In::kRank == 1 ? n : In::dim(1);  // the run each sum restarts after
+  constexpr long long row = In::kCols;  // the run each sum restarts after: the last dimension
   constexpr long long cap =
       (kStageFloats * static_cast<long long>(sizeof(float)) - threads) / sizeof(V) - threads - 1;
   static_assert(cap > 0, "cumsum: the stage holds no values beside the block's totals");

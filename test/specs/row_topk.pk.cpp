@@ -1,0 +1,42 @@
+// Each row's K largest elements and their columns (row_topk, row_topk_index): MoE routers and
+// top-k filters. GPU test: test/gpu/row_topk_jit_test.cu; lit: test/Frontend/topk.cpp.
+#include <pk/spec.h>
+using namespace pk;
+
+// An MoE router over 64 experts: the top 2 experts of each token and their softmax weights.
+PK_KERNEL void router_top2(Tensor<f32, 2> logits, Tensor<i32, 2> ids, Tensor<f32, 2> w) {
+  for (auto m : tiles(logits.rows(), {64})) {
+    auto x = load<64, 64>(logits, m, 0);
+    auto v = row_topk<2>(x);
+    auto e = exp(v - row_max(v));
+    store(w, e / row_sum(e), m, 0);
+    store(ids, row_topk_index<2>(x), m, 0);
+  }
+}
+
+// The top 8 of rows of up to 64 values (fewer columns leave the rest padding, never chosen).
+PK_KERNEL void top8(Tensor<f32, 2> x, Tensor<f32, 2> v, Tensor<i32, 2> i) {
+  for (auto m : tiles(x.rows(), {32})) {
+    auto t = load<32, 64>(x, m, 0);
+    store(v, row_topk<8>(t), m, 0);
+    store(i, row_topk_index<8>(t), m, 0);
+  }
+}
+
+// bf16 values, and the top-k mask of a vocabulary chunk: keep the k largest of each 256-wide tile.
+PK_KERNEL void top4_bf16(Tensor<bf16, 2> x, Tensor<bf16, 2> v, Tensor<i32, 2> i) {
+  for (auto m : tiles(x.rows(), {16})) {
+    auto t = load<16, 256>(x, m, 0);
+    store(v, row_topk<4>(t), m, 0);
+    store(i, row_topk_index<4>(t) + 1000, m, 0);
+  }
+}
+
+// A whole-row sort (K = N): descending, ties by column.
+PK_KERNEL void sort_rows(Tensor<f32, 2> x, Tensor<f32, 2> v, Tensor<i32, 2> i) {
+  for (auto m : tiles(x.rows(), {8})) {
+    auto t = load<8, 32>(x, m, 0);
+    store(v, row_topk<32>(t), m, 0);
+    store(i, row_topk_index<32>(t), m, 0);
+  }
+}
