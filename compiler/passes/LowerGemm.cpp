@@ -58,6 +58,17 @@ bool isTile(Type t, int64_t rows, int64_t cols, Type element) {
   return tile.getShape()[0] == rows && tile.getShape()[1] == cols && tile.getElementType() == element;
 }
 
+// A tile type in the spec's words: "a 1 x 64 x 64 bf16 tile".
+std::string tileWords(Type t) {
+  auto tile = dyn_cast<TileType>(t);
+  if (!tile) return "a value that is not a tile";
+  std::string s, elem;
+  for (int64_t d : tile.getShape()) s += (s.empty() ? "" : " x ") + std::to_string(d);
+  llvm::raw_string_ostream os(elem);
+  os << tile.getElementType();
+  return "a " + s + " " + elem + " tile";
+}
+
 // The same value, or equal constants.
 bool sameIndex(Value x, Value y) {
   if (x == y) return true;
@@ -234,12 +245,12 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   Value result = narrow ? narrow.getInput() : stored;
   auto storedTile = dyn_cast<TileType>(stored.getType());
   if (!storedTile || !isTile(storedTile, g.bm, g.bn, storedTile.getElementType()))
-    return g.sink->emitError("GEMM: the template stores a ") << g.bm << "x" << g.bn
-           << " tile of the accumulator's epilogue; this tile is " << stored.getType();
+    return g.sink->emitError("GEMM: the template stores the loop's ") << g.bm << " x " << g.bn
+           << " tile of the accumulator's epilogue at [m, n]; this store writes " << tileWords(stored.getType());
   g.out = storedTile.getElementType();
   if (!g.out.isBF16() && !g.out.isF16() && g.out != f32)
-    return g.sink->emitError("GEMM: the template's output is bf16, f16 or f32; this tile is ")
-           << stored.getType();
+    return g.sink->emitError("GEMM: the template's output is bf16, f16 or f32; this store writes ")
+           << tileWords(stored.getType());
   if (!isa<Float32Type>(cast<TileType>(result.getType()).getElementType()))
     return g.sink->emitError("GEMM: the stored tile must be computed from the f32 accumulator");
   // Between the K loop and the stored tile (or its cast): an element-wise epilogue, captured whole.
@@ -732,6 +743,10 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                            "template's own rules (TMA rows and bases; tiles inside one owner)");
         continue;
       }
+      // A loop with an mma in a range loop keeps its GEMM reason whatever its shape (looked at
+      // before lowering, which replaces the loop).
+      bool multiplies = false;
+      gemmLoop.walk([&](TileMmaOp mma) { multiplies |= bool(mma->getParentOfType<scf::ForOp>()); });
       // Try the template quietly; on a mismatch keep the loop for the general path and say why.
       std::string why;
       LogicalResult lowered = failure();
@@ -751,7 +766,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       for (const std::string &d : getDecisions(kernel))
         explainedAsAttention |= d.find("not the attention template") != std::string::npos &&
                                 d.find(formatLocation(gemmLoop.getLoc())) != std::string::npos;
-      const bool gemmShaped = !StringRef(why).starts_with("GEMM tile loop:");
+      const bool gemmShaped = !StringRef(why).starts_with("GEMM tile loop:") || multiplies;
       if (mlir::failed(lowered) && explainedAsAttention && gemmShaped) dropDecisions(gemmLoop, "template");
       if (mlir::failed(lowered) && (!explainedAsAttention || gemmShaped))
         recordDecision(gemmLoop, "template",
