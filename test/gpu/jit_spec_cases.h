@@ -105,6 +105,26 @@ std::vector<double> rmsnorm_rows(LL M, LL N, double eps, const X& x, const Wt& w
   }
   return out;
 }
+// A float64 GEMM reference: want[m N + n] = sum_q A(m, q) B(q, n), and mag[m N + n] = sum_q
+// |A(m, q) B(q, n)| (what an error bound follows).
+inline void matmul(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B,
+                   std::vector<double>& want, std::vector<double>& mag) {
+  want.assign(M * N, 0.0), mag.assign(M * N, 0.0);
+  std::vector<double> bt(N * Kd), arow(Kd);
+  for (LL q = 0; q < Kd; ++q)
+    for (LL n = 0; n < N; ++n) bt[n * Kd + q] = B(q, n);
+  for (LL m = 0; m < M; ++m) {
+    for (LL q = 0; q < Kd; ++q) arow[q] = A(m, q);
+    for (LL n = 0; n < N; ++n) {
+      double s = 0, g = 0;
+      for (LL q = 0; q < Kd; ++q) {
+        const double t = arow[q] * bt[n * Kd + q];
+        s += t, g += std::fabs(t);
+      }
+      want[m * N + n] = s, mag[m * N + n] = g;
+    }
+  }
+}
 // Row xo of x dotted with row yo of y over D elements, in float64.
 template <class T>
 double dot(const std::vector<T>& x, LL xo, const std::vector<T>& y, LL yo, LL D) {

@@ -141,25 +141,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 
 // ---- host references and bounds ----
 
-// want[m N + n] = sum_q A(m, q) B(q, n), mag[m N + n] = sum_q |A(m, q) B(q, n)|.
-void matmul(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B,
-            std::vector<double>& want, std::vector<double>& mag) {
-  want.assign(M * N, 0.0), mag.assign(M * N, 0.0);
-  std::vector<double> bt(N * Kd), arow(Kd);
-  for (LL q = 0; q < Kd; ++q)
-    for (LL n = 0; n < N; ++n) bt[n * Kd + q] = B(q, n);
-  for (LL m = 0; m < M; ++m) {
-    for (LL q = 0; q < Kd; ++q) arow[q] = A(m, q);
-    for (LL n = 0; n < N; ++n) {
-      double s = 0, g = 0;
-      for (LL q = 0; q < Kd; ++q) {
-        const double t = arow[q] * bt[n * Kd + q];
-        s += t, g += std::fabs(t);
-      }
-      want[m * N + n] = s, mag[m * N + n] = g;
-    }
-  }
-}
 // A bf16 / f16 result of a GEMM and an epilogue whose slope is at most `slope`: two units in the last
 // place of the result, the fp32 sum's order scaled by the slope, a floor.
 auto bf_tol(const std::vector<double>& w, const std::vector<double>& mag, double slope = 1.0) {
