@@ -69,9 +69,11 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_cols", a, cols});
     if (rank == 3) out.fields.push_back({EpilogueField::Kind::i32, prefix + t(a) + "_planes", a, dim(0)});
   }
+  // Integers the host computes are 64-bit, as index arithmetic is everywhere else (a seed past
+  // 2^31, a bound of 2^40).
   for (auto &[expr, k] : indices) {
-    as << "    int i" << k << ";  // " << expr << "\n";
-    out.fields.push_back({EpilogueField::Kind::i32, prefix + "i" + std::to_string(k), -1, expr});
+    as << "    long long i" << k << ";  // " << expr << "\n";
+    out.fields.push_back({EpilogueField::Kind::i64, prefix + "i" + std::to_string(k), -1, expr});
   }
   for (int64_t a : scalars) {
     as << "    float s" << a << ";  // argument #" << a << "\n";
@@ -82,16 +84,26 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   const size_t n = program.size();
   // Constants and arguments read straight from the parameter block cost no register: apply()
   // writes them in place rather than keeping them in Pre.
-  std::vector<bool> element(n), integer(n), used(n), inPlace(n);
+  // wide: an integer scalar (the head, constants, host integers, arithmetic on them), 64-bit as
+  // the language's index values are; integer tile elements are 32-bit (a splat wraps, "toi32").
+  std::vector<bool> element(n), integer(n), wide(n), used(n), inPlace(n);
   std::vector<std::string> inlined(n);
   for (auto [i, a] : llvm::enumerate(program)) {
     auto step = cast<DictionaryAttr>(a);
     StringRef op = step.getAs<StringAttr>("op").getValue();
-    integer[i] = op == "head" || op == "iconst" || op == "ihost" || op == "iop" || op == "toint" || step.get("int");
+    integer[i] = op == "head" || op == "iconst" || op == "ihost" || op == "iop" || op == "toint" || op == "toi32" ||
+                 step.get("int");
+    wide[i] = op == "head" || op == "iconst" || op == "ihost" || (op == "iop" && !step.get("int"));
     if (op == "const") inlined[i] = floatLiteral(step.getAs<FloatAttr>("value").getValueAsDouble());
-    if (op == "iconst") inlined[i] = std::to_string(step.getAs<IntegerAttr>("value").getInt());
+    if (op == "iconst") inlined[i] = std::to_string(step.getAs<IntegerAttr>("value").getInt()) + "ll";
     if (op == "scalar") inlined[i] = "e.s" + std::to_string(step.getAs<IntegerAttr>("arg").getInt());
     if (op == "ihost") inlined[i] = "e.i" + std::to_string(indices.at(step.getAs<StringAttr>("expr").getValue().str()));
+    // A constant splat into an i32 tile stays a literal (int(0), not a value kept in Pre).
+    if (op == "toi32") {
+      const int64_t x = step.getAs<IntegerAttr>("x").getInt();
+      if (cast<DictionaryAttr>(program[x]).getAs<StringAttr>("op").getValue() == "iconst")
+        inlined[i] = "static_cast<int>(" + inlined[x] + ")";
+    }
     inPlace[i] = !inlined[i].empty();
     element[i] = op == "acc" || op == "iota" ||
                  (op == "load" && (step.getAs<IntegerAttr>("row").getInt() < 0 || step.getAs<IntegerAttr>("col").getInt() < 0));
@@ -112,7 +124,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   std::string pre, prepare;
   llvm::raw_string_ostream ps(pre);
   for (size_t i = 0; i < n; ++i)
-    if (used[i]) ps << "    " << (integer[i] ? "int " : "float ") << "v" << i << ";\n";
+    if (used[i]) ps << "    " << (wide[i] ? "long long " : integer[i] ? "int " : "float ") << "v" << i << ";\n";
   auto v = [&](int64_t i) { return "v" + std::to_string(i); };
   int64_t current = 0;  // the step being written: its operands are read from Pre in apply()
   auto operand = [&](int64_t i) {
@@ -126,7 +138,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     current = int64_t(i);
     std::string code;
     llvm::raw_string_ostream bs(code);
-    bs << "    const " << (integer[i] ? "int " : "float ") << v(i) << " = ";
+    bs << "    const " << (wide[i] ? "long long " : integer[i] ? "int " : "float ") << v(i) << " = ";
     if (inPlace[i]) {  // a constant or a parameter read
       bs << inlined[i];
     } else if (op == "acc") {
@@ -147,6 +159,8 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       else bs << "pk::tile::wrap_" << kind << "(" << x << ", " << y << ")";
     } else if (op == "tofloat") {
       bs << "float(" << operand(num("x")) << ")";
+    } else if (op == "toi32") {  // an integer scalar splat into an i32 tile: its low 32 bits
+      bs << "static_cast<int>(" << operand(num("x")) << ")";
     } else if (op == "toint") {
       bs << "__float2int_rz(" << operand(num("x")) << ")";
     } else if (op == "iota") {

@@ -11,10 +11,10 @@
 namespace mlir::pk::cuda {
 
 struct EpilogueField {
-  enum class Kind { ptr, i32, f32 } kind;
+  enum class Kind { ptr, i32, i64, f32 } kind;
   std::string member;  // inside Params, e.g. "epi.t2"
   int64_t arg;         // the kernel argument it comes from
-  std::string value;   // i32: a host expression (pk/runtime/host_check.h)
+  std::string value;   // i32, i64: a host expression (pk/runtime/host_check.h)
 };
 
 struct ElementCode {

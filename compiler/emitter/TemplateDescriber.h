@@ -42,11 +42,16 @@ struct TemplateDescriber {
     field(FK::i32, member);
     t.fields.back().value = expr(value);
   }
+  void i64(const std::string &member, const std::string &value) {
+    field(FK::i64, member);
+    t.fields.back().value = expr(value);
+  }
   // The Args of an element-wise program (an epilogue, a score map), in their struct's order.
   void fields(const std::vector<EpilogueField> &args) {
     for (const EpilogueField &f : args) {
       if (f.kind == EpilogueField::Kind::ptr) field(FK::ptr, f.member, f.arg);
       else if (f.kind == EpilogueField::Kind::f32) field(FK::f32, f.member, f.arg);
+      else if (f.kind == EpilogueField::Kind::i64) i64(f.member, f.value);
       else i32(f.member, f.value);
     }
   }

@@ -290,7 +290,9 @@ struct ElementProgram::Capture {
       x = scalarValue(s);
     } else if (isa<IndexType, IntegerType>(s.getType())) {
       x = integer(s);
-      if (isInt(op.getType())) return x < 0 ? x : index[op] = x;  // an integer tile's element
+      // An integer tile's element: the scalar's low 32 bits (scalars are 64-bit, as index
+      // values are; a splat wraps, as the general path's does).
+      if (isInt(op.getType())) return x < 0 ? x : add(op, {named("op", str("toi32")), named("x", i64(x)), named("int", UnitAttr::get(ctx()))});
       if (x >= 0) x = push({named("op", str("tofloat")), named("x", i64(x))});
     } else {
       return fail(op, "a splat in an element-wise program must be of an f32 or integer scalar");

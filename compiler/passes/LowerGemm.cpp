@@ -743,10 +743,14 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                            "template's own rules (TMA rows and bases; tiles inside one owner)");
         continue;
       }
-      // A loop with an mma in a range loop keeps its GEMM reason whatever its shape (looked at
-      // before lowering, which replaces the loop).
-      bool multiplies = false;
-      gemmLoop.walk([&](TileMmaOp mma) { multiplies |= bool(mma->getParentOfType<scf::ForOp>()); });
+      // A GEMM-like loop (an mma in a range loop carrying one accumulator) keeps its GEMM reason
+      // beside an attention one whatever its shape (looked at before lowering, which replaces
+      // the loop).
+      bool gemmLike = false;
+      gemmLoop.walk([&](TileMmaOp mma) {
+        auto k = mma->getParentOfType<scf::ForOp>();
+        gemmLike |= k && k.getNumRegionIterArgs() == 1;
+      });
       // Try the template quietly; on a mismatch keep the loop for the general path and say why.
       std::string why;
       LogicalResult lowered = failure();
@@ -766,9 +770,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       for (const std::string &d : getDecisions(kernel))
         explainedAsAttention |= d.find("not the attention template") != std::string::npos &&
                                 d.find(formatLocation(gemmLoop.getLoc())) != std::string::npos;
-      const bool gemmShaped = !StringRef(why).starts_with("GEMM tile loop:") || multiplies;
+      const bool gemmShaped = !StringRef(why).starts_with("GEMM tile loop:");
       if (mlir::failed(lowered) && explainedAsAttention && gemmShaped) dropDecisions(gemmLoop, "template");
-      if (mlir::failed(lowered) && (!explainedAsAttention || gemmShaped))
+      if (mlir::failed(lowered) && (!explainedAsAttention || gemmShaped || gemmLike))
         recordDecision(gemmLoop, "template",
                        Twine("general tile path (register tiles, pk/tile/mma.cuh): the loop does not "
                              "take ") + (computesLocally(kernel) ? "the Hopper GEMM template: " : "a fused GEMM template: ") + why);

@@ -136,6 +136,11 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         std::memcpy(at, &i, sizeof(i));
         break;
       }
+      case ParamField::Kind::i64: {
+        PK_ASSIGN_OR_RETURN(long long v, evaluate_host_expr(f.value, values));
+        std::memcpy(at, &v, sizeof(v));
+        break;
+      }
       case ParamField::Kind::f32: {
         if (f.arg < 0) break;  // no argument: 0 (the block starts zeroed)
         if (args[f.arg].tensor || !args[f.arg].real)

@@ -17,7 +17,7 @@ const struct {
   Kind kind;
   const char* name;
 } kKinds[] = {{Kind::tmap, "tmap"}, {Kind::tmaps, "tmaps"}, {Kind::ctx, "ctx"},
-              {Kind::i32, "i32"},   {Kind::f32, "f32"},     {Kind::ptr, "ptr"},
+              {Kind::i32, "i32"},   {Kind::i64, "i64"},     {Kind::f32, "f32"},     {Kind::ptr, "ptr"},
               {Kind::ptrs, "ptrs"}, {Kind::ticket, "ticket"}};
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -117,6 +117,7 @@ std::size_t param_field_bytes(Kind kind) {
     case Kind::tmaps: return sizeof(TensorMap) * PK_MAX_RANKS;
     case Kind::ctx: return sizeof(LaunchContext);
     case Kind::i32: return sizeof(int);
+    case Kind::i64: return sizeof(long long);
     case Kind::f32: return sizeof(float);
     case Kind::ptr: return sizeof(void*);
     case Kind::ptrs: return sizeof(void*) * PK_MAX_RANKS;
@@ -131,6 +132,7 @@ std::size_t param_field_align(Kind kind) {
     case Kind::tmaps: return alignof(TensorMap);
     case Kind::ctx: return alignof(LaunchContext);
     case Kind::i32: return alignof(int);
+    case Kind::i64: return alignof(long long);
     case Kind::f32: return alignof(float);
     case Kind::ptr:
     case Kind::ptrs: return alignof(void*);
@@ -171,7 +173,7 @@ std::string print_template_launch(const TemplateLaunch& t) {
     out += "// pk-param " + t.kernel + " " + std::to_string(f.offset) + " " + f.member + " " +
            param_kind_name(f.kind);
     if (f.arg >= 0) out += " arg=" + std::to_string(f.arg);
-    if (f.kind == Kind::i32) out += " " + print_host_expr(f.value);
+    if (f.kind == Kind::i32 || f.kind == Kind::i64) out += " " + print_host_expr(f.value);
     if (!f.dims.empty()) {
       std::vector<std::string> ds, bs;
       for (const HostExpr& d : f.dims) ds.push_back(print_host_expr(d));

@@ -21,7 +21,7 @@ using pkt::DevLocal;
 using namespace pkt::cases;
 
 const std::vector<std::pair<const char*, bool>> kKernels = {
-    {"router_top2", false}, {"top8", false}, {"top4_bf16", false}, {"sort_rows", false}};
+    {"router_top2", false}, {"top8", false}, {"top4_bf16", false}, {"sort_rows", false}, {"top1_wide", false}};
 
 KernelSet g_kernels;
 
@@ -127,6 +127,33 @@ void router_top2(const Run& r, LL T, unsigned seed) {
   end_case(r, "router_top2 " + dims({T, E}), before);
 }
 
+// The largest of each 2048-column chunk and its global column.
+void top1_wide(const Run& r, LL M, LL V, unsigned seed) {
+  const LL C = (V + 2047) / 2048;
+  auto x = rnd<float>(M * V, seed, -5.f, 5.f);
+  x[100] = 9.f;
+  DevLocal<float> xd({M, V}, x), v({M, C}, {});
+  DevLocal<int> i({M, C}, {});
+  const int before = begin_case(r);
+  if (run(r, "top1_wide", 1, xd.view(), v.view(), i.view())) {
+    std::vector<float> cv(M * C);
+    std::vector<int> ci(M * C);
+    const auto gv = v.download();
+    const auto gi = i.download();
+    for (LL e = 0; e < M * C; ++e) {
+      const LL m = e / C, c = e % C;
+      const auto cols = order(std::min<LL>(2048, V - c * 2048), 1, [&](LL j) { return x[m * V + c * 2048 + j]; });
+      const LL want = c * 2048 + cols[0];
+      if (gi[e] != want || gv[e] != x[m * V + want]) {
+        pkt::fail("top1_wide element " + std::to_string(e) + ": got (" + std::to_string(gv[e]) + ", " +
+                  std::to_string(gi[e]) + "), want (" + std::to_string(x[m * V + want]) + ", " + std::to_string(want) + ")");
+        break;
+      }
+    }
+  }
+  end_case(r, "top1_wide " + dims({M, V}), before);
+}
+
 void cases(const Run& r) {
   router_top2(r, 150, 11);
   top8(r, 70, 64, 21);
@@ -136,6 +163,8 @@ void cases(const Run& r) {
   top4_bf16(r, 37, 200, 32);
   sort_rows(r, 21, 32, 41);
   sort_rows(r, 21, 20, 42);
+  top1_wide(r, 13, 5000, 51);
+  top1_wide(r, 8, 2048, 52);
 }
 
 }  // namespace

@@ -40,3 +40,12 @@ PK_KERNEL void sort_rows(Tensor<f32, 2> x, Tensor<f32, 2> v, Tensor<i32, 2> i) {
     store(i, row_topk_index<32>(t), m, 0);
   }
 }
+
+// The largest of each 2048-wide chunk of long rows (one row of the stage at a time) and its column.
+PK_KERNEL void top1_wide(Tensor<f32, 2> x, Tensor<f32, 2> v, Tensor<i32, 2> i) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 2048})) {
+    auto t = load<8, 2048>(x, m, n);
+    store(v, row_topk<1>(t), m, n / 2048);
+    store(i, row_topk_index<1>(t) + n, m, n / 2048);
+  }
+}

@@ -27,7 +27,7 @@
 namespace pk {
 
 struct ParamField {
-  enum class Kind { tmap, tmaps, ctx, i32, f32, ptr, ptrs, ticket };
+  enum class Kind { tmap, tmaps, ctx, i32, i64, f32, ptr, ptrs, ticket };
   Kind kind = Kind::i32;
   std::size_t offset = 0;
   std::string member;  // the Params member it fills (for diagnostics and the static_asserts)
