@@ -98,11 +98,10 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     if (op == "iconst") inlined[i] = std::to_string(step.getAs<IntegerAttr>("value").getInt()) + "ll";
     if (op == "scalar") inlined[i] = "e.s" + std::to_string(step.getAs<IntegerAttr>("arg").getInt());
     if (op == "ihost") inlined[i] = "e.i" + std::to_string(indices.at(step.getAs<StringAttr>("expr").getValue().str()));
-    // A constant splat into an i32 tile stays a literal (int(0), not a value kept in Pre).
+    // A constant or host integer splat into an i32 tile is written in place (not kept in Pre).
     if (op == "toi32") {
       const int64_t x = step.getAs<IntegerAttr>("x").getInt();
-      if (cast<DictionaryAttr>(program[x]).getAs<StringAttr>("op").getValue() == "iconst")
-        inlined[i] = "static_cast<int>(" + inlined[x] + ")";
+      if (!inlined[x].empty()) inlined[i] = "static_cast<int>(" + inlined[x] + ")";
     }
     inPlace[i] = !inlined[i].empty();
     element[i] = op == "acc" || op == "iota" ||

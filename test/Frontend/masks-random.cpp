@@ -66,7 +66,7 @@ PK_KERNEL void dropout(Tensor<bf16, 2> x, Tensor<bf16, 2> y, index seed, float p
 
 // EXPLAIN: template: pk.tile.foreach at {{.*}}masks-random.cpp:[[@LINE+5]]:3: gemm: persistent LCSC kernel
 // CUDA-LABEL: namespace pk_gemm_dropout {
-// CUDA: int i0;  // sub(rem(add(rem(arg(3),4294967296),4294967296),4294967296),2147483648)
+// CUDA: long long i0;  // sub(rem(add(rem(arg(3),4294967296),4294967296),4294967296),2147483648)
 // CUDA: const int v{{[0-9]+}} = pk::tile::wrap_hash(
 PK_KERNEL void gemm_dropout(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, index seed) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {

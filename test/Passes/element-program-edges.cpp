@@ -7,7 +7,7 @@
 #include <pk/spec.h>
 using namespace pk;
 // CHECK-LABEL: decisions for kernel 'edge_map_d64'
-// CHECK: attention: the loop is an online-softmax attention, head dim 64, with a score map of 20 steps
+// CHECK: attention: the loop is an online-softmax attention, head dim 64, with a score map of 21 steps
 PK_KERNEL void edge_map_d64(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, Tensor<f32, 3> t3, float scale) {
   for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
     auto qt = load<64, 64>(q, h, m, 0);
@@ -56,7 +56,7 @@ PK_KERNEL void edge_i64_d64(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3
   }
 }
 // CHECK-LABEL: decisions for kernel 'edge_gemm'
-// CHECK: gemm: persistent {{.*}}an element-wise epilogue of 14 steps
+// CHECK: gemm: persistent {{.*}}an element-wise epilogue of 16 steps
 PK_KERNEL void edge_gemm(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, index layer, Tensor<f32, 2> bias2) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();
@@ -71,8 +71,8 @@ PK_KERNEL void edge_gemm(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c
 // CUDA: pk::tile::load_or_zero(e.t4 + ((long long)v11 * e.t4_rows + 0) * e.t4_cols + 0, (unsigned)v11 < (unsigned)e.t4_planes && 0 < e.t4_rows && 0 < e.t4_cols)
 // CUDA: const int v8 = pk::tile::wrap_abs(v7);
 // CUDA: const float v10 = pk::to_float(pk::from_float<pk::bf16>(v9));
-// CUDA: const int v16 = int(v8 < 100);
+// CUDA: const int v17 = int(v8 < static_cast<int>(100ll));
 // CUDA-LABEL: namespace pk_edge_gemm
-// CUDA: const int v3 = pk::tile::wrap_rem(v1, 3);
-// CUDA: const int v8 = __float2int_rz(v7);
+// CUDA: const int v4 = pk::tile::wrap_rem(v1, static_cast<int>(3ll));
+// CUDA: const int v10 = __float2int_rz(v9);
 // CUDA: pk::tile::load_or_zero(e.t4 + (long long)e.i0 * e.t4_cols + col, (unsigned)e.i0 < (unsigned)e.t4_rows && col < e.t4_cols)
