@@ -1015,14 +1015,18 @@ private:
   int uniform(const CallExpr *c, SourceLocation l) {
     ValueType t;
     if (resultTile(c, t) < 0) return -1;
-    const size_t rank = t.shape.size();
-    if (c->getNumArgs() != rank + 1)
+    // Origins for the tile's dimensions, or (as load and store take them) for a tensor of higher
+    // rank: the leading ones fixed, each element's coordinate there the origin itself.
+    const size_t rank = t.shape.size(), given = c->getNumArgs() - 1;
+    if (given < rank || given > 4)
       return fail(l, "uniform<S...>(seed, i0, ...) takes the seed and one origin per dimension of the tile (" +
-                         std::to_string(rank) + "), got " + std::to_string(c->getNumArgs() - 1));
+                         std::to_string(rank) + "), or of the tensor the tile is of (at most 4), got " +
+                         std::to_string(given));
     int seed = indexExpr(c->getArg(0));
     std::vector<int> origin;
-    for (size_t d = 0; d < rank; ++d) origin.push_back(indexExpr(c->getArg(unsigned(d + 1))));
+    for (size_t d = 0; d < given; ++d) origin.push_back(indexExpr(c->getArg(unsigned(d + 1))));
     if (failed) return -1;
+    const size_t lead = given - rank;
     ValueType words = t;
     words.elem = Elem::I32;
     auto map = [&](MapKind kind, int x, int y, const ValueType &type) {
@@ -1037,8 +1041,9 @@ private:
     int high = index(OpKind::Div, seed, word);
     int h = map(MapKind::Hash, emitValue(OpKind::Splat, l, {low}, words),
                 emitValue(OpKind::Splat, l, {high}, words), words);
+    for (size_t d = 0; d < lead; ++d) h = map(MapKind::Hash, h, emitValue(OpKind::Splat, l, {origin[d]}, words), words);
     for (size_t d = 0; d < rank; ++d)
-      h = map(MapKind::Hash, h, emitValue(OpKind::Iota, l, {origin[d]}, words, {}, int(d)), words);
+      h = map(MapKind::Hash, h, emitValue(OpKind::Iota, l, {origin[lead + d]}, words, {}, int(d)), words);
     int top = map(MapKind::Div, h, emitValue(OpKind::Splat, l, {constant(l, 128)}, words), words);
     return map(MapKind::Mul, emitValue(OpKind::Cast, l, {top}, t),
                emitValue(OpKind::Splat, l, {floatConstant(l, 0x1p-24f)}, t), t);

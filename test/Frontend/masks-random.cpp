@@ -41,6 +41,16 @@ PK_KERNEL void band(Tensor<f32, 2> s, Tensor<f32, 2> out, index w) {
   }
 }
 
+// The trailing-dimension form: the leading origin b splatted, then the tile's coordinates.
+// CHECK-LABEL: pk.kernel @noise_of_a_head
+// CHECK: %[[B:.*]] = pk.tile.splat %{{.*}} : index -> !pk.tile<16x64xi32>
+// CHECK: pk.tile.map <hash> %{{.*}}, %[[B]]
+// CHECK: pk.tile.iota %{{.*}} dim 0 : !pk.tile<16x64xi32>
+PK_KERNEL void noise_of_a_head(Tensor<f32, 3> out, index seed) {
+  for (auto [b, m, n] : tiles(out.dim(0), out.dim(1), out.dim(2), {1, 16, 64}))
+    store(out, uniform<16, 64>(seed, b, m, n), b, m, n);
+}
+
 // CHECK-LABEL: pk.kernel @coords
 // CHECK: pk.tile.iota %{{.*}} dim 2 : !pk.tile<2x16x32xf32>
 PK_KERNEL void coords(Tensor<f32, 3> out) {
@@ -112,7 +122,7 @@ PK_KERNEL void bad_dim(Tensor<f32, 2> out) {
 #ifdef BAD_ORIGINS
 PK_KERNEL void bad_origins(Tensor<f32, 2> out, index seed) {
   for (auto [m, n] : tiles(out.rows(), out.cols(), {16, 16}))
-// BAD_ORIGINS: masks-random.cpp:[[@LINE+1]]:16: error: uniform<S...>(seed, i0, ...) takes the seed and one origin per dimension of the tile (2), got 1
+// BAD_ORIGINS: masks-random.cpp:[[@LINE+1]]:16: error: uniform<S...>(seed, i0, ...) takes the seed and one origin per dimension of the tile (2), or of the tensor the tile is of (at most 4), got 1
     store(out, uniform<16, 16>(seed, m), m, n);
 }
 #endif

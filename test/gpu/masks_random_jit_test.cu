@@ -25,7 +25,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"truth_table_f32", false}, {"truth_table_i32", false}, {"band_mask", false},
     {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
     {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
-    {"cumsum_3d_i32", false},
+    {"cumsum_3d_i32", false},   {"uniform_trailing", false},
 };
 const std::vector<const char*> kGeneralToo = {"gemm_dropout"};
 
@@ -149,6 +149,17 @@ void uniform_4d(const Run& r, LL A, LL B, LL C, LL D, LL seed) {
   end_case(r, "uniform_4d " + dims({A, B, C, D}), before);
 }
 
+// A 2-D tile of a 3-D tensor: the same numbers as a 3-D tile would draw (coordinates (b, m, n)).
+void uniform_trailing(const Run& r, LL B, LL M, LL N, LL seed) {
+  DevLocal<float> out({B, M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "uniform_trailing", 1, out.view(), seed))
+    check_uniform(r, "uniform_trailing", out.download(), [&](LL i) {
+      return uniform_at(seed, {i / (M * N), i / N % M, i % N});
+    });
+  end_case(r, "uniform_trailing " + dims({B, M, N}), before);
+}
+
 // Dropped where uniform < p (exactly 0), else x / (1 - p) rounded to bf16; the dropped share
 // near p.
 void check_dropout(const Run& r, const std::string& what, const std::vector<bf16>& got, LL M, LL N, LL seed,
@@ -226,6 +237,7 @@ void cases(const Run& r) {
   gemm_dropout(r, "gemm_dropout/general", 300, 264, 200, 2024, 0.25f, 61);
   gemm_dropout(r, "gemm_dropout", 1000, 1032, 512, (LL(3) << 33) + 1, 0.1f, 71);
   cumsum_3d_i32(r, 3, 13, 100, 81);
+  uniform_trailing(r, 3, 37, 100, 91);
 }
 
 }  // namespace

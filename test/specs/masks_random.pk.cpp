@@ -78,3 +78,9 @@ PK_KERNEL void cumsum_3d_i32(Tensor<i32, 3> x, Tensor<i32, 3> y) {
   for (auto [b, s, h] : tiles(x.dim(0), x.dim(1), x.dim(2), {2, 8, 64}))
     store(y, cumsum(load<2, 8, 64>(x, b, s, h)), b, s, h);
 }
+
+// The trailing-dimension form: a 2-D tile of a 3-D tensor, its leading origin a coordinate itself.
+PK_KERNEL void uniform_trailing(Tensor<f32, 3> out, index seed) {
+  for (auto [b, m, n] : tiles(out.dim(0), out.dim(1), out.dim(2), {1, 16, 64}))
+    store(out, uniform<16, 64>(seed, b, m, n), b, m, n);
+}

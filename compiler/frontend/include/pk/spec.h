@@ -422,7 +422,8 @@ template <class T, long... S> Tile<T, S...> operator!(Tile<T, S...>);
 // Random numbers: uniform<S...>(seed, i0, i1, ...) holds in each element a number in [0, 1)
 // made from the seed and the element's coordinates in the tensor (the origins plus its offsets)
 // alone, so an element gets the same number however the loop is tiled, and another seed gives
-// others (docs/language.md gives the hash). Dropout: where(uniform<64, 128>(seed, m, n) < p, 0.f,
+// others (docs/language.md gives the hash). As load and store, it takes one origin per dimension
+// of the tensor the tile is of: uniform<64, 128>(seed, h, m, 0) for a [H, S, D] tensor. Dropout: where(uniform<64, 128>(seed, m, n) < p, 0.f,
 // x * (1 / (1 - p))).
 template <long... S, class... I> Tile<f32, S...> uniform(index seed, I... origin);
 // row_topk<K>(t): each row's K largest elements, largest first (an M x K tile); ties go to the
