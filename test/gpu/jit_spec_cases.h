@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <random>
@@ -124,6 +126,25 @@ inline void matmul(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, co
       want[m * N + n] = s, mag[m * N + n] = g;
     }
   }
+}
+// uniform(seed, coordinates) as docs/language.md defines it: H(u, v) = f(u ^ f(v + 0x9e3779b9)) >> 1
+// with f MurmurHash3's finaliser, over the seed's words (seed mod 2^32) - 2^31 and seed / 2^32, then
+// each coordinate in turn (its low 32 bits); the value (h / 128) * 2^-24.
+inline uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+inline uint32_t hash_words(uint32_t u, uint32_t v) { return fmix32(u ^ fmix32(v + 0x9e3779b9u)) >> 1; }
+inline float uniform_at(LL seed, std::initializer_list<LL> coords) {
+  const LL word = LL(1) << 32;
+  const auto low = static_cast<int32_t>(((seed % word) + word) % word - word / 2);
+  const auto high = static_cast<int32_t>(seed / word);
+  uint32_t h = hash_words(static_cast<uint32_t>(low), static_cast<uint32_t>(high));
+  for (LL c : coords) h = hash_words(h, static_cast<uint32_t>(c));
+  return static_cast<float>(h / 128) * 0x1p-24f;
 }
 // Row xo of x dotted with row yo of y over D elements, in float64.
 template <class T>

@@ -37,26 +37,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
   return pkt::cases::run(r, g_kernels.at(kernel), kernel, times, args...);
 }
 
-// The documented hash: MurmurHash3's finaliser around an xor, the top bit dropped.
-uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  return h ^ (h >> 16);
-}
-uint32_t hash_words(uint32_t u, uint32_t v) { return fmix32(u ^ fmix32(v + 0x9e3779b9u)) >> 1; }
-// uniform(seed, coordinates): the seed's words (seed mod 2^32) - 2^31 and seed / 2^32, then each
-// coordinate in turn; (h / 128) * 2^-24.
-float uniform_at(LL seed, std::initializer_list<LL> coords) {
-  const LL word = LL(1) << 32;
-  const auto low = static_cast<int32_t>(((seed % word) + word) % word - word / 2);
-  const auto high = static_cast<int32_t>(seed / word);
-  uint32_t h = hash_words(static_cast<uint32_t>(low), static_cast<uint32_t>(high));
-  for (LL c : coords) h = hash_words(h, static_cast<uint32_t>(c));
-  return static_cast<float>(h / 128) * 0x1p-24f;
-}
-
 // Values with many exact zeros and some NaN, so every truth-table row shows.
 std::vector<float> mixed(LL n, unsigned seed) {
   const auto pick = ints<int>(n, 0, 6, seed);

@@ -5,7 +5,7 @@
 // "name/general"); the kernels that use rank(), peers or collectives (sp_dropout_global_rows,
 // tp_vocab_top4, moe_route_top2_dispatch, moe_combine_top2) at W = 1, 2 and 3 (ranks sharing one GPU;
 // PK_TEST_WORLDS or PK_SHARED_GPU_RANKS choose others), each rank checking its own outputs.
-// uniform() is checked bit for bit against the hash docs/language.md gives (uniform_at below, as
+// uniform() is checked bit for bit against the hash docs/language.md gives (uniform_at in jit_spec_cases.h, as
 // test/gpu/masks_random_jit_test.cu reproduces it), with negative seeds and seeds past 2^32; dropout masks,
 // Gumbel and exponential noise and stochastic rounding use the same numbers. row_topk / row_topk_index
 // are checked exactly against the documented order (largest first, ties to the lower column, NaN and
@@ -145,45 +145,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 
 // ---- host references ----
 
-// The documented hash (docs/language.md): MurmurHash3's finaliser around an xor, the top bit dropped.
-uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  return h ^ (h >> 16);
-}
-uint32_t hash_words(uint32_t u, uint32_t v) { return fmix32(u ^ fmix32(v + 0x9e3779b9u)) >> 1; }
-// uniform(seed, coordinates): the seed's words (seed mod 2^32) - 2^31 and seed / 2^32 (truncating), then
-// each coordinate in turn (its low 32 bits); (h / 128) * 2^-24.
-float uniform_at(LL seed, std::initializer_list<LL> coords) {
-  const LL word = LL(1) << 32;
-  const auto low = static_cast<int32_t>(((seed % word) + word) % word - word / 2);
-  const auto high = static_cast<int32_t>(seed / word);
-  uint32_t h = hash_words(static_cast<uint32_t>(low), static_cast<uint32_t>(high));
-  for (LL c : coords) h = hash_words(h, static_cast<uint32_t>(c));
-  return static_cast<float>(h / 128) * 0x1p-24f;
-}
-
-// want[m N + n] = sum_q A(m, q) B(q, n), mag[m N + n] = sum_q |A(m, q) B(q, n)|.
-void matmul(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B,
-            std::vector<double>& want, std::vector<double>& mag) {
-  want.assign(M * N, 0.0), mag.assign(M * N, 0.0);
-  std::vector<double> bt(N * Kd), arow(Kd);
-  for (LL q = 0; q < Kd; ++q)
-    for (LL n = 0; n < N; ++n) bt[n * Kd + q] = B(q, n);
-  for (LL m = 0; m < M; ++m) {
-    for (LL q = 0; q < Kd; ++q) arow[q] = A(m, q);
-    for (LL n = 0; n < N; ++n) {
-      double s = 0, g = 0;
-      for (LL q = 0; q < Kd; ++q) {
-        const double t = arow[q] * bt[n * Kd + q];
-        s += t, g += std::fabs(t);
-      }
-      want[m * N + n] = s, mag[m * N + n] = g;
-    }
-  }
-}
 // The attention outputs' bounds: bf16 (p and o rounded to bf16) and f16, and the log-sum-exp.
 auto bf_o_tol(const std::vector<double>& w, double extra = 0.0) {
   return [&w, extra](LL i) { return 2 * kBf * std::fabs(w[i]) + 4e-3 + extra; };
