@@ -1008,7 +1008,7 @@ private:
     return v;
   }
 
-  // uniform<S...>(seed, i0, ...): h = hash(seed mod 2^32 - 2^31, seed / 2^32), then h = hash(h, i_d) for each
+  // uniform<S...>(seed, i0, ...): h = hash(seed mod 2^32 - 2^31, floor(seed / 2^32)), then h = hash(h, i_d) for each
   // dimension d's coordinate i_d in the tensor (pk.tile.map hash on i32 tiles, 31 bits), and
   // (h / 128) * 2^-24 in [0, 1). Made of i32 maps, iotas and a cast, so every path that takes
   // those takes it (a GEMM's epilogue too).
@@ -1032,13 +1032,14 @@ private:
     auto map = [&](MapKind kind, int x, int y, const ValueType &type) {
       return emitValue(OpKind::Map, l, {x, y}, type, {}, int(kind));
     };
-    // The seed's two words as ints for any seed: (seed mod 2^32) - 2^31 and seed / 2^32
-    // (toward zero), which a template's int parameters hold too.
+    // The seed's two words as ints for any seed: (seed mod 2^32) - 2^31 and floor(seed / 2^32),
+    // a one-to-one split of the 64-bit seed (a truncating division would give -1 and 2^32 - 1 the
+    // same words), which a template's int parameters hold too.
     auto index = [&](OpKind kind, int x, int64_t y) { return emitValue(kind, l, {x, constant(l, y)}, ValueType{}); };
     const int64_t word = int64_t(1) << 32;
-    int low = index(OpKind::Sub, index(OpKind::Rem, index(OpKind::Add, index(OpKind::Rem, seed, word), word), word),
-                    word / 2);
-    int high = index(OpKind::Div, seed, word);
+    int mod = index(OpKind::Rem, index(OpKind::Add, index(OpKind::Rem, seed, word), word), word);
+    int low = index(OpKind::Sub, mod, word / 2);
+    int high = index(OpKind::Div, emitValue(OpKind::Sub, l, {seed, mod}, ValueType{}), word);  // exact
     int h = map(MapKind::Hash, emitValue(OpKind::Splat, l, {low}, words),
                 emitValue(OpKind::Splat, l, {high}, words), words);
     for (size_t d = 0; d < lead; ++d) h = map(MapKind::Hash, h, emitValue(OpKind::Splat, l, {origin[d]}, words), words);

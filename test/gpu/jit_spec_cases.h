@@ -128,7 +128,7 @@ inline void matmul(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, co
   }
 }
 // uniform(seed, coordinates) as docs/language.md defines it: H(u, v) = f(u ^ f(v + 0x9e3779b9)) >> 1
-// with f MurmurHash3's finaliser, over the seed's words (seed mod 2^32) - 2^31 and seed / 2^32, then
+// with f MurmurHash3's finaliser, over the seed's words (seed mod 2^32) - 2^31 and floor(seed / 2^32), then
 // each coordinate in turn (its low 32 bits); the value (h / 128) * 2^-24.
 inline uint32_t fmix32(uint32_t h) {
   h ^= h >> 16;
@@ -140,8 +140,9 @@ inline uint32_t fmix32(uint32_t h) {
 inline uint32_t hash_words(uint32_t u, uint32_t v) { return fmix32(u ^ fmix32(v + 0x9e3779b9u)) >> 1; }
 inline float uniform_at(LL seed, std::initializer_list<LL> coords) {
   const LL word = LL(1) << 32;
-  const auto low = static_cast<int32_t>(((seed % word) + word) % word - word / 2);
-  const auto high = static_cast<int32_t>(seed / word);
+  const LL mod = ((seed % word) + word) % word;
+  const auto low = static_cast<int32_t>(mod - word / 2);
+  const auto high = static_cast<int32_t>((seed - mod) / word);  // floor(seed / 2^32)
   uint32_t h = hash_words(static_cast<uint32_t>(low), static_cast<uint32_t>(high));
   for (LL c : coords) h = hash_words(h, static_cast<uint32_t>(c));
   return static_cast<float>(h / 128) * 0x1p-24f;
