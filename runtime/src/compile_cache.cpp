@@ -61,10 +61,11 @@ Status mkdirs(const std::string& path) {
 const char* pkc_version() { return PKC_VERSION; }
 
 std::string cache_key_text(const std::string& source, const std::vector<std::string>& options,
-                           const std::string& arch) {
+                           const std::string& arch, const std::string& toolchain) {
   // Length-prefixed fields: no choice of contents can make two keys concatenate equally.
   std::string k = "pkc " + std::string(PKC_VERSION) + "\n";
   k += "arch " + std::to_string(arch.size()) + " " + arch + "\n";
+  k += "toolchain " + std::to_string(toolchain.size()) + " " + toolchain + "\n";
   for (const auto& o : options) k += "opt " + std::to_string(o.size()) + " " + o + "\n";
   k += "source " + std::to_string(source.size()) + "\n" + source;
   return k;

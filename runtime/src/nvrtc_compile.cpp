@@ -15,6 +15,22 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// What shapes a binary besides its source and options: the embedded headers (a fixed header with
+// the same pkc version must not reuse a binary built from the old one) and NVRTC's version.
+const std::string& toolchain_digest() {
+  static const std::string digest = [] {
+    std::string all;
+    for (const auto& h : embedded_headers()) {
+      const std::string name = h.name, text = h.text;
+      all += std::to_string(name.size()) + " " + name + " " + std::to_string(text.size()) + " " + text;
+    }
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " headers " + cache_key_hash(all);
+  }();
+  return digest;
+}
+
 }  // namespace
 
 std::vector<std::string> nvrtc_options(const CompileRequest& req) {
@@ -26,7 +42,7 @@ std::vector<std::string> nvrtc_options(const CompileRequest& req) {
 
 Result<CompileOutput> compile(const CompileRequest& req) {
   const std::vector<std::string> opts = nvrtc_options(req);
-  const std::string key = cache_key_text(req.source, opts, req.arch);
+  const std::string key = cache_key_text(req.source, opts, req.arch, toolchain_digest());
   std::string dir;
   if (req.use_cache) {
     auto d = cache_dir();

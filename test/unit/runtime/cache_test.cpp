@@ -18,6 +18,9 @@ TEST(CacheKey, EveryInputChangesTheKey) {
   EXPECT_NE(base, pk::cache_key_hash(pk::cache_key_text("src2", {"-O3"}, "sm_90a")));
   EXPECT_NE(base, pk::cache_key_hash(pk::cache_key_text("src", {"-O2"}, "sm_90a")));
   EXPECT_NE(base, pk::cache_key_hash(pk::cache_key_text("src", {"-O3"}, "sm_100a")));
+  // Changed headers (or another NVRTC) under the same source change the key too.
+  EXPECT_NE(base, pk::cache_key_hash(pk::cache_key_text("src", {"-O3"}, "sm_90a", "headers 1")));
+  EXPECT_NE(pk::cache_key_text("src", {}, "x", "headers 1"), pk::cache_key_text("src", {}, "x", "headers 2"));
   // Field boundaries are unambiguous.
   EXPECT_NE(pk::cache_key_text("", {"a", "b"}, "x"), pk::cache_key_text("", {"ab"}, "x"));
   EXPECT_NE(pk::cache_key_text("s", {}, "x"), pk::cache_key_text("s", {""}, "x"));

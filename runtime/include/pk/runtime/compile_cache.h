@@ -12,9 +12,10 @@ namespace pk {
 const char* pkc_version();
 
 // The full text a cache entry is keyed by (stored in the entry and compared on read, so a hash
-// collision can never return the wrong binary).
+// collision can never return the wrong binary). `toolchain` names what else shapes the binary
+// besides the source: the headers it includes and the compiler's version.
 std::string cache_key_text(const std::string& source, const std::vector<std::string>& options,
-                           const std::string& arch);
+                           const std::string& arch, const std::string& toolchain = "");
 
 // 32 hex digits: two independent 64-bit hashes of the key text.
 std::string cache_key_hash(const std::string& key_text);

@@ -12,7 +12,8 @@ struct EmbeddedHeader {
   std::size_t size;  // bytes, without the NUL
 };
 
-// Every header under runtime/include/pk/device/, sorted by name.
+// Every header emitted code may include (runtime/include/pk/device/, templates/include/pk/), sorted
+// by name.
 const std::vector<EmbeddedHeader>& embedded_headers();
 
 // nullptr when `name` is not embedded.

@@ -269,6 +269,7 @@ __device__ void map_broadcast_staged(Full& out, const Full& full, const Vec& vec
   out.valid1 = broadcast_valid<Full>(1, full.valid1, vec);
   out.valid2 = broadcast_valid<Full>(2, full.valid2, vec);
   out.valid3 = broadcast_valid<Full>(3, full.valid3, vec);
+  if constexpr (Vec::kCount > kStageFloats * sizeof(float) / sizeof(typename Vec::value)) zeros(out);  // see transpose
   for_each_broadcast<Full>(vec, stage, [&](int s, typename Vec::value y) {
     const auto x = full.v[s];
     out.v[s] = convert<typename Full::elem>(vec_first ? f(y, x) : f(x, y));
@@ -283,6 +284,7 @@ __device__ void broadcast_to(Out& out, const Vec& vec, float* stage) {
   out.valid1 = broadcast_valid<Out>(1, Out::dim(1), vec);
   out.valid2 = broadcast_valid<Out>(2, Out::dim(2), vec);
   out.valid3 = broadcast_valid<Out>(3, Out::dim(3), vec);
+  if constexpr (Vec::kCount > kStageFloats * sizeof(float) / sizeof(typename Vec::value)) zeros(out);  // see transpose
   for_each_broadcast<Out>(vec, stage, [&](int s, typename Vec::value y) { out.v[s] = y; });
 }
 
@@ -317,6 +319,10 @@ __device__ void transpose(Out& out, const In& in, float* stage) {
   V* st = reinterpret_cast<V*>(stage);
   out.valid0 = in.valid1;  // its rows are the input's columns: a clipped load's padding stays padding
   out.valid1 = in.valid0;
+  // Slots filled chunk by chunk start defined: NVRTC (CUDA 13.0) was seen to give every slot the last
+  // chunk's value when they start undefined (row_topk of 8 x 2048 tiles in eight
+  // groups, pk/tile/topk.cuh; the broadcasts above and cumsum fill their slots the same way).
+  if constexpr (In::kCount > cap) zeros(out);
   for (long long e0 = 0; e0 < In::kCount; e0 += cap) {
     __syncthreads();
 #pragma unroll

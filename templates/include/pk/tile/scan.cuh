@@ -26,6 +26,7 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
   V* values = reinterpret_cast<V*>(stage);
   V* totals = values + cap;  // threads part totals, then the carry
   unsigned char* restarts = reinterpret_cast<unsigned char*>(totals + threads + 1);
+  if constexpr (n > cap) zeros(out);  // as transpose (rows.cuh): slots filled chunk by chunk start defined
   for (long long j0 = 0; j0 < n; j0 += cap) {
     const long long len = n - j0 < cap ? n - j0 : cap;
     __syncthreads();  // earlier users of the stage (and the last chunk's reads) are done
