@@ -198,3 +198,17 @@ PK_KERNEL void b20_sym_at(Tensor<f32, 2> g, Sym<f32, 2> tot, float max_norm) {
 #ifdef PK_CXX_B21
 PK_KERNEL void b21_all_gather_local_input(Tensor<bf16, 2> x, Sym<bf16, 2> y) { all_gather(x, y); }
 #endif
+
+// F1 (compiles; finding 1 of specs20_findings.md): greedy speculative acceptance that marks the columns
+// past K as misses explicitly. Meant: nacc[b] = the number of leading j < K with draft[b, j] == target[b, j].
+// The "+ (col >= K)" term is computed from the draft load's padding columns, so cumsum counts it as
+// nothing (the sums past column K - 1 stay at the total), and row_sum counts every padding column whose
+// sum is 0: a row with all K drafts accepted gets nacc = 16 (the tile's width), not K. Expected: compiles
+// with no error or warning.
+PK_KERNEL void f1_accept_count_mask_inert(Tensor<i32, 2> draft, Tensor<i32, 2> target, Tensor<i32, 1> nacc) {
+  for (auto b : tiles(draft.rows(), {16})) {
+    auto col = col_index<16, 16>(0);
+    auto miss = cast<i32>(load<16, 16>(draft, b, 0) != load<16, 16>(target, b, 0)) + cast<i32>(col >= float(draft.cols()));
+    store(nacc, cast<i32>(row_sum(cast<f32>(cumsum(miss) == 0))), b);
+  }
+}
