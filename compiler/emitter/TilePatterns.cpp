@@ -497,7 +497,7 @@ LogicalResult emitTranspose(Emitter &e, Operation *op) {
 // Each row's K largest and their columns (pk/tile/topk.cuh), a warp per row through the stage.
 LogicalResult emitTopk(Emitter &e, Operation *op) {
   auto t = cast<TileTopkOp>(op);
-  const int64_t n = t.getInput().getType().getShape()[1], k = t.getValues().getType().getShape()[1];
+  const int64_t n = t.getInput().getType().getShape().back(), k = t.getValues().getType().getShape().back();
   if (n + 2 * k > 4096)
     return op->emitError("the general tile path takes the top k of rows of at most 4096 - 2k elements (this "
                          "row has ")

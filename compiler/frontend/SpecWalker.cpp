@@ -665,9 +665,14 @@ private:
 
   int indexExpr(const Expr *e) {
     int v = expr(e);
-    if (v >= 0 && typeOf(v).kind != ValueType::Index)
-      return fail(e->getBeginLoc(), "expected an index (an integer), got a tile, tensor or flag");
-    return v;
+    if (v < 0 || typeOf(v).kind == ValueType::Index) return v;
+    const ValueType::Kind k = typeOf(v).kind;
+    return fail(e->getBeginLoc(),
+                std::string("expected an index (an integer), got ") +
+                    (k == ValueType::Scalar ? "a float: coordinates, sizes, ranks and seeds are integers "
+                                              "(take an integer kernel argument)"
+                     : k == ValueType::Tile ? "a tile (an index is one integer; x.at(i) reads one element)"
+                                            : "a tensor or flag"));
   }
   int tileExpr(const Expr *e) {
     int v = expr(e);
@@ -1442,13 +1447,17 @@ private:
       return emitValue(OpKind::Cast, l, {in}, t);
     }
     if (n == "row_topk" || n == "row_topk_index") {
-      ValueType t;
+      ValueType t, asked;
+      if (!mapType(c->getType(), asked) && asked.kind == ValueType::Tile && !asked.shape.empty() &&
+          asked.shape.back() <= 0)
+        return fail(l, n + "<K>: K (the elements each row keeps) must be at least 1, got " +
+                           std::to_string(asked.shape.back()));
       if (resultTile(c, t) < 0) return -1;
       int in = tileExpr(arg(0));
       if (in < 0) return -1;
       // One op gives both results: a kernel asking for both gets one pass (same input, K and
       // region).
-      const auto key = std::make_tuple(in, t.shape[1], region);
+      const auto key = std::make_tuple(in, t.shape.back(), region);
       auto found = topks.find(key);
       if (found == topks.end()) {
         ValueType values = typeOf(in), indices;

@@ -73,8 +73,9 @@ std::pair<Value, int64_t> baseAndOffset(Value v) {
 // still cannot race (an in-place rotary embedding reading both halves of a row before writing
 // them; a norm whose first range loop reads the row blocks the second rewrites):
 // - other iterations: along every dimension of the loop that may have more than one tile,
-//   both index one tensor dimension by that loop variable itself, no wider than the step, so
-//   each iteration stays inside a cell of the tensor that no other iteration touches;
+//   both index one tensor dimension by that loop variable plus a constant, inside the step
+//   (v + c with 0 <= c and c + extent <= step), so each iteration stays inside a cell of the
+//   tensor that no other iteration touches;
 // - this iteration: the two boxes are apart (the same base plus constants whose ranges do not
 //   meet), or the tiles have one shape, so one thread holds each element in both and program
 //   order orders them (as for a read at the very tile written).
@@ -104,10 +105,16 @@ bool ownCell(Operation *read, Operation *write, TileForeachOp loop) {
   Block &body = loop.getBody().front();
   for (auto [d, step] : llvm::enumerate(loop.getSteps())) {
     if (auto c = getConstantIntValue(loop.getUpperBounds()[d]); c && *c <= step) continue;
+    // Inside the cell [v, v + step): the loop variable itself plus a constant c, 0 <= c and
+    // c + extent <= step (packed heads [T, H * D] rotated in place read at n + 64).
+    auto inCell = [&](Value index, int64_t extent) {
+      auto [base, offset] = baseAndOffset(index);
+      return base == body.getArgument(d) && offset >= 0 && offset + extent <= step;
+    };
     bool cell = false;
     for (size_t j = 0; j < rank && !cell; ++j)
-      cell = load.getIndices()[j] == body.getArgument(d) && store->indices[j] == body.getArgument(d) &&
-             extentAlong(ls, rank, j) <= step && extentAlong(ss, rank, j) <= step;
+      cell = inCell(load.getIndices()[j], extentAlong(ls, rank, j)) &&
+             inCell(store->indices[j], extentAlong(ss, rank, j));
     if (!cell) return false;
   }
   for (size_t j = 0; j < rank; ++j) {

@@ -257,15 +257,19 @@ LogicalResult TileCumsumOp::verify() {
 
 LogicalResult TileTopkOp::verify() {
   TileType in = getInput().getType(), v = getValues().getType(), i = getIndices().getType();
-  if (in.getRank() != 2 || !isa<FloatType>(in.getElementType()) || in.getMemorySpace() != MemorySpace::reg)
-    return emitOpError("takes a 2-D float register tile, got ") << in;
-  if (v.getRank() != 2 || v.getShape()[0] != in.getShape()[0] || v.getElementType() != in.getElementType() ||
-      v.getMemorySpace() != MemorySpace::reg)
-    return emitOpError("values must be an M x K register tile of the input's rows and type, got ") << v;
+  if (in.getRank() < 1 || in.getRank() > 4 || !isa<FloatType>(in.getElementType()) ||
+      in.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("takes a float register tile of rank 1 to 4, got ") << in;
+  const int64_t last = in.getRank() - 1;
+  if (v.getRank() != in.getRank() || v.getShape().drop_back() != in.getShape().drop_back() ||
+      v.getElementType() != in.getElementType() || v.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("values must be a register tile of the input's rows (all dimensions but the last) and type, "
+                       "with K in the last, got ")
+           << v;
   if (i.getShape() != v.getShape() || !i.getElementType().isSignlessInteger(32) || i.getMemorySpace() != MemorySpace::reg)
     return emitOpError("indices must be an i32 register tile of the values' shape, got ") << i;
-  if (v.getShape()[1] > in.getShape()[1])
-    return emitOpError("K (") << v.getShape()[1] << ") is more than the row's " << in.getShape()[1] << " elements";
+  if (v.getShape()[last] > in.getShape()[last])
+    return emitOpError("K (") << v.getShape()[last] << ") is more than the row's " << in.getShape()[last] << " elements";
   return success();
 }
 

@@ -21,7 +21,8 @@ using pkt::DevLocal;
 using namespace pkt::cases;
 
 const std::vector<std::pair<const char*, bool>> kKernels = {
-    {"router_top2", false}, {"top8", false}, {"top4_bf16", false}, {"sort_rows", false}, {"top1_wide", false}};
+    {"router_top2", false}, {"top8", false}, {"top4_bf16", false}, {"sort_rows", false}, {"top1_wide", false},
+    {"top3_1d", false}, {"top2_3d", false}};
 
 KernelSet g_kernels;
 
@@ -154,6 +155,36 @@ void top1_wide(const Run& r, LL M, LL V, unsigned seed) {
   end_case(r, "top1_wide " + dims({M, V}), before);
 }
 
+// The top 3 of each 256-wide chunk of a 1-D tensor (the last chunk partial), global columns.
+void top3_1d(const Run& r, LL N, unsigned seed) {
+  const LL C = (N + 255) / 256;
+  const auto x = tied(N, seed);
+  DevLocal<float> xd({N}, x), v({C * 3}, {});
+  DevLocal<int> i({C * 3}, {});
+  const int before = begin_case(r);
+  if (run(r, "top3_1d", 1, xd.view(), v.view(), i.view())) {
+    auto gi = i.download();
+    for (LL e = 0; e < C * 3; ++e) gi[e] -= int(e / 3 * 256);  // chunk columns, as check_topk takes them
+    check_topk(r, "top3_1d", v.download(), gi, C, 256, 3, 0, [&](LL c, LL j) {
+      return c * 256 + j < N ? double(x[c * 256 + j]) : NAN;
+    });
+  }
+  end_case(r, "top3_1d " + dims({N}), before);
+}
+
+// Per-token top 2 of [B, S, V] bf16 logits (tiles [2, 16, 64]: padding in every dimension).
+void top2_3d(const Run& r, LL B, LL S, LL V, unsigned seed) {
+  const auto f = tied(B * S * V, seed);
+  std::vector<bf16> x(B * S * V);
+  for (LL e = 0; e < B * S * V; ++e) x[e] = pkt::from_host<bf16>(f[e]);
+  DevLocal<bf16> xd({B, S, V}, x), v({B, S, 2}, {});
+  DevLocal<int> i({B, S, 2}, {});
+  const int before = begin_case(r);
+  if (run(r, "top2_3d", 1, xd.view(), v.view(), i.view()))
+    check_topk(r, "top2_3d", v.download(), i.download(), B * S, V, 2, 0, [&](LL m, LL j) { return val(x[m * V + j]); });
+  end_case(r, "top2_3d " + dims({B, S, V}), before);
+}
+
 void cases(const Run& r) {
   router_top2(r, 150, 11);
   top8(r, 70, 64, 21);
@@ -165,6 +196,10 @@ void cases(const Run& r) {
   sort_rows(r, 21, 20, 42);
   top1_wide(r, 13, 5000, 51);
   top1_wide(r, 8, 2048, 52);
+  top3_1d(r, 1000, 61);
+  top3_1d(r, 512, 62);
+  top2_3d(r, 3, 37, 50, 71);
+  top2_3d(r, 2, 16, 64, 72);
 }
 
 }  // namespace

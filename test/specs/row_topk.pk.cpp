@@ -49,3 +49,21 @@ PK_KERNEL void top1_wide(Tensor<f32, 2> x, Tensor<f32, 2> v, Tensor<i32, 2> i) {
     store(i, row_topk_index<1>(t) + n, m, n / 2048);
   }
 }
+
+// The top 3 of a 1-D tensor's 256-wide chunks (a [256] tile is one row), at 3c .. 3c + 2.
+PK_KERNEL void top3_1d(Tensor<f32, 1> x, Tensor<f32, 1> v, Tensor<i32, 1> i) {
+  for (auto c : tiles(x.dim(0), {256})) {
+    auto t = load<256>(x, c);
+    store(v, row_topk<3>(t), c / 256 * 3);
+    store(i, row_topk_index<3>(t) + c, c / 256 * 3);
+  }
+}
+
+// Per-token top 2 of 3-D logits [B, S, V] (V <= 64): rows along the last dimension.
+PK_KERNEL void top2_3d(Tensor<bf16, 3> x, Tensor<bf16, 3> v, Tensor<i32, 3> i) {
+  for (auto [b, s] : tiles(x.dim(0), x.dim(1), {2, 16})) {
+    auto t = load<2, 16, 64>(x, b, s, 0);
+    store(v, row_topk<2>(t), b, s, 0);
+    store(i, row_topk_index<2>(t), b, s, 0);
+  }
+}

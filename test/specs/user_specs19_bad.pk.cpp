@@ -139,9 +139,9 @@ PK_KERNEL void r18_claim_by_topk_values(Tensor<f32, 2> logits, Tensor<i32, 1> fi
 }
 #endif
 
-// R19: the top 2 along the last dimension of a 3-D tile ([B, S, V] chunks): row_topk takes 2-D tiles only
-// (cumsum takes 3-D and 4-D ones), and the error is a bare "failed template argument deduction" (finding 2;
-// the workaround is reshape_3d_topk2's [1, S, V] tile viewed as [S, V]).
+// R19: the top 2 along the last dimension of a 3-D tile ([B, S, V] chunks): refused when row_topk took 2-D
+// tiles only (a bare "failed template argument deduction", finding 2); legal since row_topk takes tiles of
+// any rank (kept here, behind its flag, so the lines of the kernels after it stay put).
 #ifdef PK_CXX_R19
 PK_KERNEL void r19_topk_of_3d_tile(Tensor<f32, 3> x, Tensor<f32, 3> y) {
   for (auto [b, s] : tiles(x.dim(0), x.dim(1), {2, 8})) store(y, row_topk<2>(load<2, 8, 64>(x, b, s, 0)), b, s, 0);

@@ -698,3 +698,20 @@ PK_KERNEL void one_token_lm_head(Tensor<bf16, 2> h, Tensor<bf16, 2> w, Tensor<f3
     store(out, acc / temp, 0, n);
   }
 }
+
+// NeoX rotary embedding in place on packed heads x [T, H * 128] (Megatron's and vLLM's layout): each
+// 16 x 128 cell is one head of 16 tokens; x1 = x[t, n .. n + 63], x2 = x[t, n + 64 .. n + 127] (the read
+// at n + 64 stays inside the cell), cos / sin rows gathered by position; x1' = x1 cos - x2 sin,
+// x2' = x2 cos + x1 sin. (Set 20's finding 2: refused before reads at v + c inside the step were taken.)
+PK_KERNEL void rope_neox_packed_inplace(Tensor<bf16, 2> x, Tensor<i32, 1> pos, Tensor<f32, 2> cosT,
+                                        Tensor<f32, 2> sinT) {
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 128})) {
+    auto p = load<16>(pos, t);
+    auto c = load_rows<16, 64>(cosT, p, 0);
+    auto s = load_rows<16, 64>(sinT, p, 0);
+    auto x1 = cast<f32>(load<16, 64>(x, t, n));
+    auto x2 = cast<f32>(load<16, 64>(x, t, n + 64));
+    store(x, cast<bf16>(x1 * c - x2 * s), t, n);
+    store(x, cast<bf16>(x2 * c + x1 * s), t, n + 64);
+  }
+}

@@ -6,24 +6,6 @@
 #include <pk/spec.h>
 using namespace pk;
 
-// B1: NeoX rotary embedding in place on packed heads x [T, H * 128], the second half read at n + 64 of the
-// column the loop tiles. language.md allows reading "both halves of its rows" inside the cell, but only
-// where the loop variable itself indexes the tiled dimension, so the read at F + n is refused (write x as
-// [T, H, 128] and tile the head dimension; user_specs20.pk.cpp rope_neox_inplace_pos).
-// Expected: "this tile loop reads a tensor at other tiles than it writes".
-PK_KERNEL void b1_rope_packed_inplace_shifted_read(Tensor<bf16, 2> x, Tensor<i32, 1> pos, Tensor<f32, 2> cosT,
-                                                   Tensor<f32, 2> sinT) {
-  for (auto [t, n] : tiles(x.rows(), x.cols(), {16, 128})) {
-    auto p = load<16>(pos, t);
-    auto c = load_rows<16, 64>(cosT, p, 0);
-    auto s = load_rows<16, 64>(sinT, p, 0);
-    auto x1 = cast<f32>(load<16, 64>(x, t, n));
-    auto x2 = cast<f32>(load<16, 64>(x, t, n + 64));
-    store(x, cast<bf16>(x1 * c - x2 * s), t, n);
-    store(x, cast<bf16>(x2 * c + x1 * s), t, n + 64);
-  }
-}
-
 // B2: rotary on [T, H, 128] with a 2-D tile of the trailing dimensions while the loop steps one head: the
 // [16, 64] tile at (t, h, 0) covers 16 heads of token t, so neighbouring iterations store the same elements.
 // Expected: "this store writes elements that the same store writes at another tile of the loop".

@@ -419,6 +419,17 @@ Broadcasted<Tile<T, A...>, Tile<T, B...>> operator&&(Tile<T, A...>, Tile<T, B...
 template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> operator||(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... S> Tile<T, S...> operator!(Tile<T, S...>);
+// A mask and a C++ bool (a run-time flag) do not combine: say what to write instead.
+template <class T> struct AlwaysFalse { static constexpr bool value = false; };
+template <class T, long... S> Tile<T, S...> mask_with_bool(Tile<T, S...>) {
+  static_assert(AlwaysFalse<T>::value, "a mask combines with tiles, not with a C++ bool: make the flag a tile "
+                                       "(zeros<f32, M, N>() + float(flag) != 0.0f) and combine that");
+  return Tile<T, S...>();
+}
+template <class T, long... S> Tile<T, S...> operator&&(Tile<T, S...> t, bool) { return mask_with_bool(t); }
+template <class T, long... S> Tile<T, S...> operator&&(bool, Tile<T, S...> t) { return mask_with_bool(t); }
+template <class T, long... S> Tile<T, S...> operator||(Tile<T, S...> t, bool) { return mask_with_bool(t); }
+template <class T, long... S> Tile<T, S...> operator||(bool, Tile<T, S...> t) { return mask_with_bool(t); }
 // Random numbers: uniform<S...>(seed, i0, i1, ...) holds in each element a number in [0, 1)
 // made from the seed and the element's coordinates in the tensor (the origins plus its offsets)
 // alone, so an element gets the same number however the loop is tiled, and another seed gives
@@ -430,8 +441,18 @@ template <long... S, class... I> Tile<f32, S...> uniform(index seed, I... origin
 // lower column. row_topk_index<K>(t): their columns in the tile (0 .. N-1), i32. NaN and a
 // clipped load's padding are never chosen: past a row's last candidate, -inf and -1. (Both of
 // one tile and K are computed once.) An MoE router's top-k: row_topk_index<2>(logits).
+// Along the last dimension of a tile of any rank: a [N] tile is one row ([K] results), a
+// [B, S, V] tile B x S rows ([B, S, K] results).
 template <long K, class T, long M, long N> IfFloat<T, Tile<T, M, K>> row_topk(Tile<T, M, N>);
 template <long K, class T, long M, long N> IfFloat<T, Tile<i32, M, K>> row_topk_index(Tile<T, M, N>);
+template <long K, class T, long N> IfFloat<T, Tile<T, K>> row_topk(Tile<T, N>);
+template <long K, class T, long N> IfFloat<T, Tile<i32, K>> row_topk_index(Tile<T, N>);
+template <long K, class T, long A, long B, long N> IfFloat<T, Tile<T, A, B, K>> row_topk(Tile<T, A, B, N>);
+template <long K, class T, long A, long B, long N> IfFloat<T, Tile<i32, A, B, K>> row_topk_index(Tile<T, A, B, N>);
+template <long K, class T, long A, long B, long C, long N>
+IfFloat<T, Tile<T, A, B, C, K>> row_topk(Tile<T, A, B, C, N>);
+template <long K, class T, long A, long B, long C, long N>
+IfFloat<T, Tile<i32, A, B, C, K>> row_topk_index(Tile<T, A, B, C, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);

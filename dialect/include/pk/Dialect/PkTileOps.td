@@ -255,10 +255,12 @@ def Pk_TileCumsumOp : Pk_Op<"tile.cumsum", [Pure, AllTypesMatch<["input", "resul
 }
 
 def Pk_TileTopkOp : Pk_Op<"tile.topk", [Pure]> {
-  let summary = "The K largest elements of each row of a 2-D float tile, and their columns";
+  let summary = "The K largest elements along the last dimension of a float tile, and their columns";
   let description = [{
     Row r of `values` (M x K, the input's element type) holds row r's K largest elements,
     largest first, and row r of `indices` (M x K, i32) their columns in the tile (0 .. N-1).
+    A tile of rank 1, 3 or 4 has rows along its last dimension likewise: the results keep the
+    leading dimensions and have K in the last (a [64] tile is one row).
     Ties go to the lower column first. NaN, and a clipped load's padding, are never chosen:
     past a row's last candidate the values are -inf and the indices -1. Lowers through the
     block's shared-memory stage, a warp per row (K passes over the row).

@@ -16,13 +16,14 @@ __device__ __forceinline__ bool topk_before(float x, int i, float y, int j) {
 }
 
 // values, indices (M x K) = each row's K largest elements of in (M x N) and their columns; -inf
-// and -1 past a row's last candidate. Padding rows of `in` stay padding rows of the results.
+// and -1 past a row's last candidate. Padding rows of `in` stay padding rows of the results. A
+// tile of another rank has its rows along the last dimension (results: K there, the rest kept).
 template <class Values, class Indices, class In>
 __device__ void row_topk(Values& values, Indices& indices, const In& in, float* stage) {
-  static_assert(In::kRank == 2 && Values::kRank == 2 && Indices::kRank == 2, "rows of 2-D tiles");
-  constexpr int n = In::dim(1), k = Values::dim(1);
-  constexpr long long rows = In::dim(0);
-  static_assert(Values::dim(0) == rows && Indices::dim(0) == rows && Indices::dim(1) == k, "M x K results");
+  static_assert(Values::kRank == In::kRank && Indices::kRank == In::kRank, "results of the input's rank");
+  constexpr int n = In::kCols, k = Values::kCols;
+  constexpr long long rows = In::kRows;
+  static_assert(Values::kRows == rows && Indices::kRows == rows && Indices::kCols == k, "rows x K results");
   static_assert(n + 2 * k <= kStageFloats, "a row and its results must fit the stage");
   // Rows per group: each staged as n floats, then its k values and k columns.
   constexpr long long group = kStageFloats / (n + 2 * k) < rows ? kStageFloats / (n + 2 * k) : rows;
@@ -82,7 +83,10 @@ __device__ void row_topk(Values& values, Indices& indices, const In& in, float* 
       }
     }
   }
-  values.valid0 = indices.valid0 = in.valid0;
+  // The leading dimensions' padding stays padding (the last dimension holds K results).
+  if constexpr (In::kRank > 1) values.valid0 = indices.valid0 = in.valid0;
+  if constexpr (In::kRank > 2) values.valid1 = indices.valid1 = in.valid1;
+  if constexpr (In::kRank > 3) values.valid2 = indices.valid2 = in.valid2;
 }
 
 }  // namespace tile
