@@ -183,10 +183,10 @@ PK_KERNEL void b21_all_gather_local_input(Tensor<bf16, 2> x, Sym<bf16, 2> y) { a
 
 // F1 (compiles; finding 1 of specs20_findings.md): greedy speculative acceptance that marks the columns
 // past K as misses explicitly. Meant: nacc[b] = the number of leading j < K with draft[b, j] == target[b, j].
-// The "+ (col >= K)" term is computed from the draft load's padding columns, so cumsum counts it as
-// nothing (the sums past column K - 1 stay at the total), and row_sum counts every padding column whose
-// sum is 0: a row with all K drafts accepted gets nacc = 16 (the tile's width), not K. Expected: compiles
-// with no error or warning.
+// When cumsum skipped what was computed from padding, the "+ (col >= K)" term was inert there while
+// row_sum counted the padding columns (nacc = 16 for a fully accepted row). Fixed: cumsum counts every
+// element as the tile holds it, as row_sum does, so the mask works (row_padding_jit_test's
+// accepted_prefix runs this kernel on the GPU). Kept here so the lines above stay put. Expected: compiles.
 PK_KERNEL void f1_accept_count_mask_inert(Tensor<i32, 2> draft, Tensor<i32, 2> target, Tensor<i32, 1> nacc) {
   for (auto b : tiles(draft.rows(), {16})) {
     auto col = col_index<16, 16>(0);

@@ -27,21 +27,13 @@ __device__ RowValues<In, float> reduce_rows_in_warps(const In& in, RowOp op) {
   constexpr int group = static_cast<int>(In::kCols / In::kVec);  // threads per row
   RowValues<In, float> out;
   out.valid0 = in.valid0;
-  const long long cols = data_cols(in);  // padding columns are skipped (pk/tile/rows.cuh)
-  const bool clipped = cols < In::kCols;
 #pragma unroll
   for (int j = 0; j < out.kCount; ++j) {
     const int s = j * In::kVec;
     float acc = row_identity(op);
     if (In::holds(In::index(s))) {
-      if (clipped) {
-        const long long col = In::index(s) % In::kCols;  // a run lies in one row
 #pragma unroll
-        for (int k = 0; k < In::kVec; ++k) acc = row_combine(op, acc, col + k < cols ? in.v[s + k] : row_identity(op));
-      } else {
-#pragma unroll
-        for (int k = 0; k < In::kVec; ++k) acc = row_combine(op, acc, in.v[s + k]);
-      }
+      for (int k = 0; k < In::kVec; ++k) acc = row_combine(op, acc, in.v[s + k]);
     }
 #pragma unroll
     for (int o = group / 2; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));

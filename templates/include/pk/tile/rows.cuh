@@ -24,20 +24,6 @@ __device__ __forceinline__ float row_identity(RowOp op) {
   return op == RowOp::sum ? 0.f : op == RowOp::max ? -inf : inf;
 }
 
-// Padding is not data: a row reduction skips the elements of a clipped load's padding columns (and
-// anything computed from them), as cumsum, row_topk and histogram do, so a softmax or a norm over
-// a partial tile needs no mask. data_cols is how many leading columns hold data; `kept` the value
-// element i adds (the reduction's identity past them). Only the last dimension matters: a padding
-// row's result is padding itself.
-template <class In>
-__device__ __forceinline__ long long data_cols(const In& in) {
-  return in.valid_along(In::kRank - 1);
-}
-template <class In>
-__device__ __forceinline__ float kept(float x, long long i, long long cols, RowOp op) {
-  return i % In::kCols < cols ? x : row_identity(op);
-}
-
 // out = the row results in `rows` (shared memory), after a barrier so that `rows` is complete.
 // Every user of the stage and of `rows` opens with a barrier before it writes, so none needs
 // one at its end: the next user's opening barrier waits for these reads.
@@ -63,19 +49,11 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* p
   constexpr int groups = static_cast<int>(In::kCols / (In::kVec * In::kThreads));  // runs per row
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   out.valid0 = in.valid0;  // a padding row's reduction is padding too (never an index)
-  const long long cols = data_cols(in);
-  const bool clipped = cols < In::kCols;  // uniform: whole tiles take the loop without checks
 #pragma unroll
   for (int r = 0; r < static_cast<int>(In::kRows); ++r) {
     float acc = row_identity(op);
-    if (clipped) {
 #pragma unroll
-      for (int s = r * groups * In::kVec; s < (r + 1) * groups * In::kVec; ++s)
-        acc = row_combine(op, acc, kept<In>(in.v[s], In::index(s), cols, op));
-    } else {
-#pragma unroll
-      for (int s = r * groups * In::kVec; s < (r + 1) * groups * In::kVec; ++s) acc = row_combine(op, acc, in.v[s]);
-    }
+    for (int s = r * groups * In::kVec; s < (r + 1) * groups * In::kVec; ++s) acc = row_combine(op, acc, in.v[s]);
     for (int o = 16; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));
     if (lane == 0) partials[r * warps + warp] = acc;
   }
@@ -136,7 +114,6 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
   constexpr long long chunk = cols <= kStageFloats ? (kStageFloats / cols) * cols : kStageFloats;
   constexpr int warps = In::kThreads / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const long long data = data_cols(in);
   __syncthreads();  // earlier users of the stage are done
   for (long long r = threadIdx.x; r < In::kRows; r += In::kThreads) rows[r] = row_identity(op);
   for (long long e0 = 0; e0 < In::kCount; e0 += chunk) {
@@ -144,7 +121,7 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
 #pragma unroll
     for (int s = 0; s < In::kSlots; ++s) {
       const long long i = In::index(s);
-      if (i >= e0 && i < e0 + chunk && i < In::kCount) stage[i - e0] = kept<In>(in.v[s], i, data, op);
+      if (i >= e0 && i < e0 + chunk && i < In::kCount) stage[i - e0] = in.v[s];
     }
     __syncthreads();
     // The row segments inside this chunk, one warp each.

@@ -1,6 +1,8 @@
 // Running sums and counts of register tiles (pk/tile/rt.cuh): the per-expert counts and
 // offsets of an MoE layout. Both pass through the block's shared-memory stage; integers stay
-// exact, and a clipped load's padding (and anything computed from it) counts as nothing.
+// exact. A running sum takes every element as the tile holds it, as row_sum does (a clipped
+// load's padding loads as zero; what is computed from it counts like any value, so a mask
+// written over the padding works); a count skips padding, as an index it is not.
 #pragma once
 #include <pk/tile/rows.cuh>
 
@@ -13,7 +15,7 @@ namespace tile {
 // staged values, restarting at each row's first element, and keeps the sum since the part's
 // last restart and whether it restarted; thread 0 turns those into the offset each part adds
 // to its values before its first restart, carrying the sum across chunks; each thread adds its
-// offset back (two passes over the values, four barriers a chunk). Padding counts as nothing.
+// offset back (two passes over the values, four barriers a chunk). Padding sums as it holds.
 template <class Out, class In>
 __device__ void cumsum(Out& out, const In& in, float* stage) {
   static_assert(Out::kCount == In::kCount, "prefix sums of a 1-D tile, or along the last dimension");
@@ -33,7 +35,7 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
 #pragma unroll
     for (int s = 0; s < In::kSlots; ++s) {
       const long long i = In::index(s);
-      if (i >= j0 && i < j0 + len) values[i - j0] = i < n && !in.padding(i) ? in.v[s] : V(0);
+      if (i >= j0 && i < j0 + len) values[i - j0] = i < n ? in.v[s] : V(0);
     }
     __syncthreads();
     const long long part = (len + threads - 1) / threads;
