@@ -471,7 +471,9 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     return fail("p must be cast to q's type (bf16 or f16) for p v");
   p = pCast.getInput();
   if (!isUnary(p, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != s || y != mxNew)
-    return fail("p is not exp(s - m_new)");
+    return fail("the operand p of mma(p, v, ...) (cast to q's type) is not exp(s - m_new) itself (the template "
+                "takes no map between the probabilities and p v: dropout or another mask there runs on the "
+                "general path)");
   Value scaledAcc = pv.getAcc();
   corr = otherOf(scaledAcc, MapKind::mul, accIn);
   if (!corr || !isUnary(corr, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != mxIn || y != mxNew)

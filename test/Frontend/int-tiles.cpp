@@ -76,7 +76,8 @@ PK_KERNEL void moe_rows(Tensor<i32, 1> ids, Tensor<i64, 2> slots, Tensor<bf16, 2
     auto offsets = cumsum(histogram<16>(id));
     store_rows(y, load_rows<16, 256>(x, offsets, n), offsets, n);
 #ifdef FLOAT_INDEX
-    // INDEX: int-tiles.cpp:[[@LINE+1]]:5: error: no matching function for call to 'store_rows'
+    // INDEX: error: static assertion failed{{.*}}rows move by an integer index tile (i32 or i64): cast it first
+    // INDEX: int-tiles.cpp:[[@LINE+1]]:5: note: in instantiation
     store_rows(y, rows, cast<f32>(id), n);
 #endif
   }

@@ -142,7 +142,7 @@ PK_KERNEL void b16_general_mma_too_wide(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Te
 }
 
 // B17 (-D PK_CXX_B17): paged append with positions as a float tile (row_index not cast to an integer type).
-// Expected: Clang "no matching function for call to 'store_rows'".
+// Expected: a static assertion of pk/spec.h, "rows move by an integer index tile (i32 or i64): cast it first".
 #ifdef PK_CXX_B17
 PK_KERNEL void b17_store_rows_float_index(Tensor<bf16, 2> key, Tensor<bf16, 2> cache, index base) {
   for (auto t : tiles(key.rows(), {16})) store_rows(cache, load<16, 128>(key, t, 0), row_index<16, 1>(t), 0);
@@ -150,7 +150,7 @@ PK_KERNEL void b17_store_rows_float_index(Tensor<bf16, 2> key, Tensor<bf16, 2> c
 #endif
 
 // B18 (-D PK_CXX_B18): a token's KV row appended into a 1-D cache (store_rows takes 2-D tensors).
-// Expected: Clang "no matching function for call to 'store_rows'".
+// Expected: a static assertion of pk/spec.h, "move rows of a 2-D tensor: declare a [N] tensor as [N, 1]".
 #ifdef PK_CXX_B18
 PK_KERNEL void b18_store_rows_1d(Tensor<f32, 1> v, Tensor<i32, 1> slots, Tensor<f32, 1> cache) {
   for (auto t : tiles(v.size(), {16})) store_rows(cache, load<16>(v, t), load<16>(slots, t), 0);

@@ -36,6 +36,7 @@ template <> struct IsFloat<f16> { static constexpr bool value = true; };
 template <> struct IsFloat<f32> { static constexpr bool value = true; };
 template <> struct IsFloat<f8e4m3> { static constexpr bool value = true; };
 template <> struct IsFloat<f8e5m2> { static constexpr bool value = true; };
+template <class T> struct AlwaysFalse { static constexpr bool value = false; };  // a static_assert's
 template <class T> struct IsInt { static constexpr bool value = false; };
 template <> struct IsInt<i32> { static constexpr bool value = true; };
 template <> struct IsInt<i64> { static constexpr bool value = true; };
@@ -200,6 +201,39 @@ typename EnableIf<IsInt<I>::value>::type store_add_rows(const Sym<T, 2> &, Tile<
 template <class T, long R, long C, class I, long... IS>
 typename EnableIf<IsInt<I>::value>::type store_add_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                         index col);
+// Row moves written with a float index tile or a 1-D tensor say what to write instead of
+// Clang's bare "no matching function".
+template <class I> void row_index_type() {
+  static_assert(IsInt<I>::value, "rows move by an integer index tile (i32 or i64): cast it first "
+                                 "(cast<i32>(row_index<16, 1>(m)))");
+}
+template <class T> void row_move_rank() {
+  static_assert(AlwaysFalse<T>::value, "load_rows, store_rows and store_add_rows move rows of a 2-D tensor: "
+                                       "declare a [N] tensor as [N, 1] (Tensor<T, 2>)");
+}
+#define PK_SPEC_ROW_MOVE_MISUSES(Ten)                                                                  \
+  template <long R, long C, class T, class I, long... IS, class = typename EnableIf<!IsInt<I>::value>::type> \
+  Tile<T, R, C> load_rows(const Ten<T, 2> &, Tile<I, IS...>, index) {                                 \
+    row_index_type<I>();                                                                               \
+    return Tile<T, R, C>();                                                                            \
+  }                                                                                                    \
+  template <class T, long R, long C, class I, long... IS, class = typename EnableIf<!IsInt<I>::value>::type> \
+  void store_rows(const Ten<T, 2> &, Tile<T, R, C>, Tile<I, IS...>, index) { row_index_type<I>(); }   \
+  template <class T, long R, long C, class I, long... IS, class = typename EnableIf<!IsInt<I>::value>::type> \
+  void store_add_rows(const Ten<T, 2> &, Tile<T, R, C>, Tile<I, IS...>, index) { row_index_type<I>(); } \
+  template <long R, long C, class T, class I, long... IS>                                              \
+  Tile<T, R, C> load_rows(const Ten<T, 1> &, Tile<I, IS...>, index) {                                  \
+    row_move_rank<T>();                                                                                \
+    return Tile<T, R, C>();                                                                            \
+  }                                                                                                    \
+  template <class T, class U, long... S, class I, long... IS>                                          \
+  void store_rows(const Ten<T, 1> &, Tile<U, S...>, Tile<I, IS...>, index) { row_move_rank<T>(); }    \
+  template <class T, class U, long... S, class I, long... IS>                                          \
+  void store_add_rows(const Ten<T, 1> &, Tile<U, S...>, Tile<I, IS...>, index) { row_move_rank<T>(); }
+PK_SPEC_ROW_MOVE_MISUSES(Tensor)
+PK_SPEC_ROW_MOVE_MISUSES(Sym)
+PK_SPEC_ROW_MOVE_MISUSES(Peer)
+#undef PK_SPEC_ROW_MOVE_MISUSES
 // claim(counter, idx): element i gets the value counter[idx[i]] had and adds one to it,
 // atomically, so every slot of a counter is handed out once (in no fixed order) across all
 // tiles: the place of each row of an expert in an MoE dispatch. An index outside the counter
@@ -420,7 +454,6 @@ template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> operator||(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... S> Tile<T, S...> operator!(Tile<T, S...>);
 // A mask and a C++ bool (a run-time flag) do not combine: say what to write instead.
-template <class T> struct AlwaysFalse { static constexpr bool value = false; };
 template <class T, long... S> Tile<T, S...> mask_with_bool(Tile<T, S...>) {
   static_assert(AlwaysFalse<T>::value, "a mask combines with tiles, not with a C++ bool: make the flag a tile "
                                        "(zeros<f32, M, N>() + float(flag) != 0.0f) and combine that");
