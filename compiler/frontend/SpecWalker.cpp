@@ -5,6 +5,7 @@
 #include "SpecWalker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -89,6 +90,16 @@ private:
   llvm::DenseMap<const Decl *, int> names;  // variable -> its current value
   // Values that hold only 0 and 1: comparisons and their &&, || (logical()).
   llvm::DenseSet<int> masks;
+  // Values that are never NaN (coordinates: iotas, index scalars, finite float constants, and
+  // + - * min max of those), the comparisons that made masks, and the && / || of two masks: a
+  // mask negated with ! is rewritten as the inverse comparison (De Morgan through && and ||)
+  // where no NaN can make the two differ, so `!(c > r)` reads as `c <= r` (the attention
+  // template's mask forms).
+  llvm::DenseSet<int> neverNaNValues;
+  struct Comparison { MapKind kind; int a, b; };
+  llvm::DenseMap<int, Comparison> comparisonOf;
+  struct Junction { bool all; int a, b; };
+  llvm::DenseMap<int, Junction> junctionOf;
   // row_topk / row_topk_index already emitted: (input, K, region) -> (values, indices).
   std::map<std::tuple<int, int64_t, const Region *>, std::pair<int, int>> topks;
   // `auto py = y.on(p);`: the local names y's copy on rank p, with p as it was at the declaration.
@@ -804,9 +815,7 @@ private:
         return floatConstant(toFloat->getBeginLoc(), static_cast<float>(i->getValue().getSExtValue()));
       int x = indexExpr(toFloat);
       if (x < 0) return -1;
-      ValueType t;
-      t.kind = ValueType::Scalar;
-      return emitValue(OpKind::IndexToFloat, toFloat->getBeginLoc(), {x}, t);
+      return asFloat(x, toFloat->getBeginLoc());
     }
     e = strip(e);
     SourceLocation l = e->getBeginLoc();
@@ -900,7 +909,9 @@ private:
     std::memcpy(&bits, &x, sizeof bits);
     ValueType t;
     t.kind = ValueType::Scalar;
-    return emitValue(OpKind::FConstant, l, {}, t, {int64_t(bits)});
+    int v = emitValue(OpKind::FConstant, l, {}, t, {int64_t(bits)});
+    if (std::isfinite(x)) neverNaNValues.insert(v);
+    return v;
   }
 
   int binary(const BinaryOperator *b) {
@@ -948,8 +959,12 @@ private:
     if (typeOf(v).kind != ValueType::Index) return v;
     ValueType f;
     f.kind = ValueType::Scalar;
-    return emitValue(OpKind::IndexToFloat, l, {v}, f);
+    int r = emitValue(OpKind::IndexToFloat, l, {v}, f);
+    neverNaNValues.insert(r);
+    return r;
   }
+
+  bool neverNaN(int v) { return typeOf(v).kind == ValueType::Index || neverNaNValues.count(v); }
 
   int mapOp(MapKind kind, SourceLocation l, std::vector<const Expr *> args) {
     std::vector<int> in;
@@ -975,7 +990,9 @@ private:
     // argument converted first as C++ converts it.
     if (std::none_of(in.begin(), in.end(), [&](int v) { return typeOf(v).kind == ValueType::Tile; })) {
       for (int &v : in) v = asFloat(v, l);
-      return emitValue(OpKind::ScalarMap, l, in, typeOf(in[0]), {}, int(kind));
+      int r = emitValue(OpKind::ScalarMap, l, in, typeOf(in[0]), {}, int(kind));
+      if (keepsFinite(kind) && llvm::all_of(in, [&](int x) { return neverNaN(x); })) neverNaNValues.insert(r);
+      return r;
     }
     // A scalar beside a tile (a float beside a float tile, an integer beside an integer one,
     // as pk/spec.h's overloads allow) becomes a tile of that type, every element the scalar.
@@ -995,7 +1012,9 @@ private:
         t.elem = Elem::F32;
         in[1 - i] = emitValue(OpKind::Cast, l, {in[1 - i]}, t);
       }
+      const bool finite = neverNaN(in[i]);
       in[i] = emitValue(OpKind::Splat, l, {in[i]}, t);
+      if (finite) neverNaNValues.insert(in[i]);
     }
     // A broadcast takes, in each dimension, the extent of the operand that is not 1 there
     // (pk/spec.h's Broadcast; the verifier checks the rest): [M, 1] x [1, N] is M x N.
@@ -1009,7 +1028,11 @@ private:
       result.elem = narrow->elem;
       v = emitValue(OpKind::Cast, l, {v}, result);
     }
-    if (kind >= MapKind::Lt && kind <= MapKind::Ne) masks.insert(v);
+    if (keepsFinite(kind) && llvm::all_of(in, [&](int x) { return neverNaN(x); })) neverNaNValues.insert(v);
+    if (kind >= MapKind::Lt && kind <= MapKind::Ne) {
+      masks.insert(v);
+      if (!narrow && in.size() == 2) comparisonOf[v] = {kind, in[0], in[1]};
+    }
     return v;
   }
 
@@ -1071,15 +1094,49 @@ private:
     for (const Expr *a : args) in.push_back(tileExpr(a));
     if (failed) return -1;
     if (args.size() == 1) {
+      if (int n = negation(in[0], l); n >= 0 || failed) return n;
       const Elem e = typeOf(in[0]).elem;
       const bool integer = e == Elem::I32 || e == Elem::I64;
       return mapValues(MapKind::Eq, l, {in[0], integer ? constant(l, 0) : asFloat(constant(l, 0), l)});
     }
     int a = truth(in[0], l), b = truth(in[1], l);
     if (failed) return -1;
-    int v = mapValues(StringRef(op) == "&&" ? MapKind::Mul : MapKind::Max, l, {a, b});
+    return junction(StringRef(op) == "&&", a, b, l);
+  }
+  int junction(bool all, int a, int b, SourceLocation l) {
+    int v = mapValues(all ? MapKind::Mul : MapKind::Max, l, {a, b});
     masks.insert(v);
+    junctionOf[v] = {all, a, b};
     return v;
+  }
+
+  static bool keepsFinite(MapKind k) {
+    return k == MapKind::Add || k == MapKind::Sub || k == MapKind::Mul || k == MapKind::Neg || k == MapKind::Min ||
+           k == MapKind::Max;
+  }
+  // !m as a mask without a test against 0, or -1 where it cannot be: the inverse comparison of
+  // operands that are never NaN, and De Morgan's laws through && and ||.
+  int negation(int m, SourceLocation l) {
+    static const std::pair<MapKind, MapKind> inverse[] = {{MapKind::Lt, MapKind::Ge}, {MapKind::Le, MapKind::Gt},
+                                                          {MapKind::Gt, MapKind::Le}, {MapKind::Ge, MapKind::Lt},
+                                                          {MapKind::Eq, MapKind::Ne}, {MapKind::Ne, MapKind::Eq}};
+    if (auto c = comparisonOf.find(m); c != comparisonOf.end()) {
+      const Comparison cmp = c->second;
+      const bool equality = cmp.kind == MapKind::Eq || cmp.kind == MapKind::Ne;  // exact with NaN too
+      if (!equality && (!neverNaN(cmp.a) || !neverNaN(cmp.b))) return -1;
+      for (auto [k, inv] : inverse)
+        if (k == cmp.kind) return mapValues(inv, l, {cmp.a, cmp.b});
+      return -1;
+    }
+    if (auto j = junctionOf.find(m); j != junctionOf.end()) {
+      const Junction both = j->second;
+      int a = negation(both.a, l);
+      if (a < 0) return -1;
+      int b = negation(both.b, l);
+      if (b < 0) return -1;
+      return junction(!both.all, a, b, l);
+    }
+    return -1;
   }
 
   // where(c, a, b): a and b tiles of the result's type, or one of them a float scalar (splat
@@ -1436,7 +1493,9 @@ private:
       }
       int origin = indexExpr(arg(0));
       if (origin < 0) return -1;
-      return emitValue(OpKind::Iota, l, {origin}, t, {}, int(dim));
+      int v = emitValue(OpKind::Iota, l, {origin}, t, {}, int(dim));
+      neverNaNValues.insert(v);
+      return v;
     }
     if (n == "uniform") return uniform(c, l);
     if (n == "cast") {

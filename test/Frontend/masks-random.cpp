@@ -111,6 +111,45 @@ PK_KERNEL void window_attention(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf1
   }
 }
 
+// Tests that ! of comparisons of coordinates (never NaN) is the inverse comparison, through && by
+// De Morgan, so the same window written with ! takes the template with the same window; ! of a
+// comparison of values that may be NaN stays a test against 0.
+// EXPLAIN: template: pk.tile.foreach at {{.*}}masks-random.cpp:[[@LINE+3]]:3: attention: {{.*}} a sliding window of arg(6) keys
+PK_KERNEL void window_attention_not(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
+                                    Tensor<f32, 2> lse, float scale, index w) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, m + 64, 64)) {
+      auto c = col_index<64, 64>(n), r = row_index<64, 64>(m);
+      auto s = mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(!((c > r) || (c >= k.rows())) && !(c <= r - w), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+    store(lse, mx + log(l), m, 0);
+  }
+}
+
+// CHECK-LABEL: pk.kernel @not_of_values
+// CHECK: %[[GT:.*]] = pk.tile.map <gt>
+// CHECK: pk.tile.map <eq> %[[GT]]
+// CHECK: %[[LE:.*]] = pk.tile.map <le>
+// CHECK-NOT: pk.tile.map <eq> %[[LE]]
+PK_KERNEL void not_of_values(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {16})) {
+    auto t = load<16, 64>(x, m, 0);
+    store(y, where(!(t > 0.0f) && !(col_index<16, 64>(0) > row_index<16, 64>(m)), t, 1.0f), m, 0);
+  }
+}
+
 #ifdef BAD_DIM
 PK_KERNEL void bad_dim(Tensor<f32, 2> out) {
   for (auto [m, n] : tiles(out.rows(), out.cols(), {16, 16}))
