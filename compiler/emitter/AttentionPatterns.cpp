@@ -100,11 +100,14 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   const bool lse1d = (isa_and_nonnull<LocalTensorType>(lseType) && cast<LocalTensorType>(lseType).getRank() == 1) ||
                      (isa_and_nonnull<SymTensorType>(lseType) && cast<SymTensorType>(lseType).getRank() == 1);
   desc.i32("lse_pitch", lse < 0 ? "0" : lse1d ? "1" : cols(lse));
-  // A sliding window: steps before a block's window are skipped, which needs each row to keep a
-  // key (its own): a window below 1 masks them all and is refused.
+  // A sliding window: steps before a block's window are skipped (only where key_window > 0).
+  // Causal, each row must keep a key (its own) or the rows masked whole would average other keys
+  // than the spec's loop visits: a window below 1 is refused. Without the causal bound every
+  // block visits every key step, as the spec's loop does, so a window at or below 0 (a window
+  // behind a query offset: col > row + past - w with past >= w) only turns the skipping off.
   auto window = facts.getAs<StringAttr>("key_window");
   desc.i32("key_window", window ? window.getValue().str() : "0");
-  if (window)
+  if (window && causal)
     desc.check("1", "min(" + window.getValue().str() + ",1)",
                "attention template: a sliding window must hold at least the query's own key (window >= 1)");
   // Always a field, so the ones after it keep their offsets: 0 when the scale is a constant or

@@ -634,7 +634,9 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                        Twine(a.keyWindow.empty() ? ""
                                                  : "; a sliding window of " + a.keyWindow +
                                                        " keys: each block skips the key steps before its "
-                                                       "first row's window (the launch checks the window >= 1)") +
+                                                       "first row's window" +
+                                                       (a.causal ? " (the launch checks the window >= 1)"
+                                                                 : " (none where the window is at most 0)")) +
                        "; Hopper attention template: " + Twine(a.d == 64 && !a.scoreMap ? "192" : "128") +
                        " query rows per block (" + Twine(a.d == 64 && !a.scoreMap ? "3" : "2") +
                        " consumer warpgroups taking turns, "

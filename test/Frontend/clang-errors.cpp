@@ -8,5 +8,5 @@ PK_KERNEL void k(Sym<f32, 1> x, Tensor<f32, 1> y) {
   // CHECK: clang-errors.cpp:[[@LINE+1]]:3: error: use of undeclared identifier 'undeclared_thing'
   undeclared_thing(x);
   // CHECK: clang-errors.cpp:[[@LINE+1]]:3: error: no matching function for call to 'all_gather'
-  all_gather(y, x);
+  all_gather(x);
 }

@@ -141,7 +141,7 @@ PK_KERNEL void b10_a2a_inside_head_loop(Sym<bf16, 3> q, Sym<bf16, 3> qh, Tensor<
 }
 
 #ifdef PK_CXX_B11
-// B11: all-gather of K whose input is a local Tensor (not symmetric). Key words: "no matching function for call to 'all_gather'" (a Clang error: no hint that the input must be Sym).
+// B11: all-gather of K whose input is a local Tensor (not symmetric). Key words: "a collective's input must be symmetric: declare it Sym<T, R>" (a static assertion of pk/spec.h; before: Clang's bare "no matching function").
 PK_KERNEL void b11_allgather_local_input(Tensor<bf16, 3> k, Tensor<bf16, 3> kf) {
   all_gather(k, kf, 1);
 }

@@ -524,6 +524,23 @@ template <class T, int R, class Out> void broadcast(const Sym<T, R> &in, const O
 template <class T, int R, class Out> void reduce(Reduce, const Sym<T, R> &in, const Out &out, index root);
 template <class T, int R, class Out> void gather(const Sym<T, R> &in, const Out &out, index root);
 template <class T, int R, class Out> void scatter(const Sym<T, R> &in, const Out &out, index root);
+// A collective's input read from a local Tensor says what to declare (instead of Clang's bare "no
+// matching function"): peers read the input, so it is symmetric.
+template <class T> void collective_input() {
+  static_assert(AlwaysFalse<T>::value, "a collective's input must be symmetric: declare it Sym<T, R> (its peers "
+                                       "read every rank's copy); the output may be a local Tensor");
+}
+template <class T, int R, class Out> void all_reduce(Reduce, const Tensor<T, R> &, const Out &) { collective_input<T>(); }
+template <class T, int R, class Out> void reduce_scatter(Reduce, const Tensor<T, R> &, const Out &) { collective_input<T>(); }
+template <class T, int R, class Out> void reduce_scatter(Reduce, const Tensor<T, R> &, const Out &, int) { collective_input<T>(); }
+template <class T, int R, class Out> void all_gather(const Tensor<T, R> &, const Out &) { collective_input<T>(); }
+template <class T, int R, class Out> void all_gather(const Tensor<T, R> &, const Out &, int) { collective_input<T>(); }
+template <class T, int R, class Out> void all_to_all(const Tensor<T, R> &, const Out &) { collective_input<T>(); }
+template <class T, int R, class Out> void all_to_all(const Tensor<T, R> &, const Out &, int, int) { collective_input<T>(); }
+template <class T, int R, class Out> void broadcast(const Tensor<T, R> &, const Out &, index) { collective_input<T>(); }
+template <class T, int R, class Out> void reduce(Reduce, const Tensor<T, R> &, const Out &, index) { collective_input<T>(); }
+template <class T, int R, class Out> void gather(const Tensor<T, R> &, const Out &, index) { collective_input<T>(); }
+template <class T, int R, class Out> void scatter(const Tensor<T, R> &, const Out &, index) { collective_input<T>(); }
 // A tile stored into / added into a peer's copy: `store(C.on(p), t, m, n)`. A ring shift
 // is `store(C.on(next_rank()), t, ...)`.
 template <class X, class T, int R, class... I> void store(const Peer<T, R> &, X tile, I...);

@@ -60,7 +60,7 @@ struct ParamsOf {
   int kv_head0;  // the K/V head of query head 0 (heads stacked in a larger tensor; usually 0)
   int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
   int lse_pitch;
-  int key_window;  // > 0: row i sees keys j > i - key_window only, so earlier steps are skipped
+  int key_window;  // > 0: row i sees keys j > i - key_window only, so earlier steps are skipped (<= 0: none)
   float scale;
   TileTicket ticket;  // the causal kernels' tile counter
   typename Map::Args map;
@@ -186,7 +186,8 @@ __device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
   const int keys = Causal ? min(p.sk, b.m0 + kBM) : p.sk;
   const int end = (keys + kBN - 1) / kBN;
   // Steps wholly before the block's first row's window are masked for every row of it: skipped
-  // (the launch checks key_window >= 1, so each row keeps its own key). Never all of them.
+  // (causal, the launch checks key_window >= 1, so each row keeps its own key; otherwise a
+  // key_window at or below 0, a window behind a query offset, skips nothing). Never all of them.
   const int first = p.key_window > 0 ? min(max(0, b.m0 - p.key_window + 1) / kBN, end - 1) : 0;
   b.key0 = first * kBN;
   b.steps = end - first;
