@@ -33,8 +33,7 @@ __device__ void row_topk(Values& values, Indices& indices, const In& in, float* 
   constexpr int warps = In::kThreads / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const float inf = __int_as_float(0x7f800000), nan = __int_as_float(0x7fffffff);
-  // Slots filled chunk by chunk start defined: NVRTC (CUDA 13.0) was seen to give every slot the last
-  // chunk's value when they start undefined (row_topk of 8 x 2048 tiles, eight groups).
+  // Slots filled group by group start defined (why: transpose in pk/tile/rows.cuh).
   if constexpr (rows > group) zeros(values), zeros(indices);
   for (long long r0 = 0; r0 < rows; r0 += group) {
     __syncthreads();  // earlier users of the stage (and the last group's reads) are done
