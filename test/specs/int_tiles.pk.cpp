@@ -100,7 +100,8 @@ PK_KERNEL void expert_offsets(Tensor<i32, 1> expert, Tensor<i32, 1> counts, Tens
 
 // Counts of a 2-D index tile clipped in both dimensions: counts[b, e] for tile b (row-major
 // over the 4 x 64 tiles) counts its elements equal to e; padding rows and columns count nowhere.
-// A running sum of values made from padding (x + 1) adds nothing past the tensor's end.
+// A running sum of values made from padding (x + 1) counts them as computed: past x's end each
+// element adds 1 (padding loads 0), as row_sum would.
 PK_KERNEL void counts_2d(Tensor<i32, 2> ids, Tensor<i32, 1> counts, Tensor<f32, 1> x, Tensor<f32, 1> sums) {
   index tiles_n = (ids.cols() + 63) / 64;
   for (auto [m, n] : tiles(ids.rows(), ids.cols(), {4, 64}))
