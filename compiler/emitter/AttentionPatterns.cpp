@@ -61,7 +61,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   if (heads) {
     for (auto [a, what] : {std::pair{o, "o"}, std::pair{lse, "lse"}})
       if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
-    if (group.rfind("div(", 0) == 0 && head0 == "0") {  // G = q's heads / k's heads: exact
+    if (facts.get("kv_group_ratio") && head0 == "0") {  // G = q's heads / k's heads: exact
       desc.check(dim(q, 0), "mul(" + group + "," + dim(k, 0) + ")",
                  "attention template (grouped-query): q's heads must be G x k's heads, G = " + group);
       desc.check(dim(k, 0), dim(v, 0), "attention template (grouped-query): v must have k's heads");

@@ -976,7 +976,21 @@ private:
       in.push_back(v);
     }
     if (failed) return -1;
+    for (size_t i = 0; i < in.size() && in.size() == 2; ++i)
+      if (typeOf(in[1 - i]).kind == ValueType::Tile && !fitsIntTile(args[i], typeOf(in[1 - i]).elem))
+        return -1;
     return mapValues(kind, l, in);
+  }
+
+  // An integer constant beside an i32 tile (or making one: where of two integers) becomes an
+  // i32 splat; one that does not fit would wrap silently, so it is refused with the fix.
+  bool fitsIntTile(const Expr *e, Elem elem) {
+    int64_t v;
+    if (elem != Elem::I32 || !constInt(e, v) || (v >= INT32_MIN && v <= INT32_MAX)) return true;
+    fail(e->getBeginLoc(), std::to_string(v) + " does not fit the i32 tile it meets (it would wrap); "
+                           "make that tile i64 first: cast<i64>(t), or for where of two integers "
+                           "cast<i64>(where(c, 1, 0)) * " + std::to_string(v));
+    return false;
   }
 
   // mapOp on values already walked.
@@ -1174,6 +1188,8 @@ private:
           return fail(l, "where's mask and values must have equal extents, or 1, in each dimension");
       }
     }
+    if ((!aTile && !fitsIntTile(c->getArg(1), t.elem)) || (!bTile && !fitsIntTile(c->getArg(2), t.elem)))
+      return -1;
     if (!aTile) a = emitValue(OpKind::Splat, l, {a}, t);
     if (!bTile) b = emitValue(OpKind::Splat, l, {b}, t);
     // A smaller mask or value is spread to the result's shape by a multiplication with ones,

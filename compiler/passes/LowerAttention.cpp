@@ -32,9 +32,11 @@ struct AttentionLoop {
   Type elem;           // q, k, v, p and o: bf16 or f16
   bool heads = false;  // [H, S, D] tensors, one head per tile (else [S, D])
   bool causal = false;
-  // Grouped-query attention: K and V are read at head h / group. Null when at head h; else a
-  // kernel argument, or pk.dim q, 0 divided by pk.dim of k (or v), 0 (groupHeads).
-  Value group, groupHeads;
+  // Grouped-query attention: K and V are read at head h / G, G a host expression (groupExpr;
+  // "" when at head h). groupRatio: G is q's heads / k's (or v's) heads exactly, so the launch
+  // checks that q's heads are G times theirs.
+  std::string groupExpr;
+  bool groupRatio = false;
   // K and V stacked among other heads (a ring's two slots, [2H, S, D]): read at head
   // kvHead0 + h (or + h / G), kvHead0 a host expression; "0" when not.
   std::string kvHead0 = "0";
@@ -178,29 +180,37 @@ Value loadHead(Value tile) {
   TileLoadOp load = loadOf(tile);
   return load && load.getIndices().size() == 3 ? load.getIndices()[0] : Value();
 }
-// h / G, with G an integer kernel argument or q.dim(0) / x.dim(0) (x: k or v): the K/V head of
-// query head h in grouped-query attention. Sets `group` (and `heads`, x's dim, for the ratio).
-bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, Value &group, Value &heads) {
+// h / G, with G anything the host knows (an integer argument, q.dim(0) / k.dim(0), a ring's
+// q.dim(0) / (k.dim(0) / 2)): the K/V head of query head h in grouped-query attention. Sets
+// `group` to G's host expression and `ratio` where G is exactly q's heads / x's heads (x a
+// kernel tensor), whose launch check can be the exact one.
+bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bool &ratio) {
   Operation *div = v.getDefiningOp();
   if (!div || !isa<arith::DivSIOp, arith::DivUIOp>(div) || div->getOperand(0) != h) return false;
   Value g = div->getOperand(1);
-  if (kernelArgIndex(kernel, g) >= 0 && isa<IndexType, IntegerType>(g.getType())) {
-    group = g, heads = Value();
-    return true;
-  }
-  Operation *ratio = g.getDefiningOp();
-  if (!ratio || !isa<arith::DivSIOp, arith::DivUIOp>(ratio) || !isDimOf(ratio->getOperand(0), q, 0))
-    return false;
-  auto dim = ratio->getOperand(1).getDefiningOp<DimOp>();
-  if (!dim || dim.getDimAttr().getInt() != 0 || kernelArgIndex(kernel, dim.getTensor()) < 0) return false;
-  group = g, heads = ratio->getOperand(1);
+  std::optional<::pk::HostExpr> e = hostExprOf(g, kernel.getBody().front());
+  if (!e) return false;
+  group = ::pk::print_host_expr(*e);
+  ratio = false;
+  if (Operation *r = g.getDefiningOp(); r && isa<arith::DivSIOp, arith::DivUIOp>(r) && isDimOf(r->getOperand(0), q, 0))
+    if (auto dim = r->getOperand(1).getDefiningOp<DimOp>())
+      ratio = dim.getDimAttr().getInt() == 0 && kernelArgIndex(kernel, dim.getTensor()) >= 0;
   return true;
 }
 
-// The K/V head of query head h: h, h / G (grouped-query attention, setting `group` and
-// `groupHeads`), or either plus an offset the host knows (`offset`, its host expression).
-bool isKvHead(KernelOp kernel, Value v, Value h, Value q, Value &group, Value &groupHeads, std::string &offset) {
-  auto base = [&](Value b) { return b == h || isGroupHead(kernel, b, h, q, group, groupHeads); };
+// G in words for --explain: the heads' ratio, an argument, else its host expression.
+std::string describeGroup(const AttentionLoop &a) {
+  if (a.groupRatio) return "q's heads / k's heads";
+  const std::string &g = a.groupExpr;
+  if (g.rfind("arg(", 0) == 0 && g.find(',') == std::string::npos)
+    return "argument #" + g.substr(4, g.size() - 5);
+  return g;
+}
+
+// The K/V head of query head h: h, h / G (grouped-query attention, setting `group` to G's host
+// expression and `ratio`), or either plus an offset the host knows (`offset`, its host expression).
+bool isKvHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bool &ratio, std::string &offset) {
+  auto base = [&](Value b) { return b == h || isGroupHead(kernel, b, h, q, group, ratio); };
   if (auto add = v.getDefiningOp<arith::AddIOp>())
     for (int i : {0, 1}) {
       std::optional<::pk::HostExpr> off =
@@ -295,10 +305,10 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   Value kvHead = h;
   if (a.heads && a.loadQ)
     if (Value at = loadHead(qk.getB()); at && at != h) {
-      if (!isKvHead(kernel, at, h, a.loadQ.getSource(), a.group, a.groupHeads, a.kvHead0))
+      if (!isKvHead(kernel, at, h, a.loadQ.getSource(), a.groupExpr, a.groupRatio, a.kvHead0))
         return fail("k must be loaded at head h, or at h / G for grouped-query attention (G an "
-                    "integer kernel argument, or q.dim(0) / k.dim(0)), or either plus an offset "
-                    "the host knows (c + h: heads stacked in a larger tensor)");
+                    "integer the host knows: an argument, q.dim(0) / k.dim(0)), or either plus an "
+                    "offset the host knows (c + h: heads stacked in a larger tensor)");
       kvHead = at;
     }
   a.loadK = rowsLoad(qk.getB(), kvHead, n);
@@ -481,12 +491,10 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   // V at K's head: the same value, or the same division of h.
   Value vHead = a.heads ? loadHead(pv.getB()) : Value();
   if (vHead && vHead != kvHead) {
-    Value g, gh;
-    std::string off;
-    auto tensorOf = [](Value dim) { return dim.getDefiningOp<DimOp>().getTensor(); };
-    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, gh, off) && off == a.kvHead0 &&
-                      (a.group ? g == a.group || (gh && a.groupHeads && tensorOf(gh) == tensorOf(a.groupHeads))
-                               : !g);
+    std::string g, off;
+    bool ratio = false;
+    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, ratio, off) && off == a.kvHead0 &&
+                      g == a.groupExpr;
     if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G, plus k's offset)");
   }
   a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n);
@@ -602,13 +610,8 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     fact("heads", BoolAttr::get(ctx, a.heads));
     fact("causal", BoolAttr::get(ctx, a.causal));
     // Grouped-query attention: G as a host expression over the launch's arguments.
-    std::string group = "1";
-    if (a.groupHeads)
-      group = "div(dim(" + std::to_string(argNumber(a.loadQ.getSource())) + ",0),dim(" +
-              std::to_string(argNumber(a.groupHeads.getDefiningOp<DimOp>().getTensor())) + ",0))";
-    else if (a.group)
-      group = "arg(" + std::to_string(argNumber(a.group)) + ")";
-    fact("kv_group", StringAttr::get(ctx, group));
+    fact("kv_group", StringAttr::get(ctx, a.groupExpr.empty() ? "1" : a.groupExpr));
+    if (a.groupRatio) fact("kv_group_ratio", BoolAttr::get(ctx, true));
     if (a.kvHead0 != "0") fact("kv_head0", StringAttr::get(ctx, a.kvHead0));
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
@@ -617,12 +620,12 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
                        ", head dim " + Twine(a.d) + (a.elem.isF16() ? ", f16 operands" : "") +
-                       Twine(a.group ? ", grouped-query (K and V at head h / G, G = " +
-                                           Twine(a.groupHeads ? "q's heads / k's heads"
-                                                              : "argument #" + std::to_string(argNumber(a.group))) +
-                                           ", checked at launch: q's heads = G x k's heads)"
-                                     : "") +
-                       Twine(a.kvHead0 != "0" ? ", K and V " + Twine(a.group ? "" : "at head h ") +
+                       Twine(!a.groupExpr.empty()
+                                 ? ", grouped-query (K and V at head h / G, G = " + describeGroup(a) +
+                                       (a.groupRatio ? ", checked at launch: q's heads = G x k's heads)"
+                                                     : ", checked at launch: G >= 1 and k and v hold the heads read)")
+                                 : "") +
+                       Twine(a.kvHead0 != "0" ? ", K and V " + Twine(!a.groupExpr.empty() ? "" : "at head h ") +
                                                     "offset by " + a.kvHead0 +
                                                     " heads (computed at launch; checked to lie inside k and v)"
                                               : "") +

@@ -788,6 +788,9 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
               push && push.getInt() > 0) {
             op->setAttr("pk.push_max_bytes", IntegerAttr::get(push.getType(), 0));
             op->setAttr("pk.ll_max_bytes", IntegerAttr::get(push.getType(), 0));
+            // The small-message paths announced by rule 1 are gone: say only what remains.
+            dropDecisions(op, "rule 1 (small messages)");
+            dropDecisions(op, "rule 1 (LL)");
             recordDecision(op, "rule 3 (one-way sync)",
                            phased ? Twine("no one-round path: the kernel's phases run in one "
                                           "worker, where only the direct path is modelled")

@@ -722,7 +722,8 @@ private:
     // The lower box's padding reaches into the higher one.
     const Recorded &pad = x.lo[0] <= y.lo[0] ? a : b;
     const Access &p = *pad.access, &q = pad.access == &x ? y : x;
-    if (p.validRows < 0) return "";
+    // A block's tail has valid rows before its padding; a tile of padding only is not one.
+    if (p.validRows <= 0 || q.validRows == 0) return "";
     int64_t rows = p.hi[0] - p.lo[0];
     return (": rank " + Twine(pad.rank) + " stores a tile of " + Twine(rows) +
             " rows at rows [" + Twine(p.lo[0]) + ", " + Twine(p.hi[0]) + ") whose last " +
@@ -734,6 +735,28 @@ private:
             Twine(rows) + " * " + Twine(rows) + ") rather than r * rows), or, where the blocks' "
             "layout is fixed, scatter the rows: store_rows(y, t, cast<i32>(row_index<" + Twine(rows) +
             ", 1>(m)) + offset, n) moves none of a clipped load's padding rows").str();
+  }
+
+  // Where two stores start at different columns and the first reaches past the second's start:
+  // a tile wider than the column step between blocks (rank blocks of a gather along columns).
+  std::string columnOverlap(const Recorded &a, const Recorded &b) {
+    const Access &x = *a.access, &y = *b.access;
+    if (!x.write || !y.write || x.lo.size() < 2 || x.lo.size() != y.lo.size()) return "";
+    const size_t c = x.lo.size() - 1;
+    if (x.lo[c] == y.lo[c]) return "";
+    const Access &left = x.lo[c] < y.lo[c] ? x : y, &right = &left == &x ? y : x;
+    if (left.hi[c] <= right.lo[c]) return "";
+    return (": the tile stored at columns [" + Twine(left.lo[c]) + ", " + Twine(left.hi[c]) +
+            ") reaches into the one at columns [" + Twine(right.lo[c]) + ", " + Twine(right.hi[c]) +
+            ") (a store clips only at the end of the tensor it writes); make the tile no wider than "
+            "the column step (" + Twine(right.lo[c] - left.lo[c]) + " here), or store into a view "
+            "with the blocks as a dimension ([R, W, C] for W blocks of C columns) so each tile "
+            "clips at its own block").str();
+  }
+
+  std::string overlapReason(const Recorded &a, const Recorded &b) {
+    std::string rows = paddingOverlap(a, b);
+    return rows.empty() ? columnOverlap(a, b) : rows;
   }
 
   void reportRace(const Recorded &a, const Recorded &b, ArrayRef<Process> procs) {
@@ -796,7 +819,10 @@ private:
                        : std::string("rank ")) + std::to_string(r.rank);
     };
     std::string hint;
-    if (byTile)
+    if (!byTile && sameRank && !specFlags && (here.access->tile < 0 || other.access->tile < 0))
+      hint = "; a statement outside every tiles() loop runs in every block of the grid: put a "
+             "once-only one in a one-tile loop (for (auto z : tiles(1, {1})) store(y, t, z, 0))";
+    else if (byTile)
       hint = "; a loop's tiles run on the grid's blocks in no set order (two tiles share a "
              "block only at some grid sizes)";
     else if (sameRank && specFlags)
@@ -807,7 +833,7 @@ private:
                verb(*here.access) + " rank " + Twine(owner) + "'s copy of " +
                tensorName(a.access->tensor) + " here while " + who(other) + " " +
                verb(*other.access) + " it at " + where(other.op) +
-               ", with no wait ordering the two" + paddingOverlap(here, other) + hint);
+               ", with no wait ordering the two" + overlapReason(here, other) + hint);
   }
 };
 

@@ -105,10 +105,10 @@ PK_KERNEL void head_dim_96(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2>
   }
 }
 
-// Tests that grouped-query K/V heads must divide h by a group the host can compute: a constant
-// divisor is not one (the template's G comes from the sizes or an argument).
+// Tests that a constant group is one the host knows: G = 2, checked at launch (G >= 1, and k and
+// v hold the heads read), not the exact heads ratio.
 // CHECK-LABEL: decisions for kernel 'gqa_constant_group'
-// CHECK: template: pk.tile.foreach {{.*}}not the attention template: k must be loaded at head h, or at h / G for grouped-query attention (G an integer kernel argument, or q.dim(0) / k.dim(0))
+// CHECK: template: pk.tile.foreach {{.*}}attention: the loop is an online-softmax attention, head dim 64, grouped-query (K and V at head h / G, G = 2, checked at launch: G >= 1 and k and v hold the heads read)
 PK_KERNEL void gqa_constant_group(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
   for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
     auto qt = load<64, 64>(q, h, m, 0);
@@ -123,6 +123,30 @@ PK_KERNEL void gqa_constant_group(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<b
       auto corr = exp(mx - mnew);
       l = l * corr + row_sum(p);
       acc = mma(cast<bf16>(p), load<64, 64>(v, h / 2, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), h, m, 0);
+  }
+}
+
+// Tests that grouped-query K/V heads must divide h by a group the host can compute once for every
+// rank: one from the rank is not (each rank would read other heads).
+// CHECK-LABEL: decisions for kernel 'gqa_rank_group'
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: k must be loaded at head h, or at h / G for grouped-query attention (G an integer the host knows: an argument, q.dim(0) / k.dim(0))
+PK_KERNEL void gqa_rank_group(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
+  for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+    auto qt = load<64, 64>(q, h, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.dim(1), 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, h / (rank() + 1), n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.dim(1), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, h / (rank() + 1), n, 0), acc * corr);
       mx = mnew;
     }
     store(o, cast<bf16>(acc / l), h, m, 0);

@@ -74,6 +74,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"ring_full_f16_k32_d128", true},       {"ulysses_gqa_causal_d128", true},
     {"ulysses_window_f16_d64", true},       {"cp_allgather_kv_causal_gqa_d128", true},
     {"sp_decode_allgather_merge_d64", true}, {"sp_pull_kv_attention_d64", true},
+    {"ring_striped_causal_gqa_sizes_f16_d64", true},
 };
 // The window / offset kernels also run with templates = false ("name/general").
 const std::vector<const char*> kGeneralToo = {"prefill_offset_window_d64", "decode_window_d64",
@@ -373,6 +374,12 @@ void ring_striped(const Run& r, LL H, LL Hk, LL S, unsigned seed) {
   ring_case<f16>(r, "ring_striped_causal_gqa_f16_d64", H, Hk, S, 64, true, true,
                  [W](int p, LL t) { return t * W + p; }, seed);
 }
+// ring_striped_causal_gqa_sizes_f16_d64: the same, G written from the sizes (H / (kr.dim(0) / 2)).
+void ring_striped_sizes(const Run& r, LL H, LL Hk, LL S, unsigned seed) {
+  const int W = r.W;
+  ring_case<f16>(r, "ring_striped_causal_gqa_sizes_f16_d64", H, Hk, S, 64, false, true,
+                 [W](int p, LL t) { return t * W + p; }, seed);
+}
 // ring_zigzag_causal_d128: S = 2C rows, chunks r and 2W-1-r: row t at t + r C (t < C), t + (2W - 2 - r) C.
 void ring_zigzag(const Run& r, LL H, LL C, unsigned seed) {
   const int W = r.W;
@@ -586,6 +593,7 @@ void multi_rank_cases(const Run& r) {
   const int W = r.W;
   ring_striped(r, 4, 2, 50, s += 100);
   ring_striped(r, 2, 1, 1, s += 100);  // one row per rank
+  ring_striped_sizes(r, 6, 2, 50, s += 100);  // G = 3 from the sizes
   ring_zigzag(r, 2, 37, s += 100);
   ring_contig(r, 2, 100, s += 100);
   ring_contig(r, 1, 150, s += 100);

@@ -344,8 +344,9 @@ void tokens_per_expert(const Run& r, LL T, LL Kc, unsigned seed) {
   end_case(r, kn + " " + dims({T, Kc}), before);
 }
 
-// permute_tokens: y[i] = x[src[i] / K] for i < N = T K (src a permutation of the choices); y's 5 rows past N
-// untouched.
+// permute_tokens: y[i] = x[src[i] / K] for i < N = T K (src a permutation of the choices). y's 5 rows past N
+// lie in the last 64-row tile, whose rows past src's end are its padding: a store clips at y's end, not
+// src's, so they are written as zeros (docs/language.md, partial tiles); rows past that tile stay untouched.
 void permute_tokens(const Run& r, LL T, LL Kc, LL H, unsigned seed) {
   const std::string kn = "permute_tokens";
   const LL N = T * Kc;
@@ -358,6 +359,8 @@ void permute_tokens(const Run& r, LL T, LL Kc, LL H, unsigned seed) {
     std::vector<double> want((N + 5) * H, kNaN);
     for (LL i = 0; i < N; ++i)
       for (LL h = 0; h < H; ++h) want[i * H + h] = val(x[(src[i] / Kc) * H + h]);
+    for (LL i = N; i < std::min(N + 5, (N + 63) / 64 * 64); ++i)
+      for (LL h = 0; h < H; ++h) want[i * H + h] = 0.0;
     check_or_poison(r, kn + ".y", y.download(), want, exact());
   }
   end_case(r, kn + " " + dims({T, Kc, H}), before);
@@ -510,11 +513,14 @@ void ep_dispatch(const Run& r, LL T, LL Kc, LL H, LL El, unsigned seed) {
   const auto gs = slot.download();
   const auto all = share(r, as_ll(gs));  // every rank, launched or not: share's barriers
   if (ok) {
-    std::set<LL> seen;
+    // Places are distinct per receiving rank: experts e and e + El share block (e % El) W + me, on
+    // different ranks.
+    std::set<std::pair<LL, LL>> seen;
     for (LL i = 0; i < T * Kc; ++i) {
       const int e = ids[me][i];
       const LL b = e < 0 ? 0 : (e % El) * W + me;
-      const bool good = e < 0 ? gs[i] == -1 : gs[i] >= b * T && gs[i] < b * T + n[me][e] && seen.insert(gs[i]).second;
+      const bool good = e < 0 ? gs[i] == -1
+                              : gs[i] >= b * T && gs[i] < b * T + n[me][e] && seen.insert({e / El, gs[i]}).second;
       if (!good) pkt::fail(kn + ".slot W=" + std::to_string(W) + " rank " + std::to_string(me) + " element " + std::to_string(i) +
                          ": " + std::to_string(gs[i]));
     }

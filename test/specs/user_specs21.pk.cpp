@@ -746,6 +746,77 @@ PK_KERNEL void ring_striped_causal_gqa_f16_d64(Tensor<f16, 3> q, Sym<f16, 3> kr,
   }
 }
 
+// The same ring with G written from the sizes (set 21 finding 2): H / Hk, Hk = kr.dim(0) / 2 (the two-slot
+// tensor holds 2 Hk heads). The attention template takes both loops, G as that host expression.
+PK_KERNEL void ring_striped_causal_gqa_sizes_f16_d64(Tensor<f16, 3> q, Sym<f16, 3> kr, Sym<f16, 3> vr, Tensor<f16, 3> o, Tensor<f32, 3> lse, Tensor<f16, 3> op, Tensor<f32, 3> lp, float scale) {
+  index H = q.dim(0), S = kr.dim(1), Hk = kr.dim(0) / 2;
+  {  // step 0: this rank's own block, in slot 0
+    index s = 0, cur = 0, nxt = Hk, sends = min(world_size() - 1, 1);
+    index j = (rank() + world_size() - s) % world_size();  // the block's first rank
+    index strict = min(max(j - rank(), 0), 1);  // 1: keys strictly before the query
+    for (auto [h, m] : tiles(Hk * sends, S, {1, 64})) {
+      store(kr.on(next_rank()), load<1, 64, 64>(kr, cur + h, m, 0), nxt + h, m, 0);
+      store(vr.on(next_rank()), load<1, 64, 64>(vr, cur + h, m, 0), nxt + h, m, 0);
+    }
+    for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+      auto qt = load<64, 64>(q, h, m, 0);
+      auto mx = zeros<f32, 64, 1>() - 1e30f;
+      auto l = zeros<f32, 64, 1>();
+      auto acc = zeros<f32, 64, 64>();
+      for (auto n : range(0, m + 64, 64)) {
+        auto sc = mma_t(qt, load<64, 64>(kr, cur + h / (H / Hk), n, 0), zeros<f32, 64, 64>()) * scale;
+        sc = where((col_index<64, 64>(n) <= row_index<64, 64>(m)) && (col_index<64, 64>(n) < row_index<64, 64>(m) + float(1 - strict)) && (col_index<64, 64>(n) < kr.dim(1)), sc, -1e30f);
+        auto mnew = max(mx, row_max(sc));
+        auto p = exp(sc - mnew);
+        auto corr = exp(mx - mnew);
+        l = l * corr + row_sum(p);
+        acc = mma(cast<f16>(p), load<64, 64>(vr, cur + h / (H / Hk), n, 0), acc * corr);
+        mx = mnew;
+      }
+      store(o, cast<f16>(acc / l), h, m, 0);
+      store(lse, mx + log(l), h, m, 0);
+    }
+  }
+  for (auto s : range(1, world_size())) {
+    index cur = s % 2 * Hk, nxt = (s + 1) % 2 * Hk;
+    index sends = min(world_size() - 1 - s, 1);  // 0 at the last step
+    index j = (rank() + world_size() - s) % world_size();  // the block's first rank
+    index strict = min(max(j - rank(), 0), 1);  // 1: keys strictly before the query
+    for (auto [h, m] : tiles(Hk * sends, S, {1, 64})) {
+      store(kr.on(next_rank()), load<1, 64, 64>(kr, cur + h, m, 0), nxt + h, m, 0);
+      store(vr.on(next_rank()), load<1, 64, 64>(vr, cur + h, m, 0), nxt + h, m, 0);
+    }
+    for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
+      auto qt = load<64, 64>(q, h, m, 0);
+      auto mx = zeros<f32, 64, 1>() - 1e30f;
+      auto l = zeros<f32, 64, 1>();
+      auto acc = zeros<f32, 64, 64>();
+      for (auto n : range(0, m + 64, 64)) {
+        auto sc = mma_t(qt, load<64, 64>(kr, cur + h / (H / Hk), n, 0), zeros<f32, 64, 64>()) * scale;
+        sc = where((col_index<64, 64>(n) <= row_index<64, 64>(m)) && (col_index<64, 64>(n) < row_index<64, 64>(m) + float(1 - strict)) && (col_index<64, 64>(n) < kr.dim(1)), sc, -1e30f);
+        auto mnew = max(mx, row_max(sc));
+        auto p = exp(sc - mnew);
+        auto corr = exp(mx - mnew);
+        l = l * corr + row_sum(p);
+        acc = mma(cast<f16>(p), load<64, 64>(vr, cur + h / (H / Hk), n, 0), acc * corr);
+        mx = mnew;
+      }
+      store(op, cast<f16>(acc / l), h, m, 0);
+      store(lp, mx + log(l), h, m, 0);
+    }
+    for (auto [h, m] : tiles(H, q.dim(1), {1, 64})) {
+      auto l0 = load<64, 1>(lse, h, m, 0);
+      auto l1 = load<64, 1>(lp, h, m, 0);
+      auto top = max(l0, l1);
+      auto w0 = exp(l0 - top);
+      auto w1 = exp(l1 - top);
+      auto o1 = cast<f32>(load<64, 64>(o, h, m, 0)) * w0 + cast<f32>(load<64, 64>(op, h, m, 0)) * w1;
+      store(o, cast<f16>(o1 / (w0 + w1)), h, m, 0);
+      store(lse, top + log(w0 + w1), h, m, 0);
+    }
+  }
+}
+
 // 29. Ring attention, load-balanced causal (zigzag) layout, d128 bf16, any W (3 and 5 included). The sequence of
 // 2 W C tokens is cut into 2 W chunks of C; rank r holds chunks r and 2W-1-r as its 2C rows (q, o [H, 2C, 128], S = 2C
 // even; kr, vr [2H, 2C, 128] two slots, own block in slot 0). Global position of local row i on rank r:

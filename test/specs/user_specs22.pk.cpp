@@ -113,7 +113,8 @@ PK_KERNEL void expert_counts_offsets(Tensor<i32, 1> ids, Tensor<i32, 2> counts, 
 
 // Token permutation by a precomputed row map (Megatron's permute with a sorted index, TensorRT-LLM's
 // expandInputRowsKernel): src [N] i32, N = T K; y[i, :] = x[src[i] / K, :] for i < N (a choice's token is
-// its flat index divided by K = topk); rows of y past N are not written.
+// its flat index divided by K = topk). Rows of y past N inside the last 64-row tile get zeros (that tile's
+// padding rows: a store clips at y's end, not src's); rows past it are not written.
 PK_KERNEL void permute_tokens(Tensor<bf16, 2> x, Tensor<i32, 1> src, Tensor<bf16, 2> y, index topk) {
   for (auto [i, n] : tiles(src.size(), x.cols(), {64, 256}))
     store(y, load_rows<64, 256>(x, load<64>(src, i) / topk, n), i, n);

@@ -113,9 +113,9 @@ PK_KERNEL void b15_int_times_float(Tensor<i32, 1> ids, Tensor<f32, 1> y) {
 }
 #endif
 
-// B16: store_add into this rank's own Sym copy, without .on(rank()) (finding 2: a Clang "no matching function"
-// with no hint; store_add(local.on(rank()), ...) compiles). Key words: "no matching function for call to
-// 'store_add'".
+// B16: store_add into this rank's own Sym copy, without .on(rank()) (finding 2, fixed: it was a Clang "no
+// matching function"; it now compiles as the local add of rows, as store(sym, ...) writes this rank's copy;
+// test/Compile/user_specs22.test checks the emitted add).
 #ifdef PK_CXX_B16
 PK_KERNEL void b16_store_add_own_sym(Tensor<i32, 1> ids, Sym<i32, 2> local) {
   for (auto i : tiles(ids.size(), {1024})) store_add(local, reshape<1, 64>(histogram<64>(load<1024>(ids, i))), 0, 0);
@@ -133,9 +133,9 @@ PK_KERNEL void b17_int_mask_times_float_mask(Tensor<f32, 2> x, Tensor<f32, 2> y)
 }
 #endif
 
-// F1 (compiles; finding 1): where(mask, 4294967296L, 0L) is an i32 tile (two integer scalars give i32), so the
-// constant 2^32 wraps to 0 silently and the unsigned view of a packed i32 word is never formed:
-// y[i] = x[i] + (x[i] < 0 ? 2^32 : 0) was meant; y[i] = x[i] is computed.
+// F1 (finding 1, fixed: refused): where(mask, 4294967296L, 0L) is an i32 tile (two integer scalars give i32),
+// so the constant 2^32 wrapped to 0 silently: y[i] = x[i] + (x[i] < 0 ? 2^32 : 0) was meant, y[i] = x[i] was
+// computed. A constant that does not fit the i32 tile it meets is now an error naming the i64 form.
 PK_KERNEL void f1_where_long_constant_wraps(Tensor<i64, 1> x, Tensor<i64, 1> y) {
   for (auto i : tiles(x.size(), {256})) {
     auto v = load<256>(x, i);

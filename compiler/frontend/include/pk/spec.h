@@ -390,8 +390,23 @@ template <class T, long A, long B, long C> Tile<T, A, B, C> cumsum(Tile<T, A, B,
 template <class T, long A, long B, long C, long D> Tile<T, A, B, C, D> cumsum(Tile<T, A, B, C, D>);
 template <long E, class I, long... S>
 typename EnableIf<IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
+template <long E, class I, long... S>
+typename EnableIf<!IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...>) {
+  static_assert(AlwaysFalse<I>::value, "histogram counts integer ids: cast<i32>(t) a float tile first");
+  return Tile<i32, E>();
+}
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.
 template <class T, long M, long N> Tile<T, N, M> transpose(Tile<T, M, N>);
+template <class T, long A, long B, long... S> Tile<T, A, B, S...> transpose(Tile<T, A, B, S...>) {
+  static_assert(AlwaysFalse<T>::value, "transpose takes a 2-D tile: drop leading dimensions of 1 first "
+                                       "(transpose(reshape<16, 16>(t)) of a [1, 16, 16] tile, reshape back)");
+  return Tile<T, A, B, S...>();
+}
+template <class T, long N> Tile<T, N> transpose(Tile<T, N>) {
+  static_assert(AlwaysFalse<T>::value, "transpose takes a 2-D tile: a 1-D one is a row or a column by "
+                                       "reshape<1, N>(t) or reshape<N, 1>(t)");
+  return Tile<T, N>();
+}
 // reshape<1, 64>(t): the same elements, in the same order, with dimensions of 1 added or dropped
 // (a cumsum's [64] as a [1, 64] row that broadcasts over rows, or as a [64, 1] column).
 template <long... S, class T, long... In> Tile<T, S...> reshape(Tile<T, In...>);
@@ -548,6 +563,8 @@ template <class X, class T, int R, class... I> void store_add(const Peer<T, R> &
 // A tile added into this rank's 2-D tensor at [m, n] (red.global.add per element): tiles that
 // meet all arrive, in any order (column sums over row tiles: store_add(db, colsum, 0, n)).
 template <class X, class T, int R, class... I> void store_add(const Tensor<T, R> &, X tile, I...);
+// ... and into this rank's own copy of a symmetric tensor (as store(sym, ...) writes it).
+template <class X, class T, int R, class... I> void store_add(const Sym<T, R> &, X tile, I...);
 
 // The eight device primitives, for experts who write the protocol themselves.
 namespace prim {
