@@ -55,31 +55,35 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   // Grouped-query attention reads K and V at head h / G (G from the heads: q's must be G x k's).
   auto groupFact = facts.getAs<StringAttr>("kv_group");
   const std::string group = groupFact ? groupFact.getValue().str() : "1";
-  // K and V heads offset by kv_head0 (stacked among other heads): those read must exist.
+  // K and V heads offset by kv_head0 (stacked among other heads), V by v_head0 where packed q / k /
+  // v heads put it elsewhere: the heads read must exist.
   auto head0Fact = facts.getAs<StringAttr>("kv_head0");
   const std::string head0 = head0Fact ? head0Fact.getValue().str() : "0";
+  auto vHead0Fact = facts.getAs<StringAttr>("v_head0");
+  const std::string vHead0 = vHead0Fact ? vHead0Fact.getValue().str() : head0;
   if (heads) {
     for (auto [a, what] : {std::pair{o, "o"}, std::pair{lse, "lse"}})
       if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
-    if (facts.get("kv_group_ratio") && head0 == "0") {  // G = q's heads / k's heads: exact
+    if (facts.get("kv_group_ratio") && head0 == "0" && vHead0 == "0") {  // G = q's heads / k's heads: exact
       desc.check(dim(q, 0), "mul(" + group + "," + dim(k, 0) + ")",
                  "attention template (grouped-query): q's heads must be G x k's heads, G = " + group);
       desc.check(dim(k, 0), dim(v, 0), "attention template (grouped-query): v must have k's heads");
     } else {
-      // K and V hold the heads read, head0 .. head0 + (q's heads - 1) / G: they may hold more
-      // (stacked slots, or only some heads used).
-      if (head0 != "0")
-        desc.check("1", "sle(0," + head0 + ")",
-                   "attention template: the K/V head offset " + head0 + " must be >= 0 (1 = it is)");
+      // K and V hold the heads read, offset .. offset + (q's heads - 1) / G: they may hold more
+      // (stacked slots, packed heads, or only some heads used).
       if (group != "1")
         desc.check("1", "sle(1," + group + ")",
                    "attention template (grouped-query): G = " + group + " must be >= 1 (1 = it is)");
-      std::string last = group == "1" ? "sub(" + dim(q, 0) + ",1)" : "div(sub(" + dim(q, 0) + ",1)," + group + ")";
-      if (head0 != "0") last = "add(" + head0 + "," + last + ")";
-      for (auto [a, what] : {std::pair{k, "k"}, std::pair{v, "v"}})
+      const std::string span = group == "1" ? "sub(" + dim(q, 0) + ",1)" : "div(sub(" + dim(q, 0) + ",1)," + group + ")";
+      for (auto [a, what, offset] : {std::tuple{k, "k", head0}, std::tuple{v, "v", vHead0}}) {
+        if (offset != "0")
+          desc.check("1", "sle(0," + offset + ")",
+                     std::string("attention template: ") + what + "'s head offset " + offset + " must be >= 0 (1 = it is)");
+        const std::string last = offset == "0" ? span : "add(" + offset + "," + span + ")";
         desc.check("1", "slt(" + last + "," + dim(a, 0) + ")",
                    std::string("attention template: ") + what + " must hold the K/V heads read, up to " + last +
                        " (1 = it does)");
+      }
     }
   }
   const std::string h = heads ? dim(q, 0) : "1";
@@ -93,6 +97,7 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   desc.i32("heads", h);
   desc.i32("kv_group", group);
   desc.i32("kv_head0", head0);
+  desc.i32("v_head0", vHead0);
   desc.i32("o_pitch", cols(o));
   desc.i32("o_cols", "min(" + cols(o) + "," + D + ")");
   // A 1-D [S] lse has the memory of an [S, 1] one.

@@ -40,6 +40,8 @@ struct AttentionLoop {
   // K and V stacked among other heads (a ring's two slots, [2H, S, D]): read at head
   // kvHead0 + h (or + h / G), kvHead0 a host expression; "0" when not.
   std::string kvHead0 = "0";
+  // V's own offset where it differs from K's (packed q / k / v heads: k at H + h, v at 2H + h).
+  std::string vHead0 = "0";
   Value scale;  // a kernel argument, or null with scaleValue
   double scaleValue = 0;
   // Scores that are not q k^T * scale under the standard masks: the program mapping each raw
@@ -488,14 +490,15 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   corr = otherOf(scaledAcc, MapKind::mul, accIn);
   if (!corr || !isUnary(corr, MapKind::exp, x) || !isMap(x, MapKind::sub, x, y) || x != mxIn || y != mxNew)
     return fail("the output is not rescaled by exp(m - m_new)");
-  // V at K's head: the same value, or the same division of h.
+  // V at K's head: the same value, or the same division of h, plus its own offset.
+  a.vHead0 = a.kvHead0;
   Value vHead = a.heads ? loadHead(pv.getB()) : Value();
   if (vHead && vHead != kvHead) {
     std::string g, off;
     bool ratio = false;
-    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, ratio, off) && off == a.kvHead0 &&
-                      g == a.groupExpr;
-    if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G, plus k's offset)");
+    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, ratio, off) && g == a.groupExpr;
+    if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G), plus an offset the host knows");
+    a.vHead0 = off;
   }
   a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n);
   if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, a.elem))
@@ -613,6 +616,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     fact("kv_group", StringAttr::get(ctx, a.groupExpr.empty() ? "1" : a.groupExpr));
     if (a.groupRatio) fact("kv_group_ratio", BoolAttr::get(ctx, true));
     if (a.kvHead0 != "0") fact("kv_head0", StringAttr::get(ctx, a.kvHead0));
+    if (a.vHead0 != a.kvHead0) fact("v_head0", StringAttr::get(ctx, a.vHead0));
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
     if (a.scoreMap) fact("score_map", a.scoreMap);
@@ -625,10 +629,14 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                                        (a.groupRatio ? ", checked at launch: q's heads = G x k's heads)"
                                                      : ", checked at launch: G >= 1 and k and v hold the heads read)")
                                  : "") +
-                       Twine(a.kvHead0 != "0" ? ", K and V " + Twine(!a.groupExpr.empty() ? "" : "at head h ") +
-                                                    "offset by " + a.kvHead0 +
-                                                    " heads (computed at launch; checked to lie inside k and v)"
-                                              : "") +
+                       Twine(a.kvHead0 != "0" && a.vHead0 == a.kvHead0
+                                 ? ", K and V " + Twine(!a.groupExpr.empty() ? "" : "at head h ") + "offset by " +
+                                       a.kvHead0 + " heads (computed at launch; checked to lie inside k and v)"
+                                 : "") +
+                       Twine(a.vHead0 != a.kvHead0
+                                 ? ", K offset by " + a.kvHead0 + " heads and V by " + a.vHead0 +
+                                       " (packed heads; computed at launch, checked to lie inside k and v)"
+                                 : "") +
                        Twine(a.scoreMap ? ", with a score map of " + std::to_string(a.scoreMap.size()) +
                                               " steps (the spec's scores from q k^T: its scale, terms "
                                               "and extra mask factors) applied to every score in the "

@@ -155,7 +155,7 @@ PK_KERNEL void gqa_rank_group(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16,
 
 // Tests that V must be read at K's head: K at h / G with V at h is not attention over one head.
 // CHECK-LABEL: decisions for kernel 'gqa_v_at_h'
-// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G, plus k's offset)
+// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G), plus an offset the host knows
 PK_KERNEL void gqa_v_at_h(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale) {
   for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {
     auto qt = load<64, 64>(q, h, m, 0);
@@ -177,12 +177,12 @@ PK_KERNEL void gqa_v_at_h(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> 
 }
 
 // Tests that K and V stacked among other heads take the template at head c + h, c an integer the
-// host knows (here from an argument, the rank and the world size), and that V must then be read
-// at the same offset.
+// host knows (here from an argument, the rank and the world size), and that V may be read at its
+// own offset (packed heads), 0 here.
 // CHECK-LABEL: decisions for kernel 'kv_slot_offset'
 // CHECK: template: pk.tile.foreach {{.*}}attention: the loop is an online-softmax attention, head dim 64, K and V at head h offset by mul(rem(add(arg(5),rank),world),dim(0,0)) heads
 // CHECK-LABEL: decisions for kernel 'kv_slot_v_elsewhere'
-// CHECK: template: pk.tile.foreach {{.*}}not the attention template: v must be loaded at k's head (h, or h / G with k's G, plus k's offset)
+// CHECK: template: pk.tile.foreach {{.*}}attention: the loop is an online-softmax attention, head dim 64, K offset by mul(rem(add(arg(5),rank),world),dim(0,0)) heads and V by 0 (packed heads
 #define PK_KV_SLOT_KERNEL(NAME, VHEAD)                                                                       \
   PK_KERNEL void NAME(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o, float scale, \
                       index s) {                                                                             \

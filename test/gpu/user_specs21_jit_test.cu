@@ -74,10 +74,10 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"ring_full_f16_k32_d128", true},       {"ulysses_gqa_causal_d128", true},
     {"ulysses_window_f16_d64", true},       {"cp_allgather_kv_causal_gqa_d128", true},
     {"sp_decode_allgather_merge_d64", true}, {"sp_pull_kv_attention_d64", true},
-    {"ring_striped_causal_gqa_sizes_f16_d64", true},
+    {"ring_striped_causal_gqa_sizes_f16_d64", true}, {"attention_from_packed_qkv_d64", true},
 };
 // The window / offset kernels also run with templates = false ("name/general").
-const std::vector<const char*> kGeneralToo = {"prefill_offset_window_d64", "decode_window_d64",
+const std::vector<const char*> kGeneralToo = {"attention_from_packed_qkv_d64", "prefill_offset_window_d64", "decode_window_d64",
                                               "prefill_offset_causal_d128", "gqa_g3_window_d128"};
 
 KernelSet g_kernels;
@@ -209,6 +209,25 @@ void gqa_sizes_causal(const Run& r, LL Hq, LL Hk, LL S, unsigned seed) {
         return run(r, kn, 2, q, k, v, o, lse, scale);
       },
       group_of(Hq / Hk), scaled(scale), [](LL, LL i, LL j) { return j <= i; });
+}
+
+// attention_from_packed_qkv_d64: q [H, S, 64] and packed qkv [3H, S, 64] (its first H heads random and
+// unread), K at head H + h and V at 2H + h of it; causal, d64 bf16, lse.
+void packed_qkv(const Run& r, const std::string& kn, LL H, LL S, unsigned seed) {
+  const float scale = 0.125f;
+  const LL D = 64, head = S * D;
+  const auto q = rnd<bf16>(H * head, seed, -2.f, 2.f), qkv = rnd<bf16>(3 * H * head, seed + 1, -2.f, 2.f);
+  const std::vector<bf16> k(qkv.begin() + H * head, qkv.begin() + 2 * H * head), v(qkv.begin() + 2 * H * head, qkv.end());
+  DevLocal<bf16> qd({H, S, D}, q), kvd({3 * H, S, D}, qkv), o({H, S, D}, {});
+  DevLocal<float> lse({H, S, 1}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, qd.view(), kvd.view(), o.view(), lse.view(), scale)) {
+    std::vector<double> wo, wl;
+    reference(H, S, S, D, q, k, v, same_head(), scaled(scale), [](LL, LL i, LL j) { return j <= i; }, wo, wl);
+    check(r, kn + ".o", o.download(), [&](LL i) { return wo[i]; }, o_tol<bf16>(wo));
+    check(r, kn + ".lse", lse.download(), [&](LL i) { return wl[i]; }, lse_tol(wl));
+  }
+  end_case(r, kn + " " + dims({H, S}), before);
 }
 
 // softcap_causal_d128: s = tanh(scale q.k / cap) cap, causal. d128 bf16, lse.
@@ -566,6 +585,10 @@ void single_gpu_cases(const Run& r) {
     prefill_offset_causal(r, k, 2, 70, 200, s += 100);
     prefill_offset_causal(r, k, 2, 37, 37, s += 100);
     prefill_offset_causal(r, k, 1, 1, 100, s += 100);
+  }
+  for (const char* k : {"attention_from_packed_qkv_d64", "attention_from_packed_qkv_d64/general"}) {
+    packed_qkv(r, k, 3, 200, s += 100);
+    packed_qkv(r, k, 1, 37, s += 100);
   }
   gqa_sizes_causal(r, 6, 2, 100, s += 100);
   gqa_sizes_causal(r, 4, 1, 37, s += 100);

@@ -58,6 +58,7 @@ struct ParamsOf {
   int sq, sk, heads;
   int kv_group;  // query heads per K/V head (grouped-query attention; 1: one each)
   int kv_head0;  // the K/V head of query head 0 (heads stacked in a larger tensor; usually 0)
+  int v_head0;   // V's, where packed q / k / v heads put it elsewhere (else kv_head0)
   int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
   int lse_pitch;
   int key_window;  // > 0: row i sees keys j > i - key_window only, so earlier steps are skipped (<= 0: none)
@@ -209,7 +210,7 @@ __device__ __forceinline__ void produce(const P& p, SharedStorage<D, C>& ss, con
       load_async_tensor_3d(&ss.q[x][r * kBoxRows * kBox], &p.q, x * kBox, b.m0 + r * kBoxRows, b.head,
                            &ss.q_full);
   // The launch checks kv_group >= 1 and that the heads read lie inside k and v.
-  const int kv_head = p.kv_head0 + b.head / p.kv_group;
+  const int kv_head = p.kv_head0 + b.head / p.kv_group, v_head = p.v_head0 + b.head / p.kv_group;
   for (int j = 0; j < b.steps; ++j) {
     ss.k_ring.wait_empty(kc);
     mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
@@ -219,7 +220,7 @@ __device__ __forceinline__ void produce(const P& p, SharedStorage<D, C>& ss, con
     ss.v_ring.wait_empty(vc);
     mbarrier_arrive_expect_tx(&ss.v_ring.full[vc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, b.key0 + j * kBN, kv_head, &ss.v_ring.full[vc.stage]);
+      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, b.key0 + j * kBN, v_head, &ss.v_ring.full[vc.stage]);
     vc.advance();
   }
 }
