@@ -68,7 +68,9 @@ cl::opt<bool> allowMulticast("allow-multicast",
                              cl::desc("Allow NVLink multicast lowerings (off by default)"),
                              cl::cat(category));
 cl::opt<int64_t> worldSize("world-size",
-                           cl::desc("World size, when known at compile time (default: run time)"),
+                           cl::desc("World size for --roofline and for algorithm choices made at compile "
+                                    "time (the kernel still runs at any world size; default: chosen "
+                                    "at run time)"),
                            cl::init(0), cl::cat(category));
 cl::opt<std::string> roofline(
     "roofline", cl::ValueOptional,

@@ -389,10 +389,16 @@ struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces>
         if (!source) return WalkResult::advance();
         for (Operation *write : writes) {
           if (writtenTensor(write) != source || sameTile(read, write) || ownCell(read, write, loop)) continue;
+          // An add (partial sums from every tile) is complete only after the loop: the fix is
+          // a later loop, not another tensor.
+          auto rowsWrite = dyn_cast<TileStoreRowsOp>(write);
+          const bool adds = rowsWrite && rowsWrite.getAdd();
           auto diag = read->emitError(
-              "this tile loop reads a tensor at other tiles than it writes; its iterations run "
-              "in parallel and in no order, so the read races with another iteration's write: "
-              "write the result into another tensor");
+              Twine("this tile loop reads a tensor at other tiles than it writes; its iterations run "
+                    "in parallel and in no order, so the read races with another iteration's write: ") +
+              (adds ? "the sum is complete only once every tile has added, so read it in a later tile "
+                      "loop (pkc orders the loops)"
+                    : "write the result into another tensor"));
           diag.attachNote(write->getLoc()) << "the write";
           failed = true;
           return WalkResult::interrupt();

@@ -19,7 +19,7 @@ bool mlir::pk::isPhase(Operation *op) {
 }
 
 void mlir::pk::phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
-                            llvm::SmallPtrSetImpl<Value> &writes) {
+                            llvm::SmallPtrSetImpl<Value> &writes, llvm::SmallPtrSetImpl<Value> *adds) {
   if (isCollectiveIntent(phase)) {  // input, output
     reads.insert(phase->getOperand(0));
     writes.insert(phase->getOperand(1));
@@ -31,7 +31,8 @@ void mlir::pk::phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &read
     if (auto l = dyn_cast<LoadScalarOp>(op)) reads.insert(l.getSource());
     if (auto l = dyn_cast<LoadPeerOp>(op)) reads.insert(l.getSource());
     if (auto s = dyn_cast<TileStoreOp>(op)) writes.insert(s.getDest());
-    if (auto s = dyn_cast<TileStoreRowsOp>(op)) writes.insert(s.getDest());
+    if (auto s = dyn_cast<TileStoreRowsOp>(op))
+      (adds && s.getAdd() && !s.getPeer() ? *adds : writes).insert(s.getDest());
     if (auto c = dyn_cast<TileClaimOp>(op)) {  // an atomic read-modify-write
       reads.insert(c.getCounter());
       writes.insert(c.getCounter());
@@ -50,15 +51,17 @@ bool mlir::pk::hasOwnProtocol(KernelOp kernel) {
 
 SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
   SmallVector<Operation *> dependent;
-  llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
+  // Adds into this rank's tensor (store_add, store_add_rows) commute with each other: a phase
+  // that only adds where earlier phases only added needs no barrier before it.
+  llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore, addedBefore;
   for (Operation &op : body) {
     if (!isPhase(&op)) continue;
-    llvm::SmallPtrSet<Value, 8> reads, writes;
-    phaseTouches(&op, reads, writes);
-    bool uses = llvm::any_of(reads, [&](Value v) { return wroteBefore.contains(v); }) ||
-                llvm::any_of(writes, [&](Value v) {
-                  return wroteBefore.contains(v) || readBefore.contains(v);
-                });
+    llvm::SmallPtrSet<Value, 8> reads, writes, adds;
+    phaseTouches(&op, reads, writes, &adds);
+    auto touchedBefore = [&](Value v) { return wroteBefore.contains(v) || addedBefore.contains(v); };
+    bool uses = llvm::any_of(reads, touchedBefore) ||
+                llvm::any_of(writes, [&](Value v) { return touchedBefore(v) || readBefore.contains(v); }) ||
+                llvm::any_of(adds, [&](Value v) { return wroteBefore.contains(v) || readBefore.contains(v); });
     if (uses) {
       // The barrier before this phase orders every earlier phase before it and all later
       // ones, so later phases only need checking against the phases from here on (two
@@ -66,9 +69,11 @@ SmallVector<Operation *> mlir::pk::dependentPhases(Block &body) {
       dependent.push_back(&op);
       readBefore.clear();
       wroteBefore.clear();
+      addedBefore.clear();
     }
     readBefore.insert(reads.begin(), reads.end());
     wroteBefore.insert(writes.begin(), writes.end());
+    addedBefore.insert(adds.begin(), adds.end());
   }
   return dependent;
 }

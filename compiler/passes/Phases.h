@@ -14,9 +14,11 @@ bool isCollectiveIntent(Operation *op);
 // range loop around one), or a scalar read (`x.at(i)`) outside the tile loops.
 bool isPhase(Operation *op);
 
-// The tensors a phase reads and writes (a peer's copy counts as the tensor).
+// The tensors a phase reads and writes (a peer's copy counts as the tensor); with `adds`, the
+// ones it adds rows into locally (which commute with other adds) go there instead of `writes`.
 void phaseTouches(Operation *phase, llvm::SmallPtrSetImpl<Value> &reads,
-                  llvm::SmallPtrSetImpl<Value> &writes);
+                  llvm::SmallPtrSetImpl<Value> &writes,
+                  llvm::SmallPtrSetImpl<Value> *adds = nullptr);
 
 // The top-level phases of `body` that touch a tensor an earlier phase wrote (or write one an
 // earlier phase read) since the last such phase, in program order: each needs a grid-wide

@@ -7,6 +7,7 @@
 #include "pk/Passes/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 #include <deque>
 #include <limits>
@@ -612,6 +613,7 @@ private:
     }
     if (reportDeadlock(procs, states, flags)) return;
     checkRaces(buffers, order, procs);
+    reportClobbers();
   }
 
   template <typename States, typename Flags>
@@ -662,6 +664,7 @@ private:
       std::vector<std::pair<unsigned, unsigned>> races;
       auto consider = [&](unsigned x, unsigned y) {
         const Recorded &a = members[x], &b = members[y];
+        noteClobber(a, b, order);
         if (a.add && b.add) return;
         const bool tilesApart = apartTiles(a, b);
         if (a.proc == b.proc && !tilesApart) return;
@@ -701,6 +704,47 @@ private:
     }
   }
 
+  // A store whose tile came from a clipped load writes the load's padding too (zeros, or what is
+  // computed from them) up to the end of the tensor it writes. Where that padding lands on what
+  // another store wrote earlier in the launch (a phase before, or earlier in the block), the
+  // earlier data is lost although no race orders them wrongly: warned once per pair of stores.
+  void noteClobber(const Recorded &a, const Recorded &b, const Order &order) {
+    if (!a.op || !b.op || a.op == b.op || !a.write || !b.write || a.add || b.add || a.whole() || b.whole() ||
+        a.launch != b.launch || a.access->lo.size() != b.access->lo.size())
+      return;
+    const bool aFirst = a.proc == b.proc ? a.self < b.self : order.happensBefore(a, b);
+    if (!aFirst && !(a.proc == b.proc ? b.self < a.self : order.happensBefore(b, a))) return;
+    const Recorded &early = aFirst ? a : b, &late = aFirst ? b : a;
+    const Access &e = *early.access, &l = *late.access;
+    // Two tile stores of the spec's loops (a collective or a primitive rewrites whole blocks by
+    // its own rules), the later one partly valid: a tile of padding only is a loop over a
+    // larger tensor than it loads, which configurations of other shapes produce on purpose.
+    if (!isa<TileStoreOp>(early.op) || !isa<TileStoreOp>(late.op) || l.validRows <= 0) return;
+    // The late store's padding rows against the early store's valid rows; every other dimension
+    // as the boxes are. Not clipped at the tensor's end: the model's sizes tie tensors the kernel
+    // leaves free (a bucket as long as one gradient), and the destination is meant to reach
+    // wherever the earlier store's valid rows lie.
+    const int64_t padLo = l.lo[0] + l.validRows, padHi = l.hi[0];
+    const int64_t validHi = e.validRows < 0 ? e.hi[0] : e.lo[0] + e.validRows;
+    if (padLo >= padHi || padLo >= validHi || e.lo[0] >= padHi) return;
+    for (size_t d = 1; d < l.lo.size(); ++d)
+      if (l.hi[d] <= e.lo[d] || e.hi[d] <= l.lo[d]) return;
+    clobbers.insert({late.op, early.op});
+  }
+  llvm::SetVector<std::pair<Operation *, Operation *>> clobbers;
+  llvm::DenseSet<std::pair<Operation *, Operation *>> warned;
+
+  void reportClobbers() {
+    if (failed) return;  // the errors say more
+    for (auto [late, early] : clobbers)
+      if (warned.insert({late, early}).second)
+        late->emitWarning("this store writes its tile's padding (the part of a clipped load past its "
+                          "tensor's end: zeros, or what is computed from them) over what the store at " +
+                          where(early) + " wrote earlier in the launch (a store clips only at the end "
+                          "of the tensor it writes); start the blocks a whole number of tiles apart "
+                          "(an offset of (n + T - 1) / T * T for T-wide tiles)");
+  }
+
   // In a kernel with no signals or barriers, two different tiles of dealt tile loops run on
   // different blocks at some grid size, unordered, even where the model put both on one block
   // (tiles t and t + 6 share a block of 2 and of 3).
@@ -725,6 +769,14 @@ private:
     // A block's tail has valid rows before its padding; a tile of padding only is not one.
     if (p.validRows <= 0 || q.validRows == 0) return "";
     int64_t rows = p.hi[0] - p.lo[0];
+    if (p.lo.size() == 1)  // a 1-D tensor: elements, and no row scatter to offer
+      return (": rank " + Twine(pad.rank) + " stores a tile of " + Twine(rows) + " elements at [" +
+              Twine(p.lo[0]) + ", " + Twine(p.hi[0]) + ") whose last " + Twine(rows - p.validRows) +
+              " are padding of a clipped load (a store writes them too: it clips only at the end of the "
+              "tensor it writes), and they overlap [" + Twine(q.lo[0]) + ", " + Twine(q.hi[0]) +
+              ") that rank " + Twine(pad.rank == a.rank ? b.rank : a.rank) + " stores; start each block a "
+              "whole number of tiles apart (an offset of r * ((n + " + Twine(rows - 1) + ") / " + Twine(rows) +
+              " * " + Twine(rows) + ") rather than r * n)").str();
     return (": rank " + Twine(pad.rank) + " stores a tile of " + Twine(rows) +
             " rows at rows [" + Twine(p.lo[0]) + ", " + Twine(p.hi[0]) + ") whose last " +
             Twine(rows - p.validRows) + " are padding of a clipped load (a store writes them "
@@ -748,10 +800,10 @@ private:
     if (left.hi[c] <= right.lo[c]) return "";
     return (": the tile stored at columns [" + Twine(left.lo[c]) + ", " + Twine(left.hi[c]) +
             ") reaches into the one at columns [" + Twine(right.lo[c]) + ", " + Twine(right.hi[c]) +
-            ") (a store clips only at the end of the tensor it writes); make the tile no wider than "
-            "the column step (" + Twine(right.lo[c] - left.lo[c]) + " here), or store into a view "
-            "with the blocks as a dimension ([R, W, C] for W blocks of C columns) so each tile "
-            "clips at its own block").str();
+            ") (a store clips only at the end of the tensor it writes, so a tile's columns past its "
+            "own block land in the next); start the column blocks a whole number of tiles apart, or "
+            "store into a view with the blocks as a dimension ([R, W, C] for W blocks of C columns) "
+            "so each tile clips at its own block").str();
   }
 
   std::string overlapReason(const Recorded &a, const Recorded &b) {
