@@ -89,23 +89,6 @@ double hv(const T& x) {
   return val(x);
 }
 
-// Every element of `got` against want[i] within tol(i); where want[i] is NaN the element must still hold
-// the poison (a row a scatter must not write).
-template <class T>
-void check_or_poison(const Run& r, const std::string& what, const std::vector<T>& got, const std::vector<double>& want,
-                     const std::function<double(LL)>& tol) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i) {
-    const double g = hv(got[i]), w = want[i];
-    if (std::isnan(w) ? !std::isnan(g) : !(std::fabs(g - w) <= tol(i))) {
-      if (bad < 3)
-        pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + " element " + std::to_string(i) +
-                  ": got " + std::to_string(g) + ", want " + (std::isnan(w) ? "untouched" : std::to_string(w)));
-      ++bad;
-    }
-  }
-  if (bad > 3) pkt::fail(what + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
-}
 // Values with ties (multiples of 1/8 in [-4, 4]) as T.
 template <class T>
 std::vector<T> tied(LL n, unsigned seed) {

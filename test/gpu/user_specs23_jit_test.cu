@@ -109,24 +109,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Every element of `got` against want[i] within tol(i); where want[i] is NaN the element must still hold
-// the poison (NaN for floats, -1 for integers): an element the kernel must not write.
-template <class T>
-void check_or_poison(const Run& r, const std::string& what, const std::vector<T>& got, const std::vector<double>& want,
-                     const std::function<double(LL)>& tol) {
-  LL bad = 0;
-  for (LL i = 0; i < LL(got.size()); ++i) {
-    const double g = val(got[i]), w = want[i];
-    const bool poisoned = std::is_integral<T>::value ? g == -1.0 : std::isnan(g);
-    if (std::isnan(w) ? !poisoned : !(std::fabs(g - w) <= tol(i))) {
-      if (bad < 3)
-        pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + " element " + std::to_string(i) +
-                  ": got " + std::to_string(g) + ", want " + (std::isnan(w) ? "untouched" : std::to_string(w)));
-      ++bad;
-    }
-  }
-  if (bad > 3) pkt::fail(what + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
-}
 // A vector's values in float64.
 template <class T>
 std::vector<double> dv(const std::vector<T>& v) {
