@@ -2,6 +2,7 @@
 // RUN: not pkc %s -DEXP_OF_INT --emit=mlir 2>&1 | FileCheck %s --check-prefix=EXP
 // RUN: not pkc %s -DFLOAT_SCALAR --emit=mlir 2>&1 | FileCheck %s --check-prefix=FLOAT
 // RUN: not pkc %s -DROW_SUM_INT --emit=mlir 2>&1 | FileCheck %s --check-prefix=ROWSUM
+// RUN: not pkc %s -DMASK_TIMES_BOOL --emit=mlir 2>&1 | FileCheck %s --check-prefix=BOOL
 // RUN: not pkc %s -DFLOAT_INDEX --emit=mlir 2>&1 | FileCheck %s --check-prefix=INDEX
 // RUN: not pkc %s -DAT_ARITY --emit=mlir 2>&1 | FileCheck %s --check-prefix=ARITY
 // RUN: not pkc %s -DFLOAT_COUNTER --emit=mlir 2>&1 | FileCheck %s --check-prefix=COUNTER
@@ -43,6 +44,12 @@ PK_KERNEL void int_ops(Tensor<i32, 2> a, Tensor<i64, 2> b, Tensor<f32, 2> f, ind
     // ROWSUM: error: static assertion failed{{.*}}row_sum / row_max / row_min reduce float tiles: reduce cast<f32>(t)
     // ROWSUM: int-tiles.cpp:[[@LINE+1]]:14: note: in instantiation of function template specialization 'pk::row_sum
     auto s = row_sum(x);
+#endif
+#ifdef MASK_TIMES_BOOL
+    // A mask times a C++ bool (a comparison of indices) names the fix, not a wall of candidates.
+    // BOOL: error: static assertion failed{{.*}}a mask combines with tiles, not with a C++ bool
+    // BOOL: int-tiles.cpp:[[@LINE+1]]:{{[0-9]+}}: note: in instantiation of function template specialization 'pk::operator*<bool
+    store(a, (x == 3) * (m == 0), m, n);
 #endif
   }
 }

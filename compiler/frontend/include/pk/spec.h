@@ -478,6 +478,12 @@ template <class T, long... S> Tile<T, S...> operator&&(Tile<T, S...> t, bool) { 
 template <class T, long... S> Tile<T, S...> operator&&(bool, Tile<T, S...> t) { return mask_with_bool(t); }
 template <class T, long... S> Tile<T, S...> operator||(Tile<T, S...> t, bool) { return mask_with_bool(t); }
 template <class T, long... S> Tile<T, S...> operator||(bool, Tile<T, S...> t) { return mask_with_bool(t); }
+// A mask times a bool (`(owner == p) * (n == 0)`, the && of masks written as a product): the same
+// (B is deduced, so an int or float scalar still takes the overloads above).
+template <class B, class T, long... S>
+typename EnableIf<IsSame<B, bool>::value, Tile<T, S...>>::type operator*(Tile<T, S...> t, B) { return mask_with_bool(t); }
+template <class B, class T, long... S>
+typename EnableIf<IsSame<B, bool>::value, Tile<T, S...>>::type operator*(B, Tile<T, S...> t) { return mask_with_bool(t); }
 // Random numbers: uniform<S...>(seed, i0, i1, ...) holds in each element a number in [0, 1)
 // made from the seed and the element's coordinates in the tensor (the origins plus its offsets)
 // alone, so an element gets the same number however the loop is tiled, and another seed gives
