@@ -709,17 +709,19 @@ private:
   // another store wrote earlier in the launch (a phase before, or earlier in the block), the
   // earlier data is lost although no race orders them wrongly: warned once per pair of stores.
   void noteClobber(const Recorded &a, const Recorded &b, const Order &order) {
-    if (!a.op || !b.op || a.op == b.op || !a.write || !b.write || a.add || b.add || a.whole() || b.whole() ||
-        a.launch != b.launch || a.access->lo.size() != b.access->lo.size())
+    // Two tile stores of the spec's loops (a collective or a primitive rewrites whole blocks by
+    // its own rules), the later one partly valid: a tile of padding only is a loop over a
+    // larger tensor than it loads, which configurations of other shapes produce on purpose.
+    // The cheap tests first: this runs for every overlapping pair the race check visits.
+    if (!a.op || !b.op || a.op == b.op || !isa<TileStoreOp>(a.op) || !isa<TileStoreOp>(b.op) ||
+        a.whole() || b.whole() || a.launch != b.launch || a.access->lo.size() != b.access->lo.size() ||
+        (a.access->validRows <= 0 && b.access->validRows <= 0))
       return;
     const bool aFirst = a.proc == b.proc ? a.self < b.self : order.happensBefore(a, b);
     if (!aFirst && !(a.proc == b.proc ? b.self < a.self : order.happensBefore(b, a))) return;
     const Recorded &early = aFirst ? a : b, &late = aFirst ? b : a;
     const Access &e = *early.access, &l = *late.access;
-    // Two tile stores of the spec's loops (a collective or a primitive rewrites whole blocks by
-    // its own rules), the later one partly valid: a tile of padding only is a loop over a
-    // larger tensor than it loads, which configurations of other shapes produce on purpose.
-    if (!isa<TileStoreOp>(early.op) || !isa<TileStoreOp>(late.op) || l.validRows <= 0) return;
+    if (l.validRows <= 0) return;
     // The late store's padding rows against the early store's valid rows; every other dimension
     // as the boxes are. Not clipped at the tensor's end: the model's sizes tie tensors the kernel
     // leaves free (a bucket as long as one gradient), and the destination is meant to reach
@@ -789,8 +791,8 @@ private:
             ", 1>(m)) + offset, n) moves none of a clipped load's padding rows").str();
   }
 
-  // Where two stores start at different columns and the first reaches past the second's start:
-  // a tile wider than the column step between blocks (rank blocks of a gather along columns).
+  // Where two stores start at different columns and the first reaches past the second's start
+  // (rank blocks of a gather along columns stored with tiles wider than a block).
   std::string columnOverlap(const Recorded &a, const Recorded &b) {
     const Access &x = *a.access, &y = *b.access;
     if (!x.write || !y.write || x.lo.size() < 2 || x.lo.size() != y.lo.size()) return "";
