@@ -63,6 +63,12 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     d.check(dim(kArg, kDimA), dim(arg, kDim), what + " must have A's K columns", true);
 }
 
+// A 2-D B's tensor map: [N, K] in 256 x 64 boxes, or [K, N] in 64 x 64 boxes (N-major, four per stage).
+void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::string &N, bool bNMajor) {
+  if (bNMajor) d.field(FK::tmap, "b", b, {N, K}, {kBBox, kBK});
+  else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+}
+
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
                               const std::vector<EpilogueField> &epilogue,
                               std::vector<::pk::HostCheck> &checks) {
@@ -132,8 +138,7 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     // A stored [K, M]: 64 x 64 boxes of M-rows, two per stage, as an N-major B's.
     if (aMMajor) d.field(FK::tmap, "a", a, {M, K}, {kBBox, kBK});
     else d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
-    if (bNMajor) d.field(FK::tmap, "b", b, {N, K}, {kBBox, kBK});
-    else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    bMap(d, b, K, N, bNMajor);
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
     if (job == "gemm") {
       d.field(FK::tmap, "c", c, {cRow, M}, {kBoxCols, kBoxRows});
@@ -155,15 +160,19 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
   } else if (job == "gemm_rs") {
     const std::string M = dim(a, 0), own = "div(" + M + ",world)";
     const std::string tm = "cdiv(" + own + "," + std::to_string(kBM) + ")";
-    d.check("0", "rem(" + M + ",world)", "A's rows must split evenly over the ranks: M % world_size (shown) must be 0");
-    d.check(own, dim(c, 0), "C must hold this rank's M / world_size rows");
+    // From a reduce-scatter of a Scratch product the spec may have written less than all of it (a
+    // product wider or longer than the loop's tiles): such shapes take the general-path twin.
+    const bool collective = bool(facts.get("scatter"));
+    d.check("0", "rem(" + M + ",world)", "A's rows must split evenly over the ranks: M % world_size (shown) must be 0",
+            collective);
+    d.check(own, dim(c, 0), "C must hold this rank's M / world_size rows", collective);
     if (facts.get("owner_tiles"))  // the spec's tiles run over A's rows: none may cross owners
       d.check("0", "rem(" + own + "," + std::to_string(kBM) + ")",
               "each 128-row tile must lie inside one owner: M / world_size (shown) must be a multiple "
               "of 128", true);
-    d.check(N, dim(c, 1), "C must have B's rows as columns");
+    d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", collective);
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
-    d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    bMap(d, b, K, N, bNMajor);
     d.field(FK::tmaps, "c", c, {N, own}, {kBoxCols, kBoxRows});
     d.field(FK::ctx, "ctx");
     const std::string blocks = "balanced(mul(world,mul(" + tm + "," + tn + ")),sms)";
@@ -182,13 +191,13 @@ void operand(TemplateDescriber &d, int64_t arg, const std::string &what, int64_t
     d.check("mul(world," + Ms + ")", dim(landing, 0), "the gathered A must hold world_size x the shard's rows");
     d.check(K, dim(landing, 1), "the gathered A must have the shard's K columns");
     d.check("mul(world," + Ms + ")", dim(c, 0), "C must have world_size x the shard's rows");
-    d.check(N, dim(c, 1), "C must have B's rows as columns");
+    d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns");
     d.check("1", "sle(add(" + std::to_string(kAgRowSlot) + ",mul(world," + tm + "))," +
                      std::to_string(kKernelFlagRegion) + ")",
             "the row blocks of all shards need more flag slots than a kernel's region (1 = fits)");
     d.field(FK::tmap, "a_own", a, {K, Ms}, {kBK, kBM});
     d.field(FK::tmap, "a_full", landing, {K, Ms, "world"}, {kBK, kBM, 1});
-    d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
+    bMap(d, b, K, N, bNMajor);
     d.field(FK::tmap, "c", c, {N, Ms, "world"}, {kBoxCols, kBoxRows, 1});
     d.field(FK::ctx, "ctx");
     order(d, "world", tm, tn, "rank", 0, "0");
@@ -243,9 +252,13 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   };
   const StringRef inB = fact("in_b").empty() ? fact("in") : fact("in_b");
   const bool batched = bool(facts.get("batched"));
-  const bool variant = (!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
-                       fact("out") == "f16" || fact("out") == "f32" || fact("b_layout") == "kn" ||
-                       fact("a_layout") == "km" || !epilogue.code.empty() || batched;
+  const bool bNMajor = fact("b_layout") == "kn";
+  if (bNMajor && job.getValue() != "gemm")  // the fused jobs' A * B form
+    type += std::string("T<true>");
+  const bool variant = job.getValue() == "gemm" &&
+                       ((!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
+                        fact("out") == "f16" || fact("out") == "f32" || bNMajor || fact("a_layout") == "km" ||
+                        !epilogue.code.empty() || batched);
   const std::string outType = fact("out") == "f16" ? "pk::f16" : fact("out") == "f32" ? "float" : "pk::bf16";
   if (variant)
     type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " + outType + ", " +

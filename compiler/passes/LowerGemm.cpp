@@ -44,10 +44,10 @@ struct GemmLoop {
   // that every batch multiplies by (loadB a plain 2-D load).
   Value batch;
   bool sharedB = false;
-  // The fused templates take only the shipped shape: 128x256x64 bf16 tiles of A * B^T, no
+  // The fused templates take the shipped shape: 128x256x64 bf16 tiles of A * B^T or A * B, no
   // epilogue.
-  bool classic() const {
-    return bm == kBM && bn == kBN && bk == kBK && !bNMajor && !aMMajor && in.isBF16() && out.isBF16() &&
+  bool fusable() const {
+    return bm == kBM && bn == kBN && bk == kBK && !aMMajor && in.isBF16() && inB.isBF16() && out.isBF16() &&
            !epilogue;
   }
 };
@@ -385,6 +385,17 @@ std::string unfusableGather(AllGatherOp ag) {
   if (ag.getInput() == ag.getOutput()) return "the fused all-gather reads a separate shard; this one is in place";
   return "";
 }
+// A reduce-scatter of the product the loop stores: gemm_rs adds each tile into its owner's rows.
+std::string unfusableScatter(ReduceScatterOp rs) {
+  if (rs.getDim() != 0)
+    return "the fused reduce-scatter (gemm_rs) scatters whole rows to their owners; this one scatters "
+           "along dimension " + std::to_string(rs.getDim());
+  if (rs.getInput() == rs.getOutput()) return "the fused reduce-scatter adds into a separate output; this one is in place";
+  if (!isa<SymTensorType>(rs.getOutput().getType()))
+    return "the fused reduce-scatter adds each tile into its owner's copy of the output, which must be "
+           "symmetric (Sym), not a local Tensor";
+  return "";
+}
 std::string unfusableReduce(AllReduceOp ar) {
   if (ar.getInput() == ar.getOutput())
     return "the fused all-reduce adds into every rank's output while peers still add, so it cannot be in place";
@@ -451,12 +462,12 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       auto diag = op->emitError("'") << op->getName() << "' cannot be part of a kernel whose "
                   "GEMM loop becomes the " << job << " template (the template replaces the "
                   "kernel's body and implements only the loop and its fused communication)";
-      if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getDim() != 0)
-        diag << "; the fused reduce-scatter (gemm_rs) scatters whole rows to their owners; this "
-                "one scatters along dimension " << rs.getDim();
+      if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && !unfusableScatter(rs).empty())
+        diag << "; " << unfusableScatter(rs);
       else if (isa<ReduceScatterOp>(op))
-        diag << "; to fuse a reduce-scatter of the product, add each tile into its owner: "
-                "store_add(c.on(m / rows), tile, m % rows, n) with rows = a.rows() / world_size()";
+        diag << "; a fused reduce-scatter must take the tensor the loop stores, after the loop (or add "
+                "each tile into its owner: store_add(c.on(m / rows), tile, m % rows, n) with rows = "
+                "a.rows() / world_size())";
       else if (auto ar = dyn_cast<AllReduceOp>(op))
         diag << "; " << (unfusableReduce(ar).empty() ? "a fused all-reduce must take the tensor the loop "
                                                        "stores, after the loop"
@@ -489,6 +500,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     // implement; any other form stays a phase of its own, launched apart from the GEMM.
     AllGatherOp gather;
     AllReduceOp reduce;
+    ReduceScatterOp scatter;
     for (Operation &op : kernel.getBody().front()) {
       if (auto ag = dyn_cast<AllGatherOp>(op);
           ag && ag.getOutput() == a && before(ag, loop) && unfusableGather(ag).empty())
@@ -496,19 +508,23 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (auto ar = dyn_cast<AllReduceOp>(op); ar && store && ar.getInput() == store.getDest() &&
                                                 before(loop, ar) && unfusableReduce(ar).empty())
         reduce = ar;
+      if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && !reduce && store && rs.getInput() == store.getDest() &&
+                                                    before(loop, rs) && unfusableScatter(rs).empty())
+        scatter = rs;
     }
     if (b == a || (store && (store.getDest() == a || store.getDest() == b)))
       return g->sink->emitError("GEMM: the operands and the output must be distinct tensors "
                                 "(the template reads A and B while it writes C)");
     if (gather && (gather.getInput() == b || gather.getOutput() == b))
       return gather.emitError("AG + GEMM: the all-gather must feed only the A operand");
-    if ((gather || reduce || isa<AddTileOp>(g->sink)) && g->batch)
+    const bool fused = gather || reduce || scatter || isa<AddTileOp>(g->sink);
+    if (fused && g->batch)
       return loop.emitError("batched GEMM: the fused templates take 2-D operands; compute the batched "
                             "product in a kernel of its own");
-    if ((gather || reduce || isa<AddTileOp>(g->sink)) && !g->classic())
+    if (fused && !g->fusable())
       return loop.emitError("GEMM with fused communication: the fused templates take 128x256 "
-                            "tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) stored as "
-                            "cast<bf16>(acc) with no epilogue; this loop has ")
+                            "tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) or B[k, n] (mma), "
+                            "stored as cast<bf16>(acc) with no epilogue; this loop has ")
              << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk << ", "
              << g->in << " operands, B " << (g->bNMajor ? "[k, n]" : "[n, k]") << ", "
              << g->out << " output" << (g->epilogue ? " and an epilogue" : "");
@@ -525,7 +541,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       return success();
     };
     if (failed(index("b", b))) return failure();
+    fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
     std::string job;
+    bool ownerTiles = false;  // gemm_rs over the spec's tiles of A's rows: none may cross owners
     SmallVector<Operation *> consumed{g->sink};
     if (gather) {
       if (!store) return g->sink->emitError("AG + GEMM: store the tile locally");
@@ -579,7 +597,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       // first one only (its other rows clipped away), which the template's per-owner tiles do
       // not reproduce: the launch checks that no tile crosses (rows a multiple of 128) and
       // otherwise runs the general-path twin, which computes what the spec says.
-      if (!g->owner) fact("owner_tiles", UnitAttr::get(ctx));
+      ownerTiles = !g->owner;
+      if (ownerTiles) fact("owner_tiles", UnitAttr::get(ctx));
       recordDecision(add, "rule 2 (overlap)",
                      Twine("gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box "
                            "into its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off "
@@ -600,6 +619,29 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                                    : "the tiles are added into the output's contents, as store_add "
                                      "is everywhere (a loop storing zeros into all of it before "
                                      "this one gives the sum alone, as a memset)"));
+    } else if (scatter) {
+      if (scatter.getKind() != ReduceKind::sum)
+        return scatter.emitError("GEMM + reduce-scatter: the fused template reduce-adds every tile into "
+                                 "its owner, which implements <sum> only, not <")
+               << stringifyReduceKind(scatter.getKind()) << ">; reduce-scatter the product in a separate kernel";
+      if (!isScratchArgument(store.getDest()))
+        return store.emitError("GEMM + reduce-scatter: the fused template never writes the product that "
+                               "feeds the reduce-scatter, but this store's tensor is a plain argument the "
+                               "caller may read; declare it Scratch<T, Rank> (`{pk.scratch}`) to allow "
+                               "that, or reduce-scatter in a separate kernel");
+      job = "gemm_rs";
+      if (failed(index("a", a)) || failed(index("c", scatter.getOutput()))) return failure();
+      fact("zero_out", UnitAttr::get(ctx));  // the output is the sum alone
+      fact("scatter", UnitAttr::get(ctx));
+      dropDecisions(scatter);
+      recordDecision(scatter, "rule 2 (overlap)",
+                     "intra_sm, fused with the GEMM (gemm_rs template): the reduce-scatter's input is "
+                     "produced tile by tile by the loop, so the storer reduce-adds each finished 64x64 "
+                     "bf16 box into its owner's rows by cp.reduce.async.bulk.tensor (the scratch product "
+                     "is never written); each owner's rows in 128-row tiles, alternating owners from "
+                     "rank + 1; the output is zeroed by a memset on the rank's stream ahead of the "
+                     "launch, which the ready signals order before every peer's first add");
+      consumed.push_back(scatter);
     } else if (reduce) {
       if (reduce.getKind() != ReduceKind::sum)
         return reduce.emitError("GEMM + all-reduce: the fused template reduce-adds every tile "
@@ -634,7 +676,6 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       fact("in", StringAttr::get(ctx, typeName(g->in)));
       if (g->inB != g->in) fact("in_b", StringAttr::get(ctx, typeName(g->inB)));  // fp8 may mix
       fact("out", StringAttr::get(ctx, typeName(g->out)));
-      fact("b_layout", StringAttr::get(ctx, g->bNMajor ? "kn" : "nk"));
       if (g->aMMajor) fact("a_layout", StringAttr::get(ctx, "km"));
       if (g->epilogue) fact("epilogue", g->epilogue);
       if (g->batch) fact("batched", UnitAttr::get(ctx));
@@ -643,6 +684,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     if (failed(accountForEffects(kernel, *g, consumed, job))) return failure();
     fact("job", StringAttr::get(ctx, job));
     std::string variant;
+    if (job != "gemm" && g->bNMajor) variant = ", B stored [K, N] (C = A * B: 64x64 N-major TMA boxes, four per stage)";
     if (job == "gemm") {
       llvm::raw_string_ostream os(variant);
       os << ", " << g->in;
@@ -694,7 +736,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         kernel->getBlock()->getOperations().insertAfter(kernel->getIterator(), twin);
         fact("fallback", StringAttr::get(ctx, fallback));
         variant += "; sizes the template cannot take (K or N not whole 16-byte rows, a base not "
-                   "16-byte aligned" + std::string(job == "gemm_rs" && !g->owner ? ", a tile crossing owners" : "") +
+                   "16-byte aligned" + std::string(ownerTiles ? ", a tile crossing owners" : "") +
                    ") launch the general-path twin " + fallback + " instead";
       }
     }

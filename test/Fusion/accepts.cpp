@@ -7,7 +7,7 @@ using namespace pk;
 
 // CHECK-LABEL: pk.kernel @gemm_ar_scratch
 // CHECK-SAME: %{{.*}}: !pk.sym<?x?xbf16> {pk.scratch}
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 3 : i64, fallback = "gemm_ar_scratch__general", job = "gemm_ar"}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 3 : i64, fallback = "gemm_ar_scratch__general", job = "gemm_ar"}
 // CHECK-NOT: pk.effect
 // CHECK: pk.return
 // EXPLAIN-LABEL: decisions for kernel 'gemm_ar_scratch'
@@ -38,7 +38,7 @@ PK_KERNEL void gemm_into_sym(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> 
 }
 
 // CHECK-LABEL: pk.kernel @ag_gemm_scratch
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 2 : i64, c = 3 : i64, fallback = "ag_gemm_scratch__general", job = "ag_gemm", landing = 1 : i64}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 2 : i64, b_layout = "nk", c = 3 : i64, fallback = "ag_gemm_scratch__general", job = "ag_gemm", landing = 1 : i64}
 // EXPLAIN-LABEL: decisions for kernel 'ag_gemm_scratch'
 // EXPLAIN-NOT: rule 1 (
 // EXPLAIN: pk.coll.all_gather at {{.*}}: inter_sm, fused with the GEMM

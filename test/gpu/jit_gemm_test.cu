@@ -5,6 +5,8 @@
 // kernel launched by its nvcc host plan (pk::gemm::GemmPlan); a K the template's TMA cannot
 // take, a misaligned A and a C padded past the product run the kernel's general-path twin,
 // checked the same way (the plain GEMM, and the fused gemm_rs, gemm_ar and ag_gemm at every world size).
+// The fused templates' other ways in (test/specs/fused_gemm_forms.pk.cpp): B stored [K, N] for gemm_rs
+// (owner adds and reduce_scatter forms), gemm_ar and ag_gemm, and GEMM -> Scratch -> reduce_scatter.
 #include <pk/jit/compile.h>
 #include <pk/templates/host/fused_gemm.cuh>
 
@@ -37,6 +39,16 @@ bool compile_all() {
                           : pk::Result<pk::jit::Kernel>(text.status());
     if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
     PKT_CHECK(!k->info().tmpl.kernel.empty(), std::string(name) + " has no launch description");
+    g_kernels.emplace(name, std::move(*k));
+  }
+  auto forms = pk::jit::read_spec(PK_FORMS_SPEC);
+  if (!forms.is_ok()) return pkt::fail("read " + forms.status().message()), false;
+  for (const char* name : {"rs_adds_kn", "rs_collective", "rs_collective_kn", "ar_kn", "ag_kn"}) {
+    pk::jit::Options options;
+    options.kernel = name;
+    auto k = pk::jit::compile_spec(PK_FORMS_SPEC, *forms, options, pk::jit::pkc_frontend(PK_PKC));
+    if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
+    PKT_CHECK(!k->info().tmpl.kernel.empty(), std::string(name) + " did not take a fused template");
     g_kernels.emplace(name, std::move(*k));
   }
   return true;
@@ -154,6 +166,56 @@ void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s, long long K) {
   PKT_OK(ctx.exchange().barrier());
 }
 
+// B [N, K] as the [K, N] an A * B form reads.
+std::vector<bf16> transposed(const std::vector<bf16>& b, long long n, long long k) {
+  std::vector<bf16> t(b.size());
+  for (long long j = 0; j < n; ++j)
+    for (long long q = 0; q < k; ++q) t[q * n + j] = b[j * k + q];
+  return t;
+}
+
+// The forms of fused_gemm_forms.pk.cpp with a reduction over ranks: gemm_rs from owner adds with B
+// [K, N] and from GEMM -> Scratch -> reduce_scatter (B [N, K] and [K, N]), gemm_ar with B [K, N].
+// Outputs poisoned, launched twice (every launch zeroes them); K = 196 runs the general twins.
+void fused_forms_reduce(pk::Context& ctx, cudaStream_t s, long long K) {
+  const int W = ctx.world(), me = ctx.rank();
+  const long long rows = 150, M = W * rows, N = 264;
+  const std::string kk = " K=" + std::to_string(K);
+  std::vector<std::vector<float>> af, bf;
+  std::vector<bf16> mine_a, mine_b;
+  for (int r = 0; r < W; ++r) {
+    auto a = random_bf16(M * K, pkt::seed_of(r, 7, W)), b = random_bf16(N * K, pkt::seed_of(r, 8, W));
+    if (r == me) mine_a = a, mine_b = b;
+    af.push_back(pkt::as_float(a));
+    bf.push_back(pkt::as_float(b));
+  }
+  DevLocal<bf16> da({M, K}, mine_a), db({N, K}, mine_b), dbkn({K, N}, transposed(mine_b, N, K));
+  SymArg<bf16> scratch(ctx, {M, N}, nullptr), rs_adds(ctx, {rows, N}, nullptr), rs_coll(ctx, {rows, N}, nullptr),
+      rs_coll_kn(ctx, {rows, N}, nullptr), ar(ctx, {M, N}, nullptr);
+  PKT_CUDA(pkt::sync_uploads());
+  PKT_OK(ctx.exchange().barrier());
+  for (int l = 0; l < 2; ++l) {
+    PKT_OK(kernel("rs_adds_kn")->launch(ctx, s, da.view(), dbkn.view(), rs_adds.view));
+    PKT_OK(kernel("rs_collective")->launch(ctx, s, da.view(), db.view(), scratch.view, rs_coll.view));
+    PKT_OK(kernel("rs_collective_kn")->launch(ctx, s, da.view(), dbkn.view(), scratch.view, rs_coll_kn.view));
+    PKT_OK(kernel("ar_kn")->launch(ctx, s, da.view(), dbkn.view(), scratch.view, ar.view));
+  }
+  sync(ctx, s);
+  PKT_OK(ctx.exchange().barrier());
+  std::vector<double> want_rs(rows * N, 0.0), mag_rs(rows * N, 0.0);
+  std::vector<double> want_ar(M * N, 0.0), mag_ar(M * N, 0.0);
+  for (int r = 0; r < W; ++r) {
+    pkt::ref_gemm_add(af[r], me * rows, rows, bf[r], N, K, want_rs, &mag_rs);
+    pkt::ref_gemm_add(af[r], 0, M, bf[r], N, K, want_ar, &mag_ar);
+  }
+  const std::string who = " rank " + std::to_string(me) + kk;
+  pkt::expect_close(rs_adds.download(), want_rs, K, "jit rs_adds_kn" + who, &mag_rs, W);
+  pkt::expect_close(rs_coll.download(), want_rs, K, "jit rs_collective" + who, &mag_rs, W);
+  pkt::expect_close(rs_coll_kn.download(), want_rs, K, "jit rs_collective_kn" + who, &mag_rs, W);
+  pkt::expect_close(ar.download(), want_ar, K, "jit ar_kn" + who, &mag_ar, W);
+  PKT_OK(ctx.exchange().barrier());
+}
+
 // C [W * Ms, N] = all_gather(A shards) * B^T on every rank.
 void ag_gemm(pk::Context& ctx, cudaStream_t s, long long K) {
   const int W = ctx.world(), me = ctx.rank();
@@ -168,14 +230,16 @@ void ag_gemm(pk::Context& ctx, cudaStream_t s, long long K) {
   }
   auto b = random_bf16(N * K, pkt::seed_of(0, 6, W));  // the same weight on every rank
   SymArg<bf16> a(ctx, {Ms, K}, &shard), full(ctx, {W * Ms, K}, nullptr);
-  DevLocal<bf16> db({N, K}, b), dc({W * Ms, N}, {});
+  DevLocal<bf16> db({N, K}, b), dbkn({K, N}, transposed(b, N, K)), dc({W * Ms, N}, {}), dckn({W * Ms, N}, {});
   PKT_CUDA(pkt::sync_uploads());
   PKT_OK(ctx.exchange().barrier());
   for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_gemm")->launch(ctx, s, a.view, full.view, db.view(), dc.view()));
+  for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_kn")->launch(ctx, s, a.view, full.view, dbkn.view(), dckn.view()));
   sync(ctx, s);
   std::vector<double> want(W * Ms * N, 0.0);
   pkt::ref_gemm_add(all_a, 0, W * Ms, pkt::as_float(b), N, K, want);
   pkt::expect_close(dc.download(), want, K, "jit ag_gemm rank " + std::to_string(me) + " K=" + std::to_string(K));
+  pkt::expect_close(dckn.download(), want, K, "jit ag_kn (B [K, N]) rank " + std::to_string(me) + " K=" + std::to_string(K));
   PKT_OK(ctx.exchange().barrier());
 }
 
@@ -195,6 +259,8 @@ int main() {
       plain_gemm(ctx, s);
       gemm_rs_and_ar(ctx, s, 136);
       gemm_rs_and_ar(ctx, s, 196);  // the twins
+      fused_forms_reduce(ctx, s, 136);
+      fused_forms_reduce(ctx, s, 196);  // the twins
       ag_gemm(ctx, s, 72);
       ag_gemm(ctx, s, 76);  // the twin
       cudaStreamDestroy(s);

@@ -1358,7 +1358,7 @@ void sp_column_linear(const Run& r, LL Sl, LL Ol, LL I, unsigned seed) {
           [&](LL i) { return kBf * std::fabs(P[me].c[i]) + 1e-5 * P[me].mag[i]; });
     const auto red = reduce_block(W, me, Sl, I, P);
     check(r, kn + ".dx_sh", dxs.download(), [&](LL i) { return red.s[i]; },
-          [&](LL i) { return kBf * (std::fabs(red.s[i]) + red.abs[i]) + 1e-5 * red.mag[i]; });
+          [&](LL i) { return W * (1.0 / 256) * red.abs[i] + kBf * std::fabs(red.s[i]) + 1e-5 * red.mag[i]; });
   }
   end_case(r, kn + " " + dims({Sl, Ol, I}) + (I % 8 ? " (general twin)" : ""), before);
 }
@@ -1404,8 +1404,9 @@ void tp_dx_adds(const Run& r, LL Sl, LL Ol, LL I, unsigned seed) {
   end_case(r, kn + " " + dims({Sl, Ol, I}), before);
 }
 
-// tp_dx_gemm_then_rs: dx_sh = row block me of the sum over ranks of bf16(dy wtᵀ) (the Scratch product; fp32
-// combine, one rounding).
+// tp_dx_gemm_then_rs: dx_sh = row block me of the sum over ranks of bf16(dy wtᵀ). On the gemm_rs template (the
+// Scratch product is never written) each rank's bf16 tile is reduce-added into the zeroed owner (a rounding per
+// add, as tp_dx_adds); on the general twin (N % 8 != 0) the reduce-scatter combines in fp32 and rounds once.
 void tp_dx_then_rs(const Run& r, LL Sl, LL Ol, LL I, unsigned seed) {
   const std::string kn = "tp_dx_gemm_then_rs";
   const int W = r.W, me = r.me;
@@ -1420,7 +1421,7 @@ void tp_dx_then_rs(const Run& r, LL Sl, LL Ol, LL I, unsigned seed) {
       P.push_back(gemm(S, I, Ol, [&](LL m, LL q) { return val(dy[p][m * Ol + q]); }, [&](LL q, LL n) { return val(wt[p][n * Ol + q]); }));
     const auto red = reduce_block(W, me, Sl, I, P);
     check(r, kn + ".dx_sh", dxs.download(), [&](LL i) { return red.s[i]; },
-          [&](LL i) { return kBf * (std::fabs(red.s[i]) + red.abs[i]) + 1e-5 * red.mag[i]; });
+          [&](LL i) { return W * (1.0 / 256) * red.abs[i] + kBf * std::fabs(red.s[i]) + 1e-5 * red.mag[i]; });
   }
   end_case(r, kn + " " + dims({Sl, Ol, I}) + (I % 8 ? " (general twin)" : ""), before);
 }

@@ -18,11 +18,13 @@ namespace gemm {
 constexpr int kAgDoneSlot = 64;  // compute blocks of peers finished with our landing rows
 constexpr int kAgRowSlot = 128;  // + shard * row_blocks + row block: that row block landed
 
-struct AgGemmJob : JobDefaults {
+template <bool BNMajor = false>
+struct AgGemmJobT : JobDefaults {
+  static constexpr bool kBNMajor = BNMajor;
   struct Params {
     TensorMap a_own;   // [Ms, K] (this rank's shard), box 128 x 64
     TensorMap a_full;  // [W, Ms, K] (landing buffer), box 1 x 128 x 64
-    TensorMap b;       // [N, K]
+    TensorMap b;       // [N, K], or [K, N] (BNMajor: C = A * B)
     TensorMap c;       // [W, Ms, N] (this rank's output), box 1 x 64 x 64
     LaunchContext ctx;
     TileOrder order;   // segments = shards, in order, first = rank
@@ -110,7 +112,7 @@ struct AgGemmJob : JobDefaults {
     else load_async_tensor_3d(dst, &p.a_full, k0, t.mi * kBM, t.seg, bar);
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
+    load_b_2d<BNMajor>(&p.b, t.ni, k0, dst, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_shard; }
   __device__ static int store_cols(const Params& p) { return p.n; }
@@ -121,6 +123,8 @@ struct AgGemmJob : JobDefaults {
   // Every tile's operands have been consumed: the peers may overwrite our landing rows.
   __device__ static void storer_end(const Params& p, int) { signal_all(p.ctx, kAgDoneSlot); }
 };
+
+using AgGemmJob = AgGemmJobT<>;  // B [N, K]: the nvcc plans' job
 
 }  // namespace gemm
 }  // namespace pk

@@ -1,4 +1,4 @@
-// Job: GEMM + all-reduce, intra-SM overlap. Every rank holds A[M, K] and B[N, K] (its slice of
+// Job: GEMM + all-reduce, intra-SM overlap. Every rank holds A[M, K] and B[N, K] or [K, N] (its slice of
 // the reduction) and ends with C[M, N] = sum over ranks of A * B^T. The storer reduce-adds each
 // finished box into every rank's C (one-shot push: (W - 1) x C leaves each rank, the same bytes
 // as a two-shot for W = 2). Ranks start their walks at different tiles so that their adds into
@@ -10,10 +10,12 @@
 namespace pk {
 namespace gemm {
 
-struct GemmArJob : JobDefaults {
+template <bool BNMajor = false>
+struct GemmArJobT : JobDefaults {
+  static constexpr bool kBNMajor = BNMajor;
   struct Params {
     TensorMap a;                  // [M, K]
-    TensorMap b;                  // [N, K]
+    TensorMap b;                  // [N, K], or [K, N] (BNMajor: C = A * B)
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M, N]
     LaunchContext ctx;
     TileOrder order;              // one segment, rotated by rank
@@ -28,7 +30,7 @@ struct GemmArJob : JobDefaults {
     load_async_tensor_2d(dst, &p.a, k0, t.mi * kBM, bar);
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
+    load_b_2d<BNMajor>(&p.b, t.ni, k0, dst, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }
   __device__ static int store_cols(const Params& p) { return p.n; }
@@ -41,6 +43,8 @@ struct GemmArJob : JobDefaults {
     peer_reduce_end(p.ctx, block, p.blocks);
   }
 };
+
+using GemmArJob = GemmArJobT<>;  // B [N, K]: the nvcc plans' job
 
 }  // namespace gemm
 }  // namespace pk

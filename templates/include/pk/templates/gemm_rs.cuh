@@ -1,4 +1,4 @@
-// Job: GEMM + reduce-scatter, intra-SM overlap. Every rank holds A[M, K] and B[N, K] (K is the
+// Job: GEMM + reduce-scatter, intra-SM overlap. Every rank holds A[M, K] and B[N, K] or [K, N] (K is the
 // sharded axis: each rank has its own slice of the reduction), and rank o ends with
 // C_o[M / W, N] = sum over ranks of rows [o * M / W, (o + 1) * M / W) of A * B^T. The storer
 // reduce-adds each finished 64 x 64 box straight into its owner's buffer with
@@ -11,10 +11,12 @@
 namespace pk {
 namespace gemm {
 
-struct GemmRsJob : JobDefaults {
+template <bool BNMajor = false>
+struct GemmRsJobT : JobDefaults {
+  static constexpr bool kBNMajor = BNMajor;
   struct Params {
     TensorMap a;                  // [M, K]
-    TensorMap b;                  // [N, K]
+    TensorMap b;                  // [N, K], or [K, N] (BNMajor: C = A * B)
     TensorMap c[PK_MAX_RANKS];    // rank r's output [M / W, N]
     LaunchContext ctx;
     TileOrder order;              // segments = owners, interleaved, first = rank + 1
@@ -30,7 +32,7 @@ struct GemmRsJob : JobDefaults {
     load_async_tensor_2d(dst, &p.a, k0, t.seg * p.m_own + t.mi * kBM, bar);
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
-    load_async_tensor_2d(dst, &p.b, k0, t.ni * kBN, bar);
+    load_b_2d<BNMajor>(&p.b, t.ni, k0, dst, bar);
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m_own; }
   __device__ static int store_cols(const Params& p) { return p.n; }
@@ -42,6 +44,8 @@ struct GemmRsJob : JobDefaults {
     peer_reduce_end(p.ctx, block, p.blocks);
   }
 };
+
+using GemmRsJob = GemmRsJobT<>;  // B [N, K]: the nvcc plans' job
 
 }  // namespace gemm
 }  // namespace pk

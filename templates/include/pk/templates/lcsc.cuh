@@ -35,6 +35,20 @@ struct JobDefaults {
   __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
 };
 
+// A 2-D B of one K step for tile column `ni`: [N, K] as one 256 x 64 box, or [K, N] (BNMajor) as
+// four 64 x 64 boxes (wgmma's N-major layout, one 128-byte swizzle row per K-row and box).
+template <bool BNMajor>
+__device__ __forceinline__ void load_b_2d(const TensorMap* map, int ni, int k0, void* dst, Mbarrier* bar) {
+  constexpr int kBox = 64;
+  if constexpr (BNMajor) {
+#pragma unroll
+    for (int j = 0; j < kBN / kBox; ++j)
+      load_async_tensor_2d(static_cast<unsigned char*>(dst) + j * kBox * kBK * 2, map, ni * kBN + j * kBox, k0, bar);
+  } else {
+    load_async_tensor_2d(dst, map, k0, ni * kBN, bar);
+  }
+}
+
 template <class Job>
 __device__ __forceinline__ void run_loader(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {

@@ -1,0 +1,68 @@
+// The fused GEMM templates' other ways in: B stored [K, N] (mma, C = A * B: a torch weight [out, in]
+// in dX = dY W) for gemm_rs, gemm_ar and ag_gemm, and a reduce-scatter of a Scratch product (the
+// collective form of gemm_rs); then forms that stay unfused. Compiled by test/Fusion/fused-forms.test
+// and run on a GPU by jit_gemm_test at every world size.
+#include <pk/spec.h>
+using namespace pk;
+
+#define GEMM_KN(A, B, OUT)                                                             \
+  for (auto [m, n] : tiles(A.rows(), B.cols(), {128, 256})) {                          \
+    auto acc = zeros<f32, 128, 256>();                                                 \
+    for (auto k : range(0, A.cols(), 64))                                              \
+      acc = mma(load_smem<128, 64>(A, m, k), load_smem<64, 256>(B, k, n), acc);        \
+    store(OUT, cast<bf16>(acc), m, n);                                                 \
+  }
+
+// The owner-loop form of gemm_rs with B [K, N].
+PK_KERNEL void rs_adds_kn(Tensor<bf16, 2> dy, Tensor<bf16, 2> w, Sym<bf16, 2> dx) {
+  for (auto [m, n] : tiles(dx.rows(), dx.cols(), {64, 256})) store(dx, zeros<bf16, 64, 256>(), m, n);
+  index rows = dy.rows() / world_size();
+  for (auto [o, m, n] : tiles(world_size(), rows, w.cols(), {1, 128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, dy.cols(), 64))
+      acc = mma(load_smem<128, 64>(dy, o * rows + m, k), load_smem<64, 256>(w, k, n), acc);
+    store_add(dx.on(o), cast<bf16>(acc), m, n);
+  }
+}
+
+// The product into a Scratch, then a reduce-scatter of it: gemm_rs, the output zeroed at launch,
+// shapes the loop does not cover taking the general-path twin.
+PK_KERNEL void rs_collective(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(p, cast<bf16>(acc), m, n);
+  }
+  reduce_scatter(Sum, p, c);
+}
+
+// The same with B [K, N].
+PK_KERNEL void rs_collective_kn(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_KN(a, b, p)
+  reduce_scatter(Sum, p, c);
+}
+
+// gemm_ar and ag_gemm with B [K, N].
+PK_KERNEL void ar_kn(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_KN(a, b, p)
+  all_reduce(Sum, p, c);
+}
+PK_KERNEL void ag_kn(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  all_gather(a, a_full);
+  GEMM_KN(a_full, b, c)
+}
+
+// A reduce-scatter into a local tensor, or of a product the caller may read, or by max, stays a
+// launch of its own, with the reason.
+PK_KERNEL void rs_local_out(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Tensor<bf16, 2> c) {
+  GEMM_KN(a, b, p)
+  reduce_scatter(Sum, p, c);
+}
+PK_KERNEL void rs_product_kept(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_KN(a, b, p)
+  reduce_scatter(Sum, p, c);
+}
+PK_KERNEL void rs_max(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
+  GEMM_KN(a, b, p)
+  reduce_scatter(Max, p, c);
+}
