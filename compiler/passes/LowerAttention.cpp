@@ -626,7 +626,8 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                        ", head dim " + Twine(a.d) + (a.elem.isF16() ? ", f16 operands" : "") +
                        Twine(!a.groupExpr.empty()
                                  ? ", grouped-query (K and V at head h / G, G = " + describeGroup(a) +
-                                       (a.groupRatio ? ", checked at launch: q's heads = G x k's heads)"
+                                       (a.groupRatio && a.kvHead0 == "0" && a.vHead0 == "0"
+                                            ? ", checked at launch: q's heads = G x k's heads)"
                                                      : ", checked at launch: G >= 1 and k and v hold the heads read)")
                                  : "") +
                        Twine(a.kvHead0 != "0" && a.vHead0 == a.kvHead0
