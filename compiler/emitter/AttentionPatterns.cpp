@@ -33,9 +33,9 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   auto arg = [&](StringRef role) { return facts.getAs<IntegerAttr>(role).getInt(); };
   const int64_t q = arg("q"), k = arg("k"), v = arg("v"), o = arg("o"), lse = arg("lse"), d = arg("d");
   const bool causal = facts.getAs<BoolAttr>("causal").getValue();
-  // [S, D] tensors, or [H, S, D] with one head per tile.
-  const bool heads = facts.getAs<BoolAttr>("heads").getValue();
-  const int rowsDim = heads ? 1 : 0, colsDim = heads ? 2 : 1;
+  // [S, D] tensors, or [H, S, D] with one head per tile, or token-major [S, H, D].
+  const bool heads = facts.getAs<BoolAttr>("heads").getValue(), tokenMajor = bool(facts.get("token_major"));
+  const int rowsDim = heads && !tokenMajor ? 1 : 0, colsDim = heads ? 2 : 1, hd = tokenMajor ? 1 : 0;
   auto rows = [&](int64_t a) { return dim(a, rowsDim); };
   auto cols = [&](int64_t a) { return dim(a, colsDim); };
   const std::string name = kernel.getSymName().str(), D = std::to_string(d);
@@ -63,32 +63,36 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   const std::string vHead0 = vHead0Fact ? vHead0Fact.getValue().str() : head0;
   if (heads) {
     for (auto [a, what] : {std::pair{o, "o"}, std::pair{lse, "lse"}})
-      if (a >= 0) desc.check(dim(q, 0), dim(a, 0), std::string("attention template: ") + what + " must have q's heads");
+      if (a >= 0) desc.check(dim(q, hd), dim(a, hd), std::string("attention template: ") + what + " must have q's heads");
     if (facts.get("kv_group_ratio") && head0 == "0" && vHead0 == "0") {  // G = q's heads / k's heads: exact
-      desc.check(dim(q, 0), "mul(" + group + "," + dim(k, 0) + ")",
+      desc.check(dim(q, hd), "mul(" + group + "," + dim(k, hd) + ")",
                  "attention template (grouped-query): q's heads must be G x k's heads, G = " + group);
-      desc.check(dim(k, 0), dim(v, 0), "attention template (grouped-query): v must have k's heads");
+      desc.check(dim(k, hd), dim(v, hd), "attention template (grouped-query): v must have k's heads");
     } else {
       // K and V hold the heads read, offset .. offset + (q's heads - 1) / G: they may hold more
       // (stacked slots, packed heads, or only some heads used).
       if (group != "1")
         desc.check("1", "sle(1," + group + ")",
                    "attention template (grouped-query): G = " + group + " must be >= 1 (1 = it is)");
-      const std::string span = group == "1" ? "sub(" + dim(q, 0) + ",1)" : "div(sub(" + dim(q, 0) + ",1)," + group + ")";
+      const std::string span = group == "1" ? "sub(" + dim(q, hd) + ",1)" : "div(sub(" + dim(q, hd) + ",1)," + group + ")";
       for (auto [a, what, offset] : {std::tuple{k, "k", head0}, std::tuple{v, "v", vHead0}}) {
         if (offset != "0")
           desc.check("1", "sle(0," + offset + ")",
                      std::string("attention template: ") + what + "'s head offset " + offset + " must be >= 0 (1 = it is)");
         const std::string last = offset == "0" ? span : "add(" + offset + "," + span + ")";
-        desc.check("1", "slt(" + last + "," + dim(a, 0) + ")",
+        desc.check("1", "slt(" + last + "," + dim(a, hd) + ")",
                    std::string("attention template: ") + what + " must hold the K/V heads read, up to " + last +
                        " (1 = it does)");
       }
     }
   }
-  const std::string h = heads ? dim(q, 0) : "1";
-  for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}})
-    desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBoxRows, 1});
+  const std::string h = heads ? dim(q, hd) : "1";
+  for (auto [a, member] : {std::pair{q, "q"}, std::pair{k, "k"}, std::pair{v, "v"}}) {
+    if (tokenMajor)  // {D, heads, rows}: a box of one head's rows (the template swaps its coordinates)
+      desc.field(FK::tmap, member, a, {cols(a), dim(a, 1), rows(a)}, {kBox, 1, kBoxRows});
+    else
+      desc.field(FK::tmap, member, a, {cols(a), rows(a), heads ? dim(a, 0) : "1"}, {kBox, kBoxRows, 1});
+  }
   desc.field(FK::ptr, "o", o);
   // Always a field: the template's Params has the pointer; null when the spec stores no lse.
   desc.field(FK::ptr, "lse", lse);
@@ -98,13 +102,19 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   desc.i32("kv_group", group);
   desc.i32("kv_head0", head0);
   desc.i32("v_head0", vHead0);
-  desc.i32("o_pitch", cols(o));
+  // Row strides: a row of every head in token-major tensors.
+  const std::string oPitch = tokenMajor ? "mul(" + dim(o, 1) + "," + cols(o) + ")" : cols(o);
+  desc.i32("o_pitch", oPitch);
   desc.i32("o_cols", "min(" + cols(o) + "," + D + ")");
   // A 1-D [S] lse has the memory of an [S, 1] one.
   Type lseType = lse >= 0 ? kernel.getBody().front().getArgument(lse).getType() : Type();
   const bool lse1d = (isa_and_nonnull<LocalTensorType>(lseType) && cast<LocalTensorType>(lseType).getRank() == 1) ||
                      (isa_and_nonnull<SymTensorType>(lseType) && cast<SymTensorType>(lseType).getRank() == 1);
-  desc.i32("lse_pitch", lse < 0 ? "0" : lse1d ? "1" : cols(lse));
+  const std::string lsePitch = lse < 0 ? "0" : lse1d ? "1" : tokenMajor ? "mul(" + dim(lse, 1) + "," + cols(lse) + ")" : cols(lse);
+  desc.i32("lse_pitch", lsePitch);
+  desc.i32("token_major", tokenMajor ? "1" : "0");
+  desc.i64("o_head_stride", tokenMajor ? cols(o) : "mul(" + rows(q) + "," + oPitch + ")");
+  desc.i64("lse_head_stride", lse < 0 ? "0" : tokenMajor ? cols(lse) : "mul(" + rows(q) + "," + lsePitch + ")");
   // A sliding window: steps before a block's window are skipped (only where key_window > 0).
   // Causal, each row must keep a key (its own) or the rows masked whole would average other keys
   // than the spec's loop visits: a window below 1 is refused. Without the causal bound every

@@ -31,6 +31,9 @@ struct AttentionLoop {
   int64_t d = 0;
   Type elem;           // q, k, v, p and o: bf16 or f16
   bool heads = false;  // [H, S, D] tensors, one head per tile (else [S, D])
+  // With heads: q, k, v and o token-major, [S, H, D] (flash-attn's and Ulysses' layout), loaded at
+  // [m, h, 0] as [rows, 1, D] tiles and stored there.
+  bool tokenMajor = false;
   bool causal = false;
   // Grouped-query attention: K and V are read at head h / G, G a host expression (groupExpr;
   // "" when at head h). groupRatio: G is q's heads / k's (or v's) heads exactly, so the launch
@@ -156,9 +159,12 @@ bool isKeyCount(Value v, Value k, int64_t rowsDim) {
   return isDimOf(s, k, rowsDim);
 }
 
-// A register tile loaded at [head, row, 0] (3-D, through a reshape that drops the leading 1) or
-// [row, 0] (2-D, head null); null otherwise.
-TileLoadOp rowsLoad(Value tile, Value head, Value row) {
+// Where a 3-D tensor's head index sits: [H, S, D] (0) or token-major [S, H, D] (1).
+unsigned headPos(bool tokenMajor) { return tokenMajor ? 1 : 0; }
+
+// A register tile loaded at [head, row, 0] (3-D, through a reshape that drops the head's 1),
+// [row, head, 0] (token-major), or [row, 0] (2-D, head null); null otherwise.
+TileLoadOp rowsLoad(Value tile, Value head, Value row, bool tokenMajor = false) {
   if (head) {
     auto reshape = tile.getDefiningOp<TileReshapeOp>();
     if (!reshape) return {};
@@ -167,7 +173,9 @@ TileLoadOp rowsLoad(Value tile, Value head, Value row) {
   auto load = tile.getDefiningOp<TileLoadOp>();
   if (!load) return {};
   ValueRange at = load.getIndices();
-  const bool ok = head ? at.size() == 3 && at[0] == head && at[1] == row && isZeroIndex(at[2])
+  const unsigned hp = headPos(tokenMajor);
+  const bool ok = head ? at.size() == 3 && at[hp] == head && at[1 - hp] == row && isZeroIndex(at[2]) &&
+                             load.getType().getShape()[hp] == 1
                        : at.size() == 2 && at[0] == row && isZeroIndex(at[1]);
   return ok ? load : TileLoadOp();
 }
@@ -177,16 +185,16 @@ TileLoadOp loadOf(Value tile) {
   return tile.getDefiningOp<TileLoadOp>();
 }
 // The head index of a 3-D load (through its reshape), or null.
-Value loadHead(Value tile) {
+Value loadHead(Value tile, bool tokenMajor = false) {
   if (!tile.getDefiningOp<TileReshapeOp>()) return {};
   TileLoadOp load = loadOf(tile);
-  return load && load.getIndices().size() == 3 ? load.getIndices()[0] : Value();
+  return load && load.getIndices().size() == 3 ? load.getIndices()[headPos(tokenMajor)] : Value();
 }
 // h / G, with G anything the host knows (an integer argument, q.dim(0) / k.dim(0), a ring's
 // q.dim(0) / (k.dim(0) / 2)): the K/V head of query head h in grouped-query attention. Sets
 // `group` to G's host expression and `ratio` where G is exactly q's heads / x's heads (x a
 // kernel tensor), whose launch check can be the exact one.
-bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bool &ratio) {
+bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bool &ratio, unsigned hd) {
   Operation *div = v.getDefiningOp();
   if (!div || !isa<arith::DivSIOp, arith::DivUIOp>(div) || div->getOperand(0) != h) return false;
   Value g = div->getOperand(1);
@@ -194,9 +202,9 @@ bool isGroupHead(KernelOp kernel, Value v, Value h, Value q, std::string &group,
   if (!e) return false;
   group = ::pk::print_host_expr(*e);
   ratio = false;
-  if (Operation *r = g.getDefiningOp(); r && isa<arith::DivSIOp, arith::DivUIOp>(r) && isDimOf(r->getOperand(0), q, 0))
+  if (Operation *r = g.getDefiningOp(); r && isa<arith::DivSIOp, arith::DivUIOp>(r) && isDimOf(r->getOperand(0), q, hd))
     if (auto dim = r->getOperand(1).getDefiningOp<DimOp>())
-      ratio = dim.getDimAttr().getInt() == 0 && kernelArgIndex(kernel, dim.getTensor()) >= 0;
+      ratio = dim.getDimAttr().getInt() == int64_t(hd) && kernelArgIndex(kernel, dim.getTensor()) >= 0;
   return true;
 }
 
@@ -211,8 +219,9 @@ std::string describeGroup(const AttentionLoop &a) {
 
 // The K/V head of query head h: h, h / G (grouped-query attention, setting `group` to G's host
 // expression and `ratio`), or either plus an offset the host knows (`offset`, its host expression).
-bool isKvHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bool &ratio, std::string &offset) {
-  auto base = [&](Value b) { return b == h || isGroupHead(kernel, b, h, q, group, ratio); };
+bool isKvHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bool &ratio, std::string &offset,
+              unsigned hd = 0) {
+  auto base = [&](Value b) { return b == h || isGroupHead(kernel, b, h, q, group, ratio, hd); };
   if (auto add = v.getDefiningOp<arith::AddIOp>())
     for (int i : {0, 1}) {
       std::optional<::pk::HostExpr> off =
@@ -226,12 +235,13 @@ bool isKvHead(KernelOp kernel, Value v, Value h, Value q, std::string &group, bo
   return base(v);
 }
 
-// The 2-D tile a load gives (after its reshape for 3-D tensors).
-TileType rowsTile(TileLoadOp load) {
+// The 2-D tile a load gives (after its reshape for 3-D tensors: the head's dimension dropped).
+TileType rowsTile(TileLoadOp load, bool tokenMajor = false) {
   TileType t = load.getType();
-  return t.getRank() == 3 ? TileType::get(t.getContext(), t.getShape().drop_front(), t.getElementType(),
-                                          t.getMemorySpace())
-                          : t;
+  if (t.getRank() != 3) return t;
+  SmallVector<int64_t> shape(t.getShape());
+  shape.erase(shape.begin() + headPos(tokenMajor));
+  return TileType::get(t.getContext(), shape, t.getElementType(), t.getMemorySpace());
 }
 
 // The whole match; fails with the step that differs.
@@ -249,7 +259,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   const int64_t bm = loop.getSteps().back();
   Block &body = loop.getBody().front();
   Value h = a.heads ? body.getArgument(0) : Value(), m = body.getArguments().back();
-  const int64_t rowsDim = a.heads ? 1 : 0;
+  int64_t rowsDim = a.heads ? 1 : 0;
   scf::ForOp kv;
   for (Operation &op : body)
     if (auto f = dyn_cast<scf::ForOp>(op)) {
@@ -301,19 +311,29 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   if (products.size() != 1) return fail("the scores are not computed from one mma_t(q, k, zeros)");
   TileMmaOp qk = products.front();
   if (!qk.getTransposeB() || !isZeros(qk.getAcc())) return fail("the scores are not mma_t(q, k, zeros)");
-  a.loadQ = rowsLoad(qk.getA(), h, m);
+  // Token-major [S, H, D]: q loaded at [m, h, 0] (then k, v and o are too).
+  if (TileLoadOp ql = loadOf(qk.getA()); a.heads && ql && ql.getIndices().size() == 3 &&
+                                         ql.getIndices()[0] == m && ql.getIndices()[1] == h) {
+    a.tokenMajor = true;
+    rowsDim = 0;
+  }
+  const bool tm = a.tokenMajor;
+  a.loadQ = rowsLoad(qk.getA(), h, m, tm);
   // K and V at head h, or both at h / G (grouped-query attention), either plus an offset the
   // host knows (heads stacked in a larger tensor).
   Value kvHead = h;
+  if (TileLoadOp kl = loadOf(qk.getB()); tm && kl && kl.getIndices().size() == 3 && kl.getIndices()[1] == n)
+    return fail("q is token-major [S, H, D] (loaded at [m, h, 0]) but k is loaded at [h, n, 0]: the template "
+                "takes q, k, v and o in one layout");
   if (a.heads && a.loadQ)
-    if (Value at = loadHead(qk.getB()); at && at != h) {
-      if (!isKvHead(kernel, at, h, a.loadQ.getSource(), a.groupExpr, a.groupRatio, a.kvHead0))
+    if (Value at = loadHead(qk.getB(), tm); at && at != h) {
+      if (!isKvHead(kernel, at, h, a.loadQ.getSource(), a.groupExpr, a.groupRatio, a.kvHead0, headPos(tm)))
         return fail("k must be loaded at head h, or at h / G for grouped-query attention (G an "
                     "integer the host knows: an argument, q.dim(0) / k.dim(0)), or either plus an "
                     "offset the host knows (c + h: heads stacked in a larger tensor)");
       kvHead = at;
     }
-  a.loadK = rowsLoad(qk.getB(), kvHead, n);
+  a.loadK = rowsLoad(qk.getB(), kvHead, n, tm);
   // Name the load that differs: q (its rows, or inside the key loop), then k.
   if (!a.loadQ || a.loadQ->getParentOp() != loop.getOperation()) {
     TileLoadOp load = loadOf(qk.getA());
@@ -328,7 +348,8 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       return fail("q is used after arithmetic on it (" + qk.getA().getDefiningOp()->getName().getStringRef() +
                   "): the template multiplies q as loaded; apply a scale to the scores instead "
                   "(mma_t(q, k, 0) * scale)");
-    return fail(a.heads ? "q must be loaded whole rows of the head at [h, m, 0], outside the key loop"
+    return fail(a.heads ? "q must be loaded whole rows of the head at [h, m, 0] (or [m, h, 0] for token-major "
+                          "[S, H, D] tensors, a [rows, 1, D] tile), outside the key loop"
                         : "q must be loaded whole rows at [m, 0], outside the key loop");
   }
   if (!a.loadK) {
@@ -337,24 +358,26 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       return fail("k is [H, S, D] while the loop steps over rows of a 2-D q: the template's loop over "
                   "heads is tiles(q.dim(0), q.dim(1), {1, BM}) with q [H, S, D] loaded at [h, m, 0] "
                   "(a decode step is q [H, 1, D])");
-    return fail(a.heads ? "k must be loaded whole rows of the head at [h, n, 0] (n the key loop's index)"
+    return fail(a.heads ? tm ? "k must be loaded whole rows of the head at [n, h, 0] like q (token-major [S, H, D], "
+                               "n the key loop's index)"
+                             : "k must be loaded whole rows of the head at [h, n, 0] (n the key loop's index)"
                         : "k must be loaded whole rows at [n, 0] (n the key loop's index)");
   }
-  a.d = rowsTile(a.loadQ).getShape()[1];
+  a.d = rowsTile(a.loadQ, tm).getShape()[1];
   if (a.d != 64 && a.d != 128) return fail("the head dim is " + Twine(a.d) + "; the template takes 64 and 128");
   // The operands' 16-bit type: bf16 or f16, the same for q, k, v, p and o.
-  a.elem = rowsTile(a.loadQ).getElementType();
+  a.elem = rowsTile(a.loadQ, tm).getElementType();
   if (!a.elem.isBF16() && !a.elem.isF16())
     return fail("q must be a bf16 or f16 tile (the template's wgmma takes 16-bit operands)");
   // The loops' steps are the tiles' rows: a step of other length counts keys twice or leaves
   // query rows unwritten.
-  if (rowsTile(a.loadQ).getShape()[0] != bm)
+  if (rowsTile(a.loadQ, tm).getShape()[0] != bm)
     return fail("the query loop's step (" + Twine(bm) + ") must be q's tile rows (" +
-                Twine(rowsTile(a.loadQ).getShape()[0]) + ")");
-  if (rowsTile(a.loadK).getShape()[0] != *bn)
+                Twine(rowsTile(a.loadQ, tm).getShape()[0]) + ")");
+  if (rowsTile(a.loadK, tm).getShape()[0] != *bn)
     return fail("the key loop's step (" + Twine(*bn) + ") must be k's tile rows (" +
-                Twine(rowsTile(a.loadK).getShape()[0]) + ")");
-  if (!isTile(rowsTile(a.loadQ), bm, a.d, a.elem) || !isTile(rowsTile(a.loadK), *bn, a.d, a.elem))
+                Twine(rowsTile(a.loadK, tm).getShape()[0]) + ")");
+  if (!isTile(rowsTile(a.loadQ, tm), bm, a.d, a.elem) || !isTile(rowsTile(a.loadK, tm), *bn, a.d, a.elem))
     return fail("q, k must be tiles of one type (bf16 or f16) of the loops' rows by the head dim");
   Value k = a.loadK.getSource();
   // The mask: keys before the end, and (causal) keys up to the query.
@@ -468,7 +491,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
       covers = c && *c >= bm;
     }
-  const std::string keyRows = a.heads ? "k.dim(1)" : "k.rows()";
+  const std::string keyRows = a.heads && !tm ? "k.dim(1)" : "k.rows()";
   if (!covers)
     return fail(a.causal ? "the key loop must run to " + keyRows + " or to m + the query tile's rows"
                          : "the key loop must run to " + keyRows +
@@ -492,16 +515,16 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     return fail("the output is not rescaled by exp(m - m_new)");
   // V at K's head: the same value, or the same division of h, plus its own offset.
   a.vHead0 = a.kvHead0;
-  Value vHead = a.heads ? loadHead(pv.getB()) : Value();
+  Value vHead = a.heads ? loadHead(pv.getB(), tm) : Value();
   if (vHead && vHead != kvHead) {
     std::string g, off;
     bool ratio = false;
-    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, ratio, off) && g == a.groupExpr;
+    const bool same = isKvHead(kernel, vHead, h, a.loadQ.getSource(), g, ratio, off, headPos(tm)) && g == a.groupExpr;
     if (!same) return fail("v must be loaded at k's head (h, or h / G with k's G), plus an offset the host knows");
     a.vHead0 = off;
   }
-  a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n);
-  if (!a.loadV || !isTile(rowsTile(a.loadV), *bn, a.d, a.elem))
+  a.loadV = rowsLoad(pv.getB(), vHead ? vHead : h, n, tm);
+  if (!a.loadV || !isTile(rowsTile(a.loadV, tm), *bn, a.d, a.elem))
     return fail("v must be loaded as tiles of q's type at [n, 0] (or [h, n, 0]) of the head dim's width");
   // l_new = l * corr + row_sum(p).
   Value lNew = yield.getOperand(lI);
@@ -533,16 +556,20 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     // A rows x 1 column stored at [m] into a 1-D [S] tensor (through a reshape) has [S, 1]'s
     // memory: the log-sum-exp may take that form too.
     const bool column1d = !a.heads && at.size() == 1 && at[0] == m && store.getValue().getDefiningOp<TileReshapeOp>();
-    if (!column1d && (a.heads ? at.size() != 3 || at[0] != h || at[1] != m || !isZeroIndex(at[2])
+    const unsigned hp = headPos(tm);
+    if (!column1d && (a.heads ? at.size() != 3 || at[hp] != h || at[1 - hp] != m || !isZeroIndex(at[2])
                               : at.size() != 2 || at[0] != m || !isZeroIndex(at[1])))
-      return fail(a.heads ? "the results must be stored at [h, m, 0]" : "the results must be stored at [m, 0]");
+      return fail(a.heads ? tm ? "the results must be stored at [m, h, 0], as q is loaded (token-major)"
+                               : "the results must be stored at [h, m, 0]"
+                          : "the results must be stored at [m, 0]");
     Value v = store.getValue();
     if (column1d) {
       v = v.getDefiningOp<TileReshapeOp>().getInput();
       if (!isTile(v.getType(), bm, 1)) return fail("only the log-sum-exp column may be stored into a 1-D tensor");
     } else if (a.heads) {
       auto reshape = v.getDefiningOp<TileReshapeOp>();
-      if (!reshape) return fail("the results must be stored as 2-D tiles into their head");
+      if (!reshape || cast<TileType>(reshape.getType()).getShape()[hp] != 1)
+        return fail("the results must be stored as 2-D tiles into their head");
       v = reshape.getInput();
     }
     if (auto c = v.getDefiningOp<TileCastOp>()) {
@@ -568,7 +595,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     if (!isKernelArg(kernel, t)) return fail("q, k, v and o must be kernel arguments");
   if (a.storeLse && !isKernelArg(kernel, a.storeLse.getDest())) return fail("lse must be a kernel argument");
   if (!isDimOf(loop.getUpperBounds().back(), a.loadQ.getSource(), rowsDim) ||
-      (a.heads && !isDimOf(loop.getUpperBounds()[0], a.loadQ.getSource(), 0)))
+      (a.heads && !isDimOf(loop.getUpperBounds()[0], a.loadQ.getSource(), headPos(tm))))
     return fail(a.heads ? "the loop must cover q's heads and rows" : "the loop must cover q's rows");
   return a;
 }
@@ -611,6 +638,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     fact("lse", i64(a.storeLse ? argNumber(a.storeLse.getDest()) : -1));
     fact("d", i64(a.d));
     fact("heads", BoolAttr::get(ctx, a.heads));
+    if (a.tokenMajor) fact("token_major", UnitAttr::get(ctx));
     fact("causal", BoolAttr::get(ctx, a.causal));
     // Grouped-query attention: G as a host expression over the launch's arguments.
     fact("kv_group", StringAttr::get(ctx, a.groupExpr.empty() ? "1" : a.groupExpr));
@@ -624,6 +652,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
                        ", head dim " + Twine(a.d) + (a.elem.isF16() ? ", f16 operands" : "") +
+                       (a.tokenMajor ? ", token-major [S, H, D] tensors (TMA boxes of one head's rows)" : "") +
                        Twine(!a.groupExpr.empty()
                                  ? ", grouped-query (K and V at head h / G, G = " + describeGroup(a) +
                                        (a.groupRatio && a.kvHead0 == "0" && a.vHead0 == "0"

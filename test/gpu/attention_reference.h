@@ -76,11 +76,17 @@ template <class T = pk::bf16>
 void check_attention(const std::string& name, const typename std::common_type<AttentionLaunchOf<T>>::type& launch,
                      long long d, long long sq,
                      long long sk, bool causal, unsigned seed = 1, long long heads = 0, float scale_factor = 1.f,
-                     long long kv_heads = 0, bool lse_1d = false) {
+                     long long kv_heads = 0, bool lse_1d = false, bool token_major = false) {
   const float scale = scale_factor / std::sqrt(float(d));
   const long long kvh = kv_heads ? kv_heads : heads;
+  // [H, S, D], token-major [S, H, D], or [S, D] without heads.
   auto shape = [&](long long h, long long rows, long long cols) {
-    return h ? std::vector<long long>{h, rows, cols} : std::vector<long long>{rows, cols};
+    return !h ? std::vector<long long>{rows, cols}
+              : token_major ? std::vector<long long>{rows, h, cols} : std::vector<long long>{h, rows, cols};
+  };
+  // Element (head h, row i, column c) of a tensor of `hn` heads and `rows` rows in that layout.
+  auto at = [&](long long hn, long long rows, long long cols, long long h, long long i, long long c) {
+    return token_major ? (i * hn + h) * cols + c : (h * rows + i) * cols + c;
   };
   DevTensor<T> q(shape(heads, sq, d), seed), k(shape(kvh, sk, d), seed + 1), v(shape(kvh, sk, d), seed + 2),
       o(shape(heads, sq, d), 0, true);
@@ -89,18 +95,32 @@ void check_attention(const std::string& name, const typename std::common_type<At
   PKT_CUDA(cudaDeviceSynchronize());
   const long long hs = heads ? heads : 1;
   std::vector<double> want_o(hs * sq * d), want_lse(hs * sq), qd(q.numel()), kd(k.numel()), vd(v.numel());
-  for (long long i = 0; i < q.numel(); ++i) qd[i] = q.at(i);
-  for (long long i = 0; i < k.numel(); ++i) kd[i] = k.at(i), vd[i] = v.at(i);
+  // The reference works head by head on [H, S, D] copies.
+  for (long long h = 0; h < hs; ++h)
+    for (long long i = 0; i < sq; ++i)
+      for (long long c = 0; c < d; ++c) qd[(h * sq + i) * d + c] = q.at(at(hs, sq, d, h, i, c));
+  for (long long h = 0; h < (kvh ? kvh : 1); ++h)
+    for (long long i = 0; i < sk; ++i)
+      for (long long c = 0; c < d; ++c)
+        kd[(h * sk + i) * d + c] = k.at(at(kvh ? kvh : 1, sk, d, h, i, c)),
+        vd[(h * sk + i) * d + c] = v.at(at(kvh ? kvh : 1, sk, d, h, i, c));
   const long long group = kv_heads ? heads / kv_heads : 1;
   for (long long h = 0; h < hs; ++h)
     reference_head(qd.data() + h * sq * d, kd.data() + h / group * sk * d, vd.data() + h / group * sk * d, sq, sk,
                    d, causal, scale, want_o.data() + h * sq * d, want_lse.data() + h * sq);
-  const std::string base = name + " " + (heads ? std::to_string(heads) + "x" : "") +
+  // Back to the kernel's layout for the comparison.
+  std::vector<double> o_at(want_o.size()), lse_at(want_lse.size());
+  for (long long h = 0; h < hs; ++h)
+    for (long long i = 0; i < sq; ++i) {
+      for (long long c = 0; c < d; ++c) o_at[at(hs, sq, d, h, i, c)] = want_o[(h * sq + i) * d + c];
+      lse_at[at(hs, sq, 1, h, i, 0)] = want_lse[h * sq + i];
+    }
+  const std::string base = name + " " + (token_major ? "token-major " : "") + (heads ? std::to_string(heads) + "x" : "") +
                            (kv_heads ? "(kv " + std::to_string(kv_heads) + ")x" : "") + std::to_string(sq) + "x" +
                            std::to_string(sk) + (scale_factor != 1.f ? " scale x" + std::to_string(scale_factor) : "");
   // P is rounded to bf16 (f16) before P V (as FlashAttention does), and O is bf16 (f16).
-  expect((base + " O").c_str(), o, [&](long long i) { return want_o[i]; }, 2e-2, 2e-2);
-  expect((base + " lse").c_str(), lse, [&](long long i) { return want_lse[i]; }, 1e-3, 1e-4);
+  expect((base + " O").c_str(), o, [&](long long i) { return o_at[i]; }, 2e-2, 2e-2);
+  expect((base + " lse").c_str(), lse, [&](long long i) { return lse_at[i]; }, 1e-3, 1e-4);
 }
 
 }  // namespace pkt

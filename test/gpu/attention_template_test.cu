@@ -6,7 +6,8 @@
 // heads in one launch (more tiles than blocks, so a block walks several), and scales that are
 // large, negative or zero; grouped-query attention (test/specs/attention_gqa.pk.cpp: K and V at
 // head h / G, G from the sizes or an argument, including G = heads: multi-query) and a 1-D
-// log-sum-exp; f16 kernels (test/specs/attention_f16.pk.cpp); against a float64 reference
+// log-sum-exp; f16 kernels (test/specs/attention_f16.pk.cpp); token-major [S, H, D] tensors
+// (test/specs/attention_token_major.pk.cpp, GQA too); against a float64 reference
 // (attention_reference.h). A q whose columns are not
 // the head dim, or q heads that are not G x k's, are refused at the call, launching nothing.
 #include <pk/jit/compile.h>
@@ -51,7 +52,9 @@ bool compile_all() {
     return true;
   };
   return from(PK_GQA_SPEC, {"gqa_d64", "gqa_causal_d128", "attention_lse_1d_d64"}) &&
-         from(PK_F16_SPEC, {"attention_f16_d128", "attention_heads_f16_causal_d64"});
+         from(PK_F16_SPEC, {"attention_f16_d128", "attention_heads_f16_causal_d64"}) &&
+         from(PK_TOKEN_MAJOR_SPEC, {"token_major_d64", "token_major_d128", "token_major_causal_d64",
+                                    "token_major_causal_d128", "token_major_gqa_d64"});
 }
 
 // The f16 kernels (test/specs/attention_f16.pk.cpp): q, k, v and o f16.
@@ -83,6 +86,19 @@ void check_gqa(pk::Context& ctx, cudaStream_t s, const std::string& name, long l
         PKT_CUDA(cudaStreamSynchronize(s));
       },
       d, sq, sk, causal, seed, heads, 1.f, kv_heads);
+}
+
+// Token-major [S, H, D] q, k, v, o and [S, H, 1] lse (kv_heads: grouped-query).
+void check_token_major(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq,
+                       long long sk, bool causal, unsigned seed, long long heads, long long kv_heads = 0) {
+  const pk::jit::Kernel& kernel = g_kernels.at(name);
+  pkt::check_attention(
+      name,
+      [&](const auto& q, const auto& k, const auto& v, const auto& o, const auto& lse, float scale) {
+        PKT_OK(kernel.launch(ctx, s, q.view(), k.view(), v.view(), o.view(), lse.view(), scale));
+        PKT_CUDA(cudaStreamSynchronize(s));
+      },
+      d, sq, sk, causal, seed, heads, 1.f, kv_heads, false, /*token_major=*/true);
 }
 
 void check(pk::Context& ctx, cudaStream_t s, const std::string& name, long long d, long long sq, long long sk,
@@ -141,6 +157,16 @@ int main() {
     check_gqa(ctx, s, "gqa_causal_d128", 128, 300, 300, true, seed += 3, 8, 2, true);
     check_gqa(ctx, s, "gqa_causal_d128", 128, 129, 129, true, seed += 3, 6, 6, true);
     check_gqa(ctx, s, "gqa_causal_d128", 128, 1000, 1000, true, seed += 3, 32, 4, true);
+    // Token-major: tails, one head, more tiles than blocks, causal, grouped-query (G = 3, and one
+    // K/V head for all).
+    check_token_major(ctx, s, "token_major_d64", 64, 200, 333, false, seed += 3, 3);
+    check_token_major(ctx, s, "token_major_d64", 64, 130, 130, false, seed += 3, 1);
+    check_token_major(ctx, s, "token_major_d128", 128, 300, 70, false, seed += 3, 5);
+    check_token_major(ctx, s, "token_major_d128", 128, 130, 300, false, seed += 3, 300);
+    check_token_major(ctx, s, "token_major_causal_d64", 64, 257, 257, true, seed += 3, 200);
+    check_token_major(ctx, s, "token_major_causal_d128", 128, 1000, 1000, true, seed += 3, 4);
+    check_token_major(ctx, s, "token_major_gqa_d64", 64, 200, 333, false, seed += 3, 12, 4);
+    check_token_major(ctx, s, "token_major_gqa_d64", 64, 130, 77, false, seed += 3, 8, 1);
     // The log-sum-exp into a 1-D [S] tensor.
     for (auto [sq, sk] : {std::pair{200LL, 333LL}, std::pair{1LL, 70LL}, std::pair{700LL, 129LL}}) {
       const pk::jit::Kernel& k1 = g_kernels.at("attention_lse_1d_d64");

@@ -9,10 +9,11 @@
 //                            with P straight from registers; the next S is issued beside P V.
 // At head dim 64 a key step has half the products of dim 128 for the same softmax work, so a
 // third consumer keeps the tensor cores busy while the other two exponentiate.
-// Q, K, V are [heads, rows, D] bf16 or f16 (heads 1 for one head), read through 3-D tensor maps
-// with boxes of 64 x 128 x 1 and 128-byte swizzle; rows past the end load as zeros, keys past the
-// end and (causal) keys after the query are masked. O [heads, sq, o_pitch] of their type and lse
-// [heads, sq, lse_pitch] f32 are stored directly by the consumers, rows past sq skipped.
+// Q, K, V are [heads, rows, D] bf16 or f16 (heads 1 for one head), or token-major [rows, heads, D],
+// read through 3-D tensor maps with boxes of one head's 128 rows by 64 columns and 128-byte
+// swizzle (the same shared-memory box either way); rows past the end load as zeros, keys past the
+// end and (causal) keys after the query are masked. O of their type and lse f32, at any row and
+// head strides, are stored directly by the consumers, rows past sq skipped.
 #pragma once
 #include <pk/device/bf16.cuh>
 #include <pk/device/mbarrier.cuh>
@@ -52,15 +53,17 @@ struct ParamsOf {
   using Map = MapT;
   static constexpr bool kF16 = F16;
   using Elem = typename conditional<F16, f16, bf16>::type;
-  TensorMap q, k, v;  // {D, rows, heads}, box {64, 128, 1}, 128-byte swizzle
+  TensorMap q, k, v;  // {D, rows, heads}, box {64, 128, 1}; token-major {D, heads, rows}, box {64, 1, 128}
   Elem* o;
   float* lse;  // null: not stored
   int sq, sk, heads;
   int kv_group;  // query heads per K/V head (grouped-query attention; 1: one each)
   int kv_head0;  // the K/V head of query head 0 (heads stacked in a larger tensor; usually 0)
   int v_head0;   // V's, where packed q / k / v heads put it elsewhere (else kv_head0)
-  int o_pitch, o_cols;  // o's row length, and the columns of it written (<= D)
-  int lse_pitch;
+  int o_pitch, o_cols;  // o's row stride, and the columns of a row written (<= D)
+  int lse_pitch;        // lse's row stride (0: nothing stored)
+  int token_major;      // q, k, v (and o, lse) [S, H, D]: a box's coordinates are (col, head, row)
+  long long o_head_stride, lse_head_stride;  // elements from one head's row 0 to the next's
   int key_window;  // > 0: row i sees keys j > i - key_window only, so earlier steps are skipped (<= 0: none)
   float scale;
   TileTicket ticket;  // the causal kernels' tile counter
@@ -195,6 +198,14 @@ __device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
   return b;
 }
 
+// A box of one head's rows at (col, row, head): its coordinates in the map's order.
+template <class P>
+__device__ __forceinline__ void load_rows(const P& p, void* dst, const TensorMap* map, int col, int row, int head,
+                                          Mbarrier* bar) {
+  if (p.token_major) load_async_tensor_3d(dst, map, col, head, row, bar);
+  else load_async_tensor_3d(dst, map, col, row, head, bar);
+}
+
 // The producer's share of one tile: Q once the consumers are done with the last tile's (the
 // first wait, on a fresh barrier, returns at once), then the K and V steps; the rings' cursors
 // and Q's phase run on across the block's tiles.
@@ -207,20 +218,19 @@ __device__ __forceinline__ void produce(const P& p, SharedStorage<D, C>& ss, con
   mbarrier_arrive_expect_tx(&ss.q_full, L::kQBytes);  // out-of-bounds boxes count fully
   for (int r = 0; r < L::kQLoads; ++r)
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(&ss.q[x][r * kBoxRows * kBox], &p.q, x * kBox, b.m0 + r * kBoxRows, b.head,
-                           &ss.q_full);
+      load_rows(p, &ss.q[x][r * kBoxRows * kBox], &p.q, x * kBox, b.m0 + r * kBoxRows, b.head, &ss.q_full);
   // The launch checks kv_group >= 1 and that the heads read lie inside k and v.
   const int kv_head = p.kv_head0 + b.head / p.kv_group, v_head = p.v_head0 + b.head / p.kv_group;
   for (int j = 0; j < b.steps; ++j) {
     ss.k_ring.wait_empty(kc);
     mbarrier_arrive_expect_tx(&ss.k_ring.full[kc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.k[kc.stage][x], &p.k, x * kBox, b.key0 + j * kBN, kv_head, &ss.k_ring.full[kc.stage]);
+      load_rows(p, ss.k[kc.stage][x], &p.k, x * kBox, b.key0 + j * kBN, kv_head, &ss.k_ring.full[kc.stage]);
     kc.advance();
     ss.v_ring.wait_empty(vc);
     mbarrier_arrive_expect_tx(&ss.v_ring.full[vc.stage], L::kTileBytes);
     for (int x = 0; x < L::kBoxes; ++x)
-      load_async_tensor_3d(ss.v[vc.stage][x], &p.v, x * kBox, b.key0 + j * kBN, v_head, &ss.v_ring.full[vc.stage]);
+      load_rows(p, ss.v[vc.stage][x], &p.v, x * kBox, b.key0 + j * kBN, v_head, &ss.v_ring.full[vc.stage]);
     vc.advance();
   }
 }
@@ -450,10 +460,11 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
     inv[h] = 1.f / l_run[h];
   }
-  Elem* o_head = p.o + static_cast<long long>(b.head) * p.sq * p.o_pitch;
-  // Pairs go as one 4-byte store only where every row starts 4-byte aligned (an even pitch and
+  Elem* o_head = p.o + b.head * p.o_head_stride;
+  // Pairs go as one 4-byte store only where every row starts 4-byte aligned (even strides and
   // base); otherwise element by element (o of [S, 65]).
-  const bool pairs = (p.o_pitch % 2) == 0 && (reinterpret_cast<unsigned long long>(p.o) % 4) == 0;
+  const bool pairs = (p.o_pitch % 2) == 0 && (p.o_head_stride % 2) == 0 &&
+                     (reinterpret_cast<unsigned long long>(p.o) % 4) == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;
@@ -473,7 +484,7 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
     }
     // An lse of no columns (pitch 0) holds nothing: every row would land on its element 0.
     if (p.lse != nullptr && p.lse_pitch > 0 && lane % 4 == 0)
-      p.lse[(static_cast<long long>(b.head) * p.sq + row) * p.lse_pitch] =
+      p.lse[b.head * p.lse_head_stride + static_cast<long long>(row) * p.lse_pitch] =
           m_run[h] * 0.6931471805599453f + logf(l_run[h]);
   }
 }
