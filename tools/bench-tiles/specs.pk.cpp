@@ -8,6 +8,13 @@ PK_KERNEL void copy(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024})) store(y, load<8, 1024>(x, m, n), m, n);
 }
 
+// The same copy with rank-3 tiles of x, y viewed [rows, 8, 1024] (a tile of trailing dimensions,
+// as NHWC images and [B, T, D] activations take them): vector runs like the 2-D tiles.
+PK_KERNEL void copy_3d(Tensor<bf16, 3> x, Tensor<bf16, 3> y) {
+  for (auto [m, j, n] : tiles(x.dim(0), x.dim(1), x.dim(2), {1, 8, 1024}))
+    store(y, load<1, 8, 1024>(x, m, j, n), m, j, n);
+}
+
 PK_KERNEL void add(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024}))
     store(z, cast<bf16>(cast<f32>(load<8, 1024>(x, m, n)) + cast<f32>(load<8, 1024>(y, m, n))), m, n);

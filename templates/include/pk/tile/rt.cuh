@@ -182,12 +182,13 @@ __device__ __forceinline__ long long tensor_offset(long long i, const long long*
   return off;
 }
 
-// Whether the tile at `origin` lies wholly inside a rank-1 or rank-2 tensor whose rows, the
+// Whether the tile at `origin` lies wholly inside a tensor (of the tile's rank) whose rows, the
 // tile's rows and `origin` keep every run of kVec elements in one row and 16-byte aligned: then
-// loads and stores move whole runs (uniform over the block, so no divergence).
+// loads and stores move whole runs (uniform over the block, so no divergence). A tile of rank 3
+// or 4 is rows of its last dimension too (an NHWC image's channels, a head's [S, D] rows).
 template <class Tile, class T>
 __device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, const long long* origin) {
-  if constexpr (Tile::kRank > 2 || Tile::kCols % Tile::kVec != 0 ||
+  if constexpr (Tile::kCols % Tile::kVec != 0 ||
                 !(sizeof(T) <= 2 || ::pk::is_same<T, float>::value)) {
     return false;
   } else {
@@ -208,9 +209,24 @@ __device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, 
 template <class Tile>
 __device__ __forceinline__ long long run_offset(long long i, const long long* shape, const long long* origin) {
   if constexpr (Tile::kRank == 1) return origin[0] + i;
-  else {
+  else if constexpr (Tile::kRank == 2) {
     const int e = static_cast<int>(i);  // 32-bit, as tensor_offset
     return (origin[0] + e / Tile::kCols) * shape[1] + origin[1] + e % Tile::kCols;
+  } else {
+    // The run's row, split over the leading dimensions (constant extents: shifts and multiplies).
+    const int e = static_cast<int>(i);
+    int row = e / Tile::kCols;
+    long long coord[Tile::kRank];
+    coord[Tile::kRank - 1] = e % Tile::kCols;
+#pragma unroll
+    for (int d = Tile::kRank - 2; d >= 0; --d) {
+      coord[d] = row % Tile::dim(d);
+      row /= Tile::dim(d);
+    }
+    long long off = 0;
+#pragma unroll
+    for (int d = 0; d < Tile::kRank; ++d) off = off * shape[d] + origin[d] + coord[d];
+    return off;
   }
 }
 
