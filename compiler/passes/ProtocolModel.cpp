@@ -101,6 +101,13 @@ private:
     if (least >= 0) validRows[op->getResult(0)] = least;
   }
 
+  // Where a loaded tile came from (its tensor and box): the rows a scatter by it writes.
+  struct RowSource {
+    unsigned tensor;
+    SmallVector<int64_t, 2> lo, hi;
+  };
+  llvm::DenseMap<Value, RowSource> rowSources;
+
   void noteStore(Value tile) {
     if (auto it = validRows.find(tile); it != validRows.end())
       out.events.back().access.validRows = it->second;
@@ -580,9 +587,14 @@ private:
     }
     if (auto l = dyn_cast<TileLoadOp>(op)) {
       noteLoad(l.getResult(), l.getSource(), l.getIndices());
-      return access(op, l.getSource(), l.getIndices(),
-                    cast<TileType>(l.getResult().getType()).getShape(), rank, false, false,
-                    false);
+      const size_t before = out.events.size();
+      auto shape = cast<TileType>(l.getResult().getType()).getShape();
+      if (!access(op, l.getSource(), l.getIndices(), shape, rank, false, false, false)) return false;
+      if (out.events.size() == before + 1 && out.events.back().access.lo.size() == shape.size()) {
+        const Access &a = out.events.back().access;
+        rowSources[l.getResult()] = {a.tensor, a.lo, a.hi};
+      }
+      return true;
     }
     if (auto s = dyn_cast<TileStoreOp>(op)) {
       if (!access(op, s.getDest(), s.getIndices(), s.getValue().getType().getShape(), rank,
@@ -614,7 +626,26 @@ private:
       int64_t peer = rank;
       if (s.getPeer() && !get(op, s.getPeer(), peer)) return false;
       if (!wholeAccess(op, s.getDest(), int(peer), true)) return false;
-      out.events.back().access.rows = s.getAdd() ? 2 : 1;
+      Access &a = out.events.back().access;
+      a.rows = s.getAdd() ? 2 : 1;
+      // Into a 2-D tensor: its rows at the tile's columns (padding columns included: only
+      // padding rows stay behind). The access stays whole-tensor for the race check, which
+      // takes scatters as commuting; checkScatterColumns compares these.
+      int64_t col;
+      auto tile = cast<TileType>(s.getValue().getType());
+      if (getTensorShape(s.getDest().getType()).size() == 2 && tile.getRank() == 2 && get(op, s.getCol(), col)) {
+        a.colLo = col;
+        // Not clipped at the tensor's end, as a plain store's box is not: the model's sizes tie
+        // tensors the kernel leaves free (a packed [N, 2 D] cache modelled as wide as [N, D]).
+        a.colHi = col + tile.getShape()[1];
+      }
+      Value rows = s.getRows();
+      if (auto c = rows.getDefiningOp<TileCastOp>()) rows = c.getInput();
+      if (auto it = rowSources.find(rows); it != rowSources.end()) {
+        a.rowsFrom = int(it->second.tensor);
+        a.rowsLo = it->second.lo;
+        a.rowsHi = it->second.hi;
+      }
       return true;
     }
     if (auto c = dyn_cast<TileClaimOp>(op)) return wholeAccess(op, c.getCounter(), rank, true);

@@ -69,7 +69,13 @@ struct Access {
   bool write = false;
   bool add = false;      // element-wise atomic add: adds commute with each other
   // Rows moved by index (store_rows), marked as adds since they commute: 1 stores, 2 adds them.
+  // A scatter into a 2-D tensor writes columns [colLo, colHi) of its rows (padding columns
+  // included); where its index tile was loaded from a tensor, rowsFrom names it and rowsLo /
+  // rowsHi the load's box: two scatters whose index tiles share elements write the same rows.
   int rows = 0;
+  int64_t colLo = 0, colHi = 0;
+  int rowsFrom = -1;
+  llvm::SmallVector<int64_t, 2> rowsLo, rowsHi;
   bool tma = false;      // goes through the async (TMA) proxy
   llvm::SmallVector<int64_t, 2> lo, hi;  // half-open box per dimension
   // A tile store: how many leading rows of the tile came from inside the tensor it was loaded

@@ -613,6 +613,7 @@ private:
     }
     if (reportDeadlock(procs, states, flags)) return;
     checkRaces(buffers, order, procs);
+    checkScatterColumns(buffers, order, procs);
     reportClobbers();
   }
 
@@ -701,6 +702,50 @@ private:
       }
       llvm::sort(races);
       for (auto [x, y] : races) reportRace(members[x], members[y], procs);
+    }
+  }
+
+  // Scatters commute in the race check (which of several writes to one row lands is the
+  // construct's choice), but two whose index tiles share elements write the same rows: where
+  // their columns overlap too (a padding column of one tile on a column of another, or tiles
+  // wider than their step), unordered, the values race as two stores' would.
+  void checkScatterColumns(const Buffers &buffers, const Order &order, ArrayRef<Process> procs) {
+    for (const auto &buffer : buffers) {
+      SmallVector<unsigned> scatters;
+      ArrayRef<Recorded> members = buffer.second;
+      for (unsigned x = 0; x < members.size(); ++x) {
+        const Access &a = *members[x].access;
+        if (members[x].op && a.rows == 1 && a.rowsFrom >= 0 && a.colHi > a.colLo &&
+            !reported.contains({members[x].op, int(Check::Race)}))
+          scatters.push_back(x);
+      }
+      for (unsigned i = 0; i < scatters.size(); ++i)
+        for (unsigned j = i + 1; j < scatters.size(); ++j) {
+          const Recorded &a = members[scatters[i]], &b = members[scatters[j]];
+          const Access &p = *a.access, &q = *b.access;
+          if (p.rowsFrom != q.rowsFrom || p.rowsLo.size() != q.rowsLo.size() || a.launch != b.launch) continue;
+          if (p.colHi <= q.colLo || q.colHi <= p.colLo) continue;
+          bool sameRows = true;
+          for (size_t d = 0; d < p.rowsLo.size() && sameRows; ++d)
+            sameRows = p.rowsLo[d] < q.rowsHi[d] && q.rowsLo[d] < p.rowsHi[d];
+          if (!sameRows) continue;
+          const bool tilesApart = apartTiles(a, b);
+          if (a.proc == b.proc && !tilesApart) continue;
+          if (!tilesApart && (order.happensBefore(a, b) || order.happensBefore(b, a))) continue;
+          const Recorded &here = a.self > b.self && a.proc == b.proc ? a : b, &other = &here == &a ? b : a;
+          report(here.op, Check::Race,
+                 "race for world size " + Twine(world) + ": this scatter writes rows of " +
+                     tensorName(p.tensor) + " at columns [" + Twine(here.access->colLo) + ", " +
+                     Twine(here.access->colHi) + ") while the scatter at " + where(other.op) +
+                     " writes the same rows (its row indices come from the same elements of " +
+                     tensorName(p.rowsFrom) + ") at columns [" + Twine(other.access->colLo) + ", " +
+                     Twine(other.access->colHi) + "), in another tile of the loop and in no order; "
+                     "store_rows writes every column of its tile inside the tensor, a clipped load's "
+                     "padding columns too (only padding rows stay behind), so start the column blocks a "
+                     "whole number of tiles apart or keep each tile inside its own block (a view with "
+                     "the blocks as a dimension)");
+          (void)procs;
+        }
     }
   }
 

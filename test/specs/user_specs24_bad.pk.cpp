@@ -156,7 +156,7 @@ PK_KERNEL void b16_copy_blocks_inplace(Tensor<i32, 2> pairs, Tensor<bf16, 2> kc,
   }
 }
 
-// F1 (finding 1: compiles, computes what the user did not mean): a packed K|V cache [NS, 2 HD] (K in columns
+// F1 (finding 1, now refused as a race: lit F1): a packed K|V cache [NS, 2 HD] (K in columns
 // 0 .. HD - 1, V from HD) written by store_rows with 128-wide tiles at n and HD + n. When HD is not a multiple of
 // 128, the last K tile's padding columns (zeros) are stored at columns HD .. (a store clips at the tensor's edge,
 // and store_rows skips only padding rows), over V's first columns, which the n = 0 iteration stores, in no
