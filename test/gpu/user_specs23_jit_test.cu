@@ -85,7 +85,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"ddp_bf16_compress_accumulate", false},  {"lamb_sharded", false},           {"linear_bwd_dx", true},
     {"linear_bwd_dw_accum_f32", true},        {"linear_bwd_dw_unscale_wd", true}, {"linear_bwd_dx_wt_f16", true},
     {"linear_bwd_dx_db", true},               {"sp_column_linear_bwd", true},    {"sp_row_linear_bwd_dx", true},
-    {"tp_dx_gemm_rs_adds", false},            {"sp_layernorm_bwd_full", false},  {"scaled_masked_softmax_bwd", false},
+    {"tp_dx_gemm_rs_adds", true},            {"sp_layernorm_bwd_full", false},  {"scaled_masked_softmax_bwd", false},
     {"attn_dropout_softmax_bwd", false},      {"ce_label_smoothing_bwd", false}, {"loss_scale_hysteresis", false},
     {"zero1_clip_adam", false},               {"reduce_scatter_by_adds", false}, {"adafactor_step", false},
     {"grad_accum_microbatch_loop", false},    {"ddp_per_layer_buckets", false},  {"zero_cols_inplace_sgd", false},
