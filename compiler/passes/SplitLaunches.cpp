@@ -124,6 +124,25 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
     return job;
   }
 
+  // Phases i and i + 1 of the top level as one launch of a fused GEMM template: a GEMM loop and
+  // the all-reduce or reduce-scatter of what it stores after it, or an all-gather of its A
+  // before it, where the template takes the pair on its own (a kernel's other phases keep
+  // their launches: a tensor-parallel MLP's row GEMM and its all-reduce become gemm_ar).
+  bool fusedPair(KernelOp kernel, ArrayRef<Operation *> phases, unsigned i, ArrayRef<unsigned> path) {
+    if (!templates || !path.empty() || i + 1 >= phases.size()) return false;
+    Operation *a = phases[i], *b = phases[i + 1];
+    const bool gemmThenCollective = isa<TileForeachOp>(a) && hasMma(a) && isa<AllReduceOp, ReduceScatterOp>(b);
+    const bool gatherThenGemm = isa<AllGatherOp>(a) && isa<TileForeachOp>(b) && hasMma(b);
+    if (!gemmThenCollective && !gatherThenGemm) return false;
+    // A kernel a fused template takes whole (the pair alone, or with a zero fill it absorbs)
+    // is not split.
+    if (whyNotFusedGemm(kernel).empty()) return false;
+    KernelOp trial = partOf(kernel, {i, i + 1}, (kernel.getSymName() + "_trial").str(), kernel, path);
+    const bool fused = whyNotFusedGemm(trial).empty();
+    trial.erase();
+    return fused;
+  }
+
   // What runs as launches: a group of phases (one launch), or a host loop of launches.
   struct Item {
     SmallVector<unsigned> phases;  // a group's phase numbers in its block
@@ -172,6 +191,15 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
         items.push_back(std::move(item));
         continue;
       }
+      if (fusedPair(kernel, phases, i, path)) {
+        templated = true;
+        items.emplace_back();
+        items.back().job = "fused GEMM";
+        items.back().path.assign(path.begin(), path.end());
+        items.back().phases = {i, i + 1};
+        ++i;
+        continue;
+      }
       StringRef job = templateOf(kernel, phases, i, path, unfused);
       templated |= !job.empty();
       if (items.empty() || items.back().loop || !job.empty() || !items.back().job.empty()) {
@@ -213,6 +241,9 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
       return part;
     };
     auto describe = [&](StringRef job, ArrayRef<Operation *> ops, ArrayRef<unsigned> group) {
+      if (job == "fused GEMM")
+        return "the phases at " + where(ops[group[0]]) + " and " + where(ops[group[1]]) +
+               " (a fused GEMM template: the GEMM loop with its collective)";
       if (!job.empty()) return "the tile loop at " + where(ops[group.front()]) + " (the " + job.str() + " template)";
       std::string s = group.size() == 1 ? "the phase at " : "the phases at ";
       for (auto [k, i] : llvm::enumerate(group)) s += (k ? ", " : "") + where(ops[i]);
