@@ -6,7 +6,8 @@
 // take, a misaligned A and a C padded past the product run the kernel's general-path twin,
 // checked the same way (the plain GEMM, and the fused gemm_rs, gemm_ar and ag_gemm at every world size).
 // The fused templates' other ways in (test/specs/fused_gemm_forms.pk.cpp): B stored [K, N] for gemm_rs
-// (owner adds and reduce_scatter forms), gemm_ar and ag_gemm, and GEMM -> Scratch -> reduce_scatter.
+// (owner adds and reduce_scatter forms), gemm_ar and ag_gemm, GEMM -> Scratch -> reduce_scatter, and
+// ag_gemm as one launch of a kernel split into two.
 #include <pk/jit/compile.h>
 #include <pk/templates/host/fused_gemm.cuh>
 
@@ -43,12 +44,14 @@ bool compile_all() {
   }
   auto forms = pk::jit::read_spec(PK_FORMS_SPEC);
   if (!forms.is_ok()) return pkt::fail("read " + forms.status().message()), false;
-  for (const char* name : {"rs_adds_kn", "rs_collective", "rs_collective_kn", "ar_kn", "ag_kn"}) {
+  for (const char* name : {"rs_adds_kn", "rs_collective", "rs_collective_kn", "ar_kn", "ag_kn", "ag_gemm_then_scale"}) {
     pk::jit::Options options;
     options.kernel = name;
     auto k = pk::jit::compile_spec(PK_FORMS_SPEC, *forms, options, pk::jit::pkc_frontend(PK_PKC));
     if (!k.is_ok()) return pkt::fail(std::string("compile ") + name + ": " + k.status().message()), false;
-    PKT_CHECK(!k->info().tmpl.kernel.empty(), std::string(name) + " did not take a fused template");
+    // (ag_gemm_then_scale is a sequence of launches, its first the template: lit fused-forms.test.)
+    PKT_CHECK(std::string(name) == "ag_gemm_then_scale" || !k->info().tmpl.kernel.empty(),
+              std::string(name) + " did not take a fused template");
     g_kernels.emplace(name, std::move(*k));
   }
   return true;
@@ -235,11 +238,18 @@ void ag_gemm(pk::Context& ctx, cudaStream_t s, long long K) {
   PKT_OK(ctx.exchange().barrier());
   for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_gemm")->launch(ctx, s, a.view, full.view, db.view(), dc.view()));
   for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_kn")->launch(ctx, s, a.view, full.view, dbkn.view(), dckn.view()));
+  // Two launches: ag_gemm (B [K, N]) into c, then y = c / 2 (exact in bf16).
+  DevLocal<bf16> dc2({W * Ms, N}, {}), dy({W * Ms, N}, {});
+  PKT_OK(kernel("ag_gemm_then_scale")->launch(ctx, s, a.view, full.view, dbkn.view(), dc2.view(), dy.view()));
   sync(ctx, s);
   std::vector<double> want(W * Ms * N, 0.0);
   pkt::ref_gemm_add(all_a, 0, W * Ms, pkt::as_float(b), N, K, want);
   pkt::expect_close(dc.download(), want, K, "jit ag_gemm rank " + std::to_string(me) + " K=" + std::to_string(K));
   pkt::expect_close(dckn.download(), want, K, "jit ag_kn (B [K, N]) rank " + std::to_string(me) + " K=" + std::to_string(K));
+  std::vector<double> half(want.size());
+  for (size_t i = 0; i < want.size(); ++i) half[i] = want[i] / 2;
+  pkt::expect_close(dy.download(), half, K, "jit ag_gemm_then_scale (ag_gemm, then a launch of its own) rank " +
+                                                std::to_string(me) + " K=" + std::to_string(K));
   PKT_OK(ctx.exchange().barrier());
 }
 

@@ -66,3 +66,22 @@ PK_KERNEL void rs_max(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, 
   GEMM_KN(a, b, p)
   reduce_scatter(Max, p, c);
 }
+
+// A kernel with more phases than a fused template takes: the GEMM and its collective still become
+// one launch of it, beside the other phases' launches (a tensor-parallel MLP: a GELU into h, the
+// row GEMM into a Scratch, its all-reduce).
+PK_KERNEL void gelu_then_gemm_ar(Tensor<bf16, 2> x, Tensor<bf16, 2> h, Tensor<bf16, 2> w, Scratch<bf16, 2> p,
+                                 Sym<bf16, 2> out) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 256}))
+    store(h, cast<bf16>(gelu(cast<f32>(load<16, 256>(x, m, n)))), m, n);
+  GEMM_KN(h, w, p)
+  all_reduce(Sum, p, out);
+}
+// An all-gather of A, the GEMM, then a phase that reads the product: ag_gemm, then the phase.
+PK_KERNEL void ag_gemm_then_scale(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c,
+                                  Tensor<bf16, 2> y) {
+  all_gather(a, a_full);
+  GEMM_KN(a_full, b, c)
+  for (auto [m, n] : tiles(c.rows(), c.cols(), {16, 256}))
+    store(y, cast<bf16>(cast<f32>(load<16, 256>(c, m, n)) * 0.5f), m, n);
+}
