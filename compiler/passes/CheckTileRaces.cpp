@@ -105,11 +105,21 @@ bool ownCell(Operation *read, Operation *write, TileForeachOp loop) {
   Block &body = loop.getBody().front();
   for (auto [d, step] : llvm::enumerate(loop.getSteps())) {
     if (auto c = getConstantIntValue(loop.getUpperBounds()[d]); c && *c <= step) continue;
-    // Inside the cell [v, v + step): the loop variable itself plus a constant c, 0 <= c and
-    // c + extent <= step (packed heads [T, H * D] rotated in place read at n + 64).
+    // Inside the cell [s v, s (v + step)): the loop variable itself, or times a constant s > 0,
+    // plus a constant c, 0 <= c and c + extent <= s step (packed heads [T, H * D] rotated in
+    // place read at n + 64, or at h * 128 + 64 stepping h by 1).
     auto inCell = [&](Value index, int64_t extent) {
       auto [base, offset] = baseAndOffset(index);
-      return base == body.getArgument(d) && offset >= 0 && offset + extent <= step;
+      Value v = body.getArgument(d);
+      int64_t scale = 1;
+      if (auto mul = base ? base.getDefiningOp<arith::MulIOp>() : arith::MulIOp())
+        for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()}, std::pair{mul.getRhs(), mul.getLhs()}})
+          if (auto c = getConstantIntValue(y); x == v && c && *c > 0) {
+            base = v;
+            scale = *c;
+            break;
+          }
+      return base == v && offset >= 0 && offset + extent <= scale * step;
     };
     bool cell = false;
     for (size_t j = 0; j < rank && !cell; ++j)

@@ -134,6 +134,15 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
     const bool gemmThenCollective = isa<TileForeachOp>(a) && hasMma(a) && isa<AllReduceOp, ReduceScatterOp>(b);
     const bool gatherThenGemm = isa<AllGatherOp>(a) && isa<TileForeachOp>(b) && hasMma(b);
     if (!gemmThenCollective && !gatherThenGemm) return false;
+    // The template never writes the pair's intermediate (a Scratch: the product an all-reduce or
+    // reduce-scatter takes, the all-gather's output): no other phase may touch it.
+    Value between = gemmThenCollective ? b->getOperand(0) : a->getOperand(1);
+    for (auto [k, other] : llvm::enumerate(phases)) {
+      if (k == i || k == i + 1) continue;
+      llvm::SmallPtrSet<Value, 8> reads, writes;
+      phaseTouches(other, reads, writes);
+      if (reads.contains(between) || writes.contains(between)) return false;
+    }
     // A kernel a fused template takes whole (the pair alone, or with a zero fill it absorbs)
     // is not split.
     if (whyNotFusedGemm(kernel).empty()) return false;

@@ -124,9 +124,10 @@ PK_KERNEL void cast_f16(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<f16, 2> p,
   all_reduce(Sum, p, c);
 }
 
-// A second consumer of the scratch product: the template never writes it.
+// A second consumer of the scratch product: the template never writes it, so neither the whole kernel nor the
+// GEMM with its all-reduce alone takes gemm_ar (the all-gather would read an unwritten product).
 // CHECK-LABEL: decisions for kernel 'second_consumer':
-// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm_ar
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}second_consumer_launch0 = the tile loop at {{.*}} (the GEMM template); second_consumer_launch1 = the phases at {{.*}}no fused GEMM template takes the whole kernel: 'pk.coll.all_gather' cannot be part of a kernel whose GEMM loop becomes the gemm_ar
 PK_KERNEL void second_consumer(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c, Sym<bf16, 2> q) {
   GEMM_LOOP(a, b, p)
   all_reduce(Sum, p, c);

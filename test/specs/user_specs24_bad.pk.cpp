@@ -5,10 +5,10 @@
 using namespace pk;
 
 // B1: rotary of packed heads in place, the loop over heads (step 1) and the columns at h * 128 and h * 128 + 64.
-// Each iteration reads and writes only its own head's 128 columns, but the rule takes the loop variable plus a
-// constant inside the step, and h * 128 is not that (the documented form tiles the columns by 128: `n`,
-// `n + 64`). Key words: "reads a tensor at other tiles than it writes" (finding 2: the advice does not name the
-// fix).
+// Each iteration reads and writes only its own head's 128 columns. Refused when the set was written (finding 2);
+// accepted since (an index may be the loop variable times a constant plus a constant inside that many steps):
+// lit B1 checks that it compiles (it stays in this file, at its line, so the
+// other kernels keep theirs).
 PK_KERNEL void b1_rope_heads_times_128_inplace(Tensor<bf16, 2> q, Tensor<f32, 2> cosT, Tensor<f32, 2> sinT,
                                                Tensor<i32, 1> pos) {
   for (auto [t, h] : tiles(q.rows(), q.cols() / 128, {16, 1})) {

@@ -777,8 +777,8 @@ PK_KERNEL void patch_parallel_dwconv_halo(Sym<bf16, 3> x, Tensor<f32, 2> k, Tens
     auto acc = zeros<f32, 32, 64>() + load<1, 64>(bias, c);
     for (auto dy : range(0, 3, 1)) {
       index r = h + dy;
-      float keep = float(min(r, 1)) * top + float(min(max(r, 0), 1)) * (1.0f - top);
-      keep = keep * (float(min(hl + 1 - r, 1)) * bot + (1.0f - bot));
+      float up = float(min(r, 1)), down = float(min(hl + 1 - r, 1));  // 0 at the top / bottom halo
+      float keep = (up + (1.0f - up) * top) * (down + (1.0f - down) * bot);
       for (auto dx : range(0, 3, 1))
         acc = acc + cast<f32>(load<32, 64>(x, r, w + dx - 1, c)) * keep * load<1, 64>(k, dy * 3 + dx, c);
     }

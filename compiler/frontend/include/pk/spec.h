@@ -524,6 +524,26 @@ template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>
 auto row_max(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
 template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
 auto row_min(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
+// Row reductions of tiles of another rank: an error that says how to make them 2-D.
+template <class T, long... S>
+auto row_reduction_of_rank(Tile<T, S...>) {
+  static_assert(sizeof...(S) == 2, "row_sum / row_max / row_min reduce the rows of a 2-D M x N tile: "
+                                   "reshape it first (a [1, M, N] tile of trailing dimensions is "
+                                   "reshape<M, N>(t); a 1-D [N] tile reshape<1, N>(t))");
+  return Tile<T, 1, 1>();
+}
+template <class T, long N> auto row_sum(Tile<T, N> t) { return row_reduction_of_rank(t); }
+template <class T, long N> auto row_max(Tile<T, N> t) { return row_reduction_of_rank(t); }
+template <class T, long N> auto row_min(Tile<T, N> t) { return row_reduction_of_rank(t); }
+template <class T, long A, long B, long N> auto row_sum(Tile<T, A, B, N> t) { return row_reduction_of_rank(t); }
+template <class T, long A, long B, long N> auto row_max(Tile<T, A, B, N> t) { return row_reduction_of_rank(t); }
+template <class T, long A, long B, long N> auto row_min(Tile<T, A, B, N> t) { return row_reduction_of_rank(t); }
+template <class T, long A, long B, long C, long N>
+auto row_sum(Tile<T, A, B, C, N> t) { return row_reduction_of_rank(t); }
+template <class T, long A, long B, long C, long N>
+auto row_max(Tile<T, A, B, C, N> t) { return row_reduction_of_rank(t); }
+template <class T, long A, long B, long C, long N>
+auto row_min(Tile<T, A, B, C, N> t) { return row_reduction_of_rank(t); }
 
 // Communication intent: what must move; pkc picks mechanism, overlap and signals.
 template <class T, int R, class Out> void all_reduce(Reduce, const Sym<T, R> &in, const Out &out);
