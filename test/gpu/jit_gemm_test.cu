@@ -128,21 +128,35 @@ void plain_gemm(pk::Context& ctx, cudaStream_t s) {
   }
 }
 
+// Every rank's A_r [W rows, K] and B_r [N, K] (seeds `what_a`, `what_b`), this rank's as bf16, and
+// the float64 sums over ranks of A_r B_r^T: this rank's rows [me rows, (me + 1) rows) (the
+// reduce-scatter) and all of them (the all-reduce), with the magnitudes of the partials.
+struct Reduced {
+  std::vector<bf16> a, b;
+  std::vector<double> rs, mag_rs, ar, mag_ar;
+};
+Reduced reduced(int W, int me, long long rows, long long N, long long K, int what_a, int what_b) {
+  const long long M = W * rows;
+  Reduced x{{}, {}, std::vector<double>(rows * N, 0.0), std::vector<double>(rows * N, 0.0),
+            std::vector<double>(M * N, 0.0), std::vector<double>(M * N, 0.0)};
+  for (int r = 0; r < W; ++r) {
+    auto a = random_bf16(M * K, pkt::seed_of(r, what_a, W)), b = random_bf16(N * K, pkt::seed_of(r, what_b, W));
+    if (r == me) x.a = a, x.b = b;
+    const auto af = pkt::as_float(a), bf = pkt::as_float(b);
+    pkt::ref_gemm_add(af, me * rows, rows, bf, N, K, x.rs, &x.mag_rs);
+    pkt::ref_gemm_add(af, 0, M, bf, N, K, x.ar, &x.mag_ar);
+  }
+  return x;
+}
+
 // Every rank's A_r [M, K], B_r [N, K]; the reduce-scatter owner of row i is i / (M / W).
 // K = 196 is not whole 16-byte rows: the launches run the fused kernels' general-path twins.
 void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s, long long K) {
   const int W = ctx.world(), me = ctx.rank();
   const long long rows = 150, M = W * rows, N = 264;
   const std::string kk = " K=" + std::to_string(K);
-  std::vector<std::vector<float>> af, bf;
-  std::vector<bf16> mine_a, mine_b;
-  for (int r = 0; r < W; ++r) {
-    auto a = random_bf16(M * K, pkt::seed_of(r, 3, W)), b = random_bf16(N * K, pkt::seed_of(r, 4, W));
-    if (r == me) mine_a = a, mine_b = b;
-    af.push_back(pkt::as_float(a));
-    bf.push_back(pkt::as_float(b));
-  }
-  DevLocal<bf16> da({M, K}, mine_a), db({N, K}, mine_b);
+  const Reduced x = reduced(W, me, rows, N, K, 3, 4);
+  DevLocal<bf16> da({M, K}, x.a), db({N, K}, x.b);
   SymArg<bf16> rs(ctx, {rows, N}, nullptr), scratch(ctx, {M, N}, nullptr), ar(ctx, {M, N}, nullptr);
   PKT_CUDA(pkt::sync_uploads());
   PKT_OK(ctx.exchange().barrier());
@@ -152,14 +166,8 @@ void gemm_rs_and_ar(pk::Context& ctx, cudaStream_t s, long long K) {
   }
   sync(ctx, s);
   PKT_OK(ctx.exchange().barrier());  // every rank's adds have landed
-  std::vector<double> want_rs(rows * N, 0.0), mag_rs(rows * N, 0.0);
-  std::vector<double> want_ar(M * N, 0.0), mag_ar(M * N, 0.0);
-  for (int r = 0; r < W; ++r) {
-    pkt::ref_gemm_add(af[r], me * rows, rows, bf[r], N, K, want_rs, &mag_rs);
-    pkt::ref_gemm_add(af[r], 0, M, bf[r], N, K, want_ar, &mag_ar);
-  }
-  pkt::expect_close(rs.download(), want_rs, K, "jit gemm_rs rank " + std::to_string(me) + kk, &mag_rs, W);
-  pkt::expect_close(ar.download(), want_ar, K, "jit gemm_ar rank " + std::to_string(me) + kk, &mag_ar, W);
+  pkt::expect_close(rs.download(), x.rs, K, "jit gemm_rs rank " + std::to_string(me) + kk, &x.mag_rs, W);
+  pkt::expect_close(ar.download(), x.ar, K, "jit gemm_ar rank " + std::to_string(me) + kk, &x.mag_ar, W);
   if (W > 1) {  // M = W * rows + 1 does not split evenly over the ranks
     DevLocal<bf16> uneven({M + 1, K}, {});
     pk::Status bad = kernel("gemm_rs")->launch(ctx, s, uneven.view(), db.view(), rs.view);
@@ -184,15 +192,8 @@ void fused_forms_reduce(pk::Context& ctx, cudaStream_t s, long long K) {
   const int W = ctx.world(), me = ctx.rank();
   const long long rows = 150, M = W * rows, N = 264;
   const std::string kk = " K=" + std::to_string(K);
-  std::vector<std::vector<float>> af, bf;
-  std::vector<bf16> mine_a, mine_b;
-  for (int r = 0; r < W; ++r) {
-    auto a = random_bf16(M * K, pkt::seed_of(r, 7, W)), b = random_bf16(N * K, pkt::seed_of(r, 8, W));
-    if (r == me) mine_a = a, mine_b = b;
-    af.push_back(pkt::as_float(a));
-    bf.push_back(pkt::as_float(b));
-  }
-  DevLocal<bf16> da({M, K}, mine_a), db({N, K}, mine_b), dbkn({K, N}, transposed(mine_b, N, K));
+  const Reduced x = reduced(W, me, rows, N, K, 7, 8);
+  DevLocal<bf16> da({M, K}, x.a), db({N, K}, x.b), dbkn({K, N}, transposed(x.b, N, K));
   SymArg<bf16> scratch(ctx, {M, N}, nullptr), rs_adds(ctx, {rows, N}, nullptr), rs_coll(ctx, {rows, N}, nullptr),
       rs_coll_kn(ctx, {rows, N}, nullptr), ar(ctx, {M, N}, nullptr);
   PKT_CUDA(pkt::sync_uploads());
@@ -205,17 +206,11 @@ void fused_forms_reduce(pk::Context& ctx, cudaStream_t s, long long K) {
   }
   sync(ctx, s);
   PKT_OK(ctx.exchange().barrier());
-  std::vector<double> want_rs(rows * N, 0.0), mag_rs(rows * N, 0.0);
-  std::vector<double> want_ar(M * N, 0.0), mag_ar(M * N, 0.0);
-  for (int r = 0; r < W; ++r) {
-    pkt::ref_gemm_add(af[r], me * rows, rows, bf[r], N, K, want_rs, &mag_rs);
-    pkt::ref_gemm_add(af[r], 0, M, bf[r], N, K, want_ar, &mag_ar);
-  }
   const std::string who = " rank " + std::to_string(me) + kk;
-  pkt::expect_close(rs_adds.download(), want_rs, K, "jit rs_adds_kn" + who, &mag_rs, W);
-  pkt::expect_close(rs_coll.download(), want_rs, K, "jit rs_collective" + who, &mag_rs, W);
-  pkt::expect_close(rs_coll_kn.download(), want_rs, K, "jit rs_collective_kn" + who, &mag_rs, W);
-  pkt::expect_close(ar.download(), want_ar, K, "jit ar_kn" + who, &mag_ar, W);
+  pkt::expect_close(rs_adds.download(), x.rs, K, "jit rs_adds_kn" + who, &x.mag_rs, W);
+  pkt::expect_close(rs_coll.download(), x.rs, K, "jit rs_collective" + who, &x.mag_rs, W);
+  pkt::expect_close(rs_coll_kn.download(), x.rs, K, "jit rs_collective_kn" + who, &x.mag_rs, W);
+  pkt::expect_close(ar.download(), x.ar, K, "jit ar_kn" + who, &x.mag_ar, W);
   PKT_OK(ctx.exchange().barrier());
 }
 
