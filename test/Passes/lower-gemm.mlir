@@ -10,7 +10,7 @@
 // CHECK-SAME: gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into its owner
 // CHECK-SAME: the spec's 128-row tiles go to the owner of their first row, so the template runs when a.rows() / world_size() is a multiple of 128
 // CHECK-SAME: the tiles are added into the output's contents, as store_add is everywhere
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs__general", job = "gemm_rs", owner_tiles}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs__general", job = "gemm_rs", owner_tiles}
 // CHECK-SAME: pk.level = "device"
 // CHECK-NEXT: pk.return
 pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
@@ -43,7 +43,7 @@ pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x
 // template as its launch's memset (zero_out), so y ends as the sum alone on both paths.
 // CHECK-LABEL: pk.kernel @rs_zeroed
 // CHECK-SAME: the spec's zero fill of the output before the loop becomes a memset
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs_zeroed__general", job = "gemm_rs", owner_tiles, zero_out}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs_zeroed__general", job = "gemm_rs", owner_tiles, zero_out}
 // CHECK-NEXT: pk.return
 pk.kernel @rs_zeroed(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
@@ -121,7 +121,7 @@ pk.kernel @rs_half_fill(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: 
 // CHECK-LABEL: pk.kernel @ag
 // CHECK-SAME: rule 2 (overlap): pk.coll.all_gather at {{.*}}: inter_sm, fused with the GEMM: the shard is gathered ahead of the tile loop at a coarser granularity
 // CHECK-SAME: Communicator SMs: chosen at launch
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 2 : i64, c = 3 : i64, fallback = "ag__general", job = "ag_gemm", landing = 1 : i64}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 2 : i64, b_layout = "nk", c = 3 : i64, fallback = "ag__general", job = "ag_gemm", landing = 1 : i64}
 // CHECK-NEXT: pk.return
 pk.kernel @ag(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16> {pk.scratch}, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xbf16>) {
   %c0 = arith.constant 0 : index
@@ -150,7 +150,7 @@ pk.kernel @ag(%a: !pk.sym<?x?xbf16>, %a_full: !pk.sym<?x?xbf16> {pk.scratch}, %b
 // and a plain stored GEMM into the GEMM template.
 // CHECK-LABEL: pk.kernel @ar
 // CHECK-SAME: intra_sm, fused with the GEMM: the all-reduce's input is produced tile by tile
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 3 : i64, fallback = "ar__general", job = "gemm_ar"}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 3 : i64, fallback = "ar__general", job = "gemm_ar"}
 pk.kernel @ar(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %p: !pk.sym<?x?xbf16> {pk.scratch}, %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -310,7 +310,7 @@ pk.kernel @fp8_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.t
 // follow each owner's rows, as the template's do).
 // CHECK-LABEL: pk.kernel @rs_owners
 // CHECK-SAME: each owner's rows in 128-row tiles (any rows per owner)
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, c = 2 : i64, fallback = "rs_owners__general", job = "gemm_rs"}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs_owners__general", job = "gemm_rs"}
 pk.kernel @rs_owners(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
   %m_all = pk.dim %a, 0 : !pk.tensor<?x?xbf16>
   %world = pk.world_size
