@@ -1115,6 +1115,16 @@ private:
     }
     int a = truth(in[0], l), b = truth(in[1], l);
     if (failed) return -1;
+    // Masks hold only 0 and 1, so an integer mask joins a float one as f32 without loss
+    // (`(p > thr) && (ids >= 0)`).
+    if (typeOf(a).elem != typeOf(b).elem)
+      for (int *side : {&a, &b}) {
+        if (typeOf(*side).elem == Elem::F32) continue;
+        ValueType t = typeOf(*side);
+        t.elem = Elem::F32;
+        *side = emitValue(OpKind::Cast, l, {*side}, t);
+        masks.insert(*side);
+      }
     return junction(StringRef(op) == "&&", a, b, l);
   }
   int junction(bool all, int a, int b, SourceLocation l) {

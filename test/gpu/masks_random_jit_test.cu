@@ -22,7 +22,7 @@ using pkt::DevLocal;
 using namespace pkt::cases;
 
 const std::vector<std::pair<const char*, bool>> kKernels = {
-    {"truth_table_f32", false}, {"truth_table_i32", false}, {"band_mask", false},
+    {"truth_table_f32", false}, {"truth_table_i32", false}, {"truth_table_mixed", false}, {"band_mask", false},
     {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
     {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
     {"cumsum_3d_i32", false},   {"uniform_trailing", false},
@@ -67,6 +67,23 @@ void truth_table_i32(const Run& r, LL M, LL N, unsigned seed) {
   if (run(r, "truth_table_i32", 1, ad.view(), bd.view(), out.view()))
     check(r, "truth_table_i32", out.download(), [&](LL i) { return table(a[i], b[i]); }, exact());
   end_case(r, "truth_table_i32 " + dims({M, N}), before);
+}
+
+// x f32 [M, N] and y i32 [N] (a row broadcast): the junctions of the two types as f32 masks.
+void truth_table_mixed(const Run& r, LL M, LL N, unsigned seed) {
+  const auto a = mixed(M * N, seed);
+  const auto b = ints<int>(N, -2, 3, seed + 5);
+  DevLocal<float> ad({M, N}, a), out({M, N}, {});
+  DevLocal<int> bd({N}, b);
+  const int before = begin_case(r);
+  if (run(r, "truth_table_mixed", 1, ad.view(), bd.view(), out.view()))
+    check(r, "truth_table_mixed", out.download(), [&](LL i) {
+      const float x = a[i];
+      const int y = b[i % N];
+      const bool xa = x != 0, ya = y != 0;  // NaN is true, as where() takes it
+      return double(xa && ya) + 2 * double(ya || xa) + 4 * double(x > 0.5f && y >= 1);
+    }, exact());
+  end_case(r, "truth_table_mixed " + dims({M, N}), before);
 }
 
 void band_mask(const Run& r, LL M, LL N, LL w, LL always, unsigned seed) {
@@ -205,6 +222,7 @@ void cumsum_3d_i32(const Run& r, LL B, LL S, LL H, unsigned seed) {
 void cases(const Run& r) {
   truth_table_f32(r, 70, 100, 11);
   truth_table_i32(r, 37, 50, 21);
+  truth_table_mixed(r, 45, 70, 31);
   band_mask(r, 150, 170, 20, 3, 31);
   band_mask(r, 65, 64, 1, 0, 41);
   coords_3d(r, 3, 37, 50);

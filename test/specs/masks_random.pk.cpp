@@ -22,6 +22,16 @@ PK_KERNEL void truth_table_i32(Tensor<i32, 2> a, Tensor<i32, 2> b, Tensor<i32, 2
   }
 }
 
+// Masks of two element types: an f32 tile's truth && an i32 tile's (and ||) join as an f32 mask;
+// the [1, 32] i32 row broadcasts over the rows.
+PK_KERNEL void truth_table_mixed(Tensor<f32, 2> a, Tensor<i32, 1> b, Tensor<f32, 2> out) {
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 32})) {
+    auto x = load<16, 32>(a, m, n);
+    auto y = load<1, 32>(b, n);
+    store(out, (x && y) + 2.f * (y || x) + 4.f * ((x > 0.5f) && (y >= 1)), m, n);
+  }
+}
+
 // A band of a score matrix: keys within w before the query, by && of two comparisons, and a
 // column mask broadcast by ||.
 PK_KERNEL void band_mask(Tensor<f32, 2> s, Tensor<f32, 2> out, index w, index always) {

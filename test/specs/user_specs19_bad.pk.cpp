@@ -114,7 +114,7 @@ PK_KERNEL void r15_topk_of_i32(Tensor<i32, 2> ids, Tensor<i32, 2> top) {
 }
 #endif
 
-// R16: a bf16 comparison && an f32 comparison (masks of two element types: cast one side).
+// R16 (accepted since the thirty-seventh session: masks of two element types join as an f32 mask): a bf16 comparison && an f32 comparison (masks of two element types: cast one side).
 #ifdef PK_CXX_R16
 PK_KERNEL void r16_bf16_mask_and_f32_mask(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
   for (auto m : tiles(x.rows(), {16})) {

@@ -182,7 +182,7 @@ PK_KERNEL void b15_rs_rank_mismatch(Sym<f32, 2> yp, Sym<f32, 3> ys) {
 }
 
 #ifdef PK_CXX_B16
-// B16: a float causal mask && an i32 chunk mask (chunked local attention): the two tiles differ in type.
+// B16 (accepted since the thirty-seventh session: masks of two element types join as an f32 mask): a float causal mask && an i32 chunk mask (chunked local attention): the two tiles differ in type.
 // Key words: "the two tiles have different element types".
 PK_KERNEL void b16_chunk_mask_int_and_float(Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<f32, 3> s, index chunk) {
   for (auto [h, m] : tiles(q.dim(0), q.dim(1), {1, 64})) {

@@ -55,7 +55,7 @@ PK_KERNEL void b5_token_shift_state_same_loop(Tensor<bf16, 2> x, Tensor<bf16, 2>
   }
 }
 
-// B6: speculative acceptance combining a float mask with an integer one by && (the i32 comparison is an i32
+// B6 (accepted since the thirty-seventh session: masks of two element types join as an f32 mask): speculative acceptance combining a float mask with an integer one by && (the i32 comparison is an i32
 // tile). Key words: "different element types", "cast<f32>(mask)".
 #ifdef PK_CXX_B6
 PK_KERNEL void b6_mask_f32_and_i32(Tensor<f32, 2> p, Tensor<i32, 2> draft, Tensor<f32, 2> out, float thr) {

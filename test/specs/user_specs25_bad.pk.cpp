@@ -27,7 +27,7 @@ PK_KERNEL void b2_row_sum_3d_tile(Tensor<f32, 3> x, Tensor<f32, 3> y) {
 }
 #endif
 
-// B3: a key-padding mask of an i32 tensor combined with a float mask (no cast). Key words: "different element
+// B3 (accepted since the thirty-seventh session: masks of two element types join as an f32 mask): a key-padding mask of an i32 tensor combined with a float mask (no cast). Key words: "different element
 // types", "cast<f32>(mask)".
 #ifdef PK_CXX_B3
 PK_KERNEL void b3_mask_f32_and_i32(Tensor<f32, 2> s, Tensor<i32, 1> keep, Tensor<f32, 2> p) {

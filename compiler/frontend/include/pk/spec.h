@@ -302,6 +302,12 @@ template <class T, long... S> IfFloat<T, Tile<T, S...>> sin(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> cos(Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> abs(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> pow(Tile<T, S...>, float exponent);
+// A tile exponent is not a power by a scalar: say what to write instead.
+template <class T, class U, long... A, long... B> Tile<T, A...> pow(Tile<T, A...>, Tile<U, B...>) {
+  static_assert(AlwaysFalse<T>::value, "pow takes a float exponent (a constant or a float argument); for a tile "
+                                       "of exponents write exp(e * log(x)) (x > 0)");
+  return Tile<T, A...>();
+}
 // The same math on float scalars (kernel arguments, constants, sizes), computed once in fp32:
 // `rsqrt(float(x.cols()))`, `sqrt(eps)`, `max(scale, 1e-6f)`.
 float exp(float);
@@ -340,9 +346,13 @@ PK_SPEC_MIXED(operator*)
 PK_SPEC_MIXED(operator/)
 PK_SPEC_MIXED(max)
 PK_SPEC_MIXED(min)
-PK_SPEC_MIXED(operator&&)
-PK_SPEC_MIXED(operator||)
 #undef PK_SPEC_MIXED
+// Masks of two element types (an f32 comparison and an i32 one) join as an f32 mask: masks hold
+// only 0 and 1, so nothing is lost.
+template <class T, class U, long... A, long... B, class = typename EnableIf<!IsSame<T, U>::value>::type>
+Broadcasted<Tile<f32, A...>, Tile<f32, B...>> operator&&(Tile<T, A...>, Tile<U, B...>);
+template <class T, class U, long... A, long... B, class = typename EnableIf<!IsSame<T, U>::value>::type>
+Broadcasted<Tile<f32, A...>, Tile<f32, B...>> operator||(Tile<T, A...>, Tile<U, B...>);
 
 // A float scalar (a `float` kernel parameter or a constant such as 0.5f) combines with a tile
 // as a tile whose every element is that value: `x * rsqrt(row_sum(x * x) * inv_n + eps)`.
