@@ -512,9 +512,10 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                                                     before(loop, rs) && unfusableScatter(rs).empty())
         scatter = rs;
     }
-    if (b == a || (store && (store.getDest() == a || store.getDest() == b)))
-      return g->sink->emitError("GEMM: the operands and the output must be distinct tensors "
-                                "(the template reads A and B while it writes C)");
+    // A and B may be one tensor (X Xᵀ: both only read); neither may be the output.
+    if (store && (store.getDest() == a || store.getDest() == b))
+      return g->sink->emitError("GEMM: the output must not be an operand (the template reads A and B "
+                                "while it writes C): store the product into another tensor");
     if (gather && (gather.getInput() == b || gather.getOutput() == b))
       return gather.emitError("AG + GEMM: the all-gather must feed only the A operand");
     const bool fused = gather || reduce || scatter || isa<AddTileOp>(g->sink);

@@ -168,7 +168,13 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
                                        ArrayRef<unsigned> path, bool &templated, std::string &unfused) {
     Block &entry = kernel.getBody().front();
     std::vector<Item> items;
+    llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
     for (unsigned i = 0; i < phases.size(); ++i) {
+      // A scalar read of a tensor no earlier phase writes needs no launch of its own: each part
+      // that uses it keeps a copy (partOf), which reads the same value at its start.
+      if (auto read = dyn_cast<LoadScalarOp>(phases[i]); read && !wroteBefore.contains(read.getSource()))
+        continue;
+      phaseTouches(phases[i], readBefore, wroteBefore);
       if (scf::ForOp loop = hostLoop(phases[i])) {
         if (loop.getNumResults() != 0)
           return loop.emitError("this range loop holds phases a launch cannot order (a collective, "
@@ -233,6 +239,8 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
     FailureOr<std::vector<Item>> items = itemsOf(kernel, phases, {}, templated, unfused);
     if (failed(items)) return failure();
     if (!loops && !templated) return success();
+    // One launch after all (the other phases were scalar reads it keeps): nothing to split.
+    if (!loops && items->size() == 1 && items->front().job != "fused GEMM") return success();
 
     std::string name = kernel.getSymName().str();
     SmallVector<KernelOp> parts;

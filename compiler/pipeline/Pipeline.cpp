@@ -33,6 +33,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   gemm.profilePath = options.profilePath;
   gemm.localTemplates = options.templates;
   pm.addPass(mlir::pk::createPkLowerGemmPass(gemm));
+  pm.addPass(mlir::pk::createPkExactIndexTilesPass());
   pm.addPass(mlir::pk::createPkLowerPeerTilesPass());
   mlir::pk::PkLowerCollectivesPassOptions lower;
   lower.profilePath = options.profilePath;

@@ -25,7 +25,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"truth_table_f32", false}, {"truth_table_i32", false}, {"truth_table_mixed", false}, {"band_mask", false},
     {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
     {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
-    {"cumsum_3d_i32", false},   {"uniform_trailing", false},
+    {"cumsum_3d_i32", false},   {"uniform_trailing", false}, {"positions_past_2p24", false},
 };
 const std::vector<const char*> kGeneralToo = {"gemm_dropout"};
 
@@ -219,6 +219,17 @@ void cumsum_3d_i32(const Run& r, LL B, LL S, LL H, unsigned seed) {
   end_case(r, "cumsum_3d_i32 " + dims({B, S, H}), before);
 }
 
+// R rows past 2^24, scattered to positions computed by row_index and bounded by it: every row
+// lands on its own (f32 positions would merge odd rows there and misplace the bound hi).
+void positions_past_2p24(const Run& r, LL R, LL hi, unsigned seed) {
+  const auto x = rnd<float>(R, seed);
+  DevLocal<float> xd({R, 1}, x), y({R, 1}, {});
+  const int before = begin_case(r);
+  if (run(r, "positions_past_2p24", 1, xd.view(), y.view(), hi))
+    check(r, "positions_past_2p24", y.download(), [&](LL i) { return i < hi ? double(x[i]) : -1.0; }, exact());
+  end_case(r, "positions_past_2p24 " + dims({R, 1}) + " hi " + std::to_string(hi), before);
+}
+
 void cases(const Run& r) {
   truth_table_f32(r, 70, 100, 11);
   truth_table_i32(r, 37, 50, 21);
@@ -236,6 +247,7 @@ void cases(const Run& r) {
   gemm_dropout(r, "gemm_dropout", 1000, 1032, 512, (LL(3) << 33) + 1, 0.1f, 71);
   cumsum_3d_i32(r, 3, 13, 100, 81);
   uniform_trailing(r, 3, 37, 100, 91);
+  positions_past_2p24(r, (LL(1) << 24) + 1000, (LL(1) << 24) + 501, 101);
 }
 
 }  // namespace

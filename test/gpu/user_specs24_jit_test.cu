@@ -873,7 +873,9 @@ void smoothquant(const Run& r, LL T, LL H, unsigned seed) {
   end_case(r, kn + " " + dims({T, H}), before);
 }
 
-// fp8_w8a8_rowcol_scale_bias: e4m3 products are exact in fp32; kBf + 1e-5 sx sw of the magnitude + 1e-6 |bias|.
+// fp8_w8a8_rowcol_scale_bias: e4m3 products are exact in fp32, but Hopper's fp8 wgmma accumulates with fewer bits
+// than fp32 (the template's run here missed 1e-5 of the magnitude by up to 6x; sets 11, 14 and 22 measured and
+// bound it the same way): kBf + 2.5e-4 sx sw of the magnitude + 1e-6 |bias|.
 void fp8_gemm(const Run& r, LL T, LL N, LL Kd, unsigned seed) {
   const std::string kn = "fp8_w8a8_rowcol_scale_bias";
   const auto xq = rnd<f8e4m3>(T * Kd, seed, -4.f, 4.f), wq = rnd<f8e4m3>(N * Kd, seed + 1, -4.f, 4.f);
@@ -887,7 +889,7 @@ void fp8_gemm(const Run& r, LL T, LL N, LL Kd, unsigned seed) {
     const auto g = gemm(T, N, Kd, [&](LL m, LL q) { return val(xq[m * Kd + q]); }, [&](LL q, LL n) { return val(wq[n * Kd + q]); });
     auto want = [&](LL i) { return sx[i / N] * double(sw[i % N]) * g.c[i] + val(bias[i % N]); };
     check(r, kn + ".y", y.download(), want, [&](LL i) {
-      return kBf * std::fabs(want(i)) + 1e-5 * sx[i / N] * double(sw[i % N]) * g.mag[i] + 1e-6 * std::fabs(val(bias[i % N]));
+      return kBf * std::fabs(want(i)) + 2.5e-4 * sx[i / N] * double(sw[i % N]) * g.mag[i] + 1e-6 * std::fabs(val(bias[i % N]));
     });
   }
   end_case(r, kn + " " + dims({T, N, Kd}) + (N % 8 ? " (general twin)" : ""), before);

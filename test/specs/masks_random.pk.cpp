@@ -94,3 +94,13 @@ PK_KERNEL void uniform_trailing(Tensor<f32, 3> out, index seed) {
   for (auto [b, m, n] : tiles(out.dim(0), out.dim(1), out.dim(2), {1, 16, 64}))
     store(out, uniform<16, 64>(seed, b, m, n), b, m, n);
 }
+
+// Rows past 2^24: positions from row_index cast to i32 and a bound compared with row_index stay
+// exact (pk-exact-index-tiles); as f32 values they would merge neighbouring rows and misplace the
+// bound there. y[i] = x[i] for i < hi, -1 elsewhere, scattered by the computed positions.
+PK_KERNEL void positions_past_2p24(Tensor<f32, 2> x, Tensor<f32, 2> y, index hi) {
+  for (auto j : tiles(x.rows(), {64})) {
+    auto pos = cast<i32>(row_index<64, 1>(j));
+    store_rows(y, where(row_index<64, 1>(j) < hi, load<64, 1>(x, j, 0), -1.0f), pos, 0);
+  }
+}

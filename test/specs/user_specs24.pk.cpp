@@ -73,7 +73,7 @@ PK_KERNEL void kv_copy_blocks(Tensor<i32, 2> pairs, Tensor<bf16, 2> kin, Tensor<
   for (auto [i, j] : tiles(pairs.rows(), bs, {1, 16})) {
     auto r = cast<i32>(row_index<16, 1>(j));
     auto live = r < bs;
-    auto src = load<16, 1>(pairs, i, 0) * 0 + pairs.at(i, 0) * bs + r;
+    auto src = pairs.at(i, 0) * bs + r;
     auto dst = pairs.at(i, 1) * bs + r;
     for (auto n : range(0, kin.cols(), 256))
       store_rows(kout, load_rows<16, 256>(kin, src, n), where(live, dst, -1), n);

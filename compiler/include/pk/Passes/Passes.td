@@ -182,6 +182,21 @@ def PkLowerGemmPass : Pass<"pk-lower-gemm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
 }
 
+def PkExactIndexTilesPass : Pass<"pk-exact-index-tiles", "::mlir::ModuleOp"> {
+  let summary = "General path: element coordinates used as integers are computed as integers";
+  let description = [{
+    `row_index`, `col_index` and `dim_index` are f32 tiles, exact only below 2^24. In the tile
+    loops no template took, a cast of one to an integer tile becomes an integer iota, and a
+    comparison of one with an integer scalar (an index, a size, a count) is made in i64, its
+    0 / 1 mask cast back to f32; so rows past 2^24 are neither merged nor dropped.
+
+    Before: `%r = pk.tile.iota %j dim 0 : !pk.tile<64x1xf32>`,
+            `%p = pk.tile.cast %r : !pk.tile<64x1xf32> to !pk.tile<64x1xi32>`
+    After:  `%p = pk.tile.iota %j dim 0 : !pk.tile<64x1xi32>`
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::arith::ArithDialect"];
+}
+
 def PkLowerCollectivesPass : Pass<"pk-lower-collectives", "::mlir::ModuleOp"> {
   let summary = "Rule 3: lower communication intent to one-way device primitives";
   let description = [{

@@ -1,0 +1,111 @@
+// pk-exact-index-tiles: element coordinates (row_index, col_index, dim_index) are f32 tiles,
+// exact only below 2^24. Where the general path uses them as integers, compute them as integers.
+#include "pk/Passes/Passes.h"
+#include "pk/Dialect/Pk.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+namespace mlir::pk {
+#define GEN_PASS_DEF_PKEXACTINDEXTILESPASS
+#include "pk/Passes/Passes.h.inc"
+} // namespace mlir::pk
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+bool isComparison(MapKind k) {
+  return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge ||
+         k == MapKind::eq || k == MapKind::ne;
+}
+
+// The comparison with the operands swapped (a < b is b > a).
+MapKind swapped(MapKind k) {
+  switch (k) {
+  case MapKind::lt: return MapKind::gt;
+  case MapKind::le: return MapKind::ge;
+  case MapKind::gt: return MapKind::lt;
+  case MapKind::ge: return MapKind::le;
+  default: return k;
+  }
+}
+
+TileType withElement(TileType t, Type elem) {
+  return TileType::get(t.getContext(), t.getShape(), elem, t.getMemorySpace());
+}
+
+// An f32 iota: the coordinates as the spec wrote them.
+TileIotaOp floatIota(Value v) {
+  auto iota = v.getDefiningOp<TileIotaOp>();
+  return iota && cast<TileType>(iota.getType()).getElementType().isF32() ? iota : TileIotaOp();
+}
+
+// splat(float(i)) of an integer scalar i (an index, a size, an integer argument or count): the
+// i64 it was converted from; null otherwise.
+Value integerSplat(Value v) {
+  auto splat = v.getDefiningOp<TileSplatOp>();
+  if (!splat) return {};
+  auto conv = splat.getScalar().getDefiningOp<arith::SIToFPOp>();
+  if (!conv || !conv.getIn().getType().isSignlessInteger(64)) return {};
+  return conv.getIn();
+}
+
+struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTiles> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    Type i64 = IntegerType::get(ctx, 64);
+    SmallVector<Operation *> dead;
+    // Only tile loops the templates did not take (the general path, fallbacks included): the
+    // templates' epilogues and score maps were read from the f32 forms already.
+    getOperation().walk([&](Operation *op) {
+      if (!op->getParentOfType<TileForeachOp>()) return;
+      {
+        // cast<i32>(row_index(m)) -> an i32 iota: the row itself, not its nearest float.
+        if (auto c = dyn_cast<TileCastOp>(op)) {
+          auto out = cast<TileType>(c.getType());
+          TileIotaOp iota = floatIota(c.getInput());
+          if (!iota || !isa<IntegerType>(out.getElementType())) return;
+          OpBuilder b(c);
+          auto exact = TileIotaOp::create(b, c.getLoc(), out, iota.getOrigin(), iota.getDim());
+          c.getResult().replaceAllUsesWith(exact.getResult());
+          dead.push_back(c);
+          return;
+        }
+        // row_index(j) < hi, hi an integer: compared as i64, the mask cast back to f32 (0 and 1
+        // are exact), so rows past 2^24 are neither merged nor dropped.
+        auto map = dyn_cast<TileMapOp>(op);
+        if (!map || !isComparison(map.getKind()) || map.getInputs().size() != 2) return;
+        auto result = cast<TileType>(map.getType());
+        if (!result.getElementType().isF32()) return;
+        for (int side : {0, 1}) {
+          TileIotaOp iota = floatIota(map.getInputs()[side]);
+          Value bound = integerSplat(map.getInputs()[1 - side]);
+          if (!iota || !bound) continue;
+          OpBuilder b(map);
+          Location loc = map.getLoc();
+          auto iotaType = withElement(cast<TileType>(iota.getType()), i64);
+          auto splatType = withElement(cast<TileType>(map.getInputs()[1 - side].getType()), i64);
+          Value coords = TileIotaOp::create(b, loc, iotaType, iota.getOrigin(), iota.getDim());
+          Value limit = TileSplatOp::create(b, loc, splatType, bound);
+          MapKind kind = side == 0 ? map.getKind() : swapped(map.getKind());
+          Value mask = TileMapOp::create(b, loc, withElement(result, i64), MapKindAttr::get(ctx, kind),
+                                         ValueRange{coords, limit});
+          Value asFloat = TileCastOp::create(b, loc, result, mask);
+          map.getResult().replaceAllUsesWith(asFloat);
+          dead.push_back(map);
+          return;
+        }
+      }
+    });
+    for (Operation *op : dead) op->erase();
+    // The f32 iotas and splats nothing reads any more (users first).
+    SmallVector<Operation *> unused;
+    getOperation().walk([&](Operation *op) {
+      if (isa<TileIotaOp, TileSplatOp, arith::SIToFPOp>(op)) unused.push_back(op);
+    });
+    for (Operation *op : llvm::reverse(unused))
+      if (op->use_empty()) op->erase();
+  }
+};
+
+} // namespace
