@@ -70,7 +70,9 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   case MapKind::ge: return fill("X >= Y ? 1.f : 0.f");
   case MapKind::eq: return fill("X == Y ? 1.f : 0.f");
   case MapKind::ne: return fill("X != Y ? 1.f : 0.f");
-  case MapKind::rem: case MapKind::hash: break;  // integer tiles only (integerMapExpression)
+  case MapKind::rem: case MapKind::hash: case MapKind::bit_and: case MapKind::bit_or:
+  case MapKind::bit_xor: case MapKind::shl: case MapKind::shr:
+    break;  // integer tiles only (integerMapExpression)
   }
   return "";
 }
@@ -88,6 +90,11 @@ std::string integerMapExpression(MapKind kind) {
   case MapKind::div: return "pk::tile::wrap_div(x, y)";
   case MapKind::rem: return "pk::tile::wrap_rem(x, y)";
   case MapKind::hash: return "pk::tile::wrap_hash(x, y)";
+  case MapKind::bit_and: return "x & y";
+  case MapKind::bit_or: return "x | y";
+  case MapKind::bit_xor: return "x ^ y";
+  case MapKind::shl: return "pk::tile::wrap_shl(x, y)";
+  case MapKind::shr: return "pk::tile::wrap_shr(x, y)";
   case MapKind::max: return "x > y ? x : y";
   case MapKind::min: return "x < y ? x : y";
   case MapKind::neg: return "pk::tile::wrap_neg(x)";
@@ -276,7 +283,7 @@ std::string mlir::pk::cuda::mapLambda(MapKind kind, Type operand) {
   const bool binary = kind == MapKind::add || kind == MapKind::sub || kind == MapKind::mul ||
                       kind == MapKind::div || kind == MapKind::max || kind == MapKind::min ||
                       kind == MapKind::pow || (kind >= MapKind::lt && kind <= MapKind::rem) ||
-                      kind == MapKind::hash;
+                      kind == MapKind::hash || (kind >= MapKind::bit_and && kind <= MapKind::shr);
   const bool integer = isa<IntegerType>(operand);
   const std::string v = integer ? elementTypeName(operand) : "float";
   return (binary ? "[](" + v + " x, " + v + " y) { return " : "[](" + v + " x) { return ") +

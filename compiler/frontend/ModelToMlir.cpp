@@ -125,6 +125,11 @@ private:
     case fe::MapKind::Ne: return mlir::pk::MapKind::ne;
     case fe::MapKind::Rem: return mlir::pk::MapKind::rem;
     case fe::MapKind::Hash: return mlir::pk::MapKind::hash;
+    case fe::MapKind::BitAnd: return mlir::pk::MapKind::bit_and;
+    case fe::MapKind::BitOr: return mlir::pk::MapKind::bit_or;
+    case fe::MapKind::BitXor: return mlir::pk::MapKind::bit_xor;
+    case fe::MapKind::Shl: return mlir::pk::MapKind::shl;
+    case fe::MapKind::Shr: return mlir::pk::MapKind::shr;
     }
     return mlir::pk::MapKind::add;
   }

@@ -1234,6 +1234,11 @@ private:
     if (n == "operator*") return mapOp(MapKind::Mul, l, {o->getArg(0), o->getArg(1)});
     if (n == "operator/") return mapOp(MapKind::Div, l, {o->getArg(0), o->getArg(1)});
     if (n == "operator%") return mapOp(MapKind::Rem, l, {o->getArg(0), o->getArg(1)});
+    static const std::pair<const char *, MapKind> bitwise[] = {
+        {"operator&", MapKind::BitAnd}, {"operator|", MapKind::BitOr}, {"operator^", MapKind::BitXor},
+        {"operator<<", MapKind::Shl}, {"operator>>", MapKind::Shr}};
+    for (const auto &[name, kind] : bitwise)
+      if (n == name && !unary) return mapOp(kind, l, {o->getArg(0), o->getArg(1)});
     static const std::pair<const char *, MapKind> comparisons[] = {
         {"operator<", MapKind::Lt}, {"operator<=", MapKind::Le}, {"operator>", MapKind::Gt},
         {"operator>=", MapKind::Ge}, {"operator==", MapKind::Eq}, {"operator!=", MapKind::Ne}};

@@ -51,7 +51,8 @@ static bool isUnary(MapKind kind) {
   case MapKind::add: case MapKind::sub: case MapKind::mul: case MapKind::div:
   case MapKind::max: case MapKind::min: case MapKind::pow: case MapKind::lt:
   case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq: case MapKind::ne:
-  case MapKind::rem: case MapKind::hash:
+  case MapKind::rem: case MapKind::hash: case MapKind::bit_and: case MapKind::bit_or:
+  case MapKind::bit_xor: case MapKind::shl: case MapKind::shr:
     return false;
   default: return true;
   }
@@ -60,7 +61,8 @@ static bool isUnary(MapKind kind) {
 LogicalResult ScalarMapOp::verify() {
   switch (getKind()) {
   case MapKind::lt: case MapKind::le: case MapKind::gt: case MapKind::ge: case MapKind::eq:
-  case MapKind::ne: case MapKind::rem: case MapKind::hash:
+  case MapKind::ne: case MapKind::rem: case MapKind::hash: case MapKind::bit_and:
+  case MapKind::bit_or: case MapKind::bit_xor: case MapKind::shl: case MapKind::shr:
     return emitOpError("'") << stringifyMapKind(getKind()) << "' is not a scalar kind";
   default: break;
   }
@@ -87,7 +89,8 @@ LogicalResult TileMapOp::verify() {
       return emitOpError("'") << stringifyMapKind(getKind()) << "' takes float tiles, got "
                               << out << "; cast to f32 first";
     break;
-  case MapKind::rem: case MapKind::hash:
+  case MapKind::rem: case MapKind::hash: case MapKind::bit_and: case MapKind::bit_or:
+  case MapKind::bit_xor: case MapKind::shl: case MapKind::shr:
     if (!integer)
       return emitOpError("'") << stringifyMapKind(getKind()) << "' takes integer tiles, got " << out;
     break;

@@ -602,6 +602,16 @@ pk.kernel @rem_of_float(%x: !pk.tensor<?xf32>) {
 
 // -----
 
+pk.kernel @shift_of_float(%x: !pk.tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = pk.tile.load %x[%c0] : !pk.tensor<?xf32> -> !pk.tile<256xf32>
+  // expected-error @+1 {{'shl' takes integer tiles, got '!pk.tile<256xf32>'}}
+  %e = pk.tile.map <shl> %t, %t : !pk.tile<256xf32>, !pk.tile<256xf32> -> !pk.tile<256xf32>
+  pk.return
+}
+
+// -----
+
 pk.kernel @hash_of_float(%x: !pk.tensor<?xf32>) {
   %c0 = arith.constant 0 : index
   %t = pk.tile.load %x[%c0] : !pk.tensor<?xf32> -> !pk.tile<256xf32>

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "jit_spec_cases.h"
 #include "sym_test_util.h"
@@ -26,6 +27,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
     {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
     {"cumsum_3d_i32", false},   {"uniform_trailing", false}, {"positions_past_2p24", false},
+    {"bits_i32", false},        {"unpack_int4", false},
 };
 const std::vector<const char*> kGeneralToo = {"gemm_dropout"};
 
@@ -230,6 +232,41 @@ void positions_past_2p24(const Run& r, LL R, LL hi, unsigned seed) {
   end_case(r, "positions_past_2p24 " + dims({R, 1}) + " hi " + std::to_string(hi), before);
 }
 
+// The shifts as the language defines them (pk/tile/int_math.cuh): counts outside 0..31 give 0
+// (<<) or the sign fill (>>); << through unsigned, so no overflow.
+int shl(int x, int y) { return y < 0 || y > 31 ? 0 : int(unsigned(x) << y); }
+int shr(int x, int y) { return y < 0 || y > 31 ? (x < 0 ? -1 : 0) : x >> y; }
+
+void bits_i32(const Run& r, LL M, LL N, unsigned seed) {
+  const auto a = ints<int>(M * N, -100000, 100000, seed), b = ints<int>(M * N, -3, 40, seed + 1);
+  DevLocal<int> ad({M, N}, a), bd({M, N}, b), y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "bits_i32", 2, ad.view(), bd.view(), y.view()))
+    check(r, "bits_i32", y.download(), [&](LL i) {
+      const int x = a[i], z = b[i];
+      // i32 arithmetic wraps on the device: sum in uint32 and reinterpret.
+      const unsigned v = unsigned(x & z) + 3u * unsigned(x | z) - unsigned(x ^ z) + unsigned(shl(x, z)) +
+                         unsigned(shr(x, z)) + unsigned(shl(7, z & 7)) + unsigned(1 ^ x);
+      return double(int(v));
+    }, exact());
+  end_case(r, "bits_i32 " + dims({M, N}), before);
+}
+
+void unpack_int4(const Run& r, LL N, LL C, unsigned seed) {
+  const auto w = ints<int>(N * C, std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), seed);
+  const auto s = rnd<float>(N, seed + 1, 0.01f, 0.1f);
+  DevLocal<int> wd({N, C}, w);
+  DevLocal<float> sd({N}, s), y({N, C, 8}, {});
+  const int before = begin_case(r);
+  if (run(r, "unpack_int4", 2, wd.view(), sd.view(), y.view()))
+    check(r, "unpack_int4", y.download(), [&](LL i) {
+      const LL n = i / (C * 8), c = i / 8 % C, j = i % 8;
+      const int nib = int((unsigned(w[n * C + c]) >> (4 * j)) & 15u);
+      return double(float(nib - 8) * s[n]);
+    }, exact());
+  end_case(r, "unpack_int4 " + dims({N, C, 8}), before);
+}
+
 void cases(const Run& r) {
   truth_table_f32(r, 70, 100, 11);
   truth_table_i32(r, 37, 50, 21);
@@ -248,6 +285,8 @@ void cases(const Run& r) {
   cumsum_3d_i32(r, 3, 13, 100, 81);
   uniform_trailing(r, 3, 37, 100, 91);
   positions_past_2p24(r, (LL(1) << 24) + 1000, (LL(1) << 24) + 501, 101);
+  bits_i32(r, 37, 150, 111);
+  unpack_int4(r, 45, 70, 121);
 }
 
 }  // namespace

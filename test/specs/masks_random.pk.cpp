@@ -104,3 +104,22 @@ PK_KERNEL void positions_past_2p24(Tensor<f32, 2> x, Tensor<f32, 2> y, index hi)
     store_rows(y, where(row_index<64, 1>(j) < hi, load<64, 1>(x, j, 0), -1.0f), pos, 0);
   }
 }
+
+// Bits of i32 tiles: & | ^ and shifts, the counts from z (negative and past 31 included: << gives
+// 0 there and >> the sign fill), a scalar on either side.
+PK_KERNEL void bits_i32(Tensor<i32, 2> a, Tensor<i32, 2> b, Tensor<i32, 2> y) {
+  for (auto [m, n] : tiles(a.rows(), a.cols(), {16, 64})) {
+    auto x = load<16, 64>(a, m, n), z = load<16, 64>(b, m, n);
+    store(y, (x & z) + 3 * (x | z) - (x ^ z) + (x << z) + (x >> z) + (7 << (z & 7)) + (1 ^ x), m, n);
+  }
+}
+
+// int4 weights packed eight to an i32 (nibble j at bits 4j .. 4j + 3, stored with offset 8):
+// y[n, c, j] = (nibble j of w[n, c] - 8) * s[n], y viewed as [N, K / 8, 8].
+PK_KERNEL void unpack_int4(Tensor<i32, 2> w, Tensor<f32, 1> s, Tensor<f32, 3> y) {
+  for (auto [n, c] : tiles(w.rows(), w.cols(), {16, 32})) {
+    auto packed = load<16, 32>(w, n, c);
+    for (auto j : range(0, 8, 1))
+      store(y, reshape<16, 32, 1>(cast<f32>(((packed >> (4 * j)) & 15) - 8) * load<16, 1>(s, n)), n, c, j);
+  }
+}

@@ -386,6 +386,21 @@ template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> max(I, T
 template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> min(I, Tile<T, S...>);
 template <class T, long... S>
 typename EnableIf<IsInt<T>::value, Tile<T, S...>>::type operator%(Tile<T, S...>, Tile<T, S...>);
+// Bits of integer tiles (packed int4 / int8 weights, hashes): & | ^, and shifts by 0 .. bits - 1
+// (>> is arithmetic: the sign is copied in; a count outside 0 .. bits - 1 gives 0 for << and the
+// sign fill for >>). `(w >> (4 * j)) & 15` is the j-th nibble of w.
+#define PK_SPEC_BITS(op)                                                                       \
+  template <class T, long... A, long... B>                                                     \
+  typename EnableIf<IsInt<T>::value, Broadcasted<Tile<T, A...>, Tile<T, B...>>>::type op(     \
+      Tile<T, A...>, Tile<T, B...>);                                                           \
+  template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> op(Tile<T, S...>, I); \
+  template <class T, class I, long... S> IfIntScalar<T, I, Tile<T, S...>> op(I, Tile<T, S...>);
+PK_SPEC_BITS(operator&)
+PK_SPEC_BITS(operator|)
+PK_SPEC_BITS(operator^)
+PK_SPEC_BITS(operator<<)
+PK_SPEC_BITS(operator>>)
+#undef PK_SPEC_BITS
 // Casts convert element by element: float to integer rounds toward zero and saturates (NaN
 // gives 0), integer to float gives the nearest float.
 template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);

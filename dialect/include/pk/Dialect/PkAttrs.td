@@ -93,7 +93,15 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     I32EnumAttrCase<"erf", 27>,
     // Integer tiles: x and y mixed by a hash (pk::tile::wrap_hash), a value in [0, 2^31); the
     // random numbers of uniform() chain it over a seed and an element's coordinates.
-    I32EnumAttrCase<"hash", 28>]>;
+    I32EnumAttrCase<"hash", 28>,
+    // Integer tiles: bitwise and, or, xor; shifts by 0 .. bits - 1 (left: zeros in, right:
+    // arithmetic, the sign copied in); a count outside that range gives 0 (left) or the sign
+    // fill (right), never C++'s undefined behaviour (pk/tile/int_math.cuh).
+    I32EnumAttrCase<"bit_and", 29>,
+    I32EnumAttrCase<"bit_or", 30>,
+    I32EnumAttrCase<"bit_xor", 31>,
+    I32EnumAttrCase<"shl", 32>,
+    I32EnumAttrCase<"shr", 33>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [

@@ -45,6 +45,18 @@ template <class T>
 __device__ __forceinline__ T wrap_rem(T x, T y) {
   return y == 0 || y == -1 ? T(0) : x % y;
 }
+// x << y with zeros shifted in (through the unsigned type: no overflow); 0 for y outside
+// 0 .. bits - 1, where C++ leaves the shift undefined.
+template <class T>
+__device__ __forceinline__ T wrap_shl(T x, T y) {
+  using U = typename unsigned_of<T>::type;
+  return y < 0 || y >= T(8 * sizeof(T)) ? T(0) : static_cast<T>(static_cast<U>(x) << y);
+}
+// x >> y, arithmetic (the sign copied in); y outside 0 .. bits - 1 gives the sign fill (0 or -1).
+template <class T>
+__device__ __forceinline__ T wrap_shr(T x, T y) {
+  return y < 0 || y >= T(8 * sizeof(T)) ? (x < 0 ? T(-1) : T(0)) : x >> y;
+}
 
 // MurmurHash3's 32-bit finaliser: a bijection whose every input bit reaches every output bit.
 __device__ __forceinline__ unsigned fmix32(unsigned h) {
