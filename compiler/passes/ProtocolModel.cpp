@@ -406,9 +406,34 @@ private:
     return !orders;
   }
 
+  // The local tensors a loop only reads (tile and row loads, scalar reads of this rank's
+  // tensors), when it writes nothing, waits for nothing and touches no peer; false otherwise.
+  static bool onlyReadsLocal(scf::ForOp loop, SmallVectorImpl<Value> &read) {
+    bool ok = true;
+    loop.getBody()->walk([&](Operation *op) {
+      if (auto l = dyn_cast<TileLoadOp>(op)) read.push_back(l.getSource());
+      else if (auto l = dyn_cast<TileLoadRowsOp>(op); l && !l.getPeer()) read.push_back(l.getSource());
+      else if (auto l = dyn_cast<LoadScalarOp>(op)) read.push_back(l.getSource());
+      else if (!op->getNumRegions() && !isa<scf::YieldOp>(op) && !isPure(op)) ok = false;
+    });
+    return ok;
+  }
+
   // A sequential loop runs whole in every block, trip by trip; index values it carries are
   // tracked (tiles are not). A tile loop inside it stays spread over the blocks, as emitted.
   bool forLoop(scf::ForOp loop, int depth) {
+    // Bounds read from memory (a jagged bag's offsets) over a loop that only reads local
+    // tensors: whatever its trips, it reads no more than those whole tensors, which is what
+    // the model records; the index values it carries out are unknown.
+    SmallVector<Value> read;
+    if (llvm::any_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()},
+                     [&](Value v) { return unknown.contains(v); }) &&
+        onlyReadsLocal(loop, read)) {
+      for (Value tensor : read)
+        if (!wholeAccess(loop, tensor, rank, false)) return false;
+      for (Value result : loop.getResults()) unknown.insert(result);
+      return true;
+    }
     int64_t lb, ub, st;
     if (!get(loop, loop.getLowerBound(), lb) || !get(loop, loop.getUpperBound(), ub) ||
         !get(loop, loop.getStep(), st))

@@ -34,3 +34,16 @@ PK_KERNEL void local_loop_bound(Sym<i32, 1> cnt, Tensor<i32, 1> tot, Tensor<f32,
   for (auto [m, c] : tiles(tot.at(0), x.cols(), {16, 64}))
     store(y, load<16, 64>(x, m, c), m, c);
 }
+
+// A range loop bounded by values read from memory that only reads local tensors (a jagged bag's
+// rows, summed before an all-reduce): recorded as reads of those whole tensors, whatever its
+// trips, so the kernel is proved with no warning. A loop that also stores is the warning above.
+// CHECK-NOT: memory-read-values.cpp:{{[0-9]+}}:{{[0-9]+}}: warning
+PK_KERNEL void jagged_local_reads(Tensor<i32, 1> off, Tensor<f32, 2> x, Scratch<f32, 2> part, Sym<f32, 2> out) {
+  for (auto [b, n] : tiles(part.rows(), part.cols(), {1, 64})) {
+    auto acc = zeros<f32, 1, 64>();
+    for (auto j : range(off.at(b), off.at(b + 1), 1)) acc = acc + load<1, 64>(x, j, n);
+    store(part, acc, b, n);
+  }
+  all_reduce(Sum, part, out);
+}

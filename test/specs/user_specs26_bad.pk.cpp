@@ -47,8 +47,8 @@ PK_KERNEL void b4_edgeconv_flat_concat(Tensor<bf16, 2> x, Tensor<i32, 1> src, Te
 // B5: fp8 gradients reduced across ranks (fp8 tensors do not reduce: reduce in f32 or bf16). Key words: "fp8".
 PK_KERNEL void b5_all_reduce_fp8(Sym<f8e4m3, 2> g, Sym<f8e4m3, 2> out) { all_reduce(Sum, g, out); }
 
-// B6: int4 nibbles unpacked with a bit mask and a shift (the language has no bit operations on tiles: use / and %
-// on the word taken as unsigned in i64). A Clang error. Key words: "invalid operands to binary expression".
+// B6 (accepted since the thirty-seventh session: integer tiles take & | ^ << >>): int4 nibbles unpacked with a
+// bit mask and a shift; it was a Clang error ("invalid operands to binary expression").
 #ifdef PK_CXX_B6
 PK_KERNEL void b6_int4_unpack_bitops(Tensor<i32, 2> qw, Tensor<i32, 2> q) {
   for (auto [k, n] : tiles(qw.rows(), qw.cols(), {16, 128})) store(q, (load<16, 128>(qw, k, n) >> 4) & 15, k, n);
