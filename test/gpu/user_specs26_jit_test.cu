@@ -82,8 +82,8 @@
 // * negative_sampling_scores: u is replicated bit for bit (jit_spec_cases.h's uniform_at), u N is one fp32 product,
 //   so an id within 2^-23 of an integer boundary may be either; the score is checked against the device's ids;
 // * top-k: distinct values (topk_blocks, topk_merge) or exact integer scores with ties broken as the comments say
-//   (sharded_topk_retrieval: lower id, then lower rank and position; topk_gather_to_root: lower rank, position):
-//   values and ids exact.
+//   (sharded_topk_retrieval: the lower item id, locally and in the merge, where the lower rank's list comes first;
+//   topk_gather_to_root: the lower rank, then the lower list position): values and ids exact.
 #include <pk/jit/compile.h>
 
 #include <algorithm>
