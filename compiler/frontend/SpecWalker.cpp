@@ -880,8 +880,10 @@ private:
     if (auto *f = dyn_cast<FloatingLiteral>(e))
       return floatConstant(l, static_cast<float>(f->getValueAsApproximateDouble()));
     if (isa<ConditionalOperator>(e))
-      return fail(l, "the conditional operator is not in the spec language; tile loops clip "
-                     "partial tiles at tensor edges instead of branching");
+      return fail(l, "the conditional operator is not in the spec language: between two indices, "
+                     "choose with min / max and integer arithmetic (`max(offsets.at(b + 1), (b + 1) / "
+                     "nb * n)`); between tiles, use where(mask, a, b); tile loops clip partial tiles "
+                     "at tensor edges instead of branching");
     if (auto *op = dyn_cast<CXXOperatorCallExpr>(e)) return operatorCall(op);
     if (auto *m = dyn_cast<CXXMemberCallExpr>(e)) return memberCall(m);
     if (auto *c = dyn_cast<CallExpr>(e)) return call(c);

@@ -37,8 +37,10 @@ PK_KERNEL void compare(Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
 
 #ifdef BAD_MASK
 // A mask that does not broadcast against the values (16 x 32 against 16 x 16) is a C++ type
-// error already (pk/spec.h ties the shapes together; a 16 x 1 mask would broadcast).
-// BAD: masks.cpp:[[@LINE+3]]:14: error: no matching function for call to 'where'
+// error already (pk/spec.h ties the shapes together; a 16 x 1 mask would broadcast), a static
+// assertion that says why, at the user's line.
+// BAD: error: static assertion failed{{.*}}the two tiles' extents differ in a dimension where neither is 1
+// BAD: masks.cpp:[[@LINE+3]]:14: note: in instantiation of function template specialization 'pk::where
 PK_KERNEL void bad(Tensor<f32, 2> x, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 16}))
     store(y, where(load<16, 32>(x, m, n) > 0.0f, load<16, 16>(x, m, n), 0.0f), m, n);

@@ -272,6 +272,38 @@ struct Broadcast<Tile<T, A...>, Tile<T, B...>,
   using type = Tile<T, broadcast_dim(A, B)...>;
 };
 template <class X, class Y> using Broadcasted = typename Broadcast<X, Y>::type;
+// Two tiles of one element type whose shapes do not broadcast: these overloads turn the bare
+// "no matching function" into an error that says why.
+template <class> struct ToVoid { using type = void; };
+template <class X, class Y, class = void> struct Broadcasts { static constexpr bool value = false; };
+template <class X, class Y>
+struct Broadcasts<X, Y, typename ToVoid<typename Broadcast<X, Y>::type>::type> { static constexpr bool value = true; };
+template <class T, long... A, long... B>
+Tile<T, A...> shapes_do_not_broadcast(Tile<T, A...>, Tile<T, B...>) {
+  static_assert(sizeof...(A) == sizeof...(B), "the two tiles have different ranks: broadcasting adds no dimensions; "
+                                              "reshape one first (reshape<32, 1>(t) makes a [32] tile a column)");
+  static_assert(sizeof...(A) != sizeof...(B), "the two tiles' extents differ in a dimension where neither is 1: each "
+                                              "dimension must match, or be 1 in one of them (an [M, 1] column, a "
+                                              "[1, N] row)");
+  return Tile<T, A...>();
+}
+#define PK_SPEC_SHAPES(op)                                                                     \
+  template <class T, long... A, long... B,                                                     \
+            class = typename EnableIf<!Broadcasts<Tile<T, A...>, Tile<T, B...>>::value>::type> \
+  Tile<T, A...> op(Tile<T, A...> a, Tile<T, B...> b) { return shapes_do_not_broadcast(a, b); }
+PK_SPEC_SHAPES(operator+)
+PK_SPEC_SHAPES(operator-)
+PK_SPEC_SHAPES(operator*)
+PK_SPEC_SHAPES(operator/)
+PK_SPEC_SHAPES(operator<)
+PK_SPEC_SHAPES(operator<=)
+PK_SPEC_SHAPES(operator>)
+PK_SPEC_SHAPES(operator>=)
+PK_SPEC_SHAPES(operator==)
+PK_SPEC_SHAPES(operator!=)
+PK_SPEC_SHAPES(operator&&)
+PK_SPEC_SHAPES(operator||)
+#undef PK_SPEC_SHAPES
 template <class T, long... A, long... B>
 Broadcasted<Tile<T, A...>, Tile<T, B...>> operator+(Tile<T, A...>, Tile<T, B...>);
 template <class T, long... A, long... B>
@@ -477,6 +509,15 @@ IfIntScalar<T, I, Broadcasted<Tile<T, A...>, Tile<T, B...>>> where(Tile<C, A...>
 template <class C, class T, class I, long... A, long... B>
 IfIntScalar<T, I, Broadcasted<Tile<T, A...>, Tile<T, B...>>> where(Tile<C, A...> c, I a, Tile<T, B...> b);
 // Two scalars: an f32 tile of the mask's shape (an i32 one for two integers).
+// A mask and a value tile whose shapes do not broadcast: say why (shapes_do_not_broadcast).
+template <class C, class T, class X, long... A, long... B,
+          class = typename EnableIf<!Broadcasts<Tile<T, A...>, Tile<T, B...>>::value &&
+                                    (IsIntegral<X>::value || IsSame<X, float>::value)>::type>
+Tile<T, B...> where(Tile<C, A...>, Tile<T, B...> a, X) { return shapes_do_not_broadcast(a, Tile<T, A...>()); }
+template <class C, class T, class X, long... A, long... B,
+          class = typename EnableIf<!Broadcasts<Tile<T, A...>, Tile<T, B...>>::value &&
+                                    (IsIntegral<X>::value || IsSame<X, float>::value)>::type>
+Tile<T, B...> where(Tile<C, A...>, X, Tile<T, B...> b) { return shapes_do_not_broadcast(b, Tile<T, A...>()); }
 template <class C, long... S> Tile<f32, S...> where(Tile<C, S...> c, float a, float b);
 template <class C, class I, long... S>
 typename EnableIf<IsIntegral<I>::value, Tile<i32, S...>>::type where(Tile<C, S...> c, I a, I b);
