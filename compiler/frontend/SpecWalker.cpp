@@ -820,7 +820,11 @@ private:
     e = strip(e);
     SourceLocation l = e->getBeginLoc();
     if (auto *i = dyn_cast<IntegerLiteral>(e)) {
-      if (i->getValue().getActiveBits() > 63)
+      // An unsigned 64-bit literal with the top bit set (a hash multiplier such as
+      // 0x9E3779B97F4A7C15UL) is taken modulo 2^64, as C++ converts it to the signed i64 that
+      // wrapping tile arithmetic multiplies by.
+      const bool wraps = i->getType()->isUnsignedIntegerType() && i->getValue().getBitWidth() == 64;
+      if (i->getValue().getActiveBits() > 63 && !wraps)
         return fail(l, "integer constant does not fit in 64 bits");
       return constant(l, int64_t(i->getValue().getZExtValue()));
     }

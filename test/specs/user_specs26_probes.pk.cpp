@@ -85,7 +85,7 @@ PK_KERNEL void p5_rowwise_bag_jagged(Tensor<i32, 1> ids, Tensor<i32, 1> offsets,
   reduce_scatter(Sum, part, out);
 }
 
-// P6 (finding 5): Fibonacci hashing of i64 ids with the 64-bit golden-ratio multiplier 0x9E3779B97F4A7C15 written as
+// P6 (finding 3; accepted since the thirty-seventh session, the literal taken modulo 2^64): Fibonacci hashing of i64 ids with the 64-bit golden-ratio multiplier 0x9E3779B97F4A7C15 written as
 // an unsigned C++ literal (wrapping multiplication, as i64 tiles do): refused, "integer constant does not fit in 64
 // bits". The signed spelling -7046029254386353131L of the same bits is accepted (user code can work around it).
 #ifdef PK_PROBE_P6
