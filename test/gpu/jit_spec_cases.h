@@ -128,6 +128,15 @@ inline void matmul(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, co
     }
   }
 }
+// The same as one value: the product and its magnitude.
+struct Gemm {
+  std::vector<double> c, mag;
+};
+inline Gemm gemm(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B) {
+  Gemm g;
+  matmul(M, N, Kd, A, B, g.c, g.mag);
+  return g;
+}
 // uniform(seed, coordinates) as docs/language.md defines it: H(u, v) = f(u ^ f(v + 0x9e3779b9)) >> 1
 // with f MurmurHash3's finaliser, over the seed's words (seed mod 2^32) - 2^31 and floor(seed / 2^32), then
 // each coordinate in turn (its low 32 bits); the value (h / 128) * 2^-24.
@@ -179,6 +188,12 @@ void check(const Run& r, const std::string& what, const std::vector<T>& got, con
   }
   if (bad > 3) pkt::fail(what + " W=" + std::to_string(r.W) + " rank " + std::to_string(r.me) + ": " +
                          std::to_string(bad) + " of " + std::to_string(got.size()) + " elements wrong");
+}
+// A vector check against precomputed want / tol vectors.
+template <class T>
+void check_vec(const Run& r, const std::string& what, const std::vector<T>& got, const std::vector<double>& want,
+               const std::vector<double>& tol) {
+  check(r, what, got, [&](LL i) { return want[i]; }, [&](LL i) { return tol[i]; });
 }
 // Elements where pick(i) is true still hold the poison (NaN): the kernel must not write them
 // (another rank's rows, a rank that sends or receives nothing, gaps between stored blocks).

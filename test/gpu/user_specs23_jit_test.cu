@@ -160,14 +160,6 @@ double f32_bits(long long b) {
   return f;
 }
 // The float64 A·B of row-major operands given by accessors, with magnitudes (jit_spec_cases.h's matmul).
-struct Gemm {
-  std::vector<double> c, mag;
-};
-Gemm gemm(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B) {
-  Gemm g;
-  matmul(M, N, Kd, A, B, g.c, g.mag);
-  return g;
-}
 // Dropout's keep: uniform(seed, coordinates) >= p, in fp32 as the device compares.
 bool keep(LL seed, std::initializer_list<LL> c, float p) { return uniform_at(seed, c) >= p; }
 // GELU (tanh form) derivative with the spec's constants.

@@ -122,20 +122,6 @@ std::vector<LL> shuffled(LL n, unsigned seed) {
   return v;
 }
 double softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
-struct Gemm {
-  std::vector<double> c, mag;
-};
-Gemm gemm(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B) {
-  Gemm g;
-  matmul(M, N, Kd, A, B, g.c, g.mag);
-  return g;
-}
-// A vector check against precomputed want / tol vectors.
-template <class T>
-void check_vec(const Run& r, const std::string& what, const std::vector<T>& got, const std::vector<double>& want,
-               const std::vector<double>& tol) {
-  check(r, what, got, [&](LL i) { return want[i]; }, [&](LL i) { return tol[i]; });
-}
 
 // ================================================================ KV cache writes ==
 

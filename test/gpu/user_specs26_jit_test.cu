@@ -212,20 +212,7 @@ std::vector<LL> shuffled(LL n, unsigned seed) {
 // A bf16 output's bound: kBf of the value, an fp32 bound `f` of what it was computed from, and 1e-6.
 double btol(double want, double f) { return kBf * std::fabs(want) + f + 1e-6; }
 
-struct Gemm {
-  std::vector<double> c, mag;
-};
-Gemm gemm(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, const std::function<double(LL, LL)>& B) {
-  Gemm g;
-  matmul(M, N, Kd, A, B, g.c, g.mag);
-  return g;
-}
 
-template <class T>
-void check_vec(const Run& r, const std::string& what, const std::vector<T>& got, const std::vector<double>& want,
-               const std::vector<double>& tol) {
-  check(r, what, got, [&](LL i) { return want[i]; }, [&](LL i) { return tol[i]; });
-}
 // Exact equality, infinities included (row_topk's -inf past a row's last candidate).
 template <class T>
 void check_equal(const Run& r, const std::string& what, const std::vector<T>& got, const std::vector<double>& want) {
