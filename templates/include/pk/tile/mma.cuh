@@ -10,6 +10,27 @@
 namespace pk {
 namespace tile {
 
+// Hands each of this thread's elements of K columns [k0, k0 + kc) to put_a(row, k - k0, v) (a is
+// M x K) and put_b(col, k - k0, v) (b is K x N, or N x K with TransposeB), col an output column.
+template <bool TransposeB, class A, class B, class PutA, class PutB>
+__device__ __forceinline__ void stage_columns(const A& a, const B& b, int k0, int kc, PutA put_a, PutB put_b) {
+  constexpr int K = A::dim(1), N = TransposeB ? B::dim(0) : B::dim(1);
+#pragma unroll
+  for (int s = 0; s < A::kSlots; ++s) {
+    const long long i = A::index(s);
+    const int r = static_cast<int>(i / K), k = static_cast<int>(i % K);
+    if (i < A::kCount && k >= k0 && k < k0 + kc) put_a(r, k - k0, a.v[s]);
+  }
+#pragma unroll
+  for (int s = 0; s < B::kSlots; ++s) {
+    const long long i = B::index(s);
+    if (i >= B::kCount) continue;
+    const int k = TransposeB ? static_cast<int>(i % K) : static_cast<int>(i / N);
+    const int col = TransposeB ? static_cast<int>(i / K) : static_cast<int>(i % N);
+    if (k >= k0 && k < k0 + kc) put_b(col, k - k0, b.v[s]);
+  }
+}
+
 // The tensor-core route's shape: output blocks of 16 x 8 dealt to the warps round-robin (each
 // warp keeps its blocks' fp32 fragments in registers over the whole K), K staged kc columns at a
 // time as 16-bit values, the product added into acc in bands of rows that fit the stage.
@@ -61,20 +82,9 @@ __device__ void mma_tensor_cores(Acc& acc, const A& a, const B& b, float* stage)
   for (int j = 0; j < S::kPerWarp; ++j) c[j][0] = c[j][1] = c[j][2] = c[j][3] = 0.f;
   for (int k0 = 0; k0 < K; k0 += kc) {
     __syncthreads();
-#pragma unroll
-    for (int s = 0; s < A::kSlots; ++s) {
-      const long long i = A::index(s);
-      const int r = static_cast<int>(i / K), k = static_cast<int>(i % K);
-      if (i < A::kCount && k >= k0 && k < k0 + kc) sa[r * kc + (k - k0)] = from_float<T>(a.v[s]).bits;
-    }
-#pragma unroll
-    for (int s = 0; s < B::kSlots; ++s) {
-      const long long i = B::index(s);
-      if (i >= B::kCount) continue;
-      const int k = TransposeB ? static_cast<int>(i % K) : static_cast<int>(i / N);
-      const int col = TransposeB ? static_cast<int>(i / K) : static_cast<int>(i % N);
-      if (k >= k0 && k < k0 + kc) sb[col * kc + (k - k0)] = from_float<T>(b.v[s]).bits;
-    }
+    stage_columns<TransposeB>(
+        a, b, k0, kc, [&](int r, int k, float v) { sa[r * kc + k] = from_float<T>(v).bits; },
+        [&](int col, int k, float v) { sb[col * kc + k] = from_float<T>(v).bits; });
     __syncthreads();
     const int kn = K - k0 < kc ? K - k0 : kc;
     for (int ks = 0; ks < kn; ks += 16) {
@@ -139,20 +149,9 @@ __device__ void mma(Acc& acc, const A& a, const B& b, float* stage) {
   float* sb = stage + M * kc;  // [kc][N]
   for (int k0 = 0; k0 < K; k0 += kc) {
     __syncthreads();
-#pragma unroll
-    for (int s = 0; s < A::kSlots; ++s) {
-      const long long i = A::index(s);
-      const int r = static_cast<int>(i / K), k = static_cast<int>(i % K);
-      if (i < A::kCount && k >= k0 && k < k0 + kc) sa[r * kc + (k - k0)] = a.v[s];
-    }
-#pragma unroll
-    for (int s = 0; s < B::kSlots; ++s) {
-      const long long i = B::index(s);
-      if (i >= B::kCount) continue;
-      const int k = TransposeB ? static_cast<int>(i % K) : static_cast<int>(i / N);
-      const int c = TransposeB ? static_cast<int>(i / K) : static_cast<int>(i % N);
-      if (k >= k0 && k < k0 + kc) sb[(k - k0) * N + c] = b.v[s];
-    }
+    stage_columns<TransposeB>(
+        a, b, k0, kc, [&](int r, int k, float v) { sa[r * kc + k] = v; },
+        [&](int col, int k, float v) { sb[k * N + col] = v; });
     __syncthreads();
     const int kn = K - k0 < kc ? K - k0 : kc;
     // k outermost, the slots unrolled inside it: acc's slots are indexed by constants, so
