@@ -168,13 +168,13 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
                                        ArrayRef<unsigned> path, bool &templated, std::string &unfused) {
     Block &entry = kernel.getBody().front();
     std::vector<Item> items;
-    llvm::SmallPtrSet<Value, 8> readBefore, wroteBefore;
+    // A scalar read of a tensor no phase of the block writes needs no launch of its own: each
+    // part that uses it keeps a copy (partOf), which reads the same value at its start.
+    llvm::SmallPtrSet<Value, 8> read, written;
+    for (Operation *phase : phases) phaseTouches(phase, read, written);
     for (unsigned i = 0; i < phases.size(); ++i) {
-      // A scalar read of a tensor no earlier phase writes needs no launch of its own: each part
-      // that uses it keeps a copy (partOf), which reads the same value at its start.
-      if (auto read = dyn_cast<LoadScalarOp>(phases[i]); read && !wroteBefore.contains(read.getSource()))
+      if (auto scalar = dyn_cast<LoadScalarOp>(phases[i]); scalar && !written.contains(scalar.getSource()))
         continue;
-      phaseTouches(phases[i], readBefore, wroteBefore);
       if (scf::ForOp loop = hostLoop(phases[i])) {
         if (loop.getNumResults() != 0)
           return loop.emitError("this range loop holds phases a launch cannot order (a collective, "
@@ -227,6 +227,50 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
     return items;
   }
 
+  // Each launch that uses a scalar read reads it again at its start (partOf keeps a copy): where
+  // a phase after the read rewrites its tensor in an earlier launch than a user's, that launch
+  // would see the new value, not what the spec read. An error, never that value.
+  static LogicalResult checkScalarReads(Block &entry, ArrayRef<Operation *> phases,
+                                        const std::vector<Item> &items) {
+    llvm::DenseMap<Operation *, size_t> launchOf;
+    for (auto [n, item] : llvm::enumerate(items)) {
+      for (unsigned i : item.phases) launchOf[phases[i]] = n;
+      if (item.loop) launchOf[item.loop] = n;
+    }
+    for (auto [i, phase] : llvm::enumerate(phases)) {
+      auto scalar = dyn_cast<LoadScalarOp>(phase);
+      if (!scalar) continue;
+      // The first launch in which a later phase rewrites the tensor read.
+      size_t rewritten = items.size();
+      for (Operation *later : phases.drop_front(i + 1)) {
+        llvm::SmallPtrSet<Value, 8> reads, writes;
+        phaseTouches(later, reads, writes);
+        if (writes.contains(scalar.getSource()) && launchOf.count(later))
+          rewritten = std::min(rewritten, launchOf[later]);
+      }
+      if (rewritten == items.size()) continue;
+      // The read's value and the top-level arithmetic computed from it.
+      llvm::SmallPtrSet<Value, 8> derived{scalar.getResult()};
+      for (Operation &op : entry)
+        if (!isPhase(&op) && llvm::any_of(op.getOperands(), [&](Value v) { return derived.contains(v); }))
+          derived.insert(op.result_begin(), op.result_end());
+      for (Operation *user : phases.drop_front(i + 1)) {
+        auto at = launchOf.find(user);
+        if (at == launchOf.end() || at->second <= rewritten) continue;
+        bool uses = false;
+        user->walk([&](Operation *op) {
+          uses |= llvm::any_of(op->getOperands(), [&](Value v) { return derived.contains(v); });
+        });
+        if (uses)
+          return scalar.emitError("pkc runs this kernel as several launches (a template's loop needs "
+                                  "one of its own); each launch that uses this value reads it again at "
+                                  "its start, after an earlier launch rewrote the tensor it reads: pass "
+                                  "the value as an argument, or read it from a tensor no later phase writes");
+      }
+    }
+    return success();
+  }
+
   LogicalResult split(KernelOp kernel, SymbolTable &symbols) {
     if (hasOwnProtocol(kernel)) return success();
     Block &entry = kernel.getBody().front();
@@ -241,6 +285,7 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
     if (!loops && !templated) return success();
     // One launch after all (the other phases were scalar reads it keeps): nothing to split.
     if (!loops && items->size() == 1 && items->front().job != "fused GEMM") return success();
+    if (failed(checkScalarReads(entry, phases, *items))) return failure();
 
     std::string name = kernel.getSymName().str();
     SmallVector<KernelOp> parts;

@@ -3,6 +3,7 @@
 // RUN: pkc %s --templates=false --emit=cuda --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: not pkc %s -DCLASH --emit=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=CLASH
 // RUN: not pkc %s -DDEVICE_BOUND --emit=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE_BOUND
+// RUN: not pkc %s -DSTALE_READ --emit=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=STALE_READ
 // Tests pk-split-launches: a kernel whose phases include a loop a Hopper template takes on its
 // own runs as several launches in one call, each an ordinary kernel; a kernel a fused template
 // takes whole, or with no template loop, stays one launch.
@@ -133,3 +134,19 @@ PK_KERNEL void device_bound(Sym<f32, 1> x, Sym<f32, 1> y, Tensor<i32, 1> n) {
   for (auto s : range(0, n.at(0), 1)) all_reduce(Sum, x, y);
 }
 #endif
+
+#ifdef STALE_READ
+// A scale read before a loop that rewrites its tensor, used by the GEMM template's launch: that
+// launch would read it again after the rewrite, so it is an error, not the rewritten value.
+// STALE_READ: split-launches.cpp:[[@LINE+2]]:{{[0-9]+}}: error: pkc runs this kernel as several launches{{.*}}after an earlier launch rewrote the tensor it reads
+PK_KERNEL void stale_read(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 1> sa, Tensor<bf16, 2> y) {
+  float s = sa.at(0);
+  for (auto i : tiles(sa.size(), {256})) store(sa, load<256>(sa, i) * 2.0f, i);
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma_t(load<128, 64>(a, m, k), load<256, 64>(b, n, k), acc);
+    store(y, cast<bf16>(acc * s), m, n);
+  }
+}
+#endif
+
