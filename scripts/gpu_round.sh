@@ -26,7 +26,7 @@ GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')  # the torchrun parts need tw
 CONF=77 BUILT=77 GPU=77 UNIT=77 TORCH=77 BENCH=77 GEMM=77 CAL=77
 
 step configure
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release -DPKC_GPU_TEST_HOST_OPT=-O3 \
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
 CONF=$?
 step build

@@ -126,6 +126,10 @@ cl::opt<std::string> launcherInclude(
 cl::opt<std::string> launcherNamespace("launcher-namespace",
                                        cl::desc("C++ namespace of the launchers"),
                                        cl::init("pk_kernels"), cl::cat(category));
+cl::opt<int> parseSeconds(
+    "parse-seconds",
+    cl::desc("Time limit of a C++ spec's parse, against runaway macros or templates (default 20)"),
+    cl::init(20), cl::Hidden, cl::cat(category));
 cl::opt<std::string> depfile("MF", cl::desc("Write a Make-style depfile"), cl::cat(category));
 cl::opt<bool> writeDeps("MD", cl::desc("Write dependencies (with -MF)"), cl::cat(category));
 
@@ -253,6 +257,7 @@ int runPkcDriver(int argc, char **argv) {
     fe.defines.assign(defines.begin(), defines.end());
     fe.standard = standard;
     fe.onlyKernel = onlyKernel;
+    fe.parseSeconds = std::max(1, int(parseSeconds));
     module = parseCppSpec(inputPath, fe, context, &dependencies);
   } else {
     std::string error;

@@ -46,6 +46,7 @@ mlir::OwningOpRef<mlir::ModuleOp> parseCppSpec(const std::string &path,
   fe::ParseRequest request{path, options.includeDirs, options.defines, options.standard,
                            options.text, options.exitOnTimeout,
                            options.clangDiagnostics != nullptr, options.onlyKernel};
+  request.parseSeconds = options.parseSeconds;
   fe::ParseResult parsed = fe::parseSpec(request);
   if (options.clangDiagnostics) *options.clangDiagnostics += parsed.clangDiagnostics;
   if (parsed.clangFailed) {

@@ -78,8 +78,6 @@ private:
 } // namespace
 
 namespace {
-constexpr int kParseSeconds = 20;
-
 struct Shared {
   std::mutex mutex;
   std::condition_variable cv;
@@ -167,9 +165,9 @@ ParseResult parseSpec(const ParseRequest &request) {
   });
   {
     std::unique_lock<std::mutex> lock(shared->mutex);
-    if (!shared->cv.wait_for(lock, std::chrono::seconds(kParseSeconds),
+    if (!shared->cv.wait_for(lock, std::chrono::seconds(request.parseSeconds),
                              [&] { return shared->done; })) {
-      std::string why = "parsing took longer than " + std::to_string(kParseSeconds) +
+      std::string why = "parsing took longer than " + std::to_string(request.parseSeconds) +
                         " s (runaway macro expansion or template growth?); specs parse in "
                         "milliseconds, simplify the macros or templates";
       if (request.exitOnTimeout) {

@@ -23,6 +23,7 @@ struct ParseRequest {
   // Walk only the kernel of this name (`--kernel`, the JIT): another kernel's constructs outside
   // the spec language do not stop it (C++ errors still do). Empty, or no such kernel: all.
   std::string onlyKernel;
+  int parseSeconds = 20;  // the time limit
 };
 
 struct ParseResult {

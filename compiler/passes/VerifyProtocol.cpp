@@ -155,13 +155,22 @@ void forEachOverlap(ArrayRef<Recorded> members, ArrayRef<bool> open,
     scan(e, writes);
     scan(e, adds);
   }
-  // Whole-tensor accesses among themselves (one writes, not both add), each pair once.
-  for (unsigned i = 0; i < wholes.size(); ++i)
-    for (unsigned j = i + 1; j < wholes.size(); ++j) {
-      const Recorded &a = members[wholes[i]], &b = members[wholes[j]];
-      if ((a.write || b.write) && !(a.add && b.add) && (open[wholes[i]] || open[wholes[j]]))
-        visit(wholes[i], wholes[j]);
-    }
+  // Whole-tensor accesses among themselves (one writes, not both add), each pair once. Split
+  // by kind first: thousands of gathers or scatters by index (reads, adds) meet only the plain
+  // writes, and pairing every two of them cost minutes.
+  std::vector<unsigned> plain, added, readOnly;
+  for (unsigned x : wholes)
+    (members[x].add ? added : members[x].write ? plain : readOnly).push_back(x);
+  auto once = [&](unsigned x, unsigned y) {
+    if (open[x] || open[y]) visit(std::min(x, y), std::max(x, y));
+  };
+  for (size_t i = 0; i < plain.size(); ++i) {
+    for (size_t j = i + 1; j < plain.size(); ++j) once(plain[i], plain[j]);
+    for (unsigned y : added) once(plain[i], y);
+    for (unsigned y : readOnly) once(plain[i], y);
+  }
+  for (unsigned x : added)
+    for (unsigned y : readOnly) once(x, y);
 }
 
 const char *verb(const Access &a) {

@@ -22,6 +22,7 @@ struct FrontendOptions {
   /// process (pkc, whose outputs are not written yet), or return an error and leave the
   /// parse to finish on a detached thread (a host process, such as the JIT's).
   bool exitOnTimeout = true;
+  int parseSeconds = 20;  // the parse's time limit (hostile specs)
   /// Where Clang's own diagnostics (C++ errors) go: null for stderr, else appended here.
   std::string *clangDiagnostics = nullptr;
   /// Lower only the kernel of this name (`--kernel`, the JIT), so that another kernel of the
