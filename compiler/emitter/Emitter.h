@@ -73,6 +73,9 @@ public:
   // Integer scalars that int tiles are divided by (pk::tile::Divisor, declared beside them).
   llvm::DenseMap<Value, std::string> divisors;
   llvm::DenseMap<Operation *, int> checkIds;  // pk.check -> its `// pk-check <id>`
+  /// Loop-carried accumulators kept in mma fragments (pk::tile::mma_carry): the mma that
+  /// updates one each trip, and the carry object's name.
+  llvm::DenseMap<Operation *, std::string> fragmentAccumulators;
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
   std::string epoch = "ctx.epoch";

@@ -433,18 +433,48 @@ std::string carriedType(Emitter &e, Type t) {
   return "";
 }
 
+// The mma that is the only use of carried value i inside the loop, and whose product is the
+// only use of its result, yielded back as value i: `acc = mma(a, b, acc)`, the accumulator of
+// a K loop. Such an accumulator can stay in mma fragments for the whole loop.
+TileMmaOp fragmentAccumulator(scf::ForOp loop, unsigned i) {
+  Value arg = loop.getRegionIterArgs()[i];
+  if (!arg.hasOneUse()) return {};
+  auto mma = dyn_cast<TileMmaOp>(*arg.getUsers().begin());
+  if (!mma || mma.getAcc() != arg || mma->getBlock() != loop.getBody() ||
+      !mma.getResult().hasOneUse())
+    return {};
+  OpOperand &use = *mma.getResult().getUses().begin();
+  if (use.getOwner() != loop.getBody()->getTerminator() || use.getOperandNumber() != i) return {};
+  return mma;
+}
+
 // A sequential loop; the values it carries are variables assigned from the yield each trip
-// (through temporaries, since one yielded value may read another carried one).
+// (through temporaries, since one yielded value may read another carried one). An accumulator
+// that only mma updates is a pk::tile::mma_carry instead, updated in place, and becomes a
+// register tile after the loop.
 LogicalResult emitFor(Emitter &e, Operation *op) {
   auto loop = cast<scf::ForOp>(op);
   std::vector<std::string> vars;
-  for (auto [init, result] : llvm::zip(loop.getInitArgs(), loop.getResults())) {
+  std::vector<bool> fragments;
+  for (auto [i, init, result] : llvm::enumerate(loop.getInitArgs(), loop.getResults())) {
     std::string type = carriedType(e, init.getType());
     if (type.empty())
       return op->emitError("no CUDA emission pattern for a loop carrying ") << init.getType();
+    if (TileMmaOp mma = fragmentAccumulator(loop, unsigned(i))) {
+      std::string v = e.fresh("acc_carry");
+      e.line() << "pk::tile::mma_carry<" << (mma.getTransposeB() ? "true" : "false") << ", " << type
+               << ", " << tileTypeName(mma.getA().getType(), e.threads) << ", "
+               << tileTypeName(mma.getB().getType(), e.threads) << "> " << v << "(" << e.name(init)
+               << ", pk_stage);";
+      e.fragmentAccumulators[mma] = v;
+      vars.push_back(v);
+      fragments.push_back(true);
+      continue;
+    }
     std::string v = e.bind(result, "carried");
     e.line() << type << " " << v << " = " << e.name(init) << ";";
     vars.push_back(v);
+    fragments.push_back(false);
   }
   for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), vars)) e.bindTo(arg, v);
   std::string iv = e.bind(loop.getInductionVar(), "k");
@@ -467,13 +497,23 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   std::vector<std::string> next;
   for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+    if (fragments[i]) {  // updated in place by its mma
+      next.push_back("");
+      continue;
+    }
     std::string n = e.fresh("next");
     e.line() << carriedType(e, v.getType()) << " " << n << " = " << e.name(v) << ";";
     next.push_back(n);
   }
-  for (auto [v, n] : llvm::zip(vars, next)) e.line() << v << " = " << n << ";";
+  for (auto [v, n] : llvm::zip(vars, next))
+    if (!n.empty()) e.line() << v << " = " << n << ";";
   e.dedent();
   e.line() << "}";
+  for (auto [i, result] : llvm::enumerate(loop.getResults())) {
+    if (!fragments[i]) continue;
+    std::string v = e.bind(result, "acc");
+    e.line() << carriedType(e, result.getType()) << " " << v << " = " << vars[i] << ".result(pk_stage);";
+  }
   forgetRowLoads(e, op);
   return success();
 }

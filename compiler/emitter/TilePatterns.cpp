@@ -594,6 +594,13 @@ LogicalResult emitMma(Emitter &e, Operation *op) {
                          "(this one: ")
            << a.getShape()[0] << " + " << n << "); a GEMM loop of the template's shape takes "
            << "the Hopper template instead";
+  auto carried = e.fragmentAccumulators.find(op);
+  if (carried != e.fragmentAccumulators.end()) {  // a loop's accumulator, in fragments
+    e.bindTo(mma.getResult(), carried->second);
+    e.line() << carried->second << ".step(" << e.name(mma.getA()) << ", " << e.name(mma.getB())
+             << ", pk_stage);";
+    return success();
+  }
   std::string out = declare(e, mma.getResult(), "acc");
   e.line() << out << " = " << e.name(mma.getAcc()) << ";";
   e.line() << "pk::tile::mma<" << (mma.getTransposeB() ? "true" : "false") << ">(" << out << ", "

@@ -1,8 +1,10 @@
 // pk-bench-gemm-general: the shipped bf16 GEMM spec (A * B^T, 128 x 256 tiles stepping K by 64)
 // compiled onto the general tile path (pkc --templates=false: register tiles, pk/tile/mma.cuh's
 // tensor-core mma.sync route) against cuBLAS on the same inputs in the same run, one GPU, at
-// 2048^3 and 4096^3, and at 2048^3 the fp32 FMA route (-DPK_TILE_MMA_FMA) that every mma took before. This is the speed of an mma a template does not take (a loop with a second
-// product, a dequantised operand). Each pair alternates batches of 20 launches (median of 7,
+// 2048^3 and 4096^3; at 2048^3 also with the accumulator added back into its register tile every
+// trip (-DPK_TILE_MMA_NO_CARRY, before fragments were carried) and on the fp32 FMA route
+// (-DPK_TILE_MMA_FMA). This is the speed of an mma a template does not take (a loop with a
+// second product, a dequantised operand). Each pair alternates batches of 20 launches (median of 7,
 // after 5 warm-ups); the output is checked against cuBLAS on every 7th element first. Writes a
 // Markdown table to argv[1] (and stdout).
 #include <cublas_v2.h>
@@ -51,14 +53,19 @@ int main(int argc, char** argv) {
   o.kernel = "gemm";
   o.templates = false;
   auto tensor_cores = pk::jit::compile_spec(PK_GEMM_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
-  o.nvrtc_options.push_back("-DPK_TILE_MMA_FMA");  // the fp32 FMA route, for comparison
+  o.nvrtc_options.push_back("-DPK_TILE_MMA_NO_CARRY");  // the product added into a tile every trip
+  auto no_carry = pk::jit::compile_spec(PK_GEMM_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
+  o.nvrtc_options.back() = "-DPK_TILE_MMA_FMA";  // the fp32 FMA route, for comparison
   auto fma = pk::jit::compile_spec(PK_GEMM_SPEC, *text, o, pk::jit::pkc_frontend(PK_PKC));
-  if (!tensor_cores.is_ok() || !fma.is_ok()) return std::fprintf(stderr, "compile failed\n"), 1;
+  if (!tensor_cores.is_ok() || !no_carry.is_ok() || !fma.is_ok()) return std::fprintf(stderr, "compile failed\n"), 1;
   std::string table = "| GEMM (general tile path) | route | M = N = K | pkc us | cuBLAS us | pkc / cuBLAS speed | pkc TFLOP/s | max abs diff |\n"
                       "|---|---|---|---|---|---|---|---|\n";
   int failures = 0;
   struct Run { const char* route; pk::jit::Kernel* k; long long n; };
-  const Run runs[] = {{"mma.sync", &*tensor_cores, 2048}, {"fp32 FMA", &*fma, 2048}, {"mma.sync", &*tensor_cores, 4096}};
+  const Run runs[] = {{"mma.sync, fragments carried", &*tensor_cores, 2048},
+                      {"mma.sync, added back each trip", &*no_carry, 2048},
+                      {"fp32 FMA", &*fma, 2048},
+                      {"mma.sync, fragments carried", &*tensor_cores, 4096}};
   for (const Run& run : runs) {
     const long long n = run.n;
     auto* k = run.k;
