@@ -219,6 +219,12 @@ int runPkcDriver(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "pkc " << PKC_VERSION << "\n"; });
   cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  // The statically linked LLVM libraries register options of their own (CFG printing, profile
+  // data) in the general category: still accepted, but --help lists only pkc's and MLIR's.
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (llvm::is_contained(option->Categories, &cl::getGeneralCategory()) &&
+        !name.starts_with("mlir-") && name != "help" && name != "help-list" && name != "version")
+      option->setHiddenFlag(cl::Hidden);
   cl::ParseCommandLineOptions(argc, argv, "pkc: a compiler for multi-GPU kernels\n");
 
   if (emit == Phase::Cubin && outputPath == "-")
