@@ -48,7 +48,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"a_prev_rank_kv", true},
     {"a_minmax_layer", true},
     {"a_f16_d64_kv_offset", true},
-    {"a_kv_one_tensor", false},
+    {"a_kv_one_tensor", true},  // V at its own head offset (v_head0, thirty-fifth session)
     {"a_tp_alibi_rank", true},
     {"a_cp_causal_rank", true},
     {"a_segments_one_tensor_heads", true},
