@@ -69,36 +69,71 @@ private:
   llvm::DenseSet<Value> unknown;  // integers computed from memory (`x.at(i)`)
   int64_t tile = -1;              // the dealt tile loop's tile being run (-1: outside one)
   llvm::DenseMap<Value, FlagInfo> flags;
-  // Rows of a tile that came from inside a tensor (a clipped load's valid0), for race reports.
-  llvm::DenseMap<Value, int64_t> validRows;
+  // Per dimension, the leading indices of a tile that came from inside a tensor (a clipped
+  // load's valid0, valid1, ...), for race reports.
+  llvm::DenseMap<Value, SmallVector<int64_t, 4>> validExtents;
 
-  // Notes the rows of a tile loaded from `tensor` at `indices` that lie inside it.
+  // Notes the indices of a tile loaded from `tensor` at `indices` that lie inside it, along
+  // each dimension (the tile's rank is the tensor's); an index the model does not know leaves
+  // that dimension whole.
   void noteLoad(Value tile, Value tensor, ValueRange indices) {
     auto arg = dyn_cast<BlockArgument>(tensor);
     auto type = dyn_cast<TileType>(tile.getType());
-    auto origin = values.find(indices.empty() ? Value() : indices.front());
-    if (!arg || !type || type.getShape().empty() || origin == values.end()) return;
-    int64_t rows = config.dimValue;
-    if (auto it = config.dims.find({arg.getArgNumber(), 0}); it != config.dims.end())
-      rows = it->second;
-    validRows[tile] = std::clamp<int64_t>(rows - origin->second, 0, type.getShape()[0]);
+    if (!arg || !type || type.getShape().empty() || indices.empty()) return;
+    ArrayRef<int64_t> shape = type.getShape();
+    if (values.find(indices.front()) == values.end()) return;
+    SmallVector<int64_t, 4> valid(shape.begin(), shape.end());
+    for (size_t d = 0; d < shape.size() && (d == 0 || indices.size() == shape.size()); ++d) {
+      auto origin = values.find(indices[d]);
+      if (origin == values.end()) continue;
+      valid[d] = std::clamp<int64_t>(extent(arg.getArgNumber(), int64_t(d)) - origin->second, 0, shape[d]);
+    }
+    validExtents[tile] = valid;
   }
 
-  // Element-wise tile ops keep the least valid rows of their operands, as pk::tile::rt does.
-  // Only where rows stay rows: same row count in and out (a transpose moves them).
+  // Element-wise tile ops keep the least valid extents of their operands, as pk::tile::rt
+  // does, where the operands have the result's shape (a transpose or a broadcast moves
+  // them); a reshape that adds or drops leading unit dimensions keeps the trailing ones.
   void propagateValid(Operation *op) {
     if (isa<TileTransposeOp>(op) || op->getNumResults() != 1) return;
     auto out = dyn_cast<TileType>(op->getResult(0).getType());
     if (!out || out.getShape().empty()) return;
-    int64_t least = -1;
-    for (Value in : op->getOperands()) {
-      auto it = validRows.find(in);
-      if (it == validRows.end()) continue;
-      auto type = dyn_cast<TileType>(in.getType());
-      if (!type || type.getShape().empty() || type.getShape()[0] != out.getShape()[0]) return;
-      least = least < 0 ? it->second : std::min(least, it->second);
+    ArrayRef<int64_t> outShape = out.getShape();
+    if (isa<TileReshapeOp>(op)) {
+      auto it = validExtents.find(op->getOperand(0));
+      if (it == validExtents.end()) return;
+      ArrayRef<int64_t> in = cast<TileType>(op->getOperand(0).getType()).getShape();
+      const size_t common = std::min(in.size(), outShape.size());
+      // The trailing `common` extents must agree, and the rest be units.
+      if (in.take_back(common) != outShape.take_back(common) ||
+          llvm::any_of(in.drop_back(common), [](int64_t e) { return e != 1; }) ||
+          llvm::any_of(outShape.drop_back(common), [](int64_t e) { return e != 1; }))
+        return;
+      SmallVector<int64_t, 4> valid(outShape.begin(), outShape.end());
+      const bool empty = llvm::any_of(it->second, [](int64_t v) { return v <= 0; });
+      for (size_t d = 0; d < common; ++d)
+        valid[outShape.size() - common + d] = it->second[in.size() - common + d];
+      if (empty) valid[0] = 0;  // a tile wholly outside its tensor stays padding
+      validExtents[op->getResult(0)] = valid;
+      return;
     }
-    if (least >= 0) validRows[op->getResult(0)] = least;
+    // Along a dimension an operand shares with the result; one it is broadcast along (extent
+    // 1) or that the op reduces (the result's extent 1) does not bound it.
+    SmallVector<int64_t, 4> least(outShape.begin(), outShape.end());
+    bool any = false;
+    for (Value in : op->getOperands()) {
+      auto it = validExtents.find(in);
+      if (it == validExtents.end()) continue;
+      auto type = dyn_cast<TileType>(in.getType());
+      if (!type || type.getRank() != out.getRank()) return;
+      for (size_t d = 0; d < least.size(); ++d) {
+        const int64_t e = type.getShape()[d];
+        if (e == outShape[d]) least[d] = std::min(least[d], it->second[d]);
+        else if (e != 1 && outShape[d] != 1) return;
+      }
+      any = true;
+    }
+    if (any) validExtents[op->getResult(0)] = least;
   }
 
   // Where a loaded tile came from (its tensor and box): the rows a scatter by it writes.
@@ -109,8 +144,8 @@ private:
   llvm::DenseMap<Value, RowSource> rowSources;
 
   void noteStore(Value tile) {
-    if (auto it = validRows.find(tile); it != validRows.end())
-      out.events.back().access.validRows = it->second;
+    if (auto it = validExtents.find(tile); it != validExtents.end())
+      out.events.back().access.validRows = it->second[0];
   }
 
   bool fail(Operation *op, const std::string &reason) {

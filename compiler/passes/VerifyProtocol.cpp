@@ -840,8 +840,9 @@ private:
             Twine(q.lo[0]) + ", " + Twine(q.hi[0]) + ") that rank " +
             Twine(pad.rank == a.rank ? b.rank : a.rank) + " stores; start each block of rows a "
             "whole number of tiles apart (an offset of r * ((rows + " + Twine(rows - 1) + ") / " +
-            Twine(rows) + " * " + Twine(rows) + ") rather than r * rows), or, where the blocks' "
-            "layout is fixed, scatter the rows: store_rows(y, t, cast<i32>(row_index<" + Twine(rows) +
+            Twine(rows) + " * " + Twine(rows) + ") rather than r * rows), store into a view with the "
+            "blocks as a dimension ([B, R, C] for B blocks of R rows) so that each tile clips at its "
+            "own block, or, where the blocks' layout is fixed, scatter the rows: store_rows(y, t, cast<i32>(row_index<" + Twine(rows) +
             ", 1>(m)) + offset, n) moves none of a clipped load's padding rows").str();
   }
 

@@ -23,7 +23,7 @@ PK_KERNEL void scattered(Tensor<f32, 2> x, Sym<f32, 2> y) {
 PK_KERNEL void tails(Tensor<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
     for (auto p : range(0, world_size()))
-// CHECK: row-blocks.cpp:[[@LINE+1]]:7: error: race for world size 2: {{.*}} with no wait ordering the two: rank 0 stores a tile of 16 rows at rows [{{[0-9]+}}, {{[0-9]+}}) whose last 15 are padding of a clipped load (a store writes them too: it clips only at the end of the tensor it writes), and they overlap rows [{{[0-9]+}}, {{[0-9]+}}) that rank 1 stores; start each block of rows a whole number of tiles apart (an offset of r * ((rows + 15) / 16 * 16) rather than r * rows), or, where the blocks' layout is fixed, scatter the rows: store_rows(y, t, cast<i32>(row_index<16, 1>(m)) + offset, n) moves none of a clipped load's padding rows
+// CHECK: row-blocks.cpp:[[@LINE+1]]:7: error: race for world size 2: {{.*}} with no wait ordering the two: rank 0 stores a tile of 16 rows at rows [{{[0-9]+}}, {{[0-9]+}}) whose last 15 are padding of a clipped load (a store writes them too: it clips only at the end of the tensor it writes), and they overlap rows [{{[0-9]+}}, {{[0-9]+}}) that rank 1 stores; start each block of rows a whole number of tiles apart (an offset of r * ((rows + 15) / 16 * 16) rather than r * rows), store into a view with the blocks as a dimension ([B, R, C] for B blocks of R rows) so that each tile clips at its own block, or, where the blocks' layout is fixed, scatter the rows: store_rows(y, t, cast<i32>(row_index<16, 1>(m)) + offset, n) moves none of a clipped load's padding rows
       store(y.on(p), load<16, 128>(x, m, n), rank() * x.rows() + m, n);
 }
 
