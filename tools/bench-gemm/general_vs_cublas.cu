@@ -10,14 +10,13 @@
 #include <cublas_v2.h>
 
 #include <pk/jit/compile.h>
+#include "bf16_host.h"
 #include "one_gpu.h"
 #include "paired_timing.h"
+#include "sampled_compare.h"
 
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -30,12 +29,6 @@ __global__ void fill(unsigned short* p, long long n, unsigned seed) {
     const float x = float(h % 2048) / 1024.f - 1.f;
     p[i] = static_cast<unsigned short>(__float_as_uint(x) >> 16);
   }
-}
-double bf16_value(unsigned short b) {
-  unsigned u = unsigned(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
 }
 
 }  // namespace
@@ -91,16 +84,7 @@ int main(int argc, char** argv) {
     pkc();
     cublas();
     cudaStreamSynchronize(s);
-    std::vector<unsigned short> got(elems), want(elems);
-    cudaMemcpy(got.data(), c, elems * 2, cudaMemcpyDeviceToHost);
-    cudaMemcpy(want.data(), ref, elems * 2, cudaMemcpyDeviceToHost);
-    double worst = 0;
-    long long bad = 0;
-    for (long long i = 0; i < elems; i += 7) {
-      const double g = bf16_value(got[i]), w = bf16_value(want[i]), d = std::fabs(g - w);
-      worst = std::max(worst, std::isnan(d) ? 1e30 : d);
-      bad += !(d <= 0.05 + std::fabs(w) / 64);
-    }
+    const auto [worst, bad] = pk_bench::compare_sampled(c, ref, elems, pk_bench::from_bf16);
     if (!st.is_ok() || bad) {
       std::fprintf(stderr, "%lld: %s, %lld elements differ from cuBLAS\n", n, st.is_ok() ? "ok" : st.message().c_str(), bad);
       ++failures;

@@ -13,6 +13,7 @@
 #include "one_gpu.h"
 #include "paired_timing.h"
 #include "roofline_bound.h"
+#include "sampled_compare.h"
 
 #include <algorithm>
 #include <cmath>
@@ -148,17 +149,8 @@ int main(int argc, char** argv) {
       cublas();
       cudaStreamSynchronize(s);
       // Correctness against cuBLAS on every 7th element.
-      std::vector<unsigned short> got(elems), want(elems);
-      cudaMemcpy(got.data(), c, elems * 2, cudaMemcpyDeviceToHost);
-      cudaMemcpy(want.data(), ref, elems * 2, cudaMemcpyDeviceToHost);
-      double worst = 0;
-      long long bad = 0;
-      for (long long i = 0; i < elems; i += 7) {
-        const double g = to_float(got[i], cs.f16), w = to_float(want[i], cs.f16);
-        const double d = std::fabs(g - w);
-        worst = std::max(worst, std::isnan(d) ? 1e30 : d);
-        bad += !(d <= 0.05 + std::fabs(w) / 64);
-      }
+      const auto [worst, bad] =
+          pk_bench::compare_sampled(c, ref, elems, [&](unsigned short b) { return to_float(b, cs.f16); });
       if (!st.is_ok() || bad) {
         std::fprintf(stderr, "%s %lld: %s, %lld elements differ from cuBLAS\n", cs.label, n,
                      st.is_ok() ? "ok" : st.message().c_str(), bad);

@@ -41,7 +41,7 @@ template <bool TransposeB, class Acc, class A, class B>
 struct tensor_core_shape {
   static constexpr int M = A::dim(0), K = A::dim(1), N = TransposeB ? B::dim(0) : B::dim(1);
   static constexpr int kWarps = A::kThreads / 32;
-  static constexpr int kBlocksM = M / 16, kBlocksN = N / 8, kBlocks = kBlocksM * kBlocksN;
+  static constexpr int kBlocksM = M / 16, kBlocksN = N / 8;
   __host__ __device__ static constexpr int ceil_div(int x, int y) { return (x + y - 1) / y; }
   // The grid with the fewest blocks per warp, then the fewest fragment loads (4 words an A
   // fragment, 2 a B fragment) per K step: its rows of warps.
