@@ -84,6 +84,10 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
   // fp8 operands move as 2-byte units (pk/templates/gemm_tile.cuh): their K is counted in them.
   auto in = facts.getAs<StringAttr>("in");
   const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2");
+  // A weight-only quantised B: fp8 beside a bf16 / f16 A, its [N, K] box 256 rows of 64 fp8 (32
+  // two-byte units), unswizzled, which the template widens in its ring (widen_b.cuh).
+  auto inB = facts.getAs<StringAttr>("in_b");
+  const bool widenB = !fp8 && inB && (inB.getValue() == "e4m3" || inB.getValue() == "e5m2");
   // A batched GEMM's operands are [B, M, K], [B, N, K] or [B, K, N] and C [B, M, N]: every
   // dimension one further in, and B of them, each tile at its own batch (3-D TMA maps).
   // A shared B (one 2-D weight for every batch) keeps its 2-D dimensions: xb.
@@ -101,7 +105,7 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
     d.check("0", "rem(" + N + ",8)", "B's rows must be whole 16-byte TMA pitches: N % 8 (shown) must be 0", true);
     d.check(K, dim(b, xb), aMMajor ? "B must have A's K rows (A stored [K, M])" : "B must have A's K rows", true);
   } else {
-    operand(d, b, "B", a, fp8 ? 1 : 2, 1 + xb, aMMajor ? 0 : 1 + x);
+    operand(d, b, "B", a, fp8 || widenB ? 1 : 2, 1 + xb, aMMajor ? 0 : 1 + x);
   }
   // An f32 C moves as 2-byte units too: its rows are 2N of them, in boxes of 32 f32 columns.
   auto out = facts.getAs<StringAttr>("out");
@@ -138,7 +142,12 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
     // A stored [K, M]: 64 x 64 boxes of M-rows, two per stage, as an N-major B's.
     if (aMMajor) d.field(FK::tmap, "a", a, {M, K}, {kBBox, kBK});
     else d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
-    bMap(d, b, K, N, bNMajor);
+    if (widenB) {
+      d.field(FK::tmap, "b", b, {"div(" + K + ",2)", N}, {kBK / 2, kBN});
+      d.t.fields.back().swizzle = false;
+    } else {
+      bMap(d, b, K, N, bNMajor);
+    }
     const std::string blocks = "balanced(mul(" + tm + "," + tn + "),sms)";
     if (job == "gemm") {
       d.field(FK::tmap, "c", c, {cRow, M}, {kBoxCols, kBoxRows});

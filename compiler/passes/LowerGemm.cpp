@@ -44,6 +44,7 @@ struct GemmLoop {
   // that every batch multiplies by (loadB a plain 2-D load).
   Value batch;
   bool sharedB = false;
+  bool widenB = false;  // B is cast<A's type>(an fp8 load): a weight-only quantised GEMM
   // The fused templates take the shipped shape: 128x256x64 bf16 tiles of A * B^T or A * B, no
   // epilogue.
   bool fusable() const {
@@ -67,6 +68,20 @@ std::string tileWords(Type t) {
   llvm::raw_string_ostream os(elem);
   os << tile.getElementType();
   return "a " + s + " " + elem + " tile";
+}
+
+// The fp8 load under cast<bf16 | f16>(load) or cast<bf16 | f16>(cast<f32>(load)) (exact: f32,
+// bf16 and f16 hold every fp8 value), or null.
+TileLoadOp widenedLoad(Value operand) {
+  auto widen = operand.getDefiningOp<TileCastOp>();
+  if (!widen) return {};
+  Value in = widen.getInput();
+  if (auto inner = in.getDefiningOp<TileCastOp>();
+      inner && isa<Float32Type>(cast<TileType>(in.getType()).getElementType()))
+    in = inner.getInput();
+  auto load = in.getDefiningOp<TileLoadOp>();
+  return load && isFp8(cast<TileType>(load.getType()).getElementType()) && load.getIndices().size() == 2 ? load
+                                                                                                          : TileLoadOp();
 }
 
 // The same value, or equal constants.
@@ -157,6 +172,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   } else {
     g.loadA = aOperand.getDefiningOp<TileLoadOp>();
     g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
+    if (!g.loadB) g.loadB = widenedLoad(mma.getB());
   }
   Value k = kloop.getInductionVar();
   Value bRow = g.bNMajor ? k : n, bCol = g.bNMajor ? n : k;
@@ -201,6 +217,17 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
                                      : "GEMM: operands must be loads of A at [m, k] and B at [n, k]");
   g.in = cast<TileType>(mma.getA().getType()).getElementType();
   g.inB = cast<TileType>(mma.getB().getType()).getElementType();
+  // A weight-only quantised B: the fp8 load, cast to A's type (widened in the template's ring).
+  if (g.loadB && g.loadB.getResult() != mma.getB()) {
+    g.inB = cast<TileType>(g.loadB.getType()).getElementType();
+    if (!(g.in.isBF16() || g.in.isF16()) || cast<TileType>(mma.getB().getType()).getElementType() != g.in)
+      return mma.emitError("GEMM: an fp8 B cast before the product must be cast to A's type (bf16 or f16)");
+    if (g.bNMajor || g.aMMajor || g.batch)
+      return mma.emitError("GEMM: an fp8 B widened to A's type takes the plain form A[m, k] times B[n, k] "
+                           "(mma_t), not batched; this loop has ")
+             << (g.bNMajor ? "B stored [K, N] (mma)" : g.aMMajor ? "A read transposed" : "a batch dimension");
+    g.widenB = true;
+  }
   if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
     return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
   // fp8 wgmma reads both operands K-major.
@@ -211,12 +238,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
                          "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
   if (!isTile(mma.getA().getType(), g.bm, g.bk, g.in) ||
-      !(g.bNMajor ? isTile(mma.getB().getType(), g.bk, g.bn, g.inB) : isTile(mma.getB().getType(), g.bn, g.bk, g.inB)) ||
-      !(g.in == g.inB || (isFp8(g.in) && isFp8(g.inB))) ||
+      !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.inB) : isTile(g.loadB.getType(), g.bn, g.bk, g.inB)) ||
+      !(g.in == g.inB || (isFp8(g.in) && isFp8(g.inB)) || g.widenB) ||
       !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
            << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
-           << " of one type (bf16 or f16) or both fp8, accumulator " << g.bm << "x" << g.bn << " f32";
+           << " of one type (bf16 or f16), both fp8 or a 16-bit A beside cast<A's type>(an fp8 B), accumulator "
+           << g.bm << "x" << g.bn << " f32";
   // The sink: the tile loop's one store (or reduce-add into an owner) of the output tile.
   for (Operation &op : body)
     if (isa<TileStoreOp, AddTileOp>(op)) {
@@ -701,6 +729,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (g->epilogue)
         os << ", an element-wise epilogue of " << g->epilogue.size()
            << " steps applied to the fp32 accumulators in the consumers' registers";
+      if (g->widenB)
+        os << "; the fp8 B is widened to " << g->in << " in the ring (its 256x64 box lands in the stage's B "
+              "slot and two warps of the loader warpgroup rewrite it as wgmma's operand, exact)";
       const bool fp8 = isFp8(g->in);
       const int64_t step = fp8 ? 2 * kBK : kBK;  // 128 bytes of each row
       if (fp8)

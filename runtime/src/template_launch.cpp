@@ -19,25 +19,25 @@ namespace {
 
 // A map depends only on the base, extents and box, so encoded maps are memoised: a call on the
 // same tensors builds its block without the driver (rank threads share the cache).
-using MapKey = std::tuple<const void*, std::vector<long long>, std::vector<int>>;
+using MapKey = std::tuple<const void*, std::vector<long long>, std::vector<int>, bool>;
 std::mutex map_cache_mutex;
 std::map<MapKey, TensorMap> map_cache;
 constexpr std::size_t kMapCacheLimit = 4096;  // past this, start over rather than grow
 
 Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>& dims,
-                                  const std::vector<int>& box);
+                                  const std::vector<int>& box, bool swizzle);
 
 }  // namespace
 
 Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<long long>& dims,
-                                         const std::vector<int>& box) {
-  MapKey key{base, dims, box};
+                                         const std::vector<int>& box, bool swizzle) {
+  MapKey key{base, dims, box, swizzle};
   {
     std::lock_guard<std::mutex> lock(map_cache_mutex);
     auto it = map_cache.find(key);
     if (it != map_cache.end()) return it->second;
   }
-  PK_ASSIGN_OR_RETURN(TensorMap m, encode_uncached(base, dims, box));
+  PK_ASSIGN_OR_RETURN(TensorMap m, encode_uncached(base, dims, box, swizzle));
   std::lock_guard<std::mutex> lock(map_cache_mutex);
   if (map_cache.size() >= kMapCacheLimit) map_cache.clear();
   map_cache.emplace(std::move(key), m);
@@ -47,7 +47,7 @@ Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<lon
 namespace {
 
 Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>& dims,
-                                         const std::vector<int>& box) {
+                                  const std::vector<int>& box, bool swizzle) {
   const std::size_t rank = dims.size();
   if (rank < 2 || rank > 3 || box.size() != rank)
     return Status::error("tensor map: 2 or 3 dimensions, with as many box extents");
@@ -81,7 +81,8 @@ Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>
   PK_RETURN_IF_ERROR(cu_status(
       drv->tensor_map_encode_tiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, cuuint32_t(rank),
                                    const_cast<void*>(base), d, strides, b, estr,
-                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                                    promotion,
                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
       "cuTensorMapEncodeTiled"));
@@ -110,7 +111,7 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         PK_ASSIGN_OR_RETURN(long long v, evaluate_host_expr(d, values));
         dims.push_back(v);
       }
-      Result<TensorMap> m = encode_bf16_tensor_map(base, dims, f.box);
+      Result<TensorMap> m = encode_bf16_tensor_map(base, dims, f.box, f.swizzle);
       if (!m.is_ok()) return m.status().with_context(who + " (argument #" + std::to_string(f.arg) + ")");
       return m;
     };

@@ -94,6 +94,8 @@ Result<ParamField> parse_param(const std::vector<std::string>& w, const std::str
         if (!number(b, &v) || v < 1 || v > 256) return bad("box");
         f.box.push_back(int(v));
       }
+    } else if (x == "noswizzle") {
+      f.swizzle = false;
     } else {
       PK_ASSIGN_OR_RETURN(f.value, parse_host_expr(x));
     }
@@ -179,6 +181,7 @@ std::string print_template_launch(const TemplateLaunch& t) {
       for (const HostExpr& d : f.dims) ds.push_back(print_host_expr(d));
       for (int b : f.box) bs.push_back(std::to_string(b));
       out += " dims=" + joined(ds, ",") + " box=" + joined(bs, "x");
+      if (!f.swizzle) out += " noswizzle";
     }
     out += "\n";
   }

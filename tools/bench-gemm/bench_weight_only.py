@@ -1,8 +1,9 @@
-"""Weight-only quantised GEMMs from a spec set (test/specs/user_specs26.pk.cpp: w8a16_gemm_unpacked, int8
-weights held as i32 [N, K] with per-channel scales; fp8_weight_only_gemm, e4m3 weights [N, K], scales and a
-bias) through pk_torch, against PyTorch doing the same job unfused (the weights cast to bf16, then
-torch.matmul, then the scale) and against the bf16 GEMM alone (cuBLAS), in the same run. These kernels take
-the general tile path (register tiles, mma.sync with the accumulator kept in fragments across the K loop).
+"""Weight-only quantised GEMMs from spec sets (test/specs/user_specs26.pk.cpp: w8a16_gemm_unpacked, int8
+weights held as i32 [N, K] with per-channel scales, on the general tile path; fp8_weight_only_gemm, e4m3 weights
+[N, K], scales and a bias; test/specs/weight_only_gemm.pk.cpp: wo_e4m3_bf16, the plain product) through
+pk_torch, against PyTorch doing the same job unfused (the weights cast to bf16, then torch.matmul, then the
+scale) and against the bf16 GEMM alone (cuBLAS), in the same run. The e4m3 kernels take the GEMM template,
+which widens the weights in its ring; small M shows the fused kernel reading one byte a weight.
 Every pk output is first checked against the float32 result (fresh random inputs, output poisoned). Prints a
 markdown table and appends it to the file named by the first argument.
 
@@ -16,13 +17,15 @@ import torch
 import pk_torch
 from bench_attention import print_table, time_us
 
-SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test/specs/user_specs26.pk.cpp")
-SHAPES = [(4096, 4096, 4096), (2048, 8192, 8192)]  # M, K, N
+SPECS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test/specs")
+SHAPES = [(4096, 4096, 4096), (2048, 8192, 8192), (128, 8192, 8192), (16, 8192, 8192)]  # M, K, N
 
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else None
-    kernels = {k: pk_torch.compile(SPEC, kernel=k) for k in ("w8a16_gemm_unpacked", "fp8_weight_only_gemm")}
+    set26 = os.path.join(SPECS, "user_specs26.pk.cpp")
+    kernels = {k: pk_torch.compile(set26, kernel=k) for k in ("w8a16_gemm_unpacked", "fp8_weight_only_gemm")}
+    kernels["wo_e4m3_bf16"] = pk_torch.compile(os.path.join(SPECS, "weight_only_gemm.pk.cpp"), kernel="wo_e4m3_bf16")
     rows, failures = [], 0
 
     def body(ctx):
@@ -44,6 +47,10 @@ def main():
                     lambda: kernels["fp8_weight_only_gemm"](ctx, x, w8, ws.view(1, n), bias, y),
                     lambda: torch.matmul(x, w8.to(torch.bfloat16).t()) * ws + bias,
                     lambda: torch.matmul(x.float(), w8.float().t()) * ws + bias.float()),
+                "wo_e4m3_bf16": (
+                    lambda: kernels["wo_e4m3_bf16"](ctx, x, w8, y),
+                    lambda: torch.matmul(x, w8.to(torch.bfloat16).t()),
+                    lambda: torch.matmul(x.float(), w8.float().t())),
             }
             w_bf16 = w8.to(torch.bfloat16)
             t_gemm = time_us(lambda: torch.matmul(x, w_bf16.t()))

@@ -250,6 +250,34 @@ TEST(JitCompile, GemmVariantsDescribeTheirEpilogues) {
   EXPECT_EQ(vectors, 2);
 }
 
+// A weight-only quantised GEMM reads its fp8 B by an unswizzled map (the template widens each box
+// itself): the description says so, through the compile and the cache, and the map's rows are
+// whole 16-byte pitches of fp8 (K % 16), a rule the general-path twin answers.
+TEST(JitCompile, WeightOnlyGemmReadsItsFp8BUnswizzled) {
+  const std::string cache = fresh_dir("weight_only");
+  for (int pass = 0; pass < 2; ++pass) {
+    pk::jit::Options o = cpu_options(cache);
+    o.kernel = "wo_e4m3_bf16";
+    auto k = pk::jit::compile_file(PK_WEIGHT_ONLY_SPEC, o);
+    ASSERT_TRUE(k.is_ok()) << k.status().message();
+    EXPECT_EQ(k->from_cache(), pass == 1);
+    const pk::TemplateLaunch& t = k->info().tmpl;
+    EXPECT_EQ(t.fallback, "wo_e4m3_bf16__general");
+    int maps = 0;
+    for (const pk::ParamField& f : t.fields) {
+      if (f.kind != pk::ParamField::Kind::tmap) continue;
+      ++maps;
+      EXPECT_EQ(f.swizzle, f.member != "b") << f.member;
+      if (f.member == "b") EXPECT_EQ(f.box, (std::vector<int>{32, 256}));
+    }
+    EXPECT_EQ(maps, 3);
+    bool fp8Rows = false;
+    for (const pk::HostCheck& c : k->info().checks)
+      fp8Rows |= c.twin_rule && c.message.find("K % 16") != std::string::npos;
+    EXPECT_TRUE(fp8Rows);
+  }
+}
+
 TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
   const std::string cache = fresh_dir("template");
   for (int pass = 0; pass < 2; ++pass) {

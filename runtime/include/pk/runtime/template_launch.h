@@ -67,10 +67,10 @@ TemplateArg template_arg(T scalar, int) {
 HostValues template_values(const Context& ctx, const std::vector<TemplateArg>& args);
 
 // A bf16 row-major tensor map: dims and box innermost first (2 or 3 of each), 128-byte
-// swizzle, out-of-bounds reads as zero. Errors name the alignment or size rule broken. Maps are
+// swizzle (or none), out-of-bounds reads as zero. Errors name the alignment or size rule broken. Maps are
 // memoised by (base, dims, box), so repeated calls on the same tensors skip the driver.
 Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<long long>& dims,
-                                         const std::vector<int>& box);
+                                         const std::vector<int>& box, bool swizzle = true);
 
 // The block (t.params_bytes, zero where no field lies), evaluated with `values` (world, rank,
 // sms, argument extents); `ctx` is the launch's context and `ticket` its tile counter.

@@ -3,8 +3,10 @@
 // template-specific code (the JIT, pk_torch, the typed launchers) can launch it:
 //   // pk-template <kernel> threads=<n> smem=<bytes> grid=<expr> params=<bytes> [zero=<arg>,...]
 //   // pk-param <kernel> <offset> <member> <kind> [arg=<a>] [<expr>] [dims=<e>,<e>[,<e>]] [box=<c>x<r>[x<l>]]
+//        [noswizzle]
 // <kind> is one of
-//   tmap   a TMA descriptor of argument <a> (its local data), dims innermost first, bf16
+//   tmap   a TMA descriptor of argument <a> (its local data), dims innermost first, bf16, boxes
+//          128-byte swizzled (unswizzled with `noswizzle`)
 //   tmaps  PK_MAX_RANKS descriptors: argument <a> (symmetric) on every rank, zeros past world
 //   ctx    the launch context (pk::LaunchContext)
 //   i32    an int: <expr>
@@ -35,6 +37,7 @@ struct ParamField {
   HostExpr value;      // i32
   std::vector<HostExpr> dims;  // tmap, tmaps: extents, innermost first (2 or 3)
   std::vector<int> box;        // tmap, tmaps: box extents, innermost first
+  bool swizzle = true;         // tmap, tmaps: 128-byte swizzle (false: rows as they are)
 };
 
 struct TemplateLaunch {

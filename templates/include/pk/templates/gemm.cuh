@@ -8,7 +8,8 @@
 // one product per batch, the tile order's segments the batches (3-D tensor maps, so a box clips
 // at its batch's last row and column; row and col in the epilogue count inside the batch, and its
 // prepare() takes the batch). SharedB (with Batched): B is one 2-D [N, K] or [K, N] weight that
-// every batch multiplies by.
+// every batch multiplies by. A weight-only quantised B (bf16 or f16 A, fp8 B stored [N, K], not
+// batched) is widened to A's type in the ring (kWidenB, widen_b.cuh).
 #pragma once
 #include <pk/templates/lcsc.cuh>
 #include <pk/templates/tma3d.cuh>
@@ -20,10 +21,15 @@ template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = N
           bool Batched = false, bool SharedB = false, bool AMMajor = false>
 struct GemmJobT : JobDefaults {
   static_assert(!AMMajor || (!Batched && sizeof(In) == 2), "an M-major A: the plain bf16 / f16 GEMM");
-  static_assert(sizeof(In) == sizeof(InB), "operands of one size");
+  // fp8 B beside a 16-bit A: B is widened to A's type before wgmma reads it.
+  static constexpr bool kWidenB = sizeof(In) == 2 && sizeof(InB) == 1;
+  static_assert(sizeof(In) == sizeof(InB) || (kWidenB && !BNMajor && !AMMajor && !Batched),
+                "operands of one size, or an fp8 B stored [N, K] beside a 16-bit A (not batched)");
+  using WidenFrom = InB;
+  using WidenTo = In;
   static_assert(Batched || !SharedB, "a shared B belongs to a batched GEMM");
   static_assert(sizeof(Out) == 2 || is_same<Out, float>::value, "a bf16, f16 or f32 output");
-  static constexpr wg::Operand kA = wg::operand_of<In>(), kB = wg::operand_of<InB>();
+  static constexpr wg::Operand kA = wg::operand_of<In>(), kB = kWidenB ? kA : wg::operand_of<InB>();
   static constexpr bool kF16Out = is_same<Out, f16>::value;
   static constexpr int kOutBytes = sizeof(Out);
   // f32 goes straight from the accumulators to global memory: each thread's adjacent column
@@ -39,7 +45,8 @@ struct GemmJobT : JobDefaults {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
     // (Batched: each with the batches as a third dimension, boxes one batch deep.)
     TensorMap a;  // [M, K], box 128 x 64; or [K, M], box 64 x 64; 128-byte swizzle
-    TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle
+    TensorMap b;  // [N, K], box 256 x 64; or [K, N], box 64 x 64; 128-byte swizzle (kWidenB: fp8
+                  // [N, K] as K / 2 units, box 256 x 32, unswizzled)
     TensorMap c;  // [M, N], box 64 x 64, 128-byte swizzle (unused for f32: kDirectStore)
     TileOrder order;
     int k, m, n;  // per batch
@@ -72,7 +79,7 @@ struct GemmJobT : JobDefaults {
         load_box<Batched && !SharedB>(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b,
                                       t.ni * kBN + j * kBBox, k0, t, bar);
     } else {
-      load_box<Batched && !SharedB>(dst, &p.b, k0, t.ni * kBN, t, bar);
+      load_box<Batched && !SharedB>(dst, &p.b, kWidenB ? k0 / 2 : k0, t.ni * kBN, t, bar);
     }
   }
   template <int First, int Count>

@@ -43,6 +43,7 @@ struct alignas(1024) SharedStorage {
   bf16 b[kStages][kBN * kBK];
   bf16 c[kConsumers][kBoxRows * kEpiCols];  // per consumer: two 64 x 64 boxes
   Ring<kStages> ring;
+  Mbarrier raw_full[kStages];    // loader -> widener: a stage's fp8 B box has landed (widen_b.cuh)
   Mbarrier c_full[kConsumers];   // consumer -> storer: the box pair is written
   Mbarrier c_empty[kConsumers];  // storer -> consumer: TMA has read it
 };

@@ -6,6 +6,8 @@
 //   warpgroup 0, warp 1: storer   - takes finished boxes from the consumers (mbarrier
 //                                   c_full/c_empty) and stores, reduce-adds or sends them
 //   warpgroups 1, 2:     consumers - wgmma on the ring, fp32 accumulators, bf16 hand-over
+//   warpgroup 0, warps 2-3: widener - only where B is fp8 beside a bf16 / f16 A (kWidenB):
+//                                   rewrites each stage's fp8 B as wgmma's operand (widen_b.cuh)
 //
 // A Job supplies the data placement and communication:
 //   struct Params { TileOrder order; int k; int comm_blocks; ... };
@@ -21,6 +23,7 @@
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/tile_order.cuh>
+#include <pk/templates/widen_b.cuh>
 
 namespace pk {
 namespace gemm {
@@ -30,6 +33,9 @@ struct JobDefaults {
   static constexpr bool kF16Out = false, kBNMajor = false, kAMMajor = false, kHasEpilogue = false;
   static constexpr int kOutBytes = 2;
   static constexpr bool kDirectStore = false;  // the consumers store C themselves (store_direct)
+  static constexpr bool kWidenB = false;  // B's fp8 box widened in the ring (widen_b.cuh)
+  using WidenFrom = f8e4m3;
+  using WidenTo = bf16;
   static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
   template <int First, int Count, class Params>
   __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
@@ -61,9 +67,17 @@ __device__ __forceinline__ void run_loader(const typename Job::Params& p, Shared
     for (int k = 0; k < ksteps; ++k) {
       ss.ring.wait_empty(cur);
       Mbarrier* full = &ss.ring.full[cur.stage];
-      mbarrier_arrive_expect_tx(full, kStageBytes);  // out-of-bounds boxes still count fully
-      Job::load_a(p, tile, k * kBK, &ss.a[cur.stage][0], full);
-      Job::load_b(p, tile, k * kBK, &ss.b[cur.stage][0], full);
+      if constexpr (Job::kWidenB) {  // the fp8 box to the widener, which then completes `full`
+        mbarrier_arrive_expect_tx(full, kABytes);
+        Job::load_a(p, tile, k * kBK, &ss.a[cur.stage][0], full);
+        Mbarrier* raw = &ss.raw_full[cur.stage];
+        mbarrier_arrive_expect_tx(raw, kBBytes / 2);
+        Job::load_b(p, tile, k * kBK, reinterpret_cast<unsigned char*>(&ss.b[cur.stage][0]) + kRawOffset, raw);
+      } else {
+        mbarrier_arrive_expect_tx(full, kStageBytes);  // out-of-bounds boxes still count fully
+        Job::load_a(p, tile, k * kBK, &ss.a[cur.stage][0], full);
+        Job::load_b(p, tile, k * kBK, &ss.b[cur.stage][0], full);
+      }
       cur.advance();
     }
   }
@@ -151,7 +165,8 @@ __device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
   const int blocks = gridDim.x - p.comm_blocks;
   SharedStorage& ss = shared_storage(smem_raw);
   if (threadIdx.x == 0) {
-    ss.ring.init(kConsumers * wg::kThreads);
+    ss.ring.init(kConsumers * wg::kThreads, Job::kWidenB ? 2 : 1);
+    for (int s = 0; s < kStages; ++s) mbarrier_init(&ss.raw_full[s], 1);
     for (int w = 0; w < kConsumers; ++w) {
       mbarrier_init(&ss.c_full[w], wg::kThreads);
       mbarrier_init(&ss.c_empty[w], 1);
@@ -163,6 +178,10 @@ __device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (warp == 0 && lane == 0) run_loader<Job>(p, ss, block, blocks);
     else if (warp == 1 && lane == 0) run_storer<Job>(p, ss, block, blocks);
+    else if constexpr (Job::kWidenB) {
+      if (warp >= kWidenWarp0)
+        run_widener<typename Job::WidenFrom, typename Job::WidenTo>(ss, k_steps(p.k), p.order.count(), block, blocks);
+    }
   } else {
     wg::claim_registers<kConsumerRegs>();
     run_consumer<Job>(p, ss, wg::index() - 1, block, blocks);

@@ -1,0 +1,173 @@
+// A weight-only quantised GEMM's B operand widened in the ring: B is stored fp8 (e4m3 or e5m2,
+// [N, K]) and A is bf16 or f16, which wgmma cannot multiply together, so the loader's TMA lands
+// each stage's 256 x 64 fp8 box (unswizzled) in the upper half of the stage's B slot and two spare warps of
+// the loader warpgroup (the widener) rewrite it in place as the 256 x 64 bf16 / f16 tile wgmma
+// reads (128-byte swizzle), then complete the stage's `full` barrier. Every fp8 value is exact in
+// bf16 and f16, so the product equals the one of the widened weights. The widening is integer
+// bit moves and one packed multiply per two values (no cvt: conversions issue at a quarter of
+// the ALU rate and would take longer than the stage's wgmma).
+#pragma once
+#include <pk/device/bf16.cuh>
+#include <pk/device/mbarrier.cuh>
+#include <pk/templates/gemm_tile.cuh>
+#include <pk/templates/ring.cuh>
+
+namespace pk {
+namespace gemm {
+
+constexpr int kWidenWarp0 = 2;          // warps 2 and 3 of the loader warpgroup
+constexpr int kWidenThreads = 64;
+constexpr int kWidenBarrier = 1;         // named barrier among the widener's threads
+constexpr unsigned int kRawOffset = kBBytes / 2;  // the fp8 box: the slot's upper 16 KiB
+
+
+__device__ __forceinline__ unsigned int mul_bf16x2(unsigned int a, unsigned int b) {
+  unsigned int d;
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned int mul_f16x2(unsigned int a, unsigned int b) {
+  unsigned int d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// Two fp8 values (bytes 1 and 3 of t, so that their signs sit at bits 15 and 31) as two 16-bit
+// values of type Out: the exponent and mantissa bits moved into place and scaled by 2^(Out's
+// bias - the fp8 bias), which keeps fp8 subnormals exact, then the signs. NaN and infinity
+// aside (patch_specials).
+template <class Fp8, class Out>
+__device__ __forceinline__ unsigned int widen_pair(unsigned int t) {
+  constexpr bool kE4m3 = is_same<Fp8, f8e4m3>::value, kBf16 = is_same<Out, bf16>::value;
+  const unsigned int sign = t & 0x80008000u;
+  if constexpr (!kE4m3 && !kBf16) return t;  // e5m2 is the top byte of an f16
+  else if constexpr (kE4m3 && kBf16) return mul_bf16x2((t >> 4) & 0x07F007F0u, 0x7B807B80u) | sign;  // 2^120
+  else if constexpr (kE4m3) return mul_f16x2((t >> 1) & 0x3F803F80u, 0x5C005C00u) | sign;             // 2^8
+  else return mul_bf16x2((t >> 3) & 0x0FE00FE0u, 0x77807780u) | sign;                                 // 2^112
+}
+
+// Bytes b0, b1 of w (Pair 0) or b2, b3 (Pair 1) as bytes 1 and 3 of the result.
+template <int Pair>
+__device__ __forceinline__ unsigned int spread_pair(unsigned int w) {
+  unsigned int d;
+  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(d) : "r"(w), "n"(Pair == 0 ? 0x1404 : 0x3424));
+  return d;
+}
+
+// A word's bytes that are NaN or infinite (e4m3's only special, S.1111.111; e5m2's S.11111.xx)
+// carry into bit 7 of this sum; OR-ed over words, bit 7 of a byte says some word had one there.
+template <class Fp8, class Out>
+__device__ __forceinline__ unsigned int special_sum(unsigned int w) {
+  if constexpr (is_same<Fp8, f8e4m3>::value) return (w & 0x7F7F7F7Fu) + 0x01010101u;
+  else if constexpr (is_same<Out, bf16>::value) return (w & 0x7C7C7C7Cu) + 0x04040404u;
+  else return 0u;  // e5m2 -> f16 keeps them as they are
+}
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in wgmma's K-major tile of 128-byte rows with
+// 128-byte swizzle, from a 1024-byte aligned start: the chunk index XORed with the row modulo 8.
+__device__ __forceinline__ unsigned int swizzled(int row, int chunk) { return row * 128 + ((chunk ^ (row % 8)) * 16); }
+
+// Raw chunk (row, c) -> the widened tile's chunks 2c and 2c + 1 of the row; returns its specials'
+// sum (special_sum).
+template <class Fp8, class Out>
+__device__ __forceinline__ unsigned int widen_chunk(unsigned char* slot, int row, int c, const uint4& raw) {
+  uint4 x, y;
+  x.x = widen_pair<Fp8, Out>(spread_pair<0>(raw.x));
+  x.y = widen_pair<Fp8, Out>(spread_pair<1>(raw.x));
+  x.z = widen_pair<Fp8, Out>(spread_pair<0>(raw.y));
+  x.w = widen_pair<Fp8, Out>(spread_pair<1>(raw.y));
+  y.x = widen_pair<Fp8, Out>(spread_pair<0>(raw.z));
+  y.y = widen_pair<Fp8, Out>(spread_pair<1>(raw.z));
+  y.z = widen_pair<Fp8, Out>(spread_pair<0>(raw.w));
+  y.w = widen_pair<Fp8, Out>(spread_pair<1>(raw.w));
+  *reinterpret_cast<uint4*>(slot + swizzled(row, 2 * c)) = x;
+  *reinterpret_cast<uint4*>(slot + swizzled(row, 2 * c + 1)) = y;
+  return special_sum<Fp8, Out>(raw.x) | special_sum<Fp8, Out>(raw.y) | special_sum<Fp8, Out>(raw.z) |
+         special_sum<Fp8, Out>(raw.w);
+}
+
+// Rewrites the NaNs and infinities among the widened values of chunk (row, c), which the scaling
+// made finite but unmistakable: e4m3's NaN became +-480 (above its largest value, 448), e5m2's
+// infinity 2^16 and its NaNs 2^16 x 1.25 to 1.75 (above 57344). Rare (weights are finite), so it
+// runs after a step's loop when that step met one, and reads back what this thread wrote.
+template <class Fp8, class Out>
+__device__ __forceinline__ void patch_specials(unsigned char* slot, int row, int c) {
+  constexpr bool kE4m3 = is_same<Fp8, f8e4m3>::value, kBf16 = is_same<Out, bf16>::value;
+#pragma unroll 1
+  for (int i = 0; i < 16; ++i) {
+    unsigned short* at = reinterpret_cast<unsigned short*>(slot + swizzled(row, 2 * c + i / 8) + (i % 8) * 2);
+    const unsigned int v = *at, sign = v & 0x8000u, mag = v & 0x7FFFu;
+    if (kE4m3 && mag == (kBf16 ? 0x43F0u : 0x5F80u)) *at = static_cast<unsigned short>(sign | (kBf16 ? 0x7FC0u : 0x7E00u));
+    if (!kE4m3 && mag >= 0x4780u) *at = static_cast<unsigned short>(sign | (mag == 0x4780u ? 0x7F80u : 0x7FC0u));
+  }
+}
+
+// Chunk `unit` % 4 of fp8 row Row0 + `unit` / 4 (the box is unswizzled: 64-byte rows).
+template <int Row0>
+__device__ __forceinline__ uint4 raw_chunk(const unsigned char* slot, int unit) {
+  return *reinterpret_cast<const uint4*>(slot + kRawOffset + (Row0 + unit / 4) * 64 + (unit % 4) * 16);
+}
+
+__device__ __forceinline__ void widen_sync() {
+  asm volatile("bar.sync %0, %1;" ::"n"(kWidenBarrier), "n"(kWidenThreads) : "memory");
+}
+
+// One stage: the fp8 rows r sit at kRawOffset + 64 r and the widened row r goes to 128 r, so
+// widened rows [128, 256) overwrite fp8 rows [0, 256). In four steps, each writing only over fp8
+// rows an earlier step has read: rows [0, 128) (below the fp8 box), rows [128, 192) (over fp8
+// rows [0, 128)), rows [192, 224) (over [128, 192)), and rows [224, 256), whose widened rows
+// cover their own fp8 rows, read into registers first. Four barriers of the 64 threads.
+template <class Fp8, class Out, int Row0, int Rows>
+__device__ __forceinline__ void widen_rows(unsigned char* slot, int t) {
+  unsigned int odd = 0;
+#pragma unroll 1
+  for (int u = t; u < Rows * 4; u += kWidenThreads)
+    odd |= widen_chunk<Fp8, Out>(slot, Row0 + u / 4, u % 4, raw_chunk<Row0>(slot, u));
+  if (odd & 0x80808080u)
+#pragma unroll 1
+    for (int u = t; u < Rows * 4; u += kWidenThreads)
+      patch_specials<Fp8, Out>(slot, Row0 + u / 4, u % 4);
+}
+
+template <class Fp8, class Out>
+__device__ __forceinline__ void widen_stage(unsigned char* slot, int t) {
+  widen_rows<Fp8, Out, 0, 128>(slot, t);
+  widen_sync();
+  widen_rows<Fp8, Out, 128, 64>(slot, t);
+  widen_sync();
+  widen_rows<Fp8, Out, 192, 32>(slot, t);
+  constexpr int kLast = 32 * 4 / kWidenThreads;  // rows [224, 256): chunks per thread
+  uint4 raw[kLast];
+#pragma unroll
+  for (int i = 0; i < kLast; ++i) raw[i] = raw_chunk<224>(slot, t + i * kWidenThreads);
+  widen_sync();
+  unsigned int odd = 0;
+#pragma unroll
+  for (int i = 0; i < kLast; ++i) {
+    const int u = t + i * kWidenThreads;
+    odd |= widen_chunk<Fp8, Out>(slot, 224 + u / 4, u % 4, raw[i]);
+  }
+  if (odd & 0x80808080u)
+#pragma unroll 1
+    for (int u = t; u < 32 * 4; u += kWidenThreads) patch_specials<Fp8, Out>(slot, 224 + u / 4, u % 4);
+}
+
+// The widener's loop: the stages in the loader's order, each once its fp8 box has landed
+// (raw_full); the stage's `full` barrier completes with the loader's A bytes and this arrival.
+template <class Fp8, class Out>
+__device__ __forceinline__ void run_widener(SharedStorage& ss, int ksteps, int tiles, int block, int blocks) {
+  const int t = static_cast<int>(threadIdx.x) - kWidenWarp0 * 32;
+  RingCursor<kStages> cur;
+  for (int tile = block; tile < tiles; tile += blocks)
+    for (int k = 0; k < ksteps; ++k) {
+      mbarrier_wait_parity(&ss.raw_full[cur.stage], cur.phase);
+      widen_stage<Fp8, Out>(reinterpret_cast<unsigned char*>(&ss.b[cur.stage][0]), t);
+      fence_proxy_async_smem();  // generic writes -> visible to wgmma's reads
+      widen_sync();
+      if (t == 0) mbarrier_arrive(&ss.ring.full[cur.stage]);
+      cur.advance();
+    }
+}
+
+}  // namespace gemm
+}  // namespace pk
