@@ -731,7 +731,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
            << " steps applied to the fp32 accumulators in the consumers' registers";
       if (g->widenB)
         os << "; the fp8 B is widened to " << g->in << " in the ring (its 256x64 box lands in the stage's B "
-              "slot and two warps of the loader warpgroup rewrite it as wgmma's operand, exact)";
+              "slot and the consumer warpgroups rewrite it as wgmma's operand while the previous K step's "
+              "wgmma runs; exact)";
       const bool fp8 = isFp8(g->in);
       const int64_t step = fp8 ? 2 * kBK : kBK;  // 128 bytes of each row
       if (fp8)

@@ -17,6 +17,7 @@
 #include <pk/tile/math.cuh>
 #include <pk/templates/warpgroup.cuh>
 #include <pk/templates/wgmma.cuh>
+#include <pk/templates/widen_b.cuh>
 
 namespace pk {
 namespace gemm {
@@ -43,13 +44,14 @@ struct alignas(1024) SharedStorage {
   bf16 b[kStages][kBN * kBK];
   bf16 c[kConsumers][kBoxRows * kEpiCols];  // per consumer: two 64 x 64 boxes
   Ring<kStages> ring;
-  Mbarrier raw_full[kStages];    // loader -> widener: a stage's fp8 B box has landed (widen_b.cuh)
+  Mbarrier raw_full[kStages];    // loader -> consumers: a stage's fp8 B box has landed (widen_b.cuh)
   Mbarrier c_full[kConsumers];   // consumer -> storer: the box pair is written
   Mbarrier c_empty[kConsumers];  // storer -> consumer: TMA has read it
 };
 // Dynamic shared memory to request: the storage plus room to align its start to 1024 bytes.
 constexpr unsigned int kSharedBytes = sizeof(SharedStorage) + 1024;
 static_assert(kSharedBytes <= 232448, "GEMM shared memory exceeds the sm_90 per-block limit");
+static_assert(kRawOffset == kBBytes / 2, "the fp8 B box fills the upper half of a stage's B slot");
 
 __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
   const unsigned long long a = reinterpret_cast<unsigned long long>(raw);
@@ -59,8 +61,11 @@ __device__ __forceinline__ SharedStorage& shared_storage(unsigned char* raw) {
 __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols] over all K steps, releasing
-// each stage to the loader once the wgmma that read it has completed.
-template <wg::Operand A, wg::Operand B, bool BNMajor, bool AMMajor = false>
+// each stage to the loader once the wgmma that read it has completed. WidenFrom (an fp8 type):
+// B arrives as fp8 (raw_full) and both consumers widen it to WidenTo (widen_b.cuh) while the
+// previous step's wgmma runs.
+template <wg::Operand A, wg::Operand B, bool BNMajor, bool AMMajor = false, class WidenFrom = void,
+          class WidenTo = void>
 __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
                                          int consumer, float (&acc)[128]) {
 #pragma unroll
@@ -68,6 +73,11 @@ __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>&
   int prev = -1;
   for (int k = 0; k < ksteps; ++k) {
     ss.ring.wait_full(cur);
+    if constexpr (!is_same<WidenFrom, void>::value) {
+      mbarrier_wait_parity(&ss.raw_full[cur.stage], cur.phase);
+      widen_stage<WidenFrom, WidenTo>(reinterpret_cast<unsigned char*>(&ss.b[cur.stage][0]),
+                                      consumer * wg::kThreads + wg::thread());
+    }
     // An M-major A (stored [K, M]) is two 64 x 64 boxes per stage, one per consumer: the same
     // 8 KiB at the same place, laid out as an N-major B's box.
     const unsigned long long da = AMMajor ? wg::desc_n_major_sw128(&ss.a[cur.stage][consumer * 64 * kBK])

@@ -6,8 +6,8 @@
 //   warpgroup 0, warp 1: storer   - takes finished boxes from the consumers (mbarrier
 //                                   c_full/c_empty) and stores, reduce-adds or sends them
 //   warpgroups 1, 2:     consumers - wgmma on the ring, fp32 accumulators, bf16 hand-over
-//   warpgroup 0, warps 2-3: widener - only where B is fp8 beside a bf16 / f16 A (kWidenB):
-//                                   rewrites each stage's fp8 B as wgmma's operand (widen_b.cuh)
+//   (where B is fp8 beside a bf16 / f16 A, kWidenB, the consumers first widen each stage's
+//   fp8 B to wgmma's operand: widen_b.cuh)
 //
 // A Job supplies the data placement and communication:
 //   struct Params { TileOrder order; int k; int comm_blocks; ... };
@@ -23,7 +23,6 @@
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
 #include <pk/templates/tile_order.cuh>
-#include <pk/templates/widen_b.cuh>
 
 namespace pk {
 namespace gemm {
@@ -67,7 +66,7 @@ __device__ __forceinline__ void run_loader(const typename Job::Params& p, Shared
     for (int k = 0; k < ksteps; ++k) {
       ss.ring.wait_empty(cur);
       Mbarrier* full = &ss.ring.full[cur.stage];
-      if constexpr (Job::kWidenB) {  // the fp8 box to the widener, which then completes `full`
+      if constexpr (Job::kWidenB) {  // the fp8 box apart: the consumers widen it (widen_b.cuh)
         mbarrier_arrive_expect_tx(full, kABytes);
         Job::load_a(p, tile, k * kBK, &ss.a[cur.stage][0], full);
         Mbarrier* raw = &ss.raw_full[cur.stage];
@@ -92,7 +91,11 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   unsigned int handoffs = 0;
   float acc[128];
   for (int t = block; t < n; t += blocks) {
-    mma_tile<Job::kA, Job::kB, Job::kBNMajor, Job::kAMMajor>(ss, cur, ksteps, consumer, acc);
+    if constexpr (Job::kWidenB)
+      mma_tile<Job::kA, Job::kB, false, false, typename Job::WidenFrom, typename Job::WidenTo>(ss, cur, ksteps,
+                                                                                             consumer, acc);
+    else
+      mma_tile<Job::kA, Job::kB, Job::kBNMajor, Job::kAMMajor>(ss, cur, ksteps, consumer, acc);
     const TileCoord tile = p.order.at(t);
     const int row0 = tile.mi * kBM + consumer * kBoxRows, col0 = tile.ni * kBN;
     if constexpr (Job::kDirectStore) {
@@ -165,7 +168,7 @@ __device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
   const int blocks = gridDim.x - p.comm_blocks;
   SharedStorage& ss = shared_storage(smem_raw);
   if (threadIdx.x == 0) {
-    ss.ring.init(kConsumers * wg::kThreads, Job::kWidenB ? 2 : 1);
+    ss.ring.init(kConsumers * wg::kThreads);
     for (int s = 0; s < kStages; ++s) mbarrier_init(&ss.raw_full[s], 1);
     for (int w = 0; w < kConsumers; ++w) {
       mbarrier_init(&ss.c_full[w], wg::kThreads);
@@ -178,10 +181,6 @@ __device__ __forceinline__ void lcsc_run(const typename Job::Params& p) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (warp == 0 && lane == 0) run_loader<Job>(p, ss, block, blocks);
     else if (warp == 1 && lane == 0) run_storer<Job>(p, ss, block, blocks);
-    else if constexpr (Job::kWidenB) {
-      if (warp >= kWidenWarp0)
-        run_widener<typename Job::WidenFrom, typename Job::WidenTo>(ss, k_steps(p.k), p.order.count(), block, blocks);
-    }
   } else {
     wg::claim_registers<kConsumerRegs>();
     run_consumer<Job>(p, ss, wg::index() - 1, block, blocks);

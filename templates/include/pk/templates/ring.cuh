@@ -24,11 +24,10 @@ struct Ring {
   Mbarrier full[Stages];
   Mbarrier empty[Stages];
 
-  // One thread, before the block-wide barrier that publishes the ring. `producer_arrivals`: the
-  // producer's arrive_expect_tx, and one more where a second producer finishes each stage.
-  __device__ __forceinline__ void init(unsigned int consumer_arrivals, unsigned int producer_arrivals = 1) {
+  // One thread, before the block-wide barrier that publishes the ring.
+  __device__ __forceinline__ void init(unsigned int consumer_arrivals) {
     for (int s = 0; s < Stages; ++s) {
-      mbarrier_init(&full[s], producer_arrivals);
+      mbarrier_init(&full[s], 1);
       mbarrier_init(&empty[s], consumer_arrivals);
     }
   }

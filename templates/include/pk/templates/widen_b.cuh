@@ -1,25 +1,22 @@
 // A weight-only quantised GEMM's B operand widened in the ring: B is stored fp8 (e4m3 or e5m2,
-// [N, K]) and A is bf16 or f16, which wgmma cannot multiply together, so the loader's TMA lands
-// each stage's 256 x 64 fp8 box (unswizzled) in the upper half of the stage's B slot and two spare warps of
-// the loader warpgroup (the widener) rewrite it in place as the 256 x 64 bf16 / f16 tile wgmma
-// reads (128-byte swizzle), then complete the stage's `full` barrier. Every fp8 value is exact in
-// bf16 and f16, so the product equals the one of the widened weights. The widening is integer
-// bit moves and one packed multiply per two values (no cvt: conversions issue at a quarter of
-// the ALU rate and would take longer than the stage's wgmma).
+// [N, K]) and A is bf16 or f16, which wgmma cannot multiply together. The loader's TMA lands each
+// stage's 256 x 64 fp8 box (unswizzled, 64-byte rows) in the upper half of the stage's B slot, and
+// the two consumer warpgroups rewrite it in place as the 256 x 64 bf16 / f16 tile wgmma reads
+// (128-byte swizzle) while the tensor cores still run the previous step's wgmma. Every fp8 value
+// is exact in bf16 and f16, so the product is the one of the widened weights. The widening is
+// integer bit moves and one packed multiply per two values: conversion instructions issue at a
+// quarter of the ALU rate and would cost more than the stage's wgmma.
 #pragma once
 #include <pk/device/bf16.cuh>
-#include <pk/device/mbarrier.cuh>
-#include <pk/templates/gemm_tile.cuh>
-#include <pk/templates/ring.cuh>
+#include <pk/device/store.cuh>
 
 namespace pk {
 namespace gemm {
 
-constexpr int kWidenWarp0 = 2;          // warps 2 and 3 of the loader warpgroup
-constexpr int kWidenThreads = 64;
-constexpr int kWidenBarrier = 1;         // named barrier among the widener's threads
-constexpr unsigned int kRawOffset = kBBytes / 2;  // the fp8 box: the slot's upper 16 KiB
-
+constexpr int kWidenThreads = 256;        // both consumer warpgroups
+constexpr int kWidenBarrier = 1;          // their named barrier
+constexpr unsigned int kRawOffset = 16384;  // the fp8 box: the upper half of a stage's 32 KiB B slot
+constexpr int kWidenChunks = 256 * 4 / kWidenThreads;  // 16-byte fp8 chunks a thread widens per stage
 
 __device__ __forceinline__ unsigned int mul_bf16x2(unsigned int a, unsigned int b) {
   unsigned int d;
@@ -102,71 +99,39 @@ __device__ __forceinline__ void patch_specials(unsigned char* slot, int row, int
   }
 }
 
-// Chunk `unit` % 4 of fp8 row Row0 + `unit` / 4 (the box is unswizzled: 64-byte rows).
-template <int Row0>
+// Chunk `unit` % 4 of fp8 row `unit` / 4 (the box is unswizzled: 64-byte rows).
 __device__ __forceinline__ uint4 raw_chunk(const unsigned char* slot, int unit) {
-  return *reinterpret_cast<const uint4*>(slot + kRawOffset + (Row0 + unit / 4) * 64 + (unit % 4) * 16);
+  return *reinterpret_cast<const uint4*>(slot + kRawOffset + unit * 16);
 }
 
 __device__ __forceinline__ void widen_sync() {
   asm volatile("bar.sync %0, %1;" ::"n"(kWidenBarrier), "n"(kWidenThreads) : "memory");
 }
 
-// One stage: the fp8 rows r sit at kRawOffset + 64 r and the widened row r goes to 128 r, so
-// widened rows [128, 256) overwrite fp8 rows [0, 256). In four steps, each writing only over fp8
-// rows an earlier step has read: rows [0, 128) (below the fp8 box), rows [128, 192) (over fp8
-// rows [0, 128)), rows [192, 224) (over [128, 192)), and rows [224, 256), whose widened rows
-// cover their own fp8 rows, read into registers first. Four barriers of the 64 threads.
-template <class Fp8, class Out, int Row0, int Rows>
-__device__ __forceinline__ void widen_rows(unsigned char* slot, int t) {
-  unsigned int odd = 0;
-#pragma unroll 1
-  for (int u = t; u < Rows * 4; u += kWidenThreads)
-    odd |= widen_chunk<Fp8, Out>(slot, Row0 + u / 4, u % 4, raw_chunk<Row0>(slot, u));
-  if (odd & 0x80808080u)
-#pragma unroll 1
-    for (int u = t; u < Rows * 4; u += kWidenThreads)
-      patch_specials<Fp8, Out>(slot, Row0 + u / 4, u % 4);
-}
-
+// One stage's B slot, by consumer thread t (0 .. 255): the widened row r goes to 128 r and
+// overwrites fp8 rows 2r - 256 and 2r - 255 for r >= 128, so every thread reads its fp8 chunks
+// into registers first, then all write. The second barrier makes every thread's writes, made
+// visible to the async proxy, precede both warpgroups' wgmma.
 template <class Fp8, class Out>
 __device__ __forceinline__ void widen_stage(unsigned char* slot, int t) {
-  widen_rows<Fp8, Out, 0, 128>(slot, t);
-  widen_sync();
-  widen_rows<Fp8, Out, 128, 64>(slot, t);
-  widen_sync();
-  widen_rows<Fp8, Out, 192, 32>(slot, t);
-  constexpr int kLast = 32 * 4 / kWidenThreads;  // rows [224, 256): chunks per thread
-  uint4 raw[kLast];
+  uint4 raw[kWidenChunks];
 #pragma unroll
-  for (int i = 0; i < kLast; ++i) raw[i] = raw_chunk<224>(slot, t + i * kWidenThreads);
+  for (int i = 0; i < kWidenChunks; ++i) raw[i] = raw_chunk(slot, t + i * kWidenThreads);
   widen_sync();
   unsigned int odd = 0;
 #pragma unroll
-  for (int i = 0; i < kLast; ++i) {
+  for (int i = 0; i < kWidenChunks; ++i) {
     const int u = t + i * kWidenThreads;
-    odd |= widen_chunk<Fp8, Out>(slot, 224 + u / 4, u % 4, raw[i]);
+    odd |= widen_chunk<Fp8, Out>(slot, u / 4, u % 4, raw[i]);
   }
   if (odd & 0x80808080u)
 #pragma unroll 1
-    for (int u = t; u < 32 * 4; u += kWidenThreads) patch_specials<Fp8, Out>(slot, 224 + u / 4, u % 4);
-}
-
-// The widener's loop: the stages in the loader's order, each once its fp8 box has landed
-// (raw_full); the stage's `full` barrier completes with the loader's A bytes and this arrival.
-template <class Fp8, class Out>
-__device__ __forceinline__ void run_widener(SharedStorage& ss, int ksteps, int tiles, int block, int blocks) {
-  const int t = static_cast<int>(threadIdx.x) - kWidenWarp0 * 32;
-  RingCursor<kStages> cur;
-  for (int tile = block; tile < tiles; tile += blocks)
-    for (int k = 0; k < ksteps; ++k) {
-      mbarrier_wait_parity(&ss.raw_full[cur.stage], cur.phase);
-      widen_stage<Fp8, Out>(reinterpret_cast<unsigned char*>(&ss.b[cur.stage][0]), t);
-      fence_proxy_async_smem();  // generic writes -> visible to wgmma's reads
-      widen_sync();
-      if (t == 0) mbarrier_arrive(&ss.ring.full[cur.stage]);
-      cur.advance();
+    for (int i = 0; i < kWidenChunks; ++i) {
+      const int u = t + i * kWidenThreads;
+      patch_specials<Fp8, Out>(slot, u / 4, u % 4);
     }
+  fence_proxy_async_smem();  // generic writes -> visible to wgmma's reads
+  widen_sync();
 }
 
 }  // namespace gemm
