@@ -189,8 +189,10 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       };
       if (step.get("plane")) coordinate("plane", "planev", "", "planes");
       auto view = step.getAs<StringAttr>("view");
-      if (!view || view.getValue() == "col") coordinate("row", "rowv", "row", "rows");  // a 1-D column: rows only
-      if (!view || view.getValue() == "row") coordinate("col", "colv", "col", "cols");  // a 1-D row: columns only
+      // A transposed load's row follows the element's column and its column the element's row.
+      const bool swapped = bool(step.get("swapped"));
+      if (!view || view.getValue() == "col") coordinate("row", "rowv", swapped ? "col" : "row", "rows");  // a 1-D column: rows only
+      if (!view || view.getValue() == "row") coordinate("col", "colv", swapped ? "row" : "col", "cols");  // a 1-D row: columns only
       // A predicated load, not a branch: see pk/tile/guarded_load.cuh.
       bs << "pk::tile::load_or_zero(" << ta << " + " << offset << ", " << inside << ")";
     } else if (op == "round") {

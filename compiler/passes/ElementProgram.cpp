@@ -91,10 +91,11 @@ struct ElementProgram::Capture {
   // The load step of tensor argument `a` at plane / row / col (a 3-D tensor [planes, rows, cols];
   // plane is absent for 2-D and 1-D ones).
   int64_t loadStep(Value result, int a, std::optional<Coord> plane, Coord row, Coord col, Type element,
-                   StringRef view = "") {
+                   StringRef view = "", bool swapped = false) {
     SmallVector<NamedAttribute> f{named("op", str("load")), named("arg", i64(a)),
                                   named("row", i64(row.follows ? -1 : row.fixed)),
                                   named("col", i64(col.follows ? -1 : col.fixed))};
+    if (swapped) f.push_back(named("swapped", UnitAttr::get(ctx())));
     if (row.step >= 0) f.push_back(named("rowv", i64(row.step)));
     if (col.step >= 0) f.push_back(named("colv", i64(col.step)));
     if (plane) {
@@ -121,6 +122,25 @@ struct ElementProgram::Capture {
     auto col = coordinate(op.getIndices()[1], n, tile.getShape()[1], bn);
     if (!row || !col) return fail(op, Twine(an()) + Twine(noun) + kWhere);
     return loadStep(op, a, std::nullopt, *row, *col, tile.getElementType());
+  }
+
+  // transpose(load<N, 1>(scale, n, c)): a column of a 2-D tensor read as a row vector (its row
+  // follows the output's column), or transpose(load<N, M>(t, n, m)) the output tile of a tensor
+  // stored transposed; the load's coordinates swapped.
+  int64_t transposedLoad(TileTransposeOp op, TileLoadOp l) {
+    int a = argIndex(l.getSource());
+    auto tile = cast<TileType>(l.getType());
+    if (a < 0 || l.getIndices().size() != 2 || tile.getRank() != 2)
+      return fail(op, Twine(an()) + Twine(noun) + " transpose must be of a load of a 2-D tensor argument");
+    if (!readable(tile.getElementType())) return unreadable(l);
+    auto row = coordinate(l.getIndices()[0], n, tile.getShape()[0], bn);
+    auto col = coordinate(l.getIndices()[1], m, tile.getShape()[1], bm);
+    if (!row || !col)
+      return fail(l, Twine(an()) + Twine(noun) + " transposed load must be at [n, m] (the output tile of a "
+                     "tensor stored transposed), [n, c] (a column read as a row vector) or [r, m], with r "
+                     "and c fixed for the tile");
+    ops.insert(l);
+    return loadStep(op, a, std::nullopt, *row, *col, tile.getElementType(), "", /*swapped=*/true);
   }
 
   // A 1-D tensor read as a row vector (load<1, N>(bias, n): N elements from n, a 1 x N tile) or
@@ -316,6 +336,8 @@ struct ElementProgram::Capture {
     if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);
     if (auto r = dyn_cast<TileReshapeOp>(op))
       if (auto l = r.getInput().getDefiningOp<TileLoadOp>()) return vectorLoad(r, l);
+    if (auto t = dyn_cast<TileTransposeOp>(op))
+      if (auto l = t.getInput().getDefiningOp<TileLoadOp>()) return transposedLoad(t, l);
     // The element's row or column in the output (a mask's coordinates).
     if (auto iota = dyn_cast<TileIotaOp>(op)) {
       const int64_t d = int64_t(iota.getDim());

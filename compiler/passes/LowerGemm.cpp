@@ -70,18 +70,20 @@ std::string tileWords(Type t) {
   return "a " + s + " " + elem + " tile";
 }
 
-// The fp8 load under cast<bf16 | f16>(load) or cast<bf16 | f16>(cast<f32>(load)) (exact: f32,
-// bf16 and f16 hold every fp8 value), or null.
+// The fp8 load under casts through bf16, f16 or f32 (cast<bf16>(load), cast<bf16>(cast<f32>(load)), ...):
+// exact, as each of them holds every fp8 value; or null.
 TileLoadOp widenedLoad(Value operand) {
-  auto widen = operand.getDefiningOp<TileCastOp>();
-  if (!widen) return {};
-  Value in = widen.getInput();
-  if (auto inner = in.getDefiningOp<TileCastOp>();
-      inner && isa<Float32Type>(cast<TileType>(in.getType()).getElementType()))
-    in = inner.getInput();
+  Value in = operand;
+  while (auto widen = in.getDefiningOp<TileCastOp>()) {
+    in = widen.getInput();
+    Type t = cast<TileType>(in.getType()).getElementType();
+    if (!t.isBF16() && !t.isF16() && !t.isF32()) break;
+  }
   auto load = in.getDefiningOp<TileLoadOp>();
-  return load && isFp8(cast<TileType>(load.getType()).getElementType()) && load.getIndices().size() == 2 ? load
-                                                                                                          : TileLoadOp();
+  return load && in != operand && isFp8(cast<TileType>(load.getType()).getElementType()) &&
+                 load.getIndices().size() == 2
+             ? load
+             : TileLoadOp();
 }
 
 // The same value, or equal constants.
@@ -172,7 +174,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   } else {
     g.loadA = aOperand.getDefiningOp<TileLoadOp>();
     g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
-    if (!g.loadB) g.loadB = widenedLoad(mma.getB());
+    if (!g.loadB && (g.loadB = widenedLoad(mma.getB()))) g.widenB = true;
   }
   Value k = kloop.getInductionVar();
   Value bRow = g.bNMajor ? k : n, bCol = g.bNMajor ? n : k;
@@ -218,7 +220,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   g.in = cast<TileType>(mma.getA().getType()).getElementType();
   g.inB = cast<TileType>(mma.getB().getType()).getElementType();
   // A weight-only quantised B: the fp8 load, cast to A's type (widened in the template's ring).
-  if (g.loadB && g.loadB.getResult() != mma.getB()) {
+  if (g.widenB) {
     g.inB = cast<TileType>(g.loadB.getType()).getElementType();
     if (!(g.in.isBF16() || g.in.isF16()) || cast<TileType>(mma.getB().getType()).getElementType() != g.in)
       return mma.emitError("GEMM: an fp8 B cast before the product must be cast to A's type (bf16 or f16)");
@@ -226,7 +228,6 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
       return mma.emitError("GEMM: an fp8 B widened to A's type takes the plain form A[m, k] times B[n, k] "
                            "(mma_t), not batched; this loop has ")
              << (g.bNMajor ? "B stored [K, N] (mma)" : g.aMMajor ? "A read transposed" : "a batch dimension");
-    g.widenB = true;
   }
   if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
     return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
@@ -237,8 +238,10 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   if (isFp8(g.in) && g.bNMajor)
     return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
                          "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
+  const Type bElement = g.widenB ? g.in : g.inB;  // what the product reads: the widened B
   if (!isTile(mma.getA().getType(), g.bm, g.bk, g.in) ||
-      !(g.bNMajor ? isTile(g.loadB.getType(), g.bk, g.bn, g.inB) : isTile(g.loadB.getType(), g.bn, g.bk, g.inB)) ||
+      !(g.bNMajor ? isTile(mma.getB().getType(), g.bk, g.bn, bElement)
+                  : isTile(mma.getB().getType(), g.bn, g.bk, bElement)) ||
       !(g.in == g.inB || (isFp8(g.in) && isFp8(g.inB)) || g.widenB) ||
       !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "

@@ -24,7 +24,7 @@
 // jagged_causal_attention, gnn_scatter_add, gnn_mean_aggregate, gcn_propagate, gat_aggregate, gat_edge_softmax,
 // spmm_csr, spmm_coo, edgeconv_messages, gcn_degree_norm, coo_to_csr, gather_gemm_scatter, retrieval_scores (GEMM
 // template and twin), topk_blocks, topk_merge, negative_sampling_scores, quant_per_token_int8,
-// smoothquant_pack_int8, w4a16_gemm_gptq, w8a16_gemm_packed, w8a16_gemm_unpacked, fp8_weight_only_gemm,
+// smoothquant_pack_int8, w4a16_gemm_gptq, w8a16_gemm_packed, w8a16_gemm_unpacked, fp8_weight_only_gemm (template and twin),
 // fp8_gemm_tensor_scales (template, one launch, and twin), fp8_gemm_rowwise_scales (template and twin),
 // fp8_dynamic_quant_gemm (template launch and twin), quant_per_channel_fp8, quant_block_fp8, kv_cache_write_fp8,
 // kv_cache_gather_dequant, int4_pack_gptq, dequant_per_token_int8, int8_ann_scores, p3_gram_same_operand and
@@ -131,7 +131,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"sampled_softmax_logq", false},     {"quant_per_token_int8", false},
     {"smoothquant_pack_int8", false},    {"w4a16_gemm_gptq", false},
     {"w8a16_gemm_packed", false},        {"w8a16_gemm_unpacked", false},
-    {"fp8_weight_only_gemm", false},     {"fp8_gemm_tensor_scales", true},
+    {"fp8_weight_only_gemm", true},      {"fp8_gemm_tensor_scales", true},
     {"fp8_gemm_rowwise_scales", true},   {"fp8_dynamic_quant_gemm", true},
     {"quant_per_channel_fp8", false},    {"quant_block_fp8", false},
     {"kv_cache_write_fp8", false},       {"kv_cache_gather_dequant", false},
@@ -2076,7 +2076,8 @@ void single_gpu_cases(const Run& r) {
   w4a16(r, 37, 100, 296, s += 100);
   w8a16_packed(r, 100, 300, 200, s += 100);
   w8a16_unpacked(r, 100, 100, 200, s += 100);
-  fp8_weight_only(r, 100, 300, 200, s += 100);
+  fp8_weight_only(r, 100, 300, 200, s += 100);  // the general twin (N, K not whole 16-byte rows)
+  fp8_weight_only(r, 300, 264, 1024, s += 100);  // the template (fp8 B widened in its ring)
   fp8_gemm(r, "fp8_gemm_tensor_scales", 200, 264, 272, s += 100);
   fp8_gemm(r, "fp8_gemm_tensor_scales", 37, 100, 64, s += 100);
   fp8_gemm(r, "fp8_gemm_rowwise_scales", 200, 264, 272, s += 100);

@@ -4,8 +4,9 @@
 // (subnormals, both signs, the largest values) in random order; a second case per kernel puts NaN (e4m3) or
 // infinity and NaN (e5m2) into chosen weight rows, whose output columns must come out non-finite while every other
 // column stays exact. Shapes leave partial tiles in M, N and K (K = 208: three 64-wide steps and a 16-wide one);
-// K = 72 (not whole 16-byte fp8 rows) runs each kernel's general-path twin, and the kernels also compile with
-// templates off (the general path's own route). Outputs are poisoned first (NaN; the special-value case a finite
+// K = 72 (not whole 16-byte fp8 rows) runs each kernel's general-path twin, and two kernels also compile with
+// templates off (the general path's own route). Epilogues: per-channel scales as a row [1, N] (f32 output) and as
+// a column [N, 1] read transposed. Outputs are poisoned first (NaN; the special-value case a finite
 // 7.0 instead, so that a NaN it finds was written).
 //
 // Bounds: every product of a bf16 / f16 value and an fp8 one is exact in fp32, so the fp32 sum over K is within
@@ -33,7 +34,7 @@ using namespace pkt::cases;
 
 const std::vector<std::pair<const char*, bool>> kKernels = {
     {"wo_e4m3_bf16", true}, {"wo_e5m2_bf16", true}, {"wo_e4m3_f16", true},
-    {"wo_e5m2_f16", true},  {"wo_e4m3_scaled_f32", true},
+    {"wo_e5m2_f16", true},  {"wo_e4m3_scaled_f32", true}, {"wo_e4m3_colscale_bf16", true},
 };
 const std::vector<const char*> kGeneralToo = {"wo_e4m3_bf16", "wo_e5m2_f16"};
 
@@ -86,7 +87,7 @@ void wo_case(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigned se
   const auto s = rnd<float>(N, seed + 2, 0.5f, 2.f);
   DevLocal<X> xd({M, Kd}, x);
   DevLocal<F> wd({N, Kd}, w);
-  DevLocal<float> sd({1, N}, s);
+  DevLocal<float> sd(kn.rfind("wo_e4m3_colscale", 0) == 0 ? std::vector<LL>{N, 1} : std::vector<LL>{1, N}, s);
   DevLocal<Y> y({M, N}, specials ? std::vector<Y>(M * N, pkt::from_host<Y>(7.f)) : std::vector<Y>{});
   const int before = begin_case(r);
   const bool ok = scaled ? run(r, kn, 2, xd.view(), wd.view(), sd.view(), y.view()) : run(r, kn, 2, xd.view(), wd.view(), y.view());
@@ -125,6 +126,7 @@ void cases(const Run& r) {
   wo_all<f16, f8e4m3, f16>(r, "wo_e4m3_f16", 31);
   wo_all<f16, f8e5m2, f16>(r, "wo_e5m2_f16", 41, true);
   wo_all<bf16, f8e4m3, float>(r, "wo_e4m3_scaled_f32", 51, false, true);
+  wo_all<bf16, f8e4m3, bf16>(r, "wo_e4m3_colscale_bf16", 61, false, true);  // the scale column read transposed
 }
 
 }  // namespace

@@ -51,3 +51,12 @@ PK_KERNEL void wo_e4m3_scaled_f32(Tensor<bf16, 2> x, Tensor<f8e4m3, 2> w, Tensor
     store(y, acc * load<1, 128>(s, 0, n), m, n);
   }
 }
+
+// y = bf16((x w^T) * s[n, 0]): per-channel scales stored as a column [N, 1], read transposed as a row.
+PK_KERNEL void wo_e4m3_colscale_bf16(Tensor<bf16, 2> x, Tensor<f8e4m3, 2> w, Tensor<f32, 2> s, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, x.cols(), 64)) acc = mma_t(load<128, 64>(x, m, k), cast<bf16>(load<256, 64>(w, n, k)), acc);
+    store(y, cast<bf16>(acc * transpose(load<256, 1>(s, n, 0))), m, n);
+  }
+}
