@@ -165,6 +165,25 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
     if (job == "gemm_ar") d.i32("blocks", blocks);
     d.fields(epilogue);
     if (job == "gemm") d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
+    if (auto cols = facts.getAs<IntegerAttr>("trail_cols")) {
+      // A product after the K loop (GemmJobT's TrailingParams): a2 [M, K2] and b2 as B, K2 =
+      // a2's columns, which must not pass the spec's R (the tiles read R columns; TMA reads the
+      // whole K2 in steps of 64, zeros past its end).
+      const int64_t a2 = arg("a2"), b2 = arg("b2");
+      const std::string K2 = dim(a2, 1), R = std::to_string(cols.getInt());
+      d.check("1", "sle(" + K2 + "," + R + ")",
+              "the product after the K loop reads " + R + " columns of its first operand: the template reads "
+              "all of them, so their count must not be larger (1 = fits)", true);
+      d.check("0", "rem(" + K2 + ",8)", "the trailing product's rows must be whole 16-byte TMA pitches: K2 % 8 "
+              "(shown) must be 0", true);
+      const std::string K2b = dim(b2, bNMajor ? 0 : 1), N2 = dim(b2, bNMajor ? 1 : 0);
+      d.check("0", "rem(" + (bNMajor ? N2 : K2b) + ",8)",
+              "the trailing B's rows must be whole 16-byte TMA pitches (shown: the remainder by 8)", true);
+      d.field(FK::tmap, "a2", a2, {K2, M}, {kBK, kBM});
+      if (bNMajor) d.field(FK::tmap, "b2", b2, {N2, K2b}, {kBBox, kBK});
+      else d.field(FK::tmap, "b2", b2, {K2b, N2}, {kBK, kBN});
+      d.i32("k2", K2);
+    }
     d.t.grid = expr(blocks);
   } else if (job == "gemm_rs") {
     const std::string M = dim(a, 0), own = "div(" + M + ",world)";
@@ -264,19 +283,29 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   const bool bNMajor = fact("b_layout") == "kn";
   if (bNMajor && job.getValue() != "gemm")  // the fused jobs' A * B form
     type += std::string("T<true>");
+  const bool trailing = bool(facts.get("trail_cols"));
   const bool variant = job.getValue() == "gemm" &&
                        ((!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
                         fact("out") == "f16" || fact("out") == "f32" || bNMajor || fact("a_layout") == "km" ||
-                        !epilogue.code.empty() || batched);
+                        !epilogue.code.empty() || batched || trailing);
   const std::string outType = fact("out") == "f16" ? "pk::f16" : fact("out") == "f32" ? "float" : "pk::bf16";
-  if (variant)
-    type = std::string("pk::gemm::GemmJobT<") + operandType(fact("in")) + ", " + outType + ", " +
-           (fact("b_layout") == "kn" ? "true" : "false") + ", " +
-           (epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi") +
-           (inB != fact("in") || batched || fact("a_layout") == "km" ? std::string(", ") + operandType(inB)
-                                                                      : std::string()) +
-           (batched ? ", true" : "") + (facts.get("shared_b") ? ", true" : "") +
-           (fact("a_layout") == "km" ? ", false, false, true" : "") + ">";
+  if (variant) {
+    // GemmJobT<In, Out, BNMajor, Epi, InB, Batched, SharedB, AMMajor, Trailing>: the first four
+    // always, the rest up to the last that is not its default.
+    std::vector<std::string> params = {operandType(fact("in")), outType, bNMajor ? "true" : "false",
+                                       epilogue.code.empty() ? "pk::gemm::NoEpilogue" : "pk_" + name + "::Epi",
+                                       operandType(inB), batched ? "true" : "false",
+                                       facts.get("shared_b") ? "true" : "false",
+                                       fact("a_layout") == "km" ? "true" : "false", trailing ? "true" : "false"};
+    const bool nonDefault[] = {true, true, true, true, inB != fact("in"), batched, bool(facts.get("shared_b")),
+                               fact("a_layout") == "km", trailing};
+    size_t count = 0;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (nonDefault[i]) count = i + 1;
+    type = "pk::gemm::GemmJobT<";
+    for (size_t i = 0; i < count; ++i) type += (i ? ", " : "") + params[i];
+    type += ">";
+  }
   std::vector<::pk::HostCheck> checks;
   ::pk::TemplateLaunch launch = describe(job.getValue(), facts, name, epilogue.fields, checks);
 

@@ -45,11 +45,15 @@ struct GemmLoop {
   Value batch;
   bool sharedB = false;
   bool widenB = false;  // B is cast<A's type>(an fp8 load): a weight-only quantised GEMM
+  // A second product after the K loop into the same accumulator (LoRA): its operands' loads and
+  // their K extent in the spec (the tiles' R columns).
+  TileLoadOp trailA, trailB;
+  int64_t trailCols = 0;
   // The fused templates take the shipped shape: 128x256x64 bf16 tiles of A * B^T or A * B, no
   // epilogue.
   bool fusable() const {
     return bm == kBM && bn == kBN && bk == kBK && !aMMajor && in.isBF16() && inB.isBF16() && out.isBF16() &&
-           !epilogue;
+           !epilogue && !trailA;
   }
 };
 
@@ -248,6 +252,33 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
            << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
            << " of one type (bf16 or f16), both fp8 or a 16-bit A beside cast<A's type>(an fp8 B), accumulator "
            << g.bm << "x" << g.bn << " f32";
+  // A trailing product after the K loop, added into the same accumulator (LoRA's u lb^T beside
+  // x w^T): mma_t(load(a2, m, 0), load(b2, n, 0), acc), or mma(.., load(b2, 0, n), acc) when the
+  // main product is mma; the template streams it as further K steps.
+  Value accOut = kloop.getResult(0);
+  if (Operation *user = accOut.hasOneUse() ? *accOut.getUsers().begin() : nullptr) {
+    auto t2 = dyn_cast<TileMmaOp>(user);
+    if (t2 && t2.getAcc() == accOut) {
+      auto la = t2.getA().getDefiningOp<TileLoadOp>(), lb = t2.getB().getDefiningOp<TileLoadOp>();
+      auto zero = [](Value v) { return getConstantIntValue(v) == std::optional<int64_t>(0); };
+      auto ta = la ? cast<TileType>(la.getType()) : TileType(), tb = lb ? cast<TileType>(lb.getType()) : TileType();
+      const int64_t r = ta ? ta.getShape().back() : 0;
+      if (!la || !lb || la.getIndices().size() != 2 || lb.getIndices().size() != 2 || la.getIndices()[0] != m ||
+          !zero(la.getIndices()[1]) || t2.getTransposeB() == g.bNMajor ||
+          (g.bNMajor ? !zero(lb.getIndices()[0]) || lb.getIndices()[1] != n
+                     : lb.getIndices()[0] != n || !zero(lb.getIndices()[1])) ||
+          !isTile(ta, g.bm, r, g.in) || !(g.bNMajor ? isTile(tb, r, g.bn, g.inB) : isTile(tb, g.bn, r, g.inB)))
+        return t2.emitError("GEMM: a product after the K loop takes the template as mma_t(load<BM, R>(a2, m, 0), "
+                            "load<BN, R>(b2, n, 0), acc) (mma with load<R, BN>(b2, 0, n) when the loop's is mma), "
+                            "of the loop's operand types, added into the loop's accumulator");
+      if (g.widenB || g.aMMajor || g.batch || isFp8(g.in))
+        return t2.emitError("GEMM: a product after the K loop takes the plain 16-bit form of the template");
+      g.trailA = la;
+      g.trailB = lb;
+      g.trailCols = r;
+      accOut = t2.getResult();
+    }
+  }
   // The sink: the tile loop's one store (or reduce-add into an owner) of the output tile.
   for (Operation &op : body)
     if (isa<TileStoreOp, AddTileOp>(op)) {
@@ -286,24 +317,25 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return g.sink->emitError("GEMM: the stored tile must be computed from the f32 accumulator");
   // Between the K loop and the stored tile (or its cast): an element-wise epilogue, captured whole.
   llvm::SmallPtrSet<Operation *, 16> epilogueOps;
-  if (result != kloop.getResult(0)) {
+  if (result != accOut) {
     std::string why;
-    g.epilogue = captureGemmEpilogue(kernel, result, kloop.getResult(0), m, n, g.bm, g.bn,
-                                     epilogueOps, why, g.batch);
+    g.epilogue = captureGemmEpilogue(kernel, result, accOut, m, n, g.bm, g.bn, epilogueOps, why, g.batch);
     if (!g.epilogue) return g.sink->emitError("GEMM epilogue: ") << why;
   }
   // Nothing else in the loop may compute a tile the template would drop (index arithmetic for
   // the store's position is fine).
   for (Operation &op : body) {
     bool tiles = llvm::any_of(op.getResultTypes(), [](Type t) { return isa<TileType>(t); });
+    const bool trailing = g.trailA && (&op == g.trailA.getOperation() || &op == g.trailB.getOperation() ||
+                                       &op == accOut.getDefiningOp());
     if (!tiles || &op == kloop.getOperation() || (narrow && &op == narrow.getOperation()) ||
-        (storeView && &op == storeView.getOperation()) || epilogueOps.contains(&op) || op.use_empty())
+        (storeView && &op == storeView.getOperation()) || epilogueOps.contains(&op) || op.use_empty() || trailing)
       continue;
     bool feedsLoop = llvm::all_of(op.getUsers(), [&](Operation *u) { return kloop->isAncestor(u); });
     if (!feedsLoop)
       return op.emitError("GEMM: this tile is used outside the K loop and the epilogue");
   }
-  for (Value r : kloop.getResults())
+  for (Value r : ValueRange(accOut))
     for (Operation *u : r.getUsers())
       if (u != (narrow ? narrow.getOperation() : storeView ? storeView.getOperation() : g.sink) &&
           !epilogueOps.contains(u))
@@ -712,6 +744,11 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (g->epilogue) fact("epilogue", g->epilogue);
       if (g->batch) fact("batched", UnitAttr::get(ctx));
       if (g->sharedB) fact("shared_b", UnitAttr::get(ctx));
+      if (g->trailA) {
+        if (failed(index("a2", g->trailA.getSource())) || failed(index("b2", g->trailB.getSource())))
+          return failure();
+        fact("trail_cols", IntegerAttr::get(IntegerType::get(ctx, 64), g->trailCols));
+      }
     }
     if (failed(accountForEffects(kernel, *g, consumed, job))) return failure();
     fact("job", StringAttr::get(ctx, job));
@@ -732,6 +769,9 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       if (g->epilogue)
         os << ", an element-wise epilogue of " << g->epilogue.size()
            << " steps applied to the fp32 accumulators in the consumers' registers";
+      if (g->trailA)
+        os << "; the product after the K loop (" << g->trailCols << " more K columns of its own operands) "
+              "streams through the ring as further K steps into the same accumulators";
       if (g->widenB)
         os << "; the fp8 B is widened to " << g->in << " in the ring (its 256x64 box lands in the stage's B "
               "slot and the consumer warpgroups rewrite it as wgmma's operand while the previous K step's "

@@ -88,7 +88,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"mamba1_selective_scan", false},        {"mamba2_ssd_decode_step", false},
     {"mamba2_gated_rmsnorm_grouped", false}, {"retnet_recurrent_decode", false},
     {"rwkv4_wkv_forward", false},            {"rwkv_token_shift_mix", false},
-    {"lora_linear_fused", false},            {"lora_linear_delta_epilogue", true},
+    {"lora_linear_fused", true},             {"lora_linear_delta_epilogue", true},
     {"multi_lora_bgmv", false},              {"smoothquant_per_token_int8", false},
     {"fp8_w8a8_rowcol_scale_bias", true},    {"w8a16_groupwise_gemm", false},
     {"tp_decode_rowparallel_ar_add_rmsnorm", true}, {"tp_decode_colparallel_qkv_allgather", true},
@@ -788,7 +788,7 @@ void lora(const Run& r, const std::string& kn, LL T, LL N, LL Kd, unsigned seed)
     check(r, kn + ".y", y.download(), [&](LL i) { return base.c[i] + low.c[i]; },
           [&](LL i) { return kBf * std::fabs(base.c[i] + low.c[i]) + 1e-5 * (base.mag[i] + low.mag[i]); });
   }
-  end_case(r, kn + " " + dims({T, N, Kd}) + (delta && (N % 8 || Kd % 8) ? " (general twin)" : ""), before);
+  end_case(r, kn + " " + dims({T, N, Kd}) + (N % 8 || Kd % 8 ? " (general twin)" : ""), before);
 }
 
 // multi_lora_bgmv: idx in -1 .. NA - 1 (-1 adds 0); u f32 (1e-5 of the products); y += scale u Bt against the
@@ -1210,6 +1210,7 @@ void single_gpu_cases(const Run& r) {
   // LoRA and quantised linear layers: template sizes (K, N multiples of 8) and twins.
   lora(r, "lora_linear_fused", 200, 264, 200, s += 100);
   lora(r, "lora_linear_fused", 37, 100, 100, s += 100);
+  lora(r, "lora_linear_fused", 300, 520, 1000, s += 100);  // the trailing product as further K steps of the template
   lora(r, "lora_linear_delta_epilogue", 200, 264, 200, s += 100);
   lora(r, "lora_linear_delta_epilogue", 37, 100, 100, s += 100);
   bgmv(r, 37, 1000, 300, 3, 0.5f, s += 100);

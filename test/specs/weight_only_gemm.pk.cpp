@@ -2,7 +2,7 @@
 // e5m2), the weights cast to the activation's type inside the K loop. pkc lowers them to the
 // Hopper GEMM template, which widens each stage's fp8 box in its ring (widen_b.cuh); shapes the
 // template's TMA cannot take (K not a multiple of 16) run the general-path twin.
-// Tested by test/gpu/weight_only_jit_test.cu; routes by test/Compile/weight-only-gemm.test.
+// Tested by test/gpu/gemm_forms_jit_test.cu; routes by test/Compile/weight-only-gemm.test.
 #include <pk/spec.h>
 using namespace pk;
 

@@ -18,8 +18,12 @@ namespace pk {
 namespace gemm {
 
 template <class In = bf16, class Out = bf16, bool BNMajor = false, class Epi = NoEpilogue, class InB = In,
-          bool Batched = false, bool SharedB = false, bool AMMajor = false>
+          bool Batched = false, bool SharedB = false, bool AMMajor = false, bool Trailing = false>
 struct GemmJobT : JobDefaults {
+  // Trailing: a second product added into the same accumulators after the K loop (LoRA's
+  // u lb^T beside x w^T): its operands a2 [M, K2] and b2 (B's layout) stream as further K steps.
+  static_assert(!Trailing || (!Batched && !AMMajor && sizeof(In) == 2 && sizeof(InB) == 2),
+                "a trailing product: the plain 16-bit GEMM");
   static_assert(!AMMajor || (!Batched && sizeof(In) == 2), "an M-major A: the plain bf16 / f16 GEMM");
   // fp8 B beside a 16-bit A: B is widened to A's type before wgmma reads it.
   static constexpr bool kWidenB = sizeof(In) == 2 && sizeof(InB) == 1;
@@ -41,7 +45,7 @@ struct GemmJobT : JobDefaults {
   static constexpr bool kAMMajor = AMMajor;
   static constexpr bool kHasEpilogue = Epi::kActive;
   static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
-  struct Params {
+  struct PlainParams {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
     // (Batched: each with the batches as a third dimension, boxes one batch deep.)
     TensorMap a;  // [M, K], box 128 x 64; or [K, M], box 64 x 64; 128-byte swizzle
@@ -54,6 +58,29 @@ struct GemmJobT : JobDefaults {
     typename Epi::Args epi;
     Out* c_out;  // C's data: an f32 output is stored from the registers (kDirectStore)
   };
+  // After the plain fields, so that they keep their offsets.
+  struct TrailingParams : PlainParams {
+    TensorMap a2;  // [M, K2], box 128 x 64
+    TensorMap b2;  // [N, K2], box 256 x 64; or [K2, N], box 64 x 64
+    int k2;        // K2
+  };
+  using Params = typename conditional<Trailing, TrailingParams, PlainParams>::type;
+  // K steps of the main product, then (Trailing) of the second one.
+  __device__ static int steps(const Params& p) {
+    if constexpr (Trailing) return k_steps(p.k) + k_steps(p.k2);
+    else return k_steps(p.k);
+  }
+  // The map and K offset of the step at k0: the main product's, or past its steps the second's.
+  __device__ static const TensorMap* operand_map(const Params& p, const TensorMap* main, int& k0, bool b) {
+    if constexpr (Trailing) {
+      const int k1 = k_steps(p.k) * kBK;
+      if (k0 >= k1) {
+        k0 -= k1;
+        return b ? &p.b2 : &p.a2;
+      }
+    }
+    return main;
+  }
   static constexpr bool kHasCommunicator = false;
   __device__ static void communicate(const Params&, unsigned char*, int) {}
   __device__ static void before_loads(const Params&, const TileCoord&) {}
@@ -69,17 +96,19 @@ struct GemmJobT : JobDefaults {
       for (int j = 0; j < kBM / kBBox; ++j)
         load_box(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.a, t.mi * kBM + j * kBBox, k0, t, bar);
     } else {
-      load_box(dst, &p.a, k0, t.mi * kBM, t, bar);
+      const TensorMap* map = operand_map(p, &p.a, k0, false);
+      load_box(dst, map, k0, t.mi * kBM, t, bar);
     }
   }
   __device__ static void load_b(const Params& p, const TileCoord& t, int k0, void* dst, Mbarrier* bar) {
+    const TensorMap* map = operand_map(p, &p.b, k0, true);
     if constexpr (BNMajor) {
 #pragma unroll
       for (int j = 0; j < kBN / kBBox; ++j)
-        load_box<Batched && !SharedB>(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, &p.b,
+        load_box<Batched && !SharedB>(static_cast<unsigned char*>(dst) + j * kBBox * kBK * 2, map,
                                       t.ni * kBN + j * kBBox, k0, t, bar);
     } else {
-      load_box<Batched && !SharedB>(dst, &p.b, kWidenB ? k0 / 2 : k0, t.ni * kBN, t, bar);
+      load_box<Batched && !SharedB>(dst, map, kWidenB ? k0 / 2 : k0, t.ni * kBN, t, bar);
     }
   }
   template <int First, int Count>

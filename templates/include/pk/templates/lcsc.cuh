@@ -38,6 +38,9 @@ struct JobDefaults {
   static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
   template <int First, int Count, class Params>
   __device__ static void epilogue(const Params&, const TileCoord&, int, int, float (&)[128]) {}
+  // The K steps of one tile (a job with a trailing product adds its own).
+  template <class Params>
+  __device__ static int steps(const Params& p) { return k_steps(p.k); }
 };
 
 // A 2-D B of one K step for tile column `ni`: [N, K] as one 256 x 64 box, or [K, N] (BNMajor) as
@@ -58,7 +61,7 @@ template <class Job>
 __device__ __forceinline__ void run_loader(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {
   RingCursor<kStages> cur;
-  const int ksteps = k_steps(p.k);
+  const int ksteps = Job::steps(p);
   const int n = p.order.count();
   for (int t = block; t < n; t += blocks) {
     const TileCoord tile = p.order.at(t);
@@ -86,7 +89,7 @@ template <class Job>
 __device__ __forceinline__ void run_consumer(const typename Job::Params& p, SharedStorage& ss,
                                              int consumer, int block, int blocks) {
   RingCursor<kStages> cur;
-  const int ksteps = k_steps(p.k);
+  const int ksteps = Job::steps(p);
   const int n = p.order.count();
   unsigned int handoffs = 0;
   float acc[128];
