@@ -381,11 +381,74 @@ bool checkWriteOverlaps(TileForeachOp loop) {
   return true;
 }
 
+// Whether integer `v` is computed from a value read from memory (`offsets.at(b)`).
+bool fromMemory(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 16) return false;
+  if (isa<LoadScalarOp>(op)) return true;
+  if (!isPure(op) || op->getNumRegions()) return false;
+  return llvm::any_of(op->getOperands(), [&](Value x) { return fromMemory(x, depth + 1); });
+}
+
+// The loads whose elements reach `v` along its dimension `fromEnd` (counted from the last) with
+// more than one element there, through casts, element-wise maps and selects, and reshapes that
+// keep that dimension and the ones after it: the loads whose clipped padding may sit in `v`.
+void rowSources(Value v, int64_t fromEnd, SmallVectorImpl<TileLoadOp> &out, int depth = 0) {
+  auto tile = dyn_cast<TileType>(v.getType());
+  if (!tile || fromEnd >= tile.getRank() || tile.getShape()[tile.getRank() - 1 - fromEnd] <= 1 || depth > 32)
+    return;
+  Operation *op = v.getDefiningOp();
+  if (!op) return;
+  if (auto l = dyn_cast<TileLoadOp>(op)) {
+    out.push_back(l);
+  } else if (isa<TileCastOp, TileMapOp, TileSelectOp>(op)) {
+    for (Value x : op->getOperands()) rowSources(x, fromEnd, out, depth + 1);
+  } else if (auto r = dyn_cast<TileReshapeOp>(op)) {
+    ArrayRef<int64_t> in = cast<TileType>(r.getInput().getType()).getShape(), o = tile.getShape();
+    for (int64_t d = 0; d <= fromEnd; ++d)
+      if (d >= int64_t(in.size()) || in[in.size() - 1 - d] != o[o.size() - 1 - d]) return;
+    rowSources(r.getInput(), fromEnd, out, depth + 1);
+  }
+}
+
+// A tile stored at a place read from memory (a jagged row offset) along a dimension in which it
+// holds rows of a load whose own place is not: where that load is clipped at its tensor's end,
+// its padding (zeros, or what is computed from them) lands in the destination past the valid
+// rows, on rows that belong to the next segment. Indices from memory are taken on trust, so the
+// race checkers cannot see it; a warning names the fix.
+void warnPaddingAtMemoryOffsets(TileForeachOp loop) {
+  loop.walk([&](TileStoreOp st) {
+    auto tile = cast<TileType>(st.getValue().getType());
+    const int64_t rank = st.getIndices().size(), r = tile.getRank();
+    for (int64_t i = 0; i < r; ++i) {
+      const int64_t j = rank - r + i;
+      if (j < 0 || tile.getShape()[i] <= 1 || !fromMemory(st.getIndices()[j])) continue;
+      SmallVector<TileLoadOp> sources;
+      rowSources(st.getValue(), r - 1 - i, sources);
+      for (TileLoadOp l : sources) {
+        const int64_t lj = int64_t(l.getIndices().size()) - 1 - (r - 1 - i);  // the load's tensor dimension
+        if (lj < 0 || fromMemory(l.getIndices()[lj])) continue;
+        auto diag = st.emitWarning()
+                    << "this store's place along dimension " << j << " is read from memory, but its tile's "
+                    << tile.getShape()[i] << " elements along it come from a load that clips at its own "
+                       "tensor's end (dimension " << lj << "): where that load is partial, its padding (zeros, "
+                       "or what is computed from them) lands here past the valid elements, on elements another "
+                       "tile may write, in no order. Move rows by index instead: store_rows(dst, tile, "
+                       "rows, ...) with the rows past the valid length masked to -1 (store_rows skips a "
+                       "clipped load's padding)";
+        diag.attachNote(l.getLoc()) << "the load";
+        return;
+      }
+    }
+  });
+}
+
 struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces> {
   void runOnOperation() override {
     bool failed = false;
     getOperation().walk([&](TileForeachOp loop) {
       if (loop->getParentOfType<WorkerOp>()) return;  // device-level loops come from pkc
+      if (!loop->getParentOfType<TileForeachOp>()) warnPaddingAtMemoryOffsets(loop);
       if (!loop->getParentOfType<TileForeachOp>() && (!guardRepeatedStores(loop) || !checkWriteOverlaps(loop))) {
         failed = true;
         return;
