@@ -5,8 +5,8 @@
 // with grouped-query heads and the lse, attention sinks, head scalars by h % 4 and h / 2,
 // bottom-right causal prefill with Sq != Sk, a 2-D soft-capped window with a 1-D lse, a soft
 // window penalty, slopes from a [H] tensor by .at(h) and from a [H, 1] one as a 1 x 1 tile, a
-// per-head [H, Sq, Sk] bias, document masks by integer division and by i32 segment ids); one
-// attention kernel the template refuses (a transposed bias); the GEMM epilogues
+// per-head [H, Sq, Sk] bias, document masks by integer division and by i32 segment ids, a bias
+// stored key-major and read transposed, on the template since the thirty-ninth session); the GEMM epilogues
 // (soft-capped logits with a vocabulary mask, 1 / sqrt(K) with a bias row, SiLU on the first half
 // of the columns, row and column masks, a residual with row scale and clamped alpha, GELU on the
 // even columns by an i32 column index) and the two the template refuses (a block scale read by .at
@@ -42,7 +42,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"causal_bottom_right_d128", true}, {"softcap_window_2d_d64", true}, {"window_soft_penalty_d64", true},
     {"masks_min_hf_fill_d128", true}, {"key_padding_bias_cross_d128", true},
     {"alibi_slopes_tensor_d128", true}, {"alibi_slopes_column_d64", true}, {"rel_bias_per_head_d64", true},
-    {"rel_bias_transposed_d64", false}, {"doc_mask_intdiv_d64", true},
+    {"rel_bias_transposed_d64", true},  {"doc_mask_intdiv_d64", true},
     {"segment_ids_mask_d64", true},   {"gemm_t_softcap_logits_f32", true}, {"gemm_ab_rsqrtk_bias", true},
     {"gemm_t_half_silu_f16", true},    {"gemm_ab_row_col_mask_f32", true}, {"gemm_t_residual_rowscale", true},
     {"gemm_t_block_scale_at", false},  {"gemm_ab_origin_scalar_f32", false}, {"gemm_t_parity_gelu", true},
@@ -256,7 +256,7 @@ void attention(pk::Context& ctx, cudaStream_t s) {
                                                                  lse.view(), W, scale));
                       });
     }
-    // Maps that read tensors at the head, and integer masks (a transposed bias stays general).
+    // Maps that read tensors at the head, integer masks and a transposed bias.
     {
       const Shape sh{4, 1, 200, 200, 128};
       const float scale = float(1 / std::sqrt(128.0));
