@@ -460,8 +460,11 @@ LogicalResult emitZeros(Emitter &e, Operation *op) {
   return success();
 }
 
+TileTransposeOp columnReduction(Operation *op);
+
 LogicalResult emitReduceRows(Emitter &e, Operation *op) {
   auto r = cast<TileReduceRowsOp>(op);
+  if (columnReduction(op)) return success();  // a column reduction: emitted at its outer transpose
   if (r.getResult().getType().getShape()[0] > 4096)
     return op->emitError("the general tile path reduces tiles of at most 4096 rows (this one has ")
            << r.getResult().getType().getShape()[0] << "); use a tile of fewer rows";
@@ -493,8 +496,46 @@ LogicalResult emitReshape(Emitter &e, Operation *op) {
   return success();
 }
 
+// transpose(reduce_rows(transpose(t))) of a 2-D register tile t, each op used only by the next: the
+// column reduction of t (1 x N). Returns the outer transpose, or null.
+TileTransposeOp columnReduction(Operation *op) {
+  auto outerOf = [](Operation *o) -> TileTransposeOp {
+    if (!o || o->getNumResults() != 1 || !o->getResult(0).hasOneUse()) return {};
+    return dyn_cast<TileTransposeOp>(*o->getResult(0).getUsers().begin());
+  };
+  auto reduceOf = [](Operation *o) -> TileReduceRowsOp {
+    if (!o || o->getNumResults() != 1 || !o->getResult(0).hasOneUse()) return {};
+    return dyn_cast<TileReduceRowsOp>(*o->getResult(0).getUsers().begin());
+  };
+  auto match = [](TileTransposeOp outer) -> bool {
+    auto r = outer ? outer.getInput().getDefiningOp<TileReduceRowsOp>() : TileReduceRowsOp();
+    auto inner = r ? r.getInput().getDefiningOp<TileTransposeOp>() : TileTransposeOp();
+    if (!inner || !r.getResult().hasOneUse() || !inner.getResult().hasOneUse()) return false;
+    TileType t = inner.getInput().getType();
+    return t.getRank() == 2 && t.getMemorySpace() == MemorySpace::reg && isa<FloatType>(t.getElementType()) &&
+           t.getShape()[1] <= 4096;
+  };
+  if (auto outer = dyn_cast<TileTransposeOp>(op); outer && match(outer)) return outer;
+  if (auto r = dyn_cast<TileReduceRowsOp>(op)) {
+    if (auto outer = outerOf(op); outer && match(outer)) return outer;
+    return {};
+  }
+  if (auto inner = dyn_cast<TileTransposeOp>(op))
+    if (auto outer = outerOf(reduceOf(inner)); outer && match(outer)) return outer;
+  return {};
+}
+
 LogicalResult emitTranspose(Emitter &e, Operation *op) {
   auto t = cast<TileTransposeOp>(op);
+  if (TileTransposeOp outer = columnReduction(op)) {
+    if (outer != t) return success();  // the inner transpose: emitted as part of the outer one
+    auto r = t.getInput().getDefiningOp<TileReduceRowsOp>();
+    Value in = r.getInput().getDefiningOp<TileTransposeOp>().getInput();
+    std::string out = declare(e, t.getResult(), "tile");
+    e.line() << "pk::tile::reduce_cols(" << out << ", " << e.name(in) << ", pk::tile::RowOp::"
+             << stringifyReduceKind(r.getKind()) << ", pk_stage);";
+    return success();
+  }
   std::string out = declare(e, t.getResult(), "tile");
   e.line() << "pk::tile::transpose(" << out << ", " << e.name(t.getInput()) << ", pk_stage);";
   return success();

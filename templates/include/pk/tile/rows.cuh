@@ -309,6 +309,41 @@ __device__ void map_broadcast(Full& out, const Full& full, const Vec& vec, bool 
   }
 }
 
+// out (1 x N) = the reduction of each column of in (M x N): what transpose(row_sum(transpose(in)))
+// computes (pkc emits this for that form), every row included, in one pass through the stage in
+// chunks of whole rows instead of three (sums of pooled rows: embedding bags, segment sums).
+template <class Out, class In>
+__device__ void reduce_cols(Out& out, const In& in, RowOp op, float* stage) {
+  static_assert(!is_integer_v<typename In::elem>, "column reductions are of float tiles");
+  static_assert(In::kRank == 2 && Out::kRank == 2 && Out::dim(0) == 1 && Out::dim(1) == In::dim(1),
+                "reduce the columns of an M x N tile into a 1 x N one");
+  constexpr long long M = In::dim(0), N = In::dim(1);
+  static_assert(N <= kStageFloats, "a row of the tile must fit the stage");
+  constexpr long long chunk = kStageFloats / N;  // rows a pass holds
+  out.valid1 = in.valid1;  // a clipped load's padding columns stay padding
+  float acc[Out::kSlots];
+#pragma unroll
+  for (int s = 0; s < Out::kSlots; ++s) acc[s] = row_identity(op);
+  for (long long r0 = 0; r0 < M; r0 += chunk) {
+    __syncthreads();  // earlier users of the stage are done
+#pragma unroll
+    for (int s = 0; s < In::kSlots; ++s) {
+      const long long i = In::index(s);
+      if (i < In::kCount && i >= r0 * N && i < (r0 + chunk) * N) stage[i - r0 * N] = in.v[s];
+    }
+    __syncthreads();
+    const long long rows = M - r0 < chunk ? M - r0 : chunk;
+#pragma unroll
+    for (int s = 0; s < Out::kSlots; ++s) {
+      const long long c = Out::source(s);
+      if (c >= Out::kCount) continue;
+      for (long long r = 0; r < rows; ++r) acc[s] = row_combine(op, acc[s], stage[r * N + c]);
+    }
+  }
+#pragma unroll
+  for (int s = 0; s < Out::kSlots; ++s) out.v[s] = round_to<typename Out::elem>(acc[s]);
+}
+
 // out (N x M) = the transpose of in (M x N), through the stage in chunks of its capacity.
 template <class Out, class In>
 __device__ void transpose(Out& out, const In& in, float* stage) {
