@@ -199,6 +199,14 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return batchedForm && !plain ? ix.size() == 3 && ix[0] == g.batch && ix[1] == row && ix[2] == col
                                  : ix.size() == 2 && ix[1] == col && (row ? ix[0] == row : isARow(ix[0]));
   };
+  // B computed from a load by anything but casts of fp8 (integer weights decoded in the loop): say so.
+  if (g.loadA && !g.loadB && !batchedForm && mma.getB().getDefiningOp() &&
+      !isa<TileLoadOp, TileReshapeOp>(mma.getB().getDefiningOp()))
+    return mma.emitError("GEMM: B is computed in the K loop (")
+           << mma.getB().getDefiningOp()->getName()
+           << "); the template takes B as a load, or as fp8 weights cast to A's type (widened in its ring); "
+              "integer weights decoded in the loop take the general path (store them as fp8, or dequantise "
+              "them to bf16 in a kernel of their own)";
   if (!g.loadA || !g.loadB || !(g.aMMajor ? at(g.loadA, k, m) : at(g.loadA, batchedForm ? m : Value(), k)) ||
       !at(g.loadB, bRow, bCol, g.sharedB))
     return mma.emitError(batchedForm ? (g.sharedB ? (g.bNMajor ? "batched GEMM with a shared B: operands must be "
