@@ -100,6 +100,7 @@ std::vector<std::vector<T>> inputs(int world, long long n, unsigned seed) {
   return all;
 }
 
+#ifdef __CUDACC__  // host-only tests (the JIT ones) compile as plain C++ and launch nothing this way
 // Launches `kernel` for ctx's next epoch of `name` on a grid fitted to the ranks sharing the GPU.
 template <class K, class... A>
 void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int threads,
@@ -110,6 +111,7 @@ void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int
   kernel<<<pk::rank_grid(ctx, blocks), threads, 0, ctx.stream()>>>(*lc, args...);
   PKT_CUDA(cudaGetLastError());
 }
+#endif
 
 // Runs fn(ctx) on every rank at every test world size (W = 1, then 2-4 sharing one GPU, or 2
 // GPUs), after every rank has loaded `kernels` and met the others: a module load can wait for

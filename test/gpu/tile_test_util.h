@@ -14,6 +14,7 @@
 
 namespace pkt {
 
+#ifdef __CUDACC__  // host-only tests (the JIT ones) compile as plain C++
 // A launch of an emitted kernel with the dynamic shared memory its prefetch rings take
 // (pk_<name>::kSharedBytes), opted into (the default allowance is 48 KiB less the kernel's
 // static shared memory): PKT_LAUNCH(kernel, grid)(args...).
@@ -32,6 +33,7 @@ struct EmittedLaunch {
 };
 #define PKT_LAUNCH(kernel, grid) \
   pkt::EmittedLaunch<decltype(&kernel)>{&kernel, dim3(grid), pk_##kernel::kThreads, pk_##kernel::kSharedBytes}
+#endif
 
 using pk::bf16;
 using pk::f16;
