@@ -19,7 +19,7 @@ namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 int elementBytes(Type t) {
-  if (isFp8(t)) return 1;
+  if (isFp8(t) || t.isInteger(8)) return 1;
   if (t.isBF16() || t.isF16()) return 2;
   if (t.isF64() || t.isInteger(64) || t.isIndex()) return 8;
   return 4;

@@ -49,6 +49,7 @@ std::string mlir::pk::cuda::elementTypeName(Type t) {
   if (t.isF64()) return "double";
   if (t.isSignlessInteger(32)) return "int";
   if (t.isSignlessInteger(64)) return "long long";
+  if (t.isSignlessInteger(8)) return "signed char";
   return "";
 }
 

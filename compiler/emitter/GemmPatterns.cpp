@@ -87,7 +87,7 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
   // A weight-only quantised B: fp8 beside a bf16 / f16 A, its [N, K] box 256 rows of 64 fp8 (32
   // two-byte units), unswizzled, which the template widens in its ring (widen_b.cuh).
   auto inB = facts.getAs<StringAttr>("in_b");
-  const bool widenB = !fp8 && inB && (inB.getValue() == "e4m3" || inB.getValue() == "e5m2");
+  const bool widenB = !fp8 && inB && (inB.getValue() == "e4m3" || inB.getValue() == "e5m2" || inB.getValue() == "i8");
   // A batched GEMM's operands are [B, M, K], [B, N, K] or [B, K, N] and C [B, M, N]: every
   // dimension one further in, and B of them, each tile at its own batch (3-D TMA maps).
   // A shared B (one 2-D weight for every batch) keeps its 2-D dimensions: xb.
@@ -276,7 +276,11 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
     return v ? v.getValue() : StringRef();
   };
   auto operandType = [](StringRef t) {
-    return t == "f16" ? "pk::f16" : t == "e4m3" ? "pk::f8e4m3" : t == "e5m2" ? "pk::f8e5m2" : "pk::bf16";
+    return t == "f16"    ? "pk::f16"
+           : t == "e4m3" ? "pk::f8e4m3"
+           : t == "e5m2" ? "pk::f8e5m2"
+           : t == "i8"   ? "signed char"
+                         : "pk::bf16";
   };
   const StringRef inB = fact("in_b").empty() ? fact("in") : fact("in_b");
   const bool batched = bool(facts.get("batched"));

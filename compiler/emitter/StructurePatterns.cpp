@@ -429,6 +429,7 @@ std::string carriedType(Emitter &e, Type t) {
   if (t.isF32()) return "float";
   if (t.isSignlessInteger(32)) return "int";
   if (t.isSignlessInteger(64)) return "long long";
+  if (t.isSignlessInteger(8)) return "signed char";
   if (auto tile = dyn_cast<TileType>(t)) return tileTypeName(tile, e.threads);
   return "";
 }

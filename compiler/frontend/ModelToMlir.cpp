@@ -29,6 +29,7 @@ public:
     case Elem::F32: return b.getF32Type();
     case Elem::I32: return b.getI32Type();
     case Elem::I64: return b.getI64Type();
+    case Elem::I8: return b.getIntegerType(8);
     case Elem::F8E4M3: return b.getType<Float8E4M3FNType>();
     case Elem::F8E5M2: return b.getType<Float8E5M2Type>();
     }

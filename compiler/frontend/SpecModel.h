@@ -14,7 +14,8 @@ struct SrcLoc {
   unsigned line = 0, col = 0;
 };
 
-enum class Elem { BF16, F16, F32, I32, I64, F8E4M3, F8E5M2 };
+enum class Elem { BF16, F16, F32, I32, I64, F8E4M3, F8E5M2, I8 };
+inline bool isIntElem(Elem e) { return e == Elem::I32 || e == Elem::I64 || e == Elem::I8; }
 
 struct ValueType {
   enum Kind { Index, Tensor, Sym, Tile, Flag, Scalar } kind = Index;  // Scalar: an f32

@@ -239,6 +239,7 @@ private:
     else if (n == "pk::f32") out = Elem::F32;
     else if (n == "pk::i32") out = Elem::I32;
     else if (n == "pk::i64") out = Elem::I64;
+    else if (n == "pk::i8") out = Elem::I8;
     else if (n == "pk::f8e4m3") out = Elem::F8E4M3;
     else if (n == "pk::f8e5m2") out = Elem::F8E5M2;
     else return false;
@@ -326,7 +327,7 @@ private:
       error(p->getLocation(), "unsupported kernel parameter type '" + typeName(p->getType()) +
                                   "'; parameters are Tensor<T, Rank>, Sym<T, Rank>, Scratch<T, Rank>, "
                                   "index or float, "
-                                  "with T one of bf16, f16, f32, f8e4m3, f8e5m2, i32, i64 and Rank 1 to 4");
+                                  "with T one of bf16, f16, f32, f8e4m3, f8e5m2, i8, i32, i64 and Rank 1 to 4");
       return false;
     }
     // A launch passes four extents a tensor (pk::Tensor's shape[4]); a fifth would be read
@@ -988,11 +989,18 @@ private:
     return mapValues(kind, l, in);
   }
 
-  // An integer constant beside an i32 tile (or making one: where of two integers) becomes an
-  // i32 splat; one that does not fit would wrap silently, so it is refused with the fix.
+  // An integer constant beside an i32 or i8 tile (or making one: where of two integers) becomes
+  // a splat of its type; one that does not fit would wrap silently, so it is refused with the fix.
   bool fitsIntTile(const Expr *e, Elem elem) {
     int64_t v;
-    if (elem != Elem::I32 || !constInt(e, v) || (v >= INT32_MIN && v <= INT32_MAX)) return true;
+    if ((elem != Elem::I32 && elem != Elem::I8) || !constInt(e, v)) return true;
+    if (elem == Elem::I8 && v >= -128 && v <= 127) return true;
+    if (elem == Elem::I8) {
+      fail(e->getBeginLoc(), std::to_string(v) + " does not fit the i8 tile it meets (it would wrap); "
+                             "make that tile i32 first: cast<i32>(t)");
+      return false;
+    }
+    if (v >= INT32_MIN && v <= INT32_MAX) return true;
     fail(e->getBeginLoc(), std::to_string(v) + " does not fit the i32 tile it meets (it would wrap); "
                            "make that tile i64 first: cast<i64>(t), or for where of two integers "
                            "cast<i64>(where(c, 1, 0)) * " + std::to_string(v));
@@ -1102,7 +1110,7 @@ private:
   int truth(int v, SourceLocation l) {
     if (masks.count(v)) return v;
     const Elem e = typeOf(v).elem;
-    const bool integer = e == Elem::I32 || e == Elem::I64;
+    const bool integer = isIntElem(e);
     return mapValues(MapKind::Ne, l, {v, integer ? constant(l, 0) : asFloat(constant(l, 0), l)});
   }
 
@@ -1116,7 +1124,7 @@ private:
     if (args.size() == 1) {
       if (int n = negation(in[0], l); n >= 0 || failed) return n;
       const Elem e = typeOf(in[0]).elem;
-      const bool integer = e == Elem::I32 || e == Elem::I64;
+      const bool integer = isIntElem(e);
       return mapValues(MapKind::Eq, l, {in[0], integer ? constant(l, 0) : asFloat(constant(l, 0), l)});
     }
     int a = truth(in[0], l), b = truth(in[1], l);
@@ -1216,7 +1224,7 @@ private:
       ValueType full = typeOf(v);
       full.shape = t.shape;
       full.smem = false;
-      const bool integer = full.elem == Elem::I32 || full.elem == Elem::I64;
+      const bool integer = isIntElem(full.elem);
       int one = integer ? constant(l, 1) : asFloat(constant(l, 1), l);
       int ones = emitValue(OpKind::Splat, l, {one}, full);
       return emitValue(OpKind::Map, l, {v, ones}, full, {}, int(MapKind::Mul));
@@ -1284,7 +1292,7 @@ private:
       for (int i : indices(m, 0, typeOf(t).shape.size(), l)) ops.push_back(i);
       if (failed) return -1;
       ValueType r;
-      const bool integer = typeOf(t).elem == Elem::I32 || typeOf(t).elem == Elem::I64;
+      const bool integer = isIntElem(typeOf(t).elem);
       r.kind = integer ? ValueType::Index : ValueType::Scalar;
       return emitValue(OpKind::LoadScalar, l, ops, r);
     } else if (n == "Sym::on") {
@@ -1310,8 +1318,8 @@ private:
     if (!mapped || t.kind != ValueType::Tile)
       return fail(c->getBeginLoc(), "the result must be a tile: give its shape as template "
                                     "arguments with positive extents (load<128, 64>(A, m, k)) and "
-                                    "its element type one of bf16, f16, f32, f8e4m3, f8e5m2, i32, "
-                                    "i64 (cast<f32>(t))");
+                                    "its element type one of bf16, f16, f32, f8e4m3, f8e5m2, i8, "
+                                    "i32, i64 (cast<f32>(t))");
     return 0;
   }
 

@@ -182,7 +182,7 @@ bool all_tensors_empty(const std::vector<ArgValue>& args) {
 namespace {
 
 int element_bytes(const std::string& e) {
-  if (e == "f8E4M3FN" || e == "f8E5M2") return 1;
+  if (e == "f8E4M3FN" || e == "f8E5M2" || e == "i8") return 1;
   return e == "bf16" || e == "f16" ? 2 : e == "f64" || e == "i64" || e == "index" ? 8 : 4;
 }
 

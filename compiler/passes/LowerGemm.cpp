@@ -74,20 +74,21 @@ std::string tileWords(Type t) {
   return "a " + s + " " + elem + " tile";
 }
 
-// The fp8 load under casts through bf16, f16 or f32 (cast<bf16>(load), cast<bf16>(cast<f32>(load)), ...):
-// exact, as each of them holds every fp8 value; or null.
+// The fp8 or i8 load under casts through bf16, f16, f32 or (from i8) i32 and i64 (cast<bf16>(load),
+// cast<bf16>(cast<f32>(load)), ...): exact, as each of them holds every fp8 or i8 value; or null.
 TileLoadOp widenedLoad(Value operand) {
   Value in = operand;
+  bool integers = false;  // an integer type in the chain: only an i8 load keeps it exact
   while (auto widen = in.getDefiningOp<TileCastOp>()) {
     in = widen.getInput();
     Type t = cast<TileType>(in.getType()).getElementType();
-    if (!t.isBF16() && !t.isF16() && !t.isF32()) break;
+    integers |= t.isSignlessInteger(32) || t.isSignlessInteger(64);
+    if (!t.isBF16() && !t.isF16() && !t.isF32() && !t.isSignlessInteger(32) && !t.isSignlessInteger(64)) break;
   }
   auto load = in.getDefiningOp<TileLoadOp>();
-  return load && in != operand && isFp8(cast<TileType>(load.getType()).getElementType()) &&
-                 load.getIndices().size() == 2
-             ? load
-             : TileLoadOp();
+  if (!load || in == operand || load.getIndices().size() != 2) return TileLoadOp();
+  Type raw = cast<TileType>(load.getType()).getElementType();
+  return (isFp8(raw) && !integers) || raw.isSignlessInteger(8) ? load : TileLoadOp();
 }
 
 // The same value, or equal constants.
@@ -199,14 +200,15 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return batchedForm && !plain ? ix.size() == 3 && ix[0] == g.batch && ix[1] == row && ix[2] == col
                                  : ix.size() == 2 && ix[1] == col && (row ? ix[0] == row : isARow(ix[0]));
   };
-  // B computed from a load by anything but casts of fp8 (integer weights decoded in the loop): say so.
+  // B computed from a load by anything but casts of fp8 or i8 (int4 or packed weights decoded in the
+  // loop): say so.
   if (g.loadA && !g.loadB && !batchedForm && mma.getB().getDefiningOp() &&
       !isa<TileLoadOp, TileReshapeOp>(mma.getB().getDefiningOp()))
     return mma.emitError("GEMM: B is computed in the K loop (")
            << mma.getB().getDefiningOp()->getName()
-           << "); the template takes B as a load, or as fp8 weights cast to A's type (widened in its ring); "
-              "integer weights decoded in the loop take the general path (store them as fp8, or dequantise "
-              "them to bf16 in a kernel of their own)";
+           << "); the template takes B as a load, or as fp8 or i8 weights cast to A's type (widened in its "
+              "ring); weights decoded in the loop (int4, packed in wider integers) take the general path (store "
+              "them as i8 or fp8, or dequantise them to bf16 in a kernel of their own)";
   if (!g.loadA || !g.loadB || !(g.aMMajor ? at(g.loadA, k, m) : at(g.loadA, batchedForm ? m : Value(), k)) ||
       !at(g.loadB, bRow, bCol, g.sharedB))
     return mma.emitError(batchedForm ? (g.sharedB ? (g.bNMajor ? "batched GEMM with a shared B: operands must be "
@@ -231,13 +233,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
                                      : "GEMM: operands must be loads of A at [m, k] and B at [n, k]");
   g.in = cast<TileType>(mma.getA().getType()).getElementType();
   g.inB = cast<TileType>(mma.getB().getType()).getElementType();
-  // A weight-only quantised B: the fp8 load, cast to A's type (widened in the template's ring).
+  // A weight-only quantised B: the fp8 or i8 load, cast to A's type (widened in the template's ring).
   if (g.widenB) {
     g.inB = cast<TileType>(g.loadB.getType()).getElementType();
     if (!(g.in.isBF16() || g.in.isF16()) || cast<TileType>(mma.getB().getType()).getElementType() != g.in)
-      return mma.emitError("GEMM: an fp8 B cast before the product must be cast to A's type (bf16 or f16)");
+      return mma.emitError("GEMM: an fp8 or i8 B cast before the product must be cast to A's type (bf16 or f16)");
     if (g.bNMajor || g.aMMajor || g.batch)
-      return mma.emitError("GEMM: an fp8 B widened to A's type takes the plain form A[m, k] times B[n, k] "
+      return mma.emitError("GEMM: an fp8 or i8 B widened to A's type takes the plain form A[m, k] times B[n, k] "
                            "(mma_t), not batched; this loop has ")
              << (g.bNMajor ? "B stored [K, N] (mma)" : g.aMMajor ? "A read transposed" : "a batch dimension");
   }
@@ -258,7 +260,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
       !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
            << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
-           << " of one type (bf16 or f16), both fp8 or a 16-bit A beside cast<A's type>(an fp8 B), accumulator "
+           << " of one type (bf16 or f16), both fp8 or a 16-bit A beside cast<A's type>(an fp8 or i8 B), accumulator "
            << g.bm << "x" << g.bn << " f32";
   // A trailing product after the K loop, added into the same accumulator (LoRA's u lb^T beside
   // x w^T): mma_t(load(a2, m, 0), load(b2, n, 0), acc), or mma(.., load(b2, 0, n), acc) when the
@@ -743,6 +745,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                : t.isF32()                ? "f32"
                : isa<Float8E4M3FNType>(t) ? "e4m3"
                : isa<Float8E5M2Type>(t)   ? "e5m2"
+               : t.isSignlessInteger(8)   ? "i8"
                                           : "bf16";
       };
       fact("in", StringAttr::get(ctx, typeName(g->in)));
@@ -781,7 +784,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         os << "; the product after the K loop (" << g->trailCols << " more K columns of its own operands) "
               "streams through the ring as further K steps into the same accumulators";
       if (g->widenB)
-        os << "; the fp8 B is widened to " << g->in << " in the ring (its 256x64 box lands in the stage's B "
+        os << "; the " << (isFp8(g->inB) ? "fp8" : "i8") << " B is widened to " << g->in << " in the ring (its 256x64 box lands in the stage's B "
               "slot and the consumer warpgroups rewrite it as wgmma's operand while the previous K step's "
               "wgmma runs; exact)";
       const bool fp8 = isFp8(g->in);

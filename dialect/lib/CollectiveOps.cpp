@@ -16,7 +16,7 @@ static LogicalResult verifyCollective(Operation *op, Type input, Type output,
     return op->emitOpError("input and output element types differ");
   if (reduces && !isCollectiveReducibleElementType(getTensorElementType(input)))
     return op->emitOpError("reductions support bf16, f16, f32, i32 and i64, got ")
-           << getTensorElementType(input) << fp8ReductionHint(getTensorElementType(input));
+           << getTensorElementType(input) << narrowReductionHint(getTensorElementType(input));
   if (in.size() != out.size())
     return op->emitOpError("input and output ranks differ");
   if (dim < 0 || dim >= int64_t(in.size()))

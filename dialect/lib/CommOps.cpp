@@ -26,7 +26,7 @@ static LogicalResult verifyPeerStore(Operation *op, TileType tile, SymTensorType
   // reduce-add paths are typed for the floats.
   if (adds && t == Transport::ldst && !isCollectiveReducibleElementType(tile.getElementType()))
     return op->emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << tile.getElementType()
-                                                                            << fp8ReductionHint(tile.getElementType());
+                                                                            << narrowReductionHint(tile.getElementType());
   if (adds && t != Transport::ldst && !isReducibleElementType(tile.getElementType()))
     return op->emitOpError("adds by ") << stringifyTransport(t) << " support bf16, f16 and f32, got "
                                        << tile.getElementType() << "; integer tiles add by ldst";
@@ -51,7 +51,7 @@ static LogicalResult verifyReadReduce(Operation *op, Transport t, Type element) 
     return op->emitOpError("reduces while reading, which needs transport ldst or multimem");
   if (!isCollectiveReducibleElementType(element))
     return op->emitOpError("reductions support bf16, f16, f32, i32 and i64, got ") << element
-                                                                                 << fp8ReductionHint(element);
+                                                                                 << narrowReductionHint(element);
   if (t == Transport::multimem && !isReducibleElementType(element))
     return op->emitOpError("multimem reductions support bf16, f16 and f32, got ") << element;
   return success();

@@ -31,7 +31,7 @@ bool mlir::pk::isFp8(Type type) { return isa<Float8E4M3FNType, Float8E5M2Type>(t
 bool mlir::pk::isSupportedElementType(Type type) {
   return type.isBF16() || type.isF16() || type.isF32() || type.isF64() ||
          isFp8(type) ||
-         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+         type.isSignlessInteger(8) || type.isSignlessInteger(32) || type.isSignlessInteger(64);
 }
 
 ArrayRef<int64_t> mlir::pk::getTensorShape(Type type) {
@@ -72,7 +72,7 @@ static LogicalResult verifyShapeAndType(function_ref<InFlightDiagnostic()> emitE
                          << (allowDynamic ? "positive or '?'" : "positive and static");
   }
   if (!isSupportedElementType(elementType))
-    return emitError() << what << " element type must be bf16, f16, f32, f64, i32 or i64, got "
+    return emitError() << what << " element type must be bf16, f16, f32, f64, fp8 (f8E4M3FN, f8E5M2), i8, i32 or i64, got "
                        << elementType;
   return success();
 }

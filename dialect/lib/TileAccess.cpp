@@ -26,6 +26,7 @@ static StringRef specTypeName(Type t) {
   if (t.isF32()) return "f32";
   if (t.isSignlessInteger(32)) return "i32";
   if (t.isSignlessInteger(64)) return "i64";
+  if (t.isSignlessInteger(8)) return "i8";
   if (isa<Float8E4M3FNType>(t)) return "f8e4m3";
   if (isa<Float8E5M2Type>(t)) return "f8e5m2";
   return "";
@@ -37,7 +38,9 @@ std::string mlir::pk::specCastHint(Type to) {
   return ("; convert the tile first (cast<" + name + ">(t) in a spec)").str();
 }
 
-StringRef mlir::pk::fp8ReductionHint(Type t) {
+StringRef mlir::pk::narrowReductionHint(Type t) {
+  if (t.isSignlessInteger(8))
+    return "; i8 values would wrap at 8 bits: reduce them as i32 (cast<i32>, then narrow the result)";
   return isFp8(t) ? "; fp8 values do not add: reduce them as f32 or bf16 "
                                                      "(cast, then quantise the result)"
                                                    : "";

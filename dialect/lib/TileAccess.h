@@ -12,8 +12,8 @@ LogicalResult verifyTileAccess(Operation *op, Type tensorType, TileType tile, si
 std::string specCastHint(Type to);
 /// Element types that reductions and adds support.
 bool isReducibleElementType(Type type);
-/// A hint appended to reduction errors on fp8 element types (empty otherwise).
-StringRef fp8ReductionHint(Type type);
+/// A hint appended to reduction errors on fp8 and i8 element types (empty otherwise).
+StringRef narrowReductionHint(Type type);
 /// What a collective's reduction (read on every rank, combined in registers) takes: the
 /// floats, and i32 and i64 (combined exactly in their own type).
 bool isCollectiveReducibleElementType(Type type);

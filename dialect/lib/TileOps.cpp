@@ -40,7 +40,10 @@ LogicalResult TileMmaOp::verify() {
   // mix).
   Type ea = a.getElementType(), eb = b.getElementType();
   if (!((ea == eb && (ea.isBF16() || ea.isF16())) || (isFp8(ea) && isFp8(eb))))
-    return emitOpError("a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2)");
+    return emitOpError("a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2)")
+           << (ea.isSignlessInteger(8) || eb.isSignlessInteger(8)
+                   ? "; i8 tiles multiply as bf16 (cast<bf16>(t) is exact for every i8 value)"
+                   : "");
   if (!acc.getElementType().isF32() || acc.getMemorySpace() != MemorySpace::reg)
     return emitOpError("accumulator must be an f32 register tile");
   return success();
@@ -202,7 +205,7 @@ LogicalResult TileStoreRowsOp::verify() {
   // Added rows go by red.global.add, which has no fp8 form.
   Type elem = getValue().getType().getElementType();
   if (getAdd() && !isCollectiveReducibleElementType(elem))
-    return emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << elem << fp8ReductionHint(elem);
+    return emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << elem << narrowReductionHint(elem);
   return verifyRowAccess(*this, getDest().getType(), getValue().getType(), getRows().getType(),
                          bool(getPeer()));
 }

@@ -64,6 +64,8 @@ std::string element_of(const at::Tensor& t) {
     case at::kFloat: return "f32";
     case at::kDouble: return "f64";
     case at::kInt: return "i32";
+    case at::kLong: return "i64";
+    case at::kChar: return "i8";
     default: throw std::runtime_error("pk_torch: unsupported dtype " + std::string(c10::toString(t.scalar_type())));
   }
 }

@@ -12,6 +12,7 @@ std::size_t dtype_size(DType t) {
     case DType::u64: return 8;
     case DType::f8e4m3: return 1;
     case DType::f8e5m2: return 1;
+    case DType::i8: return 1;
   }
   return 0;
 }
@@ -25,6 +26,7 @@ const char* dtype_name(DType t) {
     case DType::u64: return "u64";
     case DType::f8e4m3: return "f8e4m3";
     case DType::f8e5m2: return "f8e5m2";
+    case DType::i8: return "i8";
   }
   return "?";
 }

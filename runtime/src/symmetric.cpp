@@ -159,7 +159,8 @@ Result<TensorMap> SymmetricBuffer::tensor_map_2d(int peer, DType dtype, unsigned
     case DType::i32: t = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
     case DType::u64: t = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
     case DType::f8e4m3:
-    case DType::f8e5m2: t = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;  // TMA moves fp8 as bytes
+    case DType::f8e5m2:
+    case DType::i8: t = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;  // TMA moves fp8 and i8 as bytes
     default: return Status::error("tensor_map_2d: unsupported dtype");
   }
   const unsigned long long es = dtype_size(dtype);

@@ -22,8 +22,8 @@ pk.kernel @k(%a: !pk.tensor<0xf32>) {
 
 // -----
 
-// expected-error @+1 {{symmetric tensor element type must be bf16, f16, f32, f64, i32 or i64, got 'i8'}}
-pk.kernel @k(%a: !pk.sym<?xi8>) {
+// expected-error @+1 {{symmetric tensor element type must be bf16, f16, f32, f64, fp8 (f8E4M3FN, f8E5M2), i8, i32 or i64, got 'i16'}}
+pk.kernel @k(%a: !pk.sym<?xi16>) {
   pk.return
 }
 
@@ -749,6 +749,24 @@ pk.kernel @scalar_type(%x: !pk.tensor<?xi32>) {
 pk.kernel @fp8_sum(%x: !pk.sym<?xf8E4M3FN>, %y: !pk.tensor<?xf8E4M3FN>) {
   // expected-error @+1 {{'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'f8E4M3FN'; fp8 values do not add}}
   pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xf8E4M3FN>, !pk.tensor<?xf8E4M3FN>
+  pk.return
+}
+
+// -----
+
+pk.kernel @i8_sum(%x: !pk.sym<?xi8>, %y: !pk.tensor<?xi8>) {
+  // expected-error @+1 {{'pk.coll.all_reduce' op reductions support bf16, f16, f32, i32 and i64, got 'i8'; i8 values would wrap at 8 bits}}
+  pk.coll.all_reduce <sum> %x into %y : !pk.sym<?xi8>, !pk.tensor<?xi8>
+  pk.return
+}
+
+// -----
+
+pk.kernel @i8_mma(%x: !pk.tensor<?x?xi8>) {
+  %a = pk.tile.zeros : !pk.tile<16x16xi8>
+  %c = pk.tile.zeros : !pk.tile<16x16xf32>
+  // expected-error @+1 {{'pk.tile.mma' op a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2); i8 tiles multiply as bf16}}
+  %d = pk.tile.mma %a, %a, %c : !pk.tile<16x16xi8>, !pk.tile<16x16xi8>, !pk.tile<16x16xf32>
   pk.return
 }
 

@@ -228,3 +228,20 @@ pk.kernel @fp8_tiles(%x: !pk.tensor<?x?xf8E4M3FN>, %y: !pk.sym<?x?xf8E5M2>) {
   pk.tile.store %q, %y[%c0, %c0] : !pk.tile<16x128xf8E5M2>, !pk.sym<?x?xf8E5M2>
   pk.return
 }
+
+// i8 tensors and tiles: loads, wrapping maps, casts both ways, stores.
+// CHECK-LABEL: pk.kernel @i8_tiles
+pk.kernel @i8_tiles(%x: !pk.tensor<?x?xi8>, %y: !pk.sym<?x?xi8>) {
+  %c0 = arith.constant 0 : index
+  // CHECK: pk.tile.load %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tensor<?x?xi8> -> !pk.tile<16x64xi8>
+  %t = pk.tile.load %x[%c0, %c0] : !pk.tensor<?x?xi8> -> !pk.tile<16x64xi8>
+  // CHECK: pk.tile.map <add> %{{.*}}, %{{.*}} : !pk.tile<16x64xi8>, !pk.tile<16x64xi8> -> !pk.tile<16x64xi8>
+  %s = pk.tile.map <add> %t, %t : !pk.tile<16x64xi8>, !pk.tile<16x64xi8> -> !pk.tile<16x64xi8>
+  // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x64xi8> to !pk.tile<16x64xbf16>
+  %f = pk.tile.cast %s : !pk.tile<16x64xi8> to !pk.tile<16x64xbf16>
+  // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x64xbf16> to !pk.tile<16x64xi8>
+  %q = pk.tile.cast %f : !pk.tile<16x64xbf16> to !pk.tile<16x64xi8>
+  // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<16x64xi8>, !pk.sym<?x?xi8>
+  pk.tile.store %q, %y[%c0, %c0] : !pk.tile<16x64xi8>, !pk.sym<?x?xi8>
+  pk.return
+}

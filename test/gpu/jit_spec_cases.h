@@ -57,6 +57,7 @@ inline double val(pk::f8e4m3 x) { return pkt::to_host(x); }
 inline double val(pk::f8e5m2 x) { return pkt::to_host(x); }
 inline double val(int x) { return x; }
 inline double val(long long x) { return static_cast<double>(x); }
+inline double val(signed char x) { return x; }
 inline double bf16r(double x) { return pkt::bf16_round(static_cast<float>(x)); }
 inline double f16r(double x) { return pkt::f16_round(static_cast<float>(x)); }
 inline double silu(double x) { return x / (1 + std::exp(-x)); }

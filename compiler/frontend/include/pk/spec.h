@@ -19,6 +19,11 @@ struct f16;
 struct f32;
 struct i32;  // signed integers: token and expert ids, counts, offsets
 struct i64;
+// 8-bit signed integers: storage for int8-quantised weights and activations. Arithmetic on i8
+// tiles wraps at 8 bits, as on i32 tiles at 32; cast<i8>(t) of a float tile rounds toward zero
+// and saturates to [-128, 127] (NaN gives 0), of a wider integer tile it wraps. Row indices,
+// counters and histograms take i32 or i64, and reductions refuse i8: cast<i32>(t) first.
+struct i8;
 // fp8 (OCP E4M3 and E5M2): storage for quantised tensors. Tiles of them compute in fp32 like
 // bf16 ones; cast<f8e4m3>(t) rounds to nearest even and saturates to the largest finite value
 // (448; 57344 for e5m2), so scale first: cast<f8e4m3>(t * (448 / row_max(abs(t)))).
@@ -40,6 +45,11 @@ template <class T> struct AlwaysFalse { static constexpr bool value = false; }; 
 template <class T> struct IsInt { static constexpr bool value = false; };
 template <> struct IsInt<i32> { static constexpr bool value = true; };
 template <> struct IsInt<i64> { static constexpr bool value = true; };
+template <> struct IsInt<i8> { static constexpr bool value = true; };
+// The integer types that index rows and count: i8 would wrap past 127.
+template <class T> struct IsIndexInt { static constexpr bool value = false; };
+template <> struct IsIndexInt<i32> { static constexpr bool value = true; };
+template <> struct IsIndexInt<i64> { static constexpr bool value = true; };
 // C++ integer scalars (literals, index values); never a float, which would truncate silently.
 template <class T> struct IsIntegral { static constexpr bool value = false; };
 template <> struct IsIntegral<int> { static constexpr bool value = true; };
@@ -71,6 +81,7 @@ template <class T, int Rank> struct Peer {};
 template <class T> struct ScalarOf { using type = float; };
 template <> struct ScalarOf<i32> { using type = index; };
 template <> struct ScalarOf<i64> { using type = index; };
+template <> struct ScalarOf<i8> { using type = index; };
 
 // A tensor in this rank's global memory; its sizes are known at launch.
 template <class T, int Rank> struct Tensor {
@@ -171,55 +182,55 @@ template <long... S, class T, int R, class... I> Tile<T, S...> load(const Peer<T
 // rank p over NVLink, ordered after (and before) the peers' other phases by pkc.
 // load_rows<R, C>(x, idx, n): row r of the result is x[idx[r], n .. n + C).
 template <long R, long C, class T, class I, long... IS>
-typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Tensor<T, 2> &, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value, Tile<T, R, C>>::type load_rows(const Tensor<T, 2> &, Tile<I, IS...> idx,
                                                                  index col);
 template <long R, long C, class T, class I, long... IS>
-typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Sym<T, 2> &, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value, Tile<T, R, C>>::type load_rows(const Sym<T, 2> &, Tile<I, IS...> idx,
                                                                  index col);
 template <long R, long C, class T, class I, long... IS>
-typename EnableIf<IsInt<I>::value, Tile<T, R, C>>::type load_rows(const Peer<T, 2> &, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value, Tile<T, R, C>>::type load_rows(const Peer<T, 2> &, Tile<I, IS...> idx,
                                                                  index col);
 // store_rows(y, t, idx, n): row r of t to y[idx[r], n ..]; where several rows are sent to one
 // index (by several tiles or ranks), what lands is unspecified and may mix pieces (16-byte runs)
 // of the rows sent. store_add_rows adds each row instead (atomically), so rows sent to one index
 // all arrive.
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value>::type store_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                     index col);
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_rows(const Sym<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value>::type store_rows(const Sym<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                     index col);
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value>::type store_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                     index col);
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_add_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value>::type store_add_rows(const Tensor<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                         index col);
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_add_rows(const Sym<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value>::type store_add_rows(const Sym<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                         index col);
 template <class T, long R, long C, class I, long... IS>
-typename EnableIf<IsInt<I>::value>::type store_add_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
+typename EnableIf<IsIndexInt<I>::value>::type store_add_rows(const Peer<T, 2> &, Tile<T, R, C> tile, Tile<I, IS...> idx,
                                                         index col);
 // Row moves written with a float index tile or a 1-D tensor say what to write instead of
 // Clang's bare "no matching function".
 template <class I> void row_index_type() {
-  static_assert(IsInt<I>::value, "rows move by an integer index tile (i32 or i64): cast it first "
-                                 "(cast<i32>(row_index<16, 1>(m)))");
+  static_assert(IsIndexInt<I>::value, "rows move by an integer index tile (i32 or i64): cast it first "
+                                      "(cast<i32>(row_index<16, 1>(m)))");
 }
 template <class T> void row_move_rank() {
   static_assert(AlwaysFalse<T>::value, "load_rows, store_rows and store_add_rows move rows of a 2-D tensor: "
                                        "declare a [N] tensor as [N, 1] (Tensor<T, 2>)");
 }
 #define PK_SPEC_ROW_MOVE_MISUSES(Ten)                                                                  \
-  template <long R, long C, class T, class I, long... IS, class = typename EnableIf<!IsInt<I>::value>::type> \
+  template <long R, long C, class T, class I, long... IS, class = typename EnableIf<!IsIndexInt<I>::value>::type> \
   Tile<T, R, C> load_rows(const Ten<T, 2> &, Tile<I, IS...>, index) {                                 \
     row_index_type<I>();                                                                               \
     return Tile<T, R, C>();                                                                            \
   }                                                                                                    \
-  template <class T, long R, long C, class I, long... IS, class = typename EnableIf<!IsInt<I>::value>::type> \
+  template <class T, long R, long C, class I, long... IS, class = typename EnableIf<!IsIndexInt<I>::value>::type> \
   void store_rows(const Ten<T, 2> &, Tile<T, R, C>, Tile<I, IS...>, index) { row_index_type<I>(); }   \
-  template <class T, long R, long C, class I, long... IS, class = typename EnableIf<!IsInt<I>::value>::type> \
+  template <class T, long R, long C, class I, long... IS, class = typename EnableIf<!IsIndexInt<I>::value>::type> \
   void store_add_rows(const Ten<T, 2> &, Tile<T, R, C>, Tile<I, IS...>, index) { row_index_type<I>(); } \
   template <long R, long C, class T, class I, long... IS>                                              \
   Tile<T, R, C> load_rows(const Ten<T, 1> &, Tile<I, IS...>, index) {                                  \
@@ -239,10 +250,10 @@ PK_SPEC_ROW_MOVE_MISUSES(Peer)
 // tiles: the place of each row of an expert in an MoE dispatch. An index outside the counter
 // claims nothing and gives -1, a row that store_rows drops. The counter is this rank's.
 template <class C, class I, long... S>
-typename EnableIf<IsInt<C>::value && IsInt<I>::value, Tile<C, S...>>::type claim(const Tensor<C, 1> &,
+typename EnableIf<IsIndexInt<C>::value && IsIndexInt<I>::value, Tile<C, S...>>::type claim(const Tensor<C, 1> &,
                                                                                  Tile<I, S...> idx);
 template <class C, class I, long... S>
-typename EnableIf<IsInt<C>::value && IsInt<I>::value, Tile<C, S...>>::type claim(const Sym<C, 1> &,
+typename EnableIf<IsIndexInt<C>::value && IsIndexInt<I>::value, Tile<C, S...>>::type claim(const Sym<C, 1> &,
                                                                                  Tile<I, S...> idx);
 
 // Compute on register tiles.
@@ -446,10 +457,10 @@ template <class T, long M, long N> Tile<T, M, N> cumsum(Tile<T, M, N>);
 template <class T, long A, long B, long C> Tile<T, A, B, C> cumsum(Tile<T, A, B, C>);
 template <class T, long A, long B, long C, long D> Tile<T, A, B, C, D> cumsum(Tile<T, A, B, C, D>);
 template <long E, class I, long... S>
-typename EnableIf<IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
+typename EnableIf<IsIndexInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
 template <long E, class I, long... S>
-typename EnableIf<!IsInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...>) {
-  static_assert(AlwaysFalse<I>::value, "histogram counts integer ids: cast<i32>(t) a float tile first");
+typename EnableIf<!IsIndexInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...>) {
+  static_assert(AlwaysFalse<I>::value, "histogram counts i32 or i64 ids: cast<i32>(t) a float or i8 tile first");
   return Tile<i32, E>();
 }
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.

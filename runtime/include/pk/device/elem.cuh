@@ -17,6 +17,7 @@ template <> struct ElemBits<f8e4m3> { static constexpr int bytes = 1; };
 template <> struct ElemBits<f8e5m2> { static constexpr int bytes = 1; };
 template <> struct ElemBits<int> { static constexpr int bytes = 4; };
 template <> struct ElemBits<long long> { static constexpr int bytes = 8; };
+template <> struct ElemBits<signed char> { static constexpr int bytes = 1; };  // i8
 
 template <class T>
 struct VecTraits {
@@ -27,6 +28,7 @@ struct VecTraits {
 template <class T> struct AccOf { using type = float; };
 template <> struct AccOf<int> { using type = int; };
 template <> struct AccOf<long long> { using type = long long; };
+template <> struct AccOf<signed char> { using type = signed char; };
 template <class T> using acc_t = typename AccOf<T>::type;
 
 template <class T>
@@ -62,6 +64,9 @@ template <> __device__ __forceinline__ int from_bits<int>(unsigned long long b) 
 template <> __device__ __forceinline__ long long from_bits<long long>(unsigned long long b) {
   return static_cast<long long>(b);
 }
+template <> __device__ __forceinline__ signed char from_bits<signed char>(unsigned long long b) {
+  return static_cast<signed char>(static_cast<unsigned char>(b));
+}
 
 __device__ __forceinline__ unsigned long long to_bits(float x) { return __float_as_uint(x); }
 __device__ __forceinline__ unsigned long long to_bits(bf16 x) { return x.bits; }
@@ -70,6 +75,7 @@ __device__ __forceinline__ unsigned long long to_bits(f8e4m3 x) { return x.bits;
 __device__ __forceinline__ unsigned long long to_bits(f8e5m2 x) { return x.bits; }
 __device__ __forceinline__ unsigned long long to_bits(int x) { return static_cast<unsigned int>(x); }
 __device__ __forceinline__ unsigned long long to_bits(long long x) { return static_cast<unsigned long long>(x); }
+__device__ __forceinline__ unsigned long long to_bits(signed char x) { return static_cast<unsigned char>(x); }
 
 // The raw bits of element j of a 16-byte vector holding T values, and writing them.
 template <class T>
@@ -127,7 +133,8 @@ __device__ __forceinline__ A reduce_identity() {
     if constexpr (R == ReduceOp::max) return -__int_as_float(0x7f800000);  // -inf
     if constexpr (R == ReduceOp::min) return __int_as_float(0x7f800000);   // +inf
   } else {
-    constexpr A lowest = A(1) << (sizeof(A) * 8 - 1);  // the most negative value
+    constexpr A highest = A((1ull << (sizeof(A) * 8 - 1)) - 1);
+    constexpr A lowest = A(-highest - 1);  // the most negative value
     if constexpr (R == ReduceOp::sum) return A(0);
     if constexpr (R == ReduceOp::max) return lowest;
     if constexpr (R == ReduceOp::min) return ~lowest;

@@ -1,9 +1,9 @@
 // A weight-only quantised GEMM's B operand widened in the ring: B is stored fp8 (e4m3 or e5m2,
-// [N, K]) and A is bf16 or f16, which wgmma cannot multiply together. The loader's TMA lands each
+// [N, K]) or i8 (signed char) and A is bf16 or f16, which wgmma cannot multiply together. The loader's TMA lands each
 // stage's 256 x 64 fp8 box (unswizzled, 64-byte rows) in the upper half of the stage's B slot, and
 // the two consumer warpgroups rewrite it in place as the 256 x 64 bf16 / f16 tile wgmma reads
 // (128-byte swizzle) while the tensor cores still run the previous step's wgmma. Every fp8 value
-// is exact in bf16 and f16, so the product is the one of the widened weights. The widening is
+// and every i8 value is exact in bf16 and f16, so the product is the one of the widened weights. The widening is
 // integer bit moves and one packed multiply per two values: conversion instructions issue at a
 // quarter of the ALU rate and would cost more than the stage's wgmma.
 #pragma once
@@ -28,6 +28,28 @@ __device__ __forceinline__ unsigned int mul_f16x2(unsigned int a, unsigned int b
   asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
   return d;
 }
+__device__ __forceinline__ unsigned int sub_bf16x2(unsigned int a, unsigned int b) {
+  unsigned int d;
+  asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+__device__ __forceinline__ unsigned int sub_f16x2(unsigned int a, unsigned int b) {
+  unsigned int d;
+  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// Two i8 values (bytes 0 and 2 of t, the other bytes 0) as two 16-bit values of type Out, by
+// magic numbers. f16: 1024 + (x + 128) is 0x6400 | (x ^ 0x80), less 1152 (0x6480) is x. bf16 has
+// 7 mantissa bits, too few for x + 128: 128 + (x & 127) is 0x4300 | (x & 0x7F), less 128 where x
+// >= 0 and 256 where x < 0 (0x4300 | (x & 0x80)) is x. Every step is exact.
+template <class Out>
+__device__ __forceinline__ unsigned int widen_i8_pair(unsigned int t) {
+  if constexpr (is_same<Out, bf16>::value)
+    return sub_bf16x2((t & 0x007F007Fu) | 0x43004300u, (t & 0x00800080u) | 0x43004300u);
+  else
+    return sub_f16x2(t ^ 0x64806480u, 0x64806480u);
+}
 
 // Two fp8 values (bytes 1 and 3 of t, so that their signs sit at bits 15 and 31) as two 16-bit
 // values of type Out: the exponent and mantissa bits moved into place and scaled by 2^(Out's
@@ -43,19 +65,30 @@ __device__ __forceinline__ unsigned int widen_pair(unsigned int t) {
   else return mul_bf16x2((t >> 3) & 0x0FE00FE0u, 0x77807780u) | sign;                                 // 2^112
 }
 
-// Bytes b0, b1 of w (Pair 0) or b2, b3 (Pair 1) as bytes 1 and 3 of the result.
-template <int Pair>
+// Bytes b0, b1 of w (Pair 0) or b2, b3 (Pair 1) as bytes 1 and 3 of the result (fp8: the sign
+// at bit 15 and 31), or as bytes 0 and 2 (i8: Low), the other bytes 0.
+template <int Pair, bool Low = false>
 __device__ __forceinline__ unsigned int spread_pair(unsigned int w) {
   unsigned int d;
-  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(d) : "r"(w), "n"(Pair == 0 ? 0x1404 : 0x3424));
+  asm("prmt.b32 %0, %1, 0, %2;"
+      : "=r"(d)
+      : "r"(w), "n"(Low ? (Pair == 0 ? 0x4140 : 0x4342) : (Pair == 0 ? 0x1404 : 0x3424)));
   return d;
+}
+
+// Bytes of w, pair Pair, as two values of type Out.
+template <class Fp8, class Out, int Pair>
+__device__ __forceinline__ unsigned int widen_word(unsigned int w) {
+  if constexpr (is_same<Fp8, signed char>::value) return widen_i8_pair<Out>(spread_pair<Pair, true>(w));
+  else return widen_pair<Fp8, Out>(spread_pair<Pair>(w));
 }
 
 // A word's bytes that are NaN or infinite (e4m3's only special, S.1111.111; e5m2's S.11111.xx)
 // carry into bit 7 of this sum; OR-ed over words, bit 7 of a byte says some word had one there.
 template <class Fp8, class Out>
 __device__ __forceinline__ unsigned int special_sum(unsigned int w) {
-  if constexpr (is_same<Fp8, f8e4m3>::value) return (w & 0x7F7F7F7Fu) + 0x01010101u;
+  if constexpr (is_same<Fp8, signed char>::value) return 0u;  // integers have none
+  else if constexpr (is_same<Fp8, f8e4m3>::value) return (w & 0x7F7F7F7Fu) + 0x01010101u;
   else if constexpr (is_same<Out, bf16>::value) return (w & 0x7C7C7C7Cu) + 0x04040404u;
   else return 0u;  // e5m2 -> f16 keeps them as they are
 }
@@ -69,14 +102,14 @@ __device__ __forceinline__ unsigned int swizzled(int row, int chunk) { return ro
 template <class Fp8, class Out>
 __device__ __forceinline__ unsigned int widen_chunk(unsigned char* slot, int row, int c, const uint4& raw) {
   uint4 x, y;
-  x.x = widen_pair<Fp8, Out>(spread_pair<0>(raw.x));
-  x.y = widen_pair<Fp8, Out>(spread_pair<1>(raw.x));
-  x.z = widen_pair<Fp8, Out>(spread_pair<0>(raw.y));
-  x.w = widen_pair<Fp8, Out>(spread_pair<1>(raw.y));
-  y.x = widen_pair<Fp8, Out>(spread_pair<0>(raw.z));
-  y.y = widen_pair<Fp8, Out>(spread_pair<1>(raw.z));
-  y.z = widen_pair<Fp8, Out>(spread_pair<0>(raw.w));
-  y.w = widen_pair<Fp8, Out>(spread_pair<1>(raw.w));
+  x.x = widen_word<Fp8, Out, 0>(raw.x);
+  x.y = widen_word<Fp8, Out, 1>(raw.x);
+  x.z = widen_word<Fp8, Out, 0>(raw.y);
+  x.w = widen_word<Fp8, Out, 1>(raw.y);
+  y.x = widen_word<Fp8, Out, 0>(raw.z);
+  y.y = widen_word<Fp8, Out, 1>(raw.z);
+  y.z = widen_word<Fp8, Out, 0>(raw.w);
+  y.w = widen_word<Fp8, Out, 1>(raw.w);
   *reinterpret_cast<uint4*>(slot + swizzled(row, 2 * c)) = x;
   *reinterpret_cast<uint4*>(slot + swizzled(row, 2 * c + 1)) = y;
   return special_sum<Fp8, Out>(raw.x) | special_sum<Fp8, Out>(raw.y) | special_sum<Fp8, Out>(raw.z) |

@@ -10,6 +10,7 @@ namespace tile {
 template <class T> struct unsigned_of;
 template <> struct unsigned_of<int> { using type = unsigned int; };
 template <> struct unsigned_of<long long> { using type = unsigned long long; };
+template <> struct unsigned_of<signed char> { using type = unsigned char; };
 
 template <class T>
 __device__ __forceinline__ T wrap_add(T x, T y) {

@@ -27,6 +27,7 @@ namespace tile {
 template <class T> struct value_of { using type = float; };
 template <> struct value_of<int> { using type = int; };
 template <> struct value_of<long long> { using type = long long; };
+template <> struct value_of<signed char> { using type = signed char; };  // i8: wraps like the others
 template <class T> constexpr bool is_integer_v = !::pk::is_same<typename value_of<T>::type, float>::value;
 template <bool B, class A, class C> struct pick_type { using type = A; };
 template <class A, class C> struct pick_type<false, A, C> { using type = C; };
@@ -145,7 +146,10 @@ __device__ __forceinline__ typename value_of<T>::type convert(X x) {
   else if constexpr (is_integer_v<X>)
     return static_cast<typename value_of<T>::type>(x);
   else if constexpr (sizeof(T) == 4) return __float2int_rz(x);
-  else return x != x ? 0ll : __float2ll_rz(x);  // cvt.rzi.s64 gives INT64_MIN for NaN
+  else if constexpr (sizeof(T) == 1) {  // cvt.rzi.sat.s8 in two steps: NaN gives 0 in both
+    const int v = __float2int_rz(x);
+    return static_cast<signed char>(v < -128 ? -128 : v > 127 ? 127 : v);
+  } else return x != x ? 0ll : __float2ll_rz(x);  // cvt.rzi.s64 gives INT64_MIN for NaN
 }
 
 // A tensor element as a register value, and back.

@@ -75,6 +75,7 @@ template <> inline const char* element_name<float>() { return "f32"; }
 template <> inline const char* element_name<double>() { return "f64"; }
 template <> inline const char* element_name<int>() { return "i32"; }
 template <> inline const char* element_name<long long>() { return "i64"; }
+template <> inline const char* element_name<signed char>() { return "i8"; }
 
 template <class T>
 ArgValue arg_value(const SymTensor<T>& t) {
