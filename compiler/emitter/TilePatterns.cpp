@@ -63,6 +63,9 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
   case MapKind::sin: return fill("sinf(X)");
   case MapKind::cos: return fill("cosf(X)");
   case MapKind::abs: return fill("fabsf(X)");
+  case MapKind::round: return fill("rintf(X)");
+  case MapKind::floor: return fill("floorf(X)");
+  case MapKind::ceil: return fill("ceilf(X)");
   case MapKind::pow: return fill("powf(X, Y)");
   case MapKind::lt: return fill("X < Y ? 1.f : 0.f");
   case MapKind::le: return fill("X <= Y ? 1.f : 0.f");

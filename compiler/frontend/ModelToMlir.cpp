@@ -117,6 +117,9 @@ private:
     case fe::MapKind::Sin: return mlir::pk::MapKind::sin;
     case fe::MapKind::Cos: return mlir::pk::MapKind::cos;
     case fe::MapKind::Abs: return mlir::pk::MapKind::abs;
+    case fe::MapKind::Round: return mlir::pk::MapKind::round;
+    case fe::MapKind::Floor: return mlir::pk::MapKind::floor;
+    case fe::MapKind::Ceil: return mlir::pk::MapKind::ceil;
     case fe::MapKind::Pow: return mlir::pk::MapKind::pow;
     case fe::MapKind::Lt: return mlir::pk::MapKind::lt;
     case fe::MapKind::Le: return mlir::pk::MapKind::le;

@@ -49,7 +49,7 @@ enum class OpKind {
 enum class MapKind {
   Add, Sub, Mul, Div, Max, Min, Exp, Neg,
   Sqrt, Rsqrt, Log, Tanh, Sigmoid, Silu, GeluTanh, GeluErf, Erf, Sin, Cos, Abs, Pow,
-  Lt, Le, Gt, Ge, Eq, Ne, Rem, Hash, BitAnd, BitOr, BitXor, Shl, Shr,
+  Lt, Le, Gt, Ge, Eq, Ne, Rem, Hash, BitAnd, BitOr, BitXor, Shl, Shr, Round, Floor, Ceil,
 };
 enum class ReduceKind { Sum, Max, Min };
 enum class TransportKind { Ldst, Tma, Multimem };

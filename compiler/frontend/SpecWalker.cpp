@@ -1518,7 +1518,8 @@ private:
         {"sqrt", MapKind::Sqrt}, {"rsqrt", MapKind::Rsqrt}, {"log", MapKind::Log},
         {"tanh", MapKind::Tanh}, {"sigmoid", MapKind::Sigmoid}, {"silu", MapKind::Silu},
         {"gelu", MapKind::GeluTanh}, {"gelu_erf", MapKind::GeluErf}, {"erf", MapKind::Erf}, {"sin", MapKind::Sin},
-        {"cos", MapKind::Cos}, {"abs", MapKind::Abs}};
+        {"cos", MapKind::Cos}, {"abs", MapKind::Abs}, {"round", MapKind::Round}, {"floor", MapKind::Floor},
+        {"ceil", MapKind::Ceil}};
     for (const auto &[name, kind] : unaryMath)
       if (n == name) return mapOp(kind, l, {arg(0)});
     if (n == "pow") return mapOp(MapKind::Pow, l, {arg(0), arg(1)});

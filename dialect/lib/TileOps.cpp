@@ -88,6 +88,7 @@ LogicalResult TileMapOp::verify() {
   case MapKind::exp: case MapKind::sqrt: case MapKind::rsqrt: case MapKind::log:
   case MapKind::tanh: case MapKind::sigmoid: case MapKind::silu: case MapKind::gelu_tanh:
   case MapKind::gelu_erf: case MapKind::sin: case MapKind::cos: case MapKind::pow: case MapKind::erf:
+  case MapKind::round: case MapKind::floor: case MapKind::ceil:
     if (integer)
       return emitOpError("'") << stringifyMapKind(getKind()) << "' takes float tiles, got "
                               << out << "; cast to f32 first";

@@ -779,3 +779,12 @@ pk.kernel @k(%x: !pk.tensor<?x?xf8E4M3FN>, %n: index) {
   pk.tile.store_rows %t, %x[%r, %n] {add} : !pk.tile<16x64xf8E4M3FN>, !pk.tensor<?x?xf8E4M3FN>, !pk.tile<16xi32>
   pk.return
 }
+
+// -----
+
+pk.kernel @round_int(%x: !pk.tensor<?x?xi8>) {
+  %a = pk.tile.zeros : !pk.tile<16x16xi32>
+  // expected-error @+1 {{'pk.tile.map' op 'round' takes float tiles, got '!pk.tile<16x16xi32>'; cast to f32 first}}
+  %r = pk.tile.map <round> %a : !pk.tile<16x16xi32> -> !pk.tile<16x16xi32>
+  pk.return
+}

@@ -222,8 +222,14 @@ pk.kernel @fp8_tiles(%x: !pk.tensor<?x?xf8E4M3FN>, %y: !pk.sym<?x?xf8E5M2>) {
   %t = pk.tile.load %x[%c0, %c0] : !pk.tensor<?x?xf8E4M3FN> -> !pk.tile<16x128xf8E4M3FN>
   // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xf8E4M3FN> to !pk.tile<16x128xf32>
   %f = pk.tile.cast %t : !pk.tile<16x128xf8E4M3FN> to !pk.tile<16x128xf32>
+  // CHECK: pk.tile.map <round> %{{.*}} : !pk.tile<16x128xf32> -> !pk.tile<16x128xf32>
+  %r = pk.tile.map <round> %f : !pk.tile<16x128xf32> -> !pk.tile<16x128xf32>
+  // CHECK: pk.tile.map <floor> %{{.*}} : !pk.tile<16x128xf32> -> !pk.tile<16x128xf32>
+  %fl = pk.tile.map <floor> %r : !pk.tile<16x128xf32> -> !pk.tile<16x128xf32>
+  // CHECK: pk.tile.map <ceil> %{{.*}} : !pk.tile<16x128xf32> -> !pk.tile<16x128xf32>
+  %ce = pk.tile.map <ceil> %fl : !pk.tile<16x128xf32> -> !pk.tile<16x128xf32>
   // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x128xf32> to !pk.tile<16x128xf8E5M2>
-  %q = pk.tile.cast %f : !pk.tile<16x128xf32> to !pk.tile<16x128xf8E5M2>
+  %q = pk.tile.cast %ce : !pk.tile<16x128xf32> to !pk.tile<16x128xf8E5M2>
   // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<16x128xf8E5M2>, !pk.sym<?x?xf8E5M2>
   pk.tile.store %q, %y[%c0, %c0] : !pk.tile<16x128xf8E5M2>, !pk.sym<?x?xf8E5M2>
   pk.return

@@ -6,7 +6,7 @@
 // RUN: not pkc %s -DI8_INDEX --emit=mlir 2>&1 | FileCheck %s --check-prefix=INDEX
 // RUN: not pkc %s -DI8_ALL_REDUCE --emit=mlir 2>&1 | FileCheck %s --check-prefix=ALLREDUCE
 // Tests the i8 element type: i8 tensors and tiles become MLIR's i8 and CUDA's signed char, with
-// wrapping maps (pk::tile::wrap_*) and casts both ways; a constant that does not fit an i8 tile,
+// wrapping maps (pk::tile::wrap_*), round (rintf) and casts both ways; a constant that does not fit an i8 tile,
 // a row reduction of i8, i8 operands of mma, an i8 index tile and an i8 all-reduce are errors at
 // their source locations, each naming the fix.
 #include <pk/spec.h>
@@ -17,11 +17,13 @@ using namespace pk;
 // CHECK: pk.tile.load {{.*}} -> !pk.tile<16x64xi8>
 // CHECK: pk.tile.map <add> {{.*}} -> !pk.tile<16x64xi8>
 // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x64xi8> to !pk.tile<16x64xf32>
+// CHECK: pk.tile.map <round> %{{.*}} : !pk.tile<16x64xf32> -> !pk.tile<16x64xf32>
 // CHECK: pk.tile.cast %{{.*}} : !pk.tile<16x64xf32> to !pk.tile<16x64xi8>
 // CUDA-LABEL: i8_tiles(
 // CUDA-SAME: pk::Tensor<signed char> arg0, pk::Tensor<signed char> arg1
 // CUDA: pk::tile::rt<signed char, 2, 16, 64, 1, 1, {{[0-9]+}}> [[T:tile[0-9]+]];
 // CUDA: pk::tile::wrap_add(x, y)
+// CUDA: rintf(x)
 PK_KERNEL void i8_tiles(Tensor<i8, 2> x, Tensor<i8, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) {
     auto t = load<16, 64>(x, m, n);
@@ -40,7 +42,7 @@ PK_KERNEL void i8_tiles(Tensor<i8, 2> x, Tensor<i8, 2> y) {
     // INDEX: error: static assertion failed{{.*}}rows move by an integer index tile (i32 or i64)
     store(y, load_rows<16, 64>(x, load<16, 1>(x, m, 0), 0), m, n);
 #else
-    store(y, cast<i8>(cast<f32>(t + t) * 0.5f), m, n);
+    store(y, cast<i8>(round(cast<f32>(t + t) * 0.5f)), m, n);
 #endif
   }
 }

@@ -1,5 +1,6 @@
 // i8 tensors and tiles (test/specs/int8.pk.cpp) through the JIT on one GPU, against host models.
 //
+// round / floor / ceil of float tiles (half-way cases to even), including halves, NaN and infinity.
 // Casts: f32 -> i8 rounds toward zero and saturates (NaN 0; the inputs include NaN, infinities,
 // +-127.9, -128.9 and values past the range), i32 -> i8 wraps; i8 arithmetic wraps at 8 bits (+, *,
 // -, ^, >> arithmetic, <<) over every i8 value at random; per-row quantisation (q = i8(x * 127 /
@@ -36,6 +37,7 @@ using i8 = signed char;
 const std::vector<std::pair<const char*, bool>> kKernels = {
     {"i8_quantise_rows", false}, {"i8_dequantise_rows", false},  {"i8_arith", false},
     {"i8_embedding", false},     {"i8_zero_point", false},       {"i8_all_gather", false},
+    {"rounding", false},
     {"i8_weight_only_gemm", true}, {"i8_weight_only_small", true},
 };
 const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm"};
@@ -76,10 +78,11 @@ void quantise_rows(const Run& r, LL M, unsigned seed) {
     LL bad = 0;
     for (LL i = 0; i < M * 256; ++i) {
       const float v = pkt::to_host(x[i]) * mult[i / 256];
-      const i8 want = sat8(v);
-      // One count either way only where v lies within 1e-5 of a whole number (the spec's f32 products may be
-      // formed in another order); truncation against rounding differs by far more than that elsewhere.
-      const bool edge = std::fabs(v - std::round(v)) < 1e-5f * std::max(1.f, std::fabs(v));
+      const i8 want = sat8(std::nearbyint(v));  // half-way cases to even (the default rounding mode)
+      // One count either way only where v lies within 1e-5 of a half-way point (the spec's f32 products may be
+      // formed in another order); rounding against truncation differs by far more than that elsewhere.
+      const float frac = std::fabs(v - std::trunc(v));
+      const bool edge = std::fabs(frac - 0.5f) < 1e-5f * std::max(1.f, std::fabs(v));
       if (got[i] != want && !(edge && std::abs(got[i] - want) <= 1) && bad++ < 3)
         pkt::fail("i8_quantise_rows element " + std::to_string(i) + ": got " + std::to_string(int(got[i])) +
                   ", want " + std::to_string(int(want)) + " (value " + std::to_string(v) + ")");
@@ -126,6 +129,31 @@ void arith(const Run& r, LL M, LL N, unsigned seed) {
     check(r, "i8_arith.g", g.download(), [&](LL i) { return double(int(a[i]) * int(b[i])); }, exact());
   }
   end_case(r, "i8_arith " + dims({M, N}), before);
+}
+
+void rounding(const Run& r, LL M, LL N, unsigned seed) {
+  auto x = rnd<float>(M * N, seed, -50.f, 50.f);
+  const float halves[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 1e9f + 0.f, -0.f, 8388609.f, NAN, INFINITY};
+  for (int i = 0; i < 11; ++i) x[(5 * i + 1) % (M * N)] = halves[i];
+  for (LL i = 200; i < 400 && i < M * N; ++i) x[i] = std::floor(x[i]) + 0.5f;  // many half-way cases
+  DevLocal<float> xd({M, N}, x), rd({M, N}, {}), fd({M, N}, {});
+  DevLocal<bf16> cd({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "rounding", 2, xd.view(), rd.view(), fd.view(), cd.view())) {
+    auto same = [](double g, double w) { return (std::isnan(g) && std::isnan(w)) || g == w; };
+    const auto gr = rd.download(), gf = fd.download();
+    const auto gc = cd.download();
+    LL bad = 0;
+    for (LL i = 0; i < M * N; ++i) {
+      const bool ok = same(gr[i], std::nearbyint(x[i])) && same(gf[i], std::floor(x[i])) &&
+                      same(val(gc[i]), bf16r(std::ceil(x[i])));
+      if (!ok && bad++ < 3)
+        pkt::fail("rounding element " + std::to_string(i) + " of " + std::to_string(x[i]) + ": round " +
+                  std::to_string(gr[i]) + ", floor " + std::to_string(gf[i]) + ", ceil " + std::to_string(val(gc[i])));
+    }
+    if (bad > 3) pkt::fail("rounding: " + std::to_string(bad) + " elements wrong");
+  }
+  end_case(r, "rounding " + dims({M, N}), before);
 }
 
 void embedding(const Run& r, LL T, LL V, LL N, unsigned seed) {
@@ -197,6 +225,7 @@ void cases(const Run& r) {
     quantise_rows(r, 37, 11);
     dequantise_rows(r, 37, 300, 21);
     arith(r, 37, 100, 31);
+    rounding(r, 37, 100, 35);
     embedding(r, 37, 50, 300, 41);
     zero_point(r, 37, 100, 51);
     weight_only<bf16, bf16>(r, "i8_weight_only_gemm", 300, 520, 208, 61);

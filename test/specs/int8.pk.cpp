@@ -1,16 +1,16 @@
 // i8 tensors and tiles: casts both ways (float to i8 rounds toward zero and saturates, i32 to
-// i8 wraps), arithmetic that wraps at 8 bits, bit operations, an element read as a scalar, rows
+// i8 wraps), round / floor / ceil for quantising, arithmetic that wraps at 8 bits, bit operations, an element read as a scalar, rows
 // gathered by an i32 index tile, an all-gather of i8 shards, and int8 weights widened to bf16 for
 // a GEMM (the template's weight-only form, and the general path's mma).
 #include <pk/spec.h>
 using namespace pk;
 
-// Per-row quantisation: q = i8(x * 127 / amax) (toward zero, saturated), s = amax / 127.
+// Per-row quantisation: q = i8(round(x * 127 / amax)) (half-way cases to even), s = amax / 127.
 PK_KERNEL void i8_quantise_rows(Tensor<bf16, 2> x, Tensor<i8, 2> q, Tensor<f32, 2> s) {
   for (auto m : tiles(x.rows(), {16})) {
     auto t = cast<f32>(load<16, 256>(x, m, 0));
     auto amax = max(row_max(abs(t)), 1e-30f);
-    store(q, cast<i8>(t * (127.0f / amax)), m, 0);
+    store(q, cast<i8>(round(t * (127.0f / amax))), m, 0);
     store(s, amax * (1.0f / 127.0f), m, 0);
   }
 }
@@ -36,6 +36,16 @@ PK_KERNEL void i8_arith(Tensor<f32, 2> x, Tensor<i32, 2> v, Tensor<i8, 2> a, Ten
     store(w, cast<i8>(load<16, 64>(v, m, n)), m, n);
     store(sat, cast<i8>(load<16, 64>(x, m, n)), m, n);
     store(g, cast<i32>(ta) * cast<i32>(tb), m, n);
+  }
+}
+
+// Whole numbers of float tiles: r = round(x) (half-way cases to even), f = floor(x), c = ceil(x).
+PK_KERNEL void rounding(Tensor<f32, 2> x, Tensor<f32, 2> r, Tensor<f32, 2> f, Tensor<bf16, 2> c) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64})) {
+    auto t = load<16, 64>(x, m, n);
+    store(r, round(t), m, n);
+    store(f, floor(t), m, n);
+    store(c, cast<bf16>(ceil(t)), m, n);
   }
 }
 

@@ -344,6 +344,11 @@ template <class T, long... S> IfFloat<T, Tile<T, S...>> erf(Tile<T, S...>);     
 template <class T, long... S> IfFloat<T, Tile<T, S...>> sin(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> cos(Tile<T, S...>);
 template <class T, long... S> Tile<T, S...> abs(Tile<T, S...>);
+// To a whole number (still a float): round takes half-way cases to even (as torch.round and
+// rintf), floor down, ceil up. Quantising: cast<i8>(round(t * (127 / amax))).
+template <class T, long... S> IfFloat<T, Tile<T, S...>> round(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> floor(Tile<T, S...>);
+template <class T, long... S> IfFloat<T, Tile<T, S...>> ceil(Tile<T, S...>);
 template <class T, long... S> IfFloat<T, Tile<T, S...>> pow(Tile<T, S...>, float exponent);
 // A tile exponent is not a power by a scalar: say what to write instead.
 template <class T, class U, long... A, long... B> Tile<T, A...> pow(Tile<T, A...>, Tile<U, B...>) {
@@ -366,6 +371,9 @@ float erf(float);
 float sin(float);
 float cos(float);
 float abs(float);
+float round(float);
+float floor(float);
+float ceil(float);
 float pow(float, float exponent);
 float max(float, float);
 float min(float, float);

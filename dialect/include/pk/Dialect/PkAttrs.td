@@ -101,7 +101,11 @@ def Pk_MapKindEnum : Pk_I32Enum<"MapKind", "an element-wise operation", [
     I32EnumAttrCase<"bit_or", 30>,
     I32EnumAttrCase<"bit_xor", 31>,
     I32EnumAttrCase<"shl", 32>,
-    I32EnumAttrCase<"shr", 33>]>;
+    I32EnumAttrCase<"shr", 33>,
+    // Float tiles: to a whole number, half-way cases to even (rintf, torch.round), down, up.
+    I32EnumAttrCase<"round", 34>,
+    I32EnumAttrCase<"floor", 35>,
+    I32EnumAttrCase<"ceil", 36>]>;
 def Pk_MapKindAttr : Pk_EnumAttr<Pk_MapKindEnum, "map">;
 
 def Pk_MemorySpaceEnum : Pk_I32Enum<"MemorySpace", "where a tile lives", [
