@@ -236,6 +236,7 @@ void cases(const Run& r) {
     weight_only<f16, float>(r, "i8_weight_only_small", 100, 136, 72, 111);  // the twin
   }
   all_gather(r, 37, 100, 121);
+  all_gather(r, 37, 99, 131);  // an odd byte count per rank
 }
 
 }  // namespace

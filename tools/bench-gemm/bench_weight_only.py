@@ -1,9 +1,10 @@
 """Weight-only quantised GEMMs from spec sets (test/specs/user_specs26.pk.cpp: w8a16_gemm_unpacked, int8
 weights held as i32 [N, K] with per-channel scales, on the general tile path; fp8_weight_only_gemm, e4m3 weights
-[N, K], scales and a bias; test/specs/weight_only_gemm.pk.cpp: wo_e4m3_bf16, the plain product) through
+[N, K], scales and a bias; test/specs/weight_only_gemm.pk.cpp: wo_e4m3_bf16, the plain product;
+test/specs/int8.pk.cpp: i8_weight_only_gemm, the same int8 weights stored as i8 with per-channel scales) through
 pk_torch, against PyTorch doing the same job unfused (the weights cast to bf16, then torch.matmul, then the
-scale) and against the bf16 GEMM alone (cuBLAS), in the same run. The e4m3 kernels take the GEMM template,
-which widens the weights in its ring; small M shows the fused kernel reading one byte a weight.
+scale) and against the bf16 GEMM alone (cuBLAS), in the same run. The e4m3 and i8 kernels take the GEMM
+template, which widens the weights in its ring; small M shows the fused kernel reading one byte a weight.
 Every pk output is first checked against the float32 result (fresh random inputs, output poisoned). Prints a
 markdown table and appends it to the file named by the first argument.
 
@@ -26,6 +27,7 @@ def main():
     set26 = os.path.join(SPECS, "user_specs26.pk.cpp")
     kernels = {k: pk_torch.compile(set26, kernel=k) for k in ("w8a16_gemm_unpacked", "fp8_weight_only_gemm")}
     kernels["wo_e4m3_bf16"] = pk_torch.compile(os.path.join(SPECS, "weight_only_gemm.pk.cpp"), kernel="wo_e4m3_bf16")
+    kernels["i8_weight_only_gemm"] = pk_torch.compile(os.path.join(SPECS, "int8.pk.cpp"), kernel="i8_weight_only_gemm")
     rows, failures = [], 0
 
     def body(ctx):
@@ -34,6 +36,7 @@ def main():
         for m, k, n in SHAPES:
             x = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
             wq = torch.randint(-128, 128, (n, k), device="cuda", generator=gen, dtype=torch.int32)
+            wi8 = wq.to(torch.int8)
             w8 = (torch.randn(n, k, device="cuda", generator=gen) * 0.5).to(torch.float8_e4m3fn)
             ws = torch.rand(n, device="cuda", generator=gen) * 0.01 + 0.001
             bias = torch.randn(1, n, device="cuda", generator=gen).to(torch.bfloat16)
@@ -43,6 +46,10 @@ def main():
                     lambda: kernels["w8a16_gemm_unpacked"](ctx, x, wq, ws, y),
                     lambda: torch.matmul(x, wq.to(torch.bfloat16).t()) * ws,
                     lambda: torch.matmul(x.float(), wq.float().t()) * ws),
+                "i8_weight_only_gemm": (
+                    lambda: kernels["i8_weight_only_gemm"](ctx, x, wi8, ws, y),
+                    lambda: torch.matmul(x, wi8.to(torch.bfloat16).t()) * ws,
+                    lambda: torch.matmul(x.float(), wi8.float().t()) * ws),
                 "fp8_weight_only_gemm": (
                     lambda: kernels["fp8_weight_only_gemm"](ctx, x, w8, ws.view(1, n), bias, y),
                     lambda: torch.matmul(x, w8.to(torch.bfloat16).t()) * ws + bias,

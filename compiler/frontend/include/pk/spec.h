@@ -468,7 +468,8 @@ template <long E, class I, long... S>
 typename EnableIf<IsIndexInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
 template <long E, class I, long... S>
 typename EnableIf<!IsIndexInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...>) {
-  static_assert(AlwaysFalse<I>::value, "histogram counts i32 or i64 ids: cast<i32>(t) a float or i8 tile first");
+  static_assert(AlwaysFalse<I>::value, "histogram counts integer ids: cast<i32>(t) a float tile first "
+                                       "(i32 or i64 ids: an i8 tile as well)");
   return Tile<i32, E>();
 }
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.
