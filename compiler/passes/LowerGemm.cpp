@@ -209,6 +209,12 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
            << "); the template takes B as a load, or as fp8 or i8 weights cast to A's type (widened in its "
               "ring); weights decoded in the loop (int4, packed in wider integers) take the general path (store "
               "them as i8 or fp8, or dequantise them to bf16 in a kernel of their own)";
+  // A computed from a load (quantised activations cast in the loop): say so.
+  if (!g.loadA && !batchedForm && aOperand.getDefiningOp() && !isa<TileLoadOp, TileReshapeOp>(aOperand.getDefiningOp()))
+    return mma.emitError("GEMM: A is computed in the K loop (")
+           << aOperand.getDefiningOp()->getName()
+           << "); the template takes A as a load (or a transposed load); only B may be cast from fp8 or i8 "
+              "weights in the loop";
   if (!g.loadA || !g.loadB || !(g.aMMajor ? at(g.loadA, k, m) : at(g.loadA, batchedForm ? m : Value(), k)) ||
       !at(g.loadB, bRow, bCol, g.sharedB))
     return mma.emitError(batchedForm ? (g.sharedB ? (g.bNMajor ? "batched GEMM with a shared B: operands must be "

@@ -37,7 +37,7 @@ using i8 = signed char;
 const std::vector<std::pair<const char*, bool>> kKernels = {
     {"i8_quantise_rows", false}, {"i8_dequantise_rows", false},  {"i8_arith", false},
     {"i8_embedding", false},     {"i8_zero_point", false},       {"i8_all_gather", false},
-    {"rounding", false},
+    {"rounding", false},         {"i8_w8a8", false},
     {"i8_weight_only_gemm", true}, {"i8_weight_only_small", true},
 };
 const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm"};
@@ -220,6 +220,23 @@ void weight_only(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigne
   end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
 }
 
+// W8A8 on the general path: y = bf16((x w^T) * sx[m] * sw[n]), every i8 value at random in both operands.
+void w8a8(const Run& r, LL M, LL N, LL Kd, unsigned seed) {
+  const auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
+  const auto sx = rnd<float>(M, seed + 2, 1e-3f, 1e-2f), sw = rnd<float>(N, seed + 3, 1e-3f, 1e-2f);
+  DevLocal<i8> xd({M, Kd}, x), wd({N, Kd}, w);
+  DevLocal<float> sxd({M, 1}, sx), swd({N}, sw);
+  DevLocal<bf16> y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, "i8_w8a8", 2, xd.view(), wd.view(), sxd.view(), swd.view(), y.view())) {
+    // Every product and partial sum is an integer below 2^24 in magnitude (K <= 1024): the f32 sum is exact.
+    const auto g = gemm(M, N, Kd, [&](LL m, LL k) { return double(x[m * Kd + k]); }, [&](LL k, LL n) { return double(w[n * Kd + k]); });
+    check(r, "i8_w8a8.y", y.download(), [&](LL i) { return g.c[i] * sx[i / N] * sw[i % N]; },
+          [&](LL i) { return std::ldexp(1.0, -7) * std::fabs(g.c[i] * sx[i / N] * sw[i % N]) + 1e-6; });
+  }
+  end_case(r, "i8_w8a8 " + dims({M, N, Kd}), before);
+}
+
 void cases(const Run& r) {
   if (r.W == 1) {
     quantise_rows(r, 37, 11);
@@ -234,6 +251,7 @@ void cases(const Run& r) {
     weight_only<bf16, bf16>(r, "i8_weight_only_gemm/general", 300, 520, 208, 91);
     weight_only<f16, float>(r, "i8_weight_only_small", 300, 520, 208, 101);
     weight_only<f16, float>(r, "i8_weight_only_small", 100, 136, 72, 111);  // the twin
+    w8a8(r, 100, 136, 200, 141);
   }
   all_gather(r, 37, 100, 121);
   all_gather(r, 37, 99, 131);  // an odd byte count per rank

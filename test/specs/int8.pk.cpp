@@ -89,3 +89,14 @@ PK_KERNEL void i8_weight_only_small(Tensor<f16, 2> x, Tensor<i8, 2> w, Tensor<f3
     store(y, acc, m, n);
   }
 }
+
+// W8A8: both operands i8, multiplied as bf16 (exact) with the accumulator scaled per row and column:
+// y = (i8(x) * i8(w)^T) * sx[m] * sw[n]. A cast in the loop keeps it on the general path (--explain says why).
+PK_KERNEL void i8_w8a8(Tensor<i8, 2> x, Tensor<i8, 2> w, Tensor<f32, 2> sx, Tensor<f32, 1> sw, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {64, 64})) {
+    auto acc = zeros<f32, 64, 64>();
+    for (auto k : range(0, x.cols(), 32))
+      acc = mma_t(cast<bf16>(load<64, 32>(x, m, k)), cast<bf16>(load<64, 32>(w, n, k)), acc);
+    store(y, cast<bf16>(acc * load<64, 1>(sx, m, 0) * load<1, 64>(sw, n)), m, n);
+  }
+}
