@@ -18,24 +18,15 @@ constexpr int kWidenBarrier = 1;          // their named barrier
 constexpr unsigned int kRawOffset = 16384;  // the fp8 box: the upper half of a stage's 32 KiB B slot
 constexpr int kWidenChunks = 256 * 4 / kWidenThreads;  // 16-byte fp8 chunks a thread widens per stage
 
-__device__ __forceinline__ unsigned int mul_bf16x2(unsigned int a, unsigned int b) {
+// a * b or a - b (Op '*' or '-') on two values of type Out (bf16 or f16) packed in a word, rounded to nearest.
+template <char Op, class Out>
+__device__ __forceinline__ unsigned int packed(unsigned int a, unsigned int b) {
+  constexpr bool kBf16 = is_same<Out, bf16>::value;
   unsigned int d;
-  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-__device__ __forceinline__ unsigned int mul_f16x2(unsigned int a, unsigned int b) {
-  unsigned int d;
-  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-__device__ __forceinline__ unsigned int sub_bf16x2(unsigned int a, unsigned int b) {
-  unsigned int d;
-  asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-__device__ __forceinline__ unsigned int sub_f16x2(unsigned int a, unsigned int b) {
-  unsigned int d;
-  asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  if constexpr (Op == '*' && kBf16) asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else if constexpr (Op == '*') asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else if constexpr (kBf16) asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  else asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
   return d;
 }
 
@@ -46,9 +37,9 @@ __device__ __forceinline__ unsigned int sub_f16x2(unsigned int a, unsigned int b
 template <class Out>
 __device__ __forceinline__ unsigned int widen_i8_pair(unsigned int t) {
   if constexpr (is_same<Out, bf16>::value)
-    return sub_bf16x2((t & 0x007F007Fu) | 0x43004300u, (t & 0x00800080u) | 0x43004300u);
+    return packed<'-', bf16>((t & 0x007F007Fu) | 0x43004300u, (t & 0x00800080u) | 0x43004300u);
   else
-    return sub_f16x2(t ^ 0x64806480u, 0x64806480u);
+    return packed<'-', f16>(t ^ 0x64806480u, 0x64806480u);
 }
 
 // Two fp8 values (bytes 1 and 3 of t, so that their signs sit at bits 15 and 31) as two 16-bit
@@ -60,9 +51,9 @@ __device__ __forceinline__ unsigned int widen_pair(unsigned int t) {
   constexpr bool kE4m3 = is_same<Fp8, f8e4m3>::value, kBf16 = is_same<Out, bf16>::value;
   const unsigned int sign = t & 0x80008000u;
   if constexpr (!kE4m3 && !kBf16) return t;  // e5m2 is the top byte of an f16
-  else if constexpr (kE4m3 && kBf16) return mul_bf16x2((t >> 4) & 0x07F007F0u, 0x7B807B80u) | sign;  // 2^120
-  else if constexpr (kE4m3) return mul_f16x2((t >> 1) & 0x3F803F80u, 0x5C005C00u) | sign;             // 2^8
-  else return mul_bf16x2((t >> 3) & 0x0FE00FE0u, 0x77807780u) | sign;                                 // 2^112
+  else if constexpr (kE4m3 && kBf16) return packed<'*', bf16>((t >> 4) & 0x07F007F0u, 0x7B807B80u) | sign;  // 2^120
+  else if constexpr (kE4m3) return packed<'*', f16>((t >> 1) & 0x3F803F80u, 0x5C005C00u) | sign;             // 2^8
+  else return packed<'*', bf16>((t >> 3) & 0x0FE00FE0u, 0x77807780u) | sign;                                 // 2^112
 }
 
 // Bytes b0, b1 of w (Pair 0) or b2, b3 (Pair 1) as bytes 1 and 3 of the result (fp8: the sign
