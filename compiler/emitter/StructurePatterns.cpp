@@ -427,9 +427,7 @@ LogicalResult emitTileForeach(Emitter &e, Operation *op) {
 std::string carriedType(Emitter &e, Type t) {
   if (isa<IndexType>(t)) return "long long";
   if (t.isF32()) return "float";
-  if (t.isSignlessInteger(32)) return "int";
-  if (t.isSignlessInteger(64)) return "long long";
-  if (t.isSignlessInteger(8)) return "signed char";
+  if (isa<IntegerType>(t)) return elementTypeName(t);  // i8, i32, i64 as tiles name them
   if (auto tile = dyn_cast<TileType>(t)) return tileTypeName(tile, e.threads);
   return "";
 }
