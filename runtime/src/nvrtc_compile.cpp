@@ -15,6 +15,8 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+}  // namespace
+
 // What shapes a binary besides its source and options: the embedded headers (a fixed header with
 // the same pkc version must not reuse a binary built from the old one) and NVRTC's version.
 const std::string& toolchain_digest() {
@@ -30,8 +32,6 @@ const std::string& toolchain_digest() {
   }();
   return digest;
 }
-
-}  // namespace
 
 std::vector<std::string> nvrtc_options(const CompileRequest& req) {
   std::vector<std::string> o = {"--gpu-architecture=" + req.arch, "-std=c++17",

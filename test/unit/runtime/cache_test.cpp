@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <pk/runtime/compile_cache.h>
+#include <pk/runtime/nvrtc_compile.h>
 
 namespace {
 
@@ -73,3 +74,12 @@ TEST_F(CacheDir, DirectoryFromEnvironment) {
 }
 
 }  // namespace
+
+// The JIT keys its spec-level cache with this digest too: a header changed under the same pkc
+// version must change it (the digest hashes every embedded header's text).
+TEST(Cache, ToolchainDigestCoversHeaders) {
+  const std::string& d = pk::toolchain_digest();
+  EXPECT_NE(d.find("nvrtc "), std::string::npos);
+  EXPECT_NE(d.find(" headers "), std::string::npos);
+  EXPECT_EQ(d, pk::toolchain_digest());
+}

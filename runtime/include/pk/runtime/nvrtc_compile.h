@@ -24,6 +24,10 @@ struct CompileOutput {
 // The full NVRTC option list pk uses for a request (also printed on failure to reproduce).
 std::vector<std::string> nvrtc_options(const CompileRequest& req);
 
+// NVRTC's version and a hash of the embedded headers: part of every cache key whose binary
+// includes them, so that changed headers never reuse an old binary.
+const std::string& toolchain_digest();
+
 // Compiles (or fetches from the cache). Errors carry the NVRTC log and the option list.
 Result<CompileOutput> compile(const CompileRequest& req);
 
