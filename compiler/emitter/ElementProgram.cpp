@@ -101,7 +101,9 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     // A constant or host integer splat into an i32 tile is written in place (not kept in Pre).
     if (op == "toi32") {
       const int64_t x = step.getAs<IntegerAttr>("x").getInt();
-      if (!inlined[x].empty()) inlined[i] = "static_cast<int>(" + inlined[x] + ")";
+      if (!inlined[x].empty())
+        inlined[i] = step.get("i8") ? "static_cast<int>(static_cast<signed char>(" + inlined[x] + "))"
+                                    : "static_cast<int>(" + inlined[x] + ")";
     }
     inPlace[i] = !inlined[i].empty();
     element[i] = op == "acc" || op == "iota" ||
@@ -109,25 +111,72 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     for (StringRef k : kOperands)
       if (auto operand = step.getAs<IntegerAttr>(k)) element[i] = element[i] || element[operand.getInt()];
   }
+  // With shape.splitRowCol, an element step that follows only the row (or only the column) is
+  // computed once per row (column) by prepare_row (prepare_col), not once per element: a
+  // consumer thread of the GEMM holds 2 rows and 64 columns of its tile.
+  enum Dep { kRow = 1, kCol = 2, kBoth = 3 };
+  std::vector<int> dep(n, 0);
+  for (auto [i, a] : llvm::enumerate(program)) {
+    if (!element[i]) continue;
+    auto step = cast<DictionaryAttr>(a);
+    StringRef op = step.getAs<StringAttr>("op").getValue();
+    int d = 0;
+    if (op == "acc") d = kBoth;
+    if (op == "iota") d = step.getAs<IntegerAttr>("dim").getInt() == 0 ? kRow : kCol;
+    if (op == "load") {
+      auto view = step.getAs<StringAttr>("view");
+      const bool swapped = bool(step.get("swapped"));
+      if ((!view || view.getValue() == "col") && !step.get("rowv") && step.getAs<IntegerAttr>("row").getInt() < 0)
+        d |= swapped ? kCol : kRow;
+      if ((!view || view.getValue() == "row") && !step.get("colv") && step.getAs<IntegerAttr>("col").getInt() < 0)
+        d |= swapped ? kRow : kCol;
+    }
+    for (StringRef k : kOperands)
+      if (auto operand = step.getAs<IntegerAttr>(k)) d |= dep[operand.getInt()];
+    dep[i] = shape.splitRowCol && d ? d : kBoth;  // not split (or not known): per element
+  }
+  // Where a step lives: Pre (per tile), PreRow, PreCol, or apply's locals (per element).
+  auto place = [&](size_t i) { return element[i] ? dep[i] : 0; };
+  // usedAs[d][j]: step j is read from its struct by a step of place d (or is the result).
+  std::vector<bool> usedRow(n), usedCol(n);
   for (auto [i, a] : llvm::enumerate(program))
     for (StringRef k : kOperands)
-      if (auto operand = cast<DictionaryAttr>(a).getAs<IntegerAttr>(k); operand && element[i])
-        used[operand.getInt()] = used[operand.getInt()] || (!element[operand.getInt()] && !inPlace[operand.getInt()]);
+      if (auto operand = cast<DictionaryAttr>(a).getAs<IntegerAttr>(k)) {
+        const int64_t j = operand.getInt();
+        if (!element[i] || place(j) == place(i)) continue;
+        used[j] = used[j] || (place(j) == 0 && !inPlace[j]);
+        usedRow[j] = usedRow[j] || place(j) == kRow;
+        usedCol[j] = usedCol[j] || place(j) == kCol;
+      }
   used[n - 1] = used[n - 1] || (!element[n - 1] && !inPlace[n - 1]);
+  usedRow[n - 1] = usedRow[n - 1] || place(n - 1) == kRow;
+  usedCol[n - 1] = usedCol[n - 1] || place(n - 1) == kCol;
+  // Row and column steps are computed where some later step (or the result) reads them.
+  std::vector<bool> live(n);
+  live[n - 1] = true;
+  for (size_t i = n; i-- > 0;)
+    if (live[i])
+      for (StringRef k : kOperands)
+        if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) live[operand.getInt()] = true;
   // prepare() computes only what Pre keeps and what that reads (no unused locals).
   std::vector<bool> needed(used);
   for (size_t i = n; i-- > 0;)
     if (needed[i])
       for (StringRef k : kOperands)
         if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) needed[operand.getInt()] = true;
-  std::string pre, prepare;
-  llvm::raw_string_ostream ps(pre);
-  for (size_t i = 0; i < n; ++i)
-    if (used[i]) ps << "    " << (wide[i] ? "long long " : integer[i] ? "int " : "float ") << "v" << i << ";\n";
+  std::string pre, prepare, preRow, rowBody, preCol, colBody;
+  auto typeOf = [&](size_t i) { return wide[i] ? "long long " : integer[i] ? "int " : "float "; };
+  for (size_t i = 0; i < n; ++i) {
+    if (used[i]) pre += "    " + std::string(typeOf(i)) + "v" + std::to_string(i) + ";\n";
+    if (usedRow[i]) preRow += "    " + std::string(typeOf(i)) + "v" + std::to_string(i) + ";\n";
+    if (usedCol[i]) preCol += "    " + std::string(typeOf(i)) + "v" + std::to_string(i) + ";\n";
+  }
   auto v = [&](int64_t i) { return "v" + std::to_string(i); };
-  int64_t current = 0;  // the step being written: its operands are read from Pre in apply()
+  int64_t current = 0;  // the step being written: operands of other places come from their structs
   auto operand = [&](int64_t i) {
-    if (!element[current] || element[i]) return v(i);
+    if (!element[current] || place(i) == place(current)) return v(i);
+    if (place(i) == kRow) return "r." + v(i);
+    if (place(i) == kCol) return "c." + v(i);
     return inPlace[i] ? inlined[i] : "u." + v(i);
   };
   for (auto [i, a] : llvm::enumerate(program)) {
@@ -158,8 +207,9 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       else bs << "pk::tile::wrap_" << kind << "(" << x << ", " << y << ")";
     } else if (op == "tofloat") {
       bs << "float(" << operand(num("x")) << ")";
-    } else if (op == "toi32") {  // an integer scalar splat into an i32 tile: its low 32 bits
-      bs << "static_cast<int>(" << operand(num("x")) << ")";
+    } else if (op == "toi32") {  // an integer scalar splat into an i32 (i8) tile: its low 32 (8) bits
+      if (step.get("i8")) bs << "static_cast<int>(static_cast<signed char>(" << operand(num("x")) << "))";
+      else bs << "static_cast<int>(" << operand(num("x")) << ")";
     } else if (op == "toint") {
       bs << "__float2int_rz(" << operand(num("x")) << ")";
     } else if (op == "iota") {
@@ -206,7 +256,11 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       return kernel.emitError(shape.what + ": unknown step '") << op << "'";
     }
     bs << ";\n";
-    if (element[i]) {
+    if (element[i] && place(i) == kRow) {
+      if (live[i]) rowBody += code + (usedRow[i] ? "    r." + v(i) + " = " + v(i) + ";\n" : "");
+    } else if (element[i] && place(i) == kCol) {
+      if (live[i]) colBody += code + (usedCol[i] ? "    c." + v(i) + " = " + v(i) + ";\n" : "");
+    } else if (element[i]) {
       body += code;
     } else if (needed[i]) {
       prepare += code;
@@ -220,9 +274,20 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
      << "  // The steps that do not depend on the element, once per tile.\n"
      << "  struct Pre {\n" << pre << "  };\n"
      << "  __device__ static Pre prepare(const Args& e" << (shape.head ? ", int head" : "") << ") {\n"
-     << "    Pre u;\n" << prepare << "    return u;\n  }\n"
-     << "  __device__ static float apply(const Args& e, const Pre& u, float acc, int row, int col"
+     << "    Pre u;\n" << prepare << "    return u;\n  }\n";
+  if (shape.splitRowCol)
+    os << "  // The steps that follow only the row, or only the column: once per row, once per column.\n"
+       << "  struct PreRow {\n" << preRow << "  };\n"
+       << "  __device__ static PreRow prepare_row(const Args& e, const Pre& u, int row) {\n"
+       << "    PreRow r;\n" << rowBody << "    return r;\n  }\n"
+       << "  struct PreCol {\n" << preCol << "  };\n"
+       << "  __device__ static PreCol prepare_col(const Args& e, const Pre& u, int col) {\n"
+       << "    PreCol c;\n" << colBody << "    return c;\n  }\n";
+  current = int64_t(n - 1);
+  os << "  __device__ static float apply(const Args& e, const Pre& u, "
+     << (shape.splitRowCol ? "const PreRow& r, const PreCol& c, " : "") << "float acc, int row, int col"
      << (shape.floatIndices ? ", float rowf, float colf" : "") << ") {\n"
-     << body << "    return " << (element[n - 1] ? v(n - 1) : inPlace[n - 1] ? inlined[n - 1] : "u." + v(n - 1)) << ";\n  }\n};\n";
+     << body << "    return " << (element[n - 1] ? (place(n - 1) == kRow ? "r." : place(n - 1) == kCol ? "c." : "") + v(n - 1)
+                                : inPlace[n - 1] ? inlined[n - 1] : "u." + v(n - 1)) << ";\n  }\n};\n";
   return out;
 }

@@ -35,6 +35,9 @@ struct ElementCodeShape {
   // tanh (and the tanh GELU) by the SFU (tanh.approx, about 2^-11 relative), where the result is
   // rounded to bf16 / f16 anyway; false: tanhf, for an f32 output that keeps every bit.
   bool fastTanh = true;
+  // Steps that follow only the row (or only the column) go to prepare_row (prepare_col), and
+  // apply() takes their results: the GEMM's consumer threads hold few rows and many columns.
+  bool splitRowCol = false;
 };
 
 FailureOr<ElementCode> emitElementProgram(KernelOp kernel, ArrayAttr program, const ElementCodeShape &shape);

@@ -267,6 +267,7 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
                            "The spec's epilogue, per output element (row, col), on the fp32 accumulator.",
                            bool(facts.get("batched"))};
     shape.fastTanh = !(out && out.getValue() == "f32");
+    shape.splitRowCol = true;
     FailureOr<ElementCode> code = emitElementProgram(kernel, program, shape);
     if (failed(code)) return failure();
     epilogue = std::move(*code);

@@ -36,7 +36,7 @@ std::string mlir::pk::cuda::mapExpression(MapKind kind, StringRef x, StringRef y
     switch (kind) {
     case MapKind::tanh: return fill("pk::gemm::tanh_approx(X)");
     case MapKind::gelu_tanh:
-      return fill("0.5f * X * (1.f + pk::gemm::tanh_approx(0.7978845608f * (X + 0.044715f * X * X * X)))");
+      return fill("pk::gemm::gelu_tanh_approx(X)");
     default: break;
     }
   }

@@ -983,10 +983,27 @@ private:
       in.push_back(v);
     }
     if (failed) return -1;
-    for (size_t i = 0; i < in.size() && in.size() == 2; ++i)
-      if (typeOf(in[1 - i]).kind == ValueType::Tile && !fitsIntTile(args[i], typeOf(in[1 - i]).elem))
-        return -1;
+    for (size_t i = 0; i < in.size() && in.size() == 2; ++i) {
+      if (typeOf(in[1 - i]).kind != ValueType::Tile) continue;
+      if (!fitsIntTile(args[i], typeOf(in[1 - i]).elem)) return -1;
+      if (!indexBesideI8(kind, args[i], in[i], typeOf(in[1 - i]).elem)) return -1;
+    }
     return mapValues(kind, l, in);
+  }
+
+  // A run-time index beside an i8 tile becomes an i8 splat: its value wraps at 8 bits. Adds,
+  // subtractions, products and bit operations give the same 8 bits either way; comparisons,
+  // min / max, shifts, divisions and remainders would not (t < 200 would be t < -56), so they
+  // are refused with the fix.
+  bool indexBesideI8(MapKind kind, const Expr *e, int v, Elem tileElem) {
+    int64_t c;
+    if (tileElem != Elem::I8 || typeOf(v).kind != ValueType::Index || constInt(e, c)) return true;
+    if (kind == MapKind::Add || kind == MapKind::Sub || kind == MapKind::Mul || kind == MapKind::BitAnd ||
+        kind == MapKind::BitOr || kind == MapKind::BitXor)
+      return true;
+    fail(e->getBeginLoc(), "this index would be narrowed to the i8 tile it meets (its value wraps at 8 bits: 200 "
+                           "becomes -56); make that tile i32 first: cast<i32>(t)");
+    return false;
   }
 
   // An integer constant beside an i32 or i8 tile (or making one: where of two integers) becomes
@@ -1405,6 +1422,13 @@ private:
         tile = storedTile(tile, 2, l);
         if (tile < 0 || typeOf(tile).smem)
           return tile < 0 ? -1 : fail(l, "store_add takes a register tile: load it with load<...>");
+        const Elem e = typeOf(tile).elem;
+        if (e == Elem::I8)
+          return fail(l, "store_add: adds support bf16, f16, f32, i32 and i64, got i8; i8 values would wrap at 8 "
+                         "bits: add them as i32 (cast<i32>, then narrow the result)");
+        if (e == Elem::F8E4M3 || e == Elem::F8E5M2)
+          return fail(l, "store_add: adds support bf16, f16, f32, i32 and i64, got fp8; fp8 values do not add: "
+                         "add them as f32 or bf16 (cast, then quantise the result)");
         std::vector<int> at = indices(c, 2, 2, l);
         if (failed) return -1;
         ValueType rows;

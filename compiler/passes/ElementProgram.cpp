@@ -82,10 +82,12 @@ struct ElementProgram::Capture {
     return Coord{false, 0, s};
   }
 
-  // Element types a program reads: floats as f32; i32 as int (an integer tile's element).
-  bool readable(Type e) { return e.isBF16() || e.isF16() || e.isF32() || e.isSignlessInteger(32); }
+  // Element types a program reads: floats as f32; i32 and i8 as int (an integer tile's element).
+  bool readable(Type e) {
+    return e.isBF16() || e.isF16() || e.isF32() || e.isSignlessInteger(32) || e.isSignlessInteger(8);
+  }
   int64_t unreadable(Operation *op) {
-    return fail(op, Twine(an()) + Twine(noun) + " load must be bf16, f16, f32 or i32");
+    return fail(op, Twine(an()) + Twine(noun) + " load must be bf16, f16, f32, i32 or i8");
   }
 
   // The load step of tensor argument `a` at plane / row / col (a 3-D tensor [planes, rows, cols];
@@ -103,7 +105,7 @@ struct ElementProgram::Capture {
       if (plane->step >= 0) f.push_back(named("planev", i64(plane->step)));
     }
     if (!view.empty()) f.push_back(named("view", str(view)));
-    if (element.isSignlessInteger(32)) f.push_back(named("int", UnitAttr::get(ctx())));
+    if (isa<IntegerType>(element)) f.push_back(named("int", UnitAttr::get(ctx())));
     return result ? add(result, f) : push(f);
   }
 
@@ -312,7 +314,12 @@ struct ElementProgram::Capture {
       x = integer(s);
       // An integer tile's element: the scalar's low 32 bits (scalars are 64-bit, as index
       // values are; a splat wraps, as the general path's does).
-      if (isInt(op.getType())) return x < 0 ? x : add(op, {named("op", str("toi32")), named("x", i64(x)), named("int", UnitAttr::get(ctx()))});
+      if (isInt(op.getType())) {
+        if (x < 0) return x;
+        SmallVector<NamedAttribute> f{named("op", str("toi32")), named("x", i64(x)), named("int", UnitAttr::get(ctx()))};
+        if (cast<TileType>(op.getType()).getElementType().isSignlessInteger(8)) f.push_back(named("i8", UnitAttr::get(ctx())));
+        return add(op, f);
+      }
       if (x >= 0) x = push({named("op", str("tofloat")), named("x", i64(x))});
     } else {
       return fail(op, "a splat in an element-wise program must be of an f32 or integer scalar");
@@ -322,6 +329,21 @@ struct ElementProgram::Capture {
     return t ? add(op, {named("op", str("round")), named("x", i64(x)), named("type", str(t))}) : (index[op] = x);
   }
 
+  // An i8 tile the program may hold in its 32-bit integers: loads, splats (wrapped to 8 bits) and
+  // the ops that keep every value in range (comparisons, min / max, where); its arithmetic would
+  // need wrapping at 8 bits.
+  static bool exactAsInt(Operation *op, Type e) {
+    if (!e.isSignlessInteger(8)) return false;
+    // (A splat keeps the scalar's low 8 bits, as the general path's does.)
+    if (isa<TileLoadOp, TileReshapeOp, TileTransposeOp, TileSelectOp, TileSplatOp>(op)) return true;
+    if (auto map = dyn_cast<TileMapOp>(op)) {
+      const MapKind k = map.getKind();
+      return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge || k == MapKind::eq ||
+             k == MapKind::ne || k == MapKind::min || k == MapKind::max;
+    }
+    return false;
+  }
+
   int64_t value(Value v) {
     if (auto it = index.find(v); it != index.end()) return it->second;
     if (v == acc) return add(v, {named("op", str("acc"))});
@@ -329,8 +351,10 @@ struct ElementProgram::Capture {
     if (!op) return fail(nullptr, "the " + Twine(noun) + " reads a value from outside the tile loop");
     if (!fits(v.getType()))
       return fail(op, Twine(noun) + " tiles must have the loop's tile shape, or 1 in a dimension");
-    if (Type e = cast<TileType>(v.getType()).getElementType(); isa<IntegerType>(e) && !e.isSignlessInteger(32))
-      return fail(op, "integer tiles in " + Twine(an()) + Twine(noun) + " must be i32");
+    if (Type e = cast<TileType>(v.getType()).getElementType(); isa<IntegerType>(e) && !e.isSignlessInteger(32) &&
+                                                                !exactAsInt(op, e))
+      return fail(op, "integer tiles in " + Twine(an()) + Twine(noun) + " must be i32 (an i8 tile may be loaded, "
+                      "compared, selected, min / max-ed and cast: its arithmetic wraps at 8 bits)");
     ops.insert(op);
     if (auto l = dyn_cast<TileLoadOp>(op)) return load(l);
     if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);

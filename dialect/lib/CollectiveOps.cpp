@@ -82,7 +82,8 @@ static LogicalResult verifyTileToPeer(Operation *op, TileType tile, SymTensorTyp
   if (failed(verifyTileAccess(op, dest, tile, numIndices)))
     return failure();
   if (adds && !isCollectiveReducibleElementType(tile.getElementType()))
-    return op->emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << tile.getElementType();
+    return op->emitOpError("adds support bf16, f16, f32, i32 and i64, got ") << tile.getElementType()
+                                                                            << narrowReductionHint(tile.getElementType());
   return success();
 }
 

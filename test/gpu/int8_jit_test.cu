@@ -38,9 +38,9 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"i8_quantise_rows", false}, {"i8_dequantise_rows", false},  {"i8_arith", false},
     {"i8_embedding", false},     {"i8_zero_point", false},       {"i8_all_gather", false},
     {"rounding", false},         {"i8_w8a8", false},
-    {"i8_weight_only_gemm", true}, {"i8_weight_only_small", true},
+    {"i8_weight_only_gemm", true}, {"i8_weight_only_small", true}, {"i8_epilogue_gemm", true},
 };
-const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm"};
+const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm", "i8_epilogue_gemm"};
 
 KernelSet g_kernels;
 
@@ -220,6 +220,29 @@ void weight_only(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigne
   end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
 }
 
+// A bf16 GEMM whose epilogue reads i8 tensors: y = bf16((mk != 0 ? acc * code[0] : 0) - max(zp[n], -100)),
+// every i8 value at random in mk and zp (a third of the mask 0).
+void epilogue_gemm(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigned seed) {
+  const auto x = rnd<bf16>(M * Kd, seed), w = rnd<bf16>(N * Kd, seed + 1);
+  auto mk = bytes(M * N, seed + 2);
+  for (LL i = 0; i < M * N; i += 3) mk[i] = 0;
+  const auto zp = bytes(N, seed + 3);
+  const std::vector<i8> code = {-7};
+  DevLocal<bf16> xd({M, Kd}, x), wd({N, Kd}, w);
+  DevLocal<i8> mkd({M, N}, mk), zpd({N}, zp), coded({1}, code);
+  DevLocal<bf16> y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, xd.view(), wd.view(), mkd.view(), zpd.view(), coded.view(), y.view())) {
+    const auto g = gemm(M, N, Kd, [&](LL m, LL k) { return val(x[m * Kd + k]); }, [&](LL k, LL n) { return val(w[n * Kd + k]); });
+    auto want = [&](LL i) {
+      return (mk[i] != 0 ? g.c[i] * code[0] : 0.0) - std::max(double(zp[i % N]), -100.0);
+    };
+    check(r, kn + ".y", y.download(), want,
+          [&](LL i) { return std::ldexp(1.0, -7) * std::fabs(want(i)) + 1e-5 * g.mag[i] * 7 + 1e-6; });
+  }
+  end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
+}
+
 // W8A8 on the general path: y = bf16((x w^T) * sx[m] * sw[n]), every i8 value at random in both operands.
 void w8a8(const Run& r, LL M, LL N, LL Kd, unsigned seed) {
   const auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
@@ -252,6 +275,9 @@ void cases(const Run& r) {
     weight_only<f16, float>(r, "i8_weight_only_small", 300, 520, 208, 101);
     weight_only<f16, float>(r, "i8_weight_only_small", 100, 136, 72, 111);  // the twin
     w8a8(r, 100, 136, 200, 141);
+    epilogue_gemm(r, "i8_epilogue_gemm", 300, 520, 208, 151);
+    epilogue_gemm(r, "i8_epilogue_gemm", 100, 136, 72, 161);  // the twin
+    epilogue_gemm(r, "i8_epilogue_gemm/general", 300, 520, 208, 171);
   }
   all_gather(r, 37, 100, 121);
   all_gather(r, 37, 99, 131);  // an odd byte count per rank

@@ -79,6 +79,19 @@ PK_KERNEL void i8_weight_only_gemm(Tensor<bf16, 2> x, Tensor<i8, 2> w, Tensor<f3
   }
 }
 
+// A GEMM whose epilogue reads int8 tensors on the template (8-bit predicated loads): an i8 mask [M, N]
+// compared with 0, an i8 zero point per column clamped below by max, and an i8 scale code read as a
+// scalar: y = bf16((mk[m, n] != 0 ? acc * code[0] : 0) - max(zp[n], -100)), acc = x w^T.
+PK_KERNEL void i8_epilogue_gemm(Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<i8, 2> mk, Tensor<i8, 1> zp,
+                                Tensor<i8, 1> code, Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, x.cols(), 64)) acc = mma_t(load<128, 64>(x, m, k), load<256, 64>(w, n, k), acc);
+    auto z = max(load<1, 256>(zp, n), -100);
+    store(y, cast<bf16>(where(load<128, 256>(mk, m, n) != 0, acc * float(code.at(0)), 0.0f) - cast<f32>(z)), m, n);
+  }
+}
+
 // The same in f16 through f32 (any chain of casts that is exact for i8), on 64 x 64 tiles:
 // y = x * f16(w)^T with x f16.
 PK_KERNEL void i8_weight_only_small(Tensor<f16, 2> x, Tensor<i8, 2> w, Tensor<f32, 2> y) {

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <utility>
@@ -82,6 +83,34 @@ struct Case {
 
 }  // namespace
 
+// PK_BENCH_NVRTC: extra NVRTC options for every kernel (space-separated; -D switches of the
+// template headers, to compare forms in one process).
+std::vector<std::string> extra_nvrtc_options() {
+  std::vector<std::string> out;
+  const char* env = std::getenv("PK_BENCH_NVRTC");
+  std::string word;
+  for (const char* c = env ? env : ""; ; ++c) {
+    if (*c == ' ' || *c == 0) {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+      if (*c == 0) break;
+    } else {
+      word += *c;
+    }
+  }
+  return out;
+}
+
+// The fused epilogue's value at (r, c) from the f32 sum `acc` (epilogue_specs.pk.cpp's kernels
+// and gemm_t_bias_gelu), in double.
+double epilogue_reference(const std::string& kernel, double acc, double bias, long long c, long long n) {
+  const auto gelu = [](double x) { return 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x))); };
+  if (kernel == "gemm_t_bias_gelu") return gelu(acc + bias);
+  if (kernel == "gemm_t_bias") return acc + bias;
+  if (kernel == "gemm_t_gelu") return gelu(acc);
+  return c < n - 64 ? acc : -1e4;  // gemm_t_vocab_mask
+}
+
 int main(int argc, char** argv) {
   pk_bench::OneGpu gpu = pk_bench::one_gpu();
   pk::Context* ctx = gpu.ctx.get();  // launches take *ctx
@@ -93,6 +122,7 @@ int main(int argc, char** argv) {
     PK_ASSIGN_OR_RETURN(std::string text, pk::jit::read_spec(spec));
     pk::jit::Options o;
     o.kernel = kernel;
+    o.nvrtc_options = extra_nvrtc_options();
     return pk::jit::compile_spec(spec, text, o, pk::jit::pkc_frontend(PK_PKC));
   };
   const Case cases[] = {
@@ -107,6 +137,8 @@ int main(int argc, char** argv) {
       "|---|---|---|---|---|---|---|---|\n";
   int failures = 0, beaten = 0;
   char row[384];
+  // PK_BENCH_EPILOGUE_ONLY=1: only the fused epilogues against the GEMM alone.
+  const bool epilogue_only = std::getenv("PK_BENCH_EPILOGUE_ONLY") != nullptr;
   for (long long n : {4096LL, 8192LL}) {
     const long long elems = n * n;
     unsigned short *a, *b, *c, *ref, *bias;
@@ -116,6 +148,7 @@ int main(int argc, char** argv) {
     cudaMalloc(&ref, elems * 4);
     cudaMalloc(&bias, n * 2);
     for (const Case& cs : cases) {
+      if (epilogue_only) break;
       auto k = compile(cs.spec, cs.kernel);
       if (!k.is_ok()) {
         std::fprintf(stderr, "compile %s: %s\n", cs.kernel, k.status().message().c_str());
@@ -166,7 +199,8 @@ int main(int argc, char** argv) {
       std::fputs(row, stdout);
     }
     // f32 output (bf16 A * B^T) against cuBLAS writing an f32 C from the same operands.
-    if (auto f32 = compile(PK_VARIANTS_SPEC, "gemm_f32_out"); f32.is_ok()) {
+    if (epilogue_only) {
+    } else if (auto f32 = compile(PK_VARIANTS_SPEC, "gemm_f32_out"); f32.is_ok()) {
       fill<<<1024, 256, 0, s>>>(a, elems, 10, false);
       fill<<<1024, 256, 0, s>>>(b, elems, 11, false);
       const int N = int(n);
@@ -216,7 +250,8 @@ int main(int argc, char** argv) {
     // pkc); 64 sampled outputs checked against the exact sum.
     auto f8 = compile(PK_VARIANTS_SPEC, "gemm_fp8_scaled");
     auto b16 = compile(PK_GEMM_SPEC, "gemm");
-    if (f8.is_ok() && b16.is_ok()) {
+    if (epilogue_only) {
+    } else if (f8.is_ok() && b16.is_ok()) {
       unsigned char* a8 = reinterpret_cast<unsigned char*>(ref);  // the reference's room, as bytes
       unsigned char* b8 = reinterpret_cast<unsigned char*>(ref) + elems;
       fill_fp8<<<1024, 256, 0, s>>>(a8, elems, 6, false);
@@ -279,6 +314,30 @@ int main(int argc, char** argv) {
             tc{reinterpret_cast<pk::bf16*>(c), {n, n, 1, 1}, elems},
             tbias{reinterpret_cast<pk::bf16*>(bias), {1, n, 1, 1}, n};
         pk::Status s1, s2;
+        // 64 sampled outputs against a double reference of the sum and the epilogue (the
+        // kernel's bf16 operands, an f32 sum and bf16 rounding of the output: 2^-7 relative).
+        cudaMemsetAsync(c, 0xff, elems * 2, s);
+        (void)(s1 = fused->launch(*ctx, s, ta, tb, tbias, tc));
+        cudaStreamSynchronize(s);
+        {
+          std::vector<unsigned short> ha(elems), hb(elems), hc(elems), hbias(n);
+          cudaMemcpy(ha.data(), a, elems * 2, cudaMemcpyDeviceToHost);
+          cudaMemcpy(hb.data(), b, elems * 2, cudaMemcpyDeviceToHost);
+          cudaMemcpy(hc.data(), c, elems * 2, cudaMemcpyDeviceToHost);
+          cudaMemcpy(hbias.data(), bias, n * 2, cudaMemcpyDeviceToHost);
+          long long bad = 0;
+          for (long long j = 0; j < 64; ++j) {
+            const long long r = (j * 7919 + 13) % n, col = (j * 104729 + 5) % n;
+            double sum = 0;
+            for (long long k = 0; k < n; ++k)
+              sum += double(to_float(ha[r * n + k], false)) * to_float(hb[col * n + k], false);
+            const double want = epilogue_reference(ep.kernel, sum, to_float(hbias[col], false), col, n);
+            const double got = to_float(hc[r * n + col], false);
+            bad += !(std::fabs(got - want) <= 0.02 + std::fabs(want) / 64);
+          }
+          if (bad) std::fprintf(stderr, "%s %lld: %lld of 64 sampled outputs wrong\n", ep.kernel, n, bad);
+          failures += bad > 0;
+        }
         const auto [fused_us, plain_us] = pk_bench::paired_median_us(
             [&] { (void)(s1 = fused->launch(*ctx, s, ta, tb, tbias, tc)); },
             [&] { (void)(s2 = plain->launch(*ctx, s, ta, tb, tc)); }, s);

@@ -458,18 +458,19 @@ template <class To, class T, long... S> Tile<To, S...> cast(Tile<T, S...>);
 // Running sums and counts (an MoE layout's per-expert counts and offsets). cumsum(t): element i
 // is the sum of elements 0..i of a 1-D tile. histogram<E>(ids): element e counts the elements
 // of an integer tile equal to e (others are not counted).
-template <class T, long N> Tile<T, N> cumsum(Tile<T, N>);
 // cumsum of an M x N tile: the running sums along each row (element (r, j): row r's 0..j); of a
-// 3-D or 4-D tile, along its last dimension.
-template <class T, long M, long N> Tile<T, M, N> cumsum(Tile<T, M, N>);
-template <class T, long A, long B, long C> Tile<T, A, B, C> cumsum(Tile<T, A, B, C>);
-template <class T, long A, long B, long C, long D> Tile<T, A, B, C, D> cumsum(Tile<T, A, B, C, D>);
+// 3-D or 4-D tile, along its last dimension. The sums keep the tile's type, so an i8 tile is
+// refused (its sums would wrap at 8 bits): cumsum(cast<i32>(t)).
+template <class T, long... S> Tile<T, S...> cumsum(Tile<T, S...>) {
+  static_assert(sizeof...(S) >= 1 && sizeof...(S) <= 4, "cumsum sums along the last dimension of a tile of rank 1 to 4");
+  static_assert(!IsSame<T, i8>::value, "cumsum of an i8 tile would wrap at 8 bits: sum it as i32, cumsum(cast<i32>(t))");
+  return Tile<T, S...>();
+}
 template <long E, class I, long... S>
 typename EnableIf<IsIndexInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...> ids);
 template <long E, class I, long... S>
 typename EnableIf<!IsIndexInt<I>::value, Tile<i32, E>>::type histogram(Tile<I, S...>) {
-  static_assert(AlwaysFalse<I>::value, "histogram counts integer ids: cast<i32>(t) a float tile first "
-                                       "(i32 or i64 ids: an i8 tile as well)");
+  static_assert(AlwaysFalse<I>::value, "histogram counts i32 or i64 ids: cast<i32>(t) a float or i8 tile first");
   return Tile<i32, E>();
 }
 // transpose(t): element (j, i) of the N x M result is element (i, j) of the M x N tile.

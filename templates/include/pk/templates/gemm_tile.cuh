@@ -123,33 +123,66 @@ __device__ __forceinline__ float tanh_approx(float x) {
   return y;
 }
 
+// GELU (tanh form) on the SFU's tanh.
+__device__ __forceinline__ float gelu_tanh_approx(float x) {
+#ifndef PK_EXP_EPI
+#define PK_EXP_EPI 0
+#endif
+#if PK_EXP_EPI & 2
+  return 0.5f * x * (1.f + tanh_approx(0.7978845608f * (x + 0.044715f * x * x * x)));
+#else
+  // x * (c0 + c1 x^2) and 0.5x + 0.5x t as fused multiply-adds.
+  const float h = 0.5f * x;
+  return fmaf(h, tanh_approx(x * fmaf(0.0356774081f * x, x, 0.7978845608f)), h);
+#endif
+}
+
 // No epilogue: the accumulators are stored as they are.
 struct NoEpilogue {
   struct Args {};
   struct Pre {};
   static constexpr bool kActive = false;
+  struct PreRow {};
+  struct PreCol {};
   __device__ static Pre prepare(const Args&) { return {}; }
-  __device__ static float apply(const Args&, const Pre&, float v, int, int) { return v; }
+  __device__ static PreRow prepare_row(const Args&, const Pre&, int) { return {}; }
+  __device__ static PreCol prepare_col(const Args&, const Pre&, int) { return {}; }
+  __device__ static float apply(const Args&, const Pre&, const PreRow&, const PreCol&, float v, int, int) { return v; }
 };
 
-// Applies Epi::apply(args, pre, value, row, col) to accumulators [First, First + Count) of a
-// consumer's 64 x 256 tile whose top-left output element is (row0, col0), in place (the layout of
-// wg::mma_m64n256_32bytes: accumulators [64 p, 64 p + 64) are the columns of storer pass p).
+// Applies Epi::apply(args, pre, pre_row, pre_col, value, row, col) to accumulators [First, First +
+// Count) of a consumer's 64 x 256 tile whose top-left output element is (row0, col0), in place
+// (the layout of wg::mma_m64n256_32bytes: accumulators [64 p, 64 p + 64) are the columns of storer
+// pass p; accumulator 4 g + 2 h + q is row 8 h, column 8 g + q of the thread's origin). A thread
+// holds 2 rows and 64 columns, so what follows only the row is made twice and what follows only
+// the column (a bias row) once per column, not once per element.
 // Elements outside the m x n output still get a value; the TMA store clips them, so apply
 // must only guard its own loads (it is told m and n through its Args).
 // Batch: a batched GEMM's epilogue, whose prepare() takes the tile's batch (`batch`).
 template <class Epi, int First = 0, int Count = 128, bool Batch = false>
 __device__ __forceinline__ void apply_epilogue(const typename Epi::Args& args, int row0, int col0,
                                                float (&acc)[128], int batch = 0) {
+  static_assert(First % 4 == 0 && Count % 4 == 0, "whole 8-column groups");
   const int t = wg::thread();
   const int row = row0 + 16 * (t / 32) + (t % 32) / 4, col = col0 + 2 * (t % 4);
   // What does not depend on the element, once.
   typename Epi::Pre u;
   if constexpr (Batch) u = Epi::prepare(args, batch);
   else u = Epi::prepare(args);
+  const typename Epi::PreRow r[2] = {Epi::prepare_row(args, u, row), Epi::prepare_row(args, u, row + 8)};
 #pragma unroll
-  for (int j = First; j < First + Count; ++j)
-    acc[j] = Epi::apply(args, u, acc[j], row + 8 * ((j % 4) / 2), col + 8 * (j / 4) + (j % 2));
+  for (int g = First / 4; g < (First + Count) / 4; ++g)
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const typename Epi::PreCol c = Epi::prepare_col(args, u, col + 8 * g + q);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#if PK_EXP_EPI & 1
+        const typename Epi::PreCol c = Epi::prepare_col(args, u, col + 8 * g + q);  // EXPERIMENT: per element
+#endif
+        acc[4 * g + 2 * h + q] = Epi::apply(args, u, r[h], c, acc[4 * g + 2 * h + q], row + 8 * h, col + 8 * g + q);
+      }
+    }
 }
 
 // Byte offset in a pass's pair of 64 x 64 boxes of the 16-byte row that lane `lane` of warp
