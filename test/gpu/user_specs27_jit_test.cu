@@ -697,7 +697,11 @@ void grad_allgather_mean(const Run& r, LL R, LL C, unsigned seed) {
             for (int p = 0; p < r.W; ++p) s += double(gaq[(p * R + i / C) * C + i % C]) * gas[p * R + i / C];
             return s / r.W;
           },
-          [&](LL i) { return 1e-5 * (std::fabs(g[r.me][i]) + 1e-3); });
+          [&](LL i) {  // f32 sums of W products: relative to the terms' magnitudes, not this rank's value
+            double mag = 0;
+            for (int p = 0; p < r.W; ++p) mag += std::fabs(double(gaq[(p * R + i / C) * C + i % C]) * gas[p * R + i / C]);
+            return 1e-6 * mag / r.W + 1e-9;
+          });
   }
   end_case(r, "i8_grad_allgather_mean " + dims({R, C}), before);
 }
