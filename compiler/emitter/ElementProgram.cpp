@@ -189,8 +189,8 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     bs << "    const " << (wide[i] ? "long long " : integer[i] ? "int " : "float ") << v(i) << " = ";
     if (inPlace[i]) {  // a constant or a parameter read
       bs << inlined[i];
-    } else if (op == "acc") {
-      bs << "acc";
+    } else if (op == "acc") {  // an i32 accumulator's bits travel in the float register
+      bs << (integer[i] ? "__float_as_int(acc)" : "acc");
     } else if (op == "index") {
       bs << "float(e.i" << indices.at(step.getAs<StringAttr>("expr").getValue().str()) << ")";
     } else if (op == "head") {
@@ -201,7 +201,9 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       const std::string x = operand(num("x")), y = step.get("y") ? operand(num("y")) : "";
       static const std::map<std::string, std::string> compare = {
           {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}, {"eq", "=="}, {"ne", "!="}};
+      static const std::map<std::string, std::string> bits = {{"bit_and", "&"}, {"bit_or", "|"}, {"bit_xor", "^"}};
       if (auto c = compare.find(kind.str()); c != compare.end()) bs << "int(" << x << " " << c->second << " " << y << ")";
+      else if (auto b = bits.find(kind.str()); b != bits.end()) bs << "(" << x << " " << b->second << " " << y << ")";
       else if (kind == "min" || kind == "max") bs << kind << "(" << x << ", " << y << ")";
       else if (kind == "neg" || kind == "abs") bs << "pk::tile::wrap_" << kind << "(" << x << ")";
       else bs << "pk::tile::wrap_" << kind << "(" << x << ", " << y << ")";
@@ -228,7 +230,9 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
         std::string c, bound = ta + "_" + extent.str();
         if (auto s = step.getAs<IntegerAttr>(stepKey)) {
           c = operand(s.getInt());
-          inside += (inside.empty() ? "" : " && ") + ("(unsigned)" + c + " < (unsigned)" + bound);
+          // A 64-bit step (a host integer, the head) is bounded in 64 bits: 2^32 + 1 is not row 1.
+          const std::string u = wide[s.getInt()] ? "(unsigned long long)" : "(unsigned)";
+          inside += (inside.empty() ? "" : " && ") + (u + c + " < " + u + bound);
         } else {
           c = num(fixed) < 0 ? follows : std::to_string(num(fixed));
           inside += (inside.empty() ? "" : " && ") + (c + " < " + bound);
@@ -287,7 +291,9 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   os << "  __device__ static float apply(const Args& e, const Pre& u, "
      << (shape.splitRowCol ? "const PreRow& r, const PreCol& c, " : "") << "float acc, int row, int col"
      << (shape.floatIndices ? ", float rowf, float colf" : "") << ") {\n"
-     << body << "    return " << (element[n - 1] ? (place(n - 1) == kRow ? "r." : place(n - 1) == kCol ? "c." : "") + v(n - 1)
-                                : inPlace[n - 1] ? inlined[n - 1] : "u." + v(n - 1)) << ";\n  }\n};\n";
+     << body << "    return " << (integer[n - 1] ? "__int_as_float(" : "")
+     << (element[n - 1] ? (place(n - 1) == kRow ? "r." : place(n - 1) == kCol ? "c." : "") + v(n - 1)
+                        : inPlace[n - 1] ? inlined[n - 1] : "u." + v(n - 1))
+     << (integer[n - 1] ? ")" : "") << ";\n  }\n};\n";
   return out;
 }

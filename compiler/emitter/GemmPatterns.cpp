@@ -81,9 +81,10 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
   auto layout = facts.getAs<StringAttr>("b_layout"), aLayout = facts.getAs<StringAttr>("a_layout");
   const bool bNMajor = layout && layout.getValue() == "kn";  // B stored [K, N]
   const bool aMMajor = aLayout && aLayout.getValue() == "km";  // A stored [K, M] (plain GEMM only)
-  // fp8 operands move as 2-byte units (pk/templates/gemm_tile.cuh): their K is counted in them.
+  // 8-bit operands (fp8, i8) move as 2-byte units (pk/templates/gemm_tile.cuh): their K is
+  // counted in them.
   auto in = facts.getAs<StringAttr>("in");
-  const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2");
+  const bool fp8 = in && (in.getValue() == "e4m3" || in.getValue() == "e5m2" || in.getValue() == "i8");
   // A weight-only quantised B: fp8 beside a bf16 / f16 A, its [N, K] box 256 rows of 64 fp8 (32
   // two-byte units), unswizzled, which the template widens in its ring (widen_b.cuh).
   auto inB = facts.getAs<StringAttr>("in_b");
@@ -109,7 +110,7 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
   }
   // An f32 C moves as 2-byte units too: its rows are 2N of them, in boxes of 32 f32 columns.
   auto out = facts.getAs<StringAttr>("out");
-  const bool f32Out = out && out.getValue() == "f32";
+  const bool f32Out = out && (out.getValue() == "f32" || out.getValue() == "i32");  // 4 bytes
   const std::string cPer16 = f32Out ? "4" : "8", cRow = f32Out ? "mul(" + N + ",2)" : N;
   d.check("0", "rem(" + N + "," + cPer16 + ")",
           "C's rows must be whole 16-byte TMA pitches: N % " + cPer16 + " (shown) must be 0", true);
@@ -291,9 +292,13 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
   const bool trailing = bool(facts.get("trail_cols"));
   const bool variant = job.getValue() == "gemm" &&
                        ((!fact("in").empty() && fact("in") != "bf16") || (!inB.empty() && inB != "bf16") ||
-                        fact("out") == "f16" || fact("out") == "f32" || bNMajor || fact("a_layout") == "km" ||
+                        fact("out") == "f16" || fact("out") == "f32" || fact("out") == "i32" || bNMajor ||
+                        fact("a_layout") == "km" ||
                         !epilogue.code.empty() || batched || trailing);
-  const std::string outType = fact("out") == "f16" ? "pk::f16" : fact("out") == "f32" ? "float" : "pk::bf16";
+  const std::string outType = fact("out") == "f16"   ? "pk::f16"
+                              : fact("out") == "f32" ? "float"
+                              : fact("out") == "i32" ? "int"
+                                                     : "pk::bf16";
   if (variant) {
     // GemmJobT<In, Out, BNMajor, Epi, InB, Batched, SharedB, AMMajor, Trailing>: the first four
     // always, the rest up to the last that is not its default.

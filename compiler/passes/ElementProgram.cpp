@@ -330,31 +330,45 @@ struct ElementProgram::Capture {
   }
 
   // An i8 tile the program may hold in its 32-bit integers: loads, splats (wrapped to 8 bits) and
-  // the ops that keep every value in range (comparisons, min / max, where); its arithmetic would
-  // need wrapping at 8 bits.
+  // the ops that keep every value in range (comparisons, min / max, where, products of masks);
+  // its arithmetic would need wrapping at 8 bits.
   static bool exactAsInt(Operation *op, Type e) {
     if (!e.isSignlessInteger(8)) return false;
     // (A splat keeps the scalar's low 8 bits, as the general path's does.)
     if (isa<TileLoadOp, TileReshapeOp, TileTransposeOp, TileSelectOp, TileSplatOp>(op)) return true;
+    auto comparison = [](MapKind k) {
+      return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge || k == MapKind::eq ||
+             k == MapKind::ne;
+    };
     if (auto map = dyn_cast<TileMapOp>(op)) {
       const MapKind k = map.getKind();
-      return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge || k == MapKind::eq ||
-             k == MapKind::ne || k == MapKind::min || k == MapKind::max;
+      // && of masks is the product of two 0 / 1 tiles: still 0 or 1.
+      if (k == MapKind::mul)
+        return llvm::all_of(map->getOperands(), [&](Value x) {
+          auto m = x.getDefiningOp<TileMapOp>();
+          return m && comparison(m.getKind());
+        });
+      return comparison(k) || k == MapKind::min || k == MapKind::max;
     }
     return false;
   }
 
   int64_t value(Value v) {
     if (auto it = index.find(v); it != index.end()) return it->second;
-    if (v == acc) return add(v, {named("op", str("acc"))});
+    if (v == acc) {  // an i32 accumulator (i8 operands) reaches the program as its bits
+      if (isInt(v.getType())) return add(v, {named("op", str("acc")), named("int", UnitAttr::get(ctx()))});
+      return add(v, {named("op", str("acc"))});
+    }
     Operation *op = v.getDefiningOp();
     if (!op) return fail(nullptr, "the " + Twine(noun) + " reads a value from outside the tile loop");
     if (!fits(v.getType()))
       return fail(op, Twine(noun) + " tiles must have the loop's tile shape, or 1 in a dimension");
     if (Type e = cast<TileType>(v.getType()).getElementType(); isa<IntegerType>(e) && !e.isSignlessInteger(32) &&
                                                                 !exactAsInt(op, e))
-      return fail(op, "integer tiles in " + Twine(an()) + Twine(noun) + " must be i32 (an i8 tile may be loaded, "
-                      "compared, selected, min / max-ed and cast: its arithmetic wraps at 8 bits)");
+      return fail(op, "integer tiles in " + Twine(an()) + Twine(noun) + " must be i32" +
+                          Twine(e.isSignlessInteger(8) ? " (an i8 tile may be loaded, compared, selected, min / max-ed "
+                                                         "and cast: its arithmetic wraps at 8 bits)"
+                                                       : ""));
     ops.insert(op);
     if (auto l = dyn_cast<TileLoadOp>(op)) return load(l);
     if (auto s = dyn_cast<TileSplatOp>(op)) return splat(s);
@@ -406,11 +420,13 @@ struct ElementProgram::Capture {
     }
     if (auto map = dyn_cast<TileMapOp>(op); map && isInt(map.getOperand(0).getType())) {
       // Integer maps (a document mask's row / L == col / L): wrapping arithmetic and 0 / 1 compares.
-      static const llvm::StringSet<> kinds = {"add", "sub", "mul", "div", "rem", "min", "max", "neg",
-                                              "abs", "lt",  "le",  "gt",  "ge",  "eq",  "ne", "hash"};
+      static const llvm::StringSet<> kinds = {"add", "sub", "mul", "div", "rem",  "min",     "max",
+                                              "neg", "abs", "lt",  "le",  "gt",   "ge",      "eq",
+                                              "ne",  "hash", "shl", "shr", "bit_and", "bit_or", "bit_xor"};
       StringRef kind = stringifyMapKind(map.getKind());
       if (!kinds.contains(kind))
-        return fail(op, "an integer map in " + Twine(an()) + Twine(noun) + " must be arithmetic, min, max, abs, a comparison or a hash");
+        return fail(op, "an integer map in " + Twine(an()) + Twine(noun) + " must be arithmetic, min, max, abs, a "
+                        "comparison, a shift or a bit operation");
       int64_t x = value(map->getOperand(0)), y = map->getNumOperands() > 1 && x >= 0 ? value(map->getOperand(1)) : -2;
       if (x < 0 || y == -1) return -1;
       SmallVector<NamedAttribute> f{named("op", str("iop")), named("kind", str(kind)), named("x", i64(x)),

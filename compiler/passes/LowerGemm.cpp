@@ -31,7 +31,8 @@ struct GemmLoop {
   TileLoadOp loadA, loadB;
   bool bNMajor = false;       // B stored [K, N] (mma) rather than [N, K] (mma_t)
   bool aMMajor = false;       // A stored [K, M], read as transpose(load(A, k, m)) (dW = dY^T X)
-  Type in, inB, out;          // A's, B's and the output's element types (bf16 / f16 / f32 out; fp8 in)
+  Type in, inB, out;          // A's, B's and the output's element types (bf16 / f16 / f32 out; fp8 in;
+                              // i8 in with an i32 accumulator: W8A8, i32 out too)
   int64_t bm = 0, bn = 0, bk = 0;  // the spec's tile
   ArrayAttr epilogue;         // null when the accumulator is stored as it is
   Operation *sink = nullptr;  // pk.tile.store or pk.coll.add_tile of the (narrowed) tile
@@ -249,25 +250,30 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
                            "(mma_t), not batched; this loop has ")
              << (g.bNMajor ? "B stored [K, N] (mma)" : g.aMMajor ? "A read transposed" : "a batch dimension");
   }
-  if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in))
-    return mma.emitError("GEMM: the template multiplies bf16, f16 or fp8 tiles, not ") << g.in;
-  // fp8 wgmma reads both operands K-major.
-  if (isFp8(g.in) && g.aMMajor)
-    return mma.emitError("GEMM: the template multiplies fp8 tiles with A stored [M, K] only, as fp8 "
+  const bool int8 = g.in.isSignlessInteger(8);  // W8A8: s8 wgmma into s32 accumulators
+  if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in) && !int8)
+    return mma.emitError("GEMM: the template multiplies bf16, f16, fp8 or i8 tiles, not ") << g.in;
+  // 8-bit wgmma (fp8, s8) reads both operands K-major.
+  if ((isFp8(g.in) || int8) && g.aMMajor)
+    return mma.emitError("GEMM: the template multiplies fp8 and i8 tiles with A stored [M, K] only, as 8-bit "
                          "wgmma has no transpose; this A is read transposed");
-  if (isFp8(g.in) && g.bNMajor)
-    return mma.emitError("GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) "
-                         "only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]");
+  if ((isFp8(g.in) || int8) && g.bNMajor)
+    return mma.emitError("GEMM: the template multiplies fp8 and i8 tiles with B stored [N, K] (mma_t) "
+                         "only, as 8-bit wgmma has no transpose; this is mma with B stored [K, N]");
+  if (int8 && g.batch)
+    return mma.emitError("GEMM: the template multiplies i8 tiles in the plain form, not batched");
   const Type bElement = g.widenB ? g.in : g.inB;  // what the product reads: the widened B
   if (!isTile(mma.getA().getType(), g.bm, g.bk, g.in) ||
       !(g.bNMajor ? isTile(mma.getB().getType(), g.bk, g.bn, bElement)
                   : isTile(mma.getB().getType(), g.bn, g.bk, bElement)) ||
       !(g.in == g.inB || (isFp8(g.in) && isFp8(g.inB)) || g.widenB) ||
-      !isTile(mma.getType(), g.bm, g.bn, Float32Type::get(loop.getContext())))
+      !isTile(mma.getType(), g.bm, g.bn,
+              int8 ? Type(IntegerType::get(loop.getContext(), 32)) : Type(Float32Type::get(loop.getContext()))))
     return mma.emitError("GEMM: tiles must be A ") << g.bm << "x" << g.bk << ", B "
            << (g.bNMajor ? g.bk : g.bn) << "x" << (g.bNMajor ? g.bn : g.bk)
-           << " of one type (bf16 or f16), both fp8 or a 16-bit A beside cast<A's type>(an fp8 or i8 B), accumulator "
-           << g.bm << "x" << g.bn << " f32";
+           << " of one type (bf16 or f16), both fp8, both i8, or a 16-bit A beside cast<A's type>(an fp8 or i8 B), "
+              "accumulator "
+           << g.bm << "x" << g.bn << (int8 ? " i32" : " f32");
   // A trailing product after the K loop, added into the same accumulator (LoRA's u lb^T beside
   // x w^T): mma_t(load(a2, m, 0), load(b2, n, 0), acc), or mma(.., load(b2, 0, n), acc) when the
   // main product is mma; the template streams it as further K steps.
@@ -287,7 +293,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
         return t2.emitError("GEMM: a product after the K loop takes the template as mma_t(load<BM, R>(a2, m, 0), "
                             "load<BN, R>(b2, n, 0), acc) (mma with load<R, BN>(b2, 0, n) when the loop's is mma), "
                             "of the loop's operand types, added into the loop's accumulator");
-      if (g.widenB || g.aMMajor || g.batch || isFp8(g.in))
+      if (g.widenB || g.aMMajor || g.batch || isFp8(g.in) || int8)
         return t2.emitError("GEMM: a product after the K loop takes the plain 16-bit form of the template");
       g.trailA = la;
       g.trailB = lb;
@@ -326,10 +332,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return g.sink->emitError("GEMM: the template stores the loop's ") << g.bm << " x " << g.bn
            << " tile of the accumulator's epilogue at [m, n]; this store writes " << tileWords(stored.getType());
   g.out = storedTile.getElementType();
-  if (!g.out.isBF16() && !g.out.isF16() && g.out != f32)
-    return g.sink->emitError("GEMM: the template's output is bf16, f16 or f32; this store writes ")
+  // W8A8 may also store i32 (the accumulators, or integer arithmetic on them).
+  const bool i32Out = int8 && g.out.isSignlessInteger(32);
+  if (!g.out.isBF16() && !g.out.isF16() && g.out != f32 && !i32Out)
+    return g.sink->emitError("GEMM: the template's output is bf16, f16 or f32 (or i32 from i8 operands); this store "
+                             "writes ")
            << tileWords(stored.getType());
-  if (!isa<Float32Type>(cast<TileType>(result.getType()).getElementType()))
+  if (!isa<Float32Type>(cast<TileType>(result.getType()).getElementType()) && !i32Out)
     return g.sink->emitError("GEMM: the stored tile must be computed from the f32 accumulator");
   // Between the K loop and the stored tile (or its cast): an element-wise epilogue, captured whole.
   llvm::SmallPtrSet<Operation *, 16> epilogueOps;
@@ -752,6 +761,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                : isa<Float8E4M3FNType>(t) ? "e4m3"
                : isa<Float8E5M2Type>(t)   ? "e5m2"
                : t.isSignlessInteger(8)   ? "i8"
+               : t.isSignlessInteger(32)  ? "i32"
                                           : "bf16";
       };
       fact("in", StringAttr::get(ctx, typeName(g->in)));
@@ -793,11 +803,14 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
         os << "; the " << (isFp8(g->inB) ? "fp8" : "i8") << " B is widened to " << g->in << " in the ring (its 256x64 box lands in the stage's B "
               "slot and the consumer warpgroups rewrite it as wgmma's operand while the previous K step's "
               "wgmma runs; exact)";
-      const bool fp8 = isFp8(g->in);
-      const int64_t step = fp8 ? 2 * kBK : kBK;  // 128 bytes of each row
+      const bool fp8 = isFp8(g->in), int8 = g->in.isSignlessInteger(8);
+      const int64_t step = fp8 || int8 ? 2 * kBK : kBK;  // 128 bytes of each row
       if (fp8)
         os << "; fp8 wgmma (m64n256k32), stepping K by 128 fp8 elements (the same 128 bytes a "
               "row as bf16's 64; TMA moves the operands as 2-byte units)";
+      if (int8)
+        os << "; int8 wgmma (m64n256k32 s8, exact s32 accumulators), stepping K by 128 i8 elements (the same "
+              "128 bytes a row as bf16's 64; TMA moves the operands as 2-byte units)";
       if (g->bm != kBM || g->bn != kBN || g->bk != step)
         os << "; the spec's " << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk
            << " are retiled to the template's 128x256x" << step << " (exact: every output element depends only "

@@ -37,14 +37,20 @@ LogicalResult TileMmaOp::verify() {
     return emitOpError("accumulator must be ") << as[0] << "x" << bn << ", got " << cs[0]
                                                << "x" << cs[1];
   // As the tensor cores take them: bf16 with bf16, f16 with f16, fp8 with fp8 (e4m3 and e5m2
-  // mix).
+  // mix) into f32; i8 with i8 into i32.
   Type ea = a.getElementType(), eb = b.getElementType();
-  if (!((ea == eb && (ea.isBF16() || ea.isF16())) || (isFp8(ea) && isFp8(eb))))
-    return emitOpError("a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2)")
+  const bool int8 = ea.isSignlessInteger(8) && eb.isSignlessInteger(8);
+  if (!((ea == eb && (ea.isBF16() || ea.isF16())) || (isFp8(ea) && isFp8(eb)) || int8))
+    return emitOpError("a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2) (or both i8, into an i32 "
+                       "accumulator)")
            << (ea.isSignlessInteger(8) || eb.isSignlessInteger(8)
-                   ? "; i8 tiles multiply as bf16 (cast<bf16>(t) is exact for every i8 value)"
+                   ? "; i8 tiles multiply as bf16 beside a float tile (cast<bf16>(t) is exact for every i8 value)"
                    : "");
-  if (!acc.getElementType().isF32() || acc.getMemorySpace() != MemorySpace::reg)
+  if (acc.getMemorySpace() != MemorySpace::reg)
+    return emitOpError("accumulator must be a register tile");
+  if (int8 && !acc.getElementType().isSignlessInteger(32))
+    return emitOpError("i8 operands accumulate into an i32 register tile, got ") << acc.getElementType();
+  if (!int8 && !acc.getElementType().isF32())
     return emitOpError("accumulator must be an f32 register tile");
   return success();
 }

@@ -765,8 +765,19 @@ pk.kernel @i8_sum(%x: !pk.sym<?xi8>, %y: !pk.tensor<?xi8>) {
 pk.kernel @i8_mma(%x: !pk.tensor<?x?xi8>) {
   %a = pk.tile.zeros : !pk.tile<16x16xi8>
   %c = pk.tile.zeros : !pk.tile<16x16xf32>
-  // expected-error @+1 {{'pk.tile.mma' op a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2); i8 tiles multiply as bf16}}
+  // expected-error @+1 {{'pk.tile.mma' op i8 operands accumulate into an i32 register tile, got 'f32'}}
   %d = pk.tile.mma %a, %a, %c : !pk.tile<16x16xi8>, !pk.tile<16x16xi8>, !pk.tile<16x16xf32>
+  pk.return
+}
+
+// -----
+
+pk.kernel @i8_bf16_mma(%x: !pk.tensor<?x?xi8>) {
+  %a = pk.tile.zeros : !pk.tile<16x16xi8>
+  %b = pk.tile.zeros : !pk.tile<16x16xbf16>
+  %c = pk.tile.zeros : !pk.tile<16x16xf32>
+  // expected-error @+1 {{'pk.tile.mma' op a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2) (or both i8, into an i32 accumulator); i8 tiles multiply as bf16 beside a float tile}}
+  %d = pk.tile.mma %a, %b, %c : !pk.tile<16x16xi8>, !pk.tile<16x16xbf16>, !pk.tile<16x16xf32>
   pk.return
 }
 

@@ -249,5 +249,9 @@ pk.kernel @i8_tiles(%x: !pk.tensor<?x?xi8>, %y: !pk.sym<?x?xi8>) {
   %q = pk.tile.cast %f : !pk.tile<16x64xbf16> to !pk.tile<16x64xi8>
   // CHECK: pk.tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : !pk.tile<16x64xi8>, !pk.sym<?x?xi8>
   pk.tile.store %q, %y[%c0, %c0] : !pk.tile<16x64xi8>, !pk.sym<?x?xi8>
+  // i8 times i8 into an i32 accumulator (W8A8):
+  %acc = pk.tile.zeros : !pk.tile<16x16xi32>
+  // CHECK: pk.tile.mma %{{.*}}, %{{.*}}, %{{.*}} {transpose_b} : !pk.tile<16x64xi8>, !pk.tile<16x64xi8>, !pk.tile<16x16xi32>
+  %p = pk.tile.mma %t, %t, %acc {transpose_b} : !pk.tile<16x64xi8>, !pk.tile<16x64xi8>, !pk.tile<16x16xi32>
   pk.return
 }

@@ -3,11 +3,13 @@
 // RUN: not pkc %s -DWIDE_CONSTANT --emit=mlir 2>&1 | FileCheck %s --check-prefix=WIDE
 // RUN: not pkc %s -DROW_SUM --emit=mlir 2>&1 | FileCheck %s --check-prefix=ROWSUM
 // RUN: not pkc %s -DI8_MMA --emit=mlir 2>&1 | FileCheck %s --check-prefix=MMA
+// RUN: not pkc %s -DI8_MIXED_MMA --emit=mlir 2>&1 | FileCheck %s --check-prefix=MIXED
 // RUN: not pkc %s -DI8_INDEX --emit=mlir 2>&1 | FileCheck %s --check-prefix=INDEX
 // RUN: not pkc %s -DI8_ALL_REDUCE --emit=mlir 2>&1 | FileCheck %s --check-prefix=ALLREDUCE
 // Tests the i8 element type: i8 tensors and tiles become MLIR's i8 and CUDA's signed char, with
 // wrapping maps (pk::tile::wrap_*), round (rintf) and casts both ways; a constant that does not fit an i8 tile,
-// a row reduction of i8, i8 operands of mma, an i8 index tile and an i8 all-reduce are errors at
+// a row reduction of i8, i8 operands of mma into an f32 accumulator or beside a bf16 one, an i8
+// index tile and an i8 all-reduce are errors at
 // their source locations, each naming the fix.
 #include <pk/spec.h>
 using namespace pk;
@@ -35,8 +37,13 @@ PK_KERNEL void i8_tiles(Tensor<i8, 2> x, Tensor<i8, 2> y) {
     store(y, row_sum(t), m, 0);
 #elif defined(I8_MMA)
     auto acc = zeros<f32, 16, 16>();
-    // MMA: int8.cpp:[[@LINE+1]]:11: error: mma: a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2); i8 tiles multiply as bf16 (cast<bf16>(t) is exact for every i8 value)
+    // MMA: int8.cpp:[[@LINE+1]]:11: error: mma: i8 operands accumulate into an i32 register tile, got 'f32'
     acc = mma_t(load<16, 64>(x, m, 0), load<16, 64>(x, n, 0), acc);
+    store(y, cast<i8>(acc), m, n);
+#elif defined(I8_MIXED_MMA)
+    auto acc = zeros<f32, 16, 16>();
+    // MIXED: int8.cpp:[[@LINE+1]]:11: error: mma: a and b must both be bf16, both f16, or both fp8 (e4m3 or e5m2) (or both i8, into an i32 accumulator); i8 tiles multiply as bf16 beside a float tile (cast<bf16>(t) is exact for every i8 value)
+    acc = mma_t(load<16, 64>(x, m, 0), cast<bf16>(load<16, 64>(x, n, 0)), acc);
     store(y, cast<i8>(acc), m, n);
 #elif defined(I8_INDEX)
     // INDEX: error: static assertion failed{{.*}}rows move by an integer index tile (i32 or i64)

@@ -68,7 +68,7 @@ PK_KERNEL void edge_gemm(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c
 }
 
 // CUDA-LABEL: namespace pk_edge_map_d64
-// CUDA: pk::tile::load_or_zero(e.t4 + ((long long)v11 * e.t4_rows + 0) * e.t4_cols + 0, (unsigned)v11 < (unsigned)e.t4_planes && 0 < e.t4_rows && 0 < e.t4_cols)
+// CUDA: pk::tile::load_or_zero(e.t4 + ((long long)v11 * e.t4_rows + 0) * e.t4_cols + 0, (unsigned long long)v11 < (unsigned long long)e.t4_planes && 0 < e.t4_rows && 0 < e.t4_cols)
 // CUDA: const int v8 = pk::tile::wrap_abs(v7);
 // CUDA: const float v10 = pk::to_float(pk::from_float<pk::bf16>(v9));
 // CUDA: const int v17 = int(v8 < static_cast<int>(100ll));
@@ -77,7 +77,7 @@ PK_KERNEL void edge_gemm(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c
 // CUDA: __device__ static PreRow prepare_row(
 // CUDA: const int v4 = pk::tile::wrap_rem(v1, static_cast<int>(3ll));
 // CUDA: __device__ static PreCol prepare_col(
-// CUDA: pk::tile::load_or_zero(e.t4 + (long long)e.i0 * e.t4_cols + col, (unsigned)e.i0 < (unsigned)e.t4_rows && col < e.t4_cols)
+// CUDA: pk::tile::load_or_zero(e.t4 + (long long)e.i0 * e.t4_cols + col, (unsigned long long)e.i0 < (unsigned long long)e.t4_rows && col < e.t4_cols)
 // CUDA: __device__ static float apply(
 // CUDA: const int v10 = __float2int_rz(v9);
 // CUDA: const float v12 = r.v8 != 0.f ? v11 : v9;

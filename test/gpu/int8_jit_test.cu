@@ -39,8 +39,10 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"i8_embedding", false},     {"i8_zero_point", false},       {"i8_all_gather", false},
     {"rounding", false},         {"i8_w8a8", false},
     {"i8_weight_only_gemm", true}, {"i8_weight_only_small", true}, {"i8_epilogue_gemm", true},
+    {"i8_w8a8_s32", true},         {"i8_gemm_s32", true},
 };
-const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm", "i8_epilogue_gemm"};
+const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm", "i8_epilogue_gemm", "i8_w8a8_s32",
+                                              "i8_gemm_s32"};
 
 KernelSet g_kernels;
 
@@ -243,6 +245,41 @@ void epilogue_gemm(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsig
   end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
 }
 
+// W8A8 on the int8 tensor cores: y = bf16(float(sum_k x w) * sx[m] * sw[n]), every i8 value at
+// random in both operands; the s32 sum is exact (|sum| < 2^31 for K <= 2^17), its f32 conversion
+// rounds once.
+void w8a8_s32(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigned seed) {
+  const auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
+  const auto sx = rnd<float>(M, seed + 2, 1e-3f, 1e-2f), sw = rnd<float>(N, seed + 3, 1e-3f, 1e-2f);
+  DevLocal<i8> xd({M, Kd}, x), wd({N, Kd}, w);
+  DevLocal<float> sxd({M, 1}, sx), swd({N}, sw);
+  DevLocal<bf16> y({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, xd.view(), wd.view(), sxd.view(), swd.view(), y.view())) {
+    const auto g = gemm(M, N, Kd, [&](LL m, LL k) { return double(x[m * Kd + k]); }, [&](LL k, LL n) { return double(w[n * Kd + k]); });
+    auto want = [&](LL i) { return double(float(g.c[i])) * sx[i / N] * sw[i % N]; };
+    check(r, kn + ".y", y.download(), want, [&](LL i) { return std::ldexp(1.0, -7) * std::fabs(want(i)) + 1e-6; });
+  }
+  end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
+}
+
+// The raw s32 sums c = x w^T and d = c - 3 * (c >> 4), compared exactly.
+void gemm_s32(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigned seed) {
+  const auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
+  DevLocal<i8> xd({M, Kd}, x), wd({N, Kd}, w);
+  DevLocal<int> c({M, N}, {}), d({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, xd.view(), wd.view(), c.view(), d.view())) {
+    const auto g = gemm(M, N, Kd, [&](LL m, LL k) { return double(x[m * Kd + k]); }, [&](LL k, LL n) { return double(w[n * Kd + k]); });
+    check(r, kn + ".c", c.download(), [&](LL i) { return g.c[i]; }, exact());
+    check(r, kn + ".d", d.download(), [&](LL i) {
+      const long long v = static_cast<long long>(g.c[i]);
+      return double(v - 3 * (v >> 4));  // arithmetic shift, as the language's >> on i32
+    }, exact());
+  }
+  end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
+}
+
 // W8A8 on the general path: y = bf16((x w^T) * sx[m] * sw[n]), every i8 value at random in both operands.
 void w8a8(const Run& r, LL M, LL N, LL Kd, unsigned seed) {
   const auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
@@ -278,6 +315,13 @@ void cases(const Run& r) {
     epilogue_gemm(r, "i8_epilogue_gemm", 300, 520, 208, 151);
     epilogue_gemm(r, "i8_epilogue_gemm", 100, 136, 72, 161);  // the twin
     epilogue_gemm(r, "i8_epilogue_gemm/general", 300, 520, 208, 171);
+    w8a8_s32(r, "i8_w8a8_s32", 300, 520, 256, 181);
+    w8a8_s32(r, "i8_w8a8_s32", 129, 264, 2048, 191);
+    w8a8_s32(r, "i8_w8a8_s32", 100, 136, 72, 201);  // the twin
+    w8a8_s32(r, "i8_w8a8_s32/general", 300, 520, 256, 211);
+    gemm_s32(r, "i8_gemm_s32", 300, 520, 1040, 221);
+    gemm_s32(r, "i8_gemm_s32", 100, 136, 72, 231);  // the twin
+    gemm_s32(r, "i8_gemm_s32/general", 130, 260, 160, 241);
   }
   all_gather(r, 37, 100, 121);
   all_gather(r, 37, 99, 131);  // an odd byte count per rank

@@ -79,6 +79,32 @@ PK_KERNEL void i8_weight_only_gemm(Tensor<bf16, 2> x, Tensor<i8, 2> w, Tensor<f3
   }
 }
 
+// W8A8 on the tensor cores' int8 path: acc = x w^T summed exactly in i32 (s8 wgmma on the GEMM
+// template), then y = bf16(float(acc) * sx[m] * sw[n]) with per-token and per-channel scales.
+PK_KERNEL void i8_w8a8_s32(Tensor<i8, 2> x, Tensor<i8, 2> w, Tensor<f32, 2> sx, Tensor<f32, 1> sw,
+                           Tensor<bf16, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<i32, 128, 256>();
+    for (auto k : range(0, x.cols(), 128)) acc = mma_t(load<128, 128>(x, m, k), load<256, 128>(w, n, k), acc);
+    store(y, cast<bf16>(cast<f32>(acc) * load<128, 1>(sx, m, 0) * load<1, 256>(sw, n)), m, n);
+  }
+}
+
+// The raw sums: c = x w^T in i32 (exact; each sum wraps at 32 bits, as the tensor cores' do), and
+// with an integer epilogue: d = c - 3 * (c >> 4), an i32 shift and products on the accumulator.
+PK_KERNEL void i8_gemm_s32(Tensor<i8, 2> x, Tensor<i8, 2> w, Tensor<i32, 2> c, Tensor<i32, 2> d) {
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<i32, 128, 256>();
+    for (auto k : range(0, x.cols(), 128)) acc = mma_t(load<128, 128>(x, m, k), load<256, 128>(w, n, k), acc);
+    store(c, acc, m, n);
+  }
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<i32, 128, 256>();
+    for (auto k : range(0, x.cols(), 128)) acc = mma_t(load<128, 128>(x, m, k), load<256, 128>(w, n, k), acc);
+    store(d, acc - 3 * (acc >> 4), m, n);
+  }
+}
+
 // A GEMM whose epilogue reads int8 tensors on the template (8-bit predicated loads): an i8 mask [M, N]
 // compared with 0, an i8 zero point per column clamped below by max, and an i8 scale code read as a
 // scalar: y = bf16((mk[m, n] != 0 ? acc * code[0] : 0) - max(zp[n], -100)), acc = x w^T.

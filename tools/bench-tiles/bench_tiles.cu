@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
   const Case cases[] = {
       {"copy", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]); }},
       {"copy_3d", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]); }},
+      // The same bytes through i8 and i32 tiles: every bit copied, so the bf16 check holds.
+      {"copy_i8", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]); }},
+      {"copy_i32", 1, false, false, false, [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]); }},
       {"add", 2, false, false, false,
        [](auto& in, long long r, long long c) { return from_bf16((*in[0])[r * kCols + c]) + from_bf16((*in[1])[r * kCols + c]); }},
       {"silu_mul", 2, false, false, false, [](auto& in, long long r, long long c) {
@@ -115,6 +118,11 @@ int main(int argc, char** argv) {
   // The rank-3 view [rows, 8, cols / 8] of copy_3d.
   const pk::Tensor<pk::bf16> X3{reinterpret_cast<pk::bf16*>(x0), {kRows, 8, kCols / 8, 1}, kElems},
       Y3{reinterpret_cast<pk::bf16*>(out), {kRows, 8, kCols / 8, 1}, kElems};
+  // The byte views of copy_i8 and copy_i32.
+  const pk::Tensor<signed char> X8{reinterpret_cast<signed char*>(x0), {kRows, 2 * kCols, 1, 1}, 2 * kElems},
+      Y8{reinterpret_cast<signed char*>(out), {kRows, 2 * kCols, 1, 1}, 2 * kElems};
+  const pk::Tensor<int> X32{reinterpret_cast<int*>(x0), {kRows, kCols / 2, 1, 1}, kElems / 2},
+      Y32{reinterpret_cast<int*>(out), {kRows, kCols / 2, 1, 1}, kElems / 2};
   const auto X0 = tensor(x0, kRows, kCols), X1 = tensor(x1, kRows, kCols), W = tensor(w, 1, kCols),
              B = tensor(b, 1, kCols), Y = tensor(out, kRows, kCols);
   std::string table =
@@ -141,6 +149,8 @@ int main(int argc, char** argv) {
     const std::string name = cs.kernel;
     if (name == "copy") run = [&] { (void)(st = k->launch(*ctx, s, X0, Y)); };
     else if (name == "copy_3d") run = [&] { (void)(st = k->launch(*ctx, s, X3, Y3)); };
+    else if (name == "copy_i8") run = [&] { (void)(st = k->launch(*ctx, s, X8, Y8)); };
+    else if (name == "copy_i32") run = [&] { (void)(st = k->launch(*ctx, s, X32, Y32)); };
     else if (cs.tensors == 2) run = [&] { (void)(st = k->launch(*ctx, s, X0, X1, Y)); };
     else if (name == "rms_norm") run = [&] { (void)(st = k->launch(*ctx, s, X0, W, Y, inv_n, eps)); };
     else if (name == "layer_norm") run = [&] { (void)(st = k->launch(*ctx, s, X0, W, B, Y, inv_n, eps)); };
@@ -167,8 +177,10 @@ int main(int argc, char** argv) {
         pk_bench::paired_median_us(run, [&] { cudaMemcpyAsync(out, x0, kElems * 2, cudaMemcpyDeviceToDevice, s); }, s);
     const double pk_gbs = bytes / (pk_us * 1e3), copy_gbs = 2.0 * 2 * kElems / (copy_us * 1e3);
     // The arguments' sizes in the spec's order: the row tensors, then a weight and a bias row.
-    const std::string full = name == "copy_3d" ? std::to_string(kRows) + "x8x" + std::to_string(kCols / 8)
-                                               : std::to_string(kRows) + "x" + std::to_string(kCols),
+    const std::string full = name == "copy_3d"    ? std::to_string(kRows) + "x8x" + std::to_string(kCols / 8)
+                             : name == "copy_i8"  ? std::to_string(kRows) + "x" + std::to_string(2 * kCols)
+                             : name == "copy_i32" ? std::to_string(kRows) + "x" + std::to_string(kCols / 2)
+                                                  : std::to_string(kRows) + "x" + std::to_string(kCols),
                       row1 = "1x" + std::to_string(kCols);
     std::string shapes = "0:" + full;
     int arg = 1;

@@ -15,6 +15,15 @@ PK_KERNEL void copy_3d(Tensor<bf16, 3> x, Tensor<bf16, 3> y) {
     store(y, load<1, 8, 1024>(x, m, j, n), m, j, n);
 }
 
+// The same bytes as integer tiles (the bench views the bf16 buffers as i8 [rows, 2 cols] and i32
+// [rows, cols / 2]): 16 KiB a tile, as the bf16 copy's.
+PK_KERNEL void copy_i8(Tensor<i8, 2> x, Tensor<i8, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 2048})) store(y, load<8, 2048>(x, m, n), m, n);
+}
+PK_KERNEL void copy_i32(Tensor<i32, 2> x, Tensor<i32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 512})) store(y, load<8, 512>(x, m, n), m, n);
+}
+
 PK_KERNEL void add(Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {8, 1024}))
     store(z, cast<bf16>(cast<f32>(load<8, 1024>(x, m, n)) + cast<f32>(load<8, 1024>(y, m, n))), m, n);

@@ -271,6 +271,11 @@ Tile<f32, M, N> mma(A a, B b, Tile<f32, M, N> acc);  // acc + a @ b
 // acc + a @ b^T, with b stored N x K (a linear layer's weight, K-major).
 template <class A, class B, long M, long N>
 Tile<f32, M, N> mma_t(A a, B b, Tile<f32, M, N> acc);
+// i8 a and b with an i32 accumulator: exact integer sums (W8A8: the tensor cores' int8 path).
+template <class A, class B, long M, long N>
+Tile<i32, M, N> mma(A a, B b, Tile<i32, M, N> acc);
+template <class A, class B, long M, long N>
+Tile<i32, M, N> mma_t(A a, B b, Tile<i32, M, N> acc);
 // Binary element-wise ops take tiles of one shape, or an M x N tile and an M x 1 tile (one
 // value per row, as row_sum gives) or a 1 x N tile (one per column), broadcast over the other
 // dimension: `x - row_max(x)`.

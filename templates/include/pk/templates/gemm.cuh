@@ -1,9 +1,10 @@
 // Job: C[M, N] = epilogue(A * B) on one GPU (no communication), A stored [M, K] (or [K, M]:
 // AMMajor, read transposed, the weight gradient dY^T X), with B stored [N, K]
 // (C = A * B^T, BNMajor false) or [K, N] (C = A * B, BNMajor true), bf16 or f16 operands (or
-// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]), bf16, f16 or f32 output, and an
-// optional element-wise epilogue Epi on the fp32 accumulators (NoEpilogue, or one pkc writes:
-// struct Args, apply(args, value, row, col)). The reference point for the fused
+// fp8, e4m3 or e5m2 for A and for B, with B stored [N, K]; or i8 for both, B stored [N, K]:
+// s8 wgmma into exact s32 accumulators, whose bits the epilogue and an i32 C take), bf16, f16 or
+// f32 output (or i32), and an optional element-wise epilogue Epi on the accumulators
+// (NoEpilogue, or one pkc writes: struct Args, prepare, prepare_row, prepare_col, apply). The reference point for the fused
 // kernels and pkc's GEMM alone. Batched: A [B, M, K], B [B, N, K] or [B, K, N] and C [B, M, N],
 // one product per batch, the tile order's segments the batches (3-D tensor maps, so a box clips
 // at its batch's last row and column; row and col in the epilogue count inside the batch, and its
@@ -32,7 +33,10 @@ struct GemmJobT : JobDefaults {
   using WidenFrom = InB;
   using WidenTo = In;
   static_assert(Batched || !SharedB, "a shared B belongs to a batched GEMM");
-  static_assert(sizeof(Out) == 2 || is_same<Out, float>::value, "a bf16, f16 or f32 output");
+  static_assert(sizeof(Out) == 2 || is_same<Out, float>::value || (is_same<Out, int>::value && is_same<In, signed char>::value),
+                "a bf16, f16 or f32 output (or i32 from i8 operands)");
+  static_assert(!is_same<In, signed char>::value || (is_same<InB, signed char>::value && !Batched && !Trailing),
+                "i8 operands: both i8, the plain GEMM (s8 wgmma)");
   static constexpr wg::Operand kA = wg::operand_of<In>(), kB = kWidenB ? kA : wg::operand_of<InB>();
   static constexpr bool kF16Out = is_same<Out, f16>::value;
   static constexpr int kOutBytes = sizeof(Out);

@@ -63,13 +63,13 @@ __device__ __forceinline__ int k_steps(int k) { return (k + kBK - 1) / kBK; }
 // Consumer: acc = A[tile rows of this warpgroup] * B[tile cols] over all K steps, releasing
 // each stage to the loader once the wgmma that read it has completed. WidenFrom (an fp8 type):
 // B arrives as fp8 (raw_full) and both consumers widen it to WidenTo (widen_b.cuh) while the
-// previous step's wgmma runs.
+// previous step's wgmma runs. acc is f32, or s32 for int8 operands (wg::accumulator_of).
 template <wg::Operand A, wg::Operand B, bool BNMajor, bool AMMajor = false, class WidenFrom = void,
           class WidenTo = void>
 __device__ __forceinline__ void mma_tile(SharedStorage& ss, RingCursor<kStages>& cur, int ksteps,
-                                         int consumer, float (&acc)[128]) {
+                                         int consumer, typename wg::accumulator_of<A>::type (&acc)[128]) {
 #pragma unroll
-  for (int j = 0; j < 128; ++j) acc[j] = 0.f;
+  for (int j = 0; j < 128; ++j) acc[j] = 0;
   int prev = -1;
   for (int k = 0; k < ksteps; ++k) {
     ss.ring.wait_full(cur);

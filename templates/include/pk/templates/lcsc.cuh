@@ -94,11 +94,18 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
   unsigned int handoffs = 0;
   float acc[128];
   for (int t = block; t < n; t += blocks) {
-    if constexpr (Job::kWidenB)
+    if constexpr (Job::kWidenB) {
       mma_tile<Job::kA, Job::kB, false, false, typename Job::WidenFrom, typename Job::WidenTo>(ss, cur, ksteps,
                                                                                              consumer, acc);
-    else
+    } else if constexpr (Job::kA == wg::Operand::s8) {
+      // s32 accumulators: the epilogue and the stores take their bits in the float registers.
+      int sums[128];
+      mma_tile<Job::kA, Job::kB, false, false>(ss, cur, ksteps, consumer, sums);
+#pragma unroll
+      for (int j = 0; j < 128; ++j) acc[j] = __int_as_float(sums[j]);
+    } else {
       mma_tile<Job::kA, Job::kB, Job::kBNMajor, Job::kAMMajor>(ss, cur, ksteps, consumer, acc);
+    }
     const TileCoord tile = p.order.at(t);
     const int row0 = tile.mi * kBM + consumer * kBoxRows, col0 = tile.ni * kBN;
     if constexpr (Job::kDirectStore) {

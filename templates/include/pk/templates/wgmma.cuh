@@ -1,6 +1,6 @@
 // Hopper warpgroup matrix multiply (wgmma, sm_90a): shared-memory descriptors and the
-// m64n256k16 bf16 / f16 (m64n256k32 fp8) -> f32 instructions the GEMM main loop issues, with B
-// K-major or N-major.
+// m64n256k16 bf16 / f16 (m64n256k32 fp8) -> f32 and m64n256k32 s8 -> s32 instructions the GEMM
+// main loop issues, with B K-major or N-major.
 #pragma once
 #include <pk/device/bf16.cuh>
 #include <pk/device/ptx.cuh>
@@ -46,6 +46,7 @@ __device__ __forceinline__ void wait() {
 
 // Keeps the compiler from moving accumulator reads/writes across wgmma issue/wait points.
 __device__ __forceinline__ void fence_operand(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void fence_operand(int& x) { asm volatile("" : "+r"(x)::"memory"); }
 
 // The 128 fp32 accumulators of an m64n256 wgmma: their operand list in the PTX and the asm
 // outputs that bind them to d[0] .. d[127] (read and written). d follows the wgmma
@@ -82,6 +83,29 @@ __device__ __forceinline__ void fence_operand(float& x) { asm volatile("" : "+f"
   "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),           \
   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),           \
   "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+// The same for s32 accumulators (int8 wgmma): integer registers.
+#define PK_WGMMA_D128_OUT_S32 \
+  "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),           \
+  "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),       \
+  "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]),                 \
+  "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]),                 \
+  "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),                 \
+  "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]),                 \
+  "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]),                 \
+  "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]),                 \
+  "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),                 \
+  "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]),                 \
+  "+r"(d[62]), "+r"(d[63]), "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]),                 \
+  "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]), "+r"(d[72]), "+r"(d[73]),                 \
+  "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]),                 \
+  "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]),                 \
+  "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]),                 \
+  "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), "+r"(d[96]), "+r"(d[97]),                 \
+  "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]),             \
+  "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]),           \
+  "+r"(d[110]), "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]),           \
+  "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]), "+r"(d[121]),           \
+  "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
 
 // d[128] += A(64 x 32 bytes of K) * B(32 bytes of K x 256) from descriptors: for bf16 / f16
 // (m64n256k16) A K-major (stored [64][16], AMMajor false) or M-major (stored [16][64], AMMajor
@@ -100,23 +124,36 @@ __device__ __forceinline__ void fence_operand(float& x) { asm volatile("" : "+f"
                "}, %128, %129, p, 1, 1;\n}\n"                                                    \
                : PK_WGMMA_D128_OUT                                                               \
                : "l"(desc_a), "l"(desc_b))
+// int8 (m64n256k32 s8 x s8 into s32, exact; no scale or transpose operands).
+#define PK_WGMMA_M64N256K32_S8                                                                   \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                        \
+               "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {" PK_WGMMA_D128               \
+               "}, %128, %129, p;\n}\n"                                                          \
+               : PK_WGMMA_D128_OUT_S32                                                           \
+               : "l"(desc_a), "l"(desc_b))
 
 // The element types the tensor cores multiply, as the GEMM's operands.
-enum class Operand { bf16, f16, e4m3, e5m2 };
+enum class Operand { bf16, f16, e4m3, e5m2, s8 };
 template <class T> __host__ __device__ constexpr Operand operand_of() {
   return is_same<T, f16>::value ? Operand::f16
          : is_same<T, f8e4m3>::value ? Operand::e4m3
-         : is_same<T, f8e5m2>::value ? Operand::e5m2 : Operand::bf16;
+         : is_same<T, f8e5m2>::value ? Operand::e5m2
+         : is_same<T, signed char>::value ? Operand::s8 : Operand::bf16;
 }
 __host__ __device__ constexpr bool is_fp8(Operand o) { return o == Operand::e4m3 || o == Operand::e5m2; }
+// The accumulator element of an operand type: s32 for int8, f32 otherwise.
+template <Operand A> struct accumulator_of { using type = float; };
+template <> struct accumulator_of<Operand::s8> { using type = int; };
 
-// One K step of 32 bytes of A and of B (16 bf16 / f16 elements, 32 fp8 ones).
+// One K step of 32 bytes of A and of B (16 bf16 / f16 elements, 32 fp8 or i8 ones).
 template <Operand A, Operand B, bool BNMajor, bool AMMajor = false>
-__device__ __forceinline__ void mma_m64n256_32bytes(float (&d)[128], unsigned long long desc_a,
-                                                    unsigned long long desc_b) {
-  static_assert(is_fp8(A) ? is_fp8(B) : A == B, "bf16 with bf16, f16 with f16, fp8 with fp8");
-  static_assert(!is_fp8(A) || (!BNMajor && !AMMajor), "fp8 wgmma reads A and B K-major only");
-  if constexpr (A == Operand::f16) PK_WGMMA_M64N256K16("f16");
+__device__ __forceinline__ void mma_m64n256_32bytes(typename accumulator_of<A>::type (&d)[128],
+                                                    unsigned long long desc_a, unsigned long long desc_b) {
+  static_assert(is_fp8(A) ? is_fp8(B) : A == B, "bf16 with bf16, f16 with f16, fp8 with fp8, i8 with i8");
+  static_assert(!(is_fp8(A) || A == Operand::s8) || (!BNMajor && !AMMajor),
+                "8-bit wgmma reads A and B K-major only");
+  if constexpr (A == Operand::s8) PK_WGMMA_M64N256K32_S8;
+  else if constexpr (A == Operand::f16) PK_WGMMA_M64N256K16("f16");
   else if constexpr (A == Operand::bf16) PK_WGMMA_M64N256K16("bf16");
   else if constexpr (A == Operand::e4m3 && B == Operand::e4m3) PK_WGMMA_M64N256K32_F8("e4m3", "e4m3");
   else if constexpr (A == Operand::e4m3) PK_WGMMA_M64N256K32_F8("e4m3", "e5m2");
@@ -125,8 +162,10 @@ __device__ __forceinline__ void mma_m64n256_32bytes(float (&d)[128], unsigned lo
 }
 #undef PK_WGMMA_M64N256K16
 #undef PK_WGMMA_M64N256K32_F8
+#undef PK_WGMMA_M64N256K32_S8
 #undef PK_WGMMA_D128
 #undef PK_WGMMA_D128_OUT
+#undef PK_WGMMA_D128_OUT_S32
 
 }  // namespace wg
 }  // namespace pk

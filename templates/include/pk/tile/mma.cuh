@@ -2,8 +2,8 @@
 // a (M x K) * b (K x N), or b^T with b stored N x K. Operands pass through the shared-memory
 // stage in chunks of K. bf16 and f16 operands whose shapes split into 16 x 8 output blocks and
 // 16-wide K steps go through the tensor cores (mma.sync m16n8k16, fp32 accumulation); any other
-// shape or type has every thread accumulate its own acc elements in fp32 (correct for every
-// shape). Loops that match a Hopper template take the template instead.
+// shape or type has every thread accumulate its own acc elements in fp32 (i8 operands: in i32;
+// correct for every shape). Loops that match a Hopper template take the template instead.
 #pragma once
 #include <pk/tile/rows.cuh>
 
@@ -320,7 +320,12 @@ __device__ void mma(Acc& acc, const A& a, const B& b, float* stage) {
         const long long i = Acc::source(s);
         if (i >= Acc::kCount) continue;
         const int r = static_cast<int>(i / N), c = static_cast<int>(i % N);
-        acc.v[s] += sa[r * kc + kk] * sb[kk * N + c];
+        // i8 operands into an i32 accumulator: each product is exact in f32 (|x| <= 2^14) and
+        // the sum wraps at 32 bits, as the tensor cores' s32 sums do.
+        if constexpr (is_integer_v<typename Acc::elem>)
+          acc.v[s] = wrap_add(acc.v[s], static_cast<typename Acc::value>(sa[r * kc + kk] * sb[kk * N + c]));
+        else
+          acc.v[s] += sa[r * kc + kk] * sb[kk * N + c];
       }
     }
   }

@@ -2,13 +2,13 @@
 // spread over the THREADS threads of a block in runs of kVec = 8 consecutive elements: run g
 // (elements 8g .. 8g + 7, row-major over the tile) lives in thread g % THREADS, slots
 // 8 (g / THREADS) .. + 7. Every element type shares the layout (casts and maps work slot by
-// slot), and a run is 16 bytes of bf16 / f16 (32 of f32), so a tile wholly inside its tensor
-// loads and stores with vector accesses that consecutive threads coalesce. Float values are
-// kept as fp32 and rounded to T after every operation, so a bf16 tile computes exactly as bf16
-// arithmetic rounded per op would; integer tiles (int, long long) keep their own type. A tile
-// of one element (a row statistic, a scalar) is held by every slot of every thread, so
-// broadcasting it needs no shared memory: loads and reductions give it to all threads, stores
-// write it once.
+// slot), and a run is 16 bytes of bf16 / f16 (32 of f32; 8, 32 and 64 of i8, i32 and i64), so a
+// tile wholly inside its tensor loads and stores with vector accesses that consecutive threads
+// coalesce. Float values are kept as fp32 and rounded to T after every operation, so a bf16 tile
+// computes exactly as bf16 arithmetic rounded per op would; integer tiles (signed char, int,
+// long long) keep their own type. A tile of one element (a row statistic, a scalar) is held by
+// every slot of every thread, so broadcasting it needs no shared memory: loads and reductions
+// give it to all threads, stores write it once.
 // Every function here is called by all threads of the block alike.
 #pragma once
 #include <pk/device/bf16.cuh>
@@ -193,7 +193,7 @@ __device__ __forceinline__ long long tensor_offset(long long i, const long long*
 template <class Tile, class T>
 __device__ __forceinline__ bool runs_fit(const T* data, const long long* shape, const long long* origin) {
   if constexpr (Tile::kCols % Tile::kVec != 0 ||
-                !(sizeof(T) <= 2 || ::pk::is_same<T, float>::value)) {
+                !(sizeof(T) <= 2 || ::pk::is_same<T, float>::value || is_integer_v<T>)) {
     return false;
   } else {
     // Branch-free, and per dimension one unsigned compare of the origin (0 <= origin <=
@@ -296,6 +296,41 @@ __device__ __forceinline__ void store_packed(T* p, const PackedRun<T>& run) {
 template <class T>
 __device__ __forceinline__ void store_run(T* p, const float* v) { store_packed(p, pack_run<T>(v)); }
 
+// An integer run (i8, i32, i64 kept as they are): 8 elements moved as whole words, 8, 32 or 64
+// bytes, 16-byte accesses where the run is that long (run_offset keeps it aligned).
+template <class V>
+__device__ __forceinline__ void load_int_run(const V* p, V* v) {
+  if constexpr (sizeof(V) == 1) {
+    const uint2 u = *reinterpret_cast<const uint2*>(p);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = static_cast<V>(static_cast<unsigned char>((k < 4 ? u.x : u.y) >> (8 * (k % 4))));
+  } else if constexpr (sizeof(V) == 4) {
+    const int4 a = reinterpret_cast<const int4*>(p)[0], b = reinterpret_cast<const int4*>(p)[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const longlong2 q = reinterpret_cast<const longlong2*>(p)[j];
+      v[2 * j] = q.x, v[2 * j + 1] = q.y;
+    }
+  }
+}
+template <class V>
+__device__ __forceinline__ void store_int_run(V* p, const V* v) {
+  if constexpr (sizeof(V) == 1) {
+    unsigned w[2] = {0, 0};
+#pragma unroll
+    for (int k = 0; k < 8; ++k) w[k / 4] |= static_cast<unsigned>(static_cast<unsigned char>(v[k])) << (8 * (k % 4));
+    __stwb(reinterpret_cast<uint2*>(p), make_uint2(w[0], w[1]));
+  } else if constexpr (sizeof(V) == 4) {
+    __stwb(reinterpret_cast<int4*>(p), make_int4(v[0], v[1], v[2], v[3]));
+    __stwb(reinterpret_cast<int4*>(p) + 1, make_int4(v[4], v[5], v[6], v[7]));
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) __stwb(reinterpret_cast<longlong2*>(p) + j, make_longlong2(v[2 * j], v[2 * j + 1]));
+  }
+}
+
 // One element of row-major `data` of `shape` at `at...` (a count, an offset), read by every
 // thread: an integer as long long, a float as fp32; outside the tensor it reads 0.
 template <class T, class... I>
@@ -366,9 +401,21 @@ template <class Tile, class T>
 __device__ void load(Tile& t, const T* data, const long long* shape, const long long* origin) {
   set_extents(t, shape, origin);
   if (idle<Tile>()) return;
-  if constexpr (!is_integer_v<T>) {  // integer tiles move element by element
+  if constexpr (!is_integer_v<T>) {
     if (runs_fit<Tile>(data, shape, origin)) {
       load_runs(t, [&](long long i) { return data + run_offset<Tile>(i, shape, origin); });
+      return;
+    }
+  } else if constexpr (::pk::is_same<typename Tile::value, T>::value) {  // integers as they are
+    if (runs_fit<Tile>(data, shape, origin)) {
+#pragma unroll
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        const long long i = Tile::index(s);
+        T run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+        if (Tile::holds(i)) load_int_run(data + run_offset<Tile>(i, shape, origin), run);
+#pragma unroll
+        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+      }
       return;
     }
   }
@@ -393,6 +440,15 @@ __device__ void store(const Tile& t, T* data, const long long* shape, const long
 #pragma unroll
         for (int k = 0; k < Tile::kVec; ++k) run[k] = t.v[s + k];
         if (Tile::holds(i)) store_run(data + run_offset<Tile>(i, shape, origin), run);
+      }
+      return;
+    }
+  } else if constexpr (::pk::is_same<typename Tile::value, T>::value) {
+    if (runs_fit<Tile>(data, shape, origin)) {
+#pragma unroll
+      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+        const long long i = Tile::index(s);
+        if (Tile::holds(i)) store_int_run(data + run_offset<Tile>(i, shape, origin), &t.v[s]);
       }
       return;
     }
