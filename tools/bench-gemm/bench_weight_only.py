@@ -1,7 +1,8 @@
 """Weight-only quantised GEMMs from spec sets (test/specs/user_specs26.pk.cpp: w8a16_gemm_unpacked, int8
 weights held as i32 [N, K] with per-channel scales, on the general tile path; fp8_weight_only_gemm, e4m3 weights
 [N, K], scales and a bias; test/specs/weight_only_gemm.pk.cpp: wo_e4m3_bf16, the plain product;
-test/specs/int8.pk.cpp: i8_weight_only_gemm, the same int8 weights stored as i8 with per-channel scales) through
+test/specs/int8.pk.cpp: i8_weight_only_gemm, the same int8 weights stored as i8 with per-channel scales, and
+i8_w8a8_s32, int8 activations too on the int8 tensor cores, against torch._int_mm plus the scales) through
 pk_torch, against PyTorch doing the same job unfused (the weights cast to bf16, then torch.matmul, then the
 scale) and against the bf16 GEMM alone (cuBLAS), in the same run. The e4m3 and i8 kernels take the GEMM
 template, which widens the weights in its ring; small M shows the fused kernel reading one byte a weight.
@@ -28,6 +29,7 @@ def main():
     kernels = {k: pk_torch.compile(set26, kernel=k) for k in ("w8a16_gemm_unpacked", "fp8_weight_only_gemm")}
     kernels["wo_e4m3_bf16"] = pk_torch.compile(os.path.join(SPECS, "weight_only_gemm.pk.cpp"), kernel="wo_e4m3_bf16")
     kernels["i8_weight_only_gemm"] = pk_torch.compile(os.path.join(SPECS, "int8.pk.cpp"), kernel="i8_weight_only_gemm")
+    kernels["i8_w8a8_s32"] = pk_torch.compile(os.path.join(SPECS, "int8.pk.cpp"), kernel="i8_w8a8_s32")
     rows, failures = [], 0
 
     def body(ctx):
@@ -41,6 +43,13 @@ def main():
             ws = torch.rand(n, device="cuda", generator=gen) * 0.01 + 0.001
             bias = torch.randn(1, n, device="cuda", generator=gen).to(torch.bfloat16)
             y = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            # W8A8: int8 activations with per-token scales beside the int8 weights.
+            x8 = torch.randint(-128, 128, (m, k), device="cuda", generator=gen, dtype=torch.int32).to(torch.int8)
+            sx = torch.rand(m, 1, device="cuda", generator=gen) * 0.01 + 0.001
+
+            def int_mm():  # torch's int8 GEMM (cuBLASLt) where it takes the shape, then the scales
+                acc = torch._int_mm(x8, wi8.t()) if m > 16 else torch.matmul(x8.float(), wi8.float().t())
+                return (acc.float() * sx * ws).to(torch.bfloat16)
             cases = {
                 "w8a16_gemm_unpacked": (
                     lambda: kernels["w8a16_gemm_unpacked"](ctx, x, wq, ws, y),
@@ -50,6 +59,10 @@ def main():
                     lambda: kernels["i8_weight_only_gemm"](ctx, x, wi8, ws, y),
                     lambda: torch.matmul(x, wi8.to(torch.bfloat16).t()) * ws,
                     lambda: torch.matmul(x.float(), wi8.float().t()) * ws),
+                "i8_w8a8_s32": (
+                    lambda: kernels["i8_w8a8_s32"](ctx, x8, wi8, sx, ws, y),
+                    int_mm,
+                    lambda: (torch.matmul(x8.double(), wi8.double().t()) * sx.double() * ws.double()).float()),
                 "fp8_weight_only_gemm": (
                     lambda: kernels["fp8_weight_only_gemm"](ctx, x, w8, ws.view(1, n), bias, y),
                     lambda: torch.matmul(x, w8.to(torch.bfloat16).t()) * ws + bias,
