@@ -42,7 +42,7 @@ PK_KERNEL void fp8_gemm(Tensor<f8e4m3, 2> a, Tensor<f8e5m2, 2> b, Tensor<bf16, 2
   }
 }
 
-// EXPLAIN: pk.tile.foreach at {{.*}}fp8.cpp:[[@LINE+2]]:3: general tile path {{.*}}GEMM: the template multiplies fp8 tiles with B stored [N, K] (mma_t) only, as fp8 wgmma has no transpose; this is mma with B stored [K, N]
+// EXPLAIN: pk.tile.foreach at {{.*}}fp8.cpp:[[@LINE+2]]:3: general tile path {{.*}}GEMM: the template multiplies fp8 and i8 tiles with B stored [N, K] (mma_t) only, as 8-bit wgmma has no transpose; this is mma with B stored [K, N]
 PK_KERNEL void fp8_gemm_kn(Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.cols(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();

@@ -281,7 +281,7 @@ pk.kernel @f32_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.t
 // Tests that a GEMM storing an fp8 cast of its accumulator stays on the general path, and the
 // decision names the output types the template stores.
 // CHECK-LABEL: pk.kernel @fp8_out
-// CHECK-SAME: the loop does not take the Hopper GEMM template: GEMM: the template's output is bf16, f16 or f32; this store writes a 128 x 256 f8E4M3FN tile
+// CHECK-SAME: the loop does not take the Hopper GEMM template: GEMM: the template's output is bf16, f16 or f32 (or i32 from i8 operands); this store writes a 128 x 256 f8E4M3FN tile
 // CHECK: pk.tile.foreach
 pk.kernel @fp8_out(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.tensor<?x?xf8E4M3FN>) {
   %c0 = arith.constant 0 : index

@@ -41,7 +41,7 @@ PK_KERNEL void b7_u8_mask_constant(Tensor<i8, 2> q, Tensor<i8, 2> y) {
   for (auto [m, n] : tiles(q.rows(), q.cols(), {16, 64})) store(y, load<16, 64>(q, m, n) & 0xF0, m, n);
 }
 
-// B8. int8 operands straight into mma (Clang accepts the call; pkc must refuse: widen them to bf16 first).
+// B8. int8 operands into mma with an f32 accumulator (pkc must refuse: accumulate into i32, or widen to bf16).
 PK_KERNEL void b8_mma_i8_operands(Tensor<i8, 2> a, Tensor<i8, 2> b, Tensor<f32, 2> y) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {64, 64})) {
     auto acc = zeros<f32, 64, 64>();
