@@ -985,7 +985,7 @@ private:
     if (failed) return -1;
     for (size_t i = 0; i < in.size() && in.size() == 2; ++i) {
       if (typeOf(in[1 - i]).kind != ValueType::Tile) continue;
-      if (!fitsIntTile(args[i], typeOf(in[1 - i]).elem)) return -1;
+      if (!fitsIntTile(args[i], typeOf(in[1 - i]).elem, kind == MapKind::Sub && i == 1)) return -1;
       if (!indexBesideI8(kind, args[i], in[i], typeOf(in[1 - i]).elem)) return -1;
     }
     return mapValues(kind, l, in);
@@ -1008,13 +1008,16 @@ private:
 
   // An integer constant beside an i32 or i8 tile (or making one: where of two integers) becomes
   // a splat of its type; one that does not fit would wrap silently, so it is refused with the fix.
-  bool fitsIntTile(const Expr *e, Elem elem) {
+  // subtrahend: the constant is subtracted from the tile (t - 128, whose 8 bits are t + -128's).
+  bool fitsIntTile(const Expr *e, Elem elem, bool subtrahend = false) {
     int64_t v;
     if ((elem != Elem::I32 && elem != Elem::I8) || !constInt(e, v)) return true;
     if (elem == Elem::I8 && v >= -128 && v <= 127) return true;
     if (elem == Elem::I8) {
       fail(e->getBeginLoc(), std::to_string(v) + " does not fit the i8 tile it meets (it would wrap); "
-                             "make that tile i32 first: cast<i32>(t)");
+                             "make that tile i32 first: cast<i32>(t)" +
+                                 (subtrahend && v == 128 ? std::string(", or, if the 8-bit wrap is meant, write t + -128")
+                                                         : std::string()));
       return false;
     }
     if (v >= INT32_MIN && v <= INT32_MAX) return true;
