@@ -208,7 +208,8 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
       else if (kind == "neg" || kind == "abs") bs << "pk::tile::wrap_" << kind << "(" << x << ")";
       else bs << "pk::tile::wrap_" << kind << "(" << x << ", " << y << ")";
     } else if (op == "tofloat") {
-      bs << "float(" << operand(num("x")) << ")";
+      if (step.get("odd")) bs << "pk::tile::to_float_odd(" << operand(num("x")) << ")";
+      else bs << "float(" << operand(num("x")) << ")";
     } else if (op == "toi32") {  // an integer scalar splat into an i32 (i8) tile: its low 32 (8) bits
       if (step.get("i8")) bs << "static_cast<int>(static_cast<signed char>(" << operand(num("x")) << "))";
       else bs << "static_cast<int>(" << operand(num("x")) << ")";

@@ -412,7 +412,13 @@ struct ElementProgram::Capture {
       const bool fromInt = isInt(c.getInput().getType());
       if (isInt(c.getType()))  // i32 to i32 is the value; a float rounds toward zero, saturating
         return fromInt ? index[v] = x : add(v, {named("op", str("toint")), named("x", i64(x))});
-      if (fromInt) x = push({named("op", str("tofloat")), named("x", i64(x))});
+      // To bf16 / f16 an integer rounds once, as the general path's casts do: through f32 rounded
+      // to odd (an i32 sum past 2^24 would otherwise round twice).
+      if (fromInt) {
+        SmallVector<NamedAttribute> f{named("op", str("tofloat")), named("x", i64(x))};
+        if (narrowName(to)) f.push_back(named("odd", UnitAttr::get(ctx())));
+        x = push(f);
+      }
       if (to.isF32()) return index[v] = x;  // widening: the value is already exact in f32
       if (const char *t = narrowName(to))
         return add(v, {named("op", str("round")), named("x", i64(x)), named("type", str(t))});

@@ -324,8 +324,11 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
   }
   auto narrow = stored.getDefiningOp<TileCastOp>();
   auto f32 = Float32Type::get(loop.getContext());
-  if (narrow && !isa<Float32Type>(cast<TileType>(narrow.getInput().getType()).getElementType()))
-    narrow = nullptr;  // a cast from another type is part of the epilogue
+  // The storer rounds f32 to a bf16 / f16 (or keeps f32) output; a cast from another type, or to
+  // an integer one (an i32 output stores the epilogue's bits), is part of the epilogue.
+  if (narrow && (!isa<Float32Type>(cast<TileType>(narrow.getInput().getType()).getElementType()) ||
+                 !isa<FloatType>(cast<TileType>(narrow.getType()).getElementType())))
+    narrow = nullptr;
   Value result = narrow ? narrow.getInput() : stored;
   auto storedTile = dyn_cast<TileType>(stored.getType());
   if (!storedTile || !isTile(storedTile, g.bm, g.bn, storedTile.getElementType()))
@@ -338,8 +341,11 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     return g.sink->emitError("GEMM: the template's output is bf16, f16 or f32 (or i32 from i8 operands); this store "
                              "writes ")
            << tileWords(stored.getType());
-  if (!isa<Float32Type>(cast<TileType>(result.getType()).getElementType()) && !i32Out)
-    return g.sink->emitError("GEMM: the stored tile must be computed from the f32 accumulator");
+  // An i32 accumulator's epilogue may end in the output's own type (cast<bf16>(acc), i32 sums).
+  if (!isa<Float32Type>(cast<TileType>(result.getType()).getElementType()) &&
+      !(int8 && cast<TileType>(result.getType()).getElementType() == g.out))
+    return g.sink->emitError("GEMM: the stored tile must be computed from the ")
+           << (int8 ? "i32" : "f32") << " accumulator";
   // Between the K loop and the stored tile (or its cast): an element-wise epilogue, captured whole.
   llvm::SmallPtrSet<Operation *, 16> epilogueOps;
   if (result != accOut) {
@@ -794,8 +800,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
               "row and column)"
            << (g->sharedB ? "; B is one 2-D weight that every batch multiplies by (a 2-D TMA map)" : "");
       if (g->epilogue)
-        os << ", an element-wise epilogue of " << g->epilogue.size()
-           << " steps applied to the fp32 accumulators in the consumers' registers";
+        os << ", an element-wise epilogue of " << g->epilogue.size() << " steps applied to the "
+           << (g->in.isSignlessInteger(8) ? "s32" : "fp32") << " accumulators in the consumers' registers";
       if (g->trailA)
         os << "; the product after the K loop (" << g->trailCols << " more K columns of its own operands) "
               "streams through the ring as further K steps into the same accumulators";
@@ -846,9 +852,11 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                    ") launch the general-path twin " + fallback + " instead";
       }
     }
+    const std::string mmaForm = g->in.isSignlessInteger(8) ? "wgmma m64n256k32 s8, s32 accumulators"
+                                                          : "wgmma m64n256k16, fp32 accumulators";
     recordDecision(loop, "template",
                    job + ": persistent LCSC kernel, 128x256x64 tiles, 4-stage TMA ring, 2 consumer "
-                   "warpgroups (wgmma m64n256k16, fp32 accumulators, 232 registers) and a loader/"
+                   "warpgroups (" + mmaForm + ", 232 registers) and a loader/"
                    "storer warpgroup (40 registers), L2 groups of 8 row tiles" + variant);
     for (Operation *op : consumed) markLowered(op);
     becomeTemplateInstance(kernel, "pk.gemm", DictionaryAttr::get(ctx, facts));

@@ -51,7 +51,8 @@ LogicalResult TileMmaOp::verify() {
   if (int8 && !acc.getElementType().isSignlessInteger(32))
     return emitOpError("i8 operands accumulate into an i32 register tile, got ") << acc.getElementType();
   if (!int8 && !acc.getElementType().isF32())
-    return emitOpError("accumulator must be an f32 register tile");
+    return emitOpError("accumulator must be an f32 register tile")
+           << (acc.getElementType().isSignlessInteger(32) ? " (an i32 accumulator takes i8 operands)" : "");
   return success();
 }
 

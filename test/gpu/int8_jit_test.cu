@@ -39,10 +39,10 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"i8_embedding", false},     {"i8_zero_point", false},       {"i8_all_gather", false},
     {"rounding", false},         {"i8_w8a8", false},
     {"i8_weight_only_gemm", true}, {"i8_weight_only_small", true}, {"i8_epilogue_gemm", true},
-    {"i8_w8a8_s32", true},         {"i8_gemm_s32", true},
+    {"i8_w8a8_s32", true},         {"i8_gemm_s32", true},        {"i8_w8a8_requant", true},
 };
 const std::vector<const char*> kGeneralToo = {"i8_weight_only_gemm", "i8_epilogue_gemm", "i8_w8a8_s32",
-                                              "i8_gemm_s32"};
+                                              "i8_gemm_s32", "i8_w8a8_requant"};
 
 KernelSet g_kernels;
 
@@ -280,6 +280,42 @@ void gemm_s32(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigned s
   end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
 }
 
+// An integer to bf16, rounded once to nearest even (8 significant bits).
+double bf16_of_integer(long long v) {
+  const unsigned long long a = v < 0 ? -static_cast<unsigned long long>(v) : v;
+  int bits = 0;
+  while ((a >> bits) > 0) ++bits;
+  if (bits <= 8) return double(v);
+  const int drop = bits - 8;
+  unsigned long long q = a >> drop;
+  const unsigned long long rest = a & ((1ull << drop) - 1), half = 1ull << (drop - 1);
+  if (rest > half || (rest == half && (q & 1))) ++q;
+  const double r = std::ldexp(double(q), drop);
+  return v < 0 ? -r : r;
+}
+
+// Requantised sums and bf16 sums (K = 2048 gives sums past 2^24): c = i32(rint(float(acc) * s[m])),
+// d = bf16(acc), both exact against the host's float arithmetic and a once-rounded bf16.
+void w8a8_requant(const Run& r, const std::string& kn, LL M, LL N, LL Kd, unsigned seed) {
+  auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
+  for (LL k = 0; k < Kd; ++k) x[k] = 127, w[k] = 127;  // row 0 times column 0: 127^2 K, past 2^24 at K = 2048
+  const auto s = rnd<float>(M, seed + 2, 0.01f, 0.5f);
+  DevLocal<i8> xd({M, Kd}, x), wd({N, Kd}, w);
+  DevLocal<float> sd({M, 1}, s);
+  DevLocal<int> c({M, N}, {});
+  DevLocal<bf16> d({M, N}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, xd.view(), wd.view(), sd.view(), c.view(), d.view())) {
+    const auto g = gemm(M, N, Kd, [&](LL m, LL k) { return double(x[m * Kd + k]); }, [&](LL k, LL n) { return double(w[n * Kd + k]); });
+    check(r, kn + ".c", c.download(), [&](LL i) {
+      const float f = static_cast<float>(static_cast<long long>(g.c[i])) * s[i / N];
+      return double(static_cast<int>(std::rint(f)));
+    }, exact());
+    check(r, kn + ".d", d.download(), [&](LL i) { return bf16_of_integer(static_cast<long long>(g.c[i])); }, exact());
+  }
+  end_case(r, kn + " " + dims({M, N, Kd}) + (Kd % 16 ? " (general twin)" : ""), before);
+}
+
 // W8A8 on the general path: y = bf16((x w^T) * sx[m] * sw[n]), every i8 value at random in both operands.
 void w8a8(const Run& r, LL M, LL N, LL Kd, unsigned seed) {
   const auto x = bytes(M * Kd, seed), w = bytes(N * Kd, seed + 1);
@@ -322,6 +358,9 @@ void cases(const Run& r) {
     gemm_s32(r, "i8_gemm_s32", 300, 520, 1040, 221);
     gemm_s32(r, "i8_gemm_s32", 100, 136, 72, 231);  // the twin
     gemm_s32(r, "i8_gemm_s32/general", 130, 260, 160, 241);
+    w8a8_requant(r, "i8_w8a8_requant", 200, 264, 2048, 251);
+    w8a8_requant(r, "i8_w8a8_requant", 100, 136, 72, 261);  // the twin
+    w8a8_requant(r, "i8_w8a8_requant/general", 130, 260, 2048, 271);
   }
   all_gather(r, 37, 100, 121);
   all_gather(r, 37, 99, 131);  // an odd byte count per rank

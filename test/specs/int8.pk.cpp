@@ -105,6 +105,22 @@ PK_KERNEL void i8_gemm_s32(Tensor<i8, 2> x, Tensor<i8, 2> w, Tensor<i32, 2> c, T
   }
 }
 
+// W8A8 epilogues that leave the floats: c = i32(rint(float(acc) * s[m])) (requantised sums, the cast
+// inside the epilogue), and d = bf16(acc) rounded once from the integer (sums past 2^24 too).
+PK_KERNEL void i8_w8a8_requant(Tensor<i8, 2> x, Tensor<i8, 2> w, Tensor<f32, 2> s, Tensor<i32, 2> c,
+                               Tensor<bf16, 2> d) {
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<i32, 128, 256>();
+    for (auto k : range(0, x.cols(), 128)) acc = mma_t(load<128, 128>(x, m, k), load<256, 128>(w, n, k), acc);
+    store(c, cast<i32>(round(cast<f32>(acc) * load<128, 1>(s, m, 0))), m, n);
+  }
+  for (auto [m, n] : tiles(x.rows(), w.rows(), {128, 256})) {
+    auto acc = zeros<i32, 128, 256>();
+    for (auto k : range(0, x.cols(), 128)) acc = mma_t(load<128, 128>(x, m, k), load<256, 128>(w, n, k), acc);
+    store(d, cast<bf16>(acc), m, n);
+  }
+}
+
 // A GEMM whose epilogue reads int8 tensors on the template (8-bit predicated loads): an i8 mask [M, N]
 // compared with 0, an i8 zero point per column clamped below by max, and an i8 scale code read as a
 // scalar: y = bf16((mk[m, n] != 0 ? acc * code[0] : 0) - max(zp[n], -100)), acc = x w^T.

@@ -14,5 +14,16 @@ __device__ __forceinline__ float exp_ftz(float x) {
   return y;
 }
 
+// An integer as a float rounded to odd (toward zero, then the last bit set when inexact): rounding
+// that to a narrower type (bf16, f16) rounds the integer once, to nearest even (casts of integer
+// tiles, and of a W8A8 GEMM's i32 sums in its epilogue).
+template <class X>
+__device__ __forceinline__ float to_float_odd(X x) {
+  const long long v = static_cast<long long>(x);
+  float f = __ll2float_rz(v);
+  if (__float2ll_rz(f) != v) f = __uint_as_float(__float_as_uint(f) | 1u);
+  return f;
+}
+
 }  // namespace tile
 }  // namespace pk

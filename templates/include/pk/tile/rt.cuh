@@ -126,16 +126,6 @@ __device__ __forceinline__ float round_to(float x) {
   else return to_float(from_float<T>(x));
 }
 
-// An integer as a float rounded to odd (toward zero, then the last bit set when inexact): rounding
-// that to a narrower type (bf16, f16) rounds the integer once, to nearest even.
-template <class X>
-__device__ __forceinline__ float to_float_odd(X x) {
-  const long long v = static_cast<long long>(x);
-  float f = __ll2float_rz(v);
-  if (__float2ll_rz(f) != v) f = __uint_as_float(__float_as_uint(f) | 1u);
-  return f;
-}
-
 // x as the register value of a T element: floats rounded to T, integers to the nearest T; float
 // to integer rounds toward zero and saturates (NaN gives 0), as cvt.rzi does; integers narrow by
 // wrapping.
