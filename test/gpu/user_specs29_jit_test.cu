@@ -519,7 +519,10 @@ void gemm_peer_store(const Run& r, LL M, LL N, LL K, unsigned s) {
   if (run(r, "w29_gemm_peer_store", 2, xd.view(), wd.view(), y.view))
     check_int(r, "w29_gemm_peer_store", y.download(), [&](LL i) {
       const LL row = i / N;
-      return row / M == src ? i64(o[src].c[(row % M) * N + i % N]) : -1;  // other rows untouched
+      // A store clips at the tensor it writes (docs/language.md): the last 64-row tile's padding rows,
+      // past the source's M, land as zeros in the rows after its region; the other rows stay untouched.
+      if (row / M == src) return i64(o[src].c[(row % M) * N + i % N]);
+      return row >= (src + 1) * M && row < src * M + (M + 63) / 64 * 64 ? i64(0) : i64(-1);
     });
   end_case(r, tag("w29_gemm_peer_store", "", {M, N, K}), before);
 }
@@ -665,7 +668,10 @@ void sym_peers(const Run& r) {
         check_int(r, "t29_i32_sym_peer.y", y.download(), [&](LL i) { return wrap32(i64(xs[r.me][i]) + r.me); });
         check_int(r, "t29_i32_sym_peer.z", z.download(), [&](LL i) {
           const LL row = i / N;
-          return row / M == src ? i64(xs[src][(row % M) * N + i % N]) : -1;
+          if (row / M == src) return i64(xs[src][(row % M) * N + i % N]);
+          // The last 16-row tile's padding rows land as zeros past the source's region (stores clip at the
+          // tensor they write); the other rows stay untouched.
+          return row >= (src + 1) * M && row < src * M + (M + 15) / 16 * 16 ? i64(0) : i64(-1);
         });
       }
       end_case(r, "t29_i32_sym_peer " + dims({M, N}), before);
