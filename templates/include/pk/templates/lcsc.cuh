@@ -6,8 +6,9 @@
 //   warpgroup 0, warp 1: storer   - takes finished boxes from the consumers (mbarrier
 //                                   c_full/c_empty) and stores, reduce-adds or sends them
 //   warpgroups 1, 2:     consumers - wgmma on the ring, fp32 accumulators, bf16 hand-over
-//   (where B is fp8 beside a bf16 / f16 A, kWidenB, the consumers first widen each stage's
-//   fp8 B to wgmma's operand: widen_b.cuh)
+//   (where B is fp8 or i8 beside a bf16 / f16 A, kWidenB, the consumers first widen each stage's
+//   8-bit B to wgmma's operand: widen_b.cuh; i8 A and B, kA == s8, accumulate in s32, whose bits
+//   the epilogue and an i32 output take)
 //
 // A Job supplies the data placement and communication:
 //   struct Params { TileOrder order; int k; int comm_blocks; ... };
@@ -17,7 +18,7 @@
 //   store_rows(p, tile), store_cols(p)                               (clip limits, storer)
 //   storer_begin(p, block); store_box(p, tile, row, col, box); storer_end(p, block)  (storer)
 // and, through JobDefaults unless it says otherwise, the operand types (kA, kB), the output type
-// (kF16Out; kOutBytes 4 for f32, which kDirectStore stores from the consumers' registers,
+// (kF16Out; kOutBytes 4 for f32 and i32, which kDirectStore stores from the consumers' registers,
 // bypassing the storer), B's and A's layouts (kBNMajor, kAMMajor) and an epilogue on the accumulators (kHasEpilogue;
 // epilogue<First, Count>(p, tile, row0, col0, acc) on accumulators [First, First + Count), consumers).
 #pragma once
