@@ -137,7 +137,8 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   }
   // Where a step lives: Pre (per tile), PreRow, PreCol, or apply's locals (per element).
   auto place = [&](size_t i) { return element[i] ? dep[i] : 0; };
-  // usedAs[d][j]: step j is read from its struct by a step of place d (or is the result).
+  // used / usedRow / usedCol: step j is read from Pre / PreRow / PreCol by a step of another place
+  // (or is the result).
   std::vector<bool> usedRow(n), usedCol(n);
   for (auto [i, a] : llvm::enumerate(program))
     for (StringRef k : kOperands)
@@ -151,19 +152,19 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   used[n - 1] = used[n - 1] || (!element[n - 1] && !inPlace[n - 1]);
   usedRow[n - 1] = usedRow[n - 1] || place(n - 1) == kRow;
   usedCol[n - 1] = usedCol[n - 1] || place(n - 1) == kCol;
-  // Row and column steps are computed where some later step (or the result) reads them.
-  std::vector<bool> live(n);
-  live[n - 1] = true;
-  for (size_t i = n; i-- > 0;)
-    if (live[i])
-      for (StringRef k : kOperands)
-        if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) live[operand.getInt()] = true;
-  // prepare() computes only what Pre keeps and what that reads (no unused locals).
-  std::vector<bool> needed(used);
-  for (size_t i = n; i-- > 0;)
-    if (needed[i])
-      for (StringRef k : kOperands)
-        if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) needed[operand.getInt()] = true;
+  // The steps `seed` reads, directly or through others (no unused locals are written).
+  auto readBy = [&](std::vector<bool> seed) {
+    for (size_t i = n; i-- > 0;)
+      if (seed[i])
+        for (StringRef k : kOperands)
+          if (auto operand = cast<DictionaryAttr>(program[i]).getAs<IntegerAttr>(k)) seed[operand.getInt()] = true;
+    return seed;
+  };
+  // Row and column steps are computed where some later step (or the result) reads them;
+  // prepare() computes only what Pre keeps and what that reads.
+  std::vector<bool> result(n);
+  result[n - 1] = true;
+  const std::vector<bool> live = readBy(result), needed = readBy(used);
   std::string pre, prepare, preRow, rowBody, preCol, colBody;
   auto typeOf = [&](size_t i) { return wide[i] ? "long long " : integer[i] ? "int " : "float "; };
   for (size_t i = 0; i < n; ++i) {
@@ -186,7 +187,7 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
     current = int64_t(i);
     std::string code;
     llvm::raw_string_ostream bs(code);
-    bs << "    const " << (wide[i] ? "long long " : integer[i] ? "int " : "float ") << v(i) << " = ";
+    bs << "    const " << typeOf(i) << v(i) << " = ";
     if (inPlace[i]) {  // a constant or a parameter read
       bs << inlined[i];
     } else if (op == "acc") {  // an i32 accumulator's bits travel in the float register

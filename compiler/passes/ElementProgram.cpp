@@ -336,19 +336,15 @@ struct ElementProgram::Capture {
     if (!e.isSignlessInteger(8)) return false;
     // (A splat keeps the scalar's low 8 bits, as the general path's does.)
     if (isa<TileLoadOp, TileReshapeOp, TileTransposeOp, TileSelectOp, TileSplatOp>(op)) return true;
-    auto comparison = [](MapKind k) {
-      return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge || k == MapKind::eq ||
-             k == MapKind::ne;
-    };
     if (auto map = dyn_cast<TileMapOp>(op)) {
       const MapKind k = map.getKind();
       // && of masks is the product of two 0 / 1 tiles: still 0 or 1.
       if (k == MapKind::mul)
         return llvm::all_of(map->getOperands(), [&](Value x) {
           auto m = x.getDefiningOp<TileMapOp>();
-          return m && comparison(m.getKind());
+          return m && isComparison(m.getKind());
         });
-      return comparison(k) || k == MapKind::min || k == MapKind::max;
+      return isComparison(k) || k == MapKind::min || k == MapKind::max;
     }
     return false;
   }

@@ -14,11 +14,6 @@ using namespace mlir::pk;
 
 namespace {
 
-bool isComparison(MapKind k) {
-  return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge ||
-         k == MapKind::eq || k == MapKind::ne;
-}
-
 // The comparison with the operands swapped (a < b is b > a).
 MapKind swapped(MapKind k) {
   switch (k) {

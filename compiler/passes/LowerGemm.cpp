@@ -251,13 +251,14 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
              << (g.bNMajor ? "B stored [K, N] (mma)" : g.aMMajor ? "A read transposed" : "a batch dimension");
   }
   const bool int8 = g.in.isSignlessInteger(8);  // W8A8: s8 wgmma into s32 accumulators
-  if (!g.in.isBF16() && !g.in.isF16() && !isFp8(g.in) && !int8)
+  const bool eightBit = isFp8(g.in) || int8;
+  if (!g.in.isBF16() && !g.in.isF16() && !eightBit)
     return mma.emitError("GEMM: the template multiplies bf16, f16, fp8 or i8 tiles, not ") << g.in;
   // 8-bit wgmma (fp8, s8) reads both operands K-major.
-  if ((isFp8(g.in) || int8) && g.aMMajor)
+  if (eightBit && g.aMMajor)
     return mma.emitError("GEMM: the template multiplies fp8 and i8 tiles with A stored [M, K] only, as 8-bit "
                          "wgmma has no transpose; this A is read transposed");
-  if ((isFp8(g.in) || int8) && g.bNMajor)
+  if (eightBit && g.bNMajor)
     return mma.emitError("GEMM: the template multiplies fp8 and i8 tiles with B stored [N, K] (mma_t) "
                          "only, as 8-bit wgmma has no transpose; this is mma with B stored [K, N]");
   if (int8 && g.batch)
@@ -293,7 +294,7 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
         return t2.emitError("GEMM: a product after the K loop takes the template as mma_t(load<BM, R>(a2, m, 0), "
                             "load<BN, R>(b2, n, 0), acc) (mma with load<R, BN>(b2, 0, n) when the loop's is mma), "
                             "of the loop's operand types, added into the loop's accumulator");
-      if (g.widenB || g.aMMajor || g.batch || isFp8(g.in) || int8)
+      if (g.widenB || g.aMMajor || g.batch || eightBit)
         return t2.emitError("GEMM: a product after the K loop takes the plain 16-bit form of the template");
       g.trailA = la;
       g.trailB = lb;

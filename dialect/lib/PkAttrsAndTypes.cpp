@@ -27,6 +27,10 @@ void PkDialect::registerTypes() {
 }
 
 bool mlir::pk::isFp8(Type type) { return isa<Float8E4M3FNType, Float8E5M2Type>(type); }
+bool mlir::pk::isComparison(MapKind k) {
+  return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge || k == MapKind::eq ||
+         k == MapKind::ne;
+}
 
 bool mlir::pk::isSupportedElementType(Type type) {
   return type.isBF16() || type.isF16() || type.isF32() || type.isF64() ||

@@ -48,6 +48,8 @@ bool isScratchArgument(Value v);
 bool isSupportedElementType(Type type);
 /// fp8 (f8E4M3FN or f8E5M2): a storage type that moves and casts but does not reduce.
 bool isFp8(Type type);
+/// The map kinds that compare (lt, le, gt, ge, eq, ne): their results are 0 or 1.
+bool isComparison(MapKind kind);
 /// Shape and element type of a local or symmetric tensor type.
 ArrayRef<int64_t> getTensorShape(Type tensorType);
 Type getTensorElementType(Type tensorType);

@@ -289,7 +289,7 @@ __device__ __forceinline__ void store_run(T* p, const float* v) { store_packed(p
 // An integer run (i8, i32, i64 kept as they are): 8 elements moved as whole words, 8, 32 or 64
 // bytes, 16-byte accesses where the run is that long (run_offset keeps it aligned).
 template <class V>
-__device__ __forceinline__ void load_int_run(const V* p, V* v) {
+__device__ __forceinline__ void load_run(const V* p, V* v) {
   if constexpr (sizeof(V) == 1) {
     const uint2 u = *reinterpret_cast<const uint2*>(p);
 #pragma unroll
@@ -360,7 +360,7 @@ __device__ __forceinline__ void load_runs(Tile& t, At at) {
 #pragma unroll
   for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
     const long long i = Tile::index(s);
-    float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+    typename Tile::value run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
     if (Tile::holds(i)) load_run(at(i), run);
 #pragma unroll
     for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
@@ -398,14 +398,7 @@ __device__ void load(Tile& t, const T* data, const long long* shape, const long 
     }
   } else if constexpr (::pk::is_same<typename Tile::value, T>::value) {  // integers as they are
     if (runs_fit<Tile>(data, shape, origin)) {
-#pragma unroll
-      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        const long long i = Tile::index(s);
-        T run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
-        if (Tile::holds(i)) load_int_run(data + run_offset<Tile>(i, shape, origin), run);
-#pragma unroll
-        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
-      }
+      load_runs(t, [&](long long i) { return data + run_offset<Tile>(i, shape, origin); });
       return;
     }
   }
