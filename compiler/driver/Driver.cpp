@@ -119,6 +119,12 @@ cl::opt<bool> templates(
     cl::desc("Lower local loops that match a Hopper main-loop template (GEMM, attention) to it "
              "(default); --templates=false keeps them on the general tile path, to compare"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> splitK(
+    "split-k",
+    cl::desc("Let a GEMM template launch whose output has fewer tiles than the SMs split each tile's K "
+             "steps over several blocks (default); --split-k=false keeps every tile on one block (no "
+             "workspace, no partial sums)"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "
                                  "(default: pk_kernels/<spec name>.h)"),
@@ -341,6 +347,7 @@ int runPkcDriver(int argc, char **argv) {
     options.tileThreads = tileThreads;
     options.tileStages = tileStages;
     options.templates = templates;
+    options.splitK = splitK;
     buildDevicePipeline(pm, options);
     if (mlir::failed(pm.run(*module))) return 1;
     if (explain) {

@@ -36,6 +36,8 @@ const JobInfo *findJob(StringRef name) {
 // The template's constants the description relies on (static_asserted in the output).
 constexpr int kBM = 128, kBN = 256, kBK = 64, kBoxRows = 64, kBoxCols = 64, kGroupM = 16;
 constexpr int kBBox = 64;  // an N-major B's TMA box: 64 K-rows x 64 columns
+// split_k.cuh: floats of a consumer's partial, pieces per tile, counter words ahead of the partials
+constexpr int kSplitPartial = 64 * 256, kMaxSplits = 16, kSplitCounters = 1024;
 constexpr unsigned kSharedBytes = 231424;
 constexpr int kAgRowSlot = 128;
 constexpr int kKernelFlagRegion = 2048;  // pk/runtime/context.h (host only)
@@ -69,6 +71,23 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
   else d.field(FK::tmap, "b", b, {K, N}, {kBK, kBN});
 }
 
+// Split-K (templates/include/pk/templates/split_k.cuh): an output of fewer tiles than the SMs
+// cuts each tile's K steps into pieces run by different blocks (at most 16, of at least 4 steps
+// each, no more than fill the SMs in one wave), and the grid covers the pieces. Their partial sums
+// go through a workspace of 4 KiB of counters and 128 KiB per piece, none when unsplit.
+// (--split-k=false, `off`: one piece, no workspace.)
+void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &ksteps, bool off) {
+  const std::string splits =
+      off ? "1" : "max(1,min(min(div(sms," + tiles + "),div(" + ksteps + ",4))," + std::to_string(kMaxSplits) + "))";
+  const std::string pieceBytes = std::to_string(2 * kSplitPartial * 4);  // two consumers' partials
+  const std::string counterBytes = std::to_string(kSplitCounters * 4);
+  d.i32("splits", splits);
+  d.field(FK::workspace, "split_ws");
+  d.t.fields.back().value = expr(off ? "0" : "mul(sgt(" + splits + ",1),add(" + counterBytes + ",mul(" + tiles +
+                                                ",mul(" + splits + "," + pieceBytes + "))))");
+  d.t.grid = expr("balanced(mul(" + tiles + "," + splits + "),sms)");
+}
+
 ::pk::TemplateLaunch describe(StringRef job, DictionaryAttr facts, StringRef kernel,
                               const std::vector<EpilogueField> &epilogue,
                               std::vector<::pk::HostCheck> &checks) {
@@ -93,6 +112,7 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
   // dimension one further in, and B of them, each tile at its own batch (3-D TMA maps).
   // A shared B (one 2-D weight for every batch) keeps its 2-D dimensions: xb.
   const bool batched = bool(facts.get("batched")), sharedB = bool(facts.get("shared_b"));
+  const bool noSplit = bool(facts.get("no_split_k"));
   const int x = batched ? 1 : 0, xb = batched && !sharedB ? 1 : 0;
   const std::string K = fp8 ? "div(" + dim(a, 1 + x) + ",2)" : aMMajor ? dim(a, 0) : dim(a, 1 + x),
                     N = dim(b, (bNMajor ? 1 : 0) + xb);
@@ -133,7 +153,7 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
     d.i32("comm_blocks", "0");
     d.fields(epilogue);
     d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
-    d.t.grid = expr("balanced(mul(" + Bt + ",mul(" + tm + "," + tn + ")),sms)");
+    splitK(d, "mul(" + Bt + ",mul(" + tm + "," + tn + "))", "cdiv(" + K + "," + std::to_string(kBK) + ")", noSplit);
   } else if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, aMMajor ? 1 : 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     // The spec's loop takes other shapes too (a padded C, a longer K in B: stores clip at C's
@@ -165,8 +185,15 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
     d.i32("comm_blocks", "0");
     if (job == "gemm_ar") d.i32("blocks", blocks);
     d.fields(epilogue);
-    if (job == "gemm") d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
-    if (auto cols = facts.getAs<IntegerAttr>("trail_cols")) {
+    auto cols = facts.getAs<IntegerAttr>("trail_cols");
+    if (job == "gemm") {
+      d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
+      // K steps: the main product's, then the trailing product's (K2 = a2's columns).
+      std::string ksteps = "cdiv(" + K + "," + std::to_string(kBK) + ")";
+      if (cols) ksteps = "add(" + ksteps + ",cdiv(" + dim(arg("a2"), 1) + "," + std::to_string(kBK) + "))";
+      splitK(d, "mul(" + tm + "," + tn + ")", ksteps, noSplit);
+    }
+    if (cols) {
       // A product after the K loop (GemmJobT's TrailingParams): a2 [M, K2] and b2 as B, K2 =
       // a2's columns, which must not pass the spec's R (the tiles read R columns; TMA reads the
       // whole K2 in steps of 64, zeros past its end).
@@ -185,7 +212,7 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
       else d.field(FK::tmap, "b2", b2, {K2b, N2}, {kBK, kBN});
       d.i32("k2", K2);
     }
-    d.t.grid = expr(blocks);
+    if (job != "gemm") d.t.grid = expr(blocks);
   } else if (job == "gemm_rs") {
     const std::string M = dim(a, 0), own = "div(" + M + ",world)";
     const std::string tm = "cdiv(" + own + "," + std::to_string(kBM) + ")";
@@ -332,6 +359,10 @@ LogicalResult emitGemmKernel(Emitter &e, KernelOp kernel, DictionaryAttr facts) 
        << " && pk::gemm::kBK == " << kBK
        << " && pk::gemm::kBoxRows == " << kBoxRows << " && pk::gemm::kBoxCols == " << kBoxCols
        << ", \"GEMM template constants changed: update pkc's GemmPatterns.cpp\");\n";
+  if (job.getValue() == "gemm")
+    e.os << "static_assert(pk::gemm::kSplitPartial == " << kSplitPartial << " && pk::gemm::kMaxSplits == "
+         << kMaxSplits << " && pk::gemm::kSplitCounters == " << kSplitCounters
+         << " && pk::gemm::kConsumers == 2, \"split-K workspace layout changed\");\n";
   if (job.getValue() == "ag_gemm")
     e.os << "static_assert(pk::gemm::kAgRowSlot == " << kAgRowSlot << ", \"flag slots changed\");\n";
   // Every nvcc build of this file (the GPU tests, typed launchers) checks each field's offset.

@@ -95,7 +95,8 @@ std::string cache_key(const std::string& text, const Options& options, const std
                     "\ntile-batch " + std::to_string(options.tile_batch) +
                     "\ntile-threads " + std::to_string(options.tile_threads) +
                     "\ntile-stages " + std::to_string(options.tile_stages) +
-                    "\ntemplates " + (options.templates ? "1" : "0") + "\ntoolchain " + toolchain_digest() +
+                    "\ntemplates " + (options.templates ? "1" : "0") +
+                    "\nsplit-k " + (options.split_k ? "1" : "0") + "\ntoolchain " + toolchain_digest() +
                     "\nnvrtc";
   for (const std::string& o : options.nvrtc_options) key += " " + o;
   // The profile's content, not its path: a re-measured profile changes the decisions.

@@ -90,6 +90,7 @@ Result<std::string> emit_cuda_in_process(const std::string& name, const std::str
   po.tileThreads = options.tile_threads;
   po.tileStages = options.tile_stages;
   po.templates = options.templates;
+  po.splitK = options.split_k;
   buildDevicePipeline(pm, po);
   if (mlir::failed(pm.run(*module))) return session.fail();
   std::string cuda;

@@ -50,6 +50,7 @@ Frontend pkc_frontend(const std::string& pkc_path) {
     if (options.tile_threads) argv_s.push_back("--tile-threads=" + std::to_string(options.tile_threads));
     if (options.tile_stages != 2) argv_s.push_back("--tile-stages=" + std::to_string(options.tile_stages));
     if (!options.templates) argv_s.push_back("--templates=false");
+    if (!options.split_k) argv_s.push_back("--split-k=false");
     std::vector<char*> argv;
     for (std::string& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);

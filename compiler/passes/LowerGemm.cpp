@@ -579,7 +579,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     return success(ok);
   }
 
-  static LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile) {
+  // splitK: a plain GEMM's launch may split K over blocks (the pass's split-k option).
+  static LogicalResult lower(KernelOp kernel, TileForeachOp loop, const ::pk::MachineProfile &profile, bool splitK) {
     FailureOr<GemmLoop> g = matchGemmLoop(kernel, loop);
     if (failed(g) || failed(checkBounds(*g))) return failure();
     // The kernel as the spec wrote it, before this match records its decisions: the
@@ -853,6 +854,13 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
                    ") launch the general-path twin " + fallback + " instead";
       }
     }
+    if (job == "gemm" && !splitK) {
+      fact("no_split_k", UnitAttr::get(ctx));
+      variant += "; every tile on one block (--split-k=false)";
+    } else if (job == "gemm")
+      variant += "; an output of fewer tiles than the SMs (few rows: decoding) is split over K at launch, up to 16 "
+                 "pieces of at least 4 K steps per tile, whose partial sums the last piece to finish adds in piece "
+                 "order (the same bits every run) before the epilogue";
     const std::string mmaForm = g->in.isSignlessInteger(8) ? "wgmma m64n256k32 s8, s32 accumulators"
                                                           : "wgmma m64n256k16, fp32 accumulators";
     recordDecision(loop, "template",
@@ -916,7 +924,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
           if (why.empty()) why = d.str();
           return success();
         });
-        lowered = lower(kernel, gemmLoop, *profile);
+        lowered = lower(kernel, gemmLoop, *profile, splitK);
       }
       // A kernel that communicates keeps its phases in order on the general path too (grid-wide
       // barriers, or pk-split-launches' launches when a template takes a phase on its own).
@@ -969,7 +977,7 @@ std::string mlir::pk::whyNotFusedGemm(KernelOp kernel) {
       return success();
     });
     if (!gemmLoop) why = "no GEMM loop";
-    else if (profile && succeeded(LowerGemm::lower(copy, gemmLoop, *profile))) why.clear();
+    else if (profile && succeeded(LowerGemm::lower(copy, gemmLoop, *profile, true))) why.clear();
     else if (why.empty()) why = error.empty() ? "the loop is not a GEMM loop" : error;
   }
   copy->erase();

@@ -32,6 +32,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   mlir::pk::PkLowerGemmPassOptions gemm;
   gemm.profilePath = options.profilePath;
   gemm.localTemplates = options.templates;
+  gemm.splitK = options.splitK;
   pm.addPass(mlir::pk::createPkLowerGemmPass(gemm));
   pm.addPass(mlir::pk::createPkExactIndexTilesPass());
   pm.addPass(mlir::pk::createPkLowerPeerTilesPass());

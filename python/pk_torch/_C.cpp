@@ -224,13 +224,14 @@ pk::jit::ArgValue to_arg(TorchContext& ctx, const pk::jit::ArgSpec& spec, py::ha
 }
 
 pk::jit::Kernel compile(const std::string& spec, const std::string& pkc, const std::string& arch,
-                        const std::string& kernel, bool templates) {
+                        const std::string& kernel, bool templates, bool split_k) {
   auto text = pk::jit::read_spec(spec);
   throw_if_error(text.is_ok() ? pk::Status::ok() : text.status());
   pk::jit::Options o;
   o.arch = arch;
   o.kernel = kernel;
   o.templates = templates;
+  o.split_k = split_k;
   auto k = pk::jit::compile_spec(spec, *text, o, pk::jit::pkc_frontend(pkc));
   throw_if_error(k.is_ok() ? pk::Status::ok() : k.status());
   return *k;
@@ -303,5 +304,5 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("world", &SharedGpuRanks::world)
       .def("context", &SharedGpuRanks::context, py::arg("rank"), py::return_value_policy::take_ownership);
   m.def("compile", &compile, py::arg("spec"), py::arg("pkc"), py::arg("arch") = "",
-        py::arg("kernel") = "", py::arg("templates") = true);
+        py::arg("kernel") = "", py::arg("templates") = true, py::arg("split_k") = true);
 }

@@ -61,12 +61,14 @@ def roofline(spec: str, args, world: int = 1, kernel: str = "", pkc: str = None,
     return kernels[0]
 
 
-def compile(spec: str, pkc: str = None, arch: str = "", kernel: str = "", templates: bool = True):
+def compile(spec: str, pkc: str = None, arch: str = "", kernel: str = "", templates: bool = True,
+            split_k: bool = True):
     """Compiles a spec file with the pkc executable ($PKC, else pkc on PATH), NVRTC-compiles it
     for the current GPU and caches the binary on disk ($PK_CACHE_DIR). `kernel` picks one kernel
     of a spec that has several; templates=False keeps loops a Hopper template would take on the
-    general tile path (pkc --templates=false)."""
-    return _C.compile(spec, _pkc_path(pkc), arch, kernel, templates)
+    general tile path (pkc --templates=false); split_k=False keeps every GEMM tile on one block
+    (pkc --split-k=false), where few tiles would otherwise split K over several."""
+    return _C.compile(spec, _pkc_path(pkc), arch, kernel, templates, split_k)
 
 
 def run_shared_gpu(world: int, fn, device: int = 0):

@@ -53,6 +53,7 @@ Context::~Context() {
   (void)flags_.free();
   if (error_) cudaFree(error_);
   if (tickets_) cudaFree(tickets_);
+  for (auto& w : workspaces_) cudaFree(w.second.data);
   if (owns_stream_ && stream_) cudaStreamDestroy(stream_);
 }
 
@@ -86,6 +87,18 @@ Result<TileTicket> Context::tile_ticket(const std::string& kernel) {
   }
   // Launch numbers start at 1: the zeroed word (number 0) reads as no launch's.
   return TileTicket{tickets_ + it->second.index, ++it->second.epoch};
+}
+
+Result<void*> Context::workspace(cudaStream_t stream, std::size_t bytes) {
+  Workspace& w = workspaces_[stream];
+  if (w.bytes >= bytes) return w.data;
+  if (w.data) PK_CUDA_TRY(cudaFree(w.data));
+  w = Workspace{};
+  void* data = nullptr;
+  PK_CUDA_TRY(cudaMalloc(&data, bytes));
+  w = Workspace{data, bytes};
+  PK_CUDA_TRY(cudaMemsetAsync(data, 0, bytes, stream));
+  return data;
 }
 
 Result<LaunchContext> Context::make_launch_context(const std::string& kernel, bool with_landing) {

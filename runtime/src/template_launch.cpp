@@ -98,7 +98,7 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
                                                          const std::vector<TemplateArg>& args,
                                                          const HostValues& values,
                                                          const LaunchContext& ctx,
-                                                         const TileTicket& ticket) {
+                                                         const TileTicket& ticket, void* workspace) {
   std::vector<unsigned char> block(t.params_bytes, 0);
   const int world = static_cast<int>(values.world);
   for (const ParamField& f : t.fields) {
@@ -130,6 +130,7 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
         break;
       case ParamField::Kind::ctx: std::memcpy(at, &ctx, sizeof(ctx)); break;
       case ParamField::Kind::ticket: std::memcpy(at, &ticket, sizeof(ticket)); break;
+      case ParamField::Kind::workspace: std::memcpy(at, &workspace, sizeof(workspace)); break;
       case ParamField::Kind::i32: {
         PK_ASSIGN_OR_RETURN(long long v, evaluate_host_expr(f.value, values));
         if (v < INT_MIN || v > INT_MAX) return Status::error(who + " = " + std::to_string(v) + " does not fit an int");
@@ -225,6 +226,17 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
                                 static_cast<std::size_t>(args[z].numel) * args[z].element_bytes,
                                 stream));
   }
+  // Scratch the kernel asks for (split-K partial sums): before the launch context, so that an
+  // allocation failure leaves the epochs alone.
+  void* workspace = nullptr;
+  for (const ParamField& f : t.fields) {
+    if (f.kind != ParamField::Kind::workspace) continue;
+    PK_ASSIGN_OR_RETURN(long long bytes, evaluate_host_expr(f.value, values));
+    if (bytes < 0) return Status::error("kernel " + t.kernel + ": a workspace of " + std::to_string(bytes) + " bytes");
+    if (bytes > 0) {
+      PK_ASSIGN_OR_RETURN(workspace, ctx.workspace(stream, static_cast<std::size_t>(bytes)));
+    }
+  }
   LaunchContext lc{};
   if (uses_flags) {
     PK_ASSIGN_OR_RETURN(lc, ctx.make_launch_context(key));
@@ -240,7 +252,7 @@ Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch&
     }
     ticket = *taken;
   }
-  Result<std::vector<unsigned char>> block = build_template_params(t, args, values, lc, ticket);
+  Result<std::vector<unsigned char>> block = build_template_params(t, args, values, lc, ticket, workspace);
   if (!block.is_ok()) {
     ctx.retract_launch(key);
     return block.status();

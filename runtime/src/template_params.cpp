@@ -18,7 +18,8 @@ const struct {
   const char* name;
 } kKinds[] = {{Kind::tmap, "tmap"}, {Kind::tmaps, "tmaps"}, {Kind::ctx, "ctx"},
               {Kind::i32, "i32"},   {Kind::i64, "i64"},     {Kind::f32, "f32"},     {Kind::ptr, "ptr"},
-              {Kind::ptrs, "ptrs"}, {Kind::ticket, "ticket"}};
+              {Kind::ptrs, "ptrs"}, {Kind::ticket, "ticket"},
+              {Kind::workspace, "workspace"}};
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -124,6 +125,7 @@ std::size_t param_field_bytes(Kind kind) {
     case Kind::ptr: return sizeof(void*);
     case Kind::ptrs: return sizeof(void*) * PK_MAX_RANKS;
     case Kind::ticket: return sizeof(TileTicket);
+    case Kind::workspace: return sizeof(void*);
   }
   return 0;
 }
@@ -139,6 +141,7 @@ std::size_t param_field_align(Kind kind) {
     case Kind::ptr:
     case Kind::ptrs: return alignof(void*);
     case Kind::ticket: return alignof(TileTicket);
+    case Kind::workspace: return alignof(void*);
   }
   return 1;
 }
@@ -175,7 +178,8 @@ std::string print_template_launch(const TemplateLaunch& t) {
     out += "// pk-param " + t.kernel + " " + std::to_string(f.offset) + " " + f.member + " " +
            param_kind_name(f.kind);
     if (f.arg >= 0) out += " arg=" + std::to_string(f.arg);
-    if (f.kind == Kind::i32 || f.kind == Kind::i64) out += " " + print_host_expr(f.value);
+    if (f.kind == Kind::i32 || f.kind == Kind::i64 || f.kind == Kind::workspace)
+      out += " " + print_host_expr(f.value);
     if (!f.dims.empty()) {
       std::vector<std::string> ds, bs;
       for (const HostExpr& d : f.dims) ds.push_back(print_host_expr(d));

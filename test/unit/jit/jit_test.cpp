@@ -278,6 +278,42 @@ TEST(JitCompile, WeightOnlyGemmReadsItsFp8BUnswizzled) {
   }
 }
 
+// Split-K's launch description: the pieces per tile and the workspace follow the shapes and the
+// SMs (16 rows of an 8192 x 8192 weight: 32 tiles, 4 pieces on 132 SMs; 4096 rows: 512 tiles,
+// unsplit, no workspace), through the cache too; --split-k=false describes one piece and none.
+TEST(JitCompile, GemmSplitKFollowsTheShapes) {
+  const std::string cache = fresh_dir("split_k");
+  for (int pass = 0; pass < 4; ++pass) {
+    pk::jit::Options o = cpu_options(cache);
+    o.kernel = "wo_e4m3_bf16";
+    o.split_k = pass < 2;
+    auto k = pk::jit::compile_file(PK_WEIGHT_ONLY_SPEC, o);
+    ASSERT_TRUE(k.is_ok()) << k.status().message();
+    EXPECT_EQ(k->from_cache(), pass % 2 == 1);
+    const pk::TemplateLaunch& t = k->info().tmpl;
+    const pk::ParamField *splits = nullptr, *ws = nullptr;
+    for (const pk::ParamField& f : t.fields) {
+      if (f.member == "splits") splits = &f;
+      if (f.member == "split_ws") ws = &f;
+    }
+    ASSERT_TRUE(splits && ws);
+    EXPECT_EQ(ws->kind, pk::ParamField::Kind::workspace);
+    auto at = [&](long long m, const pk::HostExpr& e) {
+      pk::HostValues v;
+      v.sms = 132;
+      v.extent = [m](int arg, int d) -> pk::Result<long long> { return d == 0 && arg == 0 ? m : 8192; };
+      auto r = pk::evaluate_host_expr(e, v);
+      EXPECT_TRUE(r.is_ok()) << r.status().message();
+      return r.is_ok() ? *r : -1;
+    };
+    EXPECT_EQ(at(16, splits->value), o.split_k ? 4 : 1);
+    EXPECT_EQ(at(16, ws->value), o.split_k ? 4096 + 32 * 4 * 131072 : 0);
+    EXPECT_EQ(at(16, t.grid), o.split_k ? 128 : 32);
+    EXPECT_EQ(at(4096, splits->value), 1);
+    EXPECT_EQ(at(4096, ws->value), 0);
+  }
+}
+
 TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {
   const std::string cache = fresh_dir("template");
   for (int pass = 0; pass < 2; ++pass) {

@@ -178,6 +178,9 @@ def PkLowerGemmPass : Pass<"pk-lower-gemm", "::mlir::ModuleOp"> {
     Option<"localTemplates", "local-templates", "bool", "true",
            "Lower GEMM loops of kernels that only compute locally to the template; false: "
            "keep them on the general tile path">,
+    Option<"splitK", "split-k", "bool", "true",
+           "Let a plain GEMM's launch split each tile's K steps over several blocks when the output "
+           "has fewer tiles than the SMs; false: one block per tile">,
   ];
   let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
 }

@@ -18,6 +18,7 @@ struct PipelineOptions {
   int64_t tileThreads = 0;          // block of independent-block kernels; 0: chosen, 256/512/1024
   int64_t tileStages = 2;           // stages of the general path's prefetch ring, 2-4
   bool templates = true;            // local loops that match a template take it; off: general path
+  bool splitK = true;               // GEMM template launches of few tiles may split K over blocks
 };
 
 /// Adds the passes that take a spec-level module to device level.

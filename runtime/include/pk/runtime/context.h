@@ -91,6 +91,12 @@ class Context {
   // kernel names.
   Result<TileTicket> tile_ticket(const std::string& kernel);
 
+  // Device memory of at least `bytes` for template kernels launched on `stream` (split-K's partial
+  // sums and arrival counters): zeroed when made or grown, otherwise as the last launch on that
+  // stream left it. Launches on one stream never overlap, so every kernel on it shares one; other
+  // streams get their own. Growing frees the old one (cudaFree waits for the device).
+  Result<void*> workspace(cudaStream_t stream, std::size_t bytes);
+
   // Synchronises the stream, reads the error slot and clears it. A timeout becomes
   // "rank R timed out waiting on flag slot S in block B: expected >= E, saw V". After a timeout
   // the ranks' counters disagree: create a new context before launching again.
@@ -119,6 +125,11 @@ class Context {
     unsigned long long epoch;  // launches that took this word
   };
   std::map<std::string, TicketWord> ticket_words_;
+  struct Workspace {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::map<cudaStream_t, Workspace> workspaces_;
   unsigned long long epoch_ = 0;
   unsigned long long launches_ = 0;  // launch contexts handed out, both kinds (order_launch)
   unsigned long long landing_bytes_ = 0;

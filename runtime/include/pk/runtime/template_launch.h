@@ -73,12 +73,14 @@ Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<lon
                                          const std::vector<int>& box, bool swizzle = true);
 
 // The block (t.params_bytes, zero where no field lies), evaluated with `values` (world, rank,
-// sms, argument extents); `ctx` is the launch's context and `ticket` its tile counter.
+// sms, argument extents); `ctx` is the launch's context, `ticket` its tile counter and
+// `workspace` what a workspace field points to.
 Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t,
                                                          const std::vector<TemplateArg>& args,
                                                          const HostValues& values,
                                                          const LaunchContext& ctx,
-                                                         const TileTicket& ticket = {});
+                                                         const TileTicket& ticket = {},
+                                                         void* workspace = nullptr);
 
 // Whether the tensors `t`'s TMA descriptors read have 16-byte aligned bases (an error naming
 // the first that does not): a caller with a fallback kernel launches that one instead.
@@ -86,7 +88,8 @@ Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateA
 
 // Launches `kernel` (the template kernel `t` describes; its arguments already checked) for
 // ctx's next epoch on `stream`: the grid from the sizes and this rank's SMs, the outputs it
-// accumulates into zeroed, a flag region per configuration, the parameter block, one launch.
+// accumulates into zeroed, the stream's workspace if it asks for one, a flag region per
+// configuration, the parameter block, one launch.
 // `code_tag` joins the region's key: kernels of one name but other code keep their own epochs.
 Status launch_template(Context& ctx, const Kernel& kernel, const TemplateLaunch& t,
                        const std::vector<TemplateArg>& args, cudaStream_t stream,

@@ -14,6 +14,9 @@
 //   ptr    argument <a>'s local data pointer
 //   ptrs   PK_MAX_RANKS pointers: symmetric argument <a> on every rank, null past world
 //   ticket the kernel's tile counter for this launch (pk::TileTicket, Context::tile_ticket)
+//   workspace  a pointer to <expr> bytes of device memory the context keeps for the kernel and
+//          stream (Context::workspace: zeroed when made, left as the last launch left it; null
+//          for 0 bytes)
 // Expressions are those of pk-host-check lines (pk/runtime/host_check.h), with `rank` and `sms`.
 // `zero` arguments have their local data zeroed on the launch stream first (outputs that the
 // kernel accumulates into). pkc also writes static_asserts of every offset and of the block's
@@ -29,12 +32,12 @@
 namespace pk {
 
 struct ParamField {
-  enum class Kind { tmap, tmaps, ctx, i32, i64, f32, ptr, ptrs, ticket };
+  enum class Kind { tmap, tmaps, ctx, i32, i64, f32, ptr, ptrs, ticket, workspace };
   Kind kind = Kind::i32;
   std::size_t offset = 0;
   std::string member;  // the Params member it fills (for diagnostics and the static_asserts)
   int arg = -1;        // tmap, tmaps, f32, ptr (none: a null pointer), ptrs
-  HostExpr value;      // i32
+  HostExpr value;      // i32, i64; workspace: its bytes
   std::vector<HostExpr> dims;  // tmap, tmaps: extents, innermost first (2 or 3)
   std::vector<int> box;        // tmap, tmaps: box extents, innermost first
   bool swizzle = true;         // tmap, tmaps: 128-byte swizzle (false: rows as they are)

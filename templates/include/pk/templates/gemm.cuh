@@ -48,6 +48,7 @@ struct GemmJobT : JobDefaults {
   static constexpr bool kBNMajor = BNMajor;
   static constexpr bool kAMMajor = AMMajor;
   static constexpr bool kHasEpilogue = Epi::kActive;
+  static constexpr bool kSplitK = true;
   static constexpr int kBBox = 64;  // N-major B: 64 x 64 boxes, four per stage
   struct PlainParams {
     // In 2-byte units (fp8 rows as K / 2 of them, so k too is K / 2 for fp8):
@@ -61,6 +62,8 @@ struct GemmJobT : JobDefaults {
     int comm_blocks;  // always 0
     typename Epi::Args epi;
     Out* c_out;  // C's data: an f32 output is stored from the registers (kDirectStore)
+    int splits;       // K pieces per tile (split_k.cuh); 0 or 1: none
+    float* split_ws;  // their workspace (null when unsplit)
   };
   // After the plain fields, so that they keep their offsets.
   struct TrailingParams : PlainParams {
@@ -121,8 +124,9 @@ struct GemmJobT : JobDefaults {
     apply_epilogue<Epi, First, Count, Batched>(p.epi, row0, col0, acc, t.seg);
   }
   // The consumer's 64 x 256 accumulators whose top-left output is (row0, col0), clipped to
-  // m x n (kDirectStore). n is a multiple of 4 (the C row rule), so pairs at even columns are
-  // 8-byte aligned and lie wholly inside or outside.
+  // m x n (kDirectStore, and split tiles of any output type). n is a multiple of 4 for 4-byte
+  // outputs and of 8 for 2-byte ones (the C row rule), so pairs at even columns are aligned and lie
+  // wholly inside or outside. (A 2-byte pair is rounded as the storer's boxes round it.)
   __device__ static void store_direct(const Params& p, const TileCoord& tile, int row0, int col0,
                                       const float (&acc)[128]) {
     Out* const c_out = p.c_out + (Batched ? static_cast<long long>(tile.seg) * p.m * p.n : 0);
@@ -133,9 +137,13 @@ struct GemmJobT : JobDefaults {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = row + 8 * h, c = col + 8 * g;
-        if (r < p.m && c < p.n)
-          *reinterpret_cast<float2*>(c_out + static_cast<long long>(r) * p.n + c) =
-              make_float2(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
+        if (r < p.m && c < p.n) {
+          Out* const at = c_out + static_cast<long long>(r) * p.n + c;
+          if constexpr (kOutBytes == 4)
+            *reinterpret_cast<float2*>(at) = make_float2(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
+          else
+            *reinterpret_cast<unsigned int*>(at) = pack_x2<kF16Out>(acc[4 * g + 2 * h], acc[4 * g + 2 * h + 1]);
+        }
       }
   }
   __device__ static int store_rows(const Params& p, const TileCoord&) { return p.m; }

@@ -23,6 +23,7 @@
 // epilogue<First, Count>(p, tile, row0, col0, acc) on accumulators [First, First + Count), consumers).
 #pragma once
 #include <pk/templates/gemm_tile.cuh>
+#include <pk/templates/split_k.cuh>
 #include <pk/templates/tile_order.cuh>
 
 namespace pk {
@@ -34,6 +35,9 @@ struct JobDefaults {
   static constexpr int kOutBytes = 2;
   static constexpr bool kDirectStore = false;  // the consumers store C themselves (store_direct)
   static constexpr bool kWidenB = false;  // B's fp8 box widened in the ring (widen_b.cuh)
+  // Whether the job may cut each tile's K steps into Params::splits pieces (split_k.cuh); it then
+  // has Params::splits and split_ws, and store_direct for every output type.
+  static constexpr bool kSplitK = false;
   using WidenFrom = f8e4m3;
   using WidenTo = bf16;
   static constexpr wg::Operand kA = wg::Operand::bf16, kB = wg::Operand::bf16;
@@ -58,16 +62,28 @@ __device__ __forceinline__ void load_b_2d(const TensorMap* map, int ni, int k0, 
   }
 }
 
+// Pieces per tile: 1 unless the job splits K and this launch asked for more (and its tiles' counters
+// fit the workspace's region, as the launch description's rule keeps them).
+template <class Job>
+__device__ __forceinline__ int split_count(const typename Job::Params& p) {
+  if constexpr (Job::kSplitK)
+    return p.splits > 1 && p.order.count() * kConsumers <= kSplitCounters ? p.splits : 1;
+  else return 1;
+}
+
 template <class Job>
 __device__ __forceinline__ void run_loader(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {
   RingCursor<kStages> cur;
   const int ksteps = Job::steps(p);
-  const int n = p.order.count();
-  for (int t = block; t < n; t += blocks) {
-    const TileCoord tile = p.order.at(t);
+  const int splits = split_count<Job>(p);
+  const int n = p.order.count() * splits;
+  for (int w = block; w < n; w += blocks) {  // work items: tile w / splits, its piece w % splits
+    const TileCoord tile = p.order.at(w / splits);
+    int first, end;
+    split_range(ksteps, w % splits, splits, first, end);
     Job::before_loads(p, tile);
-    for (int k = 0; k < ksteps; ++k) {
+    for (int k = first; k < end; ++k) {
       ss.ring.wait_empty(cur);
       Mbarrier* full = &ss.ring.full[cur.stage];
       if constexpr (Job::kWidenB) {  // the fp8 box apart: the consumers widen it (widen_b.cuh)
@@ -91,24 +107,41 @@ __device__ __forceinline__ void run_consumer(const typename Job::Params& p, Shar
                                              int consumer, int block, int blocks) {
   RingCursor<kStages> cur;
   const int ksteps = Job::steps(p);
-  const int n = p.order.count();
+  const int splits = split_count<Job>(p);
+  const int n = p.order.count() * splits;
   unsigned int handoffs = 0;
   float acc[128];
-  for (int t = block; t < n; t += blocks) {
+  for (int w = block; w < n; w += blocks) {
+    const int t = w / splits, piece = w % splits;
+    int first, end;
+    split_range(ksteps, piece, splits, first, end);
+    const int steps = end - first;
     if constexpr (Job::kWidenB) {
-      mma_tile<Job::kA, Job::kB, false, false, typename Job::WidenFrom, typename Job::WidenTo>(ss, cur, ksteps,
+      mma_tile<Job::kA, Job::kB, false, false, typename Job::WidenFrom, typename Job::WidenTo>(ss, cur, steps,
                                                                                              consumer, acc);
     } else if constexpr (Job::kA == wg::Operand::s8) {
       // s32 accumulators: the epilogue and the stores take their bits in the float registers.
       int sums[128];
-      mma_tile<Job::kA, Job::kB, false, false>(ss, cur, ksteps, consumer, sums);
+      mma_tile<Job::kA, Job::kB, false, false>(ss, cur, steps, consumer, sums);
 #pragma unroll
       for (int j = 0; j < 128; ++j) acc[j] = __int_as_float(sums[j]);
     } else {
-      mma_tile<Job::kA, Job::kB, Job::kBNMajor, Job::kAMMajor>(ss, cur, ksteps, consumer, acc);
+      mma_tile<Job::kA, Job::kB, Job::kBNMajor, Job::kAMMajor>(ss, cur, steps, consumer, acc);
     }
     const TileCoord tile = p.order.at(t);
     const int row0 = tile.mi * kBM + consumer * kBoxRows, col0 = tile.ni * kBN;
+    if constexpr (Job::kSplitK) {
+      if (splits > 1) {  // the last piece to finish sums them all, then stores like kDirectStore
+        const int rows = Job::store_rows(p, tile);
+        if (row0 >= rows) continue;  // no output row in this consumer's half: no partials either
+        const bool live = row0 + 16 * (wg::thread() / 32) < rows;
+        if (!split_reduce<Job::kA == wg::Operand::s8, kConsumers>(p.split_ws, t, piece, splits, consumer, live, acc))
+          continue;
+        if constexpr (Job::kHasEpilogue) Job::template epilogue<0, 128>(p, tile, row0, col0, acc);
+        Job::store_direct(p, tile, row0, col0, acc);
+        continue;
+      }
+    }
     if constexpr (Job::kDirectStore) {
       if constexpr (Job::kHasEpilogue) Job::template epilogue<0, 128>(p, tile, row0, col0, acc);
       Job::store_direct(p, tile, row0, col0, acc);
@@ -135,7 +168,7 @@ template <class Job>
 __device__ __forceinline__ void run_storer(const typename Job::Params& p, SharedStorage& ss,
                                            int block, int blocks) {
   Job::storer_begin(p, block);
-  if constexpr (Job::kDirectStore) {  // the consumers store C; nothing reaches the storer
+  if (Job::kDirectStore || split_count<Job>(p) > 1) {  // the consumers store C; nothing reaches the storer
     Job::storer_end(p, block);
     return;
   }

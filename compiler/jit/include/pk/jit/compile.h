@@ -19,6 +19,7 @@ struct Options {
   int tile_threads = 0;                    // pkc --tile-threads: 0 chosen by pkc, 256/512/1024
   int tile_stages = 2;                     // pkc --tile-stages: prefetch ring stages, 2-4
   bool templates = true;                   // pkc --templates: false keeps loops on the general path
+  bool split_k = true;                     // pkc --split-k: false keeps each GEMM tile on one block
   std::vector<std::string> nvrtc_options;  // extra NVRTC options
   bool use_cache = true;
   std::string cache_dir;                   // empty: pk::cache_dir()
