@@ -5,6 +5,7 @@
 #include <set>
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/xxhash.h"
 
 #include <pk/runtime/host_check.h>
 #include <pk/runtime/template_params.h>
@@ -33,15 +34,39 @@ std::string nameFromSource(Location loc, llvm::SourceMgr &sourceMgr) {
 
 // A C++ identifier that cannot clash with the launcher's own parameters or keywords.
 std::string cppIdentifier(std::string name, unsigned index, llvm::StringSet<> &taken) {
+  // C++ keywords and alternative tokens, and the names launchers declare themselves (a parameter
+  // of such a name would be shadowed: an argument `step` passed the host loop's step).
   static const llvm::StringSet<> reserved = {
-      "ctx",   "stream", "world",  "auto",   "bool",   "break", "case",  "char",   "class",
-      "const", "do",     "double", "else",   "enum",   "float", "for",   "if",     "int",
-      "long",  "new",    "return", "short",  "signed", "static", "struct", "switch", "this",
-      "union", "using",  "void",   "while",  "delete", "default", "template", "typename"};
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // the launchers' own names
+      "ctx", "stream", "world", "s", "args", "cfg", "kernel", "kernel_on", "region", "lc", "description", "lb",
+      "ub", "step", "loaded", "lock", "message", "req", "all_peers_mapped", "kThreads", "kBlocks", "kFlagSlots",
+      "kBlocksPerSm", "kSharedBytes", "kCuda", "pk", "std"};
   if (name.empty() || llvm::isDigit(name[0])) name = "arg" + std::to_string(index);
-  if (reserved.contains(name)) name += "_";
+  // Names C++ reserves (a leading underscore and a capital) and the launchers' own pk_ prefix (host
+  // loops' trip variables) get a suffix too.
+  const bool reservedForm = (name.size() > 1 && name[0] == '_' && llvm::isUpper(name[1])) ||
+                            llvm::StringRef(name).starts_with("pk_");
+  if (reserved.contains(name) || reservedForm) name += "_";
   while (!taken.insert(name).second) name += "_";
   return name;
+}
+
+// A tag of the spec's code for the kernel's flag region (as the JIT tags its regions): two launcher
+// libraries whose kernels share a name (other specs, other namespaces) must not share an epoch
+// on one context, while launches of the same code may.
+std::string codeTag(llvm::StringRef cuda) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(llvm::xxh3_64bits(cuda)));
+  return std::string("#") + hex;
 }
 
 void addShapeChecks(const LauncherArg &a, std::vector<LauncherCheck> &checks) {
@@ -298,7 +323,7 @@ LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cud
   os << "};\n";
   if (!twinCall.empty())
     os << "  if (!pk::check_template_bases(*description, args).is_ok()) return " << twinCall << ";\n";
-  os << "  return pk::launch_template(ctx, kernel, *description, args, stream);\n}\n";
+  os << "  return pk::launch_template(ctx, kernel, *description, args, stream, " << cppString(codeTag(cuda)) << ");\n}\n";
   return success();
 }
 
@@ -335,11 +360,11 @@ LogicalResult emitKernelLauncher(const KernelSignature &k, llvm::StringRef cuda,
      << "  cfg.shared_bytes = " << facts->sharedBytes << ";  // prefetch rings\n"
      << "  // The kernel's own flag region and next epoch: only once the checks passed.\n";
   if (facts->flagsBySize) {  // its waits count by its sizes: a region per size signature
-    os << "  const std::string region = pk::flag_key_by_size(" << cppString(k.name);
+    os << "  const std::string region = pk::flag_key_by_size(" << cppString(k.name + codeTag(cuda));
     for (const LauncherArg &a : k.args) os << ", " << a.name;
     os << ");\n";
   } else {
-    os << "  const std::string region = " << cppString(k.name) << ";\n";
+    os << "  const std::string region = " << cppString(k.name + codeTag(cuda)) << ";\n";
   }
   os << "  PK_ASSIGN_OR_RETURN(pk::LaunchContext lc, ctx.make_launch_context(region));\n"
      << "  pk::KernelArgs args;\n"

@@ -937,6 +937,7 @@ private:
       return fail(l, "this operator is not in the spec language; index arithmetic has + - * / % "
                      "and assignment");
     }
+    if (std::optional<int> u = unsignedArithmetic(b, k, l)) return *u;
     int x = expr(b->getLHS());
     int y = expr(b->getRHS());
     if (x < 0 || y < 0) return -1;
@@ -959,6 +960,28 @@ private:
     }
     if (b->isCompoundAssignmentOp()) return assign(b->getLHS(), nullptr, v, l);
     return v;
+  }
+
+  // Scalar arithmetic that C++ does in an unsigned type: indices are signed 64-bit, so unsigned
+  // int results (modulo 2^32 in C++: `5u - 6u` is 4294967295, a hash `seed * 2654435761u` wraps)
+  // and unsigned 64-bit division and remainder (which read the operands as values past 2^63)
+  // would differ silently. A constant the compiler folds keeps its C++ value; the rest is refused
+  // with the fix. None: not such an operation; else the folded constant, or -1 (refused).
+  std::optional<int> unsignedArithmetic(const BinaryOperator *b, OpKind k, SourceLocation l) {
+    QualType type = b->getType();
+    if (auto *c = dyn_cast<CompoundAssignOperator>(b)) type = c->getComputationResultType();
+    type = type.getCanonicalType();
+    if (!type->isUnsignedIntegerType() || type->isBooleanType()) return std::nullopt;
+    const unsigned width = ctx.getIntWidth(type);
+    if (width >= 64 && k != OpKind::Div && k != OpKind::Rem) return std::nullopt;  // + - * wrap alike modulo 2^64
+    Expr::EvalResult folded;
+    if (!b->isCompoundAssignmentOp() && !b->isValueDependent() && b->EvaluateAsInt(folded, ctx))
+      return constant(l, int64_t(folded.Val.getInt().getZExtValue()));
+    const std::string what = width < 64 ? "unsigned int arithmetic wraps modulo 2^32 in C++"
+                                        : "unsigned 64-bit division and remainder read values past 2^63 as C++ does";
+    return fail(l, what + ", which pkc's signed 64-bit index arithmetic does not reproduce: compute in a signed "
+                   "type (index, long long) and reduce explicitly where you mean the wrap "
+                   "(`(a * b) % 4294967296`)");
   }
 
   // An index or float scalar as an f32 scalar (an index converted as C++ converts it).

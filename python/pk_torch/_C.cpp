@@ -55,7 +55,7 @@ class TorchExchange final : public pk::Exchange {
   py::function gather_;
 };
 
-std::string element_of(const at::Tensor& t) {
+std::string element_of(const at::Tensor& t, const std::string& where) {
   switch (t.scalar_type()) {
     case at::kBFloat16: return "bf16";
     case at::kHalf: return "f16";
@@ -66,7 +66,10 @@ std::string element_of(const at::Tensor& t) {
     case at::kInt: return "i32";
     case at::kLong: return "i64";
     case at::kChar: return "i8";
-    default: throw std::runtime_error("pk_torch: unsupported dtype " + std::string(c10::toString(t.scalar_type())));
+    default:
+      throw std::runtime_error("pk_torch: " + where + ": unsupported dtype " +
+                               std::string(c10::toString(t.scalar_type())) +
+                               " (bf16, f16, fp8 e4m3 / e5m2, f32, f64, int8, int32 or int64)");
   }
 }
 
@@ -194,18 +197,44 @@ class TorchContext {
 pk::jit::ArgValue to_arg(TorchContext& ctx, const pk::jit::ArgSpec& spec, py::handle obj, int i) {
   const std::string where = "argument #" + std::to_string(i) + " (" + spec.text + ")";
   if (spec.kind == pk::jit::ArgKind::scalar) {
-    if (py::isinstance<py::int_>(obj)) return pk::jit::arg_value(obj.cast<long long>());
-    if (py::isinstance<py::float_>(obj)) return pk::jit::arg_value(obj.cast<float>());
+    // bool is a Python int: refused, not read as 0 / 1. A float parameter takes an int too (as C++
+    // converts it); an integer one refuses a float rather than truncate it.
+    const bool real = spec.element == "f32" || spec.element == "f64";
+    if (py::isinstance<py::bool_>(obj))
+      throw std::runtime_error("pk_torch: " + where + " must be a number, not a bool");
+    if (py::isinstance<py::int_>(obj)) {
+      if (real) return pk::jit::arg_value(obj.cast<float>());
+      try {
+        return pk::jit::arg_value(obj.cast<long long>());
+      } catch (const py::cast_error&) {
+        throw std::runtime_error("pk_torch: " + where + " does not fit a 64-bit integer");
+      }
+    }
+    if (py::isinstance<py::float_>(obj)) {
+      if (!real) throw std::runtime_error("pk_torch: " + where + " is an integer parameter; got a float");
+      return pk::jit::arg_value(obj.cast<float>());
+    }
     throw std::runtime_error("pk_torch: " + where + " must be a Python number");
   }
-  at::Tensor t = obj.cast<at::Tensor>();
+  at::Tensor t;
+  try {
+    t = obj.cast<at::Tensor>();
+  } catch (const py::cast_error&) {
+    throw std::runtime_error("pk_torch: " + where + " must be a torch tensor, got " +
+                             std::string(py::str(py::type::of(obj))));
+  }
   if (!t.is_cuda() || t.get_device() != ctx.get().device() || !t.is_contiguous() || t.dim() > 4 ||
       t.dim() < 1)
     throw std::runtime_error("pk_torch: " + where +
                              " must be a contiguous CUDA tensor of 1 to 4 dimensions on this rank's device");
   pk::jit::ArgValue v;
   v.kind = spec.kind;
-  v.element = element_of(t);
+  v.element = element_of(t, where);
+  // The spec's rank, not fewer dimensions padded with 1s: a [N] bias for a [1, N] parameter would
+  // be read as [N, 1].
+  if (!spec.shape.empty() && t.dim() != static_cast<int64_t>(spec.shape.size()))
+    throw std::runtime_error("pk_torch: " + where + " has " + std::to_string(t.dim()) + " dimension(s); the spec's has " +
+                             std::to_string(spec.shape.size()) + " (view or unsqueeze it to that rank)");
   long long shape[4] = {1, 1, 1, 1};
   for (int64_t k = 0; k < t.dim(); ++k) shape[k] = t.size(k);
   if (spec.kind == pk::jit::ArgKind::sym_tensor) {
