@@ -831,7 +831,13 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
     std::string fallback;
     if (kernel->getBlock()) {
       fallback = (kernel.getSymName() + "__general").str();
-      if (SymbolTable::lookupNearestSymbolFrom(kernel, StringAttr::get(ctx, fallback))) {
+      if (Operation *taken = SymbolTable::lookupNearestSymbolFrom(kernel, StringAttr::get(ctx, fallback))) {
+        // The spec's own kernel of that name would silently take the twin's place (and the
+        // template launch would lose its fallback): refused, as the launches' names are.
+        if (!taken->hasAttr(kGeneralFor))
+          return taken->emitError("pkc names the general-path twin of GEMM kernel '")
+                 << kernel.getSymName() << "' '" << fallback << "', but the spec already has a kernel of that "
+                 << "name; rename it";
         fallback.clear();
       } else {
         auto twin = pristine;

@@ -41,11 +41,30 @@ LogicalResult KernelOp::verify() {
       "nullptr", "operator", "or", "private", "protected", "public", "register", "return",
       "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw",
       "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-      "void", "volatile", "while", "xor", "main"};
-  if (!identifier || name == "pk" || name.starts_with("__") || keywords.contains(name))
+      "void", "volatile", "while", "xor", "main", "std"};
+  // Names the CUDA headers NVRTC and nvcc include already declare at global scope (built-in
+  // variables, the math library, device libc): an extern "C" kernel of such a name fails to
+  // compile only at NVRTC time, so refuse it here.
+  static const llvm::StringSet<> cudaNames = {
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "clock", "clock64", "printf", "malloc",
+      "free", "memcpy", "memset", "assert", "abs", "labs", "llabs", "min", "max", "umin", "umax", "llmin",
+      "llmax", "fabs", "fabsf", "fmin", "fminf", "fmax", "fmaxf", "exp", "expf", "exp2", "exp2f", "exp10",
+      "exp10f", "expm1", "expm1f", "log", "logf", "log2", "log2f", "log10", "log10f", "log1p", "log1pf", "sqrt",
+      "sqrtf", "rsqrt", "rsqrtf", "cbrt", "cbrtf", "rcbrt", "rcbrtf", "pow", "powf", "sin", "sinf", "cos", "cosf",
+      "tan", "tanf", "sincos", "sincosf", "sinpi", "sinpif", "cospi", "cospif", "asin", "asinf", "acos", "acosf",
+      "atan", "atanf", "atan2", "atan2f", "sinh", "sinhf", "cosh", "coshf", "tanh", "tanhf", "asinh", "asinhf",
+      "acosh", "acoshf", "atanh", "atanhf", "erf", "erff", "erfc", "erfcf", "erfinv", "erfinvf", "lgamma",
+      "lgammaf", "tgamma", "tgammaf", "floor", "floorf", "ceil", "ceilf", "round", "roundf", "rint", "rintf",
+      "lrint", "lround", "nearbyint", "nearbyintf", "trunc", "truncf", "fmod", "fmodf", "remainder",
+      "remainderf", "modf", "modff", "frexp", "frexpf", "ldexp", "ldexpf", "scalbn", "scalbnf", "hypot",
+      "hypotf", "fma", "fmaf", "fdim", "fdimf", "copysign", "copysignf", "nan", "nanf", "isnan", "isinf",
+      "isfinite", "signbit", "saturate", "normcdf", "normcdff", "atomicAdd", "atomicSub", "atomicExch",
+      "atomicMin", "atomicMax", "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "atomicInc", "atomicDec"};
+  if (!identifier || name == "pk" || name.starts_with("__") || keywords.contains(name) || cudaNames.contains(name))
     return emitOpError("kernel name '") << name
            << "' is not usable as a CUDA function name: use letters, digits and '_', not "
-              "starting with a digit or '__', and neither a C++ keyword nor 'pk'";
+              "starting with a digit or '__', and neither a C++ keyword, a name the CUDA headers declare "
+              "(threadIdx, max, exp, printf, ...) nor 'pk'";
   if (!getFunctionType().getResults().empty())
     return emitOpError("must not return values; a kernel's effects are its stores");
   for (auto [i, type] : llvm::enumerate(getFunctionType().getInputs())) {
