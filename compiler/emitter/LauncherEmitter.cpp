@@ -85,9 +85,14 @@ void addShapeChecks(const LauncherArg &a, std::vector<LauncherCheck> &checks) {
                       a.name + " must have rank " + std::to_string(a.shape.size())});
   checks.push_back({a.name + ".numel == " + numel,
                     a.name + ".numel must be the product of its shape"});
-  if (a.isSymmetric)
+  if (a.isSymmetric) {
     checks.push_back({"all_peers_mapped(" + a.name + ".peer, world)",
                       a.name + " must be mapped on every rank (a SymmetricBuffer of ctx's world)"});
+  } else {  // what would fault in the kernel (a sticky error): refused as the JIT refuses it
+    checks.push_back({"(" + a.name + ".numel == 0 || " + a.name + ".data != nullptr)", a.name + ": null data"});
+    checks.push_back({"reinterpret_cast<unsigned long long>(" + a.name + ".data) % sizeof(*" + a.name + ".data) == 0",
+                      a.name + "'s data is not aligned to its elements"});
+  }
 }
 
 // The shape relations the collectives' descriptions state, when both operands are arguments.

@@ -1,5 +1,6 @@
 // Per-device loading, host-side argument checks and launch of a JIT-compiled kernel.
 #include <pk/jit/kernel.h>
+#include <cstdint>
 
 #include <functional>
 #include <map>
@@ -161,6 +162,17 @@ Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& ar
                                " (allocate it on ctx's exchange)");
     if (want.kind == ArgKind::tensor && !got.tensor.data && numel > 0)
       return Status::error(arg + ": null data");
+    // A base the element type does not align faults in the kernel (a sticky error): refused here.
+    const std::size_t align = (want.element == "f8E4M3FN" || want.element == "f8E5M2" || want.element == "i8") ? 1
+                              : (want.element == "bf16" || want.element == "f16")                            ? 2
+                              : (want.element == "f64" || want.element == "i64")                             ? 8
+                                                                                                             : 4;
+    const void* base = want.kind == ArgKind::tensor ? static_cast<const void*>(got.tensor.data)
+                       : world > 0 && got.sym.peer[0] ? static_cast<const void*>(got.sym.peer[0])
+                                                      : nullptr;
+    if (base && reinterpret_cast<std::uintptr_t>(base) % align != 0)
+      return Status::error(arg + ": data at " + std::to_string(reinterpret_cast<std::uintptr_t>(base)) +
+                           " is not aligned to its " + std::to_string(align) + "-byte elements");
   }
   // The kernel's own checks, on the host: the same rules, before anything is launched.
   const HostValues values = host_values(info, args, world);
