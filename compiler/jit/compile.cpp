@@ -107,14 +107,37 @@ std::string cache_key(const std::string& text, const Options& options, const std
   return key;
 }
 
+bool includes_user_files(const std::string& text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::size_t i = text.find_first_not_of(" \t", at);
+    if (i < end && text[i] == '#') {
+      i = text.find_first_not_of(" \t", i + 1);
+      if (i < end && text.compare(i, 7, "include") == 0) {
+        i = text.find_first_not_of(" \t", i + 7);
+        // <pk/...> and "pk/..." are pkc's own headers (in the toolchain digest); anything else,
+        // or a macro as the name, is the user's.
+        if (!(i < end && (text[i] == '<' || text[i] == '"') && text.compare(i + 1, 3, "pk/") == 0)) return true;
+      }
+    }
+    at = end + 1;
+  }
+  return false;
+}
+
 Result<Kernel> compile_spec(const std::string& name, const std::string& text,
                             const Options& options, const Frontend& frontend) {
   std::string arch = options.arch;
   if (arch.empty()) {
     PK_ASSIGN_OR_RETURN(arch, current_arch());
   }
+  // A spec that includes files of its own is never cached: the key holds the spec's text, not
+  // what its headers say (a changed header would return the old kernel).
+  const bool use_cache = options.use_cache && !includes_user_files(text);
   std::string dir;
-  if (options.use_cache) {
+  if (use_cache) {
     if (!options.cache_dir.empty()) {
       dir = options.cache_dir;
     } else {
@@ -123,7 +146,7 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
   }
   // The fast path: a hit needs no MLIR, no front end and no NVRTC.
   const std::string key = cache_key(text, options, arch) + "\nfrontend " + frontend.identity;
-  if (options.use_cache)
+  if (use_cache)
     if (auto entry = cache_read(dir, key)) {
       auto k = unpack(*entry, true);
       if (k.is_ok()) return k;  // a corrupt entry is recompiled and overwritten
@@ -161,7 +184,7 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
     if (k.name == chosen->name || std::count(chosen->parts.begin(), chosen->parts.end(), k.name))
       if (!k.tmpl.fallback.empty()) lines += launch_lines_of(cuda, k.tmpl.fallback);
   const std::vector<char> entry = pack(lines, out.image);
-  if (options.use_cache) PK_RETURN_IF_ERROR(cache_write(dir, key, entry));
+  if (use_cache) PK_RETURN_IF_ERROR(cache_write(dir, key, entry));
   return unpack(entry, false);
 }
 

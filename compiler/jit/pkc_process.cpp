@@ -43,6 +43,9 @@ Frontend pkc_frontend(const std::string& pkc_path) {
     const std::string spec = dir + "/" + base, cuda = dir + "/out.cu", err = dir + "/stderr";
     { std::ofstream(spec, std::ios::binary) << text; }
     std::vector<std::string> argv_s = {pkc_path, spec, "--emit=cuda", "-o", cuda};
+    // The copy lives in a temporary directory: its quoted includes are found beside the original.
+    if (const std::size_t slash = name.find_last_of('/'); slash != std::string::npos && name[0] != '<')
+      argv_s.push_back("-I" + name.substr(0, slash == 0 ? 1 : slash));
     if (!options.kernel.empty()) argv_s.push_back("--kernel=" + options.kernel);  // compile one
     if (!options.profile_path.empty()) argv_s.push_back("--profile=" + options.profile_path);
     if (options.allow_multicast) argv_s.push_back("--allow-multicast");

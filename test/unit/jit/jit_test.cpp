@@ -19,6 +19,8 @@
 #include <pk/jit/jit.h>
 #include <pk/runtime/flag_key.h>
 
+#include <fstream>
+
 namespace {
 
 const char* self_path;
@@ -759,6 +761,32 @@ TEST(JitPkcFrontend, MatchesTheInProcessPipeline) {
   ASSERT_FALSE(bad.is_ok());
   EXPECT_NE(bad.status().message().find("dir/bad.mlir:2:3: error:"), std::string::npos)
       << bad.status().message();
+}
+
+// A spec that includes a header of its own: through pkc's process its quoted include is found
+// beside the spec (the text is compiled from a temporary copy), and it is never cached, so a
+// changed header gives a new kernel (the key, the spec's text, does not see the header).
+TEST(JitPkcFrontend, SpecsWithTheirOwnHeadersAreNotCached) {
+  EXPECT_FALSE(pk::jit::includes_user_files("#include <pk/spec.h>\n  #  include \"pk/spec.h\"\nint x;\n"));
+  EXPECT_TRUE(pk::jit::includes_user_files("#include <pk/spec.h>\n#include \"cfg.h\"\n"));
+  EXPECT_TRUE(pk::jit::includes_user_files("  # include <vector>\n"));
+  EXPECT_TRUE(pk::jit::includes_user_files("#include HEADER\n"));
+  const std::string dir = fresh_dir("own-header");
+  const std::string spec = dir + "/scaled.pk.cpp";
+  const std::string text =
+      "#include <pk/spec.h>\n#include \"cfg.h\"\nusing namespace pk;\n"
+      "PK_KERNEL void scaled(Tensor<f32, 1> x, Tensor<f32, 1> y) {\n"
+      "  for (auto i : tiles(x.size(), {256})) store(y, load<256>(x, i) * SCALE, i);\n}\n";
+  std::vector<std::vector<char>> images;
+  for (const char* scale : {"2.0f", "2.0f", "3.0f"}) {
+    std::ofstream(dir + "/cfg.h") << "#define SCALE " << scale << "\n";
+    auto k = pk::jit::compile_spec(spec, text, cpu_options(dir + "/cache"), pk::jit::pkc_frontend(PK_PKC));
+    ASSERT_TRUE(k.is_ok()) << k.status().message();
+    EXPECT_FALSE(k->from_cache());
+    images.push_back(k->image());
+  }
+  EXPECT_EQ(images[0], images[1]);
+  EXPECT_NE(images[1], images[2]);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ struct Options {
   bool templates = true;                   // pkc --templates: false keeps loops on the general path
   bool split_k = true;                     // pkc --split-k: false keeps each GEMM tile on one block
   std::vector<std::string> nvrtc_options;  // extra NVRTC options
-  bool use_cache = true;
+  bool use_cache = true;                   // (never for a spec that includes files of its own)
   std::string cache_dir;                   // empty: pk::cache_dir()
 };
 
@@ -45,9 +45,15 @@ std::string file_identity(const std::string& path);
 std::string cache_key(const std::string& text, const Options& options, const std::string& arch);
 
 // Looks the spec up in the cache first (no front end runs on a hit), else runs `frontend`,
-// NVRTC-compiles its CUDA for the architecture and stores the result as one cache entry.
+// NVRTC-compiles its CUDA for the architecture and stores the result as one cache entry. A spec
+// that includes headers other than pkc's own (`#include "cfg.h"`) is compiled every time: the
+// key is the spec's text, which does not see a changed header.
 Result<Kernel> compile_spec(const std::string& name, const std::string& text,
                             const Options& options, const Frontend& frontend);
+
+// Whether the spec's text includes a header that is not pkc's own (<pk/...>): such specs skip
+// the cache.
+bool includes_user_files(const std::string& text);
 
 // The front end of a process without LLVM: runs `pkc <spec> --emit=cuda` from `pkc_path`.
 Frontend pkc_frontend(const std::string& pkc_path);
