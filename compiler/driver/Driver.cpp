@@ -261,6 +261,8 @@ int runPkcDriver(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
+  // Refused before any work, so that no output is left behind without its depfile.
+  if (writeDeps && depfile.empty()) return fail("-MD needs -MF <file>");
   std::vector<std::string> dependencies = {inputPath};
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (isCppSpecPath(inputPath)) {
@@ -395,14 +397,17 @@ int runPkcDriver(int argc, char **argv) {
   }
 
   std::string error;
-  if (!writeAtomically(outputPath, text, error)) return fail(error);
-  if (writeDeps || !depfile.empty()) {
-    if (depfile.empty()) return fail("-MD needs -MF <file>");
+  // The depfile first: if it cannot be written, no output claims to be up to date without it.
+  if (!depfile.empty()) {
+    // The spec, then its headers in a fixed order (the front end's order varies from run to run).
+    std::sort(dependencies.begin() + 1, dependencies.end());
+    dependencies.erase(std::unique(dependencies.begin() + 1, dependencies.end()), dependencies.end());
     std::string deps = escapeForMake(outputPath) + ":";
     for (const std::string &d : dependencies) deps += " \\\n  " + escapeForMake(d);
     deps += "\n";
     if (!writeAtomically(depfile, deps, error)) return fail(error);
   }
+  if (!writeAtomically(outputPath, text, error)) return fail(error);
   if (outputPath != "-")
     llvm::errs() << "pkc: wrote " << outputPath << " (" << text.size() << " bytes)\n";
   return 0;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -140,6 +141,10 @@ Result<Kernel> compile_spec(const std::string& name, const std::string& text,
   if (use_cache) {
     if (!options.cache_dir.empty()) {
       dir = options.cache_dir;
+      // Made (with its parents) before any work, so a bad path fails at once, not after NVRTC.
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (ec) return Status::error("cannot create the cache directory '" + dir + "': " + ec.message());
     } else {
       PK_ASSIGN_OR_RETURN(dir, cache_dir());
     }
