@@ -55,6 +55,11 @@ public:
     if (fn->isVariadic())
       return error(fn->getLocation(), "a kernel takes a fixed list of parameters, not `...`");
     for (const ParmVarDecl *p : fn->parameters()) {
+      // Launchers, the JIT and pk_torch take every argument: a default would be silently unused.
+      if (p->hasDefaultArg())
+        return error(p->getDefaultArgRange().getBegin(),
+                     "kernel parameters take no default values: every launch passes every argument (drop the "
+                     "`= ...`)");
       ValueType t;
       if (!paramType(p, t)) return;
       int v = newValue(t);
