@@ -17,6 +17,8 @@ namespace {
 
 // `%x` at the argument's location in the spec text; empty when the text is not at hand.
 std::string nameFromSource(Location loc, llvm::SourceMgr &sourceMgr) {
+  // A C++ spec's parameter carries its name (the front end's NameLoc around its position).
+  if (auto named = dyn_cast<NameLoc>(loc)) return named.getName().str();
   auto fileLoc = dyn_cast<FileLineColLoc>(loc);
   if (!fileLoc) return "";
   for (unsigned id = 1; id <= sourceMgr.getNumBuffers(); ++id) {

@@ -72,8 +72,8 @@ PK_KERNEL void a2a_cols_to_rows(Sym<f32, 2> x, Sym<f32, 2> y) { all_to_all(x, y,
 // CUDA: dimension 1 of the input and the output must agree
 // CUDA: pk::copy
 // HOST-LABEL: pk::Status a2a_cols(
-// HOST: if (!(arg0.shape[1] % world == 0))
-// HOST-NEXT: return pk::Status::error("a2a_cols: arg0.shape[1] must be a multiple of the world size (pk.coll.all_to_all)");
+// HOST: if (!(x.shape[1] % world == 0))
+// HOST-NEXT: return pk::Status::error("a2a_cols: x.shape[1] must be a multiple of the world size (pk.coll.all_to_all)");
 PK_KERNEL void a2a_cols(Sym<bf16, 2> x, Sym<bf16, 2> y) { all_to_all(x, y, 1, 1); }
 // CHECK-LABEL: decisions for kernel 'a2a_last'
 // CHECK-NOT: warning
