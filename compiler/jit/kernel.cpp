@@ -121,6 +121,15 @@ HostValues host_values(const KernelInfo& info, const std::vector<ArgValue>& args
 
 }  // namespace
 
+namespace {
+
+int element_bytes(const std::string& e) {
+  if (e == "f8E4M3FN" || e == "f8E5M2" || e == "i8") return 1;
+  return e == "bf16" || e == "f16" ? 2 : e == "f64" || e == "i64" || e == "index" ? 8 : 4;
+}
+
+}  // namespace
+
 Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& args, int world) {
   const std::string who = "kernel " + info.name;
   PK_RETURN_IF_ERROR(check_world(world).with_context(who));
@@ -163,10 +172,7 @@ Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& ar
     if (want.kind == ArgKind::tensor && !got.tensor.data && numel > 0)
       return Status::error(arg + ": null data");
     // A base the element type does not align faults in the kernel (a sticky error): refused here.
-    const std::size_t align = (want.element == "f8E4M3FN" || want.element == "f8E5M2" || want.element == "i8") ? 1
-                              : (want.element == "bf16" || want.element == "f16")                            ? 2
-                              : (want.element == "f64" || want.element == "i64")                             ? 8
-                                                                                                             : 4;
+    const std::size_t align = element_bytes(want.element);
     const void* base = want.kind == ArgKind::tensor ? static_cast<const void*>(got.tensor.data)
                        : world > 0 && got.sym.peer[0] ? static_cast<const void*>(got.sym.peer[0])
                                                       : nullptr;
@@ -192,11 +198,6 @@ bool all_tensors_empty(const std::vector<ArgValue>& args) {
 }
 
 namespace {
-
-int element_bytes(const std::string& e) {
-  if (e == "f8E4M3FN" || e == "f8E5M2" || e == "i8") return 1;
-  return e == "bf16" || e == "f16" ? 2 : e == "f64" || e == "i64" || e == "index" ? 8 : 4;
-}
 
 // A template kernel's arguments as the runtime's template launch takes them.
 std::vector<TemplateArg> template_args(const KernelInfo& info, const std::vector<ArgValue>& args,
