@@ -9,6 +9,8 @@ config.suffixes = [".mlir", ".cpp", ".test"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs", "specs", "unit", "gpu", "consumer"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pkc_obj_root, "test")
+# A fresh build has no timings of its own: lit then reads test/.lit_test_times.txt (a committed snapshot) and
+# starts the longest tests first, so two CI cores do not end on one long test.
 config.substitutions.append(("%pkc_src", config.pkc_src_root))
 config.substitutions.append(("%specs", os.path.join(config.pkc_src_root, "templates", "specs")))
 llvm_config.use_default_substitutions()
