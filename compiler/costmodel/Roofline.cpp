@@ -43,7 +43,22 @@ struct Counter {
                             std::to_string(a) + ":<d0>x<d1>...)", errorAt = user;
       return std::nullopt;
     }
-    return it->second;
+    // The given extents must be the argument's: as many as its rank, and its static sizes.
+    llvm::ArrayRef<int64_t> declared = getTensorShape(tensor.getType());
+    const std::vector<int64_t> &given = it->second;
+    std::string why;
+    if (given.size() != declared.size())
+      why = "gives " + std::to_string(given.size()) + " extents for a tensor of rank " +
+            std::to_string(declared.size());
+    for (size_t d = 0; why.empty() && d < given.size(); ++d)
+      if (!ShapedType::isDynamic(declared[d]) && declared[d] != given[d])
+        why = "gives " + std::to_string(given[d]) + " for dimension " + std::to_string(d) +
+              ", which the spec fixes at " + std::to_string(declared[d]);
+    if (!why.empty()) {
+      if (!errorAt) error = "--shape of argument #" + std::to_string(a) + " " + why, errorAt = user;
+      return std::nullopt;
+    }
+    return given;
   }
   double tensorBytes(Value tensor, Operation *user) {
     auto shape = shapeOf(tensor, user);

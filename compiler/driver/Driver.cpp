@@ -38,8 +38,13 @@ namespace {
 enum class Phase { Mlir, DeviceMlir, Cuda, Ptx, Cubin, Launcher, LauncherImpl };
 
 cl::OptionCategory category("pkc options");
-cl::opt<std::string> inputPath(cl::Positional, cl::desc("<spec.mlir | spec.pk.cpp>"),
+cl::opt<std::string> inputPath(cl::Positional,
+                               cl::desc("<spec.mlir | spec.pk.cpp | - (standard input)>"),
                                cl::Required, cl::cat(category));
+cl::opt<std::string> inputLanguage(
+    "x", cl::desc("Language of a spec read from standard input: c++ or mlir (default: c++ when "
+                  "the text has an #include line, else mlir)"),
+    cl::value_desc("language"), cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("file"), cl::init("-"), cl::cat(category));
 cl::opt<Phase> emit(
@@ -247,10 +252,33 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--tile-threads must be 0 (chosen by pkc), 256, 512 or 1024");
   if (tileStages < 2 || tileStages > 4)
     return fail("--tile-stages must be 2, 3 or 4");
-  if (llvm::sys::fs::is_directory(inputPath))
+  // A spec from standard input ('-', as build tools pipe it) is read whole here; a C++ one is
+  // then served to the front end from memory under the name diagnostics show.
+  const bool fromStdin = inputPath == "-";
+  std::optional<std::string> stdinText;
+  bool cppSpec = isCppSpecPath(inputPath);
+  if (!inputLanguage.empty() && !fromStdin)
+    return fail("-x names the language of a spec read from standard input ('-'); a file's is "
+                "its extension");
+  if (!inputLanguage.empty() && inputLanguage != "c++" && inputLanguage != "mlir")
+    return fail("-x takes c++ or mlir, not '" + inputLanguage + "'");
+  if (fromStdin) {
+    auto buffer = llvm::MemoryBuffer::getSTDIN();
+    if (!buffer) return fail("cannot read the spec from standard input: " + buffer.getError().message());
+    stdinText = (*buffer)->getBuffer().str();
+    if (llvm::StringRef(*stdinText).contains('\0'))
+      return fail("standard input holds binary data, not a spec");
+    cppSpec = inputLanguage.empty() ? llvm::StringRef(*stdinText).contains("#include")
+                                    : inputLanguage == "c++";
+  } else if (llvm::sys::fs::is_directory(inputPath)) {
     return fail("'" + inputPath + "' is a directory, not a spec file");
-  if (!llvm::sys::fs::exists(inputPath))
+  } else if (!llvm::sys::fs::exists(inputPath)) {
     return fail("no such file: '" + inputPath + "'");
+  }
+  // What diagnostics, the launcher and NVRTC call the spec.
+  const std::string specPath = !fromStdin ? std::string(inputPath)
+                               : cppSpec  ? std::string("<stdin>.pk.cpp")
+                                          : std::string("<stdin>");
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::pk::PkDialect, mlir::arith::ArithDialect, mlir::scf::SCFDialect>();
@@ -263,19 +291,23 @@ int runPkcDriver(int argc, char **argv) {
 
   // Refused before any work, so that no output is left behind without its depfile.
   if (writeDeps && depfile.empty()) return fail("-MD needs -MF <file>");
-  std::vector<std::string> dependencies = {inputPath};
+  // A spec from standard input is no file a build can depend on; its headers still are.
+  std::vector<std::string> dependencies = {fromStdin ? std::string() : std::string(inputPath)};
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (isCppSpecPath(inputPath)) {
+  if (cppSpec) {
     FrontendOptions fe;
     fe.includeDirs.assign(includeDirs.begin(), includeDirs.end());
     fe.defines.assign(defines.begin(), defines.end());
     fe.standard = standard;
     fe.onlyKernel = onlyKernel;
     fe.parseSeconds = std::max(1, int(parseSeconds));
-    module = parseCppSpec(inputPath, fe, context, &dependencies);
+    fe.text = stdinText;
+    module = parseCppSpec(specPath, fe, context, &dependencies);
   } else {
     std::string error;
-    auto file = mlir::openInputFile(inputPath, &error);
+    std::unique_ptr<llvm::MemoryBuffer> file =
+        stdinText ? llvm::MemoryBuffer::getMemBufferCopy(*stdinText, specPath)
+                  : mlir::openInputFile(inputPath, &error);
     if (!file) return fail(error);
     if (llvm::StringRef(file->getBuffer()).contains('\0'))
       return fail("'" + inputPath + "' is a binary file, not a spec");
@@ -294,12 +326,19 @@ int runPkcDriver(int argc, char **argv) {
     auto sigs = mlir::pk::collectKernelSignatures(*module, sourceMgr);
     if (mlir::failed(sigs)) return 1;
     signatures = std::move(*sigs);
-    lo.sourceName = llvm::sys::path::filename(inputPath).str();
+    lo.sourceName = llvm::sys::path::filename(specPath).str();
     lo.pkcVersion = PKC_VERSION;
     lo.cppNamespace = launcherNamespace;
-    lo.headerInclude = launcherInclude.empty() ? "pk_kernels/" + specStem(inputPath) + ".h"
+    const std::string stem = fromStdin ? std::string("stdin") : specStem(inputPath);
+    lo.headerInclude = launcherInclude.empty() ? "pk_kernels/" + stem + ".h"
                                                : std::string(launcherInclude);
   }
+
+  if (worldSize.getNumOccurrences() && (worldSize < 1 || worldSize > mlir::pk::kMaxRanks))
+    return fail("--world-size=" + std::to_string(worldSize) + ": a launch has 1 to " +
+                std::to_string(mlir::pk::kMaxRanks) + " ranks");
+  if (shapes.getNumOccurrences() && !roofline.getNumOccurrences())
+    return fail("--shape is read only with --roofline");
 
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -365,7 +404,7 @@ int runPkcDriver(int argc, char **argv) {
       std::string cuda;
       llvm::raw_string_ostream cudaStream(cuda);
       mlir::pk::CudaEmitOptions eo;
-      eo.sourceName = llvm::sys::path::filename(inputPath).str();
+      eo.sourceName = llvm::sys::path::filename(specPath).str();
       eo.pkcVersion = PKC_VERSION;
       if (mlir::failed(mlir::pk::emitCuda(*module, cudaStream, eo))) return 1;
       if (emit == Phase::Cuda) {
@@ -376,7 +415,7 @@ int runPkcDriver(int argc, char **argv) {
           return 1;
       } else {
         NvrtcResult r = compileWithNvrtc(
-            cuda, llvm::sys::path::stem(inputPath).str() + ".cu", arch,
+            cuda, (fromStdin ? std::string("stdin") : llvm::sys::path::stem(inputPath).str()) + ".cu", arch,
             emit == Phase::Ptx ? NvrtcTarget::Ptx : NvrtcTarget::Cubin);
         if (!r.ok) {
           std::string opts;
@@ -403,7 +442,8 @@ int runPkcDriver(int argc, char **argv) {
     std::sort(dependencies.begin() + 1, dependencies.end());
     dependencies.erase(std::unique(dependencies.begin() + 1, dependencies.end()), dependencies.end());
     std::string deps = escapeForMake(outputPath) + ":";
-    for (const std::string &d : dependencies) deps += " \\\n  " + escapeForMake(d);
+    for (const std::string &d : dependencies)
+      if (!d.empty()) deps += " \\\n  " + escapeForMake(d);
     deps += "\n";
     if (!writeAtomically(depfile, deps, error)) return fail(error);
   }

@@ -1,4 +1,5 @@
 // Per-device loading, host-side argument checks and launch of a JIT-compiled kernel.
+#include <limits>
 #include <pk/jit/kernel.h>
 #include <cstdint>
 
@@ -147,6 +148,9 @@ Status check_launch_args(const KernelInfo& info, const std::vector<ArgValue>& ar
                             (want.kind == ArgKind::scalar && int_scalar && got.element == "index") ||
                             (want.kind == ArgKind::scalar && want.element == "f64" && got.element == "f32");
     if (!compatible) return Status::error(arg + ": element type " + got.element + ", want " + want.element);
+    if (want.kind == ArgKind::scalar && want.element == "i32" &&
+        (got.integer < std::numeric_limits<int>::min() || got.integer > std::numeric_limits<int>::max()))
+      return Status::error(arg + ": " + std::to_string(got.integer) + " does not fit the spec's int");
     if (want.kind == ArgKind::scalar) continue;
     const long long* shape = want.kind == ArgKind::sym_tensor ? got.sym.shape : got.tensor.shape;
     const long long numel = want.kind == ArgKind::sym_tensor ? got.sym.numel : got.tensor.numel;

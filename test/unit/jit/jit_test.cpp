@@ -539,6 +539,31 @@ TEST(JitArgs, HostChecksRejectMismatches) {
   EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(x), arg_value(y)}, 0).is_ok());  // world
 }
 
+// Scalars as C++ passes them (set 30, finding 17): int, unsigned, size_t and short literals for
+// index, i32 and i64 parameters; double and float for f32 and f64 ones; checked by the spec's type.
+TEST(JitLaunchArgs, ScalarsOfEveryCppType) {
+  auto parsed = pk::jit::parse_launch_lines(
+      "// pk-launch k threads=128 blocks=1 flag_slots=0 args=index,i32,i64,f32,f64\n");
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
+  const pk::jit::KernelInfo info = parsed->front();
+  using pk::jit::arg_value;
+  EXPECT_TRUE(pk::jit::check_launch_args(info, {arg_value(128), arg_value(7u), arg_value(std::size_t{9}),
+                                                arg_value(0.5), arg_value(0.25f)}, 1).is_ok());
+  // An integer for a float parameter is refused (the JIT's launch has no conversion to guess).
+  EXPECT_FALSE(pk::jit::check_launch_args(info, {arg_value(short{3}), arg_value(-1L), arg_value(1ULL << 40),
+                                                 arg_value(2), arg_value(3)}, 1).is_ok());
+  auto v = arg_value(0.5);
+  EXPECT_EQ(v.real, 0.5);
+  EXPECT_EQ(arg_value(std::size_t{1} << 40).integer, 1LL << 40);
+  // An i32 parameter refuses a value past int; an index one a size_t past 2^63 - 1.
+  auto big = pk::jit::check_launch_args(info, {arg_value(1), arg_value(1LL << 31), arg_value(1), arg_value(1.0),
+                                               arg_value(1.0)}, 1);
+  EXPECT_NE(big.message().find("2147483648 does not fit the spec's int"), std::string::npos) << big.message();
+  auto huge = pk::jit::check_launch_args(info, {arg_value(~0ULL), arg_value(1), arg_value(1), arg_value(1.0),
+                                                arg_value(1.0)}, 1);
+  EXPECT_NE(huge.message().find("past 2^63 - 1"), std::string::npos) << huge.message();
+}
+
 // The `// pk-host-check` description pkc writes and the launchers and the JIT read.
 TEST(JitHostChecks, LinesRoundTripAndEvaluate) {
   const std::string line =

@@ -53,9 +53,11 @@ bool isComparison(MapKind kind);
 /// Shape and element type of a local or symmetric tensor type.
 ArrayRef<int64_t> getTensorShape(Type tensorType);
 Type getTensorElementType(Type tensorType);
+/// The most ranks a launch can have: the runtime's PK_MAX_RANKS (pk/device/launch_context.cuh).
+constexpr int64_t kMaxRanks = 16;
 /// Flag slots pk.comm.push_small owns from its `lanes` slot on: PK_MAX_RANKS source ranks x
 /// 32 lanes (pk/device/push_small.cuh), i.e. ceil(this / blocks) block-scope slot units.
-constexpr int64_t kPushSmallSlots = 16 * 32;
+constexpr int64_t kPushSmallSlots = kMaxRanks * 32;
 int64_t pushSmallSlotUnits(PushSmallOp op);
 /// The dimension an all-gather or reduce-scatter concatenates or splits along, the deeper of an
 /// all-to-all's split and concat dimensions (0 for every other collective: they move blocks of

@@ -2,8 +2,10 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <pk/runtime/context.h>
@@ -64,8 +66,14 @@ struct ArgValue {
   double real = 0;        // f32, f64 scalars
 };
 
-// The element name pk uses for T ("bf16", "f32", ...).
-template <class T> const char* element_name();
+// The element name pk uses for T ("bf16", "f32", ...); other types do not compile.
+template <class T> struct unsupported_element : std::false_type {};
+template <class T> const char* element_name() {
+  static_assert(unsupported_element<T>::value,
+                "pk tensors hold bf16, f16, f8e4m3, f8e5m2, float, double, int, long long or signed char "
+                "(i8: signed char, not char or unsigned char; no bool)");
+  return nullptr;
+}
 template <> inline const char* element_name<bf16>() { return "bf16"; }
 template <> inline const char* element_name<f16>() { return "f16"; }
 // fp8 as MLIR prints it (the launch line's argument types).
@@ -97,15 +105,23 @@ ArgValue arg_value(const Tensor<T>& t) {
   v.tensor.numel = t.numel;
   return v;
 }
-inline ArgValue arg_value(long long i) {  // index and i64 scalars
+// Scalars: a value of any integer type for index, i32 and i64 parameters, of any floating type
+// for f32 and f64 ones (128, 0.5 and a size_t as C++ would pass them); the launch checks the
+// value against the parameter's type. bool is neither.
+template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+ArgValue arg_value(I i) {
   ArgValue v;
-  v.integer = i;
+  v.integer = static_cast<long long>(i);
   v.element = "index";
+  if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(long long))
+    if (i > static_cast<unsigned long long>(std::numeric_limits<long long>::max()))
+      v.element = "an unsigned integer past 2^63 - 1";
   return v;
 }
-inline ArgValue arg_value(float f) {
+template <class F, std::enable_if_t<std::is_floating_point_v<F>, int> = 0>
+ArgValue arg_value(F f) {
   ArgValue v;
-  v.real = f;
+  v.real = static_cast<double>(f);
   v.element = "f32";
   return v;
 }
