@@ -11,6 +11,8 @@ random inputs, output poisoned with NaN). Prints a markdown table and appends it
 first argument.
 
   PYTHONPATH=python:tools/bench-attention PKC=.carry/pkc python3 tools/bench-gemm/bench_decode.py out.md
+
+PK_DECODE_KERNELS (names, comma-separated) and PK_DECODE_WEIGHTS (KxN, comma-separated) run a subset.
 """
 import os
 import sys
@@ -25,6 +27,10 @@ ROWS = (1, 16, 128)
 WEIGHTS = ((8192, 8192), (8192, 28672), (28672, 8192))  # K, N
 KERNELS = {"sk_bf16": "gemm_split_k.pk.cpp", "wo_e4m3_bf16": "weight_only_gemm.pk.cpp",
            "i8_w8a8_s32": "int8.pk.cpp"}
+if os.environ.get("PK_DECODE_KERNELS"):
+    KERNELS = {k: KERNELS[k] for k in os.environ["PK_DECODE_KERNELS"].split(",")}
+if os.environ.get("PK_DECODE_WEIGHTS"):
+    WEIGHTS = tuple(tuple(int(d) for d in w.split("x")) for w in os.environ["PK_DECODE_WEIGHTS"].split(","))
 
 
 def main():
@@ -60,6 +66,8 @@ def main():
                                              * ws.double()).float(), n * k),
                 }
                 for name, (args, torch_call, reference, wbytes) in cases.items():
+                    if name not in KERNELS:
+                        continue
                     times = {}
                     want = reference()
                     err = 0.0
