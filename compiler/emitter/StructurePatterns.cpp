@@ -218,9 +218,12 @@ LogicalResult emitWorker(Emitter &e, Operation *op) {
 }
 
 // Declares a pk::tile::TileWalk named `walk` over the loop's tile counts, at tile `t`, that
-// advances by `stride` tiles (pk/tile/walk.cuh).
+// advances by `stride` tiles (pk/tile/walk.cuh). A count past 2^31 - 1 after the first dimension
+// is reported as the launch's error and the kernel leaves (every thread alike: counts are uniform).
 void declareWalk(Emitter &e, const std::string &walk, const std::vector<std::string> &counts,
                  const std::string &t, const std::string &stride) {
+  if (counts.size() > 1)
+    e.line() << "if (!pk::tile::walk_counts_fit(ctx, {" << llvm::join(counts, ", ") << "})) return;";
   e.line() << "pk::tile::TileWalk<" << counts.size() << "> " << walk << "(" << t << ", " << stride
            << ", {" << llvm::join(counts, ", ") << "});";
 }

@@ -178,6 +178,11 @@ Status Context::check_errors() {
                          std::to_string(static_cast<long long>(e.seen)) + "; a launch of this grid has slots 0.." +
                          std::to_string(static_cast<long long>(e.expected) - 1) +
                          " (2048 flag words / blocks); the block stopped there");
+  if (e.code == 7)
+    return Status::error("rank " + std::to_string(e.rank) + ": a tile loop has " +
+                         std::to_string(static_cast<long long>(e.seen)) + " tiles along dimension " +
+                         std::to_string(e.slot) + ", more than the 2^31 - 1 a dimension after the first may have: "
+                         "take larger tiles along it, or make it the first (the loop ran no tile)");
   return Status::error("rank " + std::to_string(rank()) + ": device error code " +
                        std::to_string(e.code));
 }

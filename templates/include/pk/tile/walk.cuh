@@ -6,9 +6,35 @@
 // dimensions 1 .. N-1 are 32-bit: row kernels run at the edge of 64 registers a thread, and
 // their 64-bit digits made the softmax and norms spill.
 #pragma once
+#include <pk/device/launch_context.cuh>
+#include <pk/device/ptx.cuh>
 
 namespace pk {
 namespace tile {
+
+constexpr unsigned int kErrorTileCount = 7;
+
+// Whether every tile count past dimension 0 fits a TileWalk digit (at most 2^31 - 1: a tensor of
+// 2^31 columns of tiles does not). Else thread 0 of block 0 records which dimension and count (the
+// launch's first error wins, as a failed check does) and the caller runs none of the loop: pkc
+// emits this before each walk of two or more dimensions. Counts are the same in every thread.
+template <int N>
+__device__ __forceinline__ bool walk_counts_fit(const LaunchContext& c, const long long (&counts)[N]) {
+#pragma unroll
+  for (int d = 1; d < N; ++d) {
+    if (counts[d] <= 0x7fffffffLL) continue;
+    if (blockIdx.x == 0 && threadIdx.x == 0 && atomic_cas_u32(&c.error->code, 0u, kErrorTileCount) == 0u) {
+      c.error->rank = c.rank;
+      c.error->slot = d;
+      c.error->block = 0;
+      c.error->expected = 0x7fffffffULL;
+      c.error->seen = static_cast<unsigned long long>(counts[d]);
+      __threadfence_system();
+    }
+    return false;
+  }
+  return true;
+}
 
 template <int N>
 struct TileWalk {
@@ -18,8 +44,8 @@ struct TileWalk {
   __device__ TileWalk(long long t, long long stride, const long long (&counts)[N]) {
 #pragma unroll
     for (int d = N - 1; d > 0; --d) {
-      // A count past 2^31 - 1 along a later dimension (a tensor of 2^31 columns of tiles) does
-      // not fit a digit: stop the launch rather than walk the wrong tiles.
+      // A count past 2^31 - 1 along a later dimension does not fit a digit: pkc's kernels have
+      // stopped before (walk_counts_fit); anything else stops here rather than walk wrong tiles.
       if (counts[d] > 0x7fffffffLL) __trap();
       count[d] = static_cast<int>(counts[d]);
       digit[d] = static_cast<int>(t % counts[d]), t /= counts[d];
