@@ -252,6 +252,11 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--tile-threads must be 0 (chosen by pkc), 256, 512 or 1024");
   if (tileStages < 2 || tileStages > 4)
     return fail("--tile-stages must be 2, 3 or 4");
+  if (worldSize.getNumOccurrences() && (worldSize < 1 || worldSize > mlir::pk::kMaxRanks))
+    return fail("--world-size=" + std::to_string(worldSize) + ": a launch has 1 to " +
+                std::to_string(mlir::pk::kMaxRanks) + " ranks");
+  if (shapes.getNumOccurrences() && !roofline.getNumOccurrences())
+    return fail("--shape is read only with --roofline");
   // A spec from standard input ('-', as build tools pipe it) is read whole here; a C++ one is
   // then served to the front end from memory under the name diagnostics show.
   const bool fromStdin = inputPath == "-";
@@ -333,12 +338,6 @@ int runPkcDriver(int argc, char **argv) {
     lo.headerInclude = launcherInclude.empty() ? "pk_kernels/" + stem + ".h"
                                                : std::string(launcherInclude);
   }
-
-  if (worldSize.getNumOccurrences() && (worldSize < 1 || worldSize > mlir::pk::kMaxRanks))
-    return fail("--world-size=" + std::to_string(worldSize) + ": a launch has 1 to " +
-                std::to_string(mlir::pk::kMaxRanks) + " ranks");
-  if (shapes.getNumOccurrences() && !roofline.getNumOccurrences())
-    return fail("--shape is read only with --roofline");
 
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -1,9 +1,9 @@
 // Per-device loading, host-side argument checks and launch of a JIT-compiled kernel.
-#include <limits>
 #include <pk/jit/kernel.h>
 #include <cstdint>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 

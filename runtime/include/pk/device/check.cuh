@@ -74,6 +74,8 @@ __device__ inline bool flag_slot_ok(const LaunchContext& c, long long slot) {
 }
 
 constexpr unsigned int kErrorBadPeer = 4;
+// A tile loop's count past 2^31 - 1 along a later dimension (pk/tile/walk.cuh's walk_counts_fit).
+constexpr unsigned int kErrorTileCount = 7;
 
 // Whether rank p exists (0 <= p < world), for a tile read from or written to `x.on(p)` with p
 // computed at run time. Else thread 0 of each block that meets it records it in the error slot

@@ -6,13 +6,10 @@
 // dimensions 1 .. N-1 are 32-bit: row kernels run at the edge of 64 registers a thread, and
 // their 64-bit digits made the softmax and norms spill.
 #pragma once
-#include <pk/device/launch_context.cuh>
-#include <pk/device/ptx.cuh>
+#include <pk/device/check.cuh>
 
 namespace pk {
 namespace tile {
-
-constexpr unsigned int kErrorTileCount = 7;
 
 // Whether every tile count past dimension 0 fits a TileWalk digit (at most 2^31 - 1: a tensor of
 // 2^31 columns of tiles does not). Else thread 0 of block 0 records which dimension and count (the
@@ -23,14 +20,8 @@ __device__ __forceinline__ bool walk_counts_fit(const LaunchContext& c, const lo
 #pragma unroll
   for (int d = 1; d < N; ++d) {
     if (counts[d] <= 0x7fffffffLL) continue;
-    if (blockIdx.x == 0 && threadIdx.x == 0 && atomic_cas_u32(&c.error->code, 0u, kErrorTileCount) == 0u) {
-      c.error->rank = c.rank;
-      c.error->slot = d;
-      c.error->block = 0;
-      c.error->expected = 0x7fffffffULL;
-      c.error->seen = static_cast<unsigned long long>(counts[d]);
-      __threadfence_system();
-    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      record_wait_timeout(c, d, 0x7fffffffULL, static_cast<unsigned long long>(counts[d]), kErrorTileCount);
     return false;
   }
   return true;
