@@ -29,6 +29,8 @@ LogicalResult Emitter::emitOp(Operation *op) {
   auto it = patterns.find(op->getName().getStringRef());
   if (it == patterns.end())
     return op->emitError("no CUDA emission pattern for '") << op->getName() << "'";
+  if (op->hasAttr(kBarrierBeforeAttr))
+    line() << "__syncthreads();  // the block's other accesses of this tensor come first (one-tile loop)";
   if (failed(it->second(*this, op))) return failure();
   for (Value result : op->getResults()) declareDivisor(*this, result);
   return success();

@@ -443,6 +443,26 @@ void warnPaddingAtMemoryOffsets(TileForeachOp loop) {
   });
 }
 
+// Whether the loop has one tile: every extent a constant no larger than its step.
+bool hasOneTile(TileForeachOp loop) {
+  for (auto [d, step] : llvm::enumerate(loop.getSteps())) {
+    auto c = getConstantIntValue(loop.getUpperBounds()[d]);
+    if (!c || *c > step) return false;
+  }
+  return true;
+}
+
+// In a loop of one tile the block alone runs the body, so a read and a later write of one
+// tensor at different places race only among the block's threads: a block barrier before the
+// write orders them, when the read comes first in the body and the two sit in different ops of
+// it (not both inside one nested loop, whose next trip would read after the write). A read
+// after the write stays refused: the loop's loads may be fetched ahead of the body.
+bool readsBeforeWriteInOneTile(Operation *read, Operation *write, TileForeachOp loop) {
+  Block &body = loop.getBody().front();
+  Operation *r = body.findAncestorOpInBlock(*read), *w = body.findAncestorOpInBlock(*write);
+  return r && w && r != w && r->isBeforeInBlock(w);
+}
+
 struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces> {
   void runOnOperation() override {
     bool failed = false;
@@ -457,16 +477,29 @@ struct CheckTileRaces : mlir::pk::impl::PkCheckTileRacesPassBase<CheckTileRaces>
       loop.walk([&](Operation *op) {
         if (writtenTensor(op)) writes.push_back(op);
       });
+      const bool oneTile = hasOneTile(loop);
       loop.walk([&](Operation *read) {
         Value source = readTensor(read);
         if (!source) return WalkResult::advance();
         for (Operation *write : writes) {
           if (writtenTensor(write) != source || sameTile(read, write) || ownCell(read, write, loop)) continue;
+          if (oneTile && readsBeforeWriteInOneTile(read, write, loop)) {
+            if (!write->hasAttr(kBarrierBeforeAttr))
+              recordDecision(write, "tile races",
+                             "a block barrier before it: the loop has one tile, so only one block's threads "
+                             "read and write this tensor, and the barrier keeps the body's order among them");
+            write->setAttr(kBarrierBeforeAttr, UnitAttr::get(write->getContext()));
+            continue;
+          }
           // An add (partial sums from every tile) is complete only after the loop: the fix is
           // a later loop, not another tensor.
           auto rowsWrite = dyn_cast<TileStoreRowsOp>(write);
           const bool adds = rowsWrite && rowsWrite.getAdd();
-          auto diag = read->emitError(
+          auto diag =
+              oneTile ? read->emitError("this one-tile loop reads a tensor after writing it (or inside a nested "
+                                        "loop that also writes it); its loads may be fetched ahead of the body, so "
+                                        "read it in a later tile loop (pkc orders the loops)")
+                      : read->emitError(
               Twine("this tile loop reads a tensor at other tiles than it writes; its iterations run "
                     "in parallel and in no order, so the read races with another iteration's write: ") +
               (adds ? "the sum is complete only once every tile has added, so read it in a later tile "

@@ -544,6 +544,18 @@ template <class C, class T, class X, long... A, long... B,
           class = typename EnableIf<!Broadcasts<Tile<T, A...>, Tile<T, B...>>::value &&
                                     (IsIntegral<X>::value || IsSame<X, float>::value)>::type>
 Tile<T, B...> where(Tile<C, A...>, X, Tile<T, B...> b) { return shapes_do_not_broadcast(b, Tile<T, A...>()); }
+// An integer value tile against a float scalar: say which side to change.
+template <class T, long... B>
+Tile<T, B...> int_tile_float_scalar(Tile<T, B...> a) {
+  static_assert(!IsInt<T>::value, "where() takes values of one element type: this integer tile is "
+                                  "against a float scalar; cast the tile (cast<f32>(t)) or use an "
+                                  "integer scalar");
+  return a;
+}
+template <class C, class T, long... A, long... B, class = typename EnableIf<IsInt<T>::value && Broadcasts<Tile<T, A...>, Tile<T, B...>>::value>::type>
+Tile<T, B...> where(Tile<C, A...>, Tile<T, B...> a, float) { return int_tile_float_scalar(a); }
+template <class C, class T, long... A, long... B, class = typename EnableIf<IsInt<T>::value && Broadcasts<Tile<T, A...>, Tile<T, B...>>::value>::type>
+Tile<T, B...> where(Tile<C, A...>, float, Tile<T, B...> b) { return int_tile_float_scalar(b); }
 template <class C, long... S> Tile<f32, S...> where(Tile<C, S...> c, float a, float b);
 template <class C, class I, long... S>
 typename EnableIf<IsIntegral<I>::value, Tile<i32, S...>>::type where(Tile<C, S...> c, I a, I b);
@@ -599,6 +611,17 @@ template <long K, class T, long A, long B, long C, long N>
 IfFloat<T, Tile<T, A, B, C, K>> row_topk(Tile<T, A, B, C, N>);
 template <long K, class T, long A, long B, long C, long N>
 IfFloat<T, Tile<i32, A, B, C, K>> row_topk_index(Tile<T, A, B, C, N>);
+// row_topk of an integer tile: an error that says what to write (deduced, so it shows at the call).
+template <long K, class T, long... S>
+auto row_topk_of_integers(Tile<T, S...>) {
+  static_assert(K < 0, "row_topk / row_topk_index rank float tiles: rank cast<f32>(t) (exact for integers "
+                       "below 2^24 in magnitude); row_topk_index<K> then gives the columns");
+  return Tile<T, S...>();
+}
+template <long K, class T, long... S, class = typename EnableIf<IsInt<T>::value, T>::type>
+auto row_topk(Tile<T, S...> t) { return row_topk_of_integers<K>(t); }
+template <long K, class T, long... S, class = typename EnableIf<IsInt<T>::value, T>::type>
+auto row_topk_index(Tile<T, S...> t) { return row_topk_of_integers<K>(t); }
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);

@@ -6,6 +6,10 @@
 #include <string>
 
 namespace mlir::pk {
+/// On a tile op of a one-tile loop that reads (or writes) a tensor the loop also writes (or
+/// reads) at another place: pk-check-tile-races puts it there and the emitter puts a block
+/// barrier before the op, so the block's threads finish the earlier access first.
+constexpr llvm::StringLiteral kBarrierBeforeAttr = "pk.barrier_before";
 /// "file:line:col" of a location, or "<unknown>".
 std::string formatLocation(Location loc);
 /// Appends "rule: what at loc: reason" to the enclosing kernel's decision list.

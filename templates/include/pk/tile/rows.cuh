@@ -67,16 +67,16 @@ __device__ void reduce_rows_blockwide(Out& out, const In& in, RowOp op, float* p
     const float result = round_to<typename Out::elem>(acc);
 #pragma unroll
     for (int s = 0; s < Out::kSlots; ++s) out.v[s] = result;
-    return;
-  }
+  } else {  // an else, not a return: nvcc warns of an unreachable loop after one
 #pragma unroll
-  for (int s = 0; s < Out::kSlots; ++s) {
-    const long long r = Out::source(s);
-    if (r >= Out::kCount) continue;
-    float acc = row_identity(op);
+    for (int s = 0; s < Out::kSlots; ++s) {
+      const long long r = Out::source(s);
+      if (r >= Out::kCount) continue;
+      float acc = row_identity(op);
 #pragma unroll
-    for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, partials[r * warps + w]);
-    out.v[s] = round_to<typename Out::elem>(acc);
+      for (int w = 0; w < warps; ++w) acc = row_combine(op, acc, partials[r * warps + w]);
+      out.v[s] = round_to<typename Out::elem>(acc);
+    }
   }
 }
 
