@@ -38,6 +38,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"b31_rope_packed_gather", false}, {"b31_rmsnorm_fp8_rows", false},  {"b31_add_rmsnorm_inplace", false},
     {"b31_router_top2", false},       {"b31_argmax_chunked", false},     {"b31_embed_pos", false},
     {"b31_col_standardise", false},   {"b31_global_softmax", false},     {"b31_inplace_silu_gate", false},
+    {"b31_global_max_in_place", false},
     {"b31_ema_inplace_3d", false},    {"b31_gemm_ab_residual", true},    {"b31_gemm_accumulate_inplace", true},
     {"b31_gemm_k48_relu_f32", true},  {"b31_rmsnorm_wide_inplace", false}, {"b31_rope_packed_inplace", false},
     {"b31_ring_shift", false},        {"b31_rs_by_adds", false},         {"b31_pull_prev_silu", false},
@@ -452,6 +453,21 @@ void global_softmax(const Run& r) {
   }
 }
 
+// The one-tile loop's read of part and write of part[0] (a block barrier between): part[0] = max(x).
+void global_max_in_place(const Run& r) {
+  const std::string kn = "b31_global_max_in_place";
+  for (LL N : {1000LL, 70000LL}) {
+    const auto x = rnd<float>(N, 320 + unsigned(N), -20.f, -5.f);  // all negative: padding must not count
+    double mx = -1e300;
+    for (float v : x) mx = std::max(mx, double(v));
+    DevLocal<float> xd({N}, x), part({(N + 1023) / 1024}, {});
+    const int before = begin_case(r);
+    if (run(r, kn, 2, xd.view(), part.view()))
+      check_rel(r, kn, std::vector<float>{part.download()[0]}, [&](LL) { return mx; }, 0, 0);
+    end_case(r, kSet, kn + " " + std::to_string(N), before);
+  }
+}
+
 void silu_gate(const Run& r) {
   const std::string kn = "b31_inplace_silu_gate";
   const LL M = 33, N = 128;
@@ -567,7 +583,7 @@ void cases(const Run& r) {
     rope_shd(r), rope_interleaved(r), rope_packed(r, false), rope_packed(r, true);
     rmsnorm_fp8(r), add_rmsnorm(r), rmsnorm_wide(r);
     router(r), argmax(r), embed_pos(r);
-    col_standardise(r), global_softmax(r), silu_gate(r), ema(r);
+    col_standardise(r), global_softmax(r), global_max_in_place(r), silu_gate(r), ema(r);
   }
   peers(r);
 }

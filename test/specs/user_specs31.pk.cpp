@@ -476,6 +476,19 @@ PK_KERNEL void b31_global_softmax(Tensor<f32, 1> x, Tensor<f32, 1> part, Tensor<
   }
 }
 
+// 25b. The two-level maximum written back in place: block maxima into part, then the one-tile loop's maximum
+//      of part into part[0] (finding 1, fixed: a block barrier orders the block's reads before the write).
+PK_KERNEL void b31_global_max_in_place(Tensor<f32, 1> x, Tensor<f32, 1> part) {
+  for (auto i : tiles(x.size(), {1024})) {
+    auto t = where(dim_index<0, 1024>(i) < x.size(), load<1024>(x, i), -3.0e38f);
+    store(part, reshape<1>(row_max(reshape<1, 1024>(t))), i / 1024);
+  }
+  for (auto z : tiles(1, {1})) {
+    auto pm = where(dim_index<0, 4096>(0) < part.size(), load<4096>(part, 0), -3.0e38f);
+    store(part, reshape<1>(row_max(reshape<1, 4096>(pm))), 0);
+  }
+}
+
 // 26. In-place SwiGLU-style update x += silu(x) * g (g [N] per column), and the row sums of the new x.
 PK_KERNEL void b31_inplace_silu_gate(Tensor<f32, 2> x, Tensor<f32, 1> g, Tensor<f32, 2> rs) {
   for (auto m : tiles(x.rows(), {16})) {
