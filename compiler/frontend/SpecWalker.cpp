@@ -33,6 +33,17 @@ namespace {
 // advanced by the step in 64 bits, which steps near 2^63 overflow (found by fuzzing).
 constexpr int64_t kMaxStep = (int64_t(1) << 31) - 1;
 
+// Why tiles of element type `e` cannot be added into memory (store_add, store_add_rows), or "".
+std::string addsRefused(Elem e) {
+  if (e == Elem::I8)
+    return "adds support bf16, f16, f32, i32 and i64, got i8; i8 values would wrap at 8 bits: add them as i32 "
+           "(cast<i32>, then narrow the result)";
+  if (e == Elem::F8E4M3 || e == Elem::F8E5M2)
+    return "adds support bf16, f16, f32, i32 and i64, got fp8; fp8 values do not add: add them as f32 or bf16 "
+           "(cast, then quantise the result)";
+  return "";
+}
+
 class KernelWalker {
 public:
   KernelWalker(ASTContext &ctx, const std::string &prefix, ParseResult &result)
@@ -1453,13 +1464,7 @@ private:
         tile = storedTile(tile, 2, l);
         if (tile < 0 || typeOf(tile).smem)
           return tile < 0 ? -1 : fail(l, "store_add takes a register tile: load it with load<...>");
-        const Elem e = typeOf(tile).elem;
-        if (e == Elem::I8)
-          return fail(l, "store_add: adds support bf16, f16, f32, i32 and i64, got i8; i8 values would wrap at 8 "
-                         "bits: add them as i32 (cast<i32>, then narrow the result)");
-        if (e == Elem::F8E4M3 || e == Elem::F8E5M2)
-          return fail(l, "store_add: adds support bf16, f16, f32, i32 and i64, got fp8; fp8 values do not add: "
-                         "add them as f32 or bf16 (cast, then quantise the result)");
+        if (std::string why = addsRefused(typeOf(tile).elem); !why.empty()) return fail(l, "store_add: " + why);
         std::vector<int> at = indices(c, 2, 2, l);
         if (failed) return -1;
         ValueType rows;
@@ -1543,6 +1548,8 @@ private:
       int rows = tileExpr(arg(2));
       int col = indexExpr(arg(3));
       if (failed) return -1;
+      if (std::string why = n == "store_add_rows" ? addsRefused(typeOf(tile).elem) : ""; !why.empty())
+        return fail(l, "store_add_rows: " + why);
       std::vector<int> ops = {tile, dest, rows, col};
       if (peer >= 0) ops.push_back(peer);
       emit(OpKind::StoreRows, l, ops).attr = n == "store_add_rows";

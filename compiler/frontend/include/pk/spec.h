@@ -557,8 +557,11 @@ Tile<T, B...> where(Tile<C, A...>, Tile<T, B...> a, float) { return int_tile_flo
 template <class C, class T, long... A, long... B, class = typename EnableIf<IsInt<T>::value && Broadcasts<Tile<T, A...>, Tile<T, B...>>::value>::type>
 Tile<T, B...> where(Tile<C, A...>, float, Tile<T, B...> b) { return int_tile_float_scalar(b); }
 template <class C, long... S> Tile<f32, S...> where(Tile<C, S...> c, float a, float b);
-template <class C, class I, long... S>
-typename EnableIf<IsIntegral<I>::value, Tile<i32, S...>>::type where(Tile<C, S...> c, I a, I b);
+// Two integers of any C++ integer types (an index beside a literal -1): the i32 where, never the
+// float one (which would round values past 2^24).
+template <class C, class I, class J, long... S>
+typename EnableIf<IsIntegral<I>::value && IsIntegral<J>::value, Tile<i32, S...>>::type where(Tile<C, S...> c, I a,
+                                                                                                J b);
 template <long M, long N> Tile<f32, M, N> row_index(index m);
 template <long M, long N> Tile<f32, M, N> col_index(index n);
 // dim_index<D, S...>(origin): each element's coordinate along dimension D plus origin, for tiles
