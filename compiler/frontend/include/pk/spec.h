@@ -633,7 +633,8 @@ template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, 
 template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
 auto row_reduction_of_integers(Tile<T, M, N>) {
   static_assert(M < 0, "row_sum / row_max / row_min reduce float tiles: reduce cast<f32>(t) (exact "
-                       "for integers below 2^24 in magnitude) and cast the result back");
+                       "for integers below 2^24 in magnitude) and cast the result back; an exact integer "
+                       "sum of any size is the last column of cumsum(t), in the tile's type");
   return Tile<T, M, 1>();
 }
 template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
