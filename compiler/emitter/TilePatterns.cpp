@@ -468,9 +468,12 @@ TileTransposeOp columnReduction(Operation *op);
 LogicalResult emitReduceRows(Emitter &e, Operation *op) {
   auto r = cast<TileReduceRowsOp>(op);
   if (columnReduction(op)) return success();  // a column reduction: emitted at its outer transpose
-  if (r.getResult().getType().getShape()[0] > 4096)
-    return op->emitError("the general tile path reduces tiles of at most 4096 rows (this one has ")
-           << r.getResult().getType().getShape()[0] << "); use a tile of fewer rows";
+  // The row accumulators hold 4096 floats or i32s, 2048 i64s.
+  const int64_t maxRows = r.getResult().getType().getElementType().isInteger(64) ? 2048 : 4096;
+  if (r.getResult().getType().getShape()[0] > maxRows)
+    return op->emitError("the general tile path reduces tiles of at most ")
+           << maxRows << " rows (this one has " << r.getResult().getType().getShape()[0]
+           << "); use a tile of fewer rows";
   if (!rowStatsOf(e, op).empty()) return success();  // kept in registers
   std::string out = declare(e, r.getResult(), "rows");
   e.line() << "pk::tile::reduce_rows(" << out << ", " << e.name(r.getInput())

@@ -12,7 +12,8 @@ constexpr int64_t kMaxBlockwideRows = 64;
 bool mlir::pk::blockwideRowReduction(TileType in, int64_t threads) {
   const int64_t cols = in.getShape().back();
   const int64_t rows = in.getNumElements() / cols;
-  return cols % (kRunElements * threads) == 0 && rows <= kMaxBlockwideRows;
+  // Integer rows (exact, in their own type) take the chunked route through the stage.
+  return isa<FloatType>(in.getElementType()) && cols % (kRunElements * threads) == 0 && rows <= kMaxBlockwideRows;
 }
 
 TileSharedUse mlir::pk::tileSharedUse(Operation *kernel, int64_t threads) {

@@ -174,8 +174,9 @@ LogicalResult TileReduceRowsOp::verify() {
     return emitOpError("result must be a ") << in.getShape()[0] << "x1 tile";
   if (out.getElementType() != in.getElementType())
     return emitOpError("result element type must equal the input's");
-  if (!isa<FloatType>(in.getElementType()))
-    return emitOpError("reduces float tiles, got ") << in << "; cast to f32 first";
+  Type e = in.getElementType();
+  if (!isa<FloatType>(e) && !e.isInteger(32) && !e.isInteger(64))
+    return emitOpError("reduces float, i32 or i64 tiles, got ") << in << "; cast to i32 first";
   return success();
 }
 

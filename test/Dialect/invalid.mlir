@@ -622,11 +622,11 @@ pk.kernel @hash_of_float(%x: !pk.tensor<?xf32>) {
 
 // -----
 
-pk.kernel @row_sum_of_int(%x: !pk.tensor<?x?xi32>) {
+pk.kernel @row_sum_of_i8(%x: !pk.tensor<?x?xi8>) {
   %c0 = arith.constant 0 : index
-  %t = pk.tile.load %x[%c0, %c0] : !pk.tensor<?x?xi32> -> !pk.tile<4x256xi32>
-  // expected-error @+1 {{reduces float tiles, got '!pk.tile<4x256xi32>'; cast to f32 first}}
-  %s = pk.tile.reduce_rows <sum> %t : !pk.tile<4x256xi32> -> !pk.tile<4x1xi32>
+  %t = pk.tile.load %x[%c0, %c0] : !pk.tensor<?x?xi8> -> !pk.tile<4x256xi8>
+  // expected-error @+1 {{reduces float, i32 or i64 tiles, got '!pk.tile<4x256xi8>'; cast to i32 first}}
+  %s = pk.tile.reduce_rows <sum> %t : !pk.tile<4x256xi8> -> !pk.tile<4x1xi8>
   pk.return
 }
 

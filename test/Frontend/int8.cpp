@@ -33,7 +33,7 @@ PK_KERNEL void i8_tiles(Tensor<i8, 2> x, Tensor<i8, 2> y) {
     // WIDE: int8.cpp:[[@LINE+1]]:18: error: 200 does not fit the i8 tile it meets (it would wrap); make that tile i32 first: cast<i32>(t)
     store(y, t + 200, m, n);
 #elif defined(ROW_SUM)
-    // ROWSUM: error: static assertion failed{{.*}}row_sum / row_max / row_min reduce float tiles
+    // ROWSUM: error: static assertion failed{{.*}}row_sum / row_max / row_min of i8 tiles would wrap at 8 bits
     store(y, row_sum(t), m, 0);
 #elif defined(I8_MMA)
     auto acc = zeros<f32, 16, 16>();

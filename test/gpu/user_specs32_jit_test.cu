@@ -32,6 +32,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"b32_clamp_ids", false},       {"b32_casts", false},             {"b32_round_to_int", false},
     {"b32_segments_scale", false},  {"b32_ragged_mask", false},       {"b32_embed_i64", false},
     {"b32_embed_grad_dup", false},  {"b32_permute_roundtrip", false}, {"b32_cumsum_long", false},
+    {"b32_cumsum_carry", false},    {"b32_int_row_stats", false},
     {"b32_cumsum_rows", false},     {"b32_hist_e37", false},          {"b32_hist_bins_tiled", false},
     {"b32_moe_combine", false},     {"b32_fp8_block_quant", false},   {"b32_fp8_block_dequant", false},
     {"b32_fp8_saturate", false},    {"b32_transpose_tails", false},   {"b32_transpose_i32", false},
@@ -314,6 +315,45 @@ void cumsums(const Run& r) {
       if (bad) pkt::fail("b32_cumsum_long N=" + std::to_string(N) + ": " + std::to_string(bad) + " wrong");
     }
     end_case(r, kSet, "b32_cumsum_long N=" + std::to_string(N), before);
+  }
+  for (LL N : {1LL, 1024LL, 5000LL}) {  // the carry as an exact i64 row_sum
+    auto x = ints<long long>(N, -(1LL << 40), 1LL << 40, 29 + unsigned(N));
+    DevLocal<long long> xd({N}, x), y({N}, {});
+    const int before = begin_case(r);
+    if (run(r, "b32_cumsum_carry", 2, xd.view(), y.view())) {
+      auto yg = y.download();
+      long long s = 0;
+      LL bad = 0;
+      for (LL i = 0; i < N; ++i) s += x[i], bad += yg[i] != s;
+      if (bad) pkt::fail("b32_cumsum_carry N=" + std::to_string(N) + ": " + std::to_string(bad) + " wrong");
+    }
+    end_case(r, kSet, "b32_cumsum_carry N=" + std::to_string(N), before);
+  }
+  {  // i32 row sum / max / min (37 rows: a tail of the 16-row tiles), i64 row sums past 2^53 (7 rows of 1000)
+    const LL M = 37, N = 64, W = 7, K = 1000;
+    auto x = ints<int>(M * N, -2000000, 2000000, 31);
+    auto w = ints<long long>(W * K, -(1LL << 55), 1LL << 55, 37);
+    DevLocal<int> xd({M, N}, x), s({M, 1}, {}), mx({M, 1}, {}), mn({M, 1}, {});
+    DevLocal<long long> wd({W, K}, w), ws({W, 1}, {});
+    const int before = begin_case(r);
+    if (run(r, "b32_int_row_stats", 2, xd.view(), s.view(), mx.view(), mn.view(), wd.view(), ws.view())) {
+      auto sg = s.download(), mxg = mx.download(), mng = mn.download();
+      auto wsg = ws.download();
+      LL bad = 0;
+      for (LL m = 0; m < M; ++m) {
+        long long sum = 0;
+        int hi = x[m * N], lo = x[m * N];
+        for (LL n = 0; n < N; ++n) sum += x[m * N + n], hi = std::max(hi, x[m * N + n]), lo = std::min(lo, x[m * N + n]);
+        bad += sg[m] != int(sum) || mxg[m] != hi || mng[m] != lo;
+      }
+      for (LL m = 0; m < W; ++m) {
+        long long sum = 0;
+        for (LL k = 0; k < K; ++k) sum += w[m * K + k];
+        bad += wsg[m] != sum;
+      }
+      if (bad) pkt::fail("b32_int_row_stats: " + std::to_string(bad) + " rows wrong");
+    }
+    end_case(r, kSet, "b32_int_row_stats 37x64, 7x1000", before);
   }
   {
     const LL M = 19, N = 333;

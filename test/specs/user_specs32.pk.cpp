@@ -168,6 +168,31 @@ PK_KERNEL void b32_cumsum_long(Tensor<i64, 1> x, Tensor<i64, 2> tot, Tensor<i64,
   for (auto i : tiles(x.size(), {1000})) store(y, cumsum(load<1000>(x, i)) + off.at(i / 1000, 0), i);
 }
 
+// The same in one block, the carry an exact i64 row_sum (finding 2, fixed: integer row reductions).
+PK_KERNEL void b32_cumsum_carry(Tensor<i64, 1> x, Tensor<i64, 1> y) {
+  for (auto z : tiles(1, {1})) {
+    auto c = zeros<i64, 1, 1>();
+    for (auto i : range(0, x.size(), 1024)) {
+      auto v = reshape<1, 1024>(load<1024>(x, i));
+      store(y, reshape<1024>(cumsum(v) + c), i);
+      c = c + row_sum(v);
+    }
+  }
+}
+
+// Exact integer row reductions: i32 sum, max and min of 16 x 64 tiles (rows past the end: a tail), i64 sums of
+// 1000-column rows whose totals pass 2^53.
+PK_KERNEL void b32_int_row_stats(Tensor<i32, 2> x, Tensor<i32, 2> s, Tensor<i32, 2> mx, Tensor<i32, 2> mn,
+                                 Tensor<i64, 2> w, Tensor<i64, 2> ws) {
+  for (auto t : tiles(x.rows(), {16})) {
+    auto v = load<16, 64>(x, t, 0);
+    store(s, row_sum(v), t, 0);
+    store(mx, row_max(v), t, 0);
+    store(mn, row_min(v), t, 0);
+  }
+  for (auto t : tiles(w.rows(), {4})) store(ws, row_sum(load<4, 1000>(w, t, 0)), t, 0);
+}
+
 // Row-wise running sums of a wide i32 matrix: tiles of 40 columns, the carry an [8, 1] column.
 PK_KERNEL void b32_cumsum_rows(Tensor<i32, 2> x, Tensor<i32, 2> y) {
   for (auto m : tiles(x.rows(), {8})) {

@@ -9,9 +9,9 @@ PK_KERNEL void b1_where_index_and_int(Tensor<i32, 1> y, index n) {
   for (auto i : tiles(y.size(), {64})) store(y, cast<i32>(where(dim_index<0, 64>(i) < 32.0f, n, -1)), i);
 }
 
-// Finding 2 (rejection): the running sum of a long i64 tensor in one block, carrying the chunk's last sum, is
-// refused (the one-tile loop reads back what it stored); the integer reduction a user would reach for next is a
-// Clang error whose advice (cast<f32>) is inexact past 2^24.
+// Finding 2: the running sum of a long i64 tensor in one block, carrying the chunk's last sum, is refused (the
+// one-tile loop reads back what it stored); the integer reduction a user reaches for next compiles now (fixed:
+// exact integer row reductions; b32_cumsum_carry in user_specs32.pk.cpp runs it).
 PK_KERNEL void b2_cumsum_carry_readback(Tensor<i64, 1> x, Tensor<i64, 1> y) {
   for (auto z : tiles(1, {1})) {
     auto carry = zeros<i64, 1>();

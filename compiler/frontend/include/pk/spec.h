@@ -628,20 +628,23 @@ auto row_topk_index(Tile<T, S...> t) { return row_topk_of_integers<K>(t); }
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_sum(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_max(Tile<T, M, N>);
 template <class T, long M, long N> IfFloat<T, Tile<T, M, 1>> row_min(Tile<T, M, N>);
-// Row reductions of integer tiles: an error that says what to write (the overloads above take
-// float tiles only; deduced, so the message appears at the call).
-template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+// Row reductions of i32 and i64 tiles: exact, in the tile's type (sums wrap as integer ops do).
+template <class T, long M, long N> typename EnableIf<IsIndexInt<T>::value, Tile<T, M, 1>>::type row_sum(Tile<T, M, N>);
+template <class T, long M, long N> typename EnableIf<IsIndexInt<T>::value, Tile<T, M, 1>>::type row_max(Tile<T, M, N>);
+template <class T, long M, long N> typename EnableIf<IsIndexInt<T>::value, Tile<T, M, 1>>::type row_min(Tile<T, M, N>);
+// Row reductions of i8 tiles: an error that says what to write (deduced, so the message appears
+// at the call).
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value && !IsIndexInt<T>::value, T>::type>
 auto row_reduction_of_integers(Tile<T, M, N>) {
-  static_assert(M < 0, "row_sum / row_max / row_min reduce float tiles: reduce cast<f32>(t) (exact "
-                       "for integers below 2^24 in magnitude) and cast the result back; an exact integer "
-                       "sum of any size is the last column of cumsum(t), in the tile's type");
+  static_assert(M < 0, "row_sum / row_max / row_min of i8 tiles would wrap at 8 bits: reduce cast<i32>(t) "
+                       "(exact, in i32)");
   return Tile<T, M, 1>();
 }
-template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value && !IsIndexInt<T>::value, T>::type>
 auto row_sum(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
-template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value && !IsIndexInt<T>::value, T>::type>
 auto row_max(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
-template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value, T>::type>
+template <class T, long M, long N, class = typename EnableIf<IsInt<T>::value && !IsIndexInt<T>::value, T>::type>
 auto row_min(Tile<T, M, N> t) { return row_reduction_of_integers(t); }
 // Row reductions of tiles of another rank: an error that says how to make them 2-D.
 template <class T, long... S>

@@ -24,16 +24,39 @@ __device__ __forceinline__ float row_identity(RowOp op) {
   return op == RowOp::sum ? 0.f : op == RowOp::max ? -inf : inf;
 }
 
+// Integer rows (i32, i64) reduce exactly in their own type; sums wrap, as the other integer ops do.
+template <class A>
+__device__ __forceinline__ A int_row_combine(RowOp op, A a, A b) {
+  using U = typename pick_type<sizeof(A) == 8, unsigned long long, unsigned>::type;
+  return op == RowOp::sum ? static_cast<A>(static_cast<U>(a) + static_cast<U>(b)) : op == RowOp::max ? (a > b ? a : b)
+                                                                                                       : (a < b ? a : b);
+}
+__device__ __forceinline__ int row_combine(RowOp op, int a, int b) { return int_row_combine(op, a, b); }
+__device__ __forceinline__ long long row_combine(RowOp op, long long a, long long b) {
+  return int_row_combine(op, a, b);
+}
+// The identity of `op` in the accumulator type A (f32, or an integer's extremes).
+template <class A>
+__device__ __forceinline__ A row_identity_of(RowOp op) {
+  if constexpr (::pk::is_same<A, float>::value) {
+    return row_identity(op);
+  } else {
+    using U = typename pick_type<sizeof(A) == 8, unsigned long long, unsigned>::type;
+    const A top = static_cast<A>(static_cast<U>(-1) >> 1), bottom = static_cast<A>(~(static_cast<U>(-1) >> 1));
+    return op == RowOp::sum ? A(0) : op == RowOp::max ? bottom : top;
+  }
+}
+
 // out = the row results in `rows` (shared memory), after a barrier so that `rows` is complete.
 // Every user of the stage and of `rows` opens with a barrier before it writes, so none needs
 // one at its end: the next user's opening barrier waits for these reads.
-template <class Out>
-__device__ __forceinline__ void write_rows(Out& out, const float* rows) {
+template <class Out, class A>
+__device__ __forceinline__ void write_rows(Out& out, const A* rows) {
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < Out::kSlots; ++s) {
     const long long i = Out::source(s);
-    if (i < Out::kCount) out.v[s] = round_to<typename Out::elem>(rows[i]);
+    if (i < Out::kCount) out.v[s] = convert<typename Out::elem>(rows[i]);
   }
 }
 
@@ -97,10 +120,16 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* partials, i
 
 // out (rows x 1) = the reduction of each row (the last dimension) of in. `stage` holds
 // kStageFloats floats and `rows` kMaxRows, both in shared memory.
+// Float tiles reduce in f32; i32 and i64 tiles in their own type (exact), through the same
+// buffers viewed as that type (an i64 stage holds half as many elements).
 template <class Out, class In>
-__device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, float* rows) {
-  static_assert(!is_integer_v<typename In::elem>, "row reductions are of float tiles (pk/spec.h)");
-  if constexpr (In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 &&
+__device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage_floats, float* row_floats) {
+  using A = typename In::value;
+  static_assert(sizeof(A) == 4 || sizeof(A) == 8, "row reductions of f32-held, i32 or i64 tiles (pk/spec.h)");
+  A* const stage = reinterpret_cast<A*>(stage_floats);
+  A* const rows = reinterpret_cast<A*>(row_floats);
+  constexpr long long kStageElems = kStageFloats * 4ll / sizeof(A);
+  if constexpr (!is_integer_v<typename In::elem> && In::kCols % (In::kVec * In::kThreads) == 0 && In::kRows <= 64 &&
                 In::kRows * (In::kThreads / 32) <= kStageFloats) {
     static_assert(Out::kCount == In::kRows, "one result per row");
     __syncthreads();  // earlier users of the stage are done
@@ -108,14 +137,14 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
     return;
   }
   static_assert(Out::kCount == In::kRows, "one result per row");
-  static_assert(In::kRows <= kMaxRows, "too many rows for the row stage");
+  static_assert(In::kRows <= kMaxRows * 4ll / sizeof(A), "too many rows for the row stage");
   out.valid0 = in.valid0;
   constexpr long long cols = In::kCols;
-  constexpr long long chunk = cols <= kStageFloats ? (kStageFloats / cols) * cols : kStageFloats;
+  constexpr long long chunk = cols <= kStageElems ? (kStageElems / cols) * cols : kStageElems;
   constexpr int warps = In::kThreads / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   __syncthreads();  // earlier users of the stage are done
-  for (long long r = threadIdx.x; r < In::kRows; r += In::kThreads) rows[r] = row_identity(op);
+  for (long long r = threadIdx.x; r < In::kRows; r += In::kThreads) rows[r] = row_identity_of<A>(op);
   for (long long e0 = 0; e0 < In::kCount; e0 += chunk) {
     __syncthreads();
 #pragma unroll
@@ -130,7 +159,7 @@ __device__ void reduce_rows(Out& out, const In& in, RowOp op, float* stage, floa
     for (long long r = r0 + warp; r <= r1; r += warps) {
       const long long a = r * cols > e0 ? r * cols : e0;
       const long long b = (r + 1) * cols < end ? (r + 1) * cols : end;
-      float acc = row_identity(op);
+      A acc = row_identity_of<A>(op);
       for (long long i = a + lane; i < b; i += 32) acc = row_combine(op, acc, stage[i - e0]);
       for (int o = 16; o > 0; o >>= 1) acc = row_combine(op, acc, __shfl_xor_sync(0xffffffffu, acc, o));
       if (lane == 0) rows[r] = row_combine(op, rows[r], acc);
