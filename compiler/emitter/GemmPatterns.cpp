@@ -73,21 +73,12 @@ void bMap(TemplateDescriber &d, int64_t b, const std::string &K, const std::stri
 
 // Split-K (templates/include/pk/templates/split_k.cuh): an output of fewer tiles than the SMs
 // cuts each tile's K steps into pieces run by different blocks (at most 16, of at least 4 steps
-// each), and the grid covers the pieces. With more than kSplitWaveRows rows (M) a launch's pieces
-// fill the SMs in one wave at most; with fewer, whose partial sums are small beside the weight
-// they stream, the pieces may take several waves where that keeps more SMs busy (`split`,
-// pk::split_pieces: 112 tiles on 132 SMs in 7 pieces). The partial sums go through a workspace
-// of 4 KiB of counters and 128 KiB per piece, none when unsplit. (--split-k=false, `off`: one
-// piece, no workspace.)
-constexpr int kSplitWaveRows = 32;
-void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &ksteps, const std::string &rows,
-            bool off) {
-  const std::string oneWave =
-      "max(1,min(min(div(sms," + tiles + "),div(" + ksteps + ",4))," + std::to_string(kMaxSplits) + "))";
-  const std::string few = "sle(" + rows + "," + std::to_string(kSplitWaveRows) + ")";
-  const std::string splits = off ? "1"
-                                 : "add(mul(" + few + ",split(" + tiles + "," + ksteps + ")),mul(sub(1," + few +
-                                       ")," + oneWave + "))";
+// each, no more than fill the SMs in one wave), and the grid covers the pieces. Their partial sums
+// go through a workspace of 4 KiB of counters and 128 KiB per piece, none when unsplit.
+// (--split-k=false, `off`: one piece, no workspace.)
+void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &ksteps, bool off) {
+  const std::string splits =
+      off ? "1" : "max(1,min(min(div(sms," + tiles + "),div(" + ksteps + ",4))," + std::to_string(kMaxSplits) + "))";
   const std::string pieceBytes = std::to_string(2 * kSplitPartial * 4);  // two consumers' partials
   const std::string counterBytes = std::to_string(kSplitCounters * 4);
   d.i32("splits", splits);
@@ -162,8 +153,7 @@ void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &k
     d.i32("comm_blocks", "0");
     d.fields(epilogue);
     d.field(FK::ptr, "c_out", c);  // f32 C: stored from the consumers
-    splitK(d, "mul(" + Bt + ",mul(" + tm + "," + tn + "))", "cdiv(" + K + "," + std::to_string(kBK) + ")", M,
-           noSplit);
+    splitK(d, "mul(" + Bt + ",mul(" + tm + "," + tn + "))", "cdiv(" + K + "," + std::to_string(kBK) + ")", noSplit);
   } else if (job == "gemm" || job == "gemm_ar") {
     const std::string M = dim(a, aMMajor ? 1 : 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     // The spec's loop takes other shapes too (a padded C, a longer K in B: stores clip at C's
@@ -201,7 +191,7 @@ void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &k
       // K steps: the main product's, then the trailing product's (K2 = a2's columns).
       std::string ksteps = "cdiv(" + K + "," + std::to_string(kBK) + ")";
       if (cols) ksteps = "add(" + ksteps + ",cdiv(" + dim(arg("a2"), 1) + "," + std::to_string(kBK) + "))";
-      splitK(d, "mul(" + tm + "," + tn + ")", ksteps, M, noSplit);
+      splitK(d, "mul(" + tm + "," + tn + ")", ksteps, noSplit);
     }
     if (cols) {
       // A product after the K loop (GemmJobT's TrailingParams): a2 [M, K2] and b2 as B, K2 =

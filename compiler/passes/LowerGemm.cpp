@@ -865,8 +865,7 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       variant += "; every tile on one block (--split-k=false)";
     } else if (job == "gemm")
       variant += "; an output of fewer tiles than the SMs (few rows: decoding) is split over K at launch, up to 16 "
-                 "pieces of at least 4 K steps per tile (in one wave of the SMs, or for at most 32 rows in as many "
-                 "waves as keep the most SMs busy), whose partial sums the last piece to finish adds in piece "
+                 "pieces of at least 4 K steps per tile, whose partial sums the last piece to finish adds in piece "
                  "order (the same bits every run) before the epilogue";
     const std::string mmaForm = g->in.isSignlessInteger(8) ? "wgmma m64n256k32 s8, s32 accumulators"
                                                           : "wgmma m64n256k16, fp32 accumulators";

@@ -19,7 +19,7 @@ const OpName kOps[] = {
     {Kind::add, "add", "+"},  {Kind::sub, "sub", "-"},  {Kind::mul, "mul", "*"},
     {Kind::div, "div", "/"},  {Kind::rem, "rem", "%"},  {Kind::min, "min", nullptr},
     {Kind::max, "max", nullptr}, {Kind::cdiv, "cdiv", nullptr},
-    {Kind::balanced, "balanced", nullptr}, {Kind::split, "split", nullptr}, {Kind::eq, "eq", "=="},
+    {Kind::balanced, "balanced", nullptr}, {Kind::eq, "eq", "=="},
     {Kind::ne, "ne", "!="},   {Kind::slt, "slt", "<"},  {Kind::sle, "sle", "<="},
     {Kind::sgt, "sgt", ">"},  {Kind::sge, "sge", ">="}, {Kind::ult, "ult", "<"},
     {Kind::ule, "ule", "<="}, {Kind::ugt, "ugt", ">"},  {Kind::uge, "uge", ">="},
@@ -254,7 +254,6 @@ Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v) {
     case Kind::min: return a < b ? a : b;
     case Kind::max: return a > b ? a : b;
     case Kind::balanced: return balanced_blocks(a, b);
-    case Kind::split: return split_pieces(a, b, v.sms);
     case Kind::eq: return a == b;
     case Kind::ne: return a != b;
     case Kind::slt: return a < b;
@@ -294,7 +293,6 @@ std::string host_expr_cpp(const HostExpr& e, const std::function<std::string(int
     case Kind::max: return "std::max<long long>(" + a + ", " + b + ")";
     case Kind::cdiv: return "pk::host_cdiv(" + a + ", " + b + ")";
     case Kind::balanced: return "pk::balanced_blocks(" + a + ", " + b + ")";
-    case Kind::split: return "pk::split_pieces(" + a + ", " + b + ", sms)";
     default: break;
   }
   if (is_unsigned(e.kind))
@@ -308,19 +306,6 @@ long long balanced_blocks(long long tiles, long long sms) {
   if (tiles <= 0) return 1;
   const long long waves = host_cdiv(tiles, sms > 0 ? sms : 1);
   return host_cdiv(tiles, waves);
-}
-
-long long split_pieces(long long tiles, long long ksteps, long long sms) {
-  if (tiles <= 0 || sms <= 0 || tiles >= sms) return 1;
-  // Busy SMs over a launch's waves, in parts per 1024 (integers: every host computes alike).
-  const auto busy = [&](long long pieces) {
-    const long long items = tiles * pieces;
-    return items * 1024 / (host_cdiv(items, sms) * sms);
-  };
-  long long best = 1, best_busy = busy(1);
-  for (long long pieces = 2; pieces <= 16 && ksteps / pieces >= 4; ++pieces)
-    if (const long long b = busy(pieces); b * 50 >= best_busy * 51) best = pieces, best_busy = b;  // 2 % more
-  return best;
 }
 
 void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool is_extent)>& f) {

@@ -313,41 +313,7 @@ TEST(JitCompile, GemmSplitKFollowsTheShapes) {
     EXPECT_EQ(at(16, t.grid), o.split_k ? 128 : 32);
     EXPECT_EQ(at(4096, splits->value), 1);
     EXPECT_EQ(at(4096, ws->value), 0);
-    // N = 28672 (112 tiles): few rows split into 7 pieces over 6 waves; 64 rows stay in one wave (unsplit).
-    auto wide = [&](long long m, const pk::HostExpr& e) {
-      pk::HostValues v;
-      v.sms = 132;
-      v.extent = [m](int arg, int d) -> pk::Result<long long> {
-        return d == 0 && arg == 0 ? m : d == 0 && arg == 1 ? 28672 : 8192;
-      };
-      auto r = pk::evaluate_host_expr(e, v);
-      EXPECT_TRUE(r.is_ok()) << r.status().message();
-      return r.is_ok() ? *r : -1;
-    };
-    EXPECT_EQ(wide(16, splits->value), o.split_k ? 7 : 1);
-    EXPECT_EQ(wide(16, t.grid), o.split_k ? 131 : 112);  // 784 items: 6 waves of 131 blocks
-    EXPECT_EQ(wide(64, splits->value), 1);
   }
-}
-
-// Pieces per tile (pk::split_pieces): the fewest that keep the most SMs busy over the waves.
-TEST(JitHostChecks, SplitPiecesFillTheWaves) {
-  EXPECT_EQ(pk::split_pieces(112, 128, 132), 7);   // 784 items, 99 % busy (one wave of 112: 85 %)
-  EXPECT_EQ(pk::split_pieces(32, 128, 132), 4);    // 128 in one wave; 8, 12, 16 pieces are no busier
-  EXPECT_EQ(pk::split_pieces(48, 128, 132), 11);   // 528 items, 4 whole waves
-  EXPECT_EQ(pk::split_pieces(48, 20, 132), 5);     // at least 4 K steps a piece: 5 at most
-  EXPECT_EQ(pk::split_pieces(132, 128, 132), 1);   // as many tiles as SMs: unsplit
-  EXPECT_EQ(pk::split_pieces(1, 8, 132), 2);       // 8 K steps: 2 pieces of 4
-  EXPECT_EQ(pk::split_pieces(1, 1000, 132), 16);   // at most 16
-  EXPECT_EQ(pk::split_pieces(0, 128, 132), 1);
-  EXPECT_EQ(pk::split_pieces(10, 128, 0), 1);
-  auto e = pk::parse_host_expr("split(112,128)");
-  ASSERT_TRUE(e.is_ok()) << e.status().message();
-  pk::HostValues v;
-  v.sms = 66;  // two ranks sharing a GPU: half its SMs each, so 112 tiles are more than the SMs
-  EXPECT_EQ(*pk::evaluate_host_expr(*e, v), 1);
-  EXPECT_EQ(pk::print_host_expr(*e), "split(112,128)");
-  EXPECT_EQ(pk::host_expr_cpp(*e, [](int) { return std::string(); }), "pk::split_pieces(112LL, 128LL, sms)");
 }
 
 TEST(JitCompile, TemplateKernelKeepsItsLaunchDescription) {

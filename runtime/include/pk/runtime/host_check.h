@@ -6,8 +6,7 @@
 // while W ranks share the GPU), `dim(<arg>,<k>)` (extent k of tensor argument <arg>),
 // `arg(<arg>)` (an integer scalar argument) or `<op>(<expr>,<expr>)` with op one of add sub mul
 // div rem min max (signed, as C++), cdiv (division rounded up), balanced (persistent blocks for
-// `a` tiles on at most `b` SMs: the fewest that take as many waves), split (pieces per tile of a
-// split-K GEMM of `a` tiles of `b` K steps on `sms` SMs: split_pieces) and eq ne slt sle sgt sge
+// `a` tiles on at most `b` SMs: the fewest that take as many waves) and eq ne slt sle sgt sge
 // ult ule ugt uge (1 or 0). Template kernels' parameter lines (pk/runtime/template_params.h)
 // use the same expressions. The typed
 // launchers (pkc --emit=launcher-impl) and the JIT both read these lines, so the host refuses
@@ -24,7 +23,7 @@ namespace pk {
 
 struct HostExpr {
   enum class Kind { constant, world, rank, sms, dim, arg, add, sub, mul, div, rem, min, max,
-                    cdiv, balanced, split, eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge };
+                    cdiv, balanced, eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge };
   Kind kind = Kind::constant;
   long long value = 0;  // constant: the value; dim and arg: the argument index
   int dim = 0;          // dim: the extent
@@ -78,20 +77,14 @@ Result<long long> evaluate_host_expr(const HostExpr& e, const HostValues& v);
 Status run_host_check(const HostCheck& c, const HostValues& v);
 
 // The expression as C++ over a launcher's names: `world`, `rank`, `sms`, `<name(arg)>.shape[k]`,
-// `static_cast<long long>(<name(arg)>)`; cdiv, balanced and split call pk::host_cdiv,
-// pk::balanced_blocks and pk::split_pieces.
+// `static_cast<long long>(<name(arg)>)`; cdiv and balanced call pk::host_cdiv and
+// pk::balanced_blocks.
 std::string host_expr_cpp(const HostExpr& e, const std::function<std::string(int arg)>& name);
 
 long long host_cdiv(long long a, long long b);
 // Persistent blocks for `tiles` tiles on at most `sms` SMs: the fewest that finish in the same
 // number of waves, so every block walks as many tiles and no last wave runs on a few SMs.
 long long balanced_blocks(long long tiles, long long sms);
-// Pieces per tile for a split-K GEMM of `tiles` output tiles of `ksteps` K steps each on `sms` SMs
-// (templates/include/pk/templates/split_k.cuh): 1 for as many tiles as SMs or more; else the fewest
-// pieces (at most 16, of at least 4 K steps) whose work items fill the SMs' waves best, where a
-// larger count is taken only for at least 2 % more of the SMs busy (112 tiles on 132 SMs: 7 pieces,
-// 784 items in 6 waves of 132 at 99 %, where one wave of 112 keeps 85 % busy).
-long long split_pieces(long long tiles, long long ksteps, long long sms);
 
 // Calls `f(arg, is_extent)` for every argument the expression reads.
 void for_each_host_ref(const HostExpr& e, const std::function<void(int arg, bool is_extent)>& f);

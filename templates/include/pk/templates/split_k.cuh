@@ -11,9 +11,8 @@
 // float4s, so every access is a coalesced 16-byte one). The last arrival sets its counter back to
 // zero, and no launch writes anything else into the counters' fixed region (partials of another
 // shape would land on counters that followed them), so the workspace needs no clearing between
-// launches of any shape. A split launch has fewer tiles than SMs, far below the region's 512
-// tiles; a launch with more runs unsplit (split_count). Pieces of one tile may run in different
-// waves (pk::split_pieces, for few rows): no piece waits for another, so any order is right. Ordering is the classic last-block reduction:
+// launches of any shape. A split launch has at most half as many tiles as SMs, far below the
+// region's 512 tiles; a launch with more runs unsplit (split_count). Ordering is the classic last-block reduction:
 // every thread's partial stores, a fence, a barrier of the consumer's warpgroup, then one
 // atomic add; the last arrival fences again before it reads the others' partials through L2.
 #pragma once
