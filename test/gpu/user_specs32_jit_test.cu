@@ -301,32 +301,28 @@ void permute(const Run& r) {
 }
 
 // ---- running sums and counts ----
+// y must hold x's inclusive running sums, exactly.
+void check_running_sums(const std::string& kn, const std::vector<long long>& x, const std::vector<long long>& y) {
+  long long s = 0;
+  LL bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) s += x[i], bad += y[i] != s;
+  if (bad) pkt::fail(kn + " N=" + std::to_string(x.size()) + ": " + std::to_string(bad) + " wrong");
+}
 void cumsums(const Run& r) {
   for (LL N : {1LL, 999LL, 1000LL, 4321LL}) {
     auto x = ints<long long>(N, -(1LL << 40), 1LL << 40, 19 + unsigned(N));
     const LL chunks = (N + 999) / 1000;
     DevLocal<long long> xd({N}, x), tot({chunks, 1}, {}), off({chunks, 1}, {}), y({N}, {});
     const int before = begin_case(r);
-    if (run(r, "b32_cumsum_long", 2, xd.view(), tot.view(), off.view(), y.view())) {
-      auto yg = y.download();
-      long long s = 0;
-      LL bad = 0;
-      for (LL i = 0; i < N; ++i) s += x[i], bad += yg[i] != s;
-      if (bad) pkt::fail("b32_cumsum_long N=" + std::to_string(N) + ": " + std::to_string(bad) + " wrong");
-    }
+    if (run(r, "b32_cumsum_long", 2, xd.view(), tot.view(), off.view(), y.view()))
+      check_running_sums("b32_cumsum_long", x, y.download());
     end_case(r, kSet, "b32_cumsum_long N=" + std::to_string(N), before);
   }
   for (LL N : {1LL, 1024LL, 5000LL}) {  // the carry as an exact i64 row_sum
     auto x = ints<long long>(N, -(1LL << 40), 1LL << 40, 29 + unsigned(N));
     DevLocal<long long> xd({N}, x), y({N}, {});
     const int before = begin_case(r);
-    if (run(r, "b32_cumsum_carry", 2, xd.view(), y.view())) {
-      auto yg = y.download();
-      long long s = 0;
-      LL bad = 0;
-      for (LL i = 0; i < N; ++i) s += x[i], bad += yg[i] != s;
-      if (bad) pkt::fail("b32_cumsum_carry N=" + std::to_string(N) + ": " + std::to_string(bad) + " wrong");
-    }
+    if (run(r, "b32_cumsum_carry", 2, xd.view(), y.view())) check_running_sums("b32_cumsum_carry", x, y.download());
     end_case(r, kSet, "b32_cumsum_carry N=" + std::to_string(N), before);
   }
   {  // i32 row sum / max / min (37 rows: a tail of the 16-row tiles), i64 row sums past 2^53 (7 rows of 1000)
