@@ -154,6 +154,28 @@ private:
     return false;
   }
 
+  // Whether `rows` numbers the tile's rows from its origin, cast<i32>(row_index(m)) or that plus
+  // one value s for every row, and then the first row number, m + s.
+  bool numberedRows(Operation *user, Value rows, int64_t &first) {
+    auto strip = [](Value v) -> Value {
+      if (auto c = v.getDefiningOp<TileCastOp>()) return c.getInput();
+      return v;
+    };
+    int64_t shift = 0;
+    rows = strip(rows);
+    if (auto map = rows.getDefiningOp<TileMapOp>(); map && map.getKind() == MapKind::add && map.getInputs().size() == 2) {
+      Value x = map.getInputs()[0], y = map.getInputs()[1];
+      if (!y.getDefiningOp<TileSplatOp>()) std::swap(x, y);
+      auto splat = y.getDefiningOp<TileSplatOp>();
+      if (!splat || !get(user, splat.getScalar(), shift)) return false;
+      rows = strip(x);
+    }
+    auto iota = rows.getDefiningOp<TileIotaOp>();
+    if (!iota || iota.getDim() != 0 || !get(user, iota.getOrigin(), first)) return false;
+    first += shift;
+    return true;
+  }
+
   bool get(Operation *user, Value v, int64_t &result) {
     if (unknown.contains(v))
       return fail(user, std::string(kFromMemory) + " (pk.load_scalar) decides an index, a bound, a peer or a "
@@ -701,10 +723,18 @@ private:
       }
       Value rows = s.getRows();
       if (auto c = rows.getDefiningOp<TileCastOp>()) rows = c.getInput();
+      int64_t first = 0;
       if (auto it = rowSources.find(rows); it != rowSources.end()) {
         a.rowsFrom = int(it->second.tensor);
         a.rowsLo = it->second.lo;
         a.rowsHi = it->second.hi;
+      } else if (numberedRows(op, s.getRows(), first)) {
+        // Only the first row is surely moved (the rows past the moved tile's valid ones stay
+        // behind, and the model does not know how many are valid): two scatters that share
+        // their first row write the same rows.
+        a.rowsFrom = Access::kNumberedRows;
+        a.rowsLo = {first};
+        a.rowsHi = {first + 1};
       }
       return true;
     }

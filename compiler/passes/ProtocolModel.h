@@ -72,6 +72,9 @@ struct Access {
   // A scatter into a 2-D tensor writes columns [colLo, colHi) of its rows (padding columns
   // included); where its index tile was loaded from a tensor, rowsFrom names it and rowsLo /
   // rowsHi the load's box: two scatters whose index tiles share elements write the same rows.
+  // Rows numbered from the tile's origin (cast<i32>(row_index(m)) + s) are rowsFrom ==
+  // kNumberedRows, rowsLo / rowsHi the first row (the one surely moved).
+  static constexpr int kNumberedRows = 1 << 30;
   int rows = 0;
   int64_t colLo = 0, colHi = 0;
   int rowsFrom = -1;

@@ -746,8 +746,11 @@ private:
                  "race for world size " + Twine(world) + ": this scatter writes rows of " +
                      tensorName(p.tensor) + " at columns [" + Twine(here.access->colLo) + ", " +
                      Twine(here.access->colHi) + ") while the scatter at " + where(other.op) +
-                     " writes the same rows (its row indices come from the same elements of " +
-                     tensorName(p.rowsFrom) + ") at columns [" + Twine(other.access->colLo) + ", " +
+                     " writes the same rows (" +
+                     (p.rowsFrom == Access::kNumberedRows
+                          ? Twine("both number the rows from their tiles' origins")
+                          : "its row indices come from the same elements of " + tensorName(p.rowsFrom)) +
+                     ") at columns [" + Twine(other.access->colLo) + ", " +
                      Twine(other.access->colHi) + "), in another tile of the loop and in no order; "
                      "store_rows writes every column of its tile inside the tensor, a clipped load's "
                      "padding columns too (only padding rows stay behind), so start the column blocks a "
