@@ -7,7 +7,8 @@
 // whose place does not depend on one of the loop's dimensions is written by every tile along
 // it: the kernel checks at launch that the loop has one tile along that dimension. Two
 // iterations' stores (the same store or two) whose boxes overlap, a tile wider than the step or
-// a second store a few columns on, write the same elements in no order: an error at the store.
+// a second store a few columns on, write the same elements in no order: an error at the store;
+// so does a scatter whose tile is wider than the column step at the same rows.
 #include "pk/Passes/Decisions.h"
 #include "pk/Passes/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -262,22 +263,38 @@ std::optional<int64_t> indexAt(Value v, TileForeachOp loop, ArrayRef<int64_t> or
   return isa<arith::DivSIOp>(op) ? *x / *y : *x % *y;
 }
 
+// Whether `v` is computed from slots claimed from counters: different at every tile.
+bool fromClaim(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 32) return false;
+  if (isa<TileClaimOp>(op)) return true;
+  return llvm::any_of(op->getOperands(), [&](Value x) { return fromClaim(x, depth + 1); });
+}
+
 // A store of a whole tile into a tensor (this rank's, or a peer's: then `peer`), its indices and
-// its extents.
+// its extents. A scatter (store_rows, not an add) has only its column for an index and its index
+// tile as `rows`: two of its tiles write the same rows where they agree on the loop variables
+// that reach that tile (the same indices, computed or loaded alike).
 struct StoreBox {
   Operation *op = nullptr;
-  Value dest, peer;
-  ValueRange indices;
-  ArrayRef<int64_t> shape;
+  Value dest, peer, rows;
+  SmallVector<Value> indices;
+  SmallVector<int64_t> shape;
 };
 std::optional<StoreBox> boxOf(Operation *op) {
   StoreBox b;
   b.op = op;
   if (auto s = dyn_cast<TileStoreOp>(op)) {
-    b.dest = s.getDest(), b.indices = s.getIndices(), b.shape = cast<TileType>(s.getValue().getType()).getShape();
+    b.dest = s.getDest(), b.indices = llvm::to_vector(s.getIndices());
+    b.shape = llvm::to_vector(cast<TileType>(s.getValue().getType()).getShape());
   } else if (auto s = dyn_cast<StoreTileOp>(op)) {
-    b.dest = s.getDest(), b.peer = s.getPeer(), b.indices = s.getIndices();
-    b.shape = cast<TileType>(s.getValue().getType()).getShape();
+    b.dest = s.getDest(), b.peer = s.getPeer(), b.indices = llvm::to_vector(s.getIndices());
+    b.shape = llvm::to_vector(cast<TileType>(s.getValue().getType()).getShape());
+  } else if (auto s = dyn_cast<TileStoreRowsOp>(op); s && !s.getAdd() && !fromClaim(s.getRows())) {
+    ArrayRef<int64_t> shape = cast<TileType>(s.getValue().getType()).getShape();
+    if (shape.size() != 2) return std::nullopt;
+    b.dest = s.getDest(), b.peer = s.getPeer(), b.rows = s.getRows(), b.indices = {s.getCol()};
+    b.shape = {shape[1]};
   } else {
     return std::nullopt;
   }
@@ -294,6 +311,11 @@ std::pair<SmallVector<int64_t>, SmallVector<int64_t>> overlapping(const StoreBox
   SmallVector<bool> used(dims, false);
   llvm::SmallPtrSet<Value, 16> seen;
   for (Value i : llvm::concat<const Value>(a.indices, b.indices)) dimensionsReaching(i, loop, seen, used);
+  // A scatter's rows are the same at two tiles that agree on the dimensions reaching its index tile.
+  SmallVector<bool> rowDims(dims, false);
+  llvm::SmallPtrSet<Value, 16> rowSeen;
+  if (a.rows) dimensionsReaching(a.rows, loop, rowSeen, rowDims);
+  for (unsigned d = 0; d < dims; ++d) used[d] = used[d] || rowDims[d];
   SmallVector<bool> peerDims(dims, false);
   llvm::SmallPtrSet<Value, 16> peerSeen;
   if (a.peer) dimensionsReaching(a.peer, loop, peerSeen, peerDims);
@@ -346,6 +368,7 @@ std::pair<SmallVector<int64_t>, SmallVector<int64_t>> overlapping(const StoreBox
     for (const Tile &t : tiles) {
       if (s.k == t.k || s.pa != t.pb) continue;
       bool overlap = true;
+      for (unsigned d = 0; d < dims && overlap; ++d) overlap = !rowDims[d] || s.k[d] == t.k[d];
       for (unsigned i = 0; i < a.shape.size() && overlap; ++i)
         overlap = s.at[i] < t.bt[i] + b.shape[i] && t.bt[i] < s.at[i] + a.shape[i];
       if (overlap) return {s.k, t.k};
@@ -369,8 +392,18 @@ bool checkWriteOverlaps(TileForeachOp loop) {
     for (unsigned j = i; j < boxes.size(); ++j) {
       const StoreBox &a = boxes[i], &b = boxes[j];
       if (a.dest != b.dest || bool(a.peer) != bool(b.peer) || (a.peer && !sameIndex(a.peer, b.peer))) continue;
+      // Two different scatters' rows, or a scatter's and a box's, are the protocol checker's.
+      if ((a.rows || b.rows) && i != j) continue;
       auto [ka, kb] = overlapping(a, b, loop);
       if (ka.empty()) continue;
+      if (a.rows) {
+        b.op->emitError("this store_rows writes the same rows (its index tile is the same at both tiles) and "
+                        "overlapping columns at two tiles of the loop (the tiles at ")
+            << tileName(ka) << " and " << tileName(kb) << ", its tile " << a.shape[0]
+            << " columns wide): tiles run in parallel and in no order, so the values race; make the tile no "
+               "wider than the loop's column step";
+        return false;
+      }
       b.op->emitError("this store writes elements that ")
           << (i == j ? "the same store" : "the store at " + formatLocation(a.op->getLoc()))
           << " writes at another tile of the loop (the tiles at " << tileName(ka) << " and " << tileName(kb)

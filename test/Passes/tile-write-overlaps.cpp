@@ -48,7 +48,36 @@ PK_KERNEL void clamped_to_a_peer(Tensor<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
     store(y.on(next_rank()), load<16, 64>(x, m, n), m, min(n, 256));
 }
+
+// A scatter whose tile is wider than the column step writes the same rows at two tiles (specs33
+// finding 1, reproducer C): rows numbered from the tile's origin, or loaded by the row tile.
+// CHECK: tile-write-overlaps.cpp:[[@LINE+4]]:5: error: this store_rows writes the same rows (its index tile is the same at both tiles) and overlapping columns at two tiles of the loop (the tiles at (0, 0) and (0, 32), its tile 64 columns wide)
+PK_KERNEL void wide_scatter_to_peer(Sym<f32, 2> x, Sym<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32})) {
+    auto t = load<16, 64>(x, m, n);
+    store_rows(y.on(next_rank()), t - row_max(t), cast<i32>(row_index<16, 1>(m)), n);
+  }
+}
+// CHECK: tile-write-overlaps.cpp:[[@LINE+3]]:5: error: this store_rows writes the same rows
+PK_KERNEL void wide_scatter_by_loaded_rows(Tensor<f32, 2> x, Tensor<i32, 1> slot, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32}))
+    store_rows(y, load<16, 64>(x, m, n) * 2.0f, load<16>(slot, m), n);
+}
 #else
+// Scatters no wider than the step; a wide one whose rows follow the column tile too (other
+// rows at every tile); a wide one into slots claimed at every tile (different rows each time).
+PK_KERNEL void scatter_within_step(Tensor<f32, 2> x, Tensor<i32, 1> slot, Sym<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 64}))
+    store_rows(y.on(next_rank()), load<16, 64>(x, m, n), load<16>(slot, m), n);
+}
+PK_KERNEL void wide_scatter_rows_follow_columns(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32}))
+    store_rows(y, load<16, 64>(x, m, n), cast<i32>(row_index<16, 1>(m) + n * 1000), n);
+}
+PK_KERNEL void wide_scatter_claimed(Tensor<f32, 2> x, Tensor<i32, 1> expert, Tensor<i32, 1> fill, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 32}))
+    store_rows(y, load<16, 64>(x, m, n), claim(fill, load<16>(expert, m)), n);
+}
 // Two stores into halves of a 256-column step; a 256-column tile in a loop with one column tile
 // (its extent a constant 128); a store inside a range loop (not claimed here).
 PK_KERNEL void halves(Tensor<f32, 2> x, Tensor<f32, 2> y) {
