@@ -158,7 +158,7 @@ void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &k
     const std::string M = dim(a, aMMajor ? 1 : 0), tm = "cdiv(" + M + "," + std::to_string(kBM) + ")";
     // The spec's loop takes other shapes too (a padded C, a longer K in B: stores clip at C's
     // edges, loads stop at the loop's K): the template's exact shapes are twin rules.
-    d.check(M, dim(c, 0), "C must have A's rows", true);
+    d.check(M, dim(c, 0), aMMajor ? "C must have A's columns as rows (M; A stored [K, M])" : "C must have A's rows", true);
     d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", true);
     // A stored [K, M]: 64 x 64 boxes of M-rows, two per stage, as an N-major B's.
     if (aMMajor) d.field(FK::tmap, "a", a, {M, K}, {kBBox, kBK});

@@ -1,5 +1,7 @@
 // Interprets a device-level kernel per rank and block into the protocol model's events.
 #include "ProtocolModel.h"
+#include "pk/Passes/Decisions.h"
+#include <pk/runtime/host_check.h>
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseMap.h"
@@ -41,10 +43,42 @@ public:
   Operation *failedOp = nullptr;
   std::string why;
 
-  void bindArguments(KernelOp kernel) {
-    for (BlockArgument arg : kernel.getBody().getArguments())
-      if (arg.getType().isIntOrIndex())
-        values[arg] = config.intArgs.value_or(config.dimValue);
+  // Integer arguments take the configured value; a host loop's trip arguments (pk.trips) take
+  // the configured trip of the loop's range at the modelled sizes. False, with a reason that
+  // says so, where the loop makes no such trip: the host issues no such launch.
+  bool bindArguments(KernelOp kernel) {
+    auto args = kernel.getBody().getArguments();
+    const int64_t intValue = config.intArgs.value_or(config.dimValue);
+    for (BlockArgument arg : args)
+      if (arg.getType().isIntOrIndex()) values[arg] = intValue;
+    auto trips = kernel->getAttrOfType<ArrayAttr>(kTripsAttr);
+    if (!trips || trips.size() > args.size()) return true;
+    ::pk::HostValues host;
+    host.world = config.world;
+    host.extent = [&](int a, int k) -> ::pk::Result<long long> { return extent(unsigned(a), k); };
+    host.scalar = [&](int) -> ::pk::Result<long long> { return intValue; };
+    auto eval = [&](Attribute text, int64_t &out) {
+      auto str = dyn_cast_or_null<StringAttr>(text);
+      if (!str) return false;
+      auto e = ::pk::parse_host_expr(str.str());
+      if (!e) return false;
+      auto v = ::pk::evaluate_host_expr(*e, host);
+      if (!v) return false;
+      out = *v;
+      return true;
+    };
+    const size_t first = args.size() - trips.size();
+    for (auto [i, trip] : llvm::enumerate(trips.getAsRange<DictionaryAttr>())) {
+      int64_t lb, ub, st;
+      if (!eval(trip.get("lb"), lb) || !eval(trip.get("ub"), ub) || !eval(trip.get("step"), st) || st <= 0)
+        return fail(kernel, "a host loop's bounds cannot be evaluated at the modelled sizes");
+      const int64_t value = lb + config.trip * st;
+      if (value >= ub)
+        return fail(kernel, std::string(kRefusedAtLaunch) + ": the host loop makes no trip " +
+                                std::to_string(config.trip) + " at these sizes");
+      values[args[first + i]] = value;
+    }
+    return true;
   }
 
   bool run(Block &body, int depth) {
@@ -115,6 +149,25 @@ private:
         valid[outShape.size() - common + d] = it->second[in.size() - common + d];
       if (empty) valid[0] = 0;  // a tile wholly outside its tensor stays padding
       validExtents[op->getResult(0)] = valid;
+      return;
+    }
+    // A product's rows are A's and its columns B's (B's rows with transpose_b); the K padding
+    // is zeros on both sides and adds nothing. The accumulator bounds both.
+    if (auto mma = dyn_cast<TileMmaOp>(op)) {
+      if (outShape.size() != 2) return;
+      SmallVector<int64_t, 4> valid(outShape.begin(), outShape.end());
+      bool any = false;
+      auto bound = [&](Value v, size_t from, size_t to) {
+        auto it = validExtents.find(v);
+        if (it == validExtents.end() || it->second.size() != 2) return;
+        valid[to] = std::min(valid[to], it->second[from]);
+        any = true;
+      };
+      bound(mma.getA(), 0, 0);
+      bound(mma.getB(), mma.getTransposeB() ? 0 : 1, 1);
+      bound(mma.getAcc(), 0, 0);
+      bound(mma.getAcc(), 1, 1);
+      if (any) validExtents[op->getResult(0)] = valid;
       return;
     }
     // Along a dimension an operand shares with the result; one it is broadcast along (extent
@@ -512,6 +565,13 @@ private:
       for (auto [f, t] : llvm::zip(from, to)) {
         auto it = values.find(f);
         if (it != values.end()) values[t] = it->second;
+        // A carried tile (a K loop's accumulator) keeps the valid extents it was given.
+        if (auto v = validExtents.find(f); v != validExtents.end()) {
+          SmallVector<int64_t, 4> valid = v->second;
+          validExtents[t] = std::move(valid);
+        } else {
+          validExtents.erase(t);
+        }
       }
     };
     carry(loop.getInitArgs(), loop.getRegionIterArgs());
@@ -853,8 +913,7 @@ bool mlir::pk::protocol::buildProcesses(KernelOp kernel, const Config &config,
         p.rank = r;
         p.block = firstBlock + int(b);
         Interpreter interp(config, r, p.block, int(b), blocks, p);
-        interp.bindArguments(kernel);
-        if (!interp.runOps(preamble) || !interp.run(*body, 0) || !interp.runOps(postamble)) {
+        if (!interp.bindArguments(kernel) || !interp.runOps(preamble) || !interp.run(*body, 0) || !interp.runOps(postamble)) {
           where = interp.failedOp;
           why = interp.why;
           return false;

@@ -38,6 +38,8 @@ struct Config {
   // Extents that differ between tensors (skewExtents): 1 grows later tensor arguments, -1
   // earlier ones, 0 leaves every tensor its default.
   int skew = 0;
+  // The trip of every host loop a launch of one (pk.trips) models: 0 the first, 1 the second.
+  int trip = 0;
 };
 
 // Extents for the dimensions after the first that give every tile loop a partial third tile

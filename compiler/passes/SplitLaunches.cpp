@@ -67,8 +67,21 @@ KernelOp partOf(KernelOp kernel, ArrayRef<unsigned> keep, StringRef name, Operat
   Block &body = part.getBody().front();
   llvm::DenseMap<Operation *, unsigned> number;  // the phases `keep` numbers
   SmallVector<Operation *> level = phasesOf(body);
+  SmallVector<Attribute> trips;
   for (unsigned at : path) {
     auto forOp = cast<scf::ForOp>(level[at]);
+    // The trip's range as the host computes it, for the protocol checker: the launch it models
+    // takes trips the host loop makes (pk.trips, outermost first).
+    MLIRContext *ctx = kernel.getContext();
+    auto bound = [&](Value v) -> Attribute {
+      auto e = hostExprOf(v, body);
+      return e ? StringAttr::get(ctx, ::pk::print_host_expr(*e)) : Attribute();
+    };
+    Attribute lb = bound(forOp.getLowerBound()), ub = bound(forOp.getUpperBound()), step = bound(forOp.getStep());
+    if (lb && ub && step)
+      trips.push_back(DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, "lb"), lb),
+                                                NamedAttribute(StringAttr::get(ctx, "ub"), ub),
+                                                NamedAttribute(StringAttr::get(ctx, "step"), step)}));
     part.insertArgument(body.getNumArguments(), IndexType::get(kernel.getContext()), {}, forOp.getLoc());
     forOp.getInductionVar().replaceAllUsesWith(body.getArguments().back());
     level.clear();
@@ -78,6 +91,8 @@ KernelOp partOf(KernelOp kernel, ArrayRef<unsigned> keep, StringRef name, Operat
     }
     forOp.erase();
   }
+  if (!path.empty() && trips.size() == path.size())
+    part->setAttr(kTripsAttr, ArrayAttr::get(kernel.getContext(), trips));
   for (Operation *op : level) number[op] = unsigned(number.size());
   prune(body, [&](Operation *op) {
     auto it = number.find(op);

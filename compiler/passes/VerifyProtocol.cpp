@@ -236,6 +236,16 @@ public:
               if (!check(two, /*optional=*/true, spec)) return result;
             }
           }
+    // A launch of a host loop: the configurations above model its first trip; its second
+    // (a trip-chosen peer or block one step on) at the small world sizes too. A size where the
+    // loop makes no second trip is no launch.
+    if (kernel->hasAttr(kTripsAttr))
+      for (int w = 1; w <= std::min(maxWorld, kExtraWorlds); ++w)
+        for (auto [n, spreadOut] : dims) {
+          Config config{w, n, blocks.back(), {}, spreadOut ? spread : std::vector<int64_t>{}, std::nullopt};
+          config.trip = 1;
+          if (!check(config, /*optional=*/true, spec)) return result;
+        }
     // A spec's own flags (pk::prim) order what the spec's loops touch, over whatever shapes
     // the tensors have: model tensors of different shapes too (skewExtents), later or earlier
     // arguments larger, at world sizes 1 and 2 (a gathered buffer larger than its source, a
@@ -779,6 +789,10 @@ private:
     const Recorded &early = aFirst ? a : b, &late = aFirst ? b : a;
     const Access &e = *early.access, &l = *late.access;
     if (l.validRows <= 0) return;
+    // The same box rewritten (a zero fill, then an accumulate into it): the late tile covers the
+    // very rows the early one did, not another block's, so its padding rows are the rows a store
+    // of that tile writes by definition (past the destination's end, clipped away).
+    if (e.lo == l.lo && e.hi == l.hi) return;
     // The late store's padding rows against the early store's valid rows; every other dimension
     // as the boxes are. Not clipped at the tensor's end: the model's sizes tie tensors the kernel
     // leaves free (a bucket as long as one gradient), and the destination is meant to reach
@@ -866,9 +880,26 @@ private:
             "so each tile clips at its own block").str();
   }
 
+  // Where a tile read starts above another rank's stored rows and reaches into them (a ring
+  // pass reading its block at b * rows + m, whose last tile runs into block b + 1).
+  std::string readReach(const Recorded &a, const Recorded &b) {
+    const Recorded &r = a.access->write ? b : a, &w = a.access->write ? a : b;
+    const Access &x = *r.access, &y = *w.access;
+    if (x.write || !y.write || a.rank == b.rank || x.lo.empty() || x.lo.size() != y.lo.size() ||
+        !(x.lo[0] < y.lo[0] && y.lo[0] < x.hi[0]))
+      return "";
+    return (": rank " + Twine(r.rank) + " reads a tile at rows [" + Twine(x.lo[0]) + ", " + Twine(x.hi[0]) +
+            ") that reaches into rows [" + Twine(y.lo[0]) + ", " + Twine(y.hi[0]) + ") rank " + Twine(w.rank) +
+            " stores (a load clips only at the end of the tensor it reads, so the last tile of a block of rows "
+            "reads the next block's rows, and stores them where it stores); start each block of rows a whole "
+            "number of tiles apart, or keep the blocks in a dimension of their own ([B, R, C] for B blocks of "
+            "R rows) so that each tile clips at its own block").str();
+  }
+
   std::string overlapReason(const Recorded &a, const Recorded &b) {
     std::string rows = paddingOverlap(a, b);
-    return rows.empty() ? columnOverlap(a, b) : rows;
+    if (rows.empty()) rows = columnOverlap(a, b);
+    return rows.empty() ? readReach(a, b) : rows;
   }
 
   void reportRace(const Recorded &a, const Recorded &b, ArrayRef<Process> procs) {

@@ -10,6 +10,10 @@ namespace mlir::pk {
 /// reads) at another place: pk-check-tile-races puts it there and the emitter puts a block
 /// barrier before the op, so the block's threads finish the earlier access first.
 constexpr llvm::StringLiteral kBarrierBeforeAttr = "pk.barrier_before";
+/// On a launch of a host loop: each trip argument's range ({lb, ub, step}, host expressions,
+/// outermost first; the kernel's last arguments), so the protocol checker models trips the
+/// host loop makes.
+constexpr llvm::StringLiteral kTripsAttr = "pk.trips";
 /// "file:line:col" of a location, or "<unknown>".
 std::string formatLocation(Location loc);
 /// Appends "rule: what at loc: reason" to the enclosing kernel's decision list.
