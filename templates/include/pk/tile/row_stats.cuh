@@ -85,18 +85,19 @@ __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValu
       if constexpr (Add) ::pk::detail::red_add(p, store_value<T>(vals.v[j]));
       else *p = store_value<T>(vals.v[j]);
     }
-    return;
-  }
+  } else {  // an else, not a return: nvcc warns of the loop below as unreachable otherwise
 #pragma unroll
-  for (int j = 0; j < vals.kCount; ++j) {
-    const int s = j * Made::kVec;
-    const long long r = row_opened<Made>(s);
-    if (r < 0) continue;
-    const long long row = RowsOf<Made, I>{idx, vals.valid0}(s, r);
-    // Unsigned compares: a negative row or column (-1: no row) wraps past every extent.
-    if (static_cast<U>(row) >= static_cast<U>(shape[0]) || static_cast<U>(col) >= static_cast<U>(shape[1])) continue;
-    if constexpr (Add) ::pk::detail::red_add(data + row * shape[1] + col, store_value<T>(vals.v[j]));
-    else data[row * shape[1] + col] = store_value<T>(vals.v[j]);
+    for (int j = 0; j < vals.kCount; ++j) {
+      const int s = j * Made::kVec;
+      const long long r = row_opened<Made>(s);
+      if (r < 0) continue;
+      const long long row = RowsOf<Made, I>{idx, vals.valid0}(s, r);
+      // Unsigned compares: a negative row or column (-1: no row) wraps past every extent.
+      if (static_cast<U>(row) >= static_cast<U>(shape[0]) || static_cast<U>(col) >= static_cast<U>(shape[1]))
+        continue;
+      if constexpr (Add) ::pk::detail::red_add(data + row * shape[1] + col, store_value<T>(vals.v[j]));
+      else data[row * shape[1] + col] = store_value<T>(vals.v[j]);
+    }
   }
 }
 
