@@ -29,10 +29,30 @@ TileType withElement(TileType t, Type elem) {
   return TileType::get(t.getContext(), t.getShape(), elem, t.getMemorySpace());
 }
 
-// An f32 iota: the coordinates as the spec wrote them.
-TileIotaOp floatIota(Value v) {
-  auto iota = v.getDefiningOp<TileIotaOp>();
-  return iota && cast<TileType>(iota.getType()).getElementType().isF32() ? iota : TileIotaOp();
+// An f32 iota (the coordinates as the spec wrote them), or a reshape or transpose of one
+// (which only move its elements: a 1-D row of positions, a transposed column): the same
+// coordinates built in `elem`, before `at`; null for anything else.
+Value exactCoords(OpBuilder &b, Location loc, Value v, Type elem, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8) return {};
+  auto type = withElement(cast<TileType>(v.getType()), elem);
+  if (auto iota = dyn_cast<TileIotaOp>(op)) {
+    if (!cast<TileType>(iota.getType()).getElementType().isF32()) return {};
+    return TileIotaOp::create(b, loc, type, iota.getOrigin(), iota.getDim());
+  }
+  if (!isa<TileReshapeOp, TileTransposeOp>(op)) return {};
+  Value in = exactCoords(b, loc, op->getOperand(0), elem, depth + 1);
+  if (!in) return {};
+  if (isa<TileReshapeOp>(op)) return TileReshapeOp::create(b, loc, type, in);
+  return TileTransposeOp::create(b, loc, type, in);
+}
+
+// Whether exactCoords would find coordinates in `v` (without building anything).
+bool floatCoords(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8) return false;
+  if (auto iota = dyn_cast<TileIotaOp>(op)) return cast<TileType>(iota.getType()).getElementType().isF32();
+  return isa<TileReshapeOp, TileTransposeOp>(op) && floatCoords(op->getOperand(0), depth + 1);
 }
 
 // splat(float(i)) of an integer scalar i (an index, a size, an integer argument or count): the
@@ -58,11 +78,10 @@ struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTil
         // cast<i32>(row_index(m)) -> an i32 iota: the row itself, not its nearest float.
         if (auto c = dyn_cast<TileCastOp>(op)) {
           auto out = cast<TileType>(c.getType());
-          TileIotaOp iota = floatIota(c.getInput());
-          if (!iota || !isa<IntegerType>(out.getElementType())) return;
+          if (!floatCoords(c.getInput()) || !isa<IntegerType>(out.getElementType())) return;
           OpBuilder b(c);
-          auto exact = TileIotaOp::create(b, c.getLoc(), out, iota.getOrigin(), iota.getDim());
-          c.getResult().replaceAllUsesWith(exact.getResult());
+          Value exact = exactCoords(b, c.getLoc(), c.getInput(), out.getElementType());
+          c.getResult().replaceAllUsesWith(exact);
           dead.push_back(c);
           return;
         }
@@ -73,14 +92,12 @@ struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTil
         auto result = cast<TileType>(map.getType());
         if (!result.getElementType().isF32()) return;
         for (int side : {0, 1}) {
-          TileIotaOp iota = floatIota(map.getInputs()[side]);
           Value bound = integerSplat(map.getInputs()[1 - side]);
-          if (!iota || !bound) continue;
+          if (!floatCoords(map.getInputs()[side]) || !bound) continue;
           OpBuilder b(map);
           Location loc = map.getLoc();
-          auto iotaType = withElement(cast<TileType>(iota.getType()), i64);
           auto splatType = withElement(cast<TileType>(map.getInputs()[1 - side].getType()), i64);
-          Value coords = TileIotaOp::create(b, loc, iotaType, iota.getOrigin(), iota.getDim());
+          Value coords = exactCoords(b, loc, map.getInputs()[side], i64);
           Value limit = TileSplatOp::create(b, loc, splatType, bound);
           MapKind kind = side == 0 ? map.getKind() : swapped(map.getKind());
           Value mask = TileMapOp::create(b, loc, withElement(result, i64), MapKindAttr::get(ctx, kind),
@@ -96,7 +113,7 @@ struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTil
     // The f32 iotas and splats nothing reads any more (users first).
     SmallVector<Operation *> unused;
     getOperation().walk([&](Operation *op) {
-      if (isa<TileIotaOp, TileSplatOp, arith::SIToFPOp>(op)) unused.push_back(op);
+      if (isa<TileIotaOp, TileSplatOp, arith::SIToFPOp, TileReshapeOp, TileTransposeOp>(op)) unused.push_back(op);
     });
     for (Operation *op : llvm::reverse(unused))
       if (op->use_empty()) op->erase();

@@ -41,3 +41,49 @@ module {
     pk.return
   }
 }
+
+// Behind a reshape or a transpose (which only move the elements: a 1-D row of positions, a
+// transposed row of ids) the coordinates are built as integers too, and moved alike (set 35,
+// finding 1: positions past 2^24 were rounded through the f32 iota).
+// CHECK-LABEL: pk.kernel @moved_positions
+// CHECK: %[[I:.*]] = pk.tile.iota %{{.*}} dim 1 : !pk.tile<1x1024xi32>
+// CHECK: %[[R:.*]] = pk.tile.reshape %[[I]] : !pk.tile<1x1024xi32> -> !pk.tile<1024xi32>
+// CHECK: pk.tile.store %[[R]]
+// CHECK: %[[I2:.*]] = pk.tile.iota %{{.*}} dim 1 : !pk.tile<1x16xi64>
+// CHECK: %[[T:.*]] = pk.tile.transpose %[[I2]] : !pk.tile<1x16xi64> -> !pk.tile<16x1xi64>
+// CHECK: pk.tile.load_rows %{{.*}}[%[[T]]
+// CHECK: %[[I3:.*]] = pk.tile.iota %{{.*}} dim 1 : !pk.tile<1x1024xi64>
+// CHECK: %[[R3:.*]] = pk.tile.reshape %[[I3]] : !pk.tile<1x1024xi64> -> !pk.tile<1024xi64>
+// CHECK: pk.tile.map <lt> %[[R3]], %{{.*}} : !pk.tile<1024xi64>, !pk.tile<1024xi64> -> !pk.tile<1024xi64>
+// CHECK-NOT: xf32> to !pk.tile<{{.*}}xi
+module {
+  pk.kernel @moved_positions(%y: !pk.tensor<?xi32>, %table: !pk.tensor<?x?xf32>, %out: !pk.tensor<?x?xf32>, %z: !pk.tensor<?xf32>, %hi: index) {
+    %n = pk.dim %y, 0 : !pk.tensor<?xi32>
+    pk.tile.foreach (%i) to (%n) step [1024] {
+      %c = pk.tile.iota %i dim 1 : !pk.tile<1x1024xf32>
+      %r = pk.tile.reshape %c : !pk.tile<1x1024xf32> -> !pk.tile<1024xf32>
+      %p = pk.tile.cast %r : !pk.tile<1024xf32> to !pk.tile<1024xi32>
+      pk.tile.store %p, %y[%i] : !pk.tile<1024xi32>, !pk.tensor<?xi32>
+    }
+    %m = pk.dim %out, 0 : !pk.tensor<?x?xf32>
+    pk.tile.foreach (%t) to (%m) step [16] {
+      %c = pk.tile.iota %t dim 1 : !pk.tile<1x16xf32>
+      %tr = pk.tile.transpose %c : !pk.tile<1x16xf32> -> !pk.tile<16x1xf32>
+      %ids = pk.tile.cast %tr : !pk.tile<16x1xf32> to !pk.tile<16x1xi64>
+      %c0 = arith.constant 0 : index
+      %rows = pk.tile.load_rows %table[%ids, %c0] : !pk.tensor<?x?xf32>, !pk.tile<16x1xi64> -> !pk.tile<16x256xf32>
+      pk.tile.store %rows, %out[%t, %c0] : !pk.tile<16x256xf32>, !pk.tensor<?x?xf32>
+    }
+    %k = pk.dim %z, 0 : !pk.tensor<?xf32>
+    pk.tile.foreach (%i) to (%k) step [1024] {
+      %c = pk.tile.iota %i dim 1 : !pk.tile<1x1024xf32>
+      %r = pk.tile.reshape %c : !pk.tile<1x1024xf32> -> !pk.tile<1024xf32>
+      %h = arith.index_cast %hi : index to i64
+      %hf = arith.sitofp %h : i64 to f32
+      %hs = pk.tile.splat %hf : f32 -> !pk.tile<1024xf32>
+      %keep = pk.tile.map <lt> %r, %hs : !pk.tile<1024xf32>, !pk.tile<1024xf32> -> !pk.tile<1024xf32>
+      pk.tile.store %keep, %z[%i] : !pk.tile<1024xf32>, !pk.tensor<?xf32>
+    }
+    pk.return
+  }
+}

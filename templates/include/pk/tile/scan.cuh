@@ -16,6 +16,14 @@ namespace tile {
 // last restart and whether it restarted; thread 0 turns those into the offset each part adds
 // to its values before its first restart, carrying the sum across chunks; each thread adds its
 // offset back (two passes over the values, four barriers a chunk). Padding sums as it holds.
+// A sum of the scan: integer sums wrap (through the unsigned type: signed overflow is undefined
+// in C++), as the language promises for integer arithmetic.
+template <class V>
+__device__ __forceinline__ V scan_add(V a, V b) {
+  if constexpr (::pk::is_same<V, float>::value) return a + b;
+  else return wrap_add(a, b);
+}
+
 template <class Out, class In>
 __device__ void cumsum(Out& out, const In& in, float* stage) {
   static_assert(Out::kCount == In::kCount, "prefix sums of a 1-D tile, or along the last dimension");
@@ -44,7 +52,7 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
     bool restarted = false;
     for (long long i = lo; i < hi; ++i) {
       if ((j0 + i) % row == 0) sum = 0, restarted = true;
-      values[i] = sum += values[i];
+      values[i] = sum = scan_add(sum, values[i]);
     }
     totals[threadIdx.x] = sum;
     restarts[threadIdx.x] = restarted;
@@ -54,14 +62,14 @@ __device__ void cumsum(Out& out, const In& in, float* stage) {
       for (long long t = 0; t < threads; ++t) {
         const V x = totals[t];
         totals[t] = run;
-        run = restarts[t] ? x : run + x;
+        run = restarts[t] ? x : scan_add(run, x);
       }
       totals[threads] = run;
     }
     __syncthreads();
     for (long long i = lo; i < hi; ++i) {
       if ((j0 + i) % row == 0) break;  // from here on the part's values sum their own rows
-      values[i] += totals[threadIdx.x];
+      values[i] = scan_add(values[i], totals[threadIdx.x]);
     }
     __syncthreads();
 #pragma unroll
