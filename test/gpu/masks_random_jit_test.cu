@@ -27,6 +27,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"coords_3d", false},       {"uniform_1d", false},      {"uniform_2d", false},
     {"uniform_4d", false},      {"dropout_bf16", false},    {"gemm_dropout", true},
     {"cumsum_3d_i32", false},   {"uniform_trailing", false}, {"positions_past_2p24", false},
+    {"positions_past_2p24_1d", false},
     {"bits_i32", false},        {"unpack_int4", false},
 };
 const std::vector<const char*> kGeneralToo = {"gemm_dropout"};
@@ -232,6 +233,15 @@ void positions_past_2p24(const Run& r, LL R, LL hi, unsigned seed) {
   end_case(r, "positions_past_2p24 " + dims({R, 1}) + " hi " + std::to_string(hi), before);
 }
 
+void positions_past_2p24_1d(const Run& r, LL R, LL hi, unsigned seed) {
+  const auto x = rnd<float>(R, seed);
+  DevLocal<float> xd({R}, x), y({R, 1}, {});
+  const int before = begin_case(r);
+  if (run(r, "positions_past_2p24_1d", 1, xd.view(), y.view(), hi))
+    check(r, "positions_past_2p24_1d", y.download(), [&](LL i) { return i < hi ? double(x[i]) : -1.0; }, exact());
+  end_case(r, "positions_past_2p24_1d " + dims({R}) + " hi " + std::to_string(hi), before);
+}
+
 // The shifts as the language defines them (pk/tile/int_math.cuh): counts outside 0..31 give 0
 // (<<) or the sign fill (>>); << through unsigned, so no overflow.
 int shl(int x, int y) { return y < 0 || y > 31 ? 0 : int(unsigned(x) << y); }
@@ -285,6 +295,7 @@ void cases(const Run& r) {
   cumsum_3d_i32(r, 3, 13, 100, 81);
   uniform_trailing(r, 3, 37, 100, 91);
   positions_past_2p24(r, (LL(1) << 24) + 1000, (LL(1) << 24) + 501, 101);
+  positions_past_2p24_1d(r, (LL(1) << 24) + 3000, (LL(1) << 24) + 1501, 103);
   bits_i32(r, 37, 150, 111);
   unpack_int4(r, 45, 70, 121);
 }

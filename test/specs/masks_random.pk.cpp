@@ -105,6 +105,17 @@ PK_KERNEL void positions_past_2p24(Tensor<f32, 2> x, Tensor<f32, 2> y, index hi)
   }
 }
 
+// The same along a 1-D tensor, the positions a reshaped row of column indices (set 35 finding 1:
+// the reshape hid the iota from pk-exact-index-tiles, so positions past 2^24 were rounded):
+// y[i] = x[i] for i < hi, -1 elsewhere, scattered to y[i] as the cast position says.
+PK_KERNEL void positions_past_2p24_1d(Tensor<f32, 1> x, Tensor<f32, 2> y, index hi) {
+  for (auto i : tiles(x.size(), {1024})) {
+    auto keep = reshape<1024>(col_index<1, 1024>(i)) < hi;
+    auto pos = reshape<1024, 1>(cast<i32>(reshape<1024>(col_index<1, 1024>(i))));
+    store_rows(y, reshape<1024, 1>(where(keep, load<1024>(x, i), -1.0f)), pos, 0);
+  }
+}
+
 // Bits of i32 tiles: & | ^ and shifts, the counts from z (negative and past 31 included: << gives
 // 0 there and >> the sign fill), a scalar on either side.
 PK_KERNEL void bits_i32(Tensor<i32, 2> a, Tensor<i32, 2> b, Tensor<i32, 2> y) {
