@@ -138,6 +138,15 @@ inline Gemm gemm(LL M, LL N, LL Kd, const std::function<double(LL, LL)>& A, cons
   matmul(M, N, Kd, A, B, g.c, g.mag);
   return g;
 }
+// A * B^T (B [N, K]) and A * B (B [K, N]) of host vectors.
+template <class TA, class TB>
+Gemm gemm_t(LL M, LL N, LL K, const std::vector<TA>& a, const std::vector<TB>& b) {
+  return gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[n * K + k]); });
+}
+template <class TA, class TB>
+Gemm gemm_n(LL M, LL N, LL K, const std::vector<TA>& a, const std::vector<TB>& b) {
+  return gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[k * N + n]); });
+}
 // uniform(seed, coordinates) as docs/language.md defines it: H(u, v) = f(u ^ f(v + 0x9e3779b9)) >> 1
 // with f MurmurHash3's finaliser, over the seed's words (seed mod 2^32) - 2^31 and floor(seed / 2^32), then
 // each coordinate in turn (its low 32 bits); the value (h / 128) * 2^-24.

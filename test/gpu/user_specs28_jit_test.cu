@@ -108,15 +108,6 @@ void check_epi(const Run& r, const std::string& what, const std::vector<T>& got,
                const Epi& extra = kNone) {
   check(r, what, got, [&](LL i) { return f(g.c[i], i); }, [&](LL i) { return bound(f, g.c[i], g.mag[i], i, rel, extra); });
 }
-// A * B^T (B [N, K]) and A * B (B [K, N]) of host vectors.
-template <class TA, class TB>
-Gemm gemm_t(LL M, LL N, LL K, const std::vector<TA>& a, const std::vector<TB>& b) {
-  return gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[n * K + k]); });
-}
-template <class TA, class TB>
-Gemm gemm_n(LL M, LL N, LL K, const std::vector<TA>& a, const std::vector<TB>& b) {
-  return gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[k * N + n]); });
-}
 // Batched: Z products stacked by rows (the output [Z, M, N] flat).
 Gemm stack(const std::vector<Gemm>& gs) {
   Gemm s;

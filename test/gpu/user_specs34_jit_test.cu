@@ -120,15 +120,6 @@ std::vector<T> slice(const std::vector<T>& v, LL at, LL n) {
 int mod(LL a, int W) { return int(((a % W) + W) % W); }
 
 // ---- GEMM references and bounds ----
-// A * B^T (B [N, K]) and A * B (B [K, N]) of host vectors.
-template <class TA, class TB>
-Gemm gemm_t(LL M, LL N, LL K, const std::vector<TA>& a, const std::vector<TB>& b) {
-  return gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[n * K + k]); });
-}
-template <class TA, class TB>
-Gemm gemm_n(LL M, LL N, LL K, const std::vector<TA>& a, const std::vector<TB>& b) {
-  return gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[k * N + n]); });
-}
 using Epi = std::function<double(double, LL)>;
 const Epi kNone = [](double, LL) { return 0.0; };
 double bound(const Epi& f, double c, double mag, LL i, double rel, const Epi& extra) {
