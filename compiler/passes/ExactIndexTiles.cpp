@@ -31,7 +31,8 @@ TileType withElement(TileType t, Type elem) {
 
 // An f32 iota (the coordinates as the spec wrote them), or a reshape or transpose of one
 // (which only move its elements: a 1-D row of positions, a transposed column): the same
-// coordinates built in `elem`, before `at`; null for anything else.
+// coordinates built in `elem`; null, with nothing built, for anything else (each level is
+// checked before the one below it builds).
 Value exactCoords(OpBuilder &b, Location loc, Value v, Type elem, int depth = 0) {
   Operation *op = v.getDefiningOp();
   if (!op || depth > 8) return {};
@@ -45,14 +46,6 @@ Value exactCoords(OpBuilder &b, Location loc, Value v, Type elem, int depth = 0)
   if (!in) return {};
   if (isa<TileReshapeOp>(op)) return TileReshapeOp::create(b, loc, type, in);
   return TileTransposeOp::create(b, loc, type, in);
-}
-
-// Whether exactCoords would find coordinates in `v` (without building anything).
-bool floatCoords(Value v, int depth = 0) {
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > 8) return false;
-  if (auto iota = dyn_cast<TileIotaOp>(op)) return cast<TileType>(iota.getType()).getElementType().isF32();
-  return isa<TileReshapeOp, TileTransposeOp>(op) && floatCoords(op->getOperand(0), depth + 1);
 }
 
 // splat(float(i)) of an integer scalar i (an index, a size, an integer argument or count): the
@@ -78,9 +71,10 @@ struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTil
         // cast<i32>(row_index(m)) -> an i32 iota: the row itself, not its nearest float.
         if (auto c = dyn_cast<TileCastOp>(op)) {
           auto out = cast<TileType>(c.getType());
-          if (!floatCoords(c.getInput()) || !isa<IntegerType>(out.getElementType())) return;
+          if (!isa<IntegerType>(out.getElementType())) return;
           OpBuilder b(c);
           Value exact = exactCoords(b, c.getLoc(), c.getInput(), out.getElementType());
+          if (!exact) return;
           c.getResult().replaceAllUsesWith(exact);
           dead.push_back(c);
           return;
@@ -93,11 +87,12 @@ struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTil
         if (!result.getElementType().isF32()) return;
         for (int side : {0, 1}) {
           Value bound = integerSplat(map.getInputs()[1 - side]);
-          if (!floatCoords(map.getInputs()[side]) || !bound) continue;
+          if (!bound) continue;
           OpBuilder b(map);
           Location loc = map.getLoc();
-          auto splatType = withElement(cast<TileType>(map.getInputs()[1 - side].getType()), i64);
           Value coords = exactCoords(b, loc, map.getInputs()[side], i64);
+          if (!coords) continue;
+          auto splatType = withElement(cast<TileType>(map.getInputs()[1 - side].getType()), i64);
           Value limit = TileSplatOp::create(b, loc, splatType, bound);
           MapKind kind = side == 0 ? map.getKind() : swapped(map.getKind());
           Value mask = TileMapOp::create(b, loc, withElement(result, i64), MapKindAttr::get(ctx, kind),
