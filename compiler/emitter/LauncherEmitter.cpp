@@ -329,7 +329,7 @@ LogicalResult emitTemplateLauncher(const KernelSignature &k, llvm::StringRef cud
     os << (i ? ", " : "") << "pk::template_arg(" << a.name << ", ctx.rank())";
   os << "};\n";
   if (!twinCall.empty())
-    os << "  if (!pk::check_template_bases(*description, args).is_ok()) return " << twinCall << ";\n";
+    os << "  if (!pk::check_template_fits(ctx, *description, args).is_ok()) return " << twinCall << ";\n";
   os << "  return pk::launch_template(ctx, kernel, *description, args, stream, " << cppString(codeTag(cuda)) << ");\n}\n";
   return success();
 }

@@ -307,11 +307,11 @@ Status Kernel::launch_values(Context& ctx, cudaStream_t stream,
 Status Kernel::launch_one(Context& ctx, cudaStream_t stream, const std::vector<ArgValue>& args,
                           const KernelInfo& info, std::size_t function) const {
   if (!info.tmpl.fallback.empty()) {
-    // The template's own rules (16-byte TMA rows and bases, a reduce-scatter's tiles inside one
-    // owner) broken: its twin on the general tile path runs instead, if it accepts the
-    // arguments; otherwise the template's error stands.
+    // The template's own rules (16-byte TMA rows and bases, extents TMA and an int take, a
+    // reduce-scatter's tiles inside one owner) broken: its twin on the general tile path runs
+    // instead, if it accepts the arguments; otherwise the template's error stands.
     Status fits = check_launch_args(info, args, ctx.world());
-    if (fits.is_ok()) fits = check_template_bases(info.tmpl, template_args(info, args, ctx.rank()));
+    if (fits.is_ok()) fits = check_template_fits(ctx, info.tmpl, template_args(info, args, ctx.rank()));
     if (!fits.is_ok()) {
       // Every check but the twin rules: those refusals stand.
       PK_RETURN_IF_ERROR(check_launch_args(without_twin_rules(info), args, ctx.world()));

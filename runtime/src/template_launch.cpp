@@ -27,6 +27,18 @@ constexpr std::size_t kMapCacheLimit = 4096;  // past this, start over rather th
 Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>& dims,
                                   const std::vector<int>& box, bool swizzle);
 
+// What TMA takes of a bf16 tensor's extents (innermost first): each in [1, 2^31), the innermost a
+// whole number of 16-byte rows.
+Status check_tensor_map_extents(const std::vector<long long>& dims) {
+  for (long long d : dims)
+    if (d <= 0 || d >= (1ll << 31)) return Status::error("tensor map: extent " + std::to_string(d) + " out of range");
+  if (dims[0] % 8 != 0)
+    return Status::error("tensor map: the innermost extent (" + std::to_string(dims[0]) +
+                         ") must be a multiple of 8 bf16 elements: TMA row pitches are 16-byte "
+                         "multiples");
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<TensorMap> encode_bf16_tensor_map(const void* base, const std::vector<long long>& dims,
@@ -53,16 +65,11 @@ Result<TensorMap> encode_uncached(const void* base, const std::vector<long long>
     return Status::error("tensor map: 2 or 3 dimensions, with as many box extents");
   if (reinterpret_cast<unsigned long long>(base) % 16 != 0)
     return Status::error("tensor map: the base address must be 16-byte aligned");
-  if (dims[0] % 8 != 0)
-    return Status::error("tensor map: the innermost extent (" + std::to_string(dims[0]) +
-                         ") must be a multiple of 8 bf16 elements: TMA row pitches are 16-byte "
-                         "multiples");
+  PK_RETURN_IF_ERROR(check_tensor_map_extents(dims));
   cuuint64_t d[3], strides[2];
   cuuint32_t b[3], estr[3] = {1, 1, 1};
   unsigned long long pitch = 2;
   for (std::size_t i = 0; i < rank; ++i) {
-    if (dims[i] <= 0 || dims[i] >= (1ll << 31))
-      return Status::error("tensor map: extent " + std::to_string(dims[i]) + " out of range");
     d[i] = static_cast<cuuint64_t>(dims[i]);
     b[i] = static_cast<cuuint32_t>(box[i]);
     pitch *= d[i];
@@ -182,14 +189,28 @@ HostValues template_values(const Context& ctx, const std::vector<TemplateArg>& a
   return values;
 }
 
-Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateArg>& args) {
+Status check_template_fits(const Context& ctx, const TemplateLaunch& t, const std::vector<TemplateArg>& args) {
+  HostValues values = template_values(ctx, args);
+  PK_ASSIGN_OR_RETURN(values.sms, rank_sm_count(ctx));  // as the launch evaluates its fields
   for (const ParamField& f : t.fields) {
+    const std::string who = "kernel " + t.kernel + ", parameter " + f.member;
+    if (f.kind == ParamField::Kind::i32) {
+      PK_ASSIGN_OR_RETURN(long long v, evaluate_host_expr(f.value, values));
+      if (v < INT_MIN || v > INT_MAX) return Status::error(who + " = " + std::to_string(v) + " does not fit an int");
+      continue;
+    }
     if (f.kind != ParamField::Kind::tmap && f.kind != ParamField::Kind::tmaps) continue;
     if (f.arg < 0 || f.arg >= int(args.size()) || !args[f.arg].tensor)
-      return Status::error("kernel " + t.kernel + ", parameter " + f.member + ": no tensor argument");
+      return Status::error(who + ": no tensor argument");
     if (reinterpret_cast<unsigned long long>(args[f.arg].local) % 16 != 0)
       return Status::error("kernel " + t.kernel + ", argument #" + std::to_string(f.arg) +
                            ": TMA needs a 16-byte aligned base address");
+    std::vector<long long> dims;
+    for (const HostExpr& d : f.dims) {
+      PK_ASSIGN_OR_RETURN(long long v, evaluate_host_expr(d, values));
+      dims.push_back(v);
+    }
+    if (!dims.empty()) PK_RETURN_IF_ERROR(check_tensor_map_extents(dims).with_context(who));
   }
   return Status::ok();
 }

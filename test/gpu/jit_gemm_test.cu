@@ -105,6 +105,16 @@ void plain_gemm(pk::Context& ctx, cudaStream_t s) {
     sync(ctx, s);
     pkt::expect_close(dc3.download(), want, K, "jit gemm, A misaligned (general-path twin)");
   }
+  // K = 0, an extent no tensor map takes (as 2^31 and more): the twin runs, and C is the empty
+  // sum, 0 everywhere (the template used to fail at launch).
+  {
+    DevLocal<bf16> da0({M, 0}, {}), db0({N, 0}, {}), dc0({M, N}, {});
+    PKT_OK(kernel("gemm")->launch(ctx, s, da0.view(), db0.view(), dc0.view()));
+    sync(ctx, s);
+    const auto got0 = dc0.download();
+    const long long wrong = std::count_if(got0.begin(), got0.end(), [](bf16 v) { return (v.bits & 0x7fff) != 0; });
+    PKT_CHECK(wrong == 0, "jit gemm K = 0 (general-path twin): " + std::to_string(wrong) + " elements not 0");
+  }
   // A C padded past A's rows and B's rows (shapes the template does not take, the spec does:
   // the twin runs): C's first M x N hold the product; the rest of C that the spec's 128 x 256
   // tiles cover (here all of it: Mp <= 384 rows, Np <= 512 columns) gets the tiles' zero rows

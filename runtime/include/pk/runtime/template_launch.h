@@ -82,9 +82,10 @@ Result<std::vector<unsigned char>> build_template_params(const TemplateLaunch& t
                                                          const TileTicket& ticket = {},
                                                          void* workspace = nullptr);
 
-// Whether the tensors `t`'s TMA descriptors read have 16-byte aligned bases (an error naming
-// the first that does not): a caller with a fallback kernel launches that one instead.
-Status check_template_bases(const TemplateLaunch& t, const std::vector<TemplateArg>& args);
+// Whether `t` can take these arguments (an error naming the first rule broken): its TMA
+// descriptors' tensors with 16-byte aligned bases and extents TMA takes (each in [1, 2^31)), its
+// int parameters in range. A caller with a fallback kernel launches that one instead.
+Status check_template_fits(const Context& ctx, const TemplateLaunch& t, const std::vector<TemplateArg>& args);
 
 // Launches `kernel` (the template kernel `t` describes; its arguments already checked) for
 // ctx's next epoch on `stream`: the grid from the sizes and this rank's SMs, the outputs it
