@@ -245,7 +245,9 @@ public:
           Config config{w, n, blocks.back(), {}, spreadOut ? spread : std::vector<int64_t>{}, std::nullopt};
           config.trip = 1;
           if (!check(config, /*optional=*/true, spec)) return result;
+          noteTripClobbers(config);
         }
+    reportTripClobbers();
     // A spec's own flags (pk::prim) order what the spec's loops touch, over whatever shapes
     // the tensors have: model tensors of different shapes too (skewExtents), later or earlier
     // arguments larger, at world sizes 1 and 2 (a gathered buffer larger than its source, a
@@ -787,35 +789,80 @@ private:
     const bool aFirst = a.proc == b.proc ? a.self < b.self : order.happensBefore(a, b);
     if (!aFirst && !(a.proc == b.proc ? b.self < a.self : order.happensBefore(b, a))) return;
     const Recorded &early = aFirst ? a : b, &late = aFirst ? b : a;
-    const Access &e = *early.access, &l = *late.access;
-    if (l.validRows <= 0) return;
+    if (paddingOver(*early.access, *late.access)) clobbers.insert({late.op, early.op});
+  }
+
+  // Whether the late tile store's padding rows land on the early one's valid rows (and every
+  // other dimension overlaps as the boxes do). Not clipped at the tensor's end: the model's
+  // sizes tie tensors the kernel leaves free (a bucket as long as one gradient), and the
+  // destination is meant to reach wherever the earlier store's valid rows lie.
+  static bool paddingOver(const Access &e, const Access &l) {
+    if (l.validRows <= 0 || e.lo.empty() || e.lo.size() != l.lo.size()) return false;
     // The same box rewritten (a zero fill, then an accumulate into it): the late tile covers the
     // very rows the early one did, not another block's, so its padding rows are the rows a store
     // of that tile writes by definition (past the destination's end, clipped away).
-    if (e.lo == l.lo && e.hi == l.hi) return;
-    // The late store's padding rows against the early store's valid rows; every other dimension
-    // as the boxes are. Not clipped at the tensor's end: the model's sizes tie tensors the kernel
-    // leaves free (a bucket as long as one gradient), and the destination is meant to reach
-    // wherever the earlier store's valid rows lie.
+    if (e.lo == l.lo && e.hi == l.hi) return false;
     const int64_t padLo = l.lo[0] + l.validRows, padHi = l.hi[0];
     const int64_t validHi = e.validRows < 0 ? e.hi[0] : e.lo[0] + e.validRows;
-    if (padLo >= padHi || padLo >= validHi || e.lo[0] >= padHi) return;
+    if (padLo >= padHi || padLo >= validHi || e.lo[0] >= padHi) return false;
     for (size_t d = 1; d < l.lo.size(); ++d)
-      if (l.hi[d] <= e.lo[d] || e.hi[d] <= l.lo[d]) return;
-    clobbers.insert({late.op, early.op});
+      if (l.hi[d] <= e.lo[d] || e.hi[d] <= l.lo[d]) return false;
+    return true;
   }
-  llvm::SetVector<std::pair<Operation *, Operation *>> clobbers;
+
+  // The same clobber between a host loop's trips: the tile stores of its second trip against
+  // the first trip's, buffer by buffer (a store at trip-dependent rows, slot 1 - s at trip s,
+  // pads over the slot the trip before wrote). Trips run one after the other.
+  void noteTripClobbers(Config config) {
+    SmallVector<Process, 0> trips[2];
+    for (int t = 0; t < 2; ++t) {
+      config.trip = t;
+      modelDims(kernel, config);
+      skewExtents(kernel, config);
+      Operation *at = nullptr;
+      std::string why;
+      if (!buildProcesses(kernel, config, trips[t], at, why)) return;
+    }
+    auto tileStore = [](const Event &e) {
+      return e.kind == EventKind::Access && e.access.write && e.op && isa<TileStoreOp>(e.op) && !e.access.lo.empty();
+    };
+    llvm::DenseMap<std::pair<int, unsigned>, SmallVector<const Event *, 8>> first;
+    for (const Process &p : trips[0])
+      for (const Event &e : p.events)
+        if (tileStore(e)) first[{e.access.memRank, e.access.tensor}].push_back(&e);
+    constexpr size_t kPairs = 1 << 22;  // past this many comparisons, a model too large to pair
+    size_t pairs = 0;
+    for (const Process &p : trips[1])
+      for (const Event &e : p.events) {
+        if (!tileStore(e) || e.access.validRows <= 0) continue;
+        auto it = first.find({e.access.memRank, e.access.tensor});
+        if (it == first.end()) continue;
+        for (const Event *early : it->second) {
+          if (++pairs > kPairs) return;
+          if (paddingOver(early->access, e.access)) tripClobbers.insert({e.op, early->op});
+        }
+      }
+  }
+  llvm::SetVector<std::pair<Operation *, Operation *>> clobbers, tripClobbers;
   llvm::DenseSet<std::pair<Operation *, Operation *>> warned;
 
   void reportClobbers() {
     if (failed) return;  // the errors say more
     for (auto [late, early] : clobbers)
       if (warned.insert({late, early}).second)
-        late->emitWarning("this store writes its tile's padding (the part of a clipped load past its "
-                          "tensor's end: zeros, or what is computed from them) over what the store at " +
-                          where(early) + " wrote earlier in the launch (a store clips only at the end "
-                          "of the tensor it writes); start the blocks a whole number of tiles apart "
-                          "(an offset of (n + T - 1) / T * T for T-wide tiles)");
+        late->emitWarning(clobberMessage(late, early, "earlier in the launch"));
+  }
+  void reportTripClobbers() {
+    if (failed) return;
+    for (auto [late, early] : tripClobbers)
+      if (warned.insert({late, early}).second)
+        late->emitWarning(clobberMessage(late, early, "in the host loop's trip before"));
+  }
+  std::string clobberMessage(Operation *late, Operation *early, StringRef when) const {
+    const std::string whose = early == late ? "what it" : "what the store at " + where(early);
+    return ("this store writes its tile's padding (the part of a clipped load past its tensor's end: "
+            "zeros, or what is computed from them) over " + whose + " wrote " + when + " (a store clips only at the end of the tensor it writes); start the blocks a whole "
+            "number of tiles apart (an offset of (n + T - 1) / T * T for T-wide tiles)").str();
   }
 
   // In a kernel with no signals or barriers, two different tiles of dealt tile loops run on

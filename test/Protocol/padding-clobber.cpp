@@ -2,8 +2,8 @@
 // Tests the warning for a partial tile whose padding rows a later store writes over what an
 // earlier store of the launch wrote (set 34, findings 1 and 3): it follows the valid rows through
 // a GEMM's K loop (the carried accumulator takes A's rows) and through one mma_t whose operands
-// differ in shape from the product, and it stays quiet where a tile rewrites the very box an
-// earlier store filled (zero fill, then accumulate).
+// differ in shape from the product, and between a host loop's trips; it stays quiet where a tile
+// rewrites the very box an earlier store filled (zero fill, then accumulate).
 #include <pk/spec.h>
 using namespace pk;
 
@@ -36,6 +36,25 @@ PK_KERNEL void zero_then_accumulate(Tensor<f32, 2> x, Tensor<f32, 2> out) {
   for (auto [m, n] : tiles(out.rows(), out.cols(), {16, 64})) store(out, zeros<f32, 16, 64>(), m, n);
   for (auto [m, n] : tiles(out.rows(), out.cols(), {16, 64}))
     store(out, load<16, 64>(out, m, n) + load<16, 64>(x, m, n), m, n);
+}
+// The same across a host loop's trips (set 34, k61): slot 1 - s at trip s, a collective making
+// each trip a launch; trip 1's last tile pads over the rows trip 0 wrote. The padded fix (slots a
+// whole number of tiles apart) is quiet.
+// CHECK: padding-clobber.cpp:[[@LINE+5]]:7: warning: this store writes its tile's padding {{.*}} over what it wrote in the host loop's trip before
+PK_KERNEL void trip_slots(Tensor<bf16, 3> a, Tensor<bf16, 2> c, Sym<f32, 1> u, Sym<f32, 1> v) {
+  for (auto s : range(0, 2, 1)) {
+    all_reduce(Sum, u, v);
+    for (auto [m, n] : tiles(a.dim(1), a.dim(2), {64, 64}))
+      store(c, load<64, 64>(a, 1 - s, m, n), (1 - s) * a.dim(1) + m, n);
+  }
+}
+// CHECK-NOT: padding-clobber.cpp:[[@LINE+5]]:{{.*}}warning
+PK_KERNEL void trip_slots_padded(Tensor<bf16, 3> a, Tensor<bf16, 2> c, Sym<f32, 1> u, Sym<f32, 1> v) {
+  for (auto s : range(0, 2, 1)) {
+    all_reduce(Sum, u, v);
+    for (auto [m, n] : tiles(a.dim(1), a.dim(2), {64, 64}))
+      store(c, load<64, 64>(a, 1 - s, m, n), (1 - s) * ((a.dim(1) + 63) / 64 * 64) + m, n);
+  }
 }
 // CHECK-NOT: warning
 // CHECK: pkc: wrote
