@@ -105,13 +105,15 @@ struct IndexedRuns {
       : valid(valid0 <= 0 ? 0 : valid0 < Tile::kRows ? static_cast<int>(valid0) : static_cast<int>(Tile::kRows)),
         rows(shape[0] < 0x80000000ll ? static_cast<unsigned>(shape[0]) : 0x80000000u),
         row_bytes(static_cast<unsigned long long>(shape[1]) * sizeof(T)), col(c) {}
+  __device__ __forceinline__ bool all_rows() const { return valid >= static_cast<int>(Tile::kRows); }
   // Whether the run at slot s, whose row index is v, moves, and then its address in `p`.
-  template <class T>
+  // AllRows: every tile row holds data (valid == kRows), so no run's row is tested against it.
+  template <bool AllRows, class T>
   __device__ __forceinline__ bool at(int s, int v, T* data, T*& p) const {
     const long long i = Tile::index(s);
     if (!Tile::holds(i)) return false;
     const int e = static_cast<int>(i);  // 32-bit tile coordinates (kCount < 2^31)
-    if (e / static_cast<int>(Tile::kCols) >= valid || static_cast<unsigned>(v) >= rows) return false;
+    if ((!AllRows && e / static_cast<int>(Tile::kCols) >= valid) || static_cast<unsigned>(v) >= rows) return false;
     // Byte arithmetic: the run's column in row 0, then v rows on.
     using Byte = typename pick_type<::pk::is_same<const T, T>::value, const char, char>::type;
     Byte* const first = reinterpret_cast<Byte*>(data + col + e % static_cast<int>(Tile::kCols));
@@ -119,6 +121,30 @@ struct IndexedRuns {
     return true;
   }
 };
+
+// The runs of t gathered by IndexedRuns, and the packed runs of a tile scattered by them. Whole
+// tiles (the common case) take AllRows: no run's row is tested against the valid rows (the fp8
+// MoE dispatch ran 6 % faster for it: docs/benchmarks/moe-1xH200.md, run 19).
+template <bool AllRows, class Tile, class Idx, class T>
+__device__ __forceinline__ void load_indexed_runs(Tile& t, const IndexedRuns<Tile>& runs, const Idx& idx, const T* data) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+    float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
+    const T* p = data;
+    if (runs.template at<AllRows>(s, idx.v[s / Tile::kVec], data, p)) load_run(p, run);
+#pragma unroll
+    for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
+  }
+}
+template <bool AllRows, class Tile, class Packed, class Idx, class T>
+__device__ __forceinline__ void store_indexed_runs(const Packed* packed, const IndexedRuns<Tile>& runs, const Idx& idx,
+                                                   T* data) {
+#pragma unroll
+  for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
+    T* p = data;
+    if (runs.template at<AllRows>(s, idx.v[s / Tile::kVec], data, p)) store_packed(p, packed[s / Tile::kVec]);
+  }
+}
 
 // t (R x C) = rows row_of(0..R) of `data` (shape rows x cols) from column `col`.
 template <class Tile, class RowOf, class T>
@@ -163,14 +189,8 @@ __device__ void load_rows(Tile& t, const RowValues<Made, I>& idx, const T* data,
   if constexpr (int_row_runs_v<Tile, Made, I, T>) {
     if (row_runs_fit<Tile>(data, shape, col)) {
       const IndexedRuns<Tile> runs(idx.valid0, shape, col, data);
-#pragma unroll
-      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        float run[Tile::kVec] = {};  // a local run, so the tile's slots stay in registers
-        const T* p = data;
-        if (runs.at(s, idx.v[s / Tile::kVec], data, p)) load_run(p, run);
-#pragma unroll
-        for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = run[k];
-      }
+      if (runs.all_rows()) load_indexed_runs<true>(t, runs, idx, data);
+      else load_indexed_runs<false>(t, runs, idx, data);
       return;
     }
   }
@@ -226,22 +246,23 @@ __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data
                            long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
   static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  // Rows of t past t.valid0 move nowhere, as padding indices do not: one bound, the indices',
+  // folded here once (the two bounds kept apart cost the MoE dispatches a third more instructions).
+  RowValues<Made, I> moved = idx;
+  if (t.valid0 < moved.valid0) moved.valid0 = t.valid0;
   if constexpr (!Add && int_row_runs_v<Tile, Made, I, T>) {
     // Every run packed first, whether it moves or not (pk/tile/rt.cuh PackedRun).
     PackedRun<T> packed[Tile::kSlots / Tile::kVec];
 #pragma unroll
     for (int s = 0; s < Tile::kSlots; s += Tile::kVec) packed[s / Tile::kVec] = pack_run<T>(t.v + s);
     if (row_runs_fit<Tile>(data, shape, col)) {
-      const IndexedRuns<Tile> runs(idx.valid0 < t.valid0 ? idx.valid0 : t.valid0, shape, col, data);
-#pragma unroll
-      for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-        T* p = data;
-        if (runs.at(s, idx.v[s / Tile::kVec], data, p)) store_packed(p, packed[s / Tile::kVec]);
-      }
+      const IndexedRuns<Tile> runs(moved.valid0, shape, col, data);
+      if (runs.all_rows()) store_indexed_runs<true, Tile>(packed, runs, moved, data);
+      else store_indexed_runs<false, Tile>(packed, runs, moved, data);
       return;
     }
   }
-  store_rows_of<Add>(t, RowsOf<Made, I>{idx, t.valid0}, data, shape, col);
+  store_rows_of<Add>(t, RowsOf<Made, I>{moved}, data, shape, col);
 }
 
 }  // namespace tile

@@ -64,6 +64,20 @@ __device__ void store_row_values(const RowValues<Made, V>& vals, T* data, const 
   }
 }
 
+// scatter_row_values' int-index path, every tile row holding data (AllRows) or not.
+template <bool Add, bool AllRows, class Made, class V, class I, class T>
+__device__ __forceinline__ void scatter_indexed_values(const RowValues<Made, V>& vals, const RowValues<Made, I>& idx,
+                                                       const IndexedRuns<Made>& runs, T* data) {
+#pragma unroll
+  for (int j = 0; j < vals.kCount; ++j) {
+    const int s = j * Made::kVec;
+    T* p = data;
+    if (row_opened<Made>(s) < 0 || !runs.template at<AllRows>(s, idx.v[j], data, p)) continue;
+    if constexpr (Add) ::pk::detail::red_add(p, store_value<T>(vals.v[j]));
+    else *p = store_value<T>(vals.v[j]);
+  }
+}
+
 // The rows x 1 column `vals` stored (or added, red.global.add) at rows idx[0..R) of a 2-D
 // tensor, column `col`; rows with index -1 or outside the tensor are dropped.
 template <bool Add, class Made, class V, class I, class T>
@@ -77,14 +91,8 @@ __device__ void scatter_row_values(const RowValues<Made, V>& vals, const RowValu
     if (static_cast<U>(col) >= static_cast<U>(shape[1])) return;
     // Rows that are padding of the values (computed from a clipped load) move nowhere either.
     const IndexedRuns<Made> runs(idx.valid0 < vals.valid0 ? idx.valid0 : vals.valid0, shape, col, data);
-#pragma unroll
-    for (int j = 0; j < vals.kCount; ++j) {
-      const int s = j * Made::kVec;
-      T* p = data;
-      if (row_opened<Made>(s) < 0 || !runs.at(s, idx.v[j], data, p)) continue;
-      if constexpr (Add) ::pk::detail::red_add(p, store_value<T>(vals.v[j]));
-      else *p = store_value<T>(vals.v[j]);
-    }
+    if (runs.all_rows()) scatter_indexed_values<Add, true>(vals, idx, runs, data);
+    else scatter_indexed_values<Add, false>(vals, idx, runs, data);
   } else {  // an else, not a return: nvcc warns of the loop below as unreachable otherwise
 #pragma unroll
     for (int j = 0; j < vals.kCount; ++j) {
