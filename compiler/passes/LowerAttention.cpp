@@ -385,10 +385,18 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Value c, l;
     return isMap(v, MapKind::lt, c, l) && isIota(c, n, 1) && isKeyCount(l, k, rowsDim);
   };
-  auto causalMask = [&](Value v) {  // col <= row, or row >= col
+  // A coordinate compared as an integer (cast<i32>(col_index)): the same coordinate.
+  auto coord = [](Value v) {
+    auto widen = v.getDefiningOp<TileCastOp>();
+    Type t = widen ? cast<TileType>(widen.getType()).getElementType() : Type();
+    return t && (t.isSignlessInteger(32) || t.isSignlessInteger(64)) ? widen.getInput() : v;
+  };
+  auto causalMask = [&](Value v) {  // col <= row, or row >= col (an integer comparison's 0 / 1 cast too)
+    if (auto mask = v.getDefiningOp<TileCastOp>(); mask && isa<IntegerType>(cast<TileType>(mask.getInput().getType()).getElementType()))
+      v = mask.getInput();
     Value c, r;
-    return (isMap(v, MapKind::le, c, r) && isIota(c, n, 1) && isIota(r, m, 0)) ||
-           (isMap(v, MapKind::ge, r, c) && isIota(c, n, 1) && isIota(r, m, 0));
+    return (isMap(v, MapKind::le, c, r) && isIota(coord(c), n, 1) && isIota(coord(r), m, 0)) ||
+           (isMap(v, MapKind::ge, r, c) && isIota(coord(c), n, 1) && isIota(coord(r), m, 0));
   };
   // The template's own masks: keys before the end (required) and, causal, keys up to the query.
   // Any other factor, and scores that are not q k^T * scale, make a score map.
@@ -399,7 +407,9 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     else if (!a.causal && causalMask(f)) a.causal = true;
     else extra.push_back(f);
   }
-  if (!keys) return fail("the mask has no factor col < k.rows() (keys past the end would count)");
+  if (!keys)
+    return fail("the mask has no factor col < " + std::string(a.heads && !tm ? "k.dim(1)" : "k.rows()") +
+                " (keys past the end would count)");
   // A sliding window among the extra factors (it stays in the score map as well): keys j > i - W
   // for a W the host knows, however the comparison is written.
   auto hostInt = [&](Value tile) -> std::string {  // splat(float(integer the host knows)), or a whole constant
@@ -485,12 +495,19 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   // The loop covers every key (or, causal, at least those up to the tile's last query).
   Value ub = kv.getUpperBound();
   bool covers = isDimOf(ub, k, rowsDim);
-  if (!covers && a.causal)
-    if (auto add = ub.getDefiningOp<arith::AddIOp>()) {
-      Value other = add.getLhs() == m ? add.getRhs() : add.getRhs() == m ? add.getLhs() : Value();
-      std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
-      covers = c && *c >= bm;
-    }
+  // Causal: m + c for c at least the query tile's rows, or the smaller of that and the key count.
+  auto pastQueries = [&](Value v) {
+    auto add = v.getDefiningOp<arith::AddIOp>();
+    Value other = !add ? Value() : add.getLhs() == m ? add.getRhs() : add.getRhs() == m ? add.getLhs() : Value();
+    std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
+    return c && *c >= bm;
+  };
+  if (!covers && a.causal) {
+    covers = pastQueries(ub);
+    if (auto least = ub.getDefiningOp<arith::MinSIOp>())
+      covers = (pastQueries(least.getLhs()) && isDimOf(least.getRhs(), k, rowsDim)) ||
+               (pastQueries(least.getRhs()) && isDimOf(least.getLhs(), k, rowsDim));
+  }
   const std::string keyRows = a.heads && !tm ? "k.dim(1)" : "k.rows()";
   if (!covers)
     return fail(a.causal ? "the key loop must run to " + keyRows + " or to m + the query tile's rows"

@@ -44,6 +44,7 @@ struct GemmLoop {
   // the 3-D loads the operands are 2-D views of. sharedB: B is one 2-D [N, K] or [K, N] weight
   // that every batch multiplies by (loadB a plain 2-D load).
   Value batch;
+  bool swapped = false;  // the loop is written (n, m): its first dimension runs over N
   bool sharedB = false;
   bool widenB = false;  // B is cast<A's type>(an fp8 load): a weight-only quantised GEMM
   // A second product after the K loop into the same accumulator (LoRA): its operands' loads and
@@ -181,6 +182,13 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
     g.loadA = aOperand.getDefiningOp<TileLoadOp>();
     g.loadB = mma.getB().getDefiningOp<TileLoadOp>();
     if (!g.loadB && (g.loadB = widenedLoad(mma.getB()))) g.widenB = true;
+  }
+  // A loop written (n, m), over (B's N extent, A's rows): the same tiles, the roles swapped.
+  if (!threeD && g.loadA && g.loadA.getIndices().size() == 2 &&
+      g.loadA.getIndices()[g.aMMajor ? 1 : 0] == body.getArgument(1) && g.loadA.getIndices()[g.aMMajor ? 0 : 1] != m) {
+    std::swap(m, n);
+    std::swap(g.bm, g.bn);
+    g.swapped = true;
   }
   Value k = kloop.getInductionVar();
   Value bRow = g.bNMajor ? k : n, bCol = g.bNMajor ? n : k;
@@ -413,6 +421,14 @@ bool isRowsPerRank(Value v, Value a) {
 LogicalResult checkBounds(GemmLoop &g) {
   Value a = g.loadA.getSource(), b = g.loadB.getSource();
   const int64_t bN = g.bNMajor ? 1 : 0, bK = g.bNMajor ? 0 : 1;
+  // A loop over the stored C's extents (tiles(c.rows(), c.cols())) covers the same tiles: the
+  // template's launch checks that C has A's rows and B's N extent, and runs the general-path
+  // twin where it does not (a C padded past the product).
+  auto store = dyn_cast<TileStoreOp>(g.sink);
+  Value c = store ? store.getDest() : Value();
+  auto dimOf = [&](Value v, Value operand, int64_t d, int64_t cDim) {
+    return isDimOf(v, operand, d) || (c && isDimOf(v, c, cDim));
+  };
   if (g.owner) {  // (o, m, n) over (world_size, a.rows() / world_size, b.rows())
     ValueRange ub = g.loop.getUpperBounds();
     if (!ub[0].getDefiningOp<WorldSizeOp>() || !isRowsPerRank(ub[1], a) || !isDimOf(ub[2], b, bN))
@@ -428,7 +444,7 @@ LogicalResult checkBounds(GemmLoop &g) {
   if (g.batch) {  // (b, m, n) over (A's batches, A's rows, B's N extent), K over A's columns
     ValueRange ub = g.loop.getUpperBounds();
     const int64_t bx = g.sharedB ? 0 : 1;  // B's dimensions one further in unless shared
-    if (!isDimOf(ub[0], a, 0) || !isDimOf(ub[1], a, 1) || !isDimOf(ub[2], b, bN + bx))
+    if (!dimOf(ub[0], a, 0, 0) || !dimOf(ub[1], a, 1, 1) || !dimOf(ub[2], b, bN + bx, 2))
       return g.loop.emitError(g.sharedB ? (g.bNMajor ? "batched GEMM: the loop must cover A's batches and rows "
                                                        "and the shared B's columns: tiles(a.dim(0), a.dim(1), "
                                                        "b.cols(), {1, BM, BN})"
@@ -446,10 +462,11 @@ LogicalResult checkBounds(GemmLoop &g) {
     return success();
   }
   const int64_t aM = g.aMMajor ? 1 : 0, aK = g.aMMajor ? 0 : 1;  // A's M and K dimensions
-  if (g.aMMajor && (!isDimOf(g.loop.getUpperBounds()[0], a, aM) || !isDimOf(g.loop.getUpperBounds()[1], b, bN)))
+  const Value ubM = g.loop.getUpperBounds()[g.swapped ? 1 : 0], ubN = g.loop.getUpperBounds()[g.swapped ? 0 : 1];
+  if (g.aMMajor && (!dimOf(ubM, a, aM, 0) || !dimOf(ubN, b, bN, 1)))
     return g.loop.emitError("GEMM tile loop: must cover the columns of A, stored [K, M], and B's N extent "
                             "(tiles(a.cols(), ...)): the template computes the whole product");
-  if (!isDimOf(g.loop.getUpperBounds()[0], a, aM) || !isDimOf(g.loop.getUpperBounds()[1], b, bN))
+  if (!dimOf(ubM, a, aM, 0) || !dimOf(ubN, b, bN, 1))
     return g.loop.emitError(g.bNMajor ? "GEMM tile loop: must cover the rows of A and the columns "
                                         "of B (tiles(a.rows(), b.cols(), ...)): the template "
                                         "computes the whole product"

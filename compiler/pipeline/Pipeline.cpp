@@ -28,6 +28,7 @@ void buildDevicePipeline(mlir::OpPassManager &pm, const PipelineOptions &options
   algorithm.llMaxBytes = options.llMaxBytes;
   algorithm.copyEngineMinBytes = options.copyEngineMinBytes;
   pm.addPass(mlir::pk::createPkSelectAlgorithmPass(algorithm));
+  pm.addPass(mlir::pk::createPkFoldProductsPass());
   if (options.templates) pm.addPass(mlir::pk::createPkLowerAttentionPass());
   mlir::pk::PkLowerGemmPassOptions gemm;
   gemm.profilePath = options.profilePath;

@@ -185,6 +185,20 @@ def PkLowerGemmPass : Pass<"pk-lower-gemm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
 }
 
+def PkFoldProductsPass : Pass<"pk-fold-products", "::mlir::ModuleOp"> {
+  let summary = "Products written in equivalent forms become the form the templates take";
+  let description = [{
+    Before the GEMM and attention templates look at a tile loop: `mma(a, transpose(x), acc)`
+    becomes `mma_t(a, x, acc)` (and the reverse); `x + mma(a, b, zeros)` becomes `mma(a, b, x)`;
+    a K loop whose accumulator starts at a tile x starts at zeros and adds x after the loop (a
+    start of `zeros + y` adds y, broadcast). Only an f32 sum's order changes.
+
+    Before: `%s = pk.tile.mma %a, %b, %z {transpose_b}`, `%r = pk.tile.map <add> %acc, %s`
+    After:  `%r = pk.tile.mma %a, %b, %acc {transpose_b}`
+  }];
+  let dependentDialects = ["::mlir::pk::PkDialect", "::mlir::scf::SCFDialect"];
+}
+
 def PkExactIndexTilesPass : Pass<"pk-exact-index-tiles", "::mlir::ModuleOp"> {
   let summary = "General path: element coordinates used as integers are computed as integers";
   let description = [{

@@ -1,0 +1,96 @@
+// pk-fold-products: products written in equivalent forms become the one form the GEMM and
+// attention templates recognise (and the general path runs with fewer steps):
+//   mma(a, transpose(x), acc)          -> mma_t(a, x, acc)        (and mma_t of a transpose -> mma)
+//   mma(a, b, zeros) + x               -> mma(a, b, x)            (x of the product's type)
+//   a K loop whose accumulator starts at x (not zeros): it starts at zeros, and x is added to
+//   its result after the loop (x + zeros as the start: x alone, broadcast as the spec wrote it).
+// The last two change only the order of an f32 sum (a GEMM's K order is the template's anyway);
+// integer sums are exact.
+#include "pk/Passes/Passes.h"
+#include "pk/Dialect/Pk.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::pk {
+#define GEN_PASS_DEF_PKFOLDPRODUCTSPASS
+#include "pk/Passes/Passes.h.inc"
+} // namespace mlir::pk
+
+using namespace mlir;
+using namespace mlir::pk;
+
+namespace {
+
+bool isZeros(Value v) { return v && v.getDefiningOp<TileZerosOp>(); }
+
+// mma(a, transpose(x)) as mma_t(a, x), and mma_t(a, transpose(x)) as mma(a, x).
+void foldTransposedB(TileMmaOp mma) {
+  auto t = mma.getB().getDefiningOp<TileTransposeOp>();
+  if (!t || cast<TileType>(t.getInput().getType()).getRank() != 2) return;
+  OpBuilder b(mma);
+  auto folded = TileMmaOp::create(b, mma.getLoc(), mma.getType(), mma.getA(), t.getInput(), mma.getAcc(),
+                                  !mma.getTransposeB());
+  mma.replaceAllUsesWith(folded.getResult());
+  mma.erase();
+  if (t->use_empty()) t.erase();
+}
+
+// x + mma(a, b, zeros) (either order) as mma(a, b, x): the product added into x.
+void foldAddedProduct(TileMapOp add) {
+  if (add.getKind() != MapKind::add || add.getInputs().size() != 2) return;
+  for (int i = 0; i < 2; ++i) {
+    auto mma = add.getInputs()[i].getDefiningOp<TileMmaOp>();
+    Value x = add.getInputs()[1 - i];
+    if (!mma || !mma->hasOneUse() || !isZeros(mma.getAcc()) || x.getType() != mma.getType()) continue;
+    OpBuilder b(add);
+    auto folded = TileMmaOp::create(b, add.getLoc(), mma.getType(), mma.getA(), mma.getB(), x, mma.getTransposeB());
+    add.replaceAllUsesWith(folded.getResult());
+    add.erase();
+    mma.erase();
+    return;
+  }
+}
+
+// A range loop whose one carried tile is an accumulator of products (the loop yields
+// mma(.., acc) and reads acc nowhere else) started at x: started at zeros, x added after it.
+void foldStartedAccumulator(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1) return;
+  Value init = loop.getInitArgs()[0];
+  auto type = dyn_cast<TileType>(init.getType());
+  if (!type || isZeros(init)) return;
+  BlockArgument acc = loop.getRegionIterArgs()[0];
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  auto mma = yield.getOperand(0).getDefiningOp<TileMmaOp>();
+  if (!mma || mma.getAcc() != acc || !acc.hasOneUse()) return;
+  // What to add after the loop: x, or y where the spec started at zeros + y (y broadcast).
+  Value addend = init;
+  if (auto start = init.getDefiningOp<TileMapOp>();
+      start && start.getKind() == MapKind::add && start.getInputs().size() == 2) {
+    if (isZeros(start.getInputs()[0]) && start.getInputs()[0].getType() == type) addend = start.getInputs()[1];
+    else if (isZeros(start.getInputs()[1]) && start.getInputs()[1].getType() == type) addend = start.getInputs()[0];
+  }
+  OpBuilder b(loop);
+  Value zeros = TileZerosOp::create(b, loop.getLoc(), type);
+  loop.getInitArgsMutable()[0].assign(zeros);
+  b.setInsertionPointAfter(loop);
+  Value result = loop.getResult(0);
+  auto sum = TileMapOp::create(b, loop.getLoc(), type, MapKindAttr::get(loop.getContext(), MapKind::add),
+                               ValueRange{result, addend});
+  result.replaceAllUsesExcept(sum.getResult(), sum.getOperation());
+  if (Operation *start = init.getDefiningOp(); start && addend != init && start->use_empty()) start->erase();
+}
+
+struct FoldProducts : mlir::pk::impl::PkFoldProductsPassBase<FoldProducts> {
+  void runOnOperation() override {
+    SmallVector<TileMmaOp> products;
+    getOperation().walk([&](TileMmaOp mma) { products.push_back(mma); });
+    for (TileMmaOp mma : products) foldTransposedB(mma);
+    SmallVector<TileMapOp> adds;
+    getOperation().walk([&](TileMapOp map) { adds.push_back(map); });
+    for (TileMapOp add : adds) foldAddedProduct(add);
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) foldStartedAccumulator(loop);
+  }
+};
+
+} // namespace
