@@ -51,11 +51,11 @@ struct GemmLoop {
   // their K extent in the spec (the tiles' R columns).
   TileLoadOp trailA, trailB;
   int64_t trailCols = 0;
-  // The fused templates take the shipped shape: 128x256x64 bf16 tiles of A * B^T or A * B, no
-  // epilogue.
+  // The fused templates take bf16 A * B^T or A * B with no epilogue, retiled to their 128x256x64
+  // tiles as the plain one is (exact: each output element depends only on its row of A and
+  // column of B; a reduce-scatter's tiles inside one owner are a launch check with a twin).
   bool fusable() const {
-    return bm == kBM && bn == kBN && bk == kBK && !aMMajor && in.isBF16() && inB.isBF16() && out.isBF16() &&
-           !epilogue && !trailA;
+    return !aMMajor && in.isBF16() && inB.isBF16() && out.isBF16() && !epilogue && !trailA;
   }
 };
 
@@ -636,12 +636,12 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       return loop.emitError("batched GEMM: the fused templates take 2-D operands; compute the batched "
                             "product in a kernel of its own");
     if (fused && !g->fusable())
-      return loop.emitError("GEMM with fused communication: the fused templates take 128x256 "
-                            "tiles stepping K by 64, bf16 A[m, k] times B[n, k] (mma_t) or B[k, n] (mma), "
-                            "stored as cast<bf16>(acc) with no epilogue; this loop has ")
-             << g->bm << "x" << g->bn << " tiles stepping K by " << g->bk << ", "
-             << g->in << " operands, B " << (g->bNMajor ? "[k, n]" : "[n, k]") << ", "
-             << g->out << " output" << (g->epilogue ? " and an epilogue" : "");
+      return loop.emitError("GEMM with fused communication: the fused templates take bf16 A[m, k] "
+                            "times B[n, k] (mma_t) or B[k, n] (mma), any tile shape, stored as "
+                            "cast<bf16>(acc) with no epilogue; this loop has ")
+             << g->in << " operands" << (g->aMMajor ? ", A read transposed" : "") << ", B "
+             << (g->bNMajor ? "[k, n]" : "[n, k]") << ", " << g->out << " output"
+             << (g->epilogue ? " and an epilogue" : "") << (g->trailA ? " and a product after the K loop" : "");
     if (g->out.isF32() && !kernel->getBlock())
       return loop.emitError("GEMM: the fused templates store a bf16 product; this GEMM stores "
                             "f32 (it takes the plain GEMM template in a launch of its own)");
@@ -841,6 +841,10 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
            << " are retiled to the template's 128x256x" << step << " (exact: every output element depends only "
               "on its row of A and column of B, the epilogue works element by element, and only "
               "the order of the fp32 additions over K changes)";
+    } else if (g->bm != kBM || g->bn != kBN || g->bk != kBK) {
+      variant += "; the spec's " + std::to_string(g->bm) + "x" + std::to_string(g->bn) + " tiles stepping K by " +
+                 std::to_string(g->bk) + " are retiled to the template's 128x256x64 (exact: every output element "
+                 "depends only on its row of A and column of B; only the order of the fp32 additions over K changes)";
     }
     // A GEMM kernel (plain or fused, or one launch of a split kernel) keeps a general-path twin
     // for sizes the template's TMA cannot take (K or N not whole 16-byte rows, a misaligned

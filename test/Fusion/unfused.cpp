@@ -113,7 +113,7 @@ PK_KERNEL void rs_wrong_rows(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> 
 
 // A cast to f16 before the collective: the fused templates' output is bf16.
 // CHECK-LABEL: decisions for kernel 'cast_f16':
-// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: GEMM with fused communication: the fused templates take 128x256 tiles stepping K by 64,
+// CHECK-NEXT: launches: {{.*}}runs as 2 launches{{.*}}no fused GEMM template takes the whole kernel: GEMM with fused communication: the fused templates take bf16 A[m, k] times B[n, k] (mma_t) or B[k, n] (mma), any tile shape,
 PK_KERNEL void cast_f16(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<f16, 2> p, Sym<f16, 2> c) {
   for (auto [m, n] : tiles(a.rows(), b.rows(), {128, 256})) {
     auto acc = zeros<f32, 128, 256>();
