@@ -222,10 +222,12 @@ void splitK(TemplateDescriber &d, const std::string &tiles, const std::string &k
     d.check("0", "rem(" + M + ",world)", "A's rows must split evenly over the ranks: M % world_size (shown) must be 0",
             collective);
     d.check(own, dim(c, 0), "C must hold this rank's M / world_size rows", collective);
-    if (facts.get("owner_tiles"))  // the spec's tiles run over A's rows: none may cross owners
-      d.check("0", "rem(" + own + "," + std::to_string(kBM) + ")",
-              "each 128-row tile must lie inside one owner: M / world_size (shown) must be a multiple "
-              "of 128", true);
+    if (auto tiles = facts.getAs<IntegerAttr>("owner_tiles")) {  // the spec's tiles run over A's rows: none may cross owners
+      const std::string rows = std::to_string(tiles.getInt());  // a multiple of the spec's and the template's tile rows
+      d.check("0", "rem(" + own + "," + rows + ")",
+              "each " + rows + "-row tile must lie inside one owner: M / world_size (shown) must be a multiple "
+              "of " + rows, true);
+    }
     d.check(N, dim(c, 1), bNMajor ? "C must have B's columns" : "C must have B's rows as columns", collective);
     d.field(FK::tmap, "a", a, {K, M}, {kBK, kBM});
     bMap(d, b, K, N, bNMajor);

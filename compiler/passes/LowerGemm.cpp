@@ -13,6 +13,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
 
+#include <numeric>
+
 namespace mlir::pk {
 #define GEN_PASS_DEF_PKLOWERGEMMPASS
 #include "pk/Passes/Passes.h.inc"
@@ -712,7 +714,8 @@ struct LowerGemm : mlir::pk::impl::PkLowerGemmPassBase<LowerGemm> {
       // not reproduce: the launch checks that no tile crosses (rows a multiple of 128) and
       // otherwise runs the general-path twin, which computes what the spec says.
       ownerTiles = !g->owner;
-      if (ownerTiles) fact("owner_tiles", UnitAttr::get(ctx));
+      // Neither the spec's tiles nor the template's may cross owners: M / world_size a multiple of both.
+      if (ownerTiles) fact("owner_tiles", IntegerAttr::get(IntegerType::get(ctx, 64), std::lcm(kBM, g->bm)));
       recordDecision(add, "rule 2 (overlap)",
                      Twine("gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box "
                            "into its owner by cp.reduce.async.bulk.tensor after an mbarrier hand-off "

@@ -10,7 +10,7 @@
 // CHECK-SAME: gemm_rs template: the storer warp reduce-adds each finished 64x64 bf16 box into its owner
 // CHECK-SAME: the spec's 128-row tiles go to the owner of their first row, so the template runs when a.rows() / world_size() is a multiple of 128
 // CHECK-SAME: the tiles are added into the output's contents, as store_add is everywhere
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs__general", job = "gemm_rs", owner_tiles}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs__general", job = "gemm_rs", owner_tiles = 128 : i64}
 // CHECK-SAME: pk.level = "device"
 // CHECK-NEXT: pk.return
 pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
@@ -43,7 +43,7 @@ pk.kernel @rs(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x
 // template as its launch's memset (zero_out), so y ends as the sum alone on both paths.
 // CHECK-LABEL: pk.kernel @rs_zeroed
 // CHECK-SAME: the spec's zero fill of the output before the loop becomes a memset
-// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs_zeroed__general", job = "gemm_rs", owner_tiles, zero_out}
+// CHECK-SAME: pk.gemm = {a = 0 : i64, b = 1 : i64, b_layout = "nk", c = 2 : i64, fallback = "rs_zeroed__general", job = "gemm_rs", owner_tiles = 128 : i64, zero_out}
 // CHECK-NEXT: pk.return
 pk.kernel @rs_zeroed(%a: !pk.tensor<?x?xbf16>, %b: !pk.tensor<?x?xbf16>, %c: !pk.sym<?x?xbf16>) {
   %c0 = arith.constant 0 : index
