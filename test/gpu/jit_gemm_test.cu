@@ -6,8 +6,8 @@
 // take, a misaligned A and a C padded past the product run the kernel's general-path twin,
 // checked the same way (the plain GEMM, and the fused gemm_rs, gemm_ar and ag_gemm at every world size).
 // The fused templates' other ways in (test/specs/fused_gemm_forms.pk.cpp): B stored [K, N] for gemm_rs
-// (owner adds and reduce_scatter forms), gemm_ar and ag_gemm, GEMM -> Scratch -> reduce_scatter, and
-// ag_gemm as one launch of a kernel split into two.
+// (owner adds and reduce_scatter forms), gemm_ar and ag_gemm, GEMM -> Scratch -> reduce_scatter,
+// ag_gemm as one launch of a kernel split into two, and spec tiles of other shapes (retiled).
 #include <pk/jit/compile.h>
 #include <pk/templates/host/fused_gemm.cuh>
 
@@ -44,7 +44,8 @@ bool compile_all() {
   }
   auto forms = pk::jit::read_spec(PK_FORMS_SPEC);
   if (!forms.is_ok()) return pkt::fail("read " + forms.status().message()), false;
-  for (const char* name : {"rs_adds_kn", "rs_collective", "rs_collective_kn", "ar_kn", "ag_kn", "ag_gemm_then_scale"}) {
+  for (const char* name : {"rs_adds_kn", "rs_collective", "rs_collective_kn", "ar_kn", "ag_kn", "ag_gemm_then_scale",
+                           "rs_adds_small", "ar_small", "ag_small"}) {
     pk::jit::Options options;
     options.kernel = name;
     auto k = pk::jit::compile_spec(PK_FORMS_SPEC, *forms, options, pk::jit::pkc_frontend(PK_PKC));
@@ -205,7 +206,8 @@ void fused_forms_reduce(pk::Context& ctx, cudaStream_t s, long long K) {
   const Reduced x = reduced(W, me, rows, N, K, 7, 8);
   DevLocal<bf16> da({M, K}, x.a), db({N, K}, x.b), dbkn({K, N}, transposed(x.b, N, K));
   SymArg<bf16> scratch(ctx, {M, N}, nullptr), rs_adds(ctx, {rows, N}, nullptr), rs_coll(ctx, {rows, N}, nullptr),
-      rs_coll_kn(ctx, {rows, N}, nullptr), ar(ctx, {M, N}, nullptr);
+      rs_coll_kn(ctx, {rows, N}, nullptr), ar(ctx, {M, N}, nullptr), rs_small(ctx, {rows, N}, nullptr),
+      ar_small(ctx, {M, N}, nullptr);
   PKT_CUDA(pkt::sync_uploads());
   PKT_OK(ctx.exchange().barrier());
   for (int l = 0; l < 2; ++l) {
@@ -213,6 +215,8 @@ void fused_forms_reduce(pk::Context& ctx, cudaStream_t s, long long K) {
     PKT_OK(kernel("rs_collective")->launch(ctx, s, da.view(), db.view(), scratch.view, rs_coll.view));
     PKT_OK(kernel("rs_collective_kn")->launch(ctx, s, da.view(), dbkn.view(), scratch.view, rs_coll_kn.view));
     PKT_OK(kernel("ar_kn")->launch(ctx, s, da.view(), dbkn.view(), scratch.view, ar.view));
+    PKT_OK(kernel("rs_adds_small")->launch(ctx, s, da.view(), db.view(), rs_small.view));
+    PKT_OK(kernel("ar_small")->launch(ctx, s, da.view(), db.view(), scratch.view, ar_small.view));
   }
   sync(ctx, s);
   PKT_OK(ctx.exchange().barrier());
@@ -221,6 +225,8 @@ void fused_forms_reduce(pk::Context& ctx, cudaStream_t s, long long K) {
   pkt::expect_close(rs_coll.download(), x.rs, K, "jit rs_collective" + who, &x.mag_rs, W);
   pkt::expect_close(rs_coll_kn.download(), x.rs, K, "jit rs_collective_kn" + who, &x.mag_rs, W);
   pkt::expect_close(ar.download(), x.ar, K, "jit ar_kn" + who, &x.mag_ar, W);
+  pkt::expect_close(rs_small.download(), x.rs, K, "jit rs_adds_small (64 x 256 tiles, retiled)" + who, &x.mag_rs, W);
+  pkt::expect_close(ar_small.download(), x.ar, K, "jit ar_small (64 x 128 tiles, retiled)" + who, &x.mag_ar, W);
   PKT_OK(ctx.exchange().barrier());
 }
 
@@ -238,11 +244,13 @@ void ag_gemm(pk::Context& ctx, cudaStream_t s, long long K) {
   }
   auto b = random_bf16(N * K, pkt::seed_of(0, 6, W));  // the same weight on every rank
   SymArg<bf16> a(ctx, {Ms, K}, &shard), full(ctx, {W * Ms, K}, nullptr);
-  DevLocal<bf16> db({N, K}, b), dbkn({K, N}, transposed(b, N, K)), dc({W * Ms, N}, {}), dckn({W * Ms, N}, {});
+  DevLocal<bf16> db({N, K}, b), dbkn({K, N}, transposed(b, N, K)), dc({W * Ms, N}, {}), dckn({W * Ms, N}, {}),
+      dcs({W * Ms, N}, {});
   PKT_CUDA(pkt::sync_uploads());
   PKT_OK(ctx.exchange().barrier());
   for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_gemm")->launch(ctx, s, a.view, full.view, db.view(), dc.view()));
   for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_kn")->launch(ctx, s, a.view, full.view, dbkn.view(), dckn.view()));
+  for (int l = 0; l < 2; ++l) PKT_OK(kernel("ag_small")->launch(ctx, s, a.view, full.view, db.view(), dcs.view()));
   // Two launches: ag_gemm (B [K, N]) into c, then y = c / 2 (exact in bf16).
   DevLocal<bf16> dc2({W * Ms, N}, {}), dy({W * Ms, N}, {});
   PKT_OK(kernel("ag_gemm_then_scale")->launch(ctx, s, a.view, full.view, dbkn.view(), dc2.view(), dy.view()));
@@ -251,6 +259,8 @@ void ag_gemm(pk::Context& ctx, cudaStream_t s, long long K) {
   pkt::ref_gemm_add(all_a, 0, W * Ms, pkt::as_float(b), N, K, want);
   pkt::expect_close(dc.download(), want, K, "jit ag_gemm rank " + std::to_string(me) + " K=" + std::to_string(K));
   pkt::expect_close(dckn.download(), want, K, "jit ag_kn (B [K, N]) rank " + std::to_string(me) + " K=" + std::to_string(K));
+  pkt::expect_close(dcs.download(), want, K,
+                    "jit ag_small (192 x 128 tiles, retiled) rank " + std::to_string(me) + " K=" + std::to_string(K));
   std::vector<double> half(want.size());
   for (size_t i = 0; i < want.size(); ++i) half[i] = want[i] / 2;
   pkt::expect_close(dy.download(), half, K, "jit ag_gemm_then_scale (ag_gemm, then a launch of its own) rank " +

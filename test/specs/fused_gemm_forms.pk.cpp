@@ -85,3 +85,31 @@ PK_KERNEL void ag_gemm_then_scale(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tenso
   for (auto [m, n] : tiles(c.rows(), c.cols(), {16, 256}))
     store(y, cast<bf16>(cast<f32>(load<16, 256>(c, m, n)) * 0.5f), m, n);
 }
+
+// Tiles of other shapes, retiled to the fused templates' 128x256x64: the owner form of gemm_rs
+// with 64 x 256 tiles stepping K by 32, gemm_ar with 64 x 128 (B [N, K]), ag_gemm with 192 x 128.
+PK_KERNEL void rs_adds_small(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> c) {
+  for (auto [m, n] : tiles(c.rows(), c.cols(), {64, 256})) store(c, zeros<bf16, 64, 256>(), m, n);
+  index rows = a.rows() / world_size();
+  for (auto [o, m, n] : tiles(world_size(), rows, b.rows(), {1, 64, 256})) {
+    auto acc = zeros<f32, 64, 256>();
+    for (auto k : range(0, a.cols(), 32)) acc = mma_t(load<64, 32>(a, o * rows + m, k), load<256, 32>(b, n, k), acc);
+    store_add(c.on(o), cast<bf16>(acc), m, n);
+  }
+}
+PK_KERNEL void ar_small(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Scratch<bf16, 2> p, Sym<bf16, 2> c) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {64, 128})) {
+    auto acc = zeros<f32, 64, 128>();
+    for (auto k : range(0, a.cols(), 64)) acc = mma_t(load<64, 64>(a, m, k), load<128, 64>(b, n, k), acc);
+    store(p, cast<bf16>(acc), m, n);
+  }
+  all_reduce(Sum, p, c);
+}
+PK_KERNEL void ag_small(Sym<bf16, 2> a, Scratch<bf16, 2> a_full, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  all_gather(a, a_full);
+  for (auto [m, n] : tiles(a_full.rows(), b.rows(), {192, 128})) {
+    auto acc = zeros<f32, 192, 128>();
+    for (auto k : range(0, a_full.cols(), 64)) acc = mma_t(load_smem<192, 64>(a_full, m, k), load_smem<128, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
