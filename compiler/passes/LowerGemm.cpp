@@ -226,6 +226,16 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
            << aOperand.getDefiningOp()->getName()
            << "); the template takes A as a load (or a transposed load); only B may be cast from fp8 or i8 "
               "weights in the loop";
+  // K counted in blocks (range(0, a.cols() / 64), loads at kb * 64): say how the template wants it.
+  auto blockK = [&](TileLoadOp load) {
+    if (!load) return false;
+    for (Value ix : load.getIndices())
+      if (auto mul = ix.getDefiningOp<arith::MulIOp>(); mul && (mul.getLhs() == k || mul.getRhs() == k)) return true;
+    return false;
+  };
+  if (blockK(g.loadA) || blockK(g.loadB))
+    return mma.emitError("GEMM: the K loop counts blocks (loads at k * BK); the template takes K itself as the "
+                         "loop variable: for (auto k : range(0, a.cols(), BK)) with loads at k");
   if (!g.loadA || !g.loadB || !(g.aMMajor ? at(g.loadA, k, m) : at(g.loadA, batchedForm ? m : Value(), k)) ||
       !at(g.loadB, bRow, bCol, g.sharedB))
     return mma.emitError(batchedForm ? (g.sharedB ? (g.bNMajor ? "batched GEMM with a shared B: operands must be "
@@ -318,9 +328,15 @@ FailureOr<GemmLoop> matchGemmLoop(KernelOp kernel, TileForeachOp loop) {
       if (g.sink) return op.emitError("GEMM: the tile loop must store one tile");
       g.sink = &op;
     }
-  if (!g.sink)
+  if (!g.sink) {
+    for (Operation &op : body)
+      if (isa<StoreTileOp>(op))
+        return op.emitError("GEMM: the template stores the product into this rank's C or adds it into the "
+                            "owner's rows (store_add(c.on(owner), ...)); a plain store into a peer's copy "
+                            "takes the general path");
     return loop.emitError("GEMM: the tile must be stored (pk.tile.store) or added into its owner "
                           "(pk.coll.add_tile)");
+  }
   // The stored tile: a bf16 or f16 cast of the fp32 epilogue, or the f32 epilogue itself (or a
   // cast of it to f32, which changes nothing).
   Value stored = g.sink->getOperand(0);
