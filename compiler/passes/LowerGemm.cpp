@@ -447,6 +447,18 @@ LogicalResult checkBounds(GemmLoop &g) {
   auto dimOf = [&](Value v, Value operand, int64_t d, int64_t cDim) {
     return isDimOf(v, operand, d) || (c && isDimOf(v, c, cDim));
   };
+  // A gathered by rows from a shard x (all_gather(x, a)): its rows written x.rows() * world_size(),
+  // its columns x.cols().
+  Value shard;
+  for (Operation *user : a.getUsers())
+    if (auto ag = dyn_cast<AllGatherOp>(user); ag && ag.getOutput() == a && ag.getDim() == 0) shard = ag.getInput();
+  auto gatheredRows = [&](Value v) {
+    auto mul = v.getDefiningOp<arith::MulIOp>();
+    if (!mul || !shard) return false;
+    Value rows = mul.getLhs().getDefiningOp<WorldSizeOp>() ? mul.getRhs()
+                 : mul.getRhs().getDefiningOp<WorldSizeOp>() ? mul.getLhs() : Value();
+    return rows && isDimOf(rows, shard, 0);
+  };
   if (g.owner) {  // (o, m, n) over (world_size, a.rows() / world_size, b.rows())
     ValueRange ub = g.loop.getUpperBounds();
     if (!ub[0].getDefiningOp<WorldSizeOp>() || !isRowsPerRank(ub[1], a) || !isDimOf(ub[2], b, bN))
@@ -484,7 +496,7 @@ LogicalResult checkBounds(GemmLoop &g) {
   if (g.aMMajor && (!dimOf(ubM, a, aM, 0) || !dimOf(ubN, b, bN, 1)))
     return g.loop.emitError("GEMM tile loop: must cover the columns of A, stored [K, M], and B's N extent "
                             "(tiles(a.cols(), ...)): the template computes the whole product");
-  if (!dimOf(ubM, a, aM, 0) || !dimOf(ubN, b, bN, 1))
+  if (!(dimOf(ubM, a, aM, 0) || (!g.aMMajor && gatheredRows(ubM))) || !dimOf(ubN, b, bN, 1))
     return g.loop.emitError(g.bNMajor ? "GEMM tile loop: must cover the rows of A and the columns "
                                         "of B (tiles(a.rows(), b.cols(), ...)): the template "
                                         "computes the whole product"
@@ -492,7 +504,8 @@ LogicalResult checkBounds(GemmLoop &g) {
                                         "(tiles(a.rows(), b.rows(), ...)): the template computes "
                                         "the whole product");
   auto kloop = g.loadA->getParentOfType<scf::ForOp>();
-  if (!isDimOf(kloop.getUpperBound(), a, aK) && !isDimOf(kloop.getUpperBound(), b, bK))
+  if (!isDimOf(kloop.getUpperBound(), a, aK) && !isDimOf(kloop.getUpperBound(), b, bK) &&
+      !(shard && !g.aMMajor && isDimOf(kloop.getUpperBound(), shard, 1)))
     return kloop.emitError(g.aMMajor ? "GEMM K loop: must run to the rows of A, stored [K, M] (range(0, "
                                        "a.rows(), ...)): the template reduces over all of K"
                                      : "GEMM K loop: must run to the columns of A (range(0, a.cols(), ...)): "

@@ -26,3 +26,15 @@ PK_KERNEL void rs_tall_tiles(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> 
     store_add(c.on(m / rows), cast<bf16>(acc), m % rows, n);
   }
 }
+
+// The loop over the gathered rows written from the shard (x.rows() * world_size(), K to x.cols()):
+// ag_gemm, the launch checking that the gathered A holds them.
+// CHECK: template: pk.tile.foreach at {{.*}}retiled.cpp:[[@LINE+3]]:3: ag_gemm: persistent LCSC kernel
+PK_KERNEL void ag_shard_bounds(Sym<bf16, 2> x, Scratch<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+  all_gather(x, a);
+  for (auto [m, n] : tiles(x.rows() * world_size(), b.rows(), {128, 256})) {
+    auto acc = zeros<f32, 128, 256>();
+    for (auto k : range(0, x.cols(), 64)) acc = mma_t(load_smem<128, 64>(a, m, k), load_smem<256, 64>(b, n, k), acc);
+    store(c, cast<bf16>(acc), m, n);
+  }
+}
