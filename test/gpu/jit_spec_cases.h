@@ -58,6 +58,15 @@ inline double val(pk::f8e5m2 x) { return pkt::to_host(x); }
 inline double val(int x) { return x; }
 inline double val(long long x) { return static_cast<double>(x); }
 inline double val(signed char x) { return x; }
+
+// Random values in [lo, hi), none exactly zero (a zero would hide a missing factor).
+template <class T>
+std::vector<T> nz(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  auto v = rnd<T>(n, seed, lo, hi);
+  for (auto& x : v)
+    if (val(x) == 0) x = pkt::from_host<T>(0.5f * (lo + hi) == 0 ? 0.375f : 0.5f * (lo + hi));
+  return v;
+}
 inline double bf16r(double x) { return pkt::bf16_round(static_cast<float>(x)); }
 inline double f16r(double x) { return pkt::f16_round(static_cast<float>(x)); }
 inline double silu(double x) { return x / (1 + std::exp(-x)); }

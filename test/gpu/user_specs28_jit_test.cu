@@ -82,14 +82,6 @@ bool run(const Run& r, const std::string& kernel, int times, const A&... args) {
 // ---- inputs and bounds ----
 const double kTanhApprox = 1.0 / 1024;  // twice tanh.approx.f32's relative error 2^-11
 const double kFast = 1e-5;              // __fdividef and exp_ftz (SiLU, sigmoid, exp), relative
-// Random values in [lo, hi), none exactly zero (a zero would hide a missing factor).
-template <class T>
-std::vector<T> nz(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  auto v = rnd<T>(n, seed, lo, hi);
-  for (auto& x : v)
-    if (val(x) == 0) x = pkt::from_host<T>(0.5f * (lo + hi) == 0 ? 0.375f : 0.5f * (lo + hi));
-  return v;
-}
 double gelu_t(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 double sigm(double x) { return 1 / (1 + std::exp(-x)); }
 int32_t wrap32(long long v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<unsigned long long>(v))); }

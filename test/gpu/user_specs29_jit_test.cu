@@ -91,13 +91,6 @@ std::vector<T> nzints(LL n, LL lo, LL hi, unsigned seed) {
     if (x == 0) x = 1;
   return v;
 }
-template <class T>
-std::vector<T> nz(LL n, unsigned seed, float lo, float hi) {
-  auto v = rnd<T>(n, seed, lo, hi);
-  for (auto& x : v)
-    if (val(x) == 0) x = pkt::from_host<T>(0.5f * (lo + hi) == 0 ? 0.375f : 0.5f * (lo + hi));
-  return v;
-}
 const double kBf = std::ldexp(1.0, -7), kHf = std::ldexp(1.0, -10);
 double gelu_t(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 // cvt.rzi.sat.s8.f32 of round-half-even.

@@ -97,15 +97,12 @@ std::vector<T> nzints(LL n, LL lo, LL hi, unsigned seed) {
     if (x == 0) x = 1;
   return v;
 }
+// nz (jit_spec_cases.h) over [-2, 2) unless told otherwise.
 template <class T>
-std::vector<T> nz(LL n, unsigned seed, float lo = -2.f, float hi = 2.f) {
-  auto v = rnd<T>(n, seed, lo, hi);
-  for (auto& x : v)
-    if (val(x) == 0) x = pkt::from_host<T>(0.375f);
-  return v;
+std::vector<T> wide_nz(LL n, unsigned seed, float lo = -2.f, float hi = 2.f) {
+  return nz<T>(n, seed, lo, hi);
 }
 double h16(double x) { return pkt::f16_round(static_cast<float>(x)); }
-double hbf(double x) { return pkt::bf16_round(static_cast<float>(x)); }
 std::string tag(const std::string& kn, std::initializer_list<LL> d, const std::string& how = "") {
   return kn + " " + dims(d) + (how.empty() ? "" : " (" + how + ")");
 }
@@ -206,7 +203,7 @@ void i64_3d_scale(const Run& r, LL A, LL B, LL C) {
 
 void f16_4d(const Run& r, LL A, LL B, LL M, LL N) {
   const LL n = A * B * M * N;
-  const auto x = nz<f16>(n, 41);
+  const auto x = wide_nz<f16>(n, 41);
   const float s = 1.75f;
   DevLocal<f16> xd({A, B, M, N}, x), y({A, B, M, N}, {});
   const int before = begin_case(r);
@@ -217,8 +214,8 @@ void f16_4d(const Run& r, LL A, LL B, LL M, LL N) {
 }
 
 void bf16_row_scale(const Run& r, LL M, LL N) {
-  const auto x = nz<bf16>(M * N, 51);
-  const auto w = nz<float>(N, 52);
+  const auto x = wide_nz<bf16>(M * N, 51);
+  const auto w = wide_nz<float>(N, 52);
   DevLocal<bf16> xd({M, N}, x), y({M, N}, {});
   DevLocal<float> wd({N}, w);
   const int before = begin_case(r);
@@ -229,7 +226,7 @@ void bf16_row_scale(const Run& r, LL M, LL N) {
 }
 
 void f32_axpy(const Run& r, LL N) {
-  const auto x = nz<float>(N, 61), y = nz<float>(N, 62);
+  const auto x = wide_nz<float>(N, 61), y = wide_nz<float>(N, 62);
   const float a = -0.625f;
   DevLocal<float> xd({N}, x), yd({N}, y), z({N}, {});
   const int before = begin_case(r);
@@ -240,7 +237,7 @@ void f32_axpy(const Run& r, LL N) {
 }
 
 void e4m3_quant(const Run& r, LL M, LL N) {
-  const auto x = nz<bf16>(M * N, 71, -4.f, 4.f);
+  const auto x = wide_nz<bf16>(M * N, 71, -4.f, 4.f);
   const LL blocks = (N + 127) / 128;
   DevLocal<bf16> xd({M, N}, x);
   DevLocal<E4> q({M, N}, {});
@@ -266,7 +263,7 @@ void e4m3_quant(const Run& r, LL M, LL N) {
 }
 
 void e5m2_dequant(const Run& r, LL M, LL N) {
-  const auto q = nz<E5>(M * N, 81, -100.f, 100.f);
+  const auto q = wide_nz<E5>(M * N, 81, -100.f, 100.f);
   const float s = 0.03125f;
   DevLocal<E5> qd({M, N}, q);
   DevLocal<float> y({M, N}, {});
@@ -304,7 +301,7 @@ void i32_4d_widen(const Run& r, LL A, LL B, LL C, LL D) {
 }
 
 void rank_values(const Run& r, LL M, LL N) {
-  const auto x = nz<float>(M * N, 111 + unsigned(r.me));
+  const auto x = wide_nz<float>(M * N, 111 + unsigned(r.me));
   DevLocal<float> xd({M, N}, x), y({M, N}, {});
   const double base = 1000.0 * r.me + 100.0 * r.W + 10.0 * ((r.me + 1) % r.W) + (r.me + r.W - 1) % r.W;
   const int before = begin_case(r);
@@ -314,7 +311,7 @@ void rank_values(const Run& r, LL M, LL N) {
 }
 
 void scalar_mix(const Run& r, LL N) {
-  const auto x = nz<float>(N, 121);
+  const auto x = wide_nz<float>(N, 121);
   const float a = 1.5f, c = -0.5f;
   const LL b = 3, d = -11;
   DevLocal<float> xd({N}, x), y({N}, {});
@@ -327,7 +324,7 @@ void scalar_mix(const Run& r, LL N) {
 
 void dims_as_values(const Run& r, LL A, LL B, LL M, LL N) {
   const LL n = A * B * M * N;
-  const auto x = nz<float>(n, 131);
+  const auto x = wide_nz<float>(n, 131);
   const float k = float(A + 10 * B + 100 * M + 1000 * N);
   DevLocal<float> xd({A, B, M, N}, x), y({A, B, M, N}, {});
   const int before = begin_case(r);
@@ -337,7 +334,7 @@ void dims_as_values(const Run& r, LL A, LL B, LL M, LL N) {
 }
 
 void count_bound(const Run& r, LL M, LL N, int cnt) {
-  const auto x = nz<float>(M * N, 141);
+  const auto x = wide_nz<float>(M * N, 141);
   DevLocal<int> cd({1}, {cnt});
   DevLocal<float> xd({M, N}, x), y({M, N}, {});
   const LL rows = std::min<LL>(M, (LL(std::max(cnt, 0)) + 15) / 16 * 16);  // whole 16-row tiles up to the count
@@ -352,7 +349,7 @@ void count_bound(const Run& r, LL M, LL N, int cnt) {
 void gather_i64(const Run& r, LL T, LL V, LL N) {
   auto ids = nzints<i64>(T, 0, V - 1, 151);
   ids[1] = -1, ids[2] = V, ids[3] = (1LL << 33) + 1, ids[4] = V - 1, ids[T - 1] = 0;  // outside: zeros
-  const auto table = nz<float>(V * N, 152);
+  const auto table = wide_nz<float>(V * N, 152);
   DevLocal<i64> idd({T}, ids);
   DevLocal<float> td({V, N}, table), out({T, N}, {});
   const int before = begin_case(r);
@@ -365,7 +362,7 @@ void gather_i64(const Run& r, LL T, LL V, LL N) {
 }
 
 void concat(const Run& r, LL A, LL B, LL extra) {
-  const auto a = nz<float>(A, 161), b = nz<float>(B, 162);
+  const auto a = wide_nz<float>(A, 161), b = wide_nz<float>(B, 162);
   const LL L = A + B + extra;
   DevLocal<float> ad({A}, a), bd({B}, b), out({L}, {});
   std::vector<double> want(L, std::nan(""));
@@ -383,7 +380,7 @@ void concat(const Run& r, LL A, LL B, LL extra) {
 
 void scalar_reads(const Run& r, LL N) {
   const std::vector<float> s = {1.25f, -3.5f, 99.f, 7.f, 8.f, 9.f};  // [2, 3]: s[0, 0], s[0, 1]
-  const auto x = nz<bf16>(N, 171);
+  const auto x = wide_nz<bf16>(N, 171);
   DevLocal<float> sd({2, 3}, s), y({N}, {});
   DevLocal<bf16> xd({N}, x);
   const int before = begin_case(r);
@@ -394,7 +391,7 @@ void scalar_reads(const Run& r, LL N) {
 }
 
 void row_bias(const Run& r, LL M, LL N) {
-  const auto x = nz<float>(M * N, 181), bias = nz<float>(N, 182);
+  const auto x = wide_nz<float>(M * N, 181), bias = wide_nz<float>(N, 182);
   DevLocal<float> xd({M, N}, x), bd({1, N}, bias), y({M, N}, {});
   const int before = begin_case(r);
   if (run(r, "a30_row_bias", 2, xd.view(), bd.view(), y.view()))
@@ -404,7 +401,7 @@ void row_bias(const Run& r, LL M, LL N) {
 
 // ---- GEMMs: the template, its twin (sizes TMA cannot take) and templates off ----
 void gemm_alpha(const Run& r, const std::string& kn, LL M, LL N, LL K, const std::string& how) {
-  const auto a = nz<bf16>(M * K, 191, -1.f, 1.f), b = nz<bf16>(N * K, 192, -1.f, 1.f);
+  const auto a = wide_nz<bf16>(M * K, 191, -1.f, 1.f), b = wide_nz<bf16>(N * K, 192, -1.f, 1.f);
   const float alpha = 0.375f;
   DevLocal<bf16> ad({M, K}, a), bd({N, K}, b), c({M, N}, {});
   const Gemm g = gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[n * K + k]); });
@@ -415,8 +412,8 @@ void gemm_alpha(const Run& r, const std::string& kn, LL M, LL N, LL K, const std
   end_case(r, tag(kn, {M, N, K}, how), before);
 }
 void gemm_f16_bias_f32(const Run& r, const std::string& kn, LL M, LL N, LL K, const std::string& how) {
-  const auto a = nz<f16>(M * K, 201, -1.f, 1.f), b = nz<f16>(N * K, 202, -1.f, 1.f);
-  const auto bias = nz<float>(N, 203);
+  const auto a = wide_nz<f16>(M * K, 201, -1.f, 1.f), b = wide_nz<f16>(N * K, 202, -1.f, 1.f);
+  const auto bias = wide_nz<float>(N, 203);
   DevLocal<f16> ad({M, K}, a), bd({N, K}, b);
   DevLocal<float> biasd({N}, bias), c({M, N}, {});
   const Gemm g = gemm(M, N, K, [&](LL m, LL k) { return val(a[m * K + k]); }, [&](LL k, LL n) { return val(b[n * K + k]); });
@@ -440,8 +437,8 @@ void w8a8_i32(const Run& r, const std::string& kn, LL M, LL N, LL K, const std::
   end_case(r, tag(kn, {M, N, K}, how), before);
 }
 void gemm_e5m2(const Run& r, const std::string& kn, LL M, LL N, LL K, const std::string& how) {
-  const auto x = nz<bf16>(M * K, 221, -1.f, 1.f);
-  const auto w = nz<E5>(N * K, 222, -2.f, 2.f);
+  const auto x = wide_nz<bf16>(M * K, 221, -1.f, 1.f);
+  const auto w = wide_nz<E5>(N * K, 222, -2.f, 2.f);
   DevLocal<bf16> xd({M, K}, x), y({M, N}, {});
   DevLocal<E5> wd({N, K}, w);
   const Gemm g = gemm(M, N, K, [&](LL m, LL k) { return val(x[m * K + k]); }, [&](LL k, LL n) { return val(w[n * K + k]); });
@@ -471,7 +468,7 @@ void sym_i32_ring(const Run& r, LL R, LL C) {
 }
 
 void sym_bf16_all_reduce(const Run& r, LL N) {
-  auto xs = per_rank<bf16>(r.W, N, [&](unsigned s) { return nz<bf16>(N, s); }, 311);
+  auto xs = per_rank<bf16>(r.W, N, [&](unsigned s) { return wide_nz<bf16>(N, s); }, 311);
   SymArg<bf16> x(r.ctx, {N}, &xs[r.me]), y(r.ctx, {N}, nullptr);
   const int before = begin_case(r);
   if (run(r, "a30_sym_bf16_all_reduce", 2, x.view, y.view)) {
@@ -486,7 +483,7 @@ void sym_bf16_all_reduce(const Run& r, LL N) {
 }
 
 void sym_f32_all_gather(const Run& r, LL R, LL C) {
-  auto xs = per_rank<float>(r.W, R * C, [&](unsigned s) { return nz<float>(R * C, s); }, 321);
+  auto xs = per_rank<float>(r.W, R * C, [&](unsigned s) { return wide_nz<float>(R * C, s); }, 321);
   SymArg<float> x(r.ctx, {R, C}, &xs[r.me]), y(r.ctx, {r.W * R, C}, nullptr);
   const int before = begin_case(r);
   if (run(r, "a30_sym_f32_all_gather", 2, x.view, y.view))
@@ -512,7 +509,7 @@ void sym_i64_max(const Run& r, LL N) {
 
 void sym_f16_reduce_scatter(const Run& r, LL R, LL C, LL D) {
   const LL n = r.W * R * C * D, part = R * C * D;
-  auto xs = per_rank<f16>(r.W, n, [&](unsigned s) { return nz<f16>(n, s); }, 341);
+  auto xs = per_rank<f16>(r.W, n, [&](unsigned s) { return wide_nz<f16>(n, s); }, 341);
   SymArg<f16> x(r.ctx, {r.W * R, C, D}, &xs[r.me]), y(r.ctx, {R, C, D}, nullptr);
   const int before = begin_case(r);
   if (run(r, "a30_sym_f16_reduce_scatter", 2, x.view, y.view)) {
@@ -539,7 +536,7 @@ void sym_i8_gather_cols(const Run& r, LL R, LL C) {
 }
 
 void sym_e4m3_gather(const Run& r, LL R, LL C) {
-  auto xs = per_rank<E4>(r.W, R * C, [&](unsigned s) { return nz<E4>(R * C, s, -300.f, 300.f); }, 361);
+  auto xs = per_rank<E4>(r.W, R * C, [&](unsigned s) { return wide_nz<E4>(R * C, s, -300.f, 300.f); }, 361);
   SymArg<E4> x(r.ctx, {R, C}, &xs[r.me]);
   DevLocal<E4> y({r.W * R, C}, {});
   const int before = begin_case(r);
@@ -556,7 +553,7 @@ void sym_e4m3_gather(const Run& r, LL R, LL C) {
 void sym_4d_broadcast(const Run& r, LL A, LL B, LL C, LL D) {
   const LL n = A * B * C * D;
   const LL root = r.W - 1;
-  auto xs = per_rank<float>(r.W, n, [&](unsigned s) { return nz<float>(n, s); }, 371);
+  auto xs = per_rank<float>(r.W, n, [&](unsigned s) { return wide_nz<float>(n, s); }, 371);
   SymArg<float> x(r.ctx, {A, B, C, D}, &xs[r.me]), y(r.ctx, {A, B, C, D}, nullptr);
   const int before = begin_case(r);
   if (run(r, "a30_sym_4d_broadcast", 2, x.view, y.view, root))
@@ -565,7 +562,7 @@ void sym_4d_broadcast(const Run& r, LL A, LL B, LL C, LL D) {
 }
 
 void scratch_all_reduce(const Run& r, LL R, LL C) {
-  auto xs = per_rank<float>(r.W, R * C, [&](unsigned s) { return nz<float>(R * C, s); }, 381);
+  auto xs = per_rank<float>(r.W, R * C, [&](unsigned s) { return wide_nz<float>(R * C, s); }, 381);
   DevLocal<float> x({R, C}, xs[r.me]);
   SymArg<float> p(r.ctx, {R, C}, nullptr), y(r.ctx, {R, C}, nullptr);
   const int before = begin_case(r);
@@ -607,7 +604,7 @@ void sym_i64_pull(const Run& r, LL N) {
 
 void store_add_next(const Run& r, LL R, LL C) {
   const int src = (r.me + r.W - 1) % r.W;
-  auto xs = per_rank<float>(r.W, R * C, [&](unsigned s) { return nz<float>(R * C, s); }, 411);
+  auto xs = per_rank<float>(r.W, R * C, [&](unsigned s) { return wide_nz<float>(R * C, s); }, 411);
   DevLocal<float> x({R, C}, xs[r.me]);
   SymArg<float> y(r.ctx, {R, C}, nullptr);
   const int before = begin_case(r);
@@ -617,7 +614,7 @@ void store_add_next(const Run& r, LL R, LL C) {
 }
 
 void host_loop(const Run& r, LL N, LL steps) {
-  auto xs = per_rank<float>(r.W, N, [&](unsigned s) { return nz<float>(N, s, -1.f, 1.f); }, 421);
+  auto xs = per_rank<float>(r.W, N, [&](unsigned s) { return wide_nz<float>(N, s, -1.f, 1.f); }, 421);
   SymArg<float> x(r.ctx, {N}, &xs[r.me]), y(r.ctx, {N}, nullptr);
   const float scale = 0.5f;
   // float64 model: every trip y = sum over ranks of x, then x = y * scale + t (the same on every rank).
@@ -647,7 +644,7 @@ void host_loop(const Run& r, LL N, LL steps) {
 void refusals(const Run& r) {
   const int before = begin_case(r);
   const LL N = 1000;
-  DevLocal<float> x({N}, nz<float>(N, 501)), y({N}, nz<float>(N, 502)), z({N}, {});
+  DevLocal<float> x({N}, wide_nz<float>(N, 501)), y({N}, wide_nz<float>(N, 502)), z({N}, {});
   DevLocal<int> xi({N}, nzints<int>(N, -5, 5, 503));
   const std::string ax = "a30_f32_axpy";
   refused(r, ax, "with an i32 x", "element type i32, want f32", xi.view(), y.view(), z.view(), 1.0f);
@@ -704,7 +701,7 @@ void empties(const Run& r) {
     concat(r, 300, 0, 20);
     count_bound(r, 80, 128, 0);
     {  // a 0 x 128 x and y beside a non-empty bias: launches, writes nothing
-      DevLocal<float> x({0, 128}, {}), b({1, 128}, nz<float>(128, 601)), y({0, 128}, {});
+      DevLocal<float> x({0, 128}, {}), b({1, 128}, wide_nz<float>(128, 601)), y({0, 128}, {});
       const int before = begin_case(r);
       run(r, "a30_row_bias", 2, x.view(), b.view(), y.view());
       end_case(r, "a30_row_bias 0x128", before);
@@ -715,7 +712,7 @@ void empties(const Run& r) {
 // Holes the JIT does not check (findings), shown without a launch that could fault.
 void unchecked(const Run& r) {
   const LL M = 16, N = 128;
-  DevLocal<float> x({M, N}, nz<float>(M * N, 701)), bias1({N}, nz<float>(N, 702)), y({M, N}, {});
+  DevLocal<float> x({M, N}, wide_nz<float>(M * N, 701)), bias1({N}, wide_nz<float>(N, 702)), y({M, N}, {});
   const auto& k = g_kernels.at("a30_row_bias");
   // Finding 12: a 1-D [N] tensor for the Tensor<f32, 2> [1, N] bias is taken as [N, 1] (pk::Tensor has no rank).
   const pk::Status rank = pk::jit::check_launch_args(k.info(), {pk::jit::arg_value(x.view()), pk::jit::arg_value(bias1.view()),
@@ -726,7 +723,7 @@ void unchecked(const Run& r) {
   pk::Tensor<float> odd = x.view();
   odd.data = reinterpret_cast<float*>(reinterpret_cast<char*>(odd.data) + 2);
   odd = with_shape(odd, {M, N - 1});
-  const pk::Status align = pk::jit::check_launch_args(k.info(), {pk::jit::arg_value(odd), pk::jit::arg_value(DevLocal<float>({1, N}, nz<float>(N, 703)).view()),
+  const pk::Status align = pk::jit::check_launch_args(k.info(), {pk::jit::arg_value(odd), pk::jit::arg_value(DevLocal<float>({1, N}, wide_nz<float>(N, 703)).view()),
                                                                   pk::jit::arg_value(y.view())}, r.W);
   finding(!align.is_ok(), "13: an f32 tensor at a 2-byte offset is refused on the host (now: " +
                               (align.is_ok() ? std::string("accepted; a launch would fault") : align.message()) + ")");
@@ -736,7 +733,7 @@ void unchecked(const Run& r) {
 // context: each keeps its own flag region and epoch (the JIT tags the region with the code).
 void same_name(const Run& r, const pk::jit::Kernel& ka, const pk::jit::Kernel& kb) {
   const LL N = 4096;
-  auto xs = per_rank<float>(r.W, N, [&](unsigned s) { return nz<float>(N, s); }, 801);
+  auto xs = per_rank<float>(r.W, N, [&](unsigned s) { return wide_nz<float>(N, s); }, 801);
   SymArg<float> x(r.ctx, {N}, &xs[r.me]), ya(r.ctx, {N}, nullptr), yb(r.ctx, {N}, nullptr);
   const int before = begin_case(r);
   for (int t = 0; t < 3; ++t) {
@@ -762,7 +759,7 @@ void same_name(const Run& r, const pk::jit::Kernel& ka, const pk::jit::Kernel& k
 // PK_TEST_S30_LAUNCHER_REGION=1.
 void launcher_regions(const Run& r, const pk::jit::Kernel& ka, const pk::jit::Kernel& kb) {
   const LL N = 1 << 16;
-  auto xs = per_rank<float>(r.W, N, [&](unsigned s) { return nz<float>(N, s); }, 901);
+  auto xs = per_rank<float>(r.W, N, [&](unsigned s) { return wide_nz<float>(N, s); }, 901);
   SymArg<float> x(r.ctx, {N}, &xs[r.me]), ya(r.ctx, {N}, nullptr), yb(r.ctx, {N}, nullptr);
   auto ma = pk::Module::load(ka.image());
   auto mb = pk::Module::load(kb.image());

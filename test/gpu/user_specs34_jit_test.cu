@@ -90,14 +90,6 @@ std::string tag(const std::string& kn, const std::string& how, std::initializer_
 }
 
 // ---- inputs ----
-// Random values in [lo, hi), none exactly zero (a zero would hide a missing factor).
-template <class T>
-std::vector<T> nz(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  auto v = rnd<T>(n, seed, lo, hi);
-  for (auto& x : v)
-    if (val(x) == 0) x = pkt::from_host<T>(0.5f * (lo + hi) == 0 ? 0.375f : 0.5f * (lo + hi));
-  return v;
-}
 // Every rank's inputs, reproducible on every rank.
 template <class T>
 std::vector<std::vector<T>> per_rank(int W, LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {

@@ -67,14 +67,6 @@ std::string tag(const std::string& kn, const std::string& how, std::initializer_
   return kn + " " + dims(d) + (how.empty() ? "" : " (" + how + ")");
 }
 
-// Random values in [lo, hi), none exactly zero (a zero would hide a missing factor).
-template <class T>
-std::vector<T> nz(LL n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  auto v = rnd<T>(n, seed, lo, hi);
-  for (auto& x : v)
-    if (val(x) == 0) x = pkt::from_host<T>(0.5f * (lo + hi) == 0 ? 0.375f : 0.5f * (lo + hi));
-  return v;
-}
 
 // ---- GEMM bounds ----
 using Epi = std::function<double(double, LL)>;
