@@ -148,8 +148,10 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     if (isa<AllReduceOp>(op)) {
       recordDecision(op, "rule 3 (one-way sync)",
                      "in place: two-shot on the direct path, where rank r alone reads and "
-                     "writes shard r (read every rank's chunk, then write it everywhere); the "
-                     "one-shot and one-round paths would overwrite data a peer still reads");
+                     "writes shard r (read every rank's chunk, then write it everywhere), as the "
+                     "one-shot path would overwrite data a peer still reads; the one-round paths "
+                     "(LL, push) stay, since peers read only their landing slots and each block "
+                     "reads its groups of x before it writes them");
       return success();
     }
     if (isa<BroadcastOp>(op)) {
@@ -803,17 +805,19 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
           failed = true;
           continue;
         }
-        // In place, the direct path only (checkInPlace says why): the one-round path's
-        // choices no longer apply.
-        if (op->getOperand(0) == op->getOperand(1))
-          if (auto push = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes");
-              push && push.getInt() > 0) {
+        // In place (checkInPlace says why): an all-reduce keeps its one-round paths, whose
+        // peers read only landing slots and whose blocks read each group of x before they
+        // write it (the decode step's all_reduce(Sum, x, x) is mostly such messages), and its
+        // direct path is two-shot; the others take the direct path only.
+        if (op->getOperand(0) == op->getOperand(1)) {
+          if (isa<AllReduceOp>(op)) dropDecisions(op, "rule 1 (algorithm)");
+          else if (auto push = op->getAttrOfType<IntegerAttr>("pk.push_max_bytes"); push && push.getInt() > 0) {
             op->setAttr("pk.push_max_bytes", IntegerAttr::get(push.getType(), 0));
             op->setAttr("pk.ll_max_bytes", IntegerAttr::get(push.getType(), 0));
             dropDecisions(op, "rule 1 (small messages)");
             dropDecisions(op, "rule 1 (LL)");
-            if (isa<AllReduceOp>(op)) dropDecisions(op, "rule 1 (algorithm)");
           }
+        }
       }
       if (phased && !failed) {
         failed |= mlir::failed(lowerPhases(kernel, collectives, dependent, nextSlot));

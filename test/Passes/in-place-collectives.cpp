@@ -5,12 +5,15 @@
 #include <pk/spec.h>
 using namespace pk;
 
+// An all-reduce keeps its one-round paths (LL and push: peers read only landing slots, each
+// block reads its groups of x before writing them); its direct path is two-shot.
 // CHECK-LABEL: decisions for kernel 'ar'
-// CHECK-NOT: rule 1 (small messages)
-// CHECK: in place: two-shot on the direct path
+// CHECK: rule 1 (small messages)
+// CHECK: rule 1 (LL)
+// CHECK: in place: two-shot on the direct path{{.*}}the one-round paths (LL, push) stay
 // CHECK-NOT: warning
 // CUDA-LABEL: void __launch_bounds__({{.*}}) ar(
-// CUDA-NOT: pk::push_small
+// CUDA: pk::push_small<pk::SmallCollective::all_reduce
 // CUDA: pk::reduce_into
 PK_KERNEL void ar(Sym<bf16, 1> x) { all_reduce(Sum, x, x); }
 

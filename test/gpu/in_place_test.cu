@@ -2,7 +2,8 @@
 // size 1 and at 2, 3 and 4 ranks sharing one GPU (or 2 GPUs): random inputs that differ per
 // rank, sizes on and off the 16-byte vectors and the tiles, every element against a float64
 // reference; a max all-reduce also 100 times back to back (idempotent, so every launch must
-// leave the same answer); the size-changing four in NCCL's chunked in-place form.
+// leave the same answer), both all-reduces launched with landing buffers (their one-round LL and
+// push paths at these sizes); the size-changing four in NCCL's chunked in-place form.
 #include PK_IN_PLACE_CU
 #include "sym_test_util.h"
 
@@ -12,6 +13,7 @@ using pk::bf16;
 using pkt::expect;
 using pkt::inputs;
 using pkt::launch;
+using pkt::launch_landing;
 using pkt::SymArg;
 
 const std::vector<long long> kSizes = {1, 7, 4097, 100003};
@@ -23,8 +25,9 @@ void all_reduce_sum(pk::Context& ctx) {
     SymArg<bf16> x(ctx, {n}, &all[me]);
     PKT_CUDA(pkt::sync_uploads());
     PKT_OK(ctx.exchange().barrier());
-    launch(ctx, "all_reduce_in_place", all_reduce_in_place, pk_all_reduce_in_place::kBlocks,
-           pk_all_reduce_in_place::kThreads, x.view);
+    // With landing buffers: the in-place all-reduce takes LL words or one round at these sizes.
+    launch_landing(ctx, true, "all_reduce_in_place", all_reduce_in_place, pk_all_reduce_in_place::kBlocks,
+                   pk_all_reduce_in_place::kThreads, x.view);
     PKT_OK(ctx.check_errors());
     pkt::check_bf16_sum(x.download(), all, me);
     PKT_OK(ctx.exchange().barrier());
@@ -40,8 +43,8 @@ void all_reduce_max(pk::Context& ctx) {
   PKT_OK(ctx.exchange().barrier());
   // Repeated: max is idempotent, so every launch must leave the same answer.
   for (int l = 0; l < 100; ++l)
-    launch(ctx, "all_reduce_max_in_place", all_reduce_max_in_place,
-           pk_all_reduce_max_in_place::kBlocks, pk_all_reduce_max_in_place::kThreads, x.view);
+    launch_landing(ctx, true, "all_reduce_max_in_place", all_reduce_max_in_place,
+                   pk_all_reduce_max_in_place::kBlocks, pk_all_reduce_max_in_place::kThreads, x.view);
   PKT_OK(ctx.check_errors());
   expect(ctx, "all_reduce_max_in_place", x.download(), [&](long long i) {
     double m = -INFINITY;

@@ -101,15 +101,21 @@ std::vector<std::vector<T>> inputs(int world, long long n, unsigned seed) {
 }
 
 #ifdef __CUDACC__  // host-only tests (the JIT ones) compile as plain C++ and launch nothing this way
-// Launches `kernel` for ctx's next epoch of `name` on a grid fitted to the ranks sharing the GPU.
+// Launches `kernel` for ctx's next epoch of `name` on a grid fitted to the ranks sharing the GPU,
+// with the context's landing buffers where `landing` (a kernel whose collectives may take the
+// one-round paths) and without (most of these kernels never push).
 template <class K, class... A>
-void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int threads,
-            const A&... args) {
-  auto lc = ctx.make_launch_context(name, /*with_landing=*/false);  // these kernels never push
+void launch_landing(pk::Context& ctx, bool landing, const std::string& name, K kernel, int blocks, int threads,
+                    const A&... args) {
+  auto lc = ctx.make_launch_context(name, landing);
   PKT_OK(lc.is_ok() ? pk::Status::ok() : lc.status());
   if (!lc.is_ok()) return;
   kernel<<<pk::rank_grid(ctx, blocks), threads, 0, ctx.stream()>>>(*lc, args...);
   PKT_CUDA(cudaGetLastError());
+}
+template <class K, class... A>
+void launch(pk::Context& ctx, const std::string& name, K kernel, int blocks, int threads, const A&... args) {
+  launch_landing(ctx, false, name, kernel, blocks, threads, args...);
 }
 #endif
 
