@@ -65,6 +65,18 @@ struct LowerPeerTiles : mlir::pk::impl::PkLowerPeerTilesPassBase<LowerPeerTiles>
     recordDecision(op, "rule 2 (overlap)",
                    "intra_sm: the block that computes the tile writes it, so the transfer has "
                    "the compute tile's granularity and needs no hand-off");
+    // A tile under 128 bytes leaves most of the block idle and each store a few bytes across
+    // NVLink: say how large a step fills it (HARDWARE.md: ld/st is efficient from 128 B a warp).
+    if (auto t = dyn_cast<TileType>(tile.getType())) {
+      int64_t bytes = t.getElementType().getIntOrFloatBitWidth() / 8;
+      for (int64_t d : t.getShape()) bytes *= d;
+      if (bytes < 128)
+        recordDecision(op, "rule 1 (transport)",
+                       "the tile is " + Twine(bytes) + " bytes: one thread moves it, and each trip stores "
+                       "under the 128 bytes a warp needs for efficient NVLink stores; a step of at least "
+                       "a few thousand bytes (thousands of elements along the contiguous dimension) "
+                       "uses the whole block");
+    }
     markLowered(op);
     op->erase();
   }
