@@ -927,6 +927,26 @@ private:
             "so each tile clips at its own block").str();
   }
 
+  // Where two stores start at different rows and the first, all data, reaches past the second's
+  // start (a block of R rows stored with tiles taller than what is left of it: its last tile
+  // carries the next block's rows, read from a tensor that does not end there).
+  std::string rowReach(const Recorded &a, const Recorded &b) {
+    const Access &x = *a.access, &y = *b.access;
+    if (!x.write || !y.write || x.lo.empty() || x.lo.size() != y.lo.size() || x.lo[0] == y.lo[0]) return "";
+    const bool xFirst = x.lo[0] < y.lo[0];
+    const Recorded &upper = xFirst ? a : b, &lower = xFirst ? b : a;
+    const Access &u = *upper.access, &l = *lower.access;
+    if (u.hi[0] <= l.lo[0] || (u.validRows >= 0 && u.lo[0] + u.validRows <= l.lo[0])) return "";
+    // The same tile of two ranks overlapping: blocks closer than a tile, not a block's last tile.
+    if (u.tile >= 0 && u.tile == l.tile) return "";
+    return (": rank " + Twine(upper.rank) + " stores a tile at rows [" + Twine(u.lo[0]) + ", " + Twine(u.hi[0]) +
+            ") that reaches into rows [" + Twine(l.lo[0]) + ", " + Twine(l.hi[0]) + ") rank " + Twine(lower.rank) +
+            " stores (a load clips only at the end of the tensor it reads, so the last tile of a block of rows "
+            "carries the next block's rows, and a store writes every row of its tile); start each block of rows "
+            "a whole number of tiles apart, or keep the blocks in a dimension of their own ([B, R, C] for B "
+            "blocks of R rows) so that each tile clips at its own block").str();
+  }
+
   // Where a tile read starts above another rank's stored rows and reaches into them (a ring
   // pass reading its block at b * rows + m, whose last tile runs into block b + 1).
   std::string readReach(const Recorded &a, const Recorded &b) {
@@ -946,6 +966,7 @@ private:
   std::string overlapReason(const Recorded &a, const Recorded &b) {
     std::string rows = paddingOverlap(a, b);
     if (rows.empty()) rows = columnOverlap(a, b);
+    if (rows.empty()) rows = rowReach(a, b);
     return rows.empty() ? readReach(a, b) : rows;
   }
 
