@@ -59,8 +59,9 @@ void foldStartedAccumulator(scf::ForOp loop) {
   if (!type || isZeros(init)) return;
   BlockArgument acc = loop.getRegionIterArgs()[0];
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  // The running sum used nowhere else in the loop (a partial sum stored each trip would lose x).
   auto mma = yield.getOperand(0).getDefiningOp<TileMmaOp>();
-  if (!mma || mma.getAcc() != acc || !acc.hasOneUse()) return;
+  if (!mma || mma.getAcc() != acc || !acc.hasOneUse() || !mma->hasOneUse()) return;
   // What to add after the loop: x, or y where the spec started at zeros + y (y broadcast).
   Value addend = init;
   if (auto start = init.getDefiningOp<TileMapOp>();

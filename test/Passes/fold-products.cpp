@@ -62,3 +62,21 @@ PK_KERNEL void read_inside(Tensor<f32, 2> c0, Tensor<bf16, 2> a, Tensor<bf16, 2>
     store(c, acc, m, n);
   }
 }
+
+// The running sum stored inside the loop as well (each trip's partial sum): started from c0 it
+// stays as written, or the stored partial sums would lack c0.
+// CHECK-LABEL: pk.kernel @partial_sums
+// CHECK: %[[C0:.*]] = pk.tile.load %arg0{{.*}} -> !pk.tile<64x64xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[C0]])
+// CHECK-NOT: pk.tile.zeros
+// CHECK: pk.tile.store
+PK_KERNEL void partial_sums(Tensor<f32, 2> c0, Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 3> parts) {
+  for (auto [m, n] : tiles(a.rows(), b.rows(), {64, 64})) {
+    auto acc = load<64, 64>(c0, m, n);
+    for (auto k : range(0, a.cols(), 64)) {
+      acc = mma_t(load<64, 64>(a, m, k), load<64, 64>(b, n, k), acc);
+      store(parts, reshape<1, 64, 64>(acc), k / 64, m, n);
+    }
+  }
+}
+
