@@ -290,6 +290,7 @@ private:
   bool check(Config &config, bool optional, bool spec) {
     modelDims(kernel, config);
     skewExtents(kernel, config);
+    modelledProcs.clear();
     SmallVector<Process, 0> procs;
     Operation *at = nullptr;
     std::string why;
@@ -325,8 +326,10 @@ private:
     if (checkCounts(procs, arrivals)) simulate(procs, arrivals);
     current = nullptr;
     ++modelled;
+    modelledProcs = std::move(procs);
     return true;
   }
+  SmallVector<Process, 0> modelledProcs;  // the last configuration check() simulated, if it did
 
   KernelOp kernel;
   int maxWorld;
@@ -810,19 +813,20 @@ private:
     return true;
   }
 
-  // The same clobber between a host loop's trips: the tile stores of its second trip against
-  // the first trip's, buffer by buffer (a store at trip-dependent rows, slot 1 - s at trip s,
-  // pads over the slot the trip before wrote). Trips run one after the other.
+  // The same clobber between a host loop's trips: the tile stores of its second trip (the
+  // configuration check() just simulated) against the first trip's, buffer by buffer (a store at
+  // trip-dependent rows, slot 1 - s at trip s, pads over the slot the trip before wrote). Trips
+  // run one after the other.
   void noteTripClobbers(Config config) {
+    if (modelledProcs.empty()) return;
     SmallVector<Process, 0> trips[2];
-    for (int t = 0; t < 2; ++t) {
-      config.trip = t;
-      modelDims(kernel, config);
-      skewExtents(kernel, config);
-      Operation *at = nullptr;
-      std::string why;
-      if (!buildProcesses(kernel, config, trips[t], at, why)) return;
-    }
+    trips[1] = std::move(modelledProcs);
+    config.trip = 0;
+    modelDims(kernel, config);
+    skewExtents(kernel, config);
+    Operation *at = nullptr;
+    std::string why;
+    if (!buildProcesses(kernel, config, trips[0], at, why)) return;
     auto tileStore = [](const Event &e) {
       return e.kind == EventKind::Access && e.access.write && e.op && isa<TileStoreOp>(e.op) && !e.access.lo.empty();
     };
