@@ -557,7 +557,10 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     kernel->setAttr("pk.model_dims", ArrayAttr::get(op->getContext(), entries));
   }
 
-  LogicalResult lower(Operation *op, int64_t &nextSlot, int64_t &blocks) {
+  // `skip`: the direct path's arrival and departure rounds that a grid-wide barrier beside the
+  // collective makes redundant (roundsBesideBarriers).
+  LogicalResult lower(Operation *op, int64_t &nextSlot, int64_t &blocks,
+                      std::pair<bool, bool> skip = {false, false}) {
     noteModelDims(op);
     auto transport = op->getAttrOfType<TransportAttr>("transport");
     if (transport && transport.getValue() == Transport::automatic)
@@ -616,18 +619,22 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                          "rank pushes them into its peers' landing buffers and signals once "
                          "per source; larger ones take the direct path below");
     }
-    SignalAllOp::create(b, loc, arrive);
-    WaitOp::create(b, loc, arrive, B.peers, Compare::ge);
+    if (!skip.first) {
+      SignalAllOp::create(b, loc, arrive);
+      WaitOp::create(b, loc, arrive, B.peers, Compare::ge);
+    }
     if (failed(emitBody(op, B, tile))) return failure();
-    SignalAllOp::create(b, loc, depart);
-    WaitOp::create(b, loc, depart, B.peers, Compare::ge);
+    if (!skip.second) {
+      SignalAllOp::create(b, loc, depart);
+      WaitOp::create(b, loc, depart, B.peers, Compare::ge);
+    }
     guard.reset();
     YieldOp::create(b, loc);
     recordDecision(op, "rule 3 (one-way sync)",
-                   "each block signals arrival once per peer, reads the peers' symmetric "
-                   "inputs directly into the destination in " + Twine(tile) +
-                       "-element tiles (no staging buffer), then signals departure; flags "
-                       "are per-block monotone epochs");
+                   Twine(skip.first ? "each block" : "each block signals arrival once per peer,") +
+                       " reads the peers' symmetric inputs directly into the destination in " +
+                       Twine(tile) + "-element tiles (no staging buffer)" +
+                       (skip.second ? "" : ", then signals departure; flags are per-block monotone epochs"));
     markLowered(op);
     op->erase();
     return success();
@@ -660,6 +667,39 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     WaitOp::create(b, loc, f, count, Compare::ge);
   }
 
+  // Whether `op` is the wait (or the first signal) of a grid-wide barrier (gridBarrier).
+  static bool onGridFlag(Operation *op) {
+    Value flag = isa<WaitOp>(op) ? cast<WaitOp>(op).getFlag()
+                 : isa<SignalAllOp>(op) ? cast<SignalAllOp>(op).getFlag() : Value();
+    auto f = flag ? flag.getDefiningOp<FlagOp>() : FlagOp();
+    return f && f.getScope() == FlagScope::grid && !f.getOffset();
+  }
+  // The nearest op before (or after) `op` that does more than compute values or check shapes.
+  static Operation *effectNeighbour(Operation *op, bool after) {
+    for (Operation *o = after ? op->getNextNode() : op->getPrevNode(); o;
+         o = after ? o->getNextNode() : o->getPrevNode())
+      if (!isa<CheckOp>(o) && !isMemoryEffectFree(o)) return o;
+    return nullptr;
+  }
+  // A collective right after a grid-wide barrier needs no arrival round: the barrier already
+  // orders every block of every rank after the earlier phases, which is all an arrival says.
+  // Right before one, it needs no departure round: the barrier orders every rank's later
+  // phases (and the kernel's end) after every block's pulls (set 37, finding 2).
+  static std::pair<bool, bool> roundsBesideBarriers(Operation *collective) {
+    Operation *before = effectNeighbour(collective, false);
+    Operation *after = effectNeighbour(collective, true);
+    std::pair<bool, bool> drop{before && isa<WaitOp>(before) && onGridFlag(before),
+                               after && isa<SignalAllOp>(after) && onGridFlag(after)};
+    if (drop.first || drop.second)
+      recordDecision(collective, "rule 3 (one-way sync)",
+                     Twine("no ") +
+                         (drop.first && drop.second ? "arrival or departure round"
+                          : drop.first              ? "arrival round"
+                                                    : "departure round") +
+                         ": the grid-wide barrier beside the collective already orders every "
+                         "rank's blocks around its pulls");
+    return drop;
+  }
   // Kernels whose phases depend on each other (compute, then a collective of its result, then
   // compute on that): one worker runs the phases in order, with a grid-wide barrier before
   // every phase that touches a tensor an earlier phase wrote (or writes one it read).
@@ -723,7 +763,7 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     for (Operation *op : collectives) {
       Operation *before = op->getPrevNode();
       int64_t used = 0;
-      if (failed(lower(op, nextSlot, used))) return failure();
+      if (failed(lower(op, nextSlot, used, roundsBesideBarriers(op)))) return failure();
       auto inner = cast<WorkerOp>(before ? before->getNextNode() : &body->front());
       Block &innerBody = inner.getBody().front();
       for (Operation &op : llvm::make_early_inc_range(innerBody))
