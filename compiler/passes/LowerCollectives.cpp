@@ -61,6 +61,16 @@ struct CollBuilder {
   Value here(Value tensor) { return isa<SymTensorType>(tensor.getType()) ? rank : Value(); }
 
   // A tile loop over [0, ub) (or [0, W) x [0, ub) with `overRanks`); calls body(r, i, count).
+  // The peer of the k-th trip over ranks: (rank + 1 + k) mod W, so that the ranks start on
+  // different sources (each pulls from the next rank first, from itself last) instead of all
+  // reading rank 0's egress at once. Only copies walk ranks this way; reductions read every
+  // rank in one op, in rank order, so every rank sums in the same order.
+  Value rotated(Value k) {
+    Value s = add(k, add(rank, c(1)));
+    Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, s, world);
+    return arith::SelectOp::create(b, loc, wraps, sub(s, world), s);
+  }
+
   void tiles(Value ub, int64_t tile, bool overRanks,
              llvm::function_ref<void(Value, Value, Value)> body) {
     SmallVector<Value> ubs;
@@ -71,7 +81,7 @@ struct CollBuilder {
     OpBuilder::InsertionGuard guard(b);
     Block &blk = loop.getBody().front();
     b.setInsertionPointToStart(&blk);
-    Value r = overRanks ? blk.getArgument(0) : Value();
+    Value r = overRanks ? rotated(blk.getArgument(0)) : Value();
     Value i = blk.getArgument(overRanks ? 1 : 0);
     body(r, i, min(c(tile), sub(ub, i)));
   }
@@ -89,7 +99,7 @@ struct CollBuilder {
     Block &blk = loop.getBody().front();
     b.setInsertionPointToStart(&blk);
     unsigned at = overRanks ? 1 : 0;
-    Value r = overRanks ? blk.getArgument(0) : Value();
+    Value r = overRanks ? rotated(blk.getArgument(0)) : Value();
     Value i = blk.getArgument(at + 1);
     body(r, blk.getArgument(at), i, min(c(tile), sub(ub, i)));
   }

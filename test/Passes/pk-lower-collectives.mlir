@@ -15,7 +15,13 @@
 // CHECK: %[[N:.*]] = pk.dim %arg0, 0
 // CHECK: %[[ISROOT:.*]] = arith.cmpi eq, %[[RANK]], %arg2
 // CHECK: %[[BOUND:.*]] = arith.select %[[ISROOT]], %[[N]]
-// CHECK: pk.tile.foreach (%[[R:.*]], %[[I:.*]]) to (%[[WORLD]], %[[BOUND]]) step [1, 1024]
+// CHECK: pk.tile.foreach (%[[K:.*]], %[[I:.*]]) to (%[[WORLD]], %[[BOUND]]) step [1, 1024]
+// The k-th trip over ranks pulls from rank (rank + 1 + k) mod W.
+// CHECK: %[[NEXT:.*]] = arith.addi %[[RANK]], %c1
+// CHECK: %[[S:.*]] = arith.addi %[[K]], %[[NEXT]]
+// CHECK: %[[WRAPS:.*]] = arith.cmpi sge, %[[S]], %[[WORLD]]
+// CHECK: %[[LESS:.*]] = arith.subi %[[S]], %[[WORLD]]
+// CHECK: %[[R:.*]] = arith.select %[[WRAPS]], %[[LESS]], %[[S]]
 // CHECK: %[[ROW:.*]] = arith.muli %[[R]], %[[N]]
 // CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %[[I]]
 // CHECK: pk.comm.copy <ldst> %arg0[%[[I]]] on %[[R]] into %arg1[%[[AT]]] count
@@ -54,7 +60,8 @@ pk.kernel @all_reduce_auto(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
 // CHECK: %[[WORLD:.*]] = pk.world_size
 // CHECK: %[[M:.*]] = arith.divsi %{{.*}}, %[[WORLD]]
 // CHECK: %[[MINE:.*]] = arith.muli %[[RANK]], %[[M]]
-// CHECK: pk.tile.foreach (%[[R:.*]], %[[I:.*]]) to (%[[WORLD]], %[[M]])
+// CHECK: pk.tile.foreach (%[[K:.*]], %[[I:.*]]) to (%[[WORLD]], %[[M]])
+// CHECK: %[[R:.*]] = arith.select
 // CHECK: %[[SRC:.*]] = arith.addi %[[MINE]], %[[I]]
 // CHECK: pk.comm.copy <ldst> %arg0[%[[SRC]]] on %[[R]] into %arg1[%{{.*}}] on %[[RANK]] count
 pk.kernel @all_to_all(%x: !pk.sym<?xbf16>, %y: !pk.sym<?xbf16>) {
