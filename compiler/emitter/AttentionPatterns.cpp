@@ -40,6 +40,9 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   auto cols = [&](int64_t a) { return dim(a, colsDim); };
   const std::string name = kernel.getSymName().str(), D = std::to_string(d);
   auto program = facts.getAs<ArrayAttr>("score_map");
+  // A scale computed from scalars: a ScoreMap the template does not apply (kActive false), whose
+  // apply() gives the scale once per launch; the consumers stay those of a plain scale.
+  auto scaleProgram = facts.getAs<ArrayAttr>("scale_map");
   const int c = consumers(d, bool(program)), blockRows = 64 * c, threads = 128 * (1 + c);
   TemplateDescriber desc;
   desc.t.kernel = name;
@@ -137,15 +140,20 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   }
   // A score map (pkc's ScoreMap struct) and its arguments, after the fixed fields.
   ElementCode map;
-  if (program) {
-    FailureOr<ElementCode> code = emitElementProgram(
-        kernel, program,
-        {"ScoreMap", "map", "attention score map",
-         "The spec's scores from the raw q.k of query row `row`, key `col`, query head `head`.", true,
-         true});
+  if (program || scaleProgram) {
+    ElementCodeShape shape{"ScoreMap", "map", "attention score map",
+                           "The spec's scores from the raw q.k of query row `row`, key `col`, query head `head`.",
+                           true, true};
+    if (scaleProgram) {
+      shape.comment = "The spec's scale, from scalars alone: apply() gives it, once per launch.";
+      shape.active = false;
+    }
+    FailureOr<ElementCode> code = emitElementProgram(kernel, program ? program : scaleProgram, shape);
     if (failed(code)) return failure();
     map = std::move(*code);
   }
+  if (scaleProgram)
+    scale = "pk_" + name + "::ScoreMap::apply(p.map, pk_" + name + "::ScoreMap::prepare(p.map, 0), 0.f, 0, 0, 0.f, 0.f)";
   // A persistent grid of at most one block per SM (1 / W of them for ranks sharing a GPU)
   // overlaps a tile's Q and first K/V loads with the last one's products
   // (pk/templates/attention.cuh's run()). Causal kernels take their tiles from the ticket.

@@ -275,7 +275,8 @@ FailureOr<ElementCode> mlir::pk::cuda::emitElementProgram(KernelOp kernel, Array
   }
   llvm::raw_string_ostream os(out.code);
   os << "// " << shape.comment << "\n"
-     << "struct " << shape.name << " {\n  static constexpr bool kActive = true;\n  struct Args {\n"
+     << "struct " << shape.name << " {\n  static constexpr bool kActive = " << (shape.active ? "true" : "false")
+     << ";\n  struct Args {\n"
      << args << "  };\n"
      << "  // The steps that do not depend on the element, once per tile.\n"
      << "  struct Pre {\n" << pre << "  };\n"

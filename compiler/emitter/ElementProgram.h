@@ -38,6 +38,9 @@ struct ElementCodeShape {
   // Steps that follow only the row (or only the column) go to prepare_row (prepare_col), and
   // apply() takes their results: the GEMM's consumer threads hold few rows and many columns.
   bool splitRowCol = false;
+  // false: the template applies no map per element (kActive false); the program computes a
+  // value from scalars alone (an attention's scale), which the caller reads from apply().
+  bool active = true;
 };
 
 FailureOr<ElementCode> emitElementProgram(KernelOp kernel, ArrayAttr program, const ElementCodeShape &shape);

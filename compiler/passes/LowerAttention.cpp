@@ -50,6 +50,9 @@ struct AttentionLoop {
   // Scores that are not q k^T * scale under the standard masks: the program mapping each raw
   // score to the softmax's input (the scale, ALiBi, soft-capping, extra mask factors), or null.
   ArrayAttr scoreMap;
+  // A scale computed from scalars alone (rsqrt(float(q.cols())), 0.125f / temp): its program,
+  // evaluated once per launch; the scores stay scale * q k^T, with no per-element map.
+  ArrayAttr scaleMap;
   // A mask factor col > row - W (or row - col < W) with W an integer the host knows: the host
   // expression of W, so the template skips key steps before a block's window.
   std::string keyWindow;
@@ -471,9 +474,27 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   auto scaleSplat = scaleTile ? scaleTile.getDefiningOp<TileSplatOp>() : TileSplatOp();
   const bool plainScale = scaleSplat && (splatConstant(scaleTile) ||
                                          (isKernelArg(kernel, scaleSplat.getScalar()) && scaleSplat.getScalar().getType().isF32()));
+  // A computed scale: the program of the scalar alone, if it reads no element, row, column or
+  // head (else it is part of the score map below).
+  auto scaleProgram = [&]() -> ArrayAttr {
+    if (!extra.empty() || !scaleSplat || plainScale || !scaleSplat.getScalar().getType().isF32()) return {};
+    llvm::SmallPtrSet<Operation *, 16> ops;
+    std::string why;
+    ElementProgram program({kernel, qk.getResult(), m, n, bm, *bn, h, "scale"}, ops, why);
+    if (program.value(scaleTile) < 0) return {};
+    ArrayAttr steps = program.steps();
+    for (Attribute step : steps) {
+      StringRef op = cast<StringAttr>(cast<DictionaryAttr>(step).get("op")).getValue();
+      if (llvm::is_contained({"acc", "iota", "load", "head"}, op)) return {};
+    }
+    return steps;
+  };
   if (extra.empty() && plainScale) {
     if (std::optional<double> c = splatConstant(scaleTile)) a.scaleValue = *c;
     else a.scale = scaleSplat.getScalar();
+  } else if (ArrayAttr steps = scaleProgram()) {
+    a.scaleMap = steps;
+    a.scaleValue = 1.0;
   } else {
     // The score map: where(extra factors, scores, -huge) per element, the template's masks after it.
     llvm::SmallPtrSet<Operation *, 16> ops;
@@ -665,6 +686,7 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     if (a.scale) fact("scale", i64(argNumber(a.scale)));
     else fact("scale_value", FloatAttr::get(Float64Type::get(ctx), a.scaleValue));
     if (a.scoreMap) fact("score_map", a.scoreMap);
+    if (a.scaleMap) fact("scale_map", a.scaleMap);
     if (!a.keyWindow.empty()) fact("key_window", StringAttr::get(ctx, a.keyWindow));
     recordDecision(a.loop, "template",
                    "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
@@ -684,6 +706,9 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
                                  ? ", K offset by " + a.kvHead0 + " heads and V by " + a.vHead0 +
                                        " (packed heads; computed at launch, checked to lie inside k and v)"
                                  : "") +
+                       Twine(a.scaleMap ? ", the scale computed once per launch (" +
+                                              std::to_string(a.scaleMap.size()) + " steps of scalars)"
+                                        : "") +
                        Twine(a.scoreMap ? ", with a score map of " + std::to_string(a.scoreMap.size()) +
                                               " steps (the spec's scores from q k^T: its scale, terms "
                                               "and extra mask factors) applied to every score in the "

@@ -192,3 +192,49 @@ PK_KERNEL void s36_attn_causal_i32_heads(Tensor<bf16, 3> q, Tensor<bf16, 3> k, T
     store(o, cast<bf16>(acc / l), h, m, 0);
   }
 }
+
+// From k57 (a scale computed from the head dim: once per launch, 192-row blocks at head dim 64, after set 36):
+// q [Sq, 64], k and v [Sk, 64], o = bf16(softmax_j(q_i . k_j / sqrt(64)) v) over j < Sk.
+PK_KERNEL void s36_attn_rsqrt_scale_d64(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o) {
+  float scale = rsqrt(float(q.cols()));
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.rows(), 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where(col_index<64, 64>(n) < k.rows(), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
+
+// From k72 (a temperature): causal, q [S, 64], k and v [S, 64],
+// o = bf16(softmax_j((0.125 / temp) q_i . k_j) v) over j <= i and j < S.
+PK_KERNEL void s36_attn_temp_causal_d64(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
+                                        float temp) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, m + 64, 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()) * (0.125f / temp);
+      s = where((col_index<64, 64>(n) <= row_index<64, 64>(m)) * (col_index<64, 64>(n) < k.rows()), s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
