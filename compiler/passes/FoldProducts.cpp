@@ -4,11 +4,15 @@
 //   mma(a, b, zeros) + x               -> mma(a, b, x)            (x of the product's type)
 //   a K loop whose accumulator starts at x (not zeros): it starts at zeros, and x is added to
 //   its result after the loop (x + zeros as the start: x alone, broadcast as the spec wrote it).
-// The last two change only the order of an f32 sum (a GEMM's K order is the template's anyway);
+//   where(c, t, F) * C                 -> where(c, t * C, F * C)  (F, C constants: the masked fill
+//                                                                  scaled once; exact)
+// The middle two change only the order of an f32 sum (a GEMM's K order is the template's anyway);
 // integer sums are exact.
 #include "pk/Passes/Passes.h"
 #include "pk/Dialect/Pk.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::pk {
 #define GEN_PASS_DEF_PKFOLDPRODUCTSPASS
@@ -46,6 +50,42 @@ void foldAddedProduct(TileMapOp add) {
     add.replaceAllUsesWith(folded.getResult());
     add.erase();
     mma.erase();
+    return;
+  }
+}
+
+// The constant every element of a splat holds, if it is one.
+std::optional<double> splatConstant(Value v) {
+  auto splat = v.getDefiningOp<TileSplatOp>();
+  APFloat c(0.0);
+  if (!splat || !matchPattern(splat.getScalar(), m_ConstantFloat(&c))) return std::nullopt;
+  return c.convertToDouble();
+}
+
+// where(c, t, F) * C (either order; F and C constant splats) as where(c, t * C, F * C): scores
+// masked before their scale are the attention template's form, scale then mask (set 36, k44).
+void foldScaledSelect(TileMapOp mul) {
+  if (mul.getKind() != MapKind::mul || mul.getInputs().size() != 2) return;
+  for (int i = 0; i < 2; ++i) {
+    auto select = mul.getInputs()[i].getDefiningOp<TileSelectOp>();
+    Value scale = mul.getInputs()[1 - i];
+    std::optional<double> f = select ? splatConstant(select.getOnFalse()) : std::nullopt;
+    std::optional<double> c = splatConstant(scale);
+    if (!f || !c || scale.getType() != mul.getType() || select.getType() != mul.getType()) continue;
+    auto type = cast<TileType>(mul.getType());
+    auto elem = dyn_cast<FloatType>(type.getElementType());
+    if (!elem || !elem.isF32()) return;  // F * C as an f32 constant
+    OpBuilder b(mul);
+    Location loc = mul.getLoc();
+    auto scaled = TileMapOp::create(b, loc, type, MapKindAttr::get(mul.getContext(), MapKind::mul),
+                                    ValueRange{select.getOnTrue(), scale});
+    // F * C rounded as f32 computes it.
+    Value fillScalar = arith::ConstantFloatOp::create(b, loc, elem, APFloat(float(*f) * float(*c)));
+    Value fill = TileSplatOp::create(b, loc, type, fillScalar);
+    auto folded = TileSelectOp::create(b, loc, type, select.getCond(), scaled, fill);
+    mul.replaceAllUsesWith(folded.getResult());
+    mul.erase();
+    if (select->use_empty()) select.erase();
     return;
   }
 }
@@ -88,6 +128,9 @@ struct FoldProducts : mlir::pk::impl::PkFoldProductsPassBase<FoldProducts> {
     SmallVector<TileMapOp> adds;
     getOperation().walk([&](TileMapOp map) { adds.push_back(map); });
     for (TileMapOp add : adds) foldAddedProduct(add);
+    SmallVector<TileMapOp> muls;
+    getOperation().walk([&](TileMapOp map) { muls.push_back(map); });
+    for (TileMapOp mul : muls) foldScaledSelect(mul);
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) foldStartedAccumulator(loop);

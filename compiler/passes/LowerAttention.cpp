@@ -293,6 +293,12 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   // The masked scores: where(mask, scores, -huge), scores = scale * (q k^T) or any element-wise
   // map of q k^T (a score map).
   auto select = s.getDefiningOp<TileSelectOp>();
+  if (Value x, y; !select && isMap(s, MapKind::mul, x, y))
+    for (Value side : {x, y})
+      if (auto masked = side.getDefiningOp<TileSelectOp>(); masked && isMinusHuge(masked.getOnFalse()))
+        return fail("the scores are masked before they are scaled by a value pkc cannot fold (a constant "
+                    "scale is folded): row_max must read where(mask, scores, -huge); write where(mask, s * "
+                    "scale, -huge)");
   if (!select || !isMinusHuge(select.getOnFalse()))
     return fail("the scores are not masked to a very negative value, -10000 or below (keys past the end would count)");
   const double maskedValue = *minusHuge(select.getOnFalse());

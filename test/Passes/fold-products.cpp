@@ -80,3 +80,52 @@ PK_KERNEL void partial_sums(Tensor<f32, 2> c0, Tensor<bf16, 2> a, Tensor<bf16, 2
   }
 }
 
+
+// Scores masked before a constant scale: where(mask, qk, -1e30) * 0.125 is where(mask, qk * 0.125,
+// -1.25e29), the attention template's form (set 36, k44); a scale argument is not folded and says
+// how to write it.
+// CHECK-LABEL: pk.kernel @mask_then_scale
+// CHECK: %[[QK:.*]] = pk.tile.mma
+// CHECK: %[[S:.*]] = pk.tile.map <mul> %[[QK]], %{{.*}} : !pk.tile<64x64xf32>
+// CHECK: %[[FILL:.*]] = pk.tile.splat %{{.*}} : f32 -> !pk.tile<64x64xf32>
+// CHECK: pk.tile.select %{{.*}}, %[[S]], %[[FILL]]
+// ROUTE-LABEL: decisions for kernel 'mask_then_scale'
+// ROUTE: template: pk.tile.foreach at {{.*}}fold-products.cpp:[[@LINE+2]]:3: attention: the loop is an online-softmax attention, head dim 64;
+PK_KERNEL void mask_then_scale(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.rows(), 64)) {
+      auto s = where(col_index<64, 64>(n) < k.rows(), mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()), -1e30f) * 0.125f;
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
+// ROUTE-LABEL: decisions for kernel 'mask_then_scale_arg'
+// ROUTE: not the attention template: the scores are masked before they are scaled by a value pkc cannot fold (a constant scale is folded): row_max must read where(mask, scores, -huge); write where(mask, s * scale, -huge)
+PK_KERNEL void mask_then_scale_arg(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o, float scale) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.rows(), 64)) {
+      auto s = where(col_index<64, 64>(n) < k.rows(), mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()), -1e30f) * scale;
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}

@@ -6,7 +6,7 @@
 // N = 264, K = 136 against 128 x 256 x 64 tiles; sequence lengths 50 / 77 / 150 / 170 / 190 / 333 against 64-row
 // spec tiles and 128- / 192-row template blocks; the causal ones with as many keys as queries).
 //
-// Covered: all 15 kernels of the set, at W = 1 (every kernel is single-GPU).
+// Covered: all 16 kernels of the set, at W = 1 (every kernel is single-GPU).
 //  * The GEMMs run on the template (K = 136), on the template with K split at launch (K = 1032: few output tiles,
 //    so the launch splits K and the epilogue, the accumulator's start included, must apply once), on the
 //    general-path twin (K = 76, not a multiple of 8) and compiled with templates off ("name/general").
@@ -45,12 +45,14 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"s36_gemm_acc_plus_mma", true},     {"s36_bmm_scale", true},            {"s36_bmm_over_c", true},
     {"s36_attn_causal_lse_d128", true},  {"s36_attn_causal_min_bound", true}, {"s36_attn_flash_update", true},
     {"s36_attn_causal_i32_heads", true},  {"s36_attn_rsqrt_scale_d64", true}, {"s36_attn_temp_causal_d64", true},
+    {"s36_attn_mask_then_scale", true},
 };
 const std::vector<const char*> kGeneralToo = {
     "s36_gemm_bias_gelu",        "s36_gemm_over_c",          "s36_gemm_nm_loop",          "s36_gemm_acc_from_c0",
     "s36_gemm_acc_bias_start",   "s36_gemm_mma_transpose_b", "s36_gemm_acc_plus_mma",     "s36_bmm_scale",
     "s36_bmm_over_c",            "s36_attn_causal_lse_d128", "s36_attn_causal_min_bound", "s36_attn_flash_update",
     "s36_attn_causal_i32_heads", "s36_attn_rsqrt_scale_d64",  "s36_attn_temp_causal_d64",
+    "s36_attn_mask_then_scale",
 };
 
 KernelSet g_kernels;
@@ -244,6 +246,19 @@ void attn_rsqrt_scale_d64(const Run& r, bool general, LL Sq, LL Sk) {
   if (run(r, kn, 2, qd.view(), kd.view(), vd.view(), od.view())) check_o(r, kn, od.download(), o);
   done(r, tag(kn, general ? "templates off" : "", {Sq, Sk, D}), before);
 }
+// Masked, then scaled by a constant (pk-fold-products scales the fill once).
+void attn_mask_then_scale(const Run& r, bool general, LL Sq, LL Sk) {
+  const std::string kn = std::string("s36_attn_mask_then_scale") + (general ? "/general" : "");
+  const LL D = 64;
+  const auto q = nz<bf16>(Sq * D, 260 + unsigned(Sq)), k = nz<bf16>(Sk * D, 261 + unsigned(Sk)),
+             v = nz<bf16>(Sk * D, 262 + unsigned(Sk));
+  std::vector<double> o, lse;
+  attn_ref(1, Sq, Sk, D, q, k, v, 0.125f, false, o, lse);
+  DevLocal<bf16> qd({Sq, D}, q), kd({Sk, D}, k), vd({Sk, D}, v), od({Sq, D}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, qd.view(), kd.view(), vd.view(), od.view())) check_o(r, kn, od.download(), o);
+  done(r, tag(kn, general ? "templates off" : "", {Sq, Sk, D}), before);
+}
 void attn_temp_causal_d64(const Run& r, bool general, LL S, float temp) {
   const std::string kn = std::string("s36_attn_temp_causal_d64") + (general ? "/general" : "");
   const LL D = 64;
@@ -291,6 +306,7 @@ void cases(const Run& r) {
     attn_rsqrt_scale_d64(r, g, 250, 333);
     attn_rsqrt_scale_d64(r, g, 77, 190);
     attn_temp_causal_d64(r, g, 333, 0.25f);
+    attn_mask_then_scale(r, g, 150, 333);
   }
 }
 

@@ -238,3 +238,24 @@ PK_KERNEL void s36_attn_temp_causal_d64(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Te
     store(o, cast<bf16>(acc / l), m, 0);
   }
 }
+
+// From k44 with a constant scale (masked, then scaled): q [Sq, 64], k and v [Sk, 64],
+// o = bf16(softmax_j(0.125 q_i . k_j) v) over j < Sk.
+PK_KERNEL void s36_attn_mask_then_scale(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.rows(), 64)) {
+      auto s = where(col_index<64, 64>(n) < k.rows(), mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()), -1e30f) * 0.125f;
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}
