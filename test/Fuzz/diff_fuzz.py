@@ -15,6 +15,8 @@ a FAIL. One interpreter, two array backends: pure Python (runs here) and torch f
   python3 test/Fuzz/diff_fuzz.py --compile-only --pkc PKC --seed 1 --count 300 --out DIR
   python3 test/Fuzz/diff_fuzz.py --check-ref --seed 1 --count 30         # the reference alone
   PYTHONPATH=python python3 test/Fuzz/diff_fuzz.py --run --pkc PKC --seed 1 --count 200
+--ranks: multi-rank programs (collectives between compute phases, peer stores and adds,
+rank-dependent math), checked at W = 1..4 ranks sharing one GPU (pk_torch.run_shared_gpu).
 Program i of seed S is the same whatever --count is: --seed S --only i reproduces it.
 """
 import argparse
@@ -139,6 +141,8 @@ class PyBackend:
     def T(self, x): return PyArr(x.c, x.r, [x.d[i * x.c + j] for j in range(x.c) for i in range(x.r)])
 
     def pad(self, x, r, c):  # x: list of rows (2-D) or a list (1-D row vector, broadcast over rows)
+        if isinstance(x, PyArr):
+            x = [x.d[i * x.c:(i + 1) * x.c] for i in range(x.r)]
         rows = [x] * r if not isinstance(x[0], list) else x
         d = []
         for i in range(r):
@@ -151,6 +155,14 @@ class PyBackend:
         return PyArr(r, c, [(_hash(_hash(h0, i // c), i % c) >> 7) * 2.0 ** -24 for i in range(r * c)])
 
     def crop(self, x, r, c): return [x.d[i * x.c:i * x.c + c] for i in range(r)]
+    def shape(self, x): return (x.r, x.c)
+    def arr(self, rows): return PyArr(len(rows), len(rows[0]), [float(v) for row in rows for v in row])
+    def part(self, x, r0, r1, c0, c1): return PyArr(r1 - r0, c1 - c0, [v for i in range(r0, r1) for v in x.d[i * x.c + c0:i * x.c + c1]])
+
+    def cat(self, xs, dim):
+        if dim == 0:
+            return PyArr(sum(x.r for x in xs), xs[0].c, [v for x in xs for v in x.d])
+        return self.arr([sum((x.d[i * x.c:(i + 1) * x.c] for x in xs), []) for i in range(xs[0].r)])
 
 
 class TorchBackend:
@@ -195,6 +207,10 @@ class TorchBackend:
         return (_hash(_hash(self.t.full_like(i, h0), i), j) >> 7).double() * 2.0 ** -24
 
     def crop(self, x, r, c): return x[:r, :c]
+    def shape(self, x): return tuple(x.shape)
+    def arr(self, rows): return self.t.tensor(rows, dtype=self.t.float64, device=self.dev)
+    def part(self, x, r0, r1, c0, c1): return x[r0:r1, c0:c1]
+    def cat(self, xs, dim): return self.t.cat(xs, dim)
 
 
 CMP = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq}
@@ -216,11 +232,18 @@ class Program:
     """kind: tile2d (tiles(rows, cols, {BM, BN})), rows (whole rows in one BM x BN tile) or
     rowloop (a row reduction over `range` chunks of BK columns, then a second loop storing)."""
 
+    ranked, inb, store_op, row = False, 2.0, "store", "m"  # multi-rank phases change these (RGen)
+
     def spec(self):
         p = [f"Tensor<{dt}, 2> {n}" for n, dt in self.inputs]
         p += [f"Tensor<f32, 1> {self.vec}"] if self.vec else []
         p += [f"Tensor<{dt}, 2> {n}" for n, dt, _ in self.outputs]
         p += [f"float {self.scalar[0]}"] if self.scalar else []
+        return ("#include <pk/spec.h>\nusing namespace pk;\n\n"
+                f"// diff_fuzz.py --seed {self.seed} --only {self.index}: {self.kind}, [{self.R}, {self.C}]\n"
+                f"PK_KERNEL void {self.name}({', '.join(p)}) {{\n" + "\n".join(self.loop_lines()) + "\n}\n")
+
+    def loop_lines(self):
         x0, out = self.inputs[0][0], []
         body = []
         for name, node in self.stmts:
@@ -231,7 +254,7 @@ class Program:
                          f"for (auto r : range(0, {k}, 1)) {name} = {upd};"]
             else:
                 body.append(f"auto {name} = {node.args[0].code};")
-        body += [f"store({n}, {node.code}, m, {self.ni});" for n, _, node in self.outputs]
+        body += [f"{self.store_op}({n}, {node.code}, {self.row}, {self.ni});" for n, _, node in self.outputs]
         if self.kind == "tile2d":
             out.append(f"  for (auto [m, n] : tiles({x0}.rows(), {x0}.cols(), {{{self.BM}, {self.BN}}})) {{")
             out += ["    " + s for s in body]
@@ -248,9 +271,7 @@ class Program:
                         f"    for (auto k : range(0, {x0}.cols(), {self.BK})) {{"]
                 out += ["      " + s for s in body] + ["    }"]
         out.append("  }")
-        return ("#include <pk/spec.h>\nusing namespace pk;\n\n"
-                f"// diff_fuzz.py --seed {self.seed} --only {self.index}: {self.kind}, [{self.R}, {self.C}]\n"
-                f"PK_KERNEL void {self.name}({', '.join(p)}) {{\n" + "\n".join(out) + "\n}\n")
+        return out
 
 
 def comb(*nodes):  # the broadcast shape of operands (scalars take the other's)
@@ -308,11 +329,15 @@ class Gen:
                 f = self.un("tanh", f)
             p.acc = N("acc", [f], "f32", "R", f.bound * (p.Cp if mode == "sum" else 1), "acc", mode)
             self.ops = r.randint(2, 6)
+        self.fill()
+
+    def fill(self, outs=None):  # lets, then the outputs [(name, element type or None: random)]
+        p, r = self.p, self.rng
         for _ in range(r.choice([0, 0, 1, 2])):
             self.let()
         p.outputs = []
-        for j in range(1 if r.random() < 0.75 else 2):
-            odt = r.choice(["f32"] * 3 + ["bf16", "f16"])
+        for name, odt in outs or [(f"y{j}", None) for j in range(1 if r.random() < 0.75 else 2)]:
+            odt = odt or r.choice(["f32"] * 3 + ["bf16", "f16"])
             self.ops = r.randint(2, 6)
             e = self.tile(self.expr(r.choice(["f32"] * 3 + ["bf16", "f16"]), 4))
             used = {id(n) for _, _, o in p.outputs for n in self.walk(o)} | {id(n) for n in self.walk(e)}
@@ -320,7 +345,7 @@ class Gen:
                 if v is not None and id(v) not in used:
                     e = self.bin(r.choice(["add", "mul", "sub"]), e, self.cast(e.dt, v))
                     used |= {id(n) for n in self.walk(v)}
-            p.outputs.append((f"y{j}", odt, self.cast(odt, e)))
+            p.outputs.append((name, odt, self.cast(odt, e)))
 
     def walk(self, n):
         yield n
@@ -334,7 +359,7 @@ class Gen:
         if not names:
             return self.cast(dt, self.load("f32") if r.random() < 0.5 else self.load(r.choice(p.inputs)[1]))
         x = r.choice(names)
-        return N("load", [], dt, "T", 2.0, f"load<{p.TM}, {p.TN}>({x}, m, {p.ni})", x)
+        return N("load", [], dt, "T", p.inb, f"load<{p.TM}, {p.TN}>({x}, m, {p.ni})", x)
 
     def leaf(self, dt):
         p, r = self.p, self.rng
@@ -352,6 +377,9 @@ class Gen:
 
     def scal(self):
         p, r = self.p, self.rng
+        if p.ranked and r.random() < 0.35:  # rank() or world_size() as a float
+            k = r.choice(["rank", "world"])
+            return N("rk", [], "f32", "S", 4.0, "float(rank())" if k == "rank" else "float(world_size())", k)
         if p.scalar and r.random() < 0.4:
             return N("scalar", [], "f32", "S", abs(p.scalar[1]), p.scalar[0], p.scalar[1])
         v = r.choice(CONSTS)
@@ -402,7 +430,7 @@ class Gen:
             if b.shape != "S":
                 b = N("add", [self.un("abs", b), N("const", [], "f32", "S", 1.0, "1.0f", 1.0)], b.dt, b.shape, bb + 1,
                       f"(1.0f + abs({b.code}))")
-            elif abs(b.attr) < 0.5 or b.op == "scalar":
+            elif b.op != "const" or abs(b.attr) < 0.5:
                 b = N("const", [], "f32", "S", 2.0, "2.0f", 2.0)
             bound = ba / min(1.0, abs(b.attr) if b.shape == "S" else 1.0)
         else:
@@ -537,11 +565,12 @@ class Gen:
 # The reference: values and error bounds on the padded grid.
 
 class Ev:
-    def __init__(self, prog, bk, inputs):
+    def __init__(self, prog, bk, inputs, bounds=None):  # bounds: on inputs that carry an error
         self.p, self.bk, self.memo = prog, bk, {}
         R, C = prog.Rp, prog.Cp
         self.z = bk.full(R, C, 0.0)
         self.inp = {n: bk.pad(inputs[n], R, C) for n, _ in prog.inputs}
+        self.err = {n: bk.pad(b, R, C) for n, b in (bounds or {}).items()}
         if prog.vec:
             self.inp[prog.vec] = bk.pad(inputs[prog.vec], R, C)
 
@@ -571,7 +600,9 @@ class Ev:
         bk, p, z, op = self.bk, self.p, self.z, n.op
         R, C = p.Rp, p.Cp
         if op in ("load", "vec"):
-            return self.inp[n.attr], z
+            return self.inp[n.attr], self.err.get(n.attr, z)
+        if op == "rk":
+            return bk.full(R, C, p.rank if n.attr == "rank" else p.world), z
         if op in ("const", "scalar"):
             return bk.full(R, C, n.attr), z
         if op == "size":
@@ -701,6 +732,246 @@ def py_inputs(prog, rng):
 
 
 # ---------------------------------------------------------------------------------------------
+# Multi-rank programs (--ranks): a collective between optional compute phases, tile traffic into
+# peers (a ring or permutation store, row blocks stored into owners, store_add into owners), or
+# rank-dependent element-wise math. Shapes follow the world size W (the host allocates them),
+# each phase is a tile2d Program generated and evaluated as the single-rank ones are, with rank()
+# and world_size() among its scalars; the reference evaluates every rank and moves the values.
+
+OWNERS = [("next_rank()", lambda i, j, q, W: (q + 1) % W), ("prev_rank()", lambda i, j, q, W: (q - 1) % W),
+          ("world_size() - 1 - rank()", lambda i, j, q, W: W - 1 - q), ("rank()", lambda i, j, q, W: q),
+          ("0", lambda i, j, q, W: 0), ("(m / {BM}) % world_size()", lambda i, j, q, W: i % W),
+          ("(m / {BM} + n / {BN}) % world_size()", lambda i, j, q, W: (i + j) % W)]  # the first 4 permute ranks
+REDUCING = ("all_reduce", "reduce_scatter", "reduce")
+
+
+class RProgram:
+    def spec(self):
+        ps = [f"{k}<{dt}, 2> {n}" for n, k, dt in self.params] + (["index root"] if self.root else [])
+        body = []
+        for item in self.body:
+            body += item.loop_lines() if isinstance(item, Program) else ["  " + item]
+        return ("#include <pk/spec.h>\nusing namespace pk;\n\n"
+                f"// diff_fuzz.py --ranks --seed {self.seed} --only {self.index}: {self.kind}, [{self.R}, {self.C}]\n"
+                f"PK_KERNEL void {self.name}({', '.join(ps)}) {{\n" + "\n".join(body) + "\n}\n")
+
+
+class RGen:
+    def __init__(self, seed, index):
+        self.rng = r = random.Random(f"ranks:{seed}:{index}")
+        p = self.p = RProgram()
+        p.seed, p.index, p.name, p.root, p.pre, p.post = seed, index, f"rz_{seed}_{index}", False, None, None
+        p.R, p.C = r.choice([1, 3, 17, 37, 45, 64, 100]), r.choice([1, 5, 33, 64, 100, 130, 200, 259])
+        R, C, dt = p.R, p.C, r.choice(["f32"] * 3 + ["bf16"])
+        p.group = r.choice(["coll"] * 5 + ["store", "add", "math"])
+        p.params, p.inputs, p.shape, p.body = [], set(), {}, []
+        if p.group == "coll":
+            c = p.coll = r.choice(["all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce"])
+            p.op = r.choice(["Sum", "Sum", "Max", "Min"]) if c in REDUCING else None
+            p.dims = r.choice([(0, 0), (1, 1), (0, 1), (1, 0)]) if c == "all_to_all" else \
+                (r.choice([0, 1]),) * 2 if c in ("all_gather", "reduce_scatter") else (0, 0)
+            p.inplace, (s, d) = p.dims[0] == p.dims[1] and r.random() < 0.3, p.dims
+            one, wide = lambda W: (R, C), lambda d: lambda W: (R * W, C) if d == 0 else (R, C * W)
+            p.shape["x"], p.shape["y"] = {"all_gather": (wide(s) if p.inplace else one, wide(s)), "reduce_scatter":
+                                          (wide(s), one), "all_to_all": (wide(s), wide(d))}.get(c, (one, one))
+            p.root = c in ("broadcast", "reduce")
+            if r.random() < 0.5:  # a compute phase writes x from a local a
+                p.pre = self.phase("a", r.choice(["f32", "bf16"]), "x", dt)
+                p.shape["a"] = p.shape["x"]
+                p.params.append(("a", "Tensor", p.pre.inputs[0][1]))
+            p.params.append(("x", "Sym", dt))
+            p.inputs.add("a" if p.pre else "x")
+            y = "x" if p.inplace else "y"
+            p.written = {"x", y} if p.pre else {y}
+            if not p.inplace:
+                p.params.append(("y", r.choice(["Sym", "Tensor"]), dt))
+            d = f", {p.dims[0]}" if p.dims[0] or p.dims[1] else ""
+            d = f", {p.dims[0]}, {p.dims[1]}" if c == "all_to_all" and d else d
+            p.body.append(f"{c}({p.op + ', ' if p.op else ''}x, {y}{d}{', root' if p.root else ''});")
+            p.kind = f"{c}{'(' + p.op + ')' if p.op else ''}{d.replace(', ', '/')}{' in place' if p.inplace else ''}"
+            p.full = c != "reduce" and not (p.inplace and c == "reduce_scatter")  # every element specified
+            if p.full and r.random() < 0.5:  # a compute phase reads the output
+                p.post = self.phase(y, dt, "o", r.choice(["f32", "bf16"]), inb=(p.pre.outputs[0][2].bound if p.pre else 2.0) * 4)
+            p.body = ([p.pre] if p.pre else []) + p.body
+        else:
+            p.inputs.add("x")
+            p.shape["x"] = p.shape["y"] = lambda W: (R, C)
+            f = p.f = self.phase("x", r.choice(["f32", "bf16"]), "y" if p.group == "math" else "y.on(OWN)", dt)
+            p.params += [("x", r.choice(["Tensor", "Sym"]), f.inputs[0][1]), ("y", "Tensor" if p.group == "math" else "Sym", dt)]
+            p.kind, p.offset, p.written = p.group, False, {"y"}
+            if p.group != "math":
+                p.owner = r.randrange(4 if p.group == "store" and r.random() < 0.6 else len(OWNERS))
+                p.offset = p.group == "store" and p.owner >= 4
+                text = OWNERS[p.owner][0].format(BM=f.BM, BN=f.BN)
+                f.outputs[0] = (f"y.on({text})", dt, f.outputs[0][2])
+                p.kind += f" {text}"
+                if p.offset:  # row blocks a whole number of tiles apart, as docs/language.md says
+                    Rp = -(-R // f.BM) * f.BM
+                    f.row, p.shape["y"] = f"rank() * ((x.rows() + {f.BM - 1}) / {f.BM} * {f.BM}) + m", lambda W: (W * Rp, C)
+                if p.group == "add":
+                    f.store_op = "store_add"
+                    z = f"tiles(y.rows(), y.cols(), {{{f.BM}, {f.BN}}})) store(y, zeros<{dt}, {f.BM}, {f.BN}>(), m, n);"
+                    p.body.append("for (auto [m, n] : " + z)
+            p.body.append(f)
+            if not p.offset and r.random() < 0.5:
+                p.post = self.phase("y", dt, "o", r.choice(["f32", "bf16"]), inb=f.outputs[0][2].bound * (4 if p.group == "add" else 1))
+        if p.post:
+            p.written.add("o")
+            p.params.append(("o", "Tensor", p.post.outputs[0][1]))
+            p.shape["o"] = p.shape[p.post.inputs[0][0]]
+            p.body.append(p.post)
+
+    def phase(self, x, xdt, y, ydt, inb=2.0):  # a tile loop over x's shape storing f(load(x)) into y
+        r, ph = self.rng, Program()
+        ph.seed, ph.index, ph.kind, ph.ranked, ph.inb = self.p.seed, self.p.index, "tile2d", True, inb
+        ph.BM, ph.BN = r.choice([16, 32, 64, 16, 32, 48]), r.choice([16, 32, 64, 128, 32, 96])
+        ph.TM, ph.TN, ph.ni, ph.W = ph.BM, ph.BN, "n", ph.BN
+        ph.inputs, ph.vec, ph.scalar, ph.stmts, ph.acc = [(x, xdt)], None, None, [], None
+        g = Gen.__new__(Gen)
+        g.rng, g.p, g.vars, g.no_let, g.ops = r, ph, [], False, r.randint(2, 7)
+        g.fill([(y, ydt)])
+        return ph
+
+
+def run_phase(ph, bk, shape, q, W, ins, bounds=None):  # (value, bound) on the phase's padded grid
+    ph.R, ph.C, ph.rank, ph.world = shape[0], shape[1], q, W
+    ph.Rp, ph.Cp = -(-ph.R // ph.BM) * ph.BM, -(-ph.C // ph.BN) * ph.BN
+    return Ev(ph, bk, ins, bounds).ev(ph.outputs[0][2])
+
+
+def combine(bk, op, xs, dt):  # op over ranks in fp32, then rounded to dt once
+    if op != "Sum":
+        f = bk.maximum if op == "Max" else bk.minimum
+        v, e = xs[0]
+        for a, b in xs[1:]:
+            v, e = f(v, a), bk.maximum(e, b)
+        return v, e
+    v, e, mag = sum(a for a, _ in xs), sum(b for _, b in xs), sum(abs(a) for a, _ in xs)
+    e = e + SUMERR(len(xs)) * mag
+    if dt == "f32":
+        return v, e
+    v = bk.round(v, dt)
+    return v, e + REL16[dt] * abs(v) + TINY16[dt]
+
+
+def blocks(bk, a, d, W):
+    r, c = bk.shape(a)
+    return [bk.part(a, i * r // W, (i + 1) * r // W, 0, c) if d == 0 else bk.part(a, 0, r, i * c // W, (i + 1) * c // W)
+            for i in range(W)]
+
+
+def coll_ref(p, bk, xs, W, root):
+    c, (s, d), dt = p.coll, p.dims, dict((n, t) for n, _, t in p.params)["x"]
+    both = lambda f: tuple(f(k) for k in range(2))  # the same move of the values and of the bounds
+    if p.inplace and c == "all_gather":  # chunk q of x is rank q's input
+        xs = [both(lambda k: blocks(bk, xs[q][k], s, W)[q]) for q in range(W)]
+    if c == "all_reduce":
+        return [combine(bk, p.op, xs, dt)] * W
+    if c == "broadcast":
+        return [xs[root]] * W
+    if c == "all_gather":
+        return [both(lambda k: bk.cat([x[k] for x in xs], s))] * W
+    if c == "all_to_all":
+        return [both(lambda k: bk.cat([blocks(bk, x[k], s, W)[q] for x in xs], d)) for q in range(W)]
+    shp = bk.shape(xs[0][0])
+    care = lambda a, b, sh: (bk.full(*sh, 0.0), bk.full(*sh, math.inf)) if not a else b
+    if c == "reduce":
+        return [care(q == root, combine(bk, p.op, xs, dt), shp) for q in range(W)]
+    out = [combine(bk, p.op, [both(lambda k: blocks(bk, x[k], s, W)[q]) for x in xs], dt) for q in range(W)]
+    if not p.inplace:
+        return out
+    return [both(lambda k: bk.cat([care(i == q, out[q], bk.shape(out[q][0]))[k] for i in range(W)], s)) for q in range(W)]
+
+
+def rank_reference(p, bk, ins, W, root):
+    """Per rank, {tensor: (value, bound)} of every tensor the kernel writes, in its shape: a NaN
+    value with bound 0 where nothing may be stored, bound inf where the result is unspecified."""
+    sh = {n: f(W) for n, f in p.shape.items()}
+    crop = lambda ve, n: tuple(bk.part(a, 0, sh[n][0], 0, sh[n][1]) for a in ve)
+    out = [{} for _ in range(W)]
+    if p.group == "coll":
+        if p.pre:
+            xs = [crop(run_phase(p.pre, bk, sh["x"], q, W, ins[q]), "x") for q in range(W)]
+        else:
+            xs = [(ins[q]["x"], bk.full(*sh["x"], 0.0)) for q in range(W)]
+        for q, y in enumerate(coll_ref(p, bk, xs, W, root)):
+            out[q] = {"x": xs[q]} if p.pre else {}  # the collective's input, as the first phase wrote it
+            out[q]["x" if p.inplace else "y"] = y
+    else:
+        f, dt = p.f, p.params[1][2]
+        fs = [run_phase(f, bk, sh["x"], q, W, ins[q]) for q in range(W)]
+        if p.group == "math":
+            out = [{"y": crop(v, "y")} for v in fs]
+        for t in range(W if p.group != "math" else 0):
+            own = OWNERS[p.owner][1]
+            mask = [bk.arr([[float(own(i // f.BM, j // f.BN, q, W) == t) for j in range(f.Cp)] for i in range(f.Rp)])
+                    for q in range(W)]
+            if p.group == "add":  # every rank's tiles owned by t, added into t's zeroed y
+                v = sum(bk.where(mask[q], fs[q][0], 0.0 * fs[q][0]) for q in range(W))
+                mag = sum(bk.where(mask[q], abs(fs[q][0]), 0.0 * fs[q][0]) for q in range(W))
+                e = sum(bk.where(mask[q], fs[q][1], 0.0 * fs[q][1]) for q in range(W)) + SUMERR(W + 1) * mag
+                e = e if dt == "f32" else e + W * REL16[dt] * mag + TINY16[dt]  # each red.add rounds
+                out[t]["y"] = crop((v, e), "x")
+                continue
+            nan, z = bk.full(f.Rp, f.Cp, math.nan), bk.full(f.Rp, f.Cp, 0.0)
+            vs = [(bk.where(mask[q], fs[q][0], nan), bk.where(mask[q], fs[q][1], z)) for q in range(W)]
+            if p.offset:  # rank q's block at rows q Rp
+                out[t]["y"] = tuple(bk.cat([bk.part(v[k], 0, f.Rp, 0, p.C) for v in vs], 0) for k in range(2))
+            else:  # one rank stores each tile
+                v, e = vs[0]
+                for q in range(1, W):
+                    v, e = bk.where(mask[q], vs[q][0], v), bk.where(mask[q], vs[q][1], e)
+                out[t]["y"] = crop((v, e), "y")
+    if p.post:
+        y = p.post.inputs[0][0]
+        for q in range(W):
+            v, e = out[q][y]
+            out[q]["o"] = crop(run_phase(p.post, bk, sh[y], q, W, {y: v}, {y: e}), "o")
+    return out
+
+
+def rank_inputs(p, W, rng):
+    val = lambda dt: PyBackend.ROUND[dt](rng.uniform(0.1, 2.0) * rng.choice([-1, 1]))
+    dts = {n: dt for n, _, dt in p.params}
+    return [{n: PyBackend().arr([[val(dts[n]) for _ in range(p.shape[n](W)[1])] for _ in range(p.shape[n](W)[0])])
+             for n in p.inputs} for _ in range(W)]
+
+
+def check_ref_ranks(p):
+    """The pure-Python reference at W = 1..4: shapes as allocated, finite values and bounds (but
+    where nothing may be stored or the result is unspecified), invariants of the collectives."""
+    bk, loose, total = PyBackend(), 0, 0
+    for W in (1, 2, 3, 4):
+        rng = random.Random(f"in:{p.seed}:{p.index}:{W}")
+        ins, root = rank_inputs(p, W, rng), p.index % W
+        ref = rank_reference(p, bk, ins, W, root)
+        for q in range(W):
+            if set(ref[q]) != p.written:
+                return f"W={W}: reference of {sorted(ref[q])}, kernel writes {sorted(p.written)}"
+            for n, (v, e) in ref[q].items():
+                if bk.shape(v) != p.shape[n](W) or bk.shape(e) != p.shape[n](W):
+                    return f"W={W} {n}: reference {bk.shape(v)}, allocated {p.shape[n](W)}"
+                for x, b in zip(v.d, e.d):
+                    if math.isinf(b) or (math.isnan(x) and b == 0):
+                        continue
+                    if not (math.isfinite(x) and math.isfinite(b)):
+                        return f"W={W} {n}: non-finite reference ({x}, bound {b})"
+                    total += 1
+                    loose += 2 * b > 0.05 * (abs(x) + 0.01)
+        if p.group == "coll" and p.coll in ("all_reduce", "all_gather", "broadcast"):
+            y = "x" if p.inplace else "y"
+            if any(ref[q][y][0].d != ref[0][y][0].d for q in range(W)):
+                return f"W={W}: {p.coll} differs between ranks"
+        if p.group == "coll" and p.coll == "all_to_all" and not p.pre:  # a permutation of the inputs
+            if sorted(v for q in range(W) for v in ref[q]["x" if p.inplace else "y"][0].d) != sorted(v for q in range(W) for v in ins[q]["x"].d):
+                return f"W={W}: all_to_all is not a permutation of the inputs"
+        if p.group == "store" and not p.offset and p.owner < 4:  # every element stored exactly once
+            if any(math.isnan(v) for q in range(W) for v in ref[q]["y"][0].d):
+                return f"W={W}: a permutation store leaves elements unstored"
+    return f"loose {100.0 * loose / max(total, 1):.1f}%"
+
+
+# ---------------------------------------------------------------------------------------------
 # Modes.
 
 def compile_one(pkc, prog, work):
@@ -737,7 +1008,7 @@ def check_ref(prog):
 def programs(args):
     idx = [args.only] if args.only is not None else range(args.count)
     for i in idx:
-        yield Gen(args.seed, i).p
+        yield RGen(args.seed, i).p if args.ranks else Gen(args.seed, i).p
 
 
 def mode_compile(args):
@@ -754,7 +1025,7 @@ def mode_compile(args):
                 msgs.setdefault((cls, key), []).append(path)
                 line += "  " + first[:300]
             if args.check_ref and cls == "ok":
-                line += "  [" + check_ref(prog) + "]"
+                line += "  [" + (check_ref_ranks if args.ranks else check_ref)(prog) + "]"
             print(line, flush=True)
     print("\n| class | programs |\n|---|---|")
     for k in ("ok", "error", "bad"):
@@ -769,7 +1040,8 @@ def mode_compile(args):
 def mode_check_ref(args):
     for prog in programs(args):
         t = time.time()
-        print(f"{prog.name} {prog.kind} [{prog.R}, {prog.C}]: {check_ref(prog)} ({time.time() - t:.1f} s)", flush=True)
+        res = (check_ref_ranks if args.ranks else check_ref)(prog)
+        print(f"{prog.name} {prog.kind} [{prog.R}, {prog.C}]: {res} ({time.time() - t:.1f} s)", flush=True)
     return 0
 
 
@@ -852,6 +1124,95 @@ def mode_run(args):
     return 1 if any(c == "FAIL" for _, c in rows) else 0
 
 
+def mode_run_ranks(args):
+    """Each program at W = 1..4 ranks sharing this GPU (pk_torch.run_shared_gpu): fresh inputs per
+    rank, every written tensor poisoned with NaN, all ranks' results against rank_reference."""
+    import torch
+    import pk_torch
+    TDT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    out = args.out or os.environ.get("OUT") or "diff-fuzz-out"
+    os.makedirs(os.path.join(out, "failing"), exist_ok=True)
+    work, start, rows, dev = tempfile.mkdtemp(prefix="diff-fuzz-specs-"), time.time(), [], "cuda"
+
+    def one(k, prog, W):
+        g = torch.Generator(device=dev).manual_seed((prog.seed * 1000003 + prog.index) * 8 + W)
+        sh, root = {n: f(W) for n, f in prog.shape.items()}, prog.index % W
+        dts = {n: dt for n, _, dt in prog.params}
+        ins = [{n: ((0.1 + 1.9 * torch.rand(sh[n], generator=g, device=dev, dtype=torch.float64)) *
+                    ((torch.rand(sh[n], generator=g, device=dev) < 0.5).double() * 2 - 1)).to(TDT[dts[n]])
+                for n in sorted(prog.inputs)} for _ in range(W)]
+        torch.cuda.synchronize()
+
+        def body(ctx):
+            q, ts = ctx.rank, []
+            for n, kind, dt in prog.params:
+                t = ctx.empty(list(sh[n]), TDT[dt]) if kind == "Sym" else torch.empty(sh[n], device=dev, dtype=TDT[dt])
+                t.copy_(ins[q][n]) if n in prog.inputs else t.fill_(float("nan"))
+                ts.append(t)
+            torch.cuda.current_stream().synchronize()
+            ctx.barrier()  # every rank's inputs are written before any kernel reads them
+            k(ctx, *ts, *([root] if prog.root else []))
+            ctx.check_errors()
+            torch.cuda.current_stream().synchronize()
+            ctx.barrier()
+            return {n: t.clone() for (n, _, _), t in zip(prog.params, ts)}
+
+        got = pk_torch.run_shared_gpu(W, body)
+        ref = rank_reference(prog, TorchBackend(torch, dev), [{n: t.double() for n, t in x.items()} for x in ins], W, root)
+        worst, nbad, detail = 0.0, 0, ""
+        for q in range(W):
+            for n, (v, e) in sorted(ref[q].items()):
+                g64 = got[q][n].double()
+                ok = (~torch.isinf(e) & torch.isfinite(v) & torch.isfinite(e)) | torch.isinf(e) | (torch.isnan(v) & (e == 0))
+                if not bool(ok.all()):
+                    return "ERROR", f"W={W}: reference not finite ({n})", None
+                err = (g64 - v).abs()
+                bad = ~((err <= 2 * e + ATOL) | torch.isinf(e) | (torch.isnan(v) & torch.isnan(g64)))
+                nb = int(bad.sum())
+                worst = max(worst, float(torch.nan_to_num(torch.where(torch.isinf(e) | torch.isnan(v), 0 * err, err), nan=float("inf")).max()))
+                if nb and not detail:
+                    i, C = int(bad.flatten().nonzero()[0]), sh[n][1]
+                    detail = (f"W={W} rank {q} {n}: {nb} of {g64.numel()} wrong, first at ({i // C}, {i % C}): got "
+                              f"{g64.flatten()[i].item():.6g}, want {v.flatten()[i].item():.6g} +- {2 * e.flatten()[i].item():.3g}")
+                nbad += nb
+        if nbad:
+            base = os.path.join(out, "failing", f"{prog.name}_W{W}")
+            with open(base + ".pk.cpp", "w") as f:
+                f.write(prog.spec())
+            torch.save({"root": root, "inputs": [{n: t.cpu() for n, t in x.items()} for x in ins],
+                        "outputs": [{n: t.cpu() for n, t in x.items()} for x in got],
+                        "want": [{n: v.cpu() for n, (v, _) in x.items()} for x in ref],
+                        "bound": [{n: e.cpu() for n, (_, e) in x.items()} for x in ref]}, base + ".pt")
+            return "FAIL", f"max err {worst:.3g}; {detail}", base
+        return "PASS", f"W={W} max err {worst:.3g}", None
+
+    for prog in programs(args):
+        if time.time() - start > args.budget:
+            print(f"budget of {args.budget} s spent: stopping before {prog.name}", flush=True)
+            break
+        path = os.path.join(work, prog.name + ".pk.cpp")
+        with open(path, "w") as f:
+            f.write(prog.spec())
+        try:
+            k = pk_torch.compile(path, pkc=args.pkc, kernel=prog.name)
+        except Exception as e:  # noqa: BLE001 - a compile failure is this program's ERROR
+            rows.append((prog, "ERROR"))
+            print(f"ERROR {prog.kind}: compile: {str(e).splitlines()[-1][:300] if str(e) else type(e).__name__}  {path}", flush=True)
+            continue
+        for W in (1, 2, 3, 4):
+            try:
+                cls, msg, _ = one(k, prog, W)
+            except Exception as e:  # noqa: BLE001 - one launch's exception must not stop the others
+                cls, msg = "ERROR", f"W={W}: {type(e).__name__}: {str(e)[:300]}"
+            rows.append((prog, cls))
+            print(f"{cls:5} {prog.kind}: {msg}  {path}", flush=True)
+    print("\n| group | PASS | FAIL | ERROR |\n|---|---|---|---|")
+    for grp in ("coll", "store", "add", "math", "all"):
+        sel = [c for p, c in rows if grp in ("all", p.group)]
+        print(f"| {grp} | {sel.count('PASS')} | {sel.count('FAIL')} | {sel.count('ERROR')} |")
+    return 1 if any(c == "FAIL" for _, c in rows) else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     m = ap.add_mutually_exclusive_group(required=True)
@@ -859,6 +1220,7 @@ def main():
     m.add_argument("--check-ref", action="store_true", help="run the pure-Python reference on random inputs")
     m.add_argument("--run", action="store_true", help="compile, launch on the GPU (pk_torch) and compare")
     m.add_argument("--print", action="store_true", help="print the specs")
+    ap.add_argument("--ranks", action="store_true", help="multi-rank programs, run at W = 1..4 ranks sharing one GPU")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--only", type=int, help="just program ONLY of the seed")
@@ -877,7 +1239,7 @@ def main():
     if not args.pkc:
         ap.error("--pkc (or $PKC) is required")
     args.check_ref = args.with_ref
-    return mode_compile(args) if args.compile_only else mode_run(args)
+    return mode_compile(args) if args.compile_only else mode_run_ranks(args) if args.ranks else mode_run(args)
 
 
 if __name__ == "__main__":
