@@ -344,6 +344,13 @@ struct SplitLaunches : mlir::pk::impl::PkSplitLaunchesPassBase<SplitLaunches> {
         FailureOr<SmallVector<Attribute>> body = entriesOf(item.body);
         if (failed(body)) return failure();
         why += " (end of the loop at " + where(item.loop) + ");";
+        // A hand-written ring: one launch, and its flag rounds, per trip (set 37, finding 4).
+        bool peerStores = false;
+        item.loop->walk([&](Operation *op) { peerStores |= isa<StoreTileOp, AddTileOp>(op); });
+        if (peerStores)
+          why += " each trip of that loop is a launch with its own flag rounds, so a ring written this "
+                 "way moves one block per launch; where it forwards every rank's block to every rank, "
+                 "all_gather, reduce_scatter or all_to_all move them all in one launch;";
         auto bound = [&](Value v) { return StringAttr::get(ctx, ::pk::print_host_expr(*hostExprOf(v, entry))); };
         out.push_back(DictionaryAttr::get(
             ctx, {NamedAttribute(StringAttr::get(ctx, "lb"), bound(item.loop.getLowerBound())),

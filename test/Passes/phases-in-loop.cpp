@@ -46,3 +46,18 @@ PK_KERNEL void bound(Tensor<f32, 1> x, Scratch<f32, 1> s) {
     }
 }
 #endif
+
+// A ring all-gather written by hand as a host loop (set 37, k52): the explain says what each
+// trip costs and which collective moves the blocks in one launch.
+// RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=RING
+// RING-LABEL: decisions for kernel 'hand_ring'
+// RING: a host loop: {{.*}} each trip of that loop is a launch with its own flag rounds, so a ring written this way moves one block per launch; where it forwards every rank's block to every rank, all_gather, reduce_scatter or all_to_all move them all in one launch;
+PK_KERNEL void hand_ring(Sym<bf16, 2> x, Sym<bf16, 3> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {64, 256})) store(y, load<64, 256>(x, m, n), rank(), m, n);
+  for (auto s : range(0, world_size() - 1, 1)) {
+    for (auto [m, n] : tiles(x.rows(), x.cols(), {64, 256})) {
+      index blk = (rank() - s + world_size()) % world_size();
+      store(y.on(next_rank()), load<64, 256>(y, blk, m, n), blk, m, n);
+    }
+  }
+}
