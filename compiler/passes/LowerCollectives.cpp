@@ -852,7 +852,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                                           "worker, where only the direct path is modelled")
                                   : "no one-round path: the kernel has " +
                                         Twine(collectives.size()) +
-                                        " collectives, which would share its landing buffer");
+                                        " collectives, which would share its landing buffer (as "
+                                        "separate kernels each keeps its one-round paths)");
           }
       for (Operation *op : collectives) {
         if (mlir::failed(checkInPlace(op))) {

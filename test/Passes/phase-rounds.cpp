@@ -54,3 +54,12 @@ PK_KERNEL void norm(Tensor<f32, 2> x, Sym<f32, 2> ss, Sym<f32, 2> total, Tensor<
 PK_KERNEL void ar_then_ag(Sym<bf16, 1> x, Sym<bf16, 1> y, Sym<bf16, 1> z) {
   all_reduce(Sum, x, y); all_gather(y, z);
 }
+
+// Two independent collectives keep the direct path only (they would share the landing buffer),
+// and the explain says that separate kernels keep the one-round paths (set 37, finding 3).
+// EXPLAIN-LABEL: decisions for kernel 'two_collectives'
+// EXPLAIN: no one-round path: the kernel has 2 collectives, which would share its landing buffer (as separate kernels each keeps its one-round paths)
+PK_KERNEL void two_collectives(Sym<bf16, 1> a, Sym<bf16, 1> b, Sym<f32, 1> c, Sym<f32, 1> d) {
+  all_gather(a, b);
+  all_reduce(Sum, c, d);
+}
