@@ -22,6 +22,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -250,6 +251,12 @@ int runPkcDriver(int argc, char **argv) {
     return fail("--tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8");
   if (tileThreads != 0 && tileThreads != 256 && tileThreads != 512 && tileThreads != 1024)
     return fail("--tile-threads must be 0 (chosen by pkc), 256, 512 or 1024");
+  // Clang reports a bad -std value only as a note-level driver error and parses on with its
+  // default, so check it here: C++ from 17 on (pk/spec.h uses fold expressions).
+  static const llvm::Regex knownStandard("^(c|gnu)\\+\\+(17|20|23|26|1z|2a|2b|2c)$");
+  if (!knownStandard.match(standard))
+    return fail("-std=" + standard + ": C++ specs take c++17, c++20 (the default), c++23 or c++26 "
+                "(or gnu++ of them); pk/spec.h needs C++17 or later");
   if (tileStages < 2 || tileStages > 4)
     return fail("--tile-stages must be 2, 3 or 4");
   if (worldSize.getNumOccurrences() && (worldSize < 1 || worldSize > mlir::pk::kMaxRanks))

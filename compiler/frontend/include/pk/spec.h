@@ -8,6 +8,10 @@
 #ifndef PK_SPEC_H
 #define PK_SPEC_H
 
+#if __cplusplus < 201703L
+#error "pk/spec.h needs C++17 or later (pkc's default is -std=c++20)"
+#endif
+
 // Marks a kernel. The annotation is what pkc looks for; other functions are ignored.
 #define PK_KERNEL [[clang::annotate("pk.kernel")]]
 
