@@ -58,7 +58,7 @@ cl::opt<Phase> emit(
                clEnumValN(Phase::Launcher, "launcher", "typed C++ launcher header"),
                clEnumValN(Phase::LauncherImpl, "launcher-impl",
                           "C++ source of the launchers, with the CUDA embedded")));
-cl::opt<std::string> arch("arch", cl::desc("GPU architecture"), cl::init("sm_90a"),
+cl::opt<std::string> arch("arch", cl::desc("GPU architecture (default: sm_90a)"), cl::init("sm_90a"),
                           cl::cat(category));
 cl::list<std::string> includeDirs("I", cl::desc("Include directory for C++ specs"),
                                   cl::Prefix, cl::cat(category));
@@ -257,6 +257,11 @@ int runPkcDriver(int argc, char **argv) {
   if (!knownStandard.match(standard))
     return fail("-std=" + standard + ": C++ specs take c++17, c++20 (the default), c++23 or c++26 "
                 "(or gnu++ of them); pk/spec.h needs C++17 or later");
+  // A profile that cannot be read is the option's fault, not the spec's: said before parsing.
+  if (!profilePath.empty()) {
+    std::string error;
+    if (!pk::loadProfileOrBuiltin(profilePath, error)) return fail("--profile: " + error);
+  }
   if (tileStages < 2 || tileStages > 4)
     return fail("--tile-stages must be 2, 3 or 4");
   if (worldSize.getNumOccurrences() && (worldSize < 1 || worldSize > mlir::pk::kMaxRanks))

@@ -1040,8 +1040,8 @@ private:
     if (kind == MapKind::Add || kind == MapKind::Sub || kind == MapKind::Mul || kind == MapKind::BitAnd ||
         kind == MapKind::BitOr || kind == MapKind::BitXor)
       return true;
-    fail(e->getBeginLoc(), "this index would be narrowed to the i8 tile it meets (its value wraps at 8 bits: 200 "
-                           "becomes -56); make that tile i32 first: cast<i32>(t)");
+    fail(e->getBeginLoc(), "this index would be narrowed to the i8 tile it meets (its value wraps at 8 bits: a "
+                           "value such as 200 would become -56); make that tile i32 first: cast<i32>(t)");
     return false;
   }
 

@@ -147,8 +147,8 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
     if (t == Transport::ldst) return t;
     recordDecision(op, "rule 3 (one-way sync)",
                    t == Transport::multimem
-                       ? Twine("transport 'multimem' is lowered as ldst: the collectives have no multicast "
-                               "lowering yet (a spec's own pk::prim reduce does), so this one uses register "
+                       ? Twine("transport 'multimem' is lowered as ldst: no lowering uses multicast yet "
+                               "(pkc's runtime maps no multicast addresses), so this one uses register "
                                "pulls and the code is the same as without --allow-multicast")
                        : "transport '" + stringifyTransport(t) + "' is lowered as ldst: direct "
                          "collectives use register pulls (TMA/copy-engine pulls are not lowered yet)");
