@@ -209,7 +209,7 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
   // `budget` bytes hold its stages. Loads are copied ahead with no registers held, so each
   // block keeps its next tile in flight while it reduces and stores this one.
   bool prefetch(TileForeachOp loop, ArrayRef<TileLoadOp> hoisted, int64_t budget) {
-    const int64_t stages = ringStages;
+    int64_t stages = ringStages;
     SmallVector<TileLoadOp> ring;
     int64_t stageBytes = 0;
     for (TileLoadOp load : hoisted) {
@@ -221,7 +221,24 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       ring.push_back(load);
       stageBytes += prefetchSlotBytes(cast<TileType>(load.getType()));
     }
-    if (ring.empty() || stages * stageBytes > budget) return false;
+    if (ring.empty()) return false;
+    // Stages that do not fit the shared memory a block may hold: fewer (at least two), or no
+    // ring, and either way --explain says so (set 39, finding 5: --tile-stages=3 on rms_norm
+    // used to drop the ring silently).
+    while (stages > 2 && stages * stageBytes > budget) --stages;
+    if (stages * stageBytes > budget) {
+      recordDecision(loop, "general path",
+                     "no prefetch ring: two stages of this loop's loads (" + Twine(2 * stageBytes / 1024) +
+                         " KiB) exceed the " + Twine(budget / 1024) +
+                         " KiB of shared memory a block may hold at this block size; smaller tiles or "
+                         "fewer blocks per SM would keep one");
+      return false;
+    }
+    if (stages < ringStages)
+      recordDecision(loop, "general path",
+                     Twine(ringStages) + " ring stages (--tile-stages) of " + Twine(stageBytes / 1024) +
+                         " KiB exceed the " + Twine(budget / 1024) + " KiB a block may hold: " +
+                         Twine(stages) + " stages instead");
     Builder b(loop.getContext());
     loop->setAttr("pk.prefetch", b.getI64IntegerAttr(stages));
     int64_t reused = 0;

@@ -9,6 +9,13 @@
 // RUN: pkc %s --tile-stages=3 --kernel=copy -o - | FileCheck %s --check-prefix=STAGES3
 // RUN: not pkc %s --tile-stages=5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-STAGES
 // RUN: pkc %s --tile-batch=2 --kernel=scaled_blocks -o - | FileCheck %s --check-prefix=BATCHED-ROWS
+// Stages that do not fit a block's shared memory: fewer, or no ring, and --explain says so
+// (set 39, finding 5).
+// RUN: pkc %s --tile-stages=4 --kernel=softmax --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=FEWER
+// FEWER: 4 ring stages (--tile-stages) of 16 KiB exceed the {{[0-9]+}} KiB a block may hold: 3 stages instead
+// FEWER: into a 3-stage shared-memory ring
+// RUN: pkc %s --tile-threads=256 --kernel=wide_rows --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=NORING
+// NORING: no prefetch ring: two stages of this loop's loads (128 KiB) exceed the {{[0-9]+}} KiB of shared memory a block may hold at this block size
 // Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
 // in the smallest blocks whose live tiles fit 48 registers a thread; their loops copy the next
 // tile's loads into a shared-memory ring while computing this one when the ring fits beside
