@@ -615,8 +615,13 @@ LogicalResult emitStoreRows(Emitter &e, Operation *op) {
   }
   std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
   if (rows.empty()) rows = e.name(store.getRows());
+  // Packed ahead of the loop (packLoopInvariantRows) into this destination's element type.
+  auto packed = e.packedTiles.find(store.getValue());
+  const bool usePacked = packed != e.packedTiles.end() && !store.getAdd() &&
+                         packed->second.elem == elementTypeName(getTensorElementType(store.getDest().getType()));
+  const std::string value = usePacked ? packed->second.name : e.name(store.getValue());
   e.line() << peerGuard(e, store.getPeer()) << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
-           << moved(e.name(store.getValue())) << ", " << rows << ", "
+           << moved(value) << ", " << rows << ", "
            << rowsData(e, store.getDest(), store.getPeer()) << ", " << e.name(store.getDest())
            << ".shape, " << e.name(store.getCol()) << ", pk_stage);";
   return success();
