@@ -1103,10 +1103,16 @@ def mode_run(args):
             return "FAIL", f"max err {worst:.3g}; {detail}", path, base
         return "PASS", f"max err {worst:.3g}", path, None
 
-    def body(ctx):
-        for prog in programs(args):
+    # A context holds the flag regions of at most 31 kernels: a fresh one every 24 programs.
+    todo = list(programs(args))
+    stopped = [False]
+
+    def body(ctx, chunk):
+        for prog in chunk:
             if time.time() - start > args.budget:
-                print(f"budget of {args.budget} s spent: stopping before {prog.name}", flush=True)
+                if not stopped[0]:
+                    print(f"budget of {args.budget} s spent: stopping before {prog.name}", flush=True)
+                stopped[0] = True
                 break
             try:
                 cls, msg, path, _ = one(ctx, prog)
@@ -1115,7 +1121,10 @@ def mode_run(args):
             rows.append((prog, cls))
             print(f"{cls:5} {prog.kind:7} {msg}  {path}", flush=True)
 
-    pk_torch.run_shared_gpu(1, body)
+    for i in range(0, len(todo), 24):
+        if stopped[0]:
+            break
+        pk_torch.run_shared_gpu(1, lambda ctx, chunk=todo[i:i + 24]: body(ctx, chunk))
     print("\n| kind | PASS | FAIL | ERROR |\n|---|---|---|---|")
     for kind in ("tile2d", "rows", "rowloop", "all"):
         sel = [c for p, c in rows if kind in ("all", p.kind)]
