@@ -68,7 +68,7 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"i_keep_mask", false},             {"r_add_rmsnorm", false},
     {"r_rotary_heads_computed", false}, {"r_quant_e5m2_blocks_t", false},
     {"r_range_newton_rsqrt", false},    {"i_scatter_perm", false},
-    {"i_lengths_to_offsets", false},    {"f_gemm_rs_128x128", false},
+    {"i_lengths_to_offsets", false},    {"f_gemm_rs_128x128", true},  // retiled fused template (set 36)
     {"f_gemm_rs_ab_f32", false},        {"f_ag_gemm_f16_ab", true},
     {"f_gemm_ar_then_bias", true},      {"a_ulysses_f16_d64", true},
     {"m_ar_gelu_ag_cols", false},       {"m_grid_barriers_transpose", false},

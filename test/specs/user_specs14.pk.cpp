@@ -138,7 +138,8 @@ PK_KERNEL void bg_bias_per_batch(Tensor<bf16, 3> a, Tensor<bf16, 3> b, Tensor<f3
   }
 }
 
-// GEMM + reduce-scatter over each owner's rows, 128 x 128 tiles, A B^T bf16 (not the shipped 128 x 256).
+// GEMM + reduce-scatter over each owner's rows, 128 x 128 tiles, A B^T bf16 (not the shipped 128 x 256; the fused
+// template retiles it since set 36).
 PK_KERNEL void f_gemm_rs_128x128(Tensor<bf16, 2> a, Tensor<bf16, 2> b, Sym<bf16, 2> c) {
   for (auto [m, n] : tiles(c.rows(), c.cols(), {64, 256}))
     store(c, zeros<bf16, 64, 256>(), m, n);
