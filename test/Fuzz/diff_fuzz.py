@@ -1060,13 +1060,9 @@ def mode_run(args):
         return ((0.1 + 1.9 * u) * sign).to(TDT[dt])
 
     def one(ctx, prog):
-        path = os.path.join(work, prog.name + ".pk.cpp")
-        with open(path, "w") as f:
-            f.write(prog.spec())
-        try:
-            k = pk_torch.compile(path, pkc=args.pkc, kernel=prog.name)
-        except Exception as e:  # noqa: BLE001 - a compile failure is this program's ERROR
-            return "ERROR", f"compile: {str(e).splitlines()[-1][:300] if str(e) else type(e).__name__}", path, None
+        k, path, why = compile_program(args, prog, work)
+        if k is None:
+            return "ERROR", why, path, None
         g = torch.Generator(device=dev).manual_seed(prog.seed * 1000003 + prog.index)
         ins = {n: rnd((prog.R, prog.C), g, dt) for n, dt in prog.inputs}
         if prog.vec:
@@ -1131,6 +1127,18 @@ def mode_run(args):
         print(f"| {kind} | {sel.count('PASS')} | {sel.count('FAIL')} | {sel.count('ERROR')} |")
     print(f"failing specs and inputs: {os.path.join(out, 'failing')}" if any(c == "FAIL" for _, c in rows) else "")
     return 1 if any(c == "FAIL" for _, c in rows) else 0
+
+
+def compile_program(args, prog, work):
+    """Writes prog's spec under `work` and JIT-compiles it: (kernel, path, None), or (None, path, why)."""
+    import pk_torch
+    path = os.path.join(work, prog.name + ".pk.cpp")
+    with open(path, "w") as f:
+        f.write(prog.spec())
+    try:
+        return pk_torch.compile(path, pkc=args.pkc, kernel=prog.name), path, None
+    except Exception as e:  # noqa: BLE001 - a compile failure is this program's ERROR
+        return None, path, f"compile: {str(e).splitlines()[-1][:300] if str(e) else type(e).__name__}"
 
 
 def mode_run_ranks(args):
@@ -1199,14 +1207,10 @@ def mode_run_ranks(args):
         if time.time() - start > args.budget:
             print(f"budget of {args.budget} s spent: stopping before {prog.name}", flush=True)
             break
-        path = os.path.join(work, prog.name + ".pk.cpp")
-        with open(path, "w") as f:
-            f.write(prog.spec())
-        try:
-            k = pk_torch.compile(path, pkc=args.pkc, kernel=prog.name)
-        except Exception as e:  # noqa: BLE001 - a compile failure is this program's ERROR
+        k, path, why = compile_program(args, prog, work)
+        if k is None:
             rows.append((prog, "ERROR"))
-            print(f"ERROR {prog.kind}: compile: {str(e).splitlines()[-1][:300] if str(e) else type(e).__name__}  {path}", flush=True)
+            print(f"ERROR {prog.kind}: {why}  {path}", flush=True)
             continue
         for W in (1, 2, 3, 4):
             try:
