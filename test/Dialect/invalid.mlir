@@ -575,6 +575,22 @@ pk.kernel @class() {
 
 // -----
 
+// A C-linkage function of CUDA's math API (a kernel named norm failed only in NVRTC; found by
+// test/Fuzz/mutants.test).
+// expected-error @+1 {{kernel name 'norm' is not usable as a CUDA function name}}
+pk.kernel @norm() {
+  pk.return
+}
+
+// -----
+
+// expected-error @+1 {{kernel name 'rnorm3df' is not usable as a CUDA function name}}
+pk.kernel @rnorm3df() {
+  pk.return
+}
+
+// -----
+
 // expected-error @+1 {{kernel name '1k' is not usable as a CUDA function name}}
 pk.kernel @"1k"() {
   pk.return

@@ -1,5 +1,6 @@
 // RUN: pkc %s --emit=device-mlir 2>&1 | FileCheck %s
 // RUN: pkc %s --explain -o %t.cu 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pkc %s --emit=cubin -o %t.cubin
 // Tests that a collective between grid-wide barriers of a phased kernel pays no arrival round
 // after the barrier before it and no departure round before the barrier after it (the
 // barriers already order every block of every rank around its pulls), that a collective with
@@ -9,7 +10,7 @@
 using namespace pk;
 
 // Compute -> all-reduce -> compute: two grid-wide barriers and no collective rounds at all.
-// CHECK-LABEL: pk.kernel @norm
+// CHECK-LABEL: pk.kernel @phased_norm
 // CHECK-NOT: <block>
 // CHECK: pk.sync.flag {{[0-9]+}} <grid>
 // CHECK: pk.sync.wait
@@ -19,11 +20,11 @@ using namespace pk;
 // CHECK: pk.sync.flag {{[0-9]+}} <grid>
 // CHECK-NOT: <block>
 // CHECK: pk.return
-// EXPLAIN-LABEL: decisions for kernel 'norm'
+// EXPLAIN-LABEL: decisions for kernel 'phased_norm'
 // EXPLAIN: pk.coll.all_reduce at {{.*}}phase-rounds.cpp:[[@LINE+8]]:3: no arrival or departure round: the grid-wide barrier beside the collective
 // EXPLAIN: each block reads the peers' symmetric inputs directly into the destination in {{[0-9]+}}-element tiles (no staging buffer)
 // EXPLAIN-NOT: warning
-PK_KERNEL void norm(Tensor<f32, 2> x, Sym<f32, 2> ss, Sym<f32, 2> total, Tensor<f32, 2> y) {
+PK_KERNEL void phased_norm(Tensor<f32, 2> x, Sym<f32, 2> ss, Sym<f32, 2> total, Tensor<f32, 2> y) {
   for (auto m : tiles(x.rows(), {8})) {
     auto t = load<8, 256>(x, m, 0);
     store(ss, row_sum(t * t), m, 0);
