@@ -614,10 +614,13 @@ LogicalResult emitStoreRows(Emitter &e, Operation *op) {
     return success();
   }
   std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
-  if (rows.empty()) rows = e.name(store.getRows());
-  // Packed ahead of the loop (packLoopInvariantRows) into this destination's element type.
+  const bool rowValues = !rows.empty();
+  if (!rowValues) rows = e.name(store.getRows());
+  // Packed ahead of the loop (packLoopInvariantRows) into this destination's element type: only
+  // row values store packed runs as they are (staged indices would unpack them every trip; the
+  // unused pack is dead code then).
   auto packed = e.packedTiles.find(store.getValue());
-  const bool usePacked = packed != e.packedTiles.end() && !store.getAdd() &&
+  const bool usePacked = rowValues && packed != e.packedTiles.end() && !store.getAdd() &&
                          packed->second.elem == elementTypeName(getTensorElementType(store.getDest().getType()));
   const std::string value = usePacked ? packed->second.name : e.name(store.getValue());
   e.line() << peerGuard(e, store.getPeer()) << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
