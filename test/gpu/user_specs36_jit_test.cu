@@ -233,12 +233,13 @@ void attn_causal_i32_heads(const Run& r, bool general) {
   done(r, tag(kn, general ? "templates off" : "", {H, S, D}), before);
 }
 
-// A scale the spec computes from scalars (the head dim; 0.125 / temp): the template takes it once per launch.
-void attn_rsqrt_scale_d64(const Run& r, bool general, LL Sq, LL Sk) {
-  const std::string kn = std::string("s36_attn_rsqrt_scale_d64") + (general ? "/general" : "");
+// Non-causal attention at head dim 64 whose spec reaches the scale 0.125 another way: computed from the head dim
+// (the template takes it once per launch), or a constant after the mask (pk-fold-products scales the fill once).
+void attn_scale_0125_d64(const Run& r, const char* name, bool general, LL Sq, LL Sk, unsigned seed) {
+  const std::string kn = std::string(name) + (general ? "/general" : "");
   const LL D = 64;
-  const auto q = nz<bf16>(Sq * D, 240 + unsigned(Sq)), k = nz<bf16>(Sk * D, 241 + unsigned(Sk)),
-             v = nz<bf16>(Sk * D, 242 + unsigned(Sk));
+  const auto q = nz<bf16>(Sq * D, seed + unsigned(Sq)), k = nz<bf16>(Sk * D, seed + 1 + unsigned(Sk)),
+             v = nz<bf16>(Sk * D, seed + 2 + unsigned(Sk));
   std::vector<double> o, lse;
   attn_ref(1, Sq, Sk, D, q, k, v, 0.125f, false, o, lse);
   DevLocal<bf16> qd({Sq, D}, q), kd({Sk, D}, k), vd({Sk, D}, v), od({Sq, D}, {});
@@ -246,19 +247,7 @@ void attn_rsqrt_scale_d64(const Run& r, bool general, LL Sq, LL Sk) {
   if (run(r, kn, 2, qd.view(), kd.view(), vd.view(), od.view())) check_o(r, kn, od.download(), o);
   done(r, tag(kn, general ? "templates off" : "", {Sq, Sk, D}), before);
 }
-// Masked, then scaled by a constant (pk-fold-products scales the fill once).
-void attn_mask_then_scale(const Run& r, bool general, LL Sq, LL Sk) {
-  const std::string kn = std::string("s36_attn_mask_then_scale") + (general ? "/general" : "");
-  const LL D = 64;
-  const auto q = nz<bf16>(Sq * D, 260 + unsigned(Sq)), k = nz<bf16>(Sk * D, 261 + unsigned(Sk)),
-             v = nz<bf16>(Sk * D, 262 + unsigned(Sk));
-  std::vector<double> o, lse;
-  attn_ref(1, Sq, Sk, D, q, k, v, 0.125f, false, o, lse);
-  DevLocal<bf16> qd({Sq, D}, q), kd({Sk, D}, k), vd({Sk, D}, v), od({Sq, D}, {});
-  const int before = begin_case(r);
-  if (run(r, kn, 2, qd.view(), kd.view(), vd.view(), od.view())) check_o(r, kn, od.download(), o);
-  done(r, tag(kn, general ? "templates off" : "", {Sq, Sk, D}), before);
-}
+// A temperature: the scale 0.125 / temp, computed from a float argument once per launch.
 void attn_temp_causal_d64(const Run& r, bool general, LL S, float temp) {
   const std::string kn = std::string("s36_attn_temp_causal_d64") + (general ? "/general" : "");
   const LL D = 64;
@@ -303,10 +292,10 @@ void cases(const Run& r) {
     attn_flash_update(r, g, 150, 333);
     attn_flash_update(r, g, 333, 77);
     attn_causal_i32_heads(r, g);
-    attn_rsqrt_scale_d64(r, g, 250, 333);
-    attn_rsqrt_scale_d64(r, g, 77, 190);
+    attn_scale_0125_d64(r, "s36_attn_rsqrt_scale_d64", g, 250, 333, 240);
+    attn_scale_0125_d64(r, "s36_attn_rsqrt_scale_d64", g, 77, 190, 240);
     attn_temp_causal_d64(r, g, 333, 0.25f);
-    attn_mask_then_scale(r, g, 150, 333);
+    attn_scale_0125_d64(r, "s36_attn_mask_then_scale", g, 150, 333, 260);
   }
 }
 
