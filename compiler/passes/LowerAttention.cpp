@@ -56,6 +56,11 @@ struct AttentionLoop {
   // A mask factor col > row - W (or row - col < W) with W an integer the host knows: the host
   // expression of W, so the template skips key steps before a block's window.
   std::string keyWindow;
+  // A causal mask against a KV cache, col <= row + E (E an integer the host knows, k.rows() -
+  // q.rows() for new queries after past keys): E's host expression ("0": the plain causal mask).
+  // Its factor stays in the score map, which masks as the spec does; the template skips the
+  // key steps after a block's last row's reach (none at run time where E < 0).
+  std::string causalOffset = "0";
 };
 
 struct Mismatch {
@@ -81,12 +86,45 @@ Value otherOf(Value v, MapKind kind, Value a) {
   if (!isMap(v, kind, x, y)) return {};
   return x == a ? y : y == a ? x : Value();
 }
+// The larger of x and y, written max(x, y) or where(x > y, x, y) (>=, or < / <= with the sides
+// swapped): its two sides, or false. The template takes either as its fmaxf (they differ only
+// where a side is NaN, where the attention's output is NaN anyway).
+bool isMaxOf(Value v, Value &x, Value &y) {
+  if (isMap(v, MapKind::max, x, y)) return true;
+  auto select = v.getDefiningOp<TileSelectOp>();
+  auto cmp = select ? select.getCond().getDefiningOp<TileMapOp>() : TileMapOp();
+  if (!cmp || cmp.getInputs().size() != 2) return false;
+  Value a = cmp.getInputs()[0], b = cmp.getInputs()[1];
+  const MapKind k = cmp.getKind();
+  if (k == MapKind::lt || k == MapKind::le) std::swap(a, b);
+  else if (k != MapKind::gt && k != MapKind::ge) return false;
+  if (select.getOnTrue() != a || select.getOnFalse() != b) return false;
+  x = a;
+  y = b;
+  return true;
+}
+// The side of the running max v that is not `a`.
+Value otherOfMax(Value v, Value a) {
+  Value x, y;
+  if (!isMaxOf(v, x, y)) return {};
+  return x == a ? y : y == a ? x : Value();
+}
 std::optional<double> splatConstant(Value v) {
   auto splat = v.getDefiningOp<TileSplatOp>();
   if (!splat) return std::nullopt;
   APFloat value(0.0);
   if (matchPattern(splat.getScalar(), m_ConstantFloat(&value))) return value.convertToDouble();
   return std::nullopt;
+}
+// v is acc / l, or acc * (1 / l) (either order): the template's own form, a reciprocal per row
+// and a product per element.
+bool isNormalised(Value v, Value acc, Value l) {
+  Value x, y;
+  if (isMap(v, MapKind::div, x, y)) return x == acc && y == l;
+  if (!isMap(v, MapKind::mul, x, y)) return false;
+  if (y == acc) std::swap(x, y);
+  Value one, den;
+  return x == acc && isMap(y, MapKind::div, one, den) && den == l && splatConstant(one) == 1.0;
 }
 bool isZeros(Value v) { return v.getDefiningOp<TileZerosOp>() != nullptr; }
 // A very negative start for the running maximum or a mask fill: -10000 and below (HF's -1e4,
@@ -279,14 +317,14 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   for (int i = 0; i < 3; ++i) {
     Value y = yield.getOperand(i);
     if (y.getDefiningOp<TileMmaOp>()) accI = i;
-    else if (auto map = y.getDefiningOp<TileMapOp>(); map && map.getKind() == MapKind::max) mxI = i;
+    else if (Value x0, x1; isMaxOf(y, x0, x1)) mxI = i;
     else lI = i;
   }
   if (accI < 0 || mxI < 0 || lI < 0) return fail("the key loop must yield an mma, a running max and a running sum");
   Value accIn = kv.getRegionIterArgs()[accI], mxIn = kv.getRegionIterArgs()[mxI], lIn = kv.getRegionIterArgs()[lI];
   // The running max: max(mx, row_max(s)).
   Value mxNew = yield.getOperand(mxI);
-  Value rowMax = otherOf(mxNew, MapKind::max, mxIn);
+  Value rowMax = otherOfMax(mxNew, mxIn);
   auto reduceMax = rowMax ? rowMax.getDefiningOp<TileReduceRowsOp>() : TileReduceRowsOp();
   if (!reduceMax || reduceMax.getKind() != ReduceKind::max) return fail("the running max is not max(m, row_max(s))");
   Value s = reduceMax.getInput();
@@ -469,6 +507,32 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     }
     return "";
   };
+  // A causal mask shifted by past keys, col <= row + E (or col < row + E + 1, mirrored alike):
+  // E's host expression. It stays among the extra factors, so the score map applies it exactly.
+  auto causalOffsetOf = [&](Value f) -> std::string {
+    if (auto mask = f.getDefiningOp<TileCastOp>(); mask && isa<IntegerType>(cast<TileType>(mask.getInput().getType()).getElementType()))
+      f = mask.getInput();
+    Value x, y;
+    auto map = f.getDefiningOp<TileMapOp>();
+    MapKind kind = map ? map.getKind() : MapKind::add;
+    if (!isMap(f, kind, x, y)) return "";
+    if (isIota(coord(y), n, 1)) {
+      std::swap(x, y);
+      kind = kind == MapKind::ge ? MapKind::le : kind == MapKind::gt ? MapKind::lt : MapKind::add;
+    }
+    if (!isIota(coord(x), n, 1) || (kind != MapKind::le && kind != MapKind::lt)) return "";
+    std::string d = rowMinus(coord(y));  // y = row - D
+    if (d.empty() || d == "0") return "";
+    std::string e = d.rfind("sub(0,", 0) == 0 && d.back() == ')' ? d.substr(6, d.size() - 7) : "sub(0," + d + ")";
+    return kind == MapKind::le ? e : "sub(" + e + ",1)";
+  };
+  if (!a.causal)
+    for (Value f : extra)
+      if (std::string e = causalOffsetOf(f); !e.empty()) {
+        a.causal = true;
+        a.causalOffset = e;
+        break;
+      }
   // A bound above the query (col > row + 5: D negative whatever the arguments) is no window.
   for (Value f : extra)
     if (std::string w = windowOf(f); a.keyWindow.empty() && w.rfind("sub(0,", 0) != 0) a.keyWindow = w;
@@ -529,7 +593,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     std::optional<int64_t> c = other ? getConstantIntValue(other) : std::nullopt;
     return c && *c >= bm;
   };
-  if (!covers && a.causal) {
+  if (!covers && a.causal && a.causalOffset == "0") {
     covers = pastQueries(ub);
     if (auto least = ub.getDefiningOp<arith::MinSIOp>())
       covers = (pastQueries(least.getLhs()) && isDimOf(least.getRhs(), k, rowsDim)) ||
@@ -620,9 +684,8 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
       Value lg;
       if (isMap(c.getInput(), MapKind::add, x, y) && (isUnary(x, MapKind::log, lg) || isUnary(y, MapKind::log, lg)))
         return fail("the log-sum-exp must be stored as f32 (m + log(l) into an f32 tensor), not cast");
-      if (a.storeO || !isTile(c.getType(), bm, a.d, a.elem) || !isMap(c.getInput(), MapKind::div, x, y) ||
-          x != kv.getResult(accI) || y != kv.getResult(lI))
-        return fail("the output must be stored once as cast<T>(acc / l), T q's type");
+      if (a.storeO || !isTile(c.getType(), bm, a.d, a.elem) || !isNormalised(c.getInput(), kv.getResult(accI), kv.getResult(lI)))
+        return fail("the output must be stored once as cast<T>(acc / l) or cast<T>(acc * (1 / l)), T q's type");
       a.storeO = store;
     } else if (isMap(v, MapKind::add, x, y)) {
       Value lg = x == kv.getResult(mxI) ? y : y == kv.getResult(mxI) ? x : Value();
@@ -694,8 +757,15 @@ struct LowerAttention : mlir::pk::impl::PkLowerAttentionPassBase<LowerAttention>
     if (a.scoreMap) fact("score_map", a.scoreMap);
     if (a.scaleMap) fact("scale_map", a.scaleMap);
     if (!a.keyWindow.empty()) fact("key_window", StringAttr::get(ctx, a.keyWindow));
+    if (a.causalOffset != "0") fact("causal_offset", StringAttr::get(ctx, a.causalOffset));
     recordDecision(a.loop, "template",
-                   "attention: the loop is an online-softmax attention" + Twine(a.causal ? " with a causal mask" : "") +
+                   "attention: the loop is an online-softmax attention" +
+                       Twine(!a.causal ? ""
+                             : a.causalOffset == "0"
+                                 ? " with a causal mask"
+                                 : " with a causal mask shifted by " + a.causalOffset +
+                                       " past keys (row i sees keys up to i + that; each block skips the key "
+                                       "steps past its last row's reach, none where it is negative at launch)") +
                        ", head dim " + Twine(a.d) + (a.elem.isF16() ? ", f16 operands" : "") +
                        (a.tokenMajor ? ", token-major [S, H, D] tensors (TMA boxes of one head's rows)" : "") +
                        Twine(!a.groupExpr.empty()
