@@ -123,11 +123,19 @@ LogicalResult emitAttentionKernel(Emitter &e, KernelOp kernel, DictionaryAttr fa
   // than the spec's loop visits: a window below 1 is refused. Without the causal bound every
   // block visits every key step, as the spec's loop does, so a window at or below 0 (a window
   // behind a query offset: col > row + past - w with past >= w) only turns the skipping off.
+  // Causal against E past keys (col <= row + E): the steps past a block's reach are skipped where
+  // E >= 0; a negative E skips no step at either end (the score map masks as the spec does). The
+  // window the spec wrote is then key_window + E (key_window is relative to the row).
   auto window = facts.getAs<StringAttr>("key_window");
+  auto offset = facts.getAs<StringAttr>("causal_offset");
   desc.i32("key_window", window ? window.getValue().str() : "0");
-  if (window && causal)
-    desc.check("1", "min(" + window.getValue().str() + ",1)",
+  if (window && causal) {
+    const std::string w = offset ? "add(" + window.getValue().str() + "," + offset.getValue().str() + ")"
+                                 : window.getValue().str();
+    desc.check("1", "min(" + w + ",1)",
                "attention template: a sliding window must hold at least the query's own key (window >= 1)");
+  }
+  desc.i32("causal_offset", offset ? offset.getValue().str() : "0");
   // Always a field, so the ones after it keep their offsets: 0 when the scale is a constant or
   // the score map applies it.
   std::string scale;

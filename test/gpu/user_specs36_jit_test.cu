@@ -45,14 +45,14 @@ const std::vector<std::pair<const char*, bool>> kKernels = {
     {"s36_gemm_acc_plus_mma", true},     {"s36_bmm_scale", true},            {"s36_bmm_over_c", true},
     {"s36_attn_causal_lse_d128", true},  {"s36_attn_causal_min_bound", true}, {"s36_attn_flash_update", true},
     {"s36_attn_causal_i32_heads", true},  {"s36_attn_rsqrt_scale_d64", true}, {"s36_attn_temp_causal_d64", true},
-    {"s36_attn_mask_then_scale", true},
+    {"s36_attn_mask_then_scale", true},  {"s36_attn_kv_cache_causal_d64", true},
 };
 const std::vector<const char*> kGeneralToo = {
     "s36_gemm_bias_gelu",        "s36_gemm_over_c",          "s36_gemm_nm_loop",          "s36_gemm_acc_from_c0",
     "s36_gemm_acc_bias_start",   "s36_gemm_mma_transpose_b", "s36_gemm_acc_plus_mma",     "s36_bmm_scale",
     "s36_bmm_over_c",            "s36_attn_causal_lse_d128", "s36_attn_causal_min_bound", "s36_attn_flash_update",
     "s36_attn_causal_i32_heads", "s36_attn_rsqrt_scale_d64",  "s36_attn_temp_causal_d64",
-    "s36_attn_mask_then_scale",
+    "s36_attn_mask_then_scale",  "s36_attn_kv_cache_causal_d64",
 };
 
 KernelSet g_kernels;
@@ -259,6 +259,23 @@ void attn_temp_causal_d64(const Run& r, bool general, LL S, float temp) {
   if (run(r, kn, 2, qd.view(), kd.view(), vd.view(), od.view(), temp)) check_o(r, kn, od.download(), o);
   done(r, tag(kn, general ? "templates off" : "", {S, D}) + " temp " + std::to_string(temp), before);
 }
+// Causal against Sk - Sq past keys (a KV cache): query i sees keys j <= i + Sk - Sq. Sk < Sq leaves the first rows
+// no key: the spec averages v over every key there (each score -1e30), as the reference does (equal scores).
+void attn_kv_cache_causal(const Run& r, bool general, LL Sq, LL Sk) {
+  const std::string kn = std::string("s36_attn_kv_cache_causal_d64") + (general ? "/general" : "");
+  const LL D = 64, past = Sk - Sq;
+  const float scale = 0.5f;
+  const auto q = nz<bf16>(Sq * D, 270 + unsigned(Sq)), k = nz<bf16>(Sk * D, 271 + unsigned(Sk)),
+             v = nz<bf16>(Sk * D, 272 + unsigned(Sk));
+  auto blind = [&](LL i) { return i + past < 0; };
+  std::vector<double> o, lse;
+  attend(Sq, Sk, D, [&](LL i, LL j) { return blind(i) ? 0.0 : double(scale) * dot(q, i * D, k, j * D, D); },
+         [&](LL i, LL j) { return blind(i) || j <= i + past; }, [&](LL j, LL d) { return val(v[j * D + d]); }, o, lse);
+  DevLocal<bf16> qd({Sq, D}, q), kd({Sk, D}, k), vd({Sk, D}, v), od({Sq, D}, {});
+  const int before = begin_case(r);
+  if (run(r, kn, 2, qd.view(), kd.view(), vd.view(), od.view(), scale)) check_o(r, kn, od.download(), o);
+  done(r, tag(kn, general ? "templates off" : "", {Sq, Sk, D}), before);
+}
 
 // =============================================================================== cases ==
 
@@ -296,6 +313,11 @@ void cases(const Run& r) {
     attn_scale_0125_d64(r, "s36_attn_rsqrt_scale_d64", g, 77, 190, 240);
     attn_temp_causal_d64(r, g, 333, 0.25f);
     attn_scale_0125_d64(r, "s36_attn_mask_then_scale", g, 150, 333, 260);
+    attn_kv_cache_causal(r, g, 77, 333);   // 256 past keys: blocks skip the steps past their reach
+    attn_kv_cache_causal(r, g, 200, 200);  // none: the plain causal mask
+    // A negative shift: 172 rows see no key. Whole key tiles (128): a row masked whole averages the keys its loop
+    // visits, and padding keys past the end would count on the general path (64-key tiles) but not on the template.
+    attn_kv_cache_causal(r, g, 300, 128);
   }
 }
 

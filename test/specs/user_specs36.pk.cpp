@@ -259,3 +259,29 @@ PK_KERNEL void s36_attn_mask_then_scale(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Te
     store(o, cast<bf16>(acc / l), m, 0);
   }
 }
+
+// From k48 (a KV cache): causal against past keys, q [Sq, 64], k and v [Sk, 64], query i at position
+// i + (Sk - Sq): o = bf16(softmax_j(scale q_i . k_j) v) over j <= i + Sk - Sq. Where Sk < Sq the first rows see
+// no key, and the spec averages v over every key (all scores -1e30).
+PK_KERNEL void s36_attn_kv_cache_causal_d64(Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v,
+                                            Tensor<bf16, 2> o, float scale) {
+  for (auto m : tiles(q.rows(), {64})) {
+    auto qt = load<64, 64>(q, m, 0);
+    auto mx = zeros<f32, 64, 1>() - 1e30f;
+    auto l = zeros<f32, 64, 1>();
+    auto acc = zeros<f32, 64, 64>();
+    for (auto n : range(0, k.rows(), 64)) {
+      auto s = mma_t(qt, load<64, 64>(k, n, 0), zeros<f32, 64, 64>()) * scale;
+      s = where((col_index<64, 64>(n) <= row_index<64, 64>(m) + (k.rows() - q.rows())) *
+                    (col_index<64, 64>(n) < k.rows()),
+                s, -1e30f);
+      auto mnew = max(mx, row_max(s));
+      auto p = exp(s - mnew);
+      auto corr = exp(mx - mnew);
+      l = l * corr + row_sum(p);
+      acc = mma(cast<bf16>(p), load<64, 64>(v, n, 0), acc * corr);
+      mx = mnew;
+    }
+    store(o, cast<bf16>(acc / l), m, 0);
+  }
+}

@@ -65,6 +65,10 @@ struct ParamsOf {
   int token_major;      // q, k, v (and o, lse) [S, H, D]: a box's coordinates are (col, head, row)
   long long o_head_stride, lse_head_stride;  // elements from one head's row 0 to the next's
   int key_window;  // > 0: row i sees keys j > i - key_window only, so earlier steps are skipped (<= 0: none)
+  // Causal: row i sees keys j <= i + causal_offset (past keys of a KV cache; 0: the plain mask).
+  // Negative (rows that see no key): every key is visited, and a score map masks them as the
+  // spec does (pkc shifts the mask only with a score map).
+  int causal_offset;
   float scale;
   TileTicket ticket;  // the causal kernels' tile counter
   typename Map::Args map;
@@ -179,6 +183,11 @@ struct BlockTile {
 };
 template <int BM, class P>
 __device__ __forceinline__ int tile_count(const P& p) { return p.heads * ((p.sq + BM - 1) / BM); }
+// Causal: one past the last key row `row` sees (every key where the offset is negative).
+template <class P>
+__device__ __forceinline__ int causal_reach(const P& p, int row) {
+  return p.causal_offset >= 0 ? min(p.sk, row + p.causal_offset + 1) : p.sk;
+}
 template <bool Causal, int BM, class P>
 __device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
   constexpr int kBM = BM;
@@ -187,12 +196,14 @@ __device__ __forceinline__ BlockTile block_tile(const P& p, int t) {
   b.head = t / tiles_m;
   const int mt = Causal ? tiles_m - 1 - t % tiles_m : t % tiles_m;
   b.m0 = mt * kBM;
-  const int keys = Causal ? min(p.sk, b.m0 + kBM) : p.sk;
+  const int keys = Causal ? causal_reach(p, b.m0 + kBM - 1) : p.sk;
   const int end = (keys + kBN - 1) / kBN;
   // Steps wholly before the block's first row's window are masked for every row of it: skipped
   // (causal, the launch checks key_window >= 1, so each row keeps its own key; otherwise a
   // key_window at or below 0, a window behind a query offset, skips nothing). Never all of them.
-  const int first = p.key_window > 0 ? min(max(0, b.m0 - p.key_window + 1) / kBN, end - 1) : 0;
+  // A negative causal offset skips nothing (rows that see no key average every key, as the spec).
+  const bool skip = p.key_window > 0 && (!Causal || p.causal_offset >= 0);
+  const int first = skip ? min(max(0, b.m0 - p.key_window + 1) / kBN, end - 1) : 0;
   b.key0 = first * kBN;
   b.steps = end - first;
   return b;
@@ -285,7 +296,7 @@ struct Softmax {
     for (int i = 0; i < 64; ++i) {
       const int col = n0 + 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
       const int row = row0 + 8 * ((i % 4) / 2);
-      if (col >= p.sk || (Causal && col > row)) s[i] = masked;
+      if (col >= (Causal ? causal_reach(p, row) : p.sk)) s[i] = masked;
     }
   }
   static constexpr float kSlack = 8.f;
@@ -360,13 +371,13 @@ __device__ __forceinline__ void consume(const P& p, float scale, SharedStorage<D
   unsigned int pa[kBN / 4];
   Softmax<Causal, D == 64 ? kPolyEvery64 : 0, typename P::Map> sm{
       {minus_inf(), minus_inf()}, {0.f, 0.f}, scale_log2, P::Map::prepare(p.map, b.head)};
-  auto edge = [&](int n0) { return n0 + kBN > p.sk || (Causal && n0 + kBN - 1 > b.m0 + consumer * 64); };
+  auto edge = [&](int n0) { return n0 + kBN > (Causal ? causal_reach(p, b.m0 + consumer * 64) : p.sk); };
   // Causal, three consumers: the key steps this consumer's rows reach; the block's later steps
   // (the other consumers' rows reach further) are masked out entirely for it, so it only takes
   // their turns and releases their ring stages. The last consumer's rows reach every step of the
   // block, and with two consumers (128 rows, 128 keys a step) both do.
   const int steps =
-      Causal && L::kConsumers > 2 ? (min(p.sk, b.m0 + consumer * 64 + 64) - b.key0 + kBN - 1) / kBN : b.steps;
+      Causal && L::kConsumers > 2 ? (causal_reach(p, b.m0 + consumer * 64 + 63) - b.key0 + kBN - 1) / kBN : b.steps;
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
   mbarrier_wait_parity(&ss.q_full, q_phase);
