@@ -143,8 +143,14 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
         }
       });
       // A nested tile loop runs in order inside its outer tile's block: no batch, no ring.
+      // --explain says so (set 39, finding 6: a nested loop lost its ring silently).
       kernel.walk([&](TileForeachOp loop) {
         if (!loop->getParentOfType<TileForeachOp>()) plan(loop, threads, perSm, ringBudget);
+        else
+          recordDecision(loop, "general path",
+                         "no prefetch ring or batched loads: this tile loop is nested in another, so "
+                         "its tiles run one after another inside the outer tile's block; a "
+                         "single loop over both indices keeps them");
       });
     });
     if (failed) signalPassFailure();

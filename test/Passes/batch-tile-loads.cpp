@@ -16,6 +16,9 @@
 // FEWER: into a 3-stage shared-memory ring
 // RUN: pkc %s --tile-threads=256 --kernel=wide_rows --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=NORING
 // NORING: no prefetch ring: two stages of this loop's loads (128 KiB) exceed the {{[0-9]+}} KiB of shared memory a block may hold at this block size
+// A tile loop nested in another gets neither, and --explain says why (set 39, finding 6):
+// RUN: pkc %s --kernel=nested_exp --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=NESTED
+// NESTED: batch-tile-loads.cpp:[[@LINE+193]]:5: no prefetch ring or batched loads: this tile loop is nested in another
 // Tests pk-batch-tile-loads: kernels whose blocks never wait on each other get 32 warps per SM
 // in the smallest blocks whose live tiles fit 48 registers a thread; their loops copy the next
 // tile's loads into a shared-memory ring while computing this one when the ring fits beside
@@ -204,3 +207,9 @@ PK_KERNEL void scaled_blocks(Tensor<bf16, 2> q, Tensor<f32, 2> s, Tensor<bf16, 2
 // BAD: --tile-batch must be 0 (chosen by pkc) or a tile count from 1 to 8
 // BAD-THREADS: --tile-threads must be 0 (chosen by pkc), 256, 512 or 1024
 // BAD-STAGES: --tile-stages must be 2, 3 or 4
+
+// A nested tile loop (the NESTED check above): its tiles run in order inside the outer block.
+PK_KERNEL void nested_exp(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto m : tiles(x.rows(), {16}))
+    for (auto n : tiles(x.cols(), {64})) store(y, exp(load<16, 64>(x, m, n)), m, n);
+}
