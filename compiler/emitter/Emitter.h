@@ -76,12 +76,6 @@ public:
   /// Loop-carried accumulators kept in mma fragments (pk::tile::mma_carry): the mma that
   /// updates one each trip, and the carry object's name.
   llvm::DenseMap<Operation *, std::string> fragmentAccumulators;
-  /// Tiles made before a loop that a store_rows inside it stores: their runs packed once ahead
-  /// of the loop (pk::tile::PackedTile), which those stores take instead of the tile.
-  struct PackedTile {
-    std::string name, elem;  // the PackedTile, and the element type it is packed into
-  };
-  llvm::DenseMap<Value, PackedTile> packedTiles;
   /// The launch count waits multiply (`flag >= epoch * count`): ctx.epoch, or inside a worker
   /// with a pk.comm.push_small the launches that took its direct path (set by that pattern).
   std::string epoch = "ctx.epoch";

@@ -450,26 +450,6 @@ TileMmaOp fragmentAccumulator(scf::ForOp loop, unsigned i) {
   return mma;
 }
 
-// Tiles made before `loop` that a plain store_rows inside it stores (the MoE dispatch's
-// quantised rows, stored once per top-k choice and peer): packed into the destination's type
-// once, ahead of the loop, so each trip stores the packed runs instead of converting again.
-void packLoopInvariantRows(Emitter &e, scf::ForOp loop) {
-  loop.getBody()->walk([&](TileStoreRowsOp store) {
-    Value tile = store.getValue();
-    Operation *def = tile.getDefiningOp();
-    Operation *owner = def ? def : cast<BlockArgument>(tile).getOwner()->getParentOp();
-    if (store.getAdd() || loop->isAncestor(owner) || e.packedTiles.count(tile) || rowStatsLayout(e, tile)) return;
-    auto type = dyn_cast<TileType>(tile.getType());
-    Type dest = getTensorElementType(store.getDest().getType());
-    if (!type || type.getRank() != 2 || !isa<FloatType>(type.getElementType()) || !isa<FloatType>(dest)) return;
-    std::string elem = elementTypeName(dest);
-    if (elem.empty()) return;
-    std::string packed = e.fresh("packed");
-    e.line() << "const auto " << packed << " = pk::tile::pack_tile<" << elem << ">(" << e.name(tile) << ");";
-    e.packedTiles[tile] = {packed, elem};
-  });
-}
-
 // A sequential loop; the values it carries are variables assigned from the yield each trip
 // (through temporaries, since one yielded value may read another carried one). An accumulator
 // that only mma updates is a pk::tile::mma_carry instead, updated in place, and becomes a
@@ -510,7 +490,6 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
     advance = iv + " = pk::range_next(" + iv + ", " + e.name(loop.getStep()) + ", " +
            e.name(loop.getUpperBound()) + ")";
   }
-  packLoopInvariantRows(e, loop);
   e.line() << guard << "for (long long " << iv << " = " << e.name(loop.getLowerBound()) << "; " << iv
            << " < " << e.name(loop.getUpperBound()) << "; " << advance << ") {";
   e.indent();

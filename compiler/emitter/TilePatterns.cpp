@@ -614,17 +614,9 @@ LogicalResult emitStoreRows(Emitter &e, Operation *op) {
     return success();
   }
   std::string rows = rowVector(e, op, store.getRows(), cast<TileType>(store.getValue().getType()));
-  const bool rowValues = !rows.empty();
-  if (!rowValues) rows = e.name(store.getRows());
-  // Packed ahead of the loop (packLoopInvariantRows) into this destination's element type: only
-  // row values store packed runs as they are (staged indices would unpack them every trip; the
-  // unused pack is dead code then).
-  auto packed = e.packedTiles.find(store.getValue());
-  const bool usePacked = rowValues && packed != e.packedTiles.end() && !store.getAdd() &&
-                         packed->second.elem == elementTypeName(getTensorElementType(store.getDest().getType()));
-  const std::string value = usePacked ? packed->second.name : e.name(store.getValue());
+  if (rows.empty()) rows = e.name(store.getRows());
   e.line() << peerGuard(e, store.getPeer()) << "pk::tile::store_rows<" << (store.getAdd() ? "true" : "false") << ">("
-           << moved(value) << ", " << rows << ", "
+           << moved(e.name(store.getValue())) << ", " << rows << ", "
            << rowsData(e, store.getDest(), store.getPeer()) << ", " << e.name(store.getDest())
            << ".shape, " << e.name(store.getCol()) << ", pk_stage);";
   return success();

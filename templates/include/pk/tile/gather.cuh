@@ -241,82 +241,29 @@ __device__ void store_rows(const Tile& t, const Idx& idx, T* data, const long lo
   static_assert(Tile::kRank == 2 && Idx::kCount == Tile::dim(0), "one index per tile row");
   store_rows_of<Add>(t, StagedRows{stage_row_indices(idx, stage, t.valid0)}, data, shape, col);
 }
-// A tile's runs packed into T once, ahead of a loop that stores them many times (the MoE
-// dispatch's quantised rows, once per top-k choice and peer): the loop keeps the packed words
-// instead of the tile's floats and converting them again at every store (pkc emits it where a
-// loop's store_rows stores a tile made before the loop).
-template <class Tile, class T>
-struct PackedTile {
-  PackedRun<T> runs[Tile::kSlots / Tile::kVec];
-  long long valid0;
-};
-template <class T, class Tile>
-__device__ __forceinline__ PackedTile<Tile, T> pack_tile(const Tile& t) {
-  PackedTile<Tile, T> p;
-  p.valid0 = t.valid0;
-#pragma unroll
-  for (int s = 0; s < Tile::kSlots; s += Tile::kVec) p.runs[s / Tile::kVec] = pack_run<T>(t.v + s);
-  return p;
-}
-// The tile back (exact: packing rounded each value to T, and T's values are floats).
-template <class Tile, class T>
-__device__ __forceinline__ Tile unpack_tile(const PackedTile<Tile, T>& p) {
-  Tile t;
-  t.valid0 = p.valid0;
-  t.valid1 = Tile::dim(1);
-#pragma unroll
-  for (int s = 0; s < Tile::kSlots; s += Tile::kVec) {
-    const T* e = reinterpret_cast<const T*>(&p.runs[s / Tile::kVec]);
-#pragma unroll
-    for (int k = 0; k < Tile::kVec; ++k) t.v[s + k] = load_value(e[k]);
-  }
-  return t;
-}
-// The general path of a scatter whose fast path is IndexedRuns, kept out of line: inlined, its
-// per-slot row tests were computed ahead of the uniform branch, inside the hot push loop.
-template <class Tile, class Made, class I, class T>
-__device__ __noinline__ void store_packed_rows_cold(const PackedTile<Tile, T>& p, const RowValues<Made, I>& idx,
-                                                    T* data, const long long* shape, long long col) {
-  store_rows_of<false>(unpack_tile(p), RowsOf<Made, I>{idx}, data, shape, col);
-}
-// store_rows of a packed tile (plain stores only): the runs go out as they are.
-template <bool Add, class Tile, class Made, class I, class T>
-__device__ void store_rows(const PackedTile<Tile, T>& t, const RowValues<Made, I>& idx, T* data,
-                           const long long* shape, long long col, float* stage) {
-  static_assert(!Add, "a packed tile is stored, not added");
-  if constexpr (!int_row_runs_v<Tile, Made, I, T>) {
-    store_rows<Add>(unpack_tile(t), idx, data, shape, col, stage);
-  } else {
-    static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
-    // Rows past the tile's valid rows move nowhere, as padding indices do not: one bound, the
-    // indices', folded here once (two bounds kept apart cost the MoE dispatches a third more
-    // instructions).
-    RowValues<Made, I> moved = idx;
-    if (t.valid0 < moved.valid0) moved.valid0 = t.valid0;
-    if (row_runs_fit<Tile>(data, shape, col)) {
-      const IndexedRuns<Tile> runs(moved.valid0, shape, col, data);
-      if (runs.all_rows()) store_indexed_runs<true, Tile>(t.runs, runs, moved, data);
-      else store_indexed_runs<false, Tile>(t.runs, runs, moved, data);
-      return;
-    }
-    store_packed_rows_cold(t, moved, data, shape, col);
-  }
-}
-// store_rows of a tile: int row values (the MoE routing) pack its runs and store them as
-// store_rows of a packed tile (above); other indices move it element by element or by runs.
 template <bool Add, class Tile, class Made, class I, class T>
 __device__ void store_rows(const Tile& t, const RowValues<Made, I>& idx, T* data, const long long* shape,
-                           long long col, float* stage) {
+                           long long col, float*) {
   static_assert(Tile::kRank == 2, "rows of a 2-D tile");
   static_assert(same_rows_v<Tile, Made>, "row indices made for another tile's rows");
+  // Rows of t past t.valid0 move nowhere, as padding indices do not: one bound, the indices',
+  // folded here once (the two bounds kept apart cost the MoE dispatches a third more instructions).
+  RowValues<Made, I> moved = idx;
+  if (t.valid0 < moved.valid0) moved.valid0 = t.valid0;
   if constexpr (!Add && int_row_runs_v<Tile, Made, I, T>) {
-    store_rows<false>(pack_tile<T>(t), idx, data, shape, col, stage);
-  } else {
-    // Rows of t past t.valid0 move nowhere, as padding indices do not.
-    RowValues<Made, I> moved = idx;
-    if (t.valid0 < moved.valid0) moved.valid0 = t.valid0;
-    store_rows_of<Add>(t, RowsOf<Made, I>{moved}, data, shape, col);
+    // Every run packed first, whether it moves or not (pk/tile/rt.cuh PackedRun).
+    PackedRun<T> packed[Tile::kSlots / Tile::kVec];
+#pragma unroll
+    for (int s = 0; s < Tile::kSlots; s += Tile::kVec) packed[s / Tile::kVec] = pack_run<T>(t.v + s);
+    if (row_runs_fit<Tile>(data, shape, col)) {
+      const IndexedRuns<Tile> runs(moved.valid0, shape, col, data);
+      if (runs.all_rows()) store_indexed_runs<true, Tile>(packed, runs, moved, data);
+      else store_indexed_runs<false, Tile>(packed, runs, moved, data);
+      return;
+    }
   }
+  store_rows_of<Add>(t, RowsOf<Made, I>{moved}, data, shape, col);
 }
+
 }  // namespace tile
 }  // namespace pk
