@@ -4,7 +4,7 @@
 # and the measured profile to $OUT. Pass the prebuilt pkc as PKC_EXECUTABLE=<path> (env) so the
 # collective specs are compiled into the GPU test and the benchmark.
 # Run from anywhere on the GPU machine:
-#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|moe|attention|phases|all]
+#   scripts/gpu_round.sh [tests|torch|bench|gemm|gemm-jit|gemm-specs|tiles|moe|attention|phases|fuzz|all]
 # (default all; OUT defaults to ./gpu-round-out; PK_CTEST_ARGS adds ctest arguments). Each part
 # fits one 10-minute device call; a second call on a warm machine reuses build-gpu.
 # PK_CALIBRATE=1 also measures a machine profile; PK_UNIT=0 skips the CPU unit tests and
@@ -23,11 +23,11 @@ PKC_ARGS=()
 
 PART="${1:-all}"
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')  # the torchrun parts need two
-CONF=77 BUILT=77 GPU=77 UNIT=77 TORCH=77 BENCH=77 GEMM=77 CAL=77
+CONF=77 BUILT=77 GPU=77 UNIT=77 TORCH=77 BENCH=77 GEMM=77 CAL=77 FUZZ=77
 
 step configure
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release -DPKC_GPU_TEST_HOST_OPT=-O3 \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPKC_GPU_BINARY_ARCH=90a "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
 CONF=$?
 step build
 cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1
@@ -214,6 +214,46 @@ if [ "$PART" = bench ] || [ "$PART" = all ] || [ "$PART" = gemm ]; then
   fi
 fi
 
+if [ "$PART" = fuzz ]; then
+  # The differential fuzzer (test/Fuzz/diff_fuzz.py) on this GPU: single-rank programs, then
+  # multi-rank ones at W = 1-4 sharing it, each mode for FUZZ_BUDGET seconds (default 200).
+  # FUZZ_FIRST runs one command first (a reproducer), under gdb when the machine has it.
+  step fuzz
+  if python3 -c 'import torch' 2>/dev/null && [ -x "$PKC_BIN" ]; then
+    [ -n "$(ls "$ROOT"/python/pk_torch/_C*.so 2>/dev/null)" ] ||
+      (cd "$ROOT/python" && PK_BUILD_DIR="$BUILD" python3 setup.py build_ext --inplace) \
+        >"$OUT/pytorch-build.log" 2>&1
+    fuzz() {  # log name, then diff_fuzz.py's arguments
+      local name=$1; shift
+      PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" OUT="$OUT/fuzz" timeout $(( ${FUZZ_BUDGET:-200} + 90 )) \
+        python3 -X faulthandler "$ROOT/test/Fuzz/diff_fuzz.py" --run --budget "${FUZZ_BUDGET:-200}" "$@" \
+        >"$OUT/fuzz-$name.log" 2>&1
+      local rc=$?
+      echo "fuzz $name: rc $rc"; tail -n 9 "$OUT/fuzz-$name.log"
+      [ $rc -eq 0 ] || FUZZ=$rc
+      [ $FUZZ -ne 77 ] || FUZZ=0
+    }
+    if [ -n "${FUZZ_FIRST:-}" ]; then
+      # shellcheck disable=SC2086
+      if command -v gdb >/dev/null; then
+        PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" OUT="$OUT/fuzz" timeout 200 gdb -q -batch -ex run -ex bt \
+          --args python3 "$ROOT/test/Fuzz/diff_fuzz.py" --run $FUZZ_FIRST >"$OUT/fuzz-first.log" 2>&1
+      else  # no gdb: the native stack from a preloaded SIGSEGV handler, frames of _C*.so as lines
+        cc -shared -fPIC -o "$BUILD/segv_backtrace.so" "$ROOT/test/Fuzz/segv_backtrace.c"
+        PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" OUT="$OUT/fuzz" LD_PRELOAD="$BUILD/segv_backtrace.so" timeout 200 \
+          python3 "$ROOT/test/Fuzz/diff_fuzz.py" --run $FUZZ_FIRST >"$OUT/fuzz-first.log" 2>&1
+        grep -o '_C[^ ]*\.so(+0x[0-9a-f]*)' "$OUT/fuzz-first.log" | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' |
+          addr2line -f -C -i -e "$(ls "$ROOT"/python/pk_torch/_C*.so | head -1)" >>"$OUT/fuzz-first.log" 2>&1
+      fi
+      echo "fuzz first ($FUZZ_FIRST): rc $?"; tail -n 40 "$OUT/fuzz-first.log"
+    fi
+    [ "${FUZZ_SINGLE:-1}" = 0 ] || fuzz single --seed "${FUZZ_SEED:-1}" --count 100000
+    [ "${FUZZ_RANKS:-1}" = 0 ] || fuzz ranks --ranks --seed "${FUZZ_SEED:-1}" --count 100000
+  else
+    echo "skipped: no torch or no pkc"
+  fi
+fi
+
 if [ "${PK_CALIBRATE:-0}" = 1 ]; then
   step calibrate
   CAL=1
@@ -236,8 +276,9 @@ echo "| pytorch (pk_torch tests) | $(status_of $TORCH) |"
 echo "| bench-collectives | $(status_of $BENCH) |"
 echo "| bench-gemm | $(status_of $GEMM) |"
 echo "| calibrate | $(status_of $CAL) |"
+echo "| fuzz | $(status_of $FUZZ) |"
 grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest-gpu.log" 2>/dev/null |
   sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) [ .*]*([A-Za-z]+.*)$/| \1 | \2 |/'
-for v in $CONF $BUILT $GPU $UNIT $TORCH $BENCH $GEMM $CAL; do
+for v in $CONF $BUILT $GPU $UNIT $TORCH $BENCH $GEMM $CAL $FUZZ; do
   [ "$v" -eq 0 ] || [ "$v" -eq 77 ] || exit 1
 done

@@ -2,8 +2,9 @@
 // copy-engine pulls (see pk/runtime/copy_engine.h).
 #include <pk/runtime/copy_engine.h>
 
+#include <charconv>
 #include <cstdio>
-#include <sstream>
+#include <string>
 #include <vector>
 
 #include <pk/runtime/context.h>
@@ -82,18 +83,30 @@ Result<std::optional<CopyEngineRoute>> parse_copy_engine_route(const std::string
   value = value.substr(0, value.find_first_of(" \n"));
   const std::string bad = "malformed copy_engine field '" + value +
                           "' (want <collective>:<min bytes>:<x arg>:<y arg>:<root arg|-1>)";
-  std::istringstream in(value);
-  std::string name;
-  CopyEngineRoute r;
-  char c1 = 0, c2 = 0, c3 = 0, c4 = 0;
-  if (!std::getline(in, name, ':')) return Status::error(bad);
+  // Split at ':' and read each number whole with from_chars: no iostream, whose number parsing
+  // goes through the global locale's facets (inside a PyTorch extension, istream >> long long
+  // crashed in pk_torch.compile: the multi-rank fuzzer's all_to_all, which has this field).
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const std::size_t colon = value.find(':', at);
+    parts.push_back(value.substr(at, colon == std::string::npos ? std::string::npos : colon - at));
+    if (colon == std::string::npos) break;
+    at = colon + 1;
+  }
+  if (parts.size() != 5) return Status::error(bad);
   int kind = -1;
   for (int k = 0; k < 5; ++k)
-    if (name == kNames[k]) kind = k;
+    if (parts[0] == kNames[k]) kind = k;
   if (kind < 0) return Status::error(bad + ": unknown collective");
+  CopyEngineRoute r;
   r.kind = static_cast<CopyCollective>(kind);
-  if (!(in >> r.min_bytes >> c1 >> r.x >> c2 >> r.y >> c3 >> r.root) || c1 != ':' || c2 != ':' ||
-      c3 != ':' || (in >> c4) || r.min_bytes < 1 || r.x < 0 || r.y < 0 || r.root < -1)
+  auto number = [](const std::string& text, auto& out) {
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, out);
+    return ec == std::errc() && ptr == end && !text.empty();
+  };
+  if (!number(parts[1], r.min_bytes) || !number(parts[2], r.x) || !number(parts[3], r.y) ||
+      !number(parts[4], r.root) || r.min_bytes < 1 || r.x < 0 || r.y < 0 || r.root < -1)
     return Status::error(bad);
   if (rooted(r.kind) != (r.root >= 0)) return Status::error(bad + ": root argument mismatch");
   return std::optional<CopyEngineRoute>(r);

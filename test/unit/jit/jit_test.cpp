@@ -814,6 +814,24 @@ TEST(JitPkcFrontend, SpecsWithTheirOwnHeadersAreNotCached) {
   EXPECT_NE(images[1], images[2]);
 }
 
+// Copy-only collectives through pkc's process: their launch lines name a copy-engine route (the
+// multi-rank fuzzer's all_to_all of [37 W, 1] f32 crashed pk_torch.compile in-process).
+TEST(JitPkcFrontend, CopyOnlyCollectivesCompile) {
+  const std::string dir = fresh_dir("copy-only");
+  for (const char* coll : {"all_to_all(x, y)", "all_gather(x, y)", "broadcast(x, y, root)"}) {
+    const std::string spec = dir + "/coll.pk.cpp";
+    const std::string text = std::string("#include <pk/spec.h>\nusing namespace pk;\n") +
+                             "PK_KERNEL void coll(Sym<f32, 2> x, Sym<f32, 2> y" +
+                             (std::string(coll).find("root") != std::string::npos ? ", index root" : "") + ") {\n  " +
+                             coll + ";\n}\n";
+    pk::jit::Options o = cpu_options(dir + "/cache");
+    o.kernel = "coll";
+    auto k = pk::jit::compile_spec(spec, text, o, pk::jit::pkc_frontend(PK_PKC));
+    ASSERT_TRUE(k.is_ok()) << coll << ": " << k.status().message();
+    ASSERT_TRUE(k->info().copy_engine.has_value()) << coll;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
