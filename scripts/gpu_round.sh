@@ -30,7 +30,9 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYP
   -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPKC_GPU_BINARY_ARCH=90a "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
 CONF=$?
 step build
-cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1
+# PK_BUILD_TARGETS narrows the build (e.g. the libraries pk_torch links, for the fuzz part alone).
+# shellcheck disable=SC2086
+cmake --build "$BUILD" -j "$(nproc)" ${PK_BUILD_TARGETS:+--target $PK_BUILD_TARGETS} >"$OUT/build.log" 2>&1
 BUILT=$?
 [ $BUILT -eq 0 ] || tail -30 "$OUT/build.log"
 
