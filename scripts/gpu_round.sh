@@ -240,14 +240,16 @@ if [ "$PART" = fuzz ]; then
       if command -v gdb >/dev/null; then
         PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" OUT="$OUT/fuzz" timeout 200 gdb -q -batch -ex run -ex bt \
           --args python3 "$ROOT/test/Fuzz/diff_fuzz.py" --run $FUZZ_FIRST >"$OUT/fuzz-first.log" 2>&1
+        FIRST=$?
       else  # no gdb: the native stack from a preloaded SIGSEGV handler, frames of _C*.so as lines
         cc -shared -fPIC -o "$BUILD/segv_backtrace.so" "$ROOT/test/Fuzz/segv_backtrace.c"
         PYTHONPATH="$ROOT/python" PKC="$PKC_BIN" OUT="$OUT/fuzz" LD_PRELOAD="$BUILD/segv_backtrace.so" timeout 200 \
           python3 "$ROOT/test/Fuzz/diff_fuzz.py" --run $FUZZ_FIRST >"$OUT/fuzz-first.log" 2>&1
+        FIRST=$?
         grep -o '_C[^ ]*\.so(+0x[0-9a-f]*)' "$OUT/fuzz-first.log" | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' |
           addr2line -f -C -i -e "$(ls "$ROOT"/python/pk_torch/_C*.so | head -1)" >>"$OUT/fuzz-first.log" 2>&1
       fi
-      echo "fuzz first ($FUZZ_FIRST): rc $?"; tail -n 40 "$OUT/fuzz-first.log"
+      echo "fuzz first ($FUZZ_FIRST): rc $FIRST"; tail -n 40 "$OUT/fuzz-first.log"
     fi
     [ "${FUZZ_SINGLE:-1}" = 0 ] || fuzz single --seed "${FUZZ_SEED:-1}" --count 100000
     [ "${FUZZ_RANKS:-1}" = 0 ] || fuzz ranks --ranks --seed "${FUZZ_SEED:-1}" --count 100000

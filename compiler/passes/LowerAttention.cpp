@@ -103,6 +103,16 @@ bool isMaxOf(Value v, Value &x, Value &y) {
   y = b;
   return true;
 }
+// A comparison with its sides swapped (a < b is b > a); other kinds as they are.
+MapKind mirrored(MapKind k) {
+  switch (k) {
+  case MapKind::lt: return MapKind::gt;
+  case MapKind::le: return MapKind::ge;
+  case MapKind::gt: return MapKind::lt;
+  case MapKind::ge: return MapKind::le;
+  default: return k;
+  }
+}
 // The side of the running max v that is not `a`.
 Value otherOfMax(Value v, Value a) {
   Value x, y;
@@ -438,9 +448,14 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     Type t = widen ? cast<TileType>(widen.getType()).getElementType() : Type();
     return t && (t.isSignlessInteger(32) || t.isSignlessInteger(64)) ? widen.getInput() : v;
   };
-  auto causalMask = [&](Value v) {  // col <= row, or row >= col (an integer comparison's 0 / 1 cast too)
+  // An integer comparison's 0 / 1 cast to the mask's type: the comparison itself.
+  auto uncastMask = [](Value v) -> Value {
     if (auto mask = v.getDefiningOp<TileCastOp>(); mask && isa<IntegerType>(cast<TileType>(mask.getInput().getType()).getElementType()))
-      v = mask.getInput();
+      return mask.getInput();
+    return v;
+  };
+  auto causalMask = [&](Value v) {  // col <= row, or row >= col (an integer comparison's 0 / 1 cast too)
+    v = uncastMask(v);
     Value c, r;
     return (isMap(v, MapKind::le, c, r) && isIota(coord(c), n, 1) && isIota(coord(r), m, 0)) ||
            (isMap(v, MapKind::ge, r, c) && isIota(coord(c), n, 1) && isIota(coord(r), m, 0));
@@ -492,8 +507,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     // Written with the key on the right: the same comparison mirrored.
     if (isIota(y, n, 1) || isRowMinusCol(y)) {
       std::swap(x, y);
-      kind = kind == MapKind::lt ? MapKind::gt : kind == MapKind::le ? MapKind::ge : kind == MapKind::gt ? MapKind::lt
-             : kind == MapKind::ge ? MapKind::le : kind;
+      kind = mirrored(kind);
     }
     if (isIota(x, n, 1)) {  // col > row - D (W = D) or col >= row - D (W = D + 1)
       std::string d = rowMinus(y);
@@ -510,15 +524,14 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
   // A causal mask shifted by past keys, col <= row + E (or col < row + E + 1, mirrored alike):
   // E's host expression. It stays among the extra factors, so the score map applies it exactly.
   auto causalOffsetOf = [&](Value f) -> std::string {
-    if (auto mask = f.getDefiningOp<TileCastOp>(); mask && isa<IntegerType>(cast<TileType>(mask.getInput().getType()).getElementType()))
-      f = mask.getInput();
+    f = uncastMask(f);
     Value x, y;
     auto map = f.getDefiningOp<TileMapOp>();
     MapKind kind = map ? map.getKind() : MapKind::add;
     if (!isMap(f, kind, x, y)) return "";
     if (isIota(coord(y), n, 1)) {
       std::swap(x, y);
-      kind = kind == MapKind::ge ? MapKind::le : kind == MapKind::gt ? MapKind::lt : MapKind::add;
+      kind = mirrored(kind);
     }
     if (!isIota(coord(x), n, 1) || (kind != MapKind::le && kind != MapKind::lt)) return "";
     std::string d = rowMinus(coord(y));  // y = row - D
