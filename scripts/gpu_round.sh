@@ -27,7 +27,7 @@ CONF=77 BUILT=77 GPU=77 UNIT=77 TORCH=77 BENCH=77 GEMM=77 CAL=77 FUZZ=77
 
 step configure
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DPKC_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release -DPKC_GPU_TEST_HOST_OPT=-O3 \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPKC_GPU_BINARY_ARCH=90a "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPKC_GPU_BINARY_ARCH=90a -DPKC_BUILD_GPU_TESTS=ON "${NCCL_ARGS[@]}" "${PKC_ARGS[@]}" >"$OUT/configure.log" 2>&1
 CONF=$?
 step build
 # PK_BUILD_TARGETS narrows the build (e.g. the libraries pk_torch links, for the fuzz part alone).

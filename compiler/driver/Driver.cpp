@@ -27,6 +27,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cstdlib>
+
 #ifndef PKC_VERSION
 #define PKC_VERSION "0.0.0"
 #endif
@@ -131,6 +133,18 @@ cl::opt<bool> splitK(
              "steps over several blocks (default); --split-k=false keeps every tile on one block (no "
              "workspace, no partial sums)"),
     cl::init(true), cl::cat(category));
+// Lit sets PKC_FAST_COMPILE=1: its hundreds of cubins only have to compile, not run fast.
+cl::opt<bool> fastCompile(
+    "fast-compile",
+    cl::desc("--emit=ptx/cubin with most device optimisations off (NVRTC --Ofast-compile=max): "
+             "four to five times faster to build, to check that kernels compile, never to run "
+             "for speed; ptxas's performance notes are not passed on. Default: on when the "
+             "environment sets PKC_FAST_COMPILE=1"),
+    cl::init([] {
+      const char *v = std::getenv("PKC_FAST_COMPILE");
+      return v && std::string(v) == "1";
+    }()),
+    cl::cat(category));
 cl::opt<std::string> launcherInclude(
     "launcher-include", cl::desc("How the launcher source includes its header "
                                  "(default: pk_kernels/<spec name>.h)"),
@@ -427,7 +441,7 @@ int runPkcDriver(int argc, char **argv) {
       } else {
         NvrtcResult r = compileWithNvrtc(
             cuda, (fromStdin ? std::string("stdin") : llvm::sys::path::stem(inputPath).str()) + ".cu", arch,
-            emit == Phase::Ptx ? NvrtcTarget::Ptx : NvrtcTarget::Cubin);
+            emit == Phase::Ptx ? NvrtcTarget::Ptx : NvrtcTarget::Cubin, fastCompile);
         if (!r.ok) {
           std::string opts;
           for (const std::string &o : r.options) opts += " " + o;
@@ -435,11 +449,12 @@ int runPkcDriver(int argc, char **argv) {
                       "\n(reproduce: pkc " + inputPath + " --emit=cuda -o x.cu, then NVRTC "
                       "with" + opts + ")");
         }
-        // ptxas's own performance warnings (a template's wgmmas serialised, say) reach the user.
+        // ptxas's own performance warnings (a template's wgmmas serialised, say) reach the user;
+        // a fast-compile build has notes of its own that say nothing of the real one.
         llvm::SmallVector<llvm::StringRef> logLines;
         llvm::StringRef(r.log).split(logLines, '\n');
         for (llvm::StringRef line : logLines)
-          if (line.contains("Potential Performance Loss"))
+          if (!fastCompile && line.contains("Potential Performance Loss"))
             llvm::errs() << "pkc: warning: " << line.trim() << "\n";
         os << r.output;
       }

@@ -63,7 +63,7 @@ const NvrtcApi &api() {
 } // namespace
 
 NvrtcResult compileWithNvrtc(const std::string &source, const std::string &sourceName,
-                             const std::string &arch, NvrtcTarget target) {
+                             const std::string &arch, NvrtcTarget target, bool fastCompile) {
   NvrtcResult r;
   const NvrtcApi &a = api();
   if (!a.loadError.empty()) {
@@ -77,6 +77,7 @@ NvrtcResult compileWithNvrtc(const std::string &source, const std::string &sourc
   // ptxas's notes name performance losses it introduces (wgmmas serialised, C7520): the
   // driver passes them on as warnings.
   if (target == NvrtcTarget::Cubin) r.options.push_back("--ptxas-options=-v");
+  if (fastCompile) r.options.push_back("--Ofast-compile=max");
   std::vector<const char *> names, texts, opts;
   for (const EmbeddedHeader &h : embedded_headers()) {
     names.push_back(h.name);

@@ -202,6 +202,15 @@ public:
     bool spec = false;
     kernel.walk([&](FlagOp f) { spec |= f->hasAttr("pk.spec"); });
     specFlags = spec;
+    // The extra configurations (arguments at 0, two stand-ins) run at the small world sizes
+    // where the races they expose show (a root or shift meets another rank at W = 2 or 3),
+    // which keeps the checker's time near what it was.
+    constexpr int kExtraWorlds = 3;
+    // A kernel whose only cross-rank operations are pkc's phase barriers (no peer data, no
+    // flags of the spec's) runs alike on every rank: world sizes 1-3 show what its index
+    // arithmetic does with rank() and world_size(), and more ranks only repeat the barrier.
+    // Modelling them up to 16 took most of a minute for some such kernels.
+    const int worlds = spec || communicates(kernel) ? maxWorld : std::min(maxWorld, kExtraWorlds);
     // A kernel that does not communicate also gets partial tiles along every dimension (where
     // the model can follow them): tiles of one loop that store into the same elements along a
     // later dimension (a tile wider than its step, an index such as n / 2) race there.
@@ -216,13 +225,9 @@ public:
     // configurations of their own, which are skipped where the model cannot follow them.
     bool intArgs = false;
     for (BlockArgument arg : kernel.getBody().getArguments()) intArgs |= arg.getType().isIntOrIndex();
-    // The extra configurations (arguments at 0, two stand-ins) run at the small world sizes
-    // where the races they expose show (a root or shift meets another rank at W = 2 or 3),
-    // which keeps the checker's time near what it was.
-    constexpr int kExtraWorlds = 3;
     SmallVector<std::optional<int64_t>> argValues = {std::nullopt};
     if (intArgs) argValues.push_back(0);
-    for (int w = 1; w <= (localOnly ? 1 : maxWorld); ++w)
+    for (int w = 1; w <= (localOnly ? 1 : worlds); ++w)
       for (auto [n, spreadOut] : dims)
         for (int64_t b : blocks)
           for (std::optional<int64_t> argValue : argValues) {
@@ -240,7 +245,7 @@ public:
     // (a trip-chosen peer or block one step on) at the small world sizes too. A size where the
     // loop makes no second trip is no launch.
     if (kernel->hasAttr(kTripsAttr))
-      for (int w = 1; w <= std::min(maxWorld, kExtraWorlds); ++w)
+      for (int w = 1; w <= std::min(worlds, kExtraWorlds); ++w)
         for (auto [n, spreadOut] : dims) {
           Config config{w, n, blocks.back(), {}, spreadOut ? spread : std::vector<int64_t>{}, std::nullopt};
           config.trip = 1;
@@ -255,7 +260,7 @@ public:
     // shapes). pkc's own protocols come with launch checks on the shapes they need; a kernel
     // with no flags has no protocol the shapes could break, only the results its sizes give.
     constexpr int kSkewWorlds = 2;
-    for (int w = 1; w <= std::min(spec ? maxWorld : 0, kSkewWorlds); ++w)
+    for (int w = 1; w <= std::min(spec ? worlds : 0, kSkewWorlds); ++w)
       for (int skew : {1, -1})
         for (std::optional<int64_t> argValue : argValues) {
           Config config{w, tail, blocks.back(), {}, spread, argValue};
@@ -270,7 +275,7 @@ public:
       const int64_t many = c * largestStep(kernel) + 1;
       std::vector<int64_t> wide(spread.size(), 0);
       for (size_t d = 1; d < spread.size(); ++d) wide[d] = many;
-      for (int w = 1; w <= std::min(maxWorld, kSkewWorlds); ++w) {
+      for (int w = 1; w <= std::min(worlds, kSkewWorlds); ++w) {
         Config rows{w, many, 1, {}, {}, std::nullopt, /*standIns=*/1};
         if (!check(rows, /*optional=*/true, spec)) return result;
         if (wide.empty()) continue;
