@@ -663,16 +663,22 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
   }
 
   // A grid-wide barrier before `op`: every block of every rank signals every rank (itself
-  // included) once, then waits for world_size x grid_blocks signals of this launch.
-  static void gridBarrier(Operation *op, int64_t slot) {
+  // included) once, then waits for world_size x grid_blocks signals of this launch. In a
+  // kernel whose phases never touch peers (`rankLocal`) the ranks have nothing to order: each
+  // block signals its own rank only and waits for grid_blocks signals (rule 3: no sync that
+  // orders nothing; a slow rank no longer holds up the others at every phase).
+  static void gridBarrier(Operation *op, int64_t slot, bool rankLocal) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     Value f = FlagOp::create(b, loc, FlagType::get(op->getContext()), slot, FlagScope::grid);
     Value rank = RankOp::create(b, loc, b.getIndexType());
-    Value world = WorldSizeOp::create(b, loc, b.getIndexType());
     Value blocks = GridBlocksOp::create(b, loc, b.getIndexType());
-    Value count = arith::MulIOp::create(b, loc, world, blocks);
-    SignalAllOp::create(b, loc, f);
+    Value count = blocks;
+    if (!rankLocal) {
+      Value world = WorldSizeOp::create(b, loc, b.getIndexType());
+      count = arith::MulIOp::create(b, loc, world, blocks);
+      SignalAllOp::create(b, loc, f);
+    }
     SignalOp::create(b, loc, f, rank);
     WaitOp::create(b, loc, f, count, Compare::ge);
   }
@@ -747,21 +753,28 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                      "grid-wide barrier first, so that no peer still reads what it writes, or "
                      "still writes what it reads (in this launch or the previous one)");
     }
+    // No collective and no phase that touches peers: the barriers stay inside each rank.
+    const bool rankLocal = collectives.empty() && !lastPeerPhase;
     size_t barriers = 0;
     for (Operation &op : llvm::make_early_inc_range(*body)) {
       if (!barrierBefore.contains(&op)) continue;
-      gridBarrier(&op, nextSlot++);
+      gridBarrier(&op, nextSlot++, rankLocal);
       ++barriers;
       barrierAfterPeers |= lastPeerPhase && lastPeerPhase->isBeforeInBlock(&op);
       if (llvm::is_contained(dependent, &op))
         recordDecision(&op, "rule 3 (one-way sync)",
-                       "this phase uses a tensor an earlier phase of the kernel wrote (or "
-                       "writes one it read): a grid-wide barrier first, each block of each "
-                       "rank signalling every rank once (one persistent launch; all blocks "
-                       "resident)");
+                       rankLocal
+                           ? "this phase uses a tensor an earlier phase of the kernel wrote (or "
+                             "writes one it read): a grid-wide barrier first, inside this rank "
+                             "(no phase touches peers), each block signalling it once (one "
+                             "persistent launch; all blocks resident)"
+                           : "this phase uses a tensor an earlier phase of the kernel wrote (or "
+                             "writes one it read): a grid-wide barrier first, each block of each "
+                             "rank signalling every rank once (one persistent launch; all blocks "
+                             "resident)");
     }
     if (lastPeerPhase && !barrierAfterPeers) {
-      gridBarrier(body->getTerminator(), nextSlot++);
+      gridBarrier(body->getTerminator(), nextSlot++, /*rankLocal=*/false);
       ++barriers;
       recordDecision(lastPeerPhase, "rule 3 (one-way sync)",
                      "the last phase that writes into peers (or reads from them): a grid-wide "

@@ -115,3 +115,23 @@ PK_KERNEL void count_then_use(Tensor<i32, 1> ids, Tensor<i32, 1> counts, Tensor<
   for (auto t : tiles(ids.size(), {256})) store(counts, load<256>(ids, t), t);
   for (auto i : tiles(counts.at(0), {256})) store(y, zeros<f32, 256>(), i);
 }
+
+// Tests that phases which never touch peers (no collective, no peer tile) are ordered by a
+// barrier inside the rank: each block signals its own rank and waits for grid_blocks signals,
+// no signal_all and no world_size in the count.
+// CHECK-LABEL: pk.kernel @local_phases
+// CHECK: %[[G:.*]] = pk.sync.flag {{[0-9]+}} <grid>
+// CHECK-NEXT: %[[R:.*]] = pk.rank
+// CHECK-NEXT: %[[B:.*]] = pk.grid_blocks
+// CHECK-NEXT: pk.sync.signal %[[G]] on %[[R]]
+// CHECK-NEXT: pk.sync.wait %[[G]], %[[B]]
+// CHECK-NOT: pk.sync.signal_all
+// CHECK: pk.return
+// EXPLAIN-LABEL: decisions for kernel 'local_phases'
+// EXPLAIN: a grid-wide barrier first, inside this rank (no phase touches peers)
+PK_KERNEL void local_phases(Tensor<f32, 2> x, Tensor<f32, 2> y) {
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    store(x, load<16, 128>(x, m, n) * 2.0f, m, n);
+  for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128}))
+    store(y, load<16, 128>(x, (m + 16) % x.rows(), n), m, n);
+}
