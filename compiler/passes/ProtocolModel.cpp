@@ -1036,10 +1036,18 @@ int64_t mlir::pk::protocol::largestStep(KernelOp kernel) {
     loop.getBody().walk([&](Operation *op) { runs |= isa<CopyOp, SwapOp, ReduceIntoOp>(op); });
     return runs;
   };
+  // The sizes are first dimensions (config.dimValue): a loop position bounded by a later
+  // dimension of a tensor takes its extent elsewhere (spreadExtents), so its step does not count.
+  // (c2_ag_planes of user_specs13: y.dim(0) in steps of 1 beside 128-column tiles was 385 planes.)
+  auto laterDim = [](Value bound) {
+    auto dim = bound.getDefiningOp<DimOp>();
+    return dim && dim.getDim() != 0;
+  };
   int64_t tileStep = 0, runStep = 0;
   kernel.walk([&](TileForeachOp loop) {
     int64_t &step = movesRuns(loop) ? runStep : tileStep;
-    for (int64_t s : loop.getSteps()) step = std::max(step, s);
+    for (auto [bound, s] : llvm::zip(loop.getUpperBounds(), loop.getSteps()))
+      if (!laterDim(bound)) step = std::max(step, s);
   });
   return std::max<int64_t>(tileStep ? tileStep : runStep, 1);
 }

@@ -203,7 +203,7 @@ PK_KERNEL void r15_min_clamped_rows(Tensor<f32, 2> x, Tensor<f32, 2> y) {
     store(y, load<16, 128>(x, m, n), min(m, 64), n);
 }
 // R16. A halo into the next rank's top half and the previous rank's bottom half, y [2R, C]: the partial last
-// tile's padding rows spill into the bottom half another rank writes (refused at W = 3; see A1 for the local form).
+// tile's padding rows spill into the bottom half another rank writes (refused at W = 1 already; A1: the local form).
 PK_KERNEL void r16_halo_padding(Tensor<f32, 2> x, Sym<f32, 2> y) {
   for (auto [m, n] : tiles(x.rows(), x.cols(), {16, 128})) {
     store(y.on(next_rank()), load<16, 128>(x, m, n), m, n);
