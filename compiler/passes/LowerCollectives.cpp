@@ -753,8 +753,14 @@ struct LowerCollectives : mlir::pk::impl::PkLowerCollectivesPassBase<LowerCollec
                      "grid-wide barrier first, so that no peer still reads what it writes, or "
                      "still writes what it reads (in this launch or the previous one)");
     }
-    // No collective and no phase that touches peers: the barriers stay inside each rank.
-    const bool rankLocal = collectives.empty() && !lastPeerPhase;
+    // No collective, no phase that touches peers and no other communication or flag op (to be
+    // safe with what earlier passes left): the barriers stay inside each rank.
+    bool commOps = false;
+    body->walk([&](Operation *op) {
+      StringRef name = op->getName().getStringRef();
+      commOps |= name.starts_with("pk.comm.") || name.starts_with("pk.coll.") || name.starts_with("pk.sync.");
+    });
+    const bool rankLocal = collectives.empty() && !lastPeerPhase && !commOps;
     size_t barriers = 0;
     for (Operation &op : llvm::make_early_inc_range(*body)) {
       if (!barrierBefore.contains(&op)) continue;
