@@ -14,17 +14,6 @@ using namespace mlir::pk;
 
 namespace {
 
-// The comparison with the operands swapped (a < b is b > a).
-MapKind swapped(MapKind k) {
-  switch (k) {
-  case MapKind::lt: return MapKind::gt;
-  case MapKind::le: return MapKind::ge;
-  case MapKind::gt: return MapKind::lt;
-  case MapKind::ge: return MapKind::le;
-  default: return k;
-  }
-}
-
 TileType withElement(TileType t, Type elem) {
   return TileType::get(t.getContext(), t.getShape(), elem, t.getMemorySpace());
 }
@@ -94,7 +83,7 @@ struct ExactIndexTiles : mlir::pk::impl::PkExactIndexTilesPassBase<ExactIndexTil
           if (!coords) continue;
           auto splatType = withElement(cast<TileType>(map.getInputs()[1 - side].getType()), i64);
           Value limit = TileSplatOp::create(b, loc, splatType, bound);
-          MapKind kind = side == 0 ? map.getKind() : swapped(map.getKind());
+          MapKind kind = side == 0 ? map.getKind() : swappedComparison(map.getKind());
           Value mask = TileMapOp::create(b, loc, withElement(result, i64), MapKindAttr::get(ctx, kind),
                                          ValueRange{coords, limit});
           Value asFloat = TileCastOp::create(b, loc, result, mask);

@@ -103,16 +103,6 @@ bool isMaxOf(Value v, Value &x, Value &y) {
   y = b;
   return true;
 }
-// A comparison with its sides swapped (a < b is b > a); other kinds as they are.
-MapKind mirrored(MapKind k) {
-  switch (k) {
-  case MapKind::lt: return MapKind::gt;
-  case MapKind::le: return MapKind::ge;
-  case MapKind::gt: return MapKind::lt;
-  case MapKind::ge: return MapKind::le;
-  default: return k;
-  }
-}
 // The side of the running max v that is not `a`.
 Value otherOfMax(Value v, Value a) {
   Value x, y;
@@ -507,7 +497,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     // Written with the key on the right: the same comparison mirrored.
     if (isIota(y, n, 1) || isRowMinusCol(y)) {
       std::swap(x, y);
-      kind = mirrored(kind);
+      kind = swappedComparison(kind);
     }
     if (isIota(x, n, 1)) {  // col > row - D (W = D) or col >= row - D (W = D + 1)
       std::string d = rowMinus(y);
@@ -531,7 +521,7 @@ FailureOr<AttentionLoop> match(KernelOp kernel, TileForeachOp loop, Mismatch &mm
     if (!isMap(f, kind, x, y)) return "";
     if (isIota(coord(y), n, 1)) {
       std::swap(x, y);
-      kind = mirrored(kind);
+      kind = swappedComparison(kind);
     }
     if (!isIota(coord(x), n, 1) || (kind != MapKind::le && kind != MapKind::lt)) return "";
     std::string d = rowMinus(coord(y));  // y = row - D

@@ -31,6 +31,15 @@ bool mlir::pk::isComparison(MapKind k) {
   return k == MapKind::lt || k == MapKind::le || k == MapKind::gt || k == MapKind::ge || k == MapKind::eq ||
          k == MapKind::ne;
 }
+MapKind mlir::pk::swappedComparison(MapKind k) {
+  switch (k) {
+  case MapKind::lt: return MapKind::gt;
+  case MapKind::le: return MapKind::ge;
+  case MapKind::gt: return MapKind::lt;
+  case MapKind::ge: return MapKind::le;
+  default: return k;
+  }
+}
 
 bool mlir::pk::isSupportedElementType(Type type) {
   return type.isBF16() || type.isF16() || type.isF32() || type.isF64() ||

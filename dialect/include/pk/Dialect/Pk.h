@@ -50,6 +50,8 @@ bool isSupportedElementType(Type type);
 bool isFp8(Type type);
 /// The map kinds that compare (lt, le, gt, ge, eq, ne): their results are 0 or 1.
 bool isComparison(MapKind kind);
+/// A comparison with its operands swapped (a < b is b > a); other kinds as they are.
+MapKind swappedComparison(MapKind kind);
 /// Shape and element type of a local or symmetric tensor type.
 ArrayRef<int64_t> getTensorShape(Type tensorType);
 Type getTensorElementType(Type tensorType);
