@@ -160,11 +160,17 @@ int main(int argc, char** argv) {
   std::vector<unsigned short> row(H), out(T * H);
   cudaMemcpy(slot.data(), slot_d, slot.size() * sizeof(int), cudaMemcpyDeviceToHost);
   cudaMemcpy(out.data(), out_d, out.size() * 2, cudaMemcpyDeviceToHost);
-  long long bad_rows = 0, bad_tokens = 0;
-  for (long long i = 0; i < T * K; i += 7) {  // every 7th choice, rows compared bit for bit
-    cudaMemcpy(row.data(), static_cast<unsigned short*>(recv->local()) + slot[i] * H, H * 2, cudaMemcpyDeviceToHost);
-    bad_rows += slot[i] < 0 || std::memcmp(row.data(), x.data() + (i / K) * H, H * 2) != 0;
-  }
+  // The (token, choice) rows of recv at their slots that differ from the token's row: every 7th
+  // choice, bit for bit (the dispatch's and the hand-written reference's check).
+  auto wrong_rows = [&] {
+    long long bad = 0;
+    for (long long i = 0; i < T * K; i += 7) {
+      cudaMemcpy(row.data(), static_cast<unsigned short*>(recv->local()) + slot[i] * H, H * 2, cudaMemcpyDeviceToHost);
+      bad += slot[i] < 0 || std::memcmp(row.data(), x.data() + (i / K) * H, H * 2) != 0;
+    }
+    return bad;
+  };
+  long long bad_rows = wrong_rows(), bad_tokens = 0;
   for (long long t : {0LL, 1LL, 777LL, T / 2, T - 1}) {
     double wsum = 0;
     for (long long k = 0; k < K; ++k) wsum += weights[t * K + k];
@@ -252,11 +258,7 @@ int main(int argc, char** argv) {
     run_hand();
     cudaStreamSynchronize(s);
     cudaMemcpy(slot.data(), slot_d, slot.size() * sizeof(int), cudaMemcpyDeviceToHost);  // the timed runs' places
-    long long bad_hand = 0;
-    for (long long i = 0; i < T * K; i += 7) {
-      cudaMemcpy(row.data(), static_cast<unsigned short*>(recv->local()) + slot[i] * H, H * 2, cudaMemcpyDeviceToHost);
-      bad_hand += slot[i] < 0 || std::memcmp(row.data(), x.data() + (i / K) * H, H * 2) != 0;
-    }
+    const long long bad_hand = wrong_rows();
     failures += bad_hand > 0;
     const auto [hand_us, copy_us] = pk_bench::paired_median_us(run_hand, copy, s);
     const auto [write_us, copy2_us] = pk_bench::paired_median_us(run_write, copy, s);
