@@ -55,24 +55,25 @@ double e4m3_value(unsigned char b) {
 
 // The dispatch's row movement written by hand, the reference for what pkc's kernel could reach:
 // given the places pkc's dispatch chose (slot), one warp per token copies its row once from x
-// to each of its K places in 16-byte words, four words in flight per lane. It does none of the
+// to each of its K places in 16-byte words, U words in flight per lane (4 for the reference). It does none of the
 // counting, claiming or barriers, so it bounds the row movement alone.
+template <int U>
 __global__ void hand_scatter_rows(const uint4* x, const int* slot, uint4* recv, long long T, int K, long long words) {
   const int lane = threadIdx.x % 32;
   const long long warps = 1LL * gridDim.x * blockDim.x / 32;
   for (long long t = (1LL * blockIdx.x * blockDim.x + threadIdx.x) / 32; t < T; t += warps) {
     const int mine = lane < K ? slot[t * K + lane] : -1;
     const uint4* row = x + t * words;
-    for (long long c = lane; c < words; c += 4 * 32) {
-      uint4 v[4];
+    for (long long c = lane; c < words; c += U * 32) {
+      uint4 v[U];
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
+      for (int u = 0; u < U; ++u)
         if (c + u * 32 < words) v[u] = row[c + u * 32];
       for (int k = 0; k < K; ++k) {
         const int place = __shfl_sync(0xffffffffu, mine, k);
         if (place < 0) continue;
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
+        for (int u = 0; u < U; ++u)
           if (c + u * 32 < words) recv[place * words + c + u * 32] = v[u];
       }
     }
@@ -230,7 +231,7 @@ int main(int argc, char** argv) {
   // the dispatch checked above), and writing the T K rows alone (cudaMemsetAsync), the write
   // bandwidth a dispatch that writes 8 bytes for each one it reads runs against.
   std::function<void()> run_hand = [&] {
-    hand_scatter_rows<<<132 * 4, 512, 0, s>>>(reinterpret_cast<const uint4*>(x_d), slot_d,
+    hand_scatter_rows<4><<<132 * 4, 512, 0, s>>>(reinterpret_cast<const uint4*>(x_d), slot_d,
                                               static_cast<uint4*>(recv->local()), T, int(K), H * 2 / 16);
   };
   std::function<void()> run_write = [&] { cudaMemsetAsync(recv->local(), 0, T * K * H * 2, s); };
@@ -273,6 +274,32 @@ int main(int argc, char** argv) {
                   copy2_gbs, write_gbs / copy2_gbs);
     table += line;
     std::fputs(line, stdout);
+  }
+  if (const char* env = std::getenv("PK_BENCH_MOE_HAND_SWEEP"); env && *env == '1') {
+    // How the hand-written movement's speed depends on the bytes in flight per SM: words each lane
+    // loads before its stores (U) and warps per SM (threads per block x blocks per SM); pkc's
+    // dispatch runs 1024 threads x 1 block with two 16-byte runs a thread. Unchecked variants
+    // of the checked reference (the same code but for U and the launch shape).
+    struct Shape { int u, threads, blocks_per_sm; };
+    const Shape shapes_swept[] = {{4, 512, 4}, {2, 1024, 1}, {4, 1024, 1}, {8, 1024, 1}, {2, 512, 4}, {1, 512, 4}};
+    for (const Shape& h : shapes_swept) {
+      std::function<void()> run = [&] {
+        auto* xs = reinterpret_cast<const uint4*>(x_d);
+        auto* out = static_cast<uint4*>(recv->local());
+        const dim3 grid(132 * h.blocks_per_sm), block(h.threads);
+        if (h.u == 1) hand_scatter_rows<1><<<grid, block, 0, s>>>(xs, slot_d, out, T, int(K), H * 2 / 16);
+        if (h.u == 2) hand_scatter_rows<2><<<grid, block, 0, s>>>(xs, slot_d, out, T, int(K), H * 2 / 16);
+        if (h.u == 4) hand_scatter_rows<4><<<grid, block, 0, s>>>(xs, slot_d, out, T, int(K), H * 2 / 16);
+        if (h.u == 8) hand_scatter_rows<8><<<grid, block, 0, s>>>(xs, slot_d, out, T, int(K), H * 2 / 16);
+      };
+      const auto [us, copy_us] = pk_bench::paired_median_us(run, copy, s);
+      const double gbs = (T * row_bytes + T * K * row_bytes + index_bytes) / (us * 1e3);
+      const double copy_gbs = 2.0 * T * K * H * 2 / (copy_us * 1e3);
+      char line[200];
+      std::snprintf(line, sizeof line, "| hand sweep: U %d, %d threads x %d blocks/SM | %.1f | %.0f | %.3f |\n", h.u,
+                    h.threads, h.blocks_per_sm, us, gbs, gbs / copy_gbs);
+      std::fputs(line, stdout);
+    }
   }
   if (cudaGetLastError() != cudaSuccess) failures += 1;
   failures += !st.is_ok() || beaten > 0;
