@@ -135,27 +135,11 @@ std::string declare(Emitter &e, Value v, StringRef prefix) {
   return n;
 }
 
-// Whether a loaded tile is only moved: 16- or 8-bit floats whose every use scatters their rows
-// into a tensor of the same element type (store_rows, not adding). Such a tile is held packed
-// (pk/tile/packed.cuh: half the registers of fp32 for bf16, no conversions), which leaves the
-// registers for more rows in flight (the MoE dispatch).
-bool movedOnly(Emitter &e, TileLoadOp load) {
-  auto type = cast<TileType>(load.getType());
-  auto elem = dyn_cast<FloatType>(type.getElementType());
-  if (!elem || elem.getWidth() > 16 || type.getMemorySpace() != MemorySpace::reg ||
-      e.prefetched.count(load) || load->use_empty())
-    return false;
-  return llvm::all_of(load->getUses(), [&](OpOperand &use) {
-    auto store = dyn_cast<TileStoreRowsOp>(use.getOwner());
-    return store && use.get() == store.getValue() && use.getOperandNumber() == 0 && !store.getAdd() &&
-           getTensorElementType(store.getDest().getType()) == elem;
-  });
-}
-
 LogicalResult emitLoad(Emitter &e, Operation *op) {
   auto load = cast<TileLoadOp>(op);
   std::string t;
-  if (movedOnly(e, load)) {
+  // pk-batch-tile-loads marks tiles that are only moved (pk.packed): held packed (pk/tile/packed.cuh).
+  if (load->hasAttr("pk.packed") && !e.prefetched.count(op)) {
     t = e.bind(load.getResult(), "tile");
     std::string type = tileTypeName(load.getType(), e.threads);
     e.line() << "pk::tile::pt" << StringRef(type).drop_front(StringRef("pk::tile::rt").size()) << " " << t

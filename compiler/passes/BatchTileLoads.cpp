@@ -152,8 +152,35 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
                          "its tiles run one after another inside the outer tile's block; a "
                          "single loop over both indices keeps them");
       });
+      markPackedTiles(kernel);
     });
     if (failed) signalPassFailure();
+  }
+
+  // Loads that the kernel only moves are held packed (pk.packed; pk/tile/packed.cuh): 16- or
+  // 8-bit float tiles loaded into registers (not through a prefetch ring), whose every use
+  // scatters their rows into a tensor of the same type (store_rows, not adding). A bf16 run then
+  // takes 4 registers instead of 8 and no conversion either way. The block size above still
+  // counts them as fp32.
+  static void markPackedTiles(KernelOp kernel) {
+    kernel.walk([&](TileLoadOp load) {
+      auto type = cast<TileType>(load.getType());
+      auto elem = dyn_cast<FloatType>(type.getElementType());
+      if (!elem || elem.getWidth() > 16 || type.getMemorySpace() != MemorySpace::reg ||
+          load->hasAttr("pk.prefetch") || load->use_empty())
+        return;
+      const bool moved = llvm::all_of(load->getUses(), [&](OpOperand &use) {
+        auto store = dyn_cast<TileStoreRowsOp>(use.getOwner());
+        return store && use.getOperandNumber() == 0 && !store.getAdd() &&
+               getTensorElementType(store.getDest().getType()) == elem;
+      });
+      if (!moved) return;
+      load->setAttr("pk.packed", UnitAttr::get(load.getContext()));
+      recordDecision(load, "general path",
+                     "this tile is only moved (its rows scattered by index), so it stays packed as loaded "
+                     "(half the registers of fp32 for 16-bit floats, no conversions), which leaves "
+                     "registers for more rows in flight");
+    });
   }
 
   // The most fp32 registers per thread that the register tiles of one trip of `loop` hold at

@@ -1,5 +1,7 @@
 // RUN: pkc %s -o - | FileCheck %s
 // RUN: pkc %s --emit=cubin -o %t.cubin
+// RUN: pkc %s --explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=WHY
+// WHY: general path: pk.tile.load at {{.*}}packed-tiles.cpp:{{[0-9]+}}:{{[0-9]+}}: this tile is only moved (its rows scattered by index), so it stays packed
 // Tests which loaded tiles are held packed (pk/tile/packed.cuh): 16- and 8-bit float tiles whose
 // every use scatters their rows (store_rows, not adding) into a tensor of their own type. A tile
 // that is also computed on, added, or of f32 stays an rt (fp32 registers).
