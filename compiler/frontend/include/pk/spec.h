@@ -497,6 +497,26 @@ template <class T, long N> Tile<T, N> transpose(Tile<T, N>) {
 // reshape<1, 64>(t): the same elements, in the same order, with dimensions of 1 added or dropped
 // (a cumsum's [64] as a [1, 64] row that broadcasts over rows, or as a [64, 1] column).
 template <long... S, class T, long... In> Tile<T, S...> reshape(Tile<T, In...>);
+// reshape of a tensor (set 41: a [N] weight reshaped to read it as a column) says what to load
+// instead: a deleted overload with its reason (Clang's = delete("...") is C++26, accepted earlier
+// as an extension; other compilers just see a deleted function).
+#if defined(__clang__)
+#define PK_DELETED(why) delete (why)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wc++26-extensions"
+#else
+#define PK_DELETED(why) delete
+#endif
+template <long... S, class T, int R>
+Tile<T, S...> reshape(const Tensor<T, R>&) = PK_DELETED("reshape takes a tile, not a tensor: load the tensor first; "
+                                                        "a [N] tensor reads as a column tile by load<M, 1>(w, m) and "
+                                                        "as a row by load<1, N>(w, n)");
+template <long... S, class T, int R>
+Tile<T, S...> reshape(const Sym<T, R>&) = PK_DELETED("reshape takes a tile, not a tensor: load the tensor first");
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+#undef PK_DELETED
 // Masks: comparisons give 1 where true and 0 where false; where(c, a, b) takes a where c is not
 // 0 and b elsewhere (b is never combined with a, so a -inf fill stays -inf). row_index and
 // col_index hold each element's row / column in the tensor (the tile origin plus its offset):
