@@ -255,6 +255,14 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
       stageBytes += prefetchSlotBytes(cast<TileType>(load.getType()));
     }
     if (ring.empty()) return false;
+    // Blocks that wait on each other (flags, barriers, collectives) keep their loads in registers:
+    // no shared memory is set aside for a ring there (set 41: this said "exceed the 0 KiB").
+    if (budget <= 0) {
+      recordDecision(loop, "general path",
+                     "no prefetch ring: the kernel's blocks wait on each other (flags or grid-wide barriers), "
+                     "and the ring is kept for kernels whose blocks never wait; the loads stay in registers");
+      return false;
+    }
     // Stages that do not fit the shared memory a block may hold: fewer (at least two), or no
     // ring, and either way --explain says so (set 39, finding 5: --tile-stages=3 on rms_norm
     // used to drop the ring silently).
@@ -315,7 +323,20 @@ struct BatchTileLoads : mlir::pk::impl::PkBatchTileLoadsPassBase<BatchTileLoads>
 
   void plan(TileForeachOp loop, int64_t threads, int64_t perSm, int64_t ringBudget) {
     Block &body = loop.getBody().front();
-    if (!llvm::all_of(body, batchable)) return;
+    if (!llvm::all_of(body, batchable)) {
+      // Said where a ring could otherwise have been (set 41: a gather or a transpose beside the
+      // loads of a loop whose blocks never wait left it without one, silently).
+      Operation *blocker = &*llvm::find_if(body, [](Operation &op) { return !batchable(op); });
+      const auto loads = llvm::count_if(body, [](Operation &op) { return isa<TileLoadOp>(op); });
+      if (ringBudget > 0 && loads > 0)
+        recordDecision(loop, "general path",
+                       "no prefetch ring or batched loads: the loop's body holds '" +
+                           blocker->getName().getStringRef() +
+                           "', which they do not take (only loads, stores, element-wise ops and row "
+                           "reductions); its " + Twine(loads) +
+                           " load(s) stay in registers, kept in flight by the SM's other warps");
+      return;
+    }
     // Loads no earlier store of the same iteration writes into can move ahead of the body;
     // across iterations the loop is parallel (pk.tile.foreach), so tiles do not interfere.
     SmallVector<TileLoadOp> hoisted;
