@@ -42,8 +42,8 @@ module {
     }
     %6 = pk.dim %arg0, 0 : !pk.tensor<?x?xbf16>
     %7 = pk.dim %arg0, 1 : !pk.tensor<?x?xbf16>
-    pk.tile.foreach (%arg6, %arg7) to (%6, %7) step [32, 512] {
-      %9 = pk.tile.load %arg0[%arg6, %arg7] : !pk.tensor<?x?xbf16> -> !pk.tile<32x512xbf16>
+    pk.tile.foreach (%arg6, %arg7) to (%6, %7) step [32, 1024] {
+      %9 = pk.tile.load %arg0[%arg6, %arg7] : !pk.tensor<?x?xbf16> -> !pk.tile<32x1024xbf16>
       %c0 = arith.constant 0 : index
       %10 = pk.dim %arg1, 1 : !pk.tensor<?x?xi32>
       %c1 = arith.constant 1 : index
@@ -63,7 +63,7 @@ module {
           %18 = arith.subi %c0_3, %c1_2 : index
           %19 = pk.tile.splat %18 : index -> !pk.tile<32x1xi32>
           %20 = pk.tile.select %17, %14, %19 : !pk.tile<32x1xi32>, !pk.tile<32x1xi32>
-          pk.tile.store_rows %9, %arg4[%20, %arg7] on %arg9 : !pk.tile<32x512xbf16>, !pk.sym<?x?xbf16>, !pk.tile<32x1xi32>
+          pk.tile.store_rows %9, %arg4[%20, %arg7] on %arg9 : !pk.tile<32x1024xbf16>, !pk.sym<?x?xbf16>, !pk.tile<32x1xi32>
         }
       }
     }

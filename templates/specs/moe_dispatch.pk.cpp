@@ -22,9 +22,11 @@ PK_KERNEL void moe_dispatch(Tensor<bf16, 2> x, Tensor<i32, 2> ids, Scratch<i32, 
     auto fits = (place >= 0) * (place < x.rows());
     store(slot, where(fits, (e % experts + rank() * experts) * x.rows() + place, -1), t, k);
   }
-  // The rows, pushed into the experts' ranks by NVLink stores.
-  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 512})) {
-    auto rows = load<32, 512>(x, t, n);
+  // The rows, pushed into the experts' ranks by NVLink stores. They are only moved, so pkc holds
+  // them packed as loaded: four runs a thread fit where two fp32 ones did, and 32 x 1024 tiles ran
+  // 2 % faster than 32 x 512 (docs/benchmarks/moe-1xH200.md, run 22).
+  for (auto [t, n] : tiles(x.rows(), x.cols(), {32, 1024})) {
+    auto rows = load<32, 1024>(x, t, n);
     for (auto k : range(0, ids.cols())) {
       auto owner = load<32, 1>(ids, t, k) / experts;
       auto place = load<32, 1>(slot, t, k);
