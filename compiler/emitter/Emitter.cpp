@@ -87,7 +87,7 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   bool walks = false;
   module.walk([&](TileForeachOp) { walks = true; });
   if (walks) os << "#include <pk/tile/walk.cuh>\n";
-  bool tiles = false, gathers = false, scatters = false, stats = false, scans = false, topks = false, claims = false,
+  bool tiles = false, gathers = false, packed = false, stats = false, scans = false, topks = false, claims = false,
        rings = false, scalarMath = false;
   module.walk([&](Operation *op) {
     scalarMath |= isa<ScalarMapOp>(op);
@@ -95,7 +95,7 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
                  TileMmaOp, LoadPeerOp, ReduceOp, CommAllReduceOp, TileSelectOp, TileIotaOp,
                  TileTransposeOp, TileCumsumOp, TileHistogramOp, TileClaimOp, TileTopkOp>(op);
     gathers |= isa<TileLoadRowsOp, TileStoreRowsOp>(op);
-    scatters |= isa<TileStoreRowsOp>(op);
+    packed |= op->hasAttr("pk.packed");
     stats |= isa<TileReduceRowsOp>(op);
     claims |= isa<TileClaimOp>(op);
     scans |= isa<TileCumsumOp, TileHistogramOp>(op);
@@ -105,7 +105,7 @@ LogicalResult mlir::pk::emitCuda(ModuleOp module, llvm::raw_ostream &os,
   if (tiles) os << "#include <pk/tile/mma.cuh>\n";
   else if (scalarMath) os << "#include <pk/tile/math.cuh>\n";  // the maps' fp32 functions
   if (gathers) os << "#include <pk/tile/gather.cuh>\n";
-  if (scatters) os << "#include <pk/tile/packed.cuh>\n";  // tiles only moved are held packed
+  if (packed) os << "#include <pk/tile/packed.cuh>\n";  // tiles only moved (pk-batch-tile-loads)
   if (stats) os << "#include <pk/tile/row_stats.cuh>\n";
   if (scans) os << "#include <pk/tile/scan.cuh>\n";
   if (topks) os << "#include <pk/tile/topk.cuh>\n";

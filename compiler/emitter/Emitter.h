@@ -133,7 +133,8 @@ std::optional<TileType> rowStatsLayout(Emitter &e, Value column);
 void forgetRowLoads(Emitter &e, Operation *loop);
 
 /// The general tile path's register tile type for `t` in blocks of `threads`.
-std::string tileTypeName(TileType t, int threads);
+// `tmpl`: the tile library template, rt (fp32 registers) or pt (held packed, pk/tile/packed.cuh).
+std::string tileTypeName(TileType t, int threads, StringRef tmpl = "rt");
 /// Issues `load`'s copy into the prefetch ring slot at `slot` (a `T*` expression) for the tile
 /// origins bound now (pk/tile/prefetch.cuh), only if `when` (a condition that may read the
 /// origin `o`) holds when one is given; with `fits` (an unsigned variable), whether the copy was

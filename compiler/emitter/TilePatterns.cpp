@@ -11,9 +11,9 @@ using namespace mlir;
 using namespace mlir::pk;
 using namespace mlir::pk::cuda;
 
-// The tile library's type for `t` in a block of `threads`: rt<T, rank, S0..S3, threads>.
-std::string mlir::pk::cuda::tileTypeName(TileType t, int threads) {
-  std::string s = "pk::tile::rt<" + elementTypeName(t.getElementType()) + ", " +
+// The tile library's type for `t` in a block of `threads`: rt<T, rank, S0..S3, threads> (or pt).
+std::string mlir::pk::cuda::tileTypeName(TileType t, int threads, StringRef tmpl) {
+  std::string s = "pk::tile::" + tmpl.str() + "<" + elementTypeName(t.getElementType()) + ", " +
                   std::to_string(t.getRank());
   for (int d = 0; d < 4; ++d)
     s += ", " + std::to_string(d < t.getRank() ? t.getShape()[d] : 1);
@@ -141,9 +141,7 @@ LogicalResult emitLoad(Emitter &e, Operation *op) {
   // pk-batch-tile-loads marks tiles that are only moved (pk.packed): held packed (pk/tile/packed.cuh).
   if (load->hasAttr("pk.packed") && !e.prefetched.count(op)) {
     t = e.bind(load.getResult(), "tile");
-    std::string type = tileTypeName(load.getType(), e.threads);
-    e.line() << "pk::tile::pt" << StringRef(type).drop_front(StringRef("pk::tile::rt").size()) << " " << t
-             << ";  // held packed: only moved";
+    e.line() << tileTypeName(load.getType(), e.threads, "pt") << " " << t << ";  // held packed: only moved";
   } else {
     t = declare(e, load.getResult(), "tile");
   }
